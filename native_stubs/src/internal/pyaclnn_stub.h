@@ -1,0 +1,166 @@
+/*
+ * Cross-library internals of the CPU emulator.
+ *
+ * The public ABI is exactly CANN's (include/). These pyaclnn_stub_* functions are what our three
+ * libraries need from each other; they are exported (so the libraries can link to one another and
+ * tests can inspect state through ctypes) but never declared in a public header.
+ *
+ *   libascendcl.so  provides: error reporting, SoC selection, streams/tasks, device memory lookup,
+ *                             live-object counters.
+ *   libnnopbase.so  provides: validated tensor snapshots, executors (phase 1 -> phase 2 -> kernel).
+ *   libopapi.so     provides: the operators; it only consumes the two APIs below.
+ */
+#ifndef PYACLNN_STUB_H
+#define PYACLNN_STUB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PYACLNN_STUB_API __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------------------------------------
+ * Errors (libascendcl). Every failing public entry point calls pyaclnn_stub_report() exactly once
+ * before returning its status: it appends "<func> failed (<code>): <reason>" to the calling
+ * thread's recent-error buffer (read and cleared by aclGetRecentErrMsg, newest first) and sets the
+ * thread's last runtime error (aclrtGetLastError). `func` is the public API name.
+ * ------------------------------------------------------------------------------------------------ */
+PYACLNN_STUB_API void pyaclnn_stub_report(int code, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+PYACLNN_STUB_API void pyaclnn_stub_vreport(int code, const char *func, const char *fmt, va_list ap);
+
+/* ------------------------------------------------------------------------------------------------
+ * SoC (libascendcl): from PYACLNN_STUB_SOC, default "Ascend950PR". Read once per process.
+ * ------------------------------------------------------------------------------------------------ */
+typedef enum {
+    PYACLNN_SOC_OTHER = 0,   /* a name we do not know: operators refuse as on unsupported SoCs  */
+    PYACLNN_SOC_A2 = 1,      /* Ascend910B*, Ascend910_93* (Atlas A2/A3, "arch22")               */
+    PYACLNN_SOC_950 = 2,     /* Ascend950*            ("arch35", regbase kernels)                 */
+} pyaclnn_soc_family;
+PYACLNN_STUB_API pyaclnn_soc_family pyaclnn_stub_soc_family(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Streams (libascendcl). A task runs on the stream's worker thread, after every task submitted
+ * before it on that stream. `run` executes it; `release` (may be NULL) frees `arg` afterwards and
+ * is also called if submission fails. stream == NULL means the calling thread's current context's
+ * default stream. Returns ACL_SUCCESS or the runtime status (and reports it under `func`).
+ * ------------------------------------------------------------------------------------------------ */
+typedef void (*pyaclnn_stub_task_fn)(void *arg);
+PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStream stream,
+                                                     pyaclnn_stub_task_fn run,
+                                                     pyaclnn_stub_task_fn release, void *arg);
+
+/* Called from inside a running task: records an asynchronous failure on the task's stream. The
+ * next aclrtSynchronizeStream / aclrtSynchronizeDevice / event sync that covers the task returns
+ * `code` and leaves the message for aclGetRecentErrMsg (as a device fault surfaces on an NPU). */
+PYACLNN_STUB_API void pyaclnn_stub_task_fail(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------------------------------------
+ * Device memory (libascendcl). Device memory is host memory, tracked by range.
+ * Returns 1 and the allocation's base/size if [p, p+nbytes) lies inside one live aclrtMalloc
+ * allocation (or a range registered with pyaclnn_stub_mem_register), else 0.
+ * ------------------------------------------------------------------------------------------------ */
+PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void **base, size_t *size);
+/* Host memory that device code may address directly (zero-copy wrapping of host arrays/tensors). */
+PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes);
+PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p);
+
+/* ------------------------------------------------------------------------------------------------
+ * Live-object accounting (each library counts its own objects; libascendcl sums them).
+ * ------------------------------------------------------------------------------------------------ */
+typedef struct {
+    int64_t device_allocations;   /* aclrtMalloc* not yet freed           */
+    int64_t device_bytes;         /* bytes of those (as requested)        */
+    int64_t host_allocations;     /* aclrtMallocHost not yet freed        */
+    int64_t streams;              /* user-created streams                 */
+    int64_t events;
+    int64_t contexts;             /* user-created contexts                */
+    int64_t tensors;              /* aclTensor (incl. those owned by lists) */
+    int64_t scalars;
+    int64_t arrays;               /* int/float/bool arrays                */
+    int64_t tensor_lists;
+    int64_t scalar_lists;
+    int64_t executors;            /* executors not yet consumed/destroyed */
+} pyaclnn_stub_counts;
+PYACLNN_STUB_API void pyaclnn_stub_live_counts(pyaclnn_stub_counts *out);      /* libascendcl: all */
+PYACLNN_STUB_API void pyaclnn_stub_nnopbase_counts(pyaclnn_stub_counts *out);  /* libnnopbase part */
+
+/* ------------------------------------------------------------------------------------------------
+ * Tensors and executors (libnnopbase).
+ * ------------------------------------------------------------------------------------------------ */
+#define PYACLNN_STUB_MAX_DIMS 25  /* aclCreateTensor refuses (returns NULL) beyond this rank */
+
+/* A plain-value copy of an aclTensor: safe to keep after the aclTensor is destroyed.
+ * Element i of the view lives at data + (offset + sum_k i_k * strides[k]) * itemsize; for 4-bit
+ * types (INT4, FLOAT4_*) the units are 4-bit elements (two per byte, element 2k in the low nibble). */
+typedef struct {
+    int present;                                /* 0 for an absent optional tensor (NULL)     */
+    aclDataType dtype;
+    aclFormat format;
+    int64_t ndim;                               /* 0 = 0-d tensor                             */
+    int64_t shape[PYACLNN_STUB_MAX_DIMS];
+    int64_t strides[PYACLNN_STUB_MAX_DIMS];     /* in elements                                */
+    int64_t offset;                             /* in elements                                */
+    int64_t storage_ndim;
+    int64_t storage_shape[PYACLNN_STUB_MAX_DIMS];
+    void *data;                                 /* storage base address                       */
+} pyaclnn_stub_tensor;
+
+/* Validated snapshot of a tensor handle. t == NULL gives {present = 0} and returns 0.
+ * A handle that is not a live aclTensor returns ACLNN_ERR_PARAM_INVALID (nothing reported). */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_get(const aclTensor *t, pyaclnn_stub_tensor *out);
+/* Helpers on snapshots. */
+PYACLNN_STUB_API int64_t pyaclnn_stub_numel(const pyaclnn_stub_tensor *t);       /* 1 for 0-d   */
+PYACLNN_STUB_API int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t);
+/* Validated read of a bool array (NULL handle -> returns 0 and *n = 0, values untouched). */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **values,
+                                                        uint64_t *n);
+
+/* What a kernel sees when it runs on the stream: snapshots taken at phase-2 time (so tensors may
+ * be destroyed, and repeatable executors re-pointed, while the launch is still queued). */
+typedef struct {
+    const char *op_name;
+    size_t n_inputs, n_outputs;
+    const pyaclnn_stub_tensor *inputs;    /* in the operator's parameter order             */
+    const pyaclnn_stub_tensor *outputs;
+    const void *params;                   /* operator attributes, immutable after phase 1  */
+    void *workspace;
+    uint64_t workspace_size;
+} pyaclnn_stub_launch;
+typedef void (*pyaclnn_stub_kernel_fn)(const pyaclnn_stub_launch *launch);
+
+/* Phase 1: build an executor. `inputs`/`outputs` are the operator's tensor parameters in header
+ * order (NULL entries allowed for absent optional tensors); they are snapshotted now and re-pointed
+ * by aclSet{Input,Output,}TensorAddr. `params` (params_size bytes) is copied. `kernel` may be NULL
+ * for a launch that does nothing (empty tensors). Returns NULL only on allocation failure. */
+PYACLNN_STUB_API aclOpExecutor *pyaclnn_stub_executor_new(
+    const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params, size_t params_size,
+    const aclTensor *const *inputs, size_t n_inputs, const aclTensor *const *outputs,
+    size_t n_outputs, uint64_t workspace_size);
+
+/* Make phase 2 of this executor fail with `code` and this message (how the vendor surfaces tiling
+ * and kernel-selection rejections: phase 1 returns 0, phase 2 refuses and writes nothing). */
+PYACLNN_STUB_API void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code,
+                                                        const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Phase 2, shared by every aclnnXxx(workspace, workspaceSize, executor, stream): validates the
+ * executor (NULL -> 161001, stale/consumed -> 161002 with a message), the workspace (size > 0 with
+ * NULL -> 161001), submits the kernel to the stream, and consumes a non-repeatable executor
+ * (whether or not the launch succeeded, as opbase does). `api` is the public function name. */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace,
+                                                      uint64_t workspace_size,
+                                                      aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYACLNN_STUB_H */
