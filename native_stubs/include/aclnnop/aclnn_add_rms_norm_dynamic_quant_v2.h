@@ -15,7 +15,10 @@
 extern "C" {
 #endif
 
-/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+/*
+ * Phase 1: validates the arguments, reports the workspace size and creates the executor.
+ * @param [in] outputMask: which outputs to produce, a BOOL array of length 2; may be NULL.
+ */
 ACLNN_API aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor *x1, const aclTensor *x2,
                                                                     const aclTensor *gamma,
                                                                     const aclTensor *smoothScale1Optional,
