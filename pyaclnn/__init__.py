@@ -1,0 +1,55 @@
+"""pyaclnn: Python binding for Huawei Ascend CANN aclnn operators, with a bundled CPU emulator.
+
+Importing the package opens nothing; the libraries are loaded on first use (see
+:mod:`pyaclnn._loader` for ``PYACLNN_BACKEND=auto|cann|stub``).
+
+* :mod:`pyaclnn.capi` -- the C API mirror (exact C names, status codes as ints);
+* :mod:`pyaclnn.errors` -- :class:`AclError` and friends;
+* :mod:`pyaclnn.dtypes` -- aclDataType <-> numpy / ml_dtypes / torch.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import AclError, MissingSymbolError, check  # noqa: E402,F401
+
+
+def get_include() -> str:
+    """Include directory of the bundled stub headers (CANN layout: acl/, aclnn/, aclnnop/).
+
+    Like ``numpy.get_include()``: build a C/C++ program with ``-I$(python -c 'import pyaclnn;
+    print(pyaclnn.get_include())')`` and link it against :func:`get_library_dir`.
+    """
+    from ._loader import stub_include_dir
+    path = stub_include_dir()
+    if path is None:
+        raise FileNotFoundError("pyaclnn's stub headers are not installed (no _stub/include)")
+    return path
+
+
+def get_library_dir() -> str:
+    """Directory holding the bundled stub's libascendcl.so, libnnopbase.so and libopapi.so."""
+    from ._loader import stub_library_dir
+    path = stub_library_dir()
+    if path is None:
+        raise FileNotFoundError("pyaclnn's stub libraries are not built (no _stub/lib); "
+                                "set PYACLNN_STUB_LIBDIR or install the package")
+    return path
+
+
+def backend_name() -> str:
+    """``"cann"`` or ``"stub"``: which libraries this process uses (loads them if needed)."""
+    from ._loader import backend
+    return backend().name
+
+
+def backend_info() -> dict:
+    """Backend, toolkit root, library directory and loaded library paths (loads them if needed)."""
+    from ._loader import backend
+    return backend().describe()
+
+
+def library_paths() -> list[str]:
+    """Absolute paths of the loaded libraries, in symbol search order."""
+    from ._loader import backend
+    return backend().library_paths

@@ -1,0 +1,225 @@
+"""Command line: ``python -m pyaclnn info [--json]`` and ``python -m pyaclnn demo``.
+
+``info`` reports which libraries this process loaded (backend, toolkit root, paths), the SoC, the
+device count, the ACL interface version and which of our operators the libraries export.
+``demo`` runs every operator we emulate on sample inputs through :mod:`pyaclnn.capi` and prints
+the results; it needs nothing but the bundled stub.  Add an operator by appending a function to
+:data:`DEMOS` (it receives a :class:`DemoSession` and prints its lines).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import sys
+
+import numpy as np
+
+from . import __version__, capi
+from .errors import AclError, PyaclnnError, check
+
+# Operators the project emulates (their phase-1 entry points), for `info`.
+OPERATORS = ("aclnnAmpUpdateScale", "aclnnAddRmsNormDynamicQuant", "aclnnAddRmsNormDynamicQuantV2",
+             "aclnnGroupedDynamicMxQuant", "aclnnGroupedDynamicMxQuantV2")
+
+
+# ------------------------------------------------------------------------------------------------
+# info
+# ------------------------------------------------------------------------------------------------
+
+def _acl_init() -> tuple[bool, str | None]:
+    """aclInit(NULL); returns (we initialised it, error text)."""
+    try:
+        status = capi.aclInit(None)
+    except PyaclnnError as exc:
+        return False, str(exc)
+    if status == capi.ACL_SUCCESS:
+        return True, None
+    if status == capi.ACL_ERROR_REPEAT_INITIALIZE:
+        return False, None
+    return False, str(AclError(status, "aclInit"))
+
+
+def collect_info() -> dict:
+    from ._loader import backend
+    b = backend()
+    info = {"pyaclnn_version": __version__, **b.describe()}
+    owned, init_error = _acl_init()
+    info["init_error"] = init_error
+    try:
+        soc = capi.aclrtGetSocName()
+        info["soc"] = soc.decode() if soc else None
+    except PyaclnnError as exc:
+        info["soc"] = None
+        info["soc_error"] = str(exc)
+    count = ctypes.c_uint32()
+    try:
+        status = capi.aclrtGetDeviceCount(ctypes.byref(count))
+        info["device_count"] = count.value if status == 0 else None
+    except PyaclnnError:
+        info["device_count"] = None
+    major, minor, patch = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
+    try:
+        status = capi.aclrtGetVersion(ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch))
+        info["acl_version"] = f"{major.value}.{minor.value}.{patch.value}" if status == 0 else None
+    except PyaclnnError:
+        info["acl_version"] = None
+    info["operators"] = {op: b.find(op + "GetWorkspaceSize") for op in OPERATORS}
+    if owned:
+        capi.aclFinalize()
+    return info
+
+
+def print_info(info: dict) -> None:
+    rows = [("pyaclnn", info["pyaclnn_version"]), ("backend", info["backend"]),
+            ("toolkit root", info["toolkit_root"] or "-"), ("library dir", info["libdir"])]
+    rows += [("libraries" if i == 0 else "", p) for i, p in enumerate(info["libraries"])]
+    rows += [("skipped", f"{s['path']}: {s['reason']}") for s in info["skipped"]]
+    if info.get("fallback_reason"):
+        rows.append(("fallback", info["fallback_reason"]))
+    if info.get("init_error"):
+        rows.append(("aclInit", info["init_error"]))
+    rows += [("SoC", info.get("soc") or "?"), ("devices", info.get("device_count")),
+             ("ACL version", info.get("acl_version") or "?")]
+    for i, (op, path) in enumerate(info["operators"].items()):
+        rows.append(("operators" if i == 0 else "", f"{op:34s} {path or 'not available'}"))
+    for key, value in rows:
+        print(f"{key:13s} {value}")
+
+
+# ------------------------------------------------------------------------------------------------
+# demo
+# ------------------------------------------------------------------------------------------------
+
+class DemoSession:
+    """Device buffers and aclTensors for one demo; everything is released by :meth:`close`."""
+
+    def __init__(self, stream: int):
+        self.stream = stream
+        self._buffers: list[int] = []
+        self._tensors: list[int] = []
+
+    def tensor(self, values, acl_dtype: int) -> tuple[int, int]:
+        """Copy ``values`` to the device and describe them (ND, contiguous); return (tensor, ptr)."""
+        arr = np.ascontiguousarray(values)
+        ptr = ctypes.c_void_p()
+        check(capi.aclrtMalloc(ctypes.byref(ptr), max(arr.nbytes, 1),
+                               capi.ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+        self._buffers.append(ptr.value)
+        check(capi.aclrtMemcpy(ptr, arr.nbytes, arr.ctypes.data, arr.nbytes,
+                               capi.ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+        shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+        strides = (ctypes.c_int64 * max(arr.ndim, 1))(*[s // arr.itemsize for s in arr.strides])
+        handle = capi.aclCreateTensor(shape, arr.ndim, acl_dtype, strides, 0, capi.ACL_FORMAT_ND,
+                                      shape, arr.ndim, ptr)
+        if not handle:
+            raise AclError(capi.ACLNN_ERR_INNER_NULLPTR, "aclCreateTensor")
+        self._tensors.append(handle)
+        return handle, ptr.value
+
+    def read(self, ptr: int, dtype, count: int) -> np.ndarray:
+        out = np.empty(count, dtype=dtype)
+        check(capi.aclrtMemcpy(out.ctypes.data, out.nbytes, ptr, out.nbytes,
+                               capi.ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+        return out
+
+    def launch(self, op: str, *args) -> None:
+        """Run both phases of ``op`` on the session's stream and wait for it."""
+        workspace_size, executor = ctypes.c_uint64(), ctypes.c_void_p()
+        phase1 = op + "GetWorkspaceSize"
+        check(getattr(capi, phase1)(*args, ctypes.byref(workspace_size), ctypes.byref(executor)),
+              phase1)
+        workspace = ctypes.c_void_p()
+        if workspace_size.value:
+            check(capi.aclrtMalloc(ctypes.byref(workspace), workspace_size.value,
+                                   capi.ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+            self._buffers.append(workspace.value)
+        check(getattr(capi, op)(workspace, workspace_size, executor, self.stream), op)
+        check(capi.aclrtSynchronizeStream(self.stream), "aclrtSynchronizeStream")
+
+    def close(self) -> None:
+        for t in self._tensors:
+            capi.aclDestroyTensor(t)
+        for p in self._buffers:
+            capi.aclrtFree(p)
+        self._tensors, self._buffers = [], []
+
+
+def demo_amp_update_scale(s: DemoSession) -> None:
+    """aclnnAmpUpdateScale: the vendor sample's inputs, then the two variants its docs describe."""
+    growth_factor, backoff_factor, growth_interval = 2.0, 0.5, 1000
+    cases = [("sample", 65536.0, 900, 0.0),        # 901 != 1000: unchanged scale, tracker 901
+             ("growth", 65536.0, 999, 0.0),        # 999 + 1 == 1000: scale x 2.0, tracker 0
+             ("found_inf", 65536.0, 900, 1.0)]     # foundInf != 0: scale x 0.5, tracker 0
+    for label, scale, tracker, found_inf in cases:
+        cs, _ = s.tensor(np.array([scale], np.float32), capi.ACL_FLOAT)
+        gt, _ = s.tensor(np.array([tracker], np.int32), capi.ACL_INT32)
+        fi, _ = s.tensor(np.array([found_inf], np.float32), capi.ACL_FLOAT)
+        out_scale, out_scale_ptr = s.tensor(np.zeros(1, np.float32), capi.ACL_FLOAT)
+        out_tracker, out_tracker_ptr = s.tensor(np.zeros(1, np.int32), capi.ACL_INT32)
+        s.launch("aclnnAmpUpdateScale", cs, gt, fi, growth_factor, backoff_factor, growth_interval,
+                 out_scale, out_tracker)
+        new_scale = s.read(out_scale_ptr, np.float32, 1)[0]
+        new_tracker = s.read(out_tracker_ptr, np.int32, 1)[0]
+        print(f"  {label:10s} currentScale {scale:g}, growthTracker {tracker}, foundInf {found_inf:g}"
+              f" -> updatedScale {new_scale:g}, updatedGrowthTracker {new_tracker}")
+
+
+# (title, function). Later operators append here.
+DEMOS = [("aclnnAmpUpdateScale", demo_amp_update_scale)]
+
+
+def run_demos(selected: list[str] | None = None) -> int:
+    check_init = capi.aclInit(None)
+    if check_init not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
+        check(check_init, "aclInit")
+    check(capi.aclrtSetDevice(0), "aclrtSetDevice")
+    stream = ctypes.c_void_p()
+    check(capi.aclrtCreateStream(ctypes.byref(stream)), "aclrtCreateStream")
+    failures = 0
+    try:
+        for title, fn in DEMOS:
+            if selected and title not in selected:
+                continue
+            print(title)
+            session = DemoSession(stream.value)
+            try:
+                fn(session)
+            except PyaclnnError as exc:
+                failures += 1
+                print("  FAILED: " + str(exc).replace("\n", "\n  "))
+            finally:
+                session.close()
+    finally:
+        capi.aclrtDestroyStream(stream)
+        capi.aclrtResetDevice(0)
+        capi.aclFinalize()
+    return 1 if failures else 0
+
+
+# ------------------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pyaclnn", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_info = sub.add_parser("info", help="backend, libraries, SoC, devices, versions")
+    p_info.add_argument("--json", action="store_true", help="print one JSON object")
+    p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
+    p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "info":
+            info = collect_info()
+            if args.json:
+                print(json.dumps(info, indent=2))
+            else:
+                print_info(info)
+            return 0
+        return run_demos(args.ops)
+    except PyaclnnError as exc:
+        print(f"pyaclnn: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Shared fixtures. The whole suite runs on the bundled CPU stub (never on a real toolkit).
+
+Fixtures:
+* ``acl``    (session) -- aclInit(NULL) (100002 accepted) + aclrtSetDevice(0); reset/finalize at end.
+* ``stream`` (function) -- a fresh aclrtStream (synchronized and destroyed afterwards).
+* ``recent_error`` -- a function returning aclGetRecentErrMsg() as str or None (reads and clears).
+
+Tests that change process-global state (aclInit/aclFinalize cycles, device-count variables, another
+backend) must run in a subprocess: see ``helpers.run_python``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+os.environ["PYACLNN_BACKEND"] = "stub"      # before pyaclnn is imported anywhere
+
+TESTS_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS_DIR))          # `import helpers` from any test module
+
+import pytest  # noqa: E402
+
+from pyaclnn import capi  # noqa: E402
+from pyaclnn.errors import recent_error_message  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def acl():
+    """The ACL runtime initialised with device 0 bound to the main thread; yields ``capi``."""
+    status = capi.aclInit(None)
+    assert status in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE), status
+    status = capi.aclrtSetDevice(0)
+    assert status == capi.ACL_SUCCESS, status
+    yield capi
+    capi.aclrtResetDevice(0)
+    capi.aclFinalize()
+
+
+@pytest.fixture
+def stream(acl):
+    """A new stream on device 0 (as an int handle)."""
+    s = ctypes.c_void_p()
+    status = capi.aclrtCreateStream(ctypes.byref(s))
+    assert status == capi.ACL_SUCCESS, status
+    yield s.value
+    capi.aclrtSynchronizeStream(s)
+    capi.aclrtDestroyStream(s)
+
+
+@pytest.fixture
+def recent_error():
+    """Callable: the calling thread's pending aclGetRecentErrMsg() text (str or None); clears it."""
+    recent_error_message()          # start clean
+    return recent_error_message

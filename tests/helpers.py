@@ -1,0 +1,174 @@
+"""Small helpers that keep tests short: subprocess runner, device buffers, aclTensor creation."""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from pyaclnn import capi
+from pyaclnn.errors import check
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def subprocess_env(env_overrides: dict | None = None) -> dict:
+    """This process's environment with the repo on PYTHONPATH; a value of None removes a variable."""
+    env = dict(os.environ)
+    paths = [str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    for key, value in (env_overrides or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
+    return env
+
+
+def run_python(code: str, env_overrides: dict | None = None, timeout: float = 60,
+               args: list[str] | None = None, cwd: str | os.PathLike | None = None):
+    """Run ``code`` (dedented) in a fresh interpreter; return (returncode, stdout, stderr).
+
+    The child inherits PYTHONPATH (plus the repo root), PYACLNN_STUB_LIBDIR and PYACLNN_BACKEND.
+    """
+    cmd = [sys.executable, "-c", textwrap.dedent(code)] + list(args or [])
+    proc = subprocess.run(cmd, env=subprocess_env(env_overrides), capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_module(module_args: list[str], env_overrides: dict | None = None, timeout: float = 60):
+    """``python -m <module_args...>`` in a subprocess; return (returncode, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", *module_args], env=subprocess_env(env_overrides),
+                          capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# Device memory
+# ------------------------------------------------------------------------------------------------
+
+def dev_malloc(nbytes: int) -> int:
+    """aclrtMalloc(nbytes) -> device address (int); raises AclError on failure."""
+    p = ctypes.c_void_p()
+    check(capi.aclrtMalloc(ctypes.byref(p), nbytes, capi.ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+    return p.value
+
+
+def dev_free(ptr: int) -> None:
+    check(capi.aclrtFree(ptr), "aclrtFree")
+
+
+def to_device(arr: np.ndarray) -> int:
+    """Copy a numpy array (made contiguous) to a new device allocation; return its address."""
+    arr = np.ascontiguousarray(arr)
+    ptr = dev_malloc(max(arr.nbytes, 1))
+    if arr.nbytes:
+        check(capi.aclrtMemcpy(ptr, arr.nbytes, arr.ctypes.data, arr.nbytes,
+                               capi.ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy")
+    return ptr
+
+
+def from_device(ptr: int, shape, dtype) -> np.ndarray:
+    """Copy ``prod(shape)`` elements of ``dtype`` from device address ``ptr`` into a new array."""
+    out = np.empty(shape, dtype=dtype)
+    if out.nbytes:
+        check(capi.aclrtMemcpy(out.ctypes.data, out.nbytes, ptr, out.nbytes,
+                               capi.ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy")
+    return out
+
+
+class DeviceArray:
+    """A device copy of a numpy array: ``.ptr``, ``.numpy()``, ``.free()``; a context manager."""
+
+    def __init__(self, arr: np.ndarray):
+        self.shape, self.dtype = np.shape(arr), np.asarray(arr).dtype
+        self.nbytes = np.asarray(arr).nbytes
+        self.ptr = to_device(np.asarray(arr))
+
+    def numpy(self) -> np.ndarray:
+        return from_device(self.ptr, self.shape, self.dtype)
+
+    def free(self) -> None:
+        if self.ptr:
+            dev_free(self.ptr)
+            self.ptr = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+
+# ------------------------------------------------------------------------------------------------
+# aclTensor
+# ------------------------------------------------------------------------------------------------
+
+def int64_array(values):
+    values = [int(v) for v in values]
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+def contiguous_strides(shape) -> list[int]:
+    strides, step = [], 1
+    for dim in reversed(list(shape)):
+        strides.append(step)
+        step *= max(int(dim), 1)
+    return strides[::-1]
+
+
+def create_tensor(shape, acl_dtype: int, data_ptr, strides=None, offset: int = 0,
+                  fmt: int = capi.ACL_FORMAT_ND, storage_shape=None) -> int:
+    """aclCreateTensor from Python sequences; returns the handle (int). Raises if NULL.
+
+    ``strides``/``offset`` are in elements; storage shape defaults to the view shape, as in the
+    vendor samples.
+    """
+    shape = list(shape)
+    strides = contiguous_strides(shape) if strides is None else list(strides)
+    storage = shape if storage_shape is None else list(storage_shape)
+    handle = capi.aclCreateTensor(int64_array(shape), len(shape), acl_dtype, int64_array(strides),
+                                  offset, fmt, int64_array(storage), len(storage), data_ptr)
+    if not handle:
+        from pyaclnn.errors import recent_error_message
+        raise RuntimeError(f"aclCreateTensor returned NULL: {recent_error_message()}")
+    return handle
+
+
+def destroy_tensor(handle: int) -> None:
+    check(capi.aclDestroyTensor(handle), "aclDestroyTensor")
+
+
+class DeviceTensor:
+    """A numpy array copied to the device plus an aclTensor describing it; frees both on close."""
+
+    def __init__(self, arr: np.ndarray, acl_dtype: int | None = None):
+        from pyaclnn import dtypes
+        arr = np.ascontiguousarray(arr)
+        self.acl_dtype = dtypes.from_numpy(arr.dtype) if acl_dtype is None else acl_dtype
+        self.buffer = DeviceArray(arr)
+        self.handle = create_tensor(arr.shape, self.acl_dtype, self.buffer.ptr)
+
+    @property
+    def ptr(self) -> int:
+        return self.buffer.ptr
+
+    def numpy(self) -> np.ndarray:
+        return self.buffer.numpy()
+
+    def close(self) -> None:
+        if self.handle:
+            destroy_tensor(self.handle)
+            self.handle = 0
+        self.buffer.free()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,53 @@
+"""``python -m pyaclnn info`` / ``demo`` on the stub (in subprocesses)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from helpers import run_module
+from pyaclnn import __version__, _loader
+
+STUB = {"PYACLNN_BACKEND": "stub"}
+
+
+def test_info_json_names_the_stub_and_its_libraries():
+    rc, out, err = run_module(["pyaclnn", "info", "--json"], STUB)
+    assert rc == 0, err
+    info = json.loads(out)
+    libdir = _loader.stub_library_dir()
+    assert info["backend"] == "stub" and info["toolkit_root"] is None
+    assert info["libraries"] == [str(Path(libdir) / n) for n in
+                                 ("libascendcl.so", "libnnopbase.so", "libopapi.so")]
+    assert info["pyaclnn_version"] == __version__
+    assert info["acl_version"] == "1.17.0"
+    assert info["soc"].startswith("Ascend")
+    assert info["device_count"] >= 1
+    assert info["init_error"] is None
+    assert info["operators"]["aclnnAmpUpdateScale"] == str(Path(libdir) / "libopapi.so")
+
+
+def test_info_text():
+    rc, out, err = run_module(["pyaclnn", "info"], STUB)
+    assert rc == 0, err
+    assert re.search(r"^backend\s+stub$", out, re.M)
+    assert "libascendcl.so" in out and "ACL version   1.17.0" in out
+
+
+def test_demo_runs_amp_update_scale_sample_and_variants():
+    rc, out, err = run_module(["pyaclnn", "demo"], STUB)
+    assert rc == 0, out + err
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ")}
+    # Values from the vendor sample's walk-through (seed 000): 901 != 1000 keeps the scale;
+    # tracker 999 grows it x2.0; foundInf backs off x0.5; both reset the tracker.
+    assert "updatedScale 65536, updatedGrowthTracker 901" in lines["sample"]
+    assert "updatedScale 131072, updatedGrowthTracker 0" in lines["growth"]
+    assert "updatedScale 32768, updatedGrowthTracker 0" in lines["found_inf"]
+
+
+def test_cli_reports_backend_errors_cleanly(tmp_path):
+    rc, out, err = run_module(["pyaclnn", "info"],
+                              {"PYACLNN_BACKEND": "cann", "ASCEND_HOME_PATH": str(tmp_path),
+                               "ASCEND_TOOLKIT_HOME": None})
+    assert rc == 2
+    assert err.startswith("pyaclnn:") and "Traceback" not in err
