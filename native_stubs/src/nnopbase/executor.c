@@ -1,0 +1,319 @@
+/*
+ * aclOpExecutor: built by an operator's phase 1, run by its phase 2 on a stream.
+ *
+ * An executor is one malloc()ed block: a ready-to-run pyaclnn_stub_launch header followed by the
+ * tensor snapshots (inputs, then outputs) and a copy of the operator's parameters. The kernel only
+ * ever sees such a block, never an aclTensor, so tensors may be destroyed right after phase 2.
+ *
+ *  - Single-use executor: phase 2 unregisters it (it is consumed whether or not the launch
+ *    succeeds) and hands the block itself to the stream; the stream frees it after the kernel ran.
+ *    No allocation at launch time.
+ *  - Repeatable executor: phase 2 clones the block (the only allocation of a launch) and queues the
+ *    clone, so the executor can be re-pointed and relaunched before earlier launches have run.
+ *
+ * Tensor-list parameters (the aclSetDynamic*TensorAddr index space) are counted in the block but
+ * none of our operators has one yet, so those setters always find the index out of range.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnopbase_internal.h"
+
+struct aclOpExecutor {
+    pyaclnn_stub_launch launch;       /* what the kernel gets; its pointers point into this block */
+    pyaclnn_stub_kernel_fn kernel;    /* NULL: a launch with nothing to do (empty tensors)         */
+    size_t block_size;                /* bytes of the whole block, for cloning                      */
+    size_t params_offset;
+    uint64_t workspace_required;      /* what phase 1 reported                                      */
+    int repeatable;
+    size_t n_input_lists, n_output_lists;   /* tensor-list parameters (none yet)                  */
+    aclnnStatus deferred_code;        /* non-zero: phase 2 refuses with this code and message       */
+    char deferred_msg[240];
+    pyaclnn_stub_tensor tensors[];    /* n_inputs + n_outputs snapshots, then the parameters        */
+};
+
+/* Points the launch header of a block at the block's own trailing storage. */
+static void bind_launch(aclOpExecutor *e) {
+    e->launch.inputs = e->tensors;
+    e->launch.outputs = e->tensors + e->launch.n_inputs;
+    e->launch.params = (const unsigned char *)e + e->params_offset;
+}
+
+aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
+                                         size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
+                                         const aclTensor *const *outputs, size_t n_outputs,
+                                         uint64_t workspace_size) {
+    size_t n_tensors = n_inputs + n_outputs;
+    size_t params_offset = offsetof(aclOpExecutor, tensors) + n_tensors * sizeof(pyaclnn_stub_tensor);
+    params_offset = (params_offset + 15) & ~(size_t)15;
+    size_t block_size = params_offset + params_size;
+    aclOpExecutor *e = calloc(1, block_size);
+    if (e == NULL) return NULL;
+
+    e->launch.op_name = op_name;
+    e->launch.n_inputs = n_inputs;
+    e->launch.n_outputs = n_outputs;
+    e->kernel = kernel;
+    e->block_size = block_size;
+    e->params_offset = params_offset;
+    e->workspace_required = workspace_size;
+    bind_launch(e);
+    if (params_size) memcpy((unsigned char *)e + params_offset, params, params_size);
+    for (size_t i = 0; i < n_tensors; i++) {
+        const aclTensor *t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
+        if (pyaclnn_stub_tensor_get(t, &e->tensors[i]) != ACLNN_SUCCESS) {
+            /* operators validate their tensors before getting here; this is a programming error */
+            pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, op_name, "tensor parameter %zu (%p) is not a live "
+                                "aclTensor", i, (const void *)t);
+            free(e);
+            return NULL;
+        }
+    }
+    if (stub_registry_add(&nn_handles, e, NN_KIND_EXECUTOR) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code, const char *fmt, ...) {
+    if (!nn_is(executor, NN_KIND_EXECUTOR)) return;
+    executor->deferred_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(executor->deferred_msg, sizeof executor->deferred_msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- phase 2 ------------------------------------------------------------------------------- */
+
+static void run_launch(void *arg) {
+    aclOpExecutor *block = arg;
+    block->kernel(&block->launch);
+}
+
+static void free_launch(void *arg) { free(arg); }
+
+aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t workspace_size,
+                                      aclOpExecutor *executor, aclrtStream stream) {
+    if (executor == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (!nn_is(executor, NN_KIND_EXECUTOR)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "executor %p is not a live aclOpExecutor: a single-use executor is consumed by its "
+                            "first run (call aclSetAclOpExecutorRepeatable after phase 1 to run it again), or it "
+                            "was destroyed", (void *)executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    /* From here on a single-use executor is consumed, whatever the outcome (as in opbase). If two
+     * threads race to run it, only the one that unregisters it may use it. */
+    aclOpExecutor *launch = executor;
+    if (!executor->repeatable && !stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "executor %p was consumed concurrently", (void *)executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+
+    aclnnStatus rc = ACLNN_SUCCESS;
+    if (workspace_size > 0 && workspace == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "workspace is NULL but workspaceSize is %llu",
+                            (unsigned long long)workspace_size);
+        rc = ACLNN_ERR_PARAM_NULLPTR;
+    } else if (workspace_size < executor->workspace_required) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "workspaceSize %llu is smaller than the %llu bytes phase 1 asked for",
+                            (unsigned long long)workspace_size, (unsigned long long)executor->workspace_required);
+        rc = ACLNN_ERR_PARAM_INVALID;
+    } else if (executor->deferred_code != ACLNN_SUCCESS) {
+        rc = executor->deferred_code;
+        pyaclnn_stub_report(rc, api, "%s", executor->deferred_msg);
+    } else if (executor->kernel != NULL && executor->repeatable) {
+        launch = malloc(executor->block_size);
+        if (launch == NULL) {
+            pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "out of host memory");
+            rc = ACLNN_ERR_INNER_NULLPTR;
+        } else {
+            memcpy(launch, executor, executor->block_size);
+            bind_launch(launch);
+        }
+    }
+
+    if (rc == ACLNN_SUCCESS && executor->kernel != NULL) {
+        launch->launch.workspace = workspace;
+        launch->launch.workspace_size = workspace_size;
+        /* The stream releases the block after the kernel ran, or at once if submission fails (the
+         * runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
+        aclError submit = pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
+        return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
+    }
+    if (!executor->repeatable) free(executor);
+    return rc;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+/* Executor arguments of the lifetime calls: NULL -> 561103 as in opbase; anything that is not a
+ * live executor (consumed, destroyed, foreign) -> ACLNN_ERR_INNER, which is what opbase returns for
+ * an object whose executor magic number it does not recognise. */
+static aclnnStatus check_lifetime_arg(const char *api, const aclOpExecutor *executor) {
+    if (executor == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "executor is NULL");
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (!nn_is(executor, NN_KIND_EXECUTOR)) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER, api,
+                            "executor %p is not a live aclOpExecutor (a single-use executor is freed by its "
+                            "run; or it was already destroyed)", (const void *)executor);
+        return ACLNN_ERR_INNER;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
+    aclnnStatus rc = check_lifetime_arg("aclSetAclOpExecutorRepeatable", executor);
+    if (rc == ACLNN_SUCCESS) executor->repeatable = 1;
+    return rc;
+}
+
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    static const char API[] = "aclDestroyAclOpExecutor";
+    aclnnStatus rc = check_lifetime_arg(API, executor);
+    if (rc != ACLNN_SUCCESS) return rc;
+    if (!stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR)) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER, API, "executor %p was consumed or destroyed concurrently",
+                            (void *)executor);
+        return ACLNN_ERR_INNER;
+    }
+    free(executor);   /* queued launches own their own copies */
+    return ACLNN_SUCCESS;
+}
+
+/* ---- re-pointing tensors between runs ------------------------------------------------------ */
+
+enum slot_space { SPACE_INPUT, SPACE_OUTPUT, SPACE_ALL };
+
+/* Shared body of aclSet{Input,Output,}TensorAddr: after every check passes, writes addr into the
+ * executor's snapshot of that parameter and into the aclTensor itself. */
+static aclnnStatus set_tensor_addr(const char *api, enum slot_space space, aclOpExecutor *executor, size_t index,
+                                   aclTensor *tensor, void *addr) {
+    static const char *const SPACE_NAME[] = {"input", "output", "tensor"};
+    if (tensor == NULL || executor == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "%s is NULL", tensor == NULL ? "tensor" : "executor");
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    aclnnStatus rc = nn_check_handle(api, "tensor", tensor, NN_KIND_TENSOR, ACLNN_ERR_INNER_NULLPTR);
+    if (rc == ACLNN_SUCCESS) rc = nn_check_handle(api, "executor", executor, NN_KIND_EXECUTOR, ACLNN_ERR_INNER_NULLPTR);
+    if (rc != ACLNN_SUCCESS) return rc;
+
+    size_t first = space == SPACE_OUTPUT ? executor->launch.n_inputs : 0;
+    size_t count = space == SPACE_INPUT ? executor->launch.n_inputs
+                 : space == SPACE_OUTPUT ? executor->launch.n_outputs
+                 : executor->launch.n_inputs + executor->launch.n_outputs;
+    if (index >= count) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s index %zu is out of range: operator %s has %zu %s "
+                            "tensor parameter(s)", SPACE_NAME[space], index, executor->launch.op_name, count,
+                            space == SPACE_ALL ? "input+output" : SPACE_NAME[space]);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    pyaclnn_stub_tensor *slot = &executor->tensors[first + index];
+    if (!slot->present) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s index %zu of operator %s is an optional tensor that "
+                            "was absent (NULL) in phase 1", SPACE_NAME[space], index, executor->launch.op_name);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    slot->data = addr;
+    tensor->desc.data = addr;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return set_tensor_addr("aclSetInputTensorAddr", SPACE_INPUT, executor, index, tensor, addr);
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return set_tensor_addr("aclSetOutputTensorAddr", SPACE_OUTPUT, executor, index, tensor, addr);
+}
+
+aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return set_tensor_addr("aclSetTensorAddr", SPACE_ALL, executor, index, tensor, addr);
+}
+
+/* Shared body of the Dynamic setters, in opbase's order: the list and its element first, then the
+ * executor and which list parameter irIndex names. */
+static aclnnStatus set_dynamic_addr(const char *api, enum slot_space space, aclOpExecutor *executor, size_t irIndex,
+                                    size_t relativeIndex, aclTensorList *tensors, void *addr) {
+    static const char *const SPACE_NAME[] = {"input", "output", "tensor"};
+    aclnnStatus rc = nn_check_handle(api, "tensors", tensors, NN_KIND_TENSOR_LIST, ACLNN_ERR_INNER_NULLPTR);
+    if (rc != ACLNN_SUCCESS) return rc;
+    if (relativeIndex >= tensors->size) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "relativeIndex %zu is out of range: the list has %llu "
+                            "tensor(s)", relativeIndex, (unsigned long long)tensors->size);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    aclTensor *tensor = tensors->items[relativeIndex];
+    if (tensor == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "element %zu of the list is NULL", relativeIndex);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    rc = nn_check_handle(api, "executor", executor, NN_KIND_EXECUTOR, ACLNN_ERR_INNER_NULLPTR);
+    if (rc != ACLNN_SUCCESS) return rc;
+    size_t lists = space == SPACE_INPUT ? executor->n_input_lists
+                 : space == SPACE_OUTPUT ? executor->n_output_lists
+                 : executor->n_input_lists + executor->n_output_lists;
+    if (irIndex >= lists) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "irIndex %zu is out of range: operator %s has %zu %s "
+                            "tensor-list parameter(s)", irIndex, executor->launch.op_name, lists, SPACE_NAME[space]);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    /* Unreachable until an operator with tensor-list parameters exists. */
+    tensor->desc.data = addr;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                         aclTensorList *tensors, void *addr) {
+    return set_dynamic_addr("aclSetDynamicInputTensorAddr", SPACE_INPUT, executor, irIndex, relativeIndex, tensors,
+                            addr);
+}
+
+aclnnStatus aclSetDynamicOutputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                          aclTensorList *tensors, void *addr) {
+    return set_dynamic_addr("aclSetDynamicOutputTensorAddr", SPACE_OUTPUT, executor, irIndex, relativeIndex, tensors,
+                            addr);
+}
+
+aclnnStatus aclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                    aclTensorList *tensors, void *addr) {
+    return set_dynamic_addr("aclSetDynamicTensorAddr", SPACE_ALL, executor, irIndex, relativeIndex, tensors, addr);
+}
+
+/* Capitalised spellings CANN keeps for compatibility. */
+aclnnStatus AclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return aclSetInputTensorAddr(executor, index, tensor, addr);
+}
+
+aclnnStatus AclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return aclSetOutputTensorAddr(executor, index, tensor, addr);
+}
+
+aclnnStatus AclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {
+    return aclSetTensorAddr(executor, index, tensor, addr);
+}
+
+aclnnStatus AclSetDynamicInputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                         aclTensorList *tensors, void *addr) {
+    return aclSetDynamicInputTensorAddr(executor, irIndex, relativeIndex, tensors, addr);
+}
+
+aclnnStatus AclSetDynamicOutputTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                          aclTensorList *tensors, void *addr) {
+    return aclSetDynamicOutputTensorAddr(executor, irIndex, relativeIndex, tensors, addr);
+}
+
+aclnnStatus AclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                    aclTensorList *tensors, void *addr) {
+    return aclSetDynamicTensorAddr(executor, irIndex, relativeIndex, tensors, addr);
+}

@@ -1,0 +1,33 @@
+/*
+ * Small helpers shared by the operators of libopapi: argument snapshots with the vendor's status
+ * codes, dtype names for messages, and checked element access for kernels running on a stream.
+ */
+#ifndef PYACLNN_OP_COMMON_H
+#define PYACLNN_OP_COMMON_H
+
+#include <stddef.h>
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
+#include "pyaclnn_stub.h"
+
+/* Snapshot of a tensor argument of a phase-1 function `api`. NULL -> reports and returns
+ * ACLNN_ERR_PARAM_NULLPTR; a pointer that is not a live aclTensor (destroyed, foreign, another
+ * kind of object) -> reports and returns ACLNN_ERR_PARAM_INVALID. */
+aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out);
+
+/* "FLOAT16", "INT32", ... ("dtype <n>" for values without a name; the buffer holds that text). */
+const char *op_dtype_name(aclDataType dtype, char buf[24]);
+
+/* "ND", "NCHW", ... ("format <n>" otherwise). */
+const char *op_format_name(aclFormat format, char buf[24]);
+
+/* For kernels: the address of element `index` (in elements, relative to the view's offset, i.e.
+ * index 0 is the view's first element) of an `itemsize`-byte dtype, after checking that the
+ * bytes lie in device memory. Otherwise records an asynchronous device fault naming `op` and
+ * `param` on the stream (pyaclnn_stub_task_fail) and returns NULL: the kernel must then write
+ * nothing. */
+void *op_kernel_element(const char *op, const char *param, const pyaclnn_stub_tensor *t, int64_t index,
+                        size_t itemsize);
+
+#endif
