@@ -206,6 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     p_info.add_argument("--json", action="store_true", help="print one JSON object")
     p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
+    sub.add_parser("gen-signatures", add_help=False,
+                   help="parse a toolkit's include/aclnnop headers into a signature registry "
+                        "(python -m pyaclnn gen-signatures --help)")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "gen-signatures":
+        from .signatures import main as gen_signatures_main   # its own argument parser
+        return gen_signatures_main(argv[1:])
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
