@@ -1,0 +1,329 @@
+/*
+ * Events. aclrtRecordEvent enqueues a marker on the stream; the event completes when the stream's
+ * worker reaches it, i.e. when all work queued before the record has run. Timed events (the
+ * default of aclrtCreateEvent, or ACL_EVENT_TIME_LINE) note the time the marker was reached.
+ *
+ * Record ids keep growing over the event's whole life (and over reuses of its pooled object):
+ * record_id is the latest record, done_id the highest record reached. A never-recorded (or reset)
+ * event counts as complete. aclrtStreamWaitEvent makes the stream wait for the record that was
+ * latest at the time of the call; waiting on a never-recorded event is a no-op.
+ *
+ * Status codes follow the real runtime: elapsed time/timestamp of an event that was never recorded
+ * -> ACL_ERROR_RT_INTERNAL_ERROR (507000, "event recorder null"); of an event without a timestamp
+ * (untimed, or not completed yet) -> ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID (107006); external and IPC
+ * events have no timestamps at all -> ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000).
+ * aclrtResetEvent takes effect when called (not in stream order).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rt_internal.h"
+
+#define EVENT_FLAG_MASK 0x3Fu      /* SYNC|CAPTURE_STREAM_PROGRESS|0x4|TIME_LINE|DEVICE_USE_ONLY|EXTERNAL */
+#define EVENT_EX_FLAG_MASK 0x4Fu   /* SYNC|CAPTURE_STREAM_PROGRESS|0x4|TIME_LINE|IPC */
+
+static rt_pool event_pool = RT_POOL_INIT(rt_event, 256);
+static _Atomic int64_t live_events;
+
+int64_t rt_event_count(void) { return atomic_load(&live_events); }
+
+/* ---- worker hooks ---------------------------------------------------------------------------- */
+
+void rt_event_reach(rt_event *ev, uint64_t id) {
+    pthread_mutex_lock(&ev->mu);
+    if (id > ev->done_id) {
+        ev->done_id = id;
+        ev->stamp_ns = rt_now_ns();
+    }
+    pthread_cond_broadcast(&ev->cv);
+    pthread_mutex_unlock(&ev->mu);
+}
+
+void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id) {
+    atomic_store(&s->waiting_on, ev);
+    pthread_mutex_lock(&ev->mu);
+    while (ev->done_id < id && !atomic_load(&s->abort) && !atomic_load(&rt_process_exiting))
+        pthread_cond_wait(&ev->cv, &ev->mu);
+    pthread_mutex_unlock(&ev->mu);
+    atomic_store(&s->waiting_on, NULL);
+}
+
+void rt_event_wake(rt_event *ev) {
+    pthread_mutex_lock(&ev->mu);
+    pthread_cond_broadcast(&ev->cv);
+    pthread_mutex_unlock(&ev->mu);
+}
+
+/* ---- creation -------------------------------------------------------------------------------- */
+
+static aclError create_event(const char *func, aclrtEvent *event, uint32_t flags) {
+    rt_context *ctx;
+    aclError rc = rt_require_context(func, &ctx);
+    if (rc) return rc;
+    rt_event *ev = rt_pool_take(&event_pool);
+    if (!ev) {
+        ev = calloc(1, sizeof *ev);
+        if (!ev) return RT_REPORT(ACL_ERROR_RT_NO_EVENT_RESOURCE, func, "out of host memory for an event");
+        pthread_mutex_init(&ev->mu, NULL);
+        rt_cond_init_monotonic(&ev->cv);
+    }
+    pthread_mutex_lock(&ev->mu);
+    ev->flags = flags;
+    ev->timed = (flags & ACL_EVENT_TIME_LINE) != 0;
+    ev->record_id = 0;   /* done_id and next_id keep growing: late markers of a past life are harmless */
+    ev->stream = NULL;
+    ev->ctx = ctx;
+    ev->live = 1;
+    atomic_fetch_add(&ev->generation, 1);
+    pthread_mutex_unlock(&ev->mu);
+    if (stub_registry_add(&rt_handles, ev, RT_KIND_EVENT) != 0) {
+        ev->live = 0;
+        rt_pool_put(&event_pool, ev);
+        return RT_REPORT(ACL_ERROR_RT_NO_EVENT_RESOURCE, func, "out of host memory for an event");
+    }
+    atomic_fetch_add(&live_events, 1);
+    *event = ev;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event) {
+    if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent", "event is NULL");
+    return create_event("aclrtCreateEvent", event, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE);
+}
+
+/* Flags that may not be combined with any other. */
+static int combined_with_others(uint32_t flag, uint32_t solo) { return (flag & solo) && (flag & ~solo); }
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
+    static const char func[] = "aclrtCreateEventWithFlag";
+    if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "event is NULL");
+    if ((flag & EVENT_FLAG_MASK) == 0 || flag > EVENT_FLAG_MASK)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "flag %#x is invalid; expected an OR of 0x1, 0x2, 0x4 and ACL_EVENT_TIME_LINE "
+                         "(0x8), or 0x10 or ACL_EVENT_EXTERNAL (0x20) alone",
+                         flag);
+    if (combined_with_others(flag, 0x10) || combined_with_others(flag, ACL_EVENT_EXTERNAL))
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "flag %#x is invalid: 0x10 and ACL_EVENT_EXTERNAL (0x20) cannot be combined "
+                         "with other flags",
+                         flag);
+    return create_event(func, event, flag);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
+    static const char func[] = "aclrtCreateEventExWithFlag";
+    if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "event is NULL");
+    if (combined_with_others(flag, 0x10) || combined_with_others(flag, ACL_EVENT_EXTERNAL) ||
+        combined_with_others(flag, ACL_EVENT_IPC))
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "flag %#x is invalid: 0x10, ACL_EVENT_EXTERNAL and ACL_EVENT_IPC cannot be "
+                         "combined with other flags",
+                         flag);
+    if (flag == ACL_EVENT_IPC)
+        return RT_REPORT(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, func, "IPC events are not emulated");
+    if ((flag & EVENT_EX_FLAG_MASK) == 0 || flag > EVENT_EX_FLAG_MASK)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "flag %#x is invalid; expected an OR of 0x1, 0x2, 0x4 and ACL_EVENT_TIME_LINE "
+                         "(0x8), or ACL_EVENT_IPC (0x40) alone",
+                         flag);
+    return create_event(func, event, flag);
+}
+
+/* Reports unless `event` is a live event. */
+static aclError check_event(const char *func, const char *name, aclrtEvent event) {
+    if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "%s is NULL", name);
+    if (stub_registry_kind(&rt_handles, event) != RT_KIND_EVENT)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "%s %p is not a live event (never created, or already destroyed)", name, event);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
+    static const char func[] = "aclrtDestroyEvent";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    rt_event *ev = event;
+    if (!stub_registry_remove(&rt_handles, ev, RT_KIND_EVENT))
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "event %p was destroyed concurrently", event);
+    pthread_mutex_lock(&ev->mu);
+    ev->live = 0;
+    ev->record_id = 0;
+    ev->stream = NULL;
+    pthread_mutex_unlock(&ev->mu);
+    atomic_fetch_sub(&live_events, 1);
+    rt_pool_put(&event_pool, ev);
+    return ACL_SUCCESS;
+}
+
+/* ---- record, reset, wait --------------------------------------------------------------------- */
+
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+    static const char func[] = "aclrtRecordEvent";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    rt_stream *s;
+    if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
+    rt_event *ev = event;
+    pthread_mutex_lock(&ev->mu);
+    uint64_t previous = ev->record_id, id = ++ev->next_id;
+    ev->record_id = id;
+    pthread_mutex_unlock(&ev->mu);
+
+    rt_task t = {.kind = RT_TASK_RECORD, .u.mark = {ev, id}};
+    uint64_t index;
+    rc = rt_stream_enqueue(func, s, &t, &index);
+    pthread_mutex_lock(&ev->mu);
+    if (ev->record_id == id) {
+        if (rc) {
+            ev->record_id = previous;
+        } else {
+            ev->stream = s;
+            ev->stream_generation = atomic_load(&s->generation);
+            ev->stream_index = index;
+        }
+    }
+    pthread_mutex_unlock(&ev->mu);
+    return rc;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+    static const char func[] = "aclrtResetEvent";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    rt_stream *s;
+    if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
+    rt_event *ev = event;
+    pthread_mutex_lock(&ev->mu);
+    ev->record_id = 0;
+    ev->stream = NULL;
+    pthread_mutex_unlock(&ev->mu);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+    static const char func[] = "aclrtStreamWaitEvent";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    rt_stream *s;
+    if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
+    rt_event *ev = event;
+    pthread_mutex_lock(&ev->mu);
+    uint64_t target = ev->record_id;
+    pthread_mutex_unlock(&ev->mu);
+    if (target == 0) return ACL_SUCCESS;   /* never recorded: nothing to wait for */
+    rt_task t = {.kind = RT_TASK_WAIT, .u.mark = {ev, target}};
+    return rt_stream_enqueue(func, s, &t, NULL);
+}
+
+/* ---- queries and host synchronisation -------------------------------------------------------- */
+
+static int is_complete_locked(const rt_event *ev) { return ev->record_id == 0 || ev->done_id >= ev->record_id; }
+
+ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
+    static const char func[] = "aclrtQueryEvent";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
+    rt_event *ev = event;
+    pthread_mutex_lock(&ev->mu);
+    *status = is_complete_locked(ev) ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    pthread_mutex_unlock(&ev->mu);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
+    static const char func[] = "aclrtQueryEventStatus";
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
+    rt_event *ev = event;
+    pthread_mutex_lock(&ev->mu);
+    *status = is_complete_locked(ev) ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    pthread_mutex_unlock(&ev->mu);
+    return ACL_SUCCESS;
+}
+
+static aclError synchronize_event(const char *func, aclrtEvent event, int32_t timeout) {
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    rt_event *ev = event;
+    struct timespec deadline;
+    if (timeout >= 0) rt_deadline_after_ms(&deadline, timeout);
+    pthread_mutex_lock(&ev->mu);
+    uint64_t target = ev->record_id;
+    rt_stream *s = ev->stream;
+    uint64_t generation = ev->stream_generation, index = ev->stream_index;
+    while (ev->done_id < target) {
+        int w = timeout >= 0 ? pthread_cond_timedwait(&ev->cv, &ev->mu, &deadline)
+                             : pthread_cond_wait(&ev->cv, &ev->mu);
+        if (w == ETIMEDOUT && ev->done_id < target) {
+            pthread_mutex_unlock(&ev->mu);
+            return RT_REPORT(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, func,
+                             "event %p was not reached within %d ms", event, timeout);
+        }
+    }
+    pthread_mutex_unlock(&ev->mu);
+    if (target != 0 && s && atomic_load(&s->generation) == generation) {
+        rt_mem_release(NULL);
+        return rt_stream_take_failure(func, s, index);
+    }
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
+    return synchronize_event("aclrtSynchronizeEvent", event, -1);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+    static const char func[] = "aclrtSynchronizeEventWithTimeout";
+    if (timeout < -1)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "timeout %d ms is invalid; expected -1 (wait forever) or a value >= 0", timeout);
+    return synchronize_event(func, event, timeout);
+}
+
+/* Copies what the timing queries need; reports and returns non-zero when there is no timestamp. */
+static aclError read_timestamp(const char *func, const char *name, rt_event *ev, uint64_t *stamp_ns) {
+    pthread_mutex_lock(&ev->mu);
+    uint32_t flags = ev->flags;
+    int timed = ev->timed, recorded = ev->record_id != 0, complete = is_complete_locked(ev);
+    *stamp_ns = ev->stamp_ns;
+    pthread_mutex_unlock(&ev->mu);
+    if (flags == ACL_EVENT_EXTERNAL || flags == ACL_EVENT_IPC)
+        return RT_REPORT(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, func,
+                         "%s %p is an external or IPC event, which has no timestamp", name, (void *)ev);
+    if (!recorded)
+        return RT_REPORT(ACL_ERROR_RT_INTERNAL_ERROR, func, "%s %p has not been recorded", name, (void *)ev);
+    if (!timed)
+        return RT_REPORT(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, func,
+                         "%s %p was created without ACL_EVENT_TIME_LINE, so it has no timestamp", name,
+                         (void *)ev);
+    if (!complete)
+        return RT_REPORT(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, func,
+                         "%s %p has not completed yet (synchronize it before reading its time)", name,
+                         (void *)ev);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+    static const char func[] = "aclrtEventElapsedTime";
+    if (!ms) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "ms is NULL");
+    aclError rc = check_event(func, "startEvent", startEvent);
+    if (rc || (rc = check_event(func, "endEvent", endEvent))) return rc;
+    uint64_t start, end;
+    if ((rc = read_timestamp(func, "startEvent", startEvent, &start))) return rc;
+    if ((rc = read_timestamp(func, "endEvent", endEvent, &end))) return rc;
+    *ms = (float)(((double)end - (double)start) / 1e6);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
+    static const char func[] = "aclrtEventGetTimestamp";
+    if (!timestamp) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "timestamp is NULL");
+    aclError rc = check_event(func, "event", event);
+    if (rc) return rc;
+    uint64_t stamp;
+    if ((rc = read_timestamp(func, "event", event, &stamp))) return rc;
+    *timestamp = stamp / 1000;   /* microseconds, like the device counter after conversion */
+    return ACL_SUCCESS;
+}

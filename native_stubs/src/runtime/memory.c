@@ -1,0 +1,267 @@
+/*
+ * Device and pinned host memory. Device memory is host memory tracked by range (memory_table.c),
+ * so copies can check kinds and bounds and aclrtFree can refuse pointers it did not hand out.
+ *  - aclrtMalloc rounds the size up to a multiple of 32 and adds 32 bytes of padding (none for the
+ *    1G-huge-page policies); aclrtMallocAlign32 only rounds. The padded size is what a copy may
+ *    touch, as on the NPU. Blocks are 512-byte aligned.
+ *  - Each device has an emulated capacity (rt_device_capacity); allocations beyond it fail with
+ *    ACL_ERROR_RT_MEMORY_ALLOCATION (207001), and aclrtGetMemInfo reports it.
+ *  - aclrtFree / aclrtFreeHost never touch a pointer they do not know: NULL -> 100000, anything
+ *    else that is not the start of a live allocation of the right kind -> 107000 with the reason.
+ *  - Freed blocks are released at once when no stream has work queued, else kept until all streams
+ *    are idle, so a task queued before the free cannot write into memory the host reuses.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+#define DEVICE_ALIGNMENT 512
+#define HOST_ALIGNMENT 64
+#define ALIGN 32u
+#define PADDING 32u
+
+/* ---- capacity -------------------------------------------------------------------------------- */
+
+static pthread_mutex_t capacity_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t used_bytes[RT_MAX_DEVICES];
+
+static int reserve(int32_t device, size_t bytes, uint64_t *used, uint64_t *capacity) {
+    *capacity = rt_device_capacity();
+    pthread_mutex_lock(&capacity_mu);
+    int ok = bytes <= *capacity - used_bytes[device] && used_bytes[device] <= *capacity;
+    if (ok) used_bytes[device] += bytes;
+    *used = used_bytes[device];
+    pthread_mutex_unlock(&capacity_mu);
+    return ok;
+}
+
+static void unreserve(int32_t device, size_t bytes) {
+    pthread_mutex_lock(&capacity_mu);
+    used_bytes[device] -= bytes;
+    pthread_mutex_unlock(&capacity_mu);
+}
+
+/* ---- deferred release ------------------------------------------------------------------------ */
+
+static pthread_mutex_t deferred_mu = PTHREAD_MUTEX_INITIALIZER;
+static void **deferred;
+static size_t n_deferred, cap_deferred;
+static _Atomic size_t deferred_count;   /* n_deferred, readable without the lock */
+
+void rt_mem_release(void *p) {
+    if (!p && atomic_load(&deferred_count) == 0) return;   /* the common case: nothing deferred */
+    void **batch = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&deferred_mu);
+    if (p && atomic_load(&rt_tasks_in_flight) == 0 && n_deferred == 0) {
+        pthread_mutex_unlock(&deferred_mu);
+        free(p);
+        return;
+    }
+    if (p) {
+        if (n_deferred == cap_deferred) {
+            size_t cap = cap_deferred ? cap_deferred * 2 : 64;
+            void **grown = realloc(deferred, cap * sizeof *grown);
+            if (grown) {
+                deferred = grown;
+                cap_deferred = cap;
+            }
+        }
+        if (n_deferred < cap_deferred) deferred[n_deferred++] = p;
+        else free(p);   /* cannot defer (out of memory): release now */
+    }
+    if (n_deferred && atomic_load(&rt_tasks_in_flight) == 0) {
+        batch = deferred;
+        n = n_deferred;
+        deferred = NULL;
+        n_deferred = cap_deferred = 0;
+    }
+    atomic_store(&deferred_count, n_deferred);
+    pthread_mutex_unlock(&deferred_mu);
+    for (size_t i = 0; i < n; i++) free(batch[i]);
+    free(batch);
+}
+
+/* ---- allocation ------------------------------------------------------------------------------ */
+
+static aclError malloc_device(const char *func, void **devPtr, size_t size, aclrtMemMallocPolicy policy,
+                              int pad) {
+    if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
+    if (size == 0) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size must be greater than 0");
+    rt_context *ctx;
+    aclError rc = rt_require_context(func, &ctx);
+    if (rc) return rc;
+    int huge1g = policy == ACL_MEM_MALLOC_HUGE1G_ONLY || policy == ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
+    size_t append = (pad && !huge1g) ? ALIGN + PADDING : ALIGN;
+    if (size > SIZE_MAX - append)
+        return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size %zu is too large", size);
+    size_t padded = (size + append - 1) / ALIGN * ALIGN;
+
+    uint64_t used, capacity;
+    if (!reserve(ctx->device, padded, &used, &capacity))
+        return RT_REPORT(ACL_ERROR_RT_MEMORY_ALLOCATION, func,
+                         "out of device memory on device %d: %zu bytes requested (%zu with alignment "
+                         "and padding), %llu of %llu bytes in use",
+                         ctx->device, size, padded, (unsigned long long)used, (unsigned long long)capacity);
+    void *p = NULL;
+    size_t block = (padded + DEVICE_ALIGNMENT - 1) / DEVICE_ALIGNMENT * DEVICE_ALIGNMENT;
+    if (posix_memalign(&p, DEVICE_ALIGNMENT, block) != 0) p = NULL;
+    rt_mem_range r = {(uintptr_t)p, padded, size, RT_MEM_DEVICE, ctx->device};
+    if (!p || rt_mem_table_insert(&r) != 0) {
+        free(p);
+        unreserve(ctx->device, padded);
+        return RT_REPORT(ACL_ERROR_RT_MEMORY_ALLOCATION, func,
+                         "the host could not provide %zu bytes for device %d", padded, ctx->device);
+    }
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    return malloc_device("aclrtMalloc", devPtr, size, policy, 1);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    return malloc_device("aclrtMallocAlign32", devPtr, size, policy, 0);
+}
+
+static const char *kind_owner(rt_mem_kind kind) {
+    switch (kind) {
+    case RT_MEM_DEVICE: return "aclrtMalloc";
+    case RT_MEM_PINNED: return "aclrtMallocHost";
+    case RT_MEM_REGISTERED: return "host memory registration";
+    default: return "an unknown allocator";
+    }
+}
+
+/* Explains why p is not the start of a live allocation of `kind`, and reports it. */
+static aclError report_bad_free(const char *func, const char *name, void *p, rt_mem_kind kind) {
+    rt_mem_range r;
+    if (!rt_mem_table_find((uintptr_t)p, &r))
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "%s %p is not a live allocation of %s (never allocated, or already freed)", name,
+                         p, kind_owner(kind));
+    if (r.kind != kind)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "%s %p was allocated by %s, not %s", name, p,
+                         kind_owner(r.kind), kind_owner(kind));
+    return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                     "%s %p points %zu bytes into the allocation at %p, not at its start", name, p,
+                     (size_t)((uintptr_t)p - r.base), (void *)r.base);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
+    static const char func[] = "aclrtFree";
+    if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
+    rt_mem_range r;
+    if (!rt_mem_table_remove((uintptr_t)devPtr, RT_MEM_DEVICE, &r))
+        return report_bad_free(func, "devPtr", devPtr, RT_MEM_DEVICE);
+    unreserve(r.device, r.size);
+    rt_mem_release(devPtr);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
+    static const char func[] = "aclrtMallocHost";
+    if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
+    if (size == 0) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size must be greater than 0");
+    void *p = NULL;
+    size_t block = (size + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT;
+    if (block < size || posix_memalign(&p, HOST_ALIGNMENT, block) != 0) p = NULL;
+    rt_context *ctx = rt_current_context();
+    rt_mem_range r = {(uintptr_t)p, size, size, RT_MEM_PINNED, ctx ? ctx->device : -1};
+    if (!p || rt_mem_table_insert(&r) != 0) {
+        free(p);
+        return RT_REPORT(ACL_ERROR_RT_MEMORY_ALLOCATION, func, "cannot allocate %zu bytes of host memory", size);
+    }
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
+    static const char func[] = "aclrtFreeHost";
+    if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
+    if (!rt_mem_table_remove((uintptr_t)hostPtr, RT_MEM_PINNED, NULL))
+        return report_bad_free(func, "hostPtr", hostPtr, RT_MEM_PINNED);
+    rt_mem_release(hostPtr);
+    return ACL_SUCCESS;
+}
+
+/* ---- information ----------------------------------------------------------------------------- */
+
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
+    static const char func[] = "aclrtGetMemInfo";
+    if (!free) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "free is NULL");
+    if (!total) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "total is NULL");
+    if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_MEM_P2P_HUGE1G)
+        return RT_REPORT(ACL_ERROR_RT_INVALID_MEMORY_TYPE, func,
+                         "attr %d is not an aclrtMemAttr (expected 0..%d)", (int)attr, (int)ACL_MEM_P2P_HUGE1G);
+    rt_context *ctx;
+    aclError rc = rt_require_context(func, &ctx);
+    if (rc) return rc;
+    switch (attr) {
+    case ACL_DDR_MEM:
+    case ACL_DDR_MEM_HUGE:
+    case ACL_DDR_MEM_NORMAL:
+    case ACL_DDR_MEM_P2P_HUGE:
+    case ACL_DDR_MEM_P2P_NORMAL:
+        *free = *total = 0;   /* the emulated cards, like A2/A3/950, have HBM and no device DDR */
+        return ACL_SUCCESS;
+    default:
+        break;
+    }
+    uint64_t capacity = rt_device_capacity();
+    pthread_mutex_lock(&capacity_mu);
+    uint64_t used = used_bytes[ctx->device];
+    pthread_mutex_unlock(&capacity_mu);
+    *total = (size_t)capacity;
+    *free = (size_t)(capacity - used);
+    return ACL_SUCCESS;
+}
+
+void rt_mem_classify(const void *p, rt_mem_range *r) {
+    if (!rt_mem_table_find((uintptr_t)p, r)) {
+        memset(r, 0, sizeof *r);
+        r->kind = RT_MEM_PAGEABLE;
+        r->base = (uintptr_t)p;
+        r->device = -1;
+    }
+}
+
+/* ---- cross-library API ----------------------------------------------------------------------- */
+
+PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void **base, size_t *size) {
+    rt_mem_range r;
+    uintptr_t u = (uintptr_t)p;
+    int found = rt_mem_table_find(u, &r);
+    if (!found && nbytes == 0 && u > 0) found = rt_mem_table_find(u - 1, &r) && u == r.base + r.size;
+    if (!found || (r.kind != RT_MEM_DEVICE && r.kind != RT_MEM_REGISTERED)) return 0;
+    if (nbytes > r.size - (u - r.base)) return 0;
+    if (base) *base = (void *)r.base;
+    if (size) *size = r.size;
+    return 1;
+}
+
+PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes) {
+    static const char func[] = "pyaclnn_stub_mem_register";
+    if (!p) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "pointer is NULL");
+    if (nbytes == 0) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size must be greater than 0");
+    if ((uintptr_t)p + nbytes < (uintptr_t)p)
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "range %p + %zu wraps around", p, nbytes);
+    if (rt_mem_table_overlaps((uintptr_t)p, nbytes))
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                         "range [%p, +%zu) overlaps memory the runtime already knows", p, nbytes);
+    rt_context *ctx = rt_current_context();
+    rt_mem_range r = {(uintptr_t)p, nbytes, nbytes, RT_MEM_REGISTERED, ctx ? ctx->device : -1};
+    if (rt_mem_table_insert(&r) != 0)
+        return RT_REPORT(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, func, "out of host memory");
+    return ACL_SUCCESS;
+}
+
+PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p) {
+    static const char func[] = "pyaclnn_stub_mem_unregister";
+    if (!p) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "pointer is NULL");
+    if (!rt_mem_table_remove((uintptr_t)p, RT_MEM_REGISTERED, NULL))
+        return report_bad_free(func, "pointer", p, RT_MEM_REGISTERED);
+    return ACL_SUCCESS;
+}

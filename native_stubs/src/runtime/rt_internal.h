@@ -1,0 +1,228 @@
+/*
+ * Internals shared by the files of libascendcl (src/runtime/). Not exported.
+ *
+ * Object lifetime rule: contexts, streams and events live in pools (pool.c) and their memory is
+ * never returned to the system. A destroyed object goes back to its pool and its generation is
+ * bumped when it is reused, so a stale handle or a stale thread-local pointer can always be read
+ * safely; the handle registry tells live handles from stale or foreign ones before anything else
+ * of the object is trusted.
+ */
+#ifndef PYACLNN_RT_INTERNAL_H
+#define PYACLNN_RT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "pyaclnn_stub.h"
+#include "../common/handle_registry.h"
+
+/* ---- handles -------------------------------------------------------------------------------- */
+
+enum { RT_KIND_CONTEXT = 1, RT_KIND_STREAM = 2, RT_KIND_EVENT = 3 };
+extern stub_registry rt_handles;   /* every live context, stream (default ones too) and event */
+
+typedef struct rt_context rt_context;
+typedef struct rt_stream rt_stream;
+typedef struct rt_event rt_event;
+
+/* ---- object pools (pool.c) ------------------------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    void *head, *tail;      /* FIFO of idle objects, linked through their next_free field */
+    size_t idle;
+    size_t min_idle;        /* reuse starts only above this many idle objects               */
+    size_t next_offset;     /* offsetof(type, next_free)                                    */
+} rt_pool;
+
+#define RT_POOL_INIT(type, min_idle) {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, (min_idle), offsetof(type, next_free)}
+
+void rt_pool_put(rt_pool *pool, void *obj);
+void *rt_pool_take(rt_pool *pool);   /* NULL: allocate a new object */
+
+/* ---- errors (errors.c) ---------------------------------------------------------------------- */
+
+#define RT_REPORT(code, func, ...) (pyaclnn_stub_report((code), (func), __VA_ARGS__), (code))
+
+/* ---- clock (used by events, timeouts, messages) ---------------------------------------------- */
+
+uint64_t rt_now_ns(void);                                   /* CLOCK_MONOTONIC */
+void rt_deadline_after_ms(struct timespec *ts, int32_t ms); /* absolute CLOCK_MONOTONIC deadline */
+/* pthread_cond_t initialised to use CLOCK_MONOTONIC (for rt_deadline_after_ms deadlines). */
+void rt_cond_init_monotonic(pthread_cond_t *cv);
+
+/* ---- SoC (soc.c) ----------------------------------------------------------------------------- */
+
+uint64_t rt_soc_hbm_bytes(void);   /* nominal device memory of the emulated SoC */
+
+/* ---- devices (device.c) ---------------------------------------------------------------------- */
+
+#define RT_MAX_DEVICES 64
+/* Number of visible devices, or -1 if ASCEND_RT_VISIBLE_DEVICES is unusable (then *why says why). */
+int rt_visible_device_count(const char **why);
+/* Emulated memory capacity of every device in bytes (PYACLNN_STUB_DEVICE_MEMORY or the SoC's HBM). */
+uint64_t rt_device_capacity(void);
+
+/* ---- contexts (context.c) -------------------------------------------------------------------- */
+
+struct rt_context {
+    int32_t device;                 /* user-visible device id                     */
+    int is_default;                 /* the device's default ("primary") context   */
+    _Atomic int alive;
+    _Atomic uint64_t generation;    /* bumped at each creation                    */
+    rt_stream *default_stream;
+    rt_context *next_free;
+};
+
+/* The calling thread's current context if it is still alive, else NULL. */
+rt_context *rt_current_context(void);
+/* Same, reporting ACL_ERROR_RT_CONTEXT_NULL under `func` when there is none. */
+aclError rt_require_context(const char *func, rt_context **out);
+void rt_set_current_context(rt_context *ctx);   /* ctx may be NULL */
+/* Creates a live context with its default stream. Returns the status (reported under func). */
+aclError rt_context_create(const char *func, int32_t device, int is_default, rt_context **out);
+/* Synchronises and destroys every stream of ctx, then the context itself. */
+void rt_context_destroy(rt_context *ctx);
+int64_t rt_context_user_count(void);
+
+/* ---- streams (stream.c, stream_worker.c) ----------------------------------------------------- */
+
+typedef enum {
+    RT_TASK_CALL,     /* pyaclnn_stub_stream_submit: run(arg), then release(arg) */
+    RT_TASK_COPY,
+    RT_TASK_COPY2D,
+    RT_TASK_SET,
+    RT_TASK_RECORD,   /* marks an event record as reached                         */
+    RT_TASK_WAIT,     /* blocks the stream until an event record is reached        */
+} rt_task_kind;
+
+typedef struct {
+    rt_task_kind kind;
+    union {
+        struct { pyaclnn_stub_task_fn run, release; void *arg; } call;
+        struct { void *dst; const void *src; size_t count; } copy;
+        struct { void *dst; const void *src; size_t dpitch, spitch, width, height; } copy2d;
+        struct { void *dst; size_t count; int value; } set;
+        struct { rt_event *event; uint64_t id; } mark;   /* RECORD and WAIT */
+    } u;
+} rt_task;
+
+enum { RT_STREAM_FREE = 0, RT_STREAM_LIVE = 1 };
+
+struct rt_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv;         /* the worker waits here for tasks                  */
+    pthread_cond_t done_cv;         /* host threads wait here for completions           */
+    rt_task *ring;                  /* pending tasks, a power-of-two ring buffer        */
+    size_t ring_cap, ring_head;     /* ring_head: next task to run                      */
+    size_t ring_count;              /* tasks queued and not yet started                 */
+    _Atomic uint64_t submitted;     /* tasks ever enqueued (written under mu)           */
+    _Atomic uint64_t completed;     /* tasks ever finished (written under mu)           */
+    int host_waiters;               /* host threads blocked on done_cv                  */
+    int worker_idle;                /* worker blocked on work_cv                        */
+    int state;                      /* RT_STREAM_FREE / RT_STREAM_LIVE                  */
+    _Atomic int abort;              /* force-destroy: drop the pending tasks            */
+    _Atomic(rt_event *) waiting_on; /* event the worker is blocked on (RT_TASK_WAIT)    */
+    _Atomic uint64_t generation;
+    _Atomic(rt_context *) ctx;
+    int is_default;
+    uint32_t priority, flags;
+    /* First asynchronous failure not yet reported by a synchronisation. */
+    _Atomic int fail_code;
+    uint64_t fail_task;             /* index (1-based) of the failing task              */
+    int fail_more;                  /* failures after the first one                     */
+    char fail_msg[768];
+    rt_stream *next_free;
+};
+
+/* Resolves a stream for submitting work from the calling thread (NULL -> current context's default
+ * stream): a current context is required and the stream must belong to it, as on the NPU. */
+aclError rt_stream_resolve(const char *func, aclrtStream stream, rt_stream **out);
+/* Same without the same-context rule (synchronisation and queries). */
+aclError rt_stream_resolve_any(const char *func, aclrtStream stream, rt_stream **out);
+/* Appends a task; *index gets its 1-based position in the stream (may be NULL). */
+aclError rt_stream_enqueue(const char *func, rt_stream *s, const rt_task *task, uint64_t *index);
+/* Waits until the stream has completed `index` tasks; deadline NULL waits forever (see
+ * rt_deadline_after_ms). Returns 0, or 1 on timeout. Does not surface asynchronous failures. */
+int rt_stream_wait_index(rt_stream *s, uint64_t index, const struct timespec *deadline);
+/* Reports (under func) and clears the stream's pending asynchronous failure if it happened in a task
+ * with index <= upto; returns its code or 0. */
+aclError rt_stream_take_failure(const char *func, rt_stream *s, uint64_t upto);
+/* Creation and destruction (used by contexts too). */
+aclError rt_stream_create(const char *func, rt_context *ctx, int is_default, uint32_t priority,
+                          uint32_t flags, rt_stream **out);
+void rt_stream_destroy(rt_stream *s, int force);
+/* Synchronises every live stream of a device (or of one context when ctx != NULL). */
+aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ctx, int32_t timeout_ms);
+/* Destroys every live stream of ctx (waiting for their work). */
+void rt_streams_destroy_of_context(rt_context *ctx);
+int64_t rt_stream_user_count(void);
+
+/* Worker side (stream_worker.c). */
+int rt_worker_start(rt_stream *s);   /* starts the stream object's (detached) worker thread */
+extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
+extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */
+
+/* ---- events (event.c) ------------------------------------------------------------------------ */
+
+struct rt_event {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;              /* broadcast whenever a record of this event is reached      */
+    uint32_t flags;
+    int timed;
+    uint64_t next_id;               /* record ids keep growing over the event's reuses          */
+    uint64_t record_id;             /* latest record (0 = not recorded since creation/reset)    */
+    uint64_t done_id;               /* highest record id reached by its stream                  */
+    uint64_t stamp_ns;              /* when record `done_id` was reached (timed events)         */
+    rt_stream *stream;              /* stream of the latest record, for asynchronous failures   */
+    uint64_t stream_generation, stream_index;
+    rt_context *ctx;
+    int live;
+    _Atomic uint64_t generation;
+    rt_event *next_free;
+};
+
+/* Worker hooks for RT_TASK_RECORD / RT_TASK_WAIT. */
+void rt_event_reach(rt_event *ev, uint64_t id);
+void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id);
+void rt_event_wake(rt_event *ev);   /* wakes a worker blocked on ev (force-destroy) */
+int64_t rt_event_count(void);
+
+/* ---- memory (memory.c, memory_table.c, memcpy.c) --------------------------------------------- */
+
+typedef enum {
+    RT_MEM_PAGEABLE = 0,   /* not known to the runtime: ordinary host memory          */
+    RT_MEM_DEVICE = 1,     /* aclrtMalloc / aclrtMallocAlign32                         */
+    RT_MEM_PINNED = 2,     /* aclrtMallocHost                                          */
+    RT_MEM_REGISTERED = 3, /* host memory registered for device access                 */
+} rt_mem_kind;
+
+typedef struct {
+    uintptr_t base;
+    size_t size;        /* bytes the range covers (padded size for device memory) */
+    size_t requested;   /* bytes the caller asked for                             */
+    rt_mem_kind kind;
+    int32_t device;
+} rt_mem_range;
+
+/* Sorted table of known ranges (memory_table.c); thread-safe. */
+int rt_mem_table_insert(const rt_mem_range *r);                    /* 0, or -1 if out of memory */
+int rt_mem_table_remove(uintptr_t base, rt_mem_kind kind, rt_mem_range *out);   /* 1 if removed */
+int rt_mem_table_find(uintptr_t p, rt_mem_range *out);             /* range containing p        */
+int rt_mem_table_overlaps(uintptr_t p, size_t n);
+void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs);
+
+/* Where p points: fills *r (kind RT_MEM_PAGEABLE with base = p if unknown). */
+void rt_mem_classify(const void *p, rt_mem_range *r);
+/* Frees memory the runtime allocated, or defers it while stream work is in flight. */
+void rt_mem_release(void *p);
+
+/* ---- init (init.c) --------------------------------------------------------------------------- */
+
+/* Checks that a non-empty file is well-formed JSON (json_check.c). Returns 0 or -1 and a reason. */
+int rt_json_check(const char *text, size_t len, char *why, size_t why_len);
+
+#endif
