@@ -53,3 +53,21 @@ def library_paths() -> list[str]:
     """Absolute paths of the loaded libraries, in symbol search order."""
     from ._loader import backend
     return backend().library_paths
+
+
+# The Pythonic layer, imported on first use (``pyaclnn.from_numpy``, ``pyaclnn.ops`` ...).
+_LAZY = {
+    "Tensor": "tensor", "from_numpy": "tensor", "empty": "tensor", "zeros": "tensor",
+    "empty_like": "tensor", "zeros_like": "tensor",
+    "Device": "runtime", "Stream": "runtime", "Event": "runtime",
+    "current_device": "runtime", "current_stream": "runtime",
+    "ops": None, "runtime": None, "tensor": None,
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
+        return module if _LAZY[name] is None else getattr(module, name)
+    raise AttributeError(f"module 'pyaclnn' has no attribute {name!r}")

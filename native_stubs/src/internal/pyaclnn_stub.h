@@ -28,9 +28,10 @@ extern "C" {
 
 /* ------------------------------------------------------------------------------------------------
  * Errors (libascendcl). Every failing public entry point calls pyaclnn_stub_report() exactly once
- * before returning its status: it appends "<func> failed (<code>): <reason>" to the calling
- * thread's recent-error buffer (read and cleared by aclGetRecentErrMsg, newest first) and sets the
- * thread's last runtime error (aclrtGetLastError). `func` is the public API name.
+ * before returning its status: it appends "[PID: n] <time> <func>(<code>): <reason>" (the vendor's
+ * layout) to the calling thread's recent-error buffer (read and cleared by aclGetRecentErrMsg,
+ * newest first) and sets the thread's last runtime error (aclrtGetLastError). `func` is the public
+ * API name.
  * ------------------------------------------------------------------------------------------------ */
 PYACLNN_STUB_API void pyaclnn_stub_report(int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
