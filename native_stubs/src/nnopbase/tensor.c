@@ -61,6 +61,17 @@ static aclnnStatus describe(const char *api, pyaclnn_stub_tensor *d, const int64
         }
     }
 
+    if (stride == NULL) {   /* the row-major strides computed below must fit in int64 too */
+        int64_t step = 1;
+        for (uint64_t k = viewDimsNum; k-- > 1;) {
+            if (__builtin_mul_overflow(step, viewDims[k] > 1 ? viewDims[k] : 1, &step)) {
+                pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                                    "the row-major strides of viewDims overflow int64 (stride is NULL)");
+                return ACLNN_ERR_PARAM_INVALID;
+            }
+        }
+    }
+
     memset(d, 0, sizeof *d);
     d->present = 1;
     d->dtype = dataType;
@@ -78,7 +89,7 @@ static aclnnStatus describe(const char *api, pyaclnn_stub_tensor *d, const int64
         int64_t step = 1;
         for (uint64_t k = viewDimsNum; k-- > 0;) {
             d->strides[k] = step;
-            step *= viewDims[k] > 1 ? viewDims[k] : 1;
+            if (k > 0) step *= viewDims[k] > 1 ? viewDims[k] : 1;   /* checked above */
         }
     }
     return ACLNN_SUCCESS;

@@ -30,4 +30,11 @@ const char *op_format_name(aclFormat format, char buf[24]);
 void *op_kernel_element(const char *op, const char *param, const pyaclnn_stub_tensor *t, int64_t index,
                         size_t itemsize);
 
+/* For kernels: 1 if every element a strided view touches lies in one live device allocation, its
+ * data address is aligned to its element size, and the extent fits in int64 (overflow-checked:
+ * shapes, strides and offsets are whatever the caller passed to aclCreateTensor); an empty view
+ * passes. `bits` per element: 4 for INT4/FP4 (offsets and strides then count nibbles), 8 * itemsize
+ * otherwise. Reports nothing: the caller records the fault. */
+int op_view_in_device_memory(const pyaclnn_stub_tensor *t, int bits);
+
 #endif

@@ -1,0 +1,98 @@
+/*
+ * Switches for the hardware details the public sources leave open (spec section C). Each variable
+ * is read at phase 1 (GetWorkspaceSize), so a test can flip it between calls; unset or empty means
+ * the spec's stated default.
+ *
+ *   PYACLNN_STUB_ARNQ_TILING_REJECT  phase2 | phase1      Q8  where kernel-selection / tiling
+ *                                                             rejections surface (phase-2 561103 |
+ *                                                             phase-1 561002)
+ *   PYACLNN_STUB_ARNQ_TREE64         adjacent | halves    Q2  order inside one 64-lane reduce-sum
+ *   PYACLNN_STUB_ARNQ_SCALAR_RSTD    float | fma | double Q4  scalar 1/sqrt(S*avg+eps) (A2, 950 single row)
+ *   PYACLNN_STUB_ARNQ_MULA           fused | unfused      Q5  950 Newton-Raphson multiply-accumulate
+ *   PYACLNN_STUB_ARNQ_MAX_NAN        propagate | ignore   Q7  NaN in the vector row max
+ *   PYACLNN_STUB_ARNQ_FP8_NAN        positive | keep |    Q11 FP8 code of a NaN quotient: the positive NaN
+ *                                    zero                     code, the NaN code with the NaN's sign, or 0x00
+ *   PYACLNN_STUB_ARNQ_HIF8_NAN       nan | zero           Q11 HiF8 code of a NaN quotient: 0x80 or 0x00
+ *
+ * Q11 note: the AscendC docs of the 950 register casts (asc_float2hif8, saturation mode) say a NaN
+ * becomes 0, and the GroupedDynamicMxQuant spec reads the same rule for FP8 (CTRL[50] = 0). The
+ * defaults here follow this operator's spec (NaN codes); "zero" is that documented behaviour.
+ *   PYACLNN_STUB_ARNQ_OVERFLOW       infnan | saturation  Q3  xOut narrowing overflow mode
+ *   PYACLNN_STUB_ARNQ_UB_950         bytes (254976)       Q10 UB size behind the 950 template choice
+ *                                                             (16 KiB .. 4 MiB)
+ *   PYACLNN_STUB_ARNQ_THREADS        n (0 = automatic)        host threads the rows are spread over
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arnq.h"
+
+#define UB_950_DEFAULT 254976 /* the vendor arch35 tiling UT's platform value */
+
+/* Picks the index of `value` in the NULL-terminated `names` (index 0 = default when unset). */
+static int choose(const char *var, const char *const *names, int *out, char *why, size_t why_size) {
+    const char *v = getenv(var);
+    if (v == NULL || *v == '\0') {
+        *out = 0;
+        return 0;
+    }
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    int used = snprintf(why, why_size, "%s=%s is not a known value: use", var, v);
+    for (int i = 0; names[i] && used > 0 && (size_t)used < why_size; i++)
+        used += snprintf(why + used, why_size - (size_t)used, "%s '%s'%s", i ? "," : "", names[i],
+                         i ? "" : " (default)");
+    return -1;
+}
+
+static int integer(const char *var, int64_t deflt, int64_t lo, int64_t hi, int64_t *out, char *why,
+                   size_t why_size) {
+    const char *v = getenv(var);
+    if (v == NULL || *v == '\0') {
+        *out = deflt;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end != '\0' || x < lo || x > hi) {
+        snprintf(why, why_size, "%s=%s is not an integer in [%lld, %lld]", var, v, (long long)lo,
+                 (long long)hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
+    static const char *const reject[] = {"phase2", "phase1", NULL};
+    static const char *const tree[] = {"adjacent", "halves", NULL};
+    static const char *const rstd[] = {"float", "fma", "double", NULL};
+    static const char *const mula[] = {"fused", "unfused", NULL};
+    static const char *const max_nan[] = {"propagate", "ignore", NULL};
+    static const char *const fp8_nan[] = {"positive", "keep", "zero", NULL};
+    static const char *const hif8_nan[] = {"nan", "zero", NULL};
+    static const char *const overflow[] = {"infnan", "saturation", NULL};
+    int64_t threads = 0;
+    memset(opt, 0, sizeof *opt);
+    if (choose("PYACLNN_STUB_ARNQ_TILING_REJECT", reject, &opt->reject_in_phase1, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_TREE64", tree, &opt->tree_halves, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_SCALAR_RSTD", rstd, &opt->scalar_rstd, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_MULA", mula, &opt->mula_unfused, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_MAX_NAN", max_nan, &opt->max_nan_ignore, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_FP8_NAN", fp8_nan, &opt->fp8_nan, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_HIF8_NAN", hif8_nan, &opt->hif8_nan_zero, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_OVERFLOW", overflow, &opt->xout_saturate, why, why_size) ||
+        integer("PYACLNN_STUB_ARNQ_UB_950", UB_950_DEFAULT, 16384, (int64_t)4 << 20, &opt->ub_950, why,
+                why_size) ||
+        integer("PYACLNN_STUB_ARNQ_THREADS", 0, 0, 1024, &threads, why, why_size))
+        return -1;
+    opt->threads = (int)threads;
+    return 0;
+}
