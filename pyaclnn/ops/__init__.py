@@ -1,0 +1,72 @@
+"""Call any aclnn operator of the registry, one-shot or prepared, plus friendly per-operator functions.
+
+    import numpy as np, pyaclnn
+    from pyaclnn import ops
+
+    scale, tracker = ops.amp_update_scale(np.float32(65536), np.int32(900), np.float32(0))  # friendly
+    out = ops.call("AmpUpdateScale", s, t, f, 2.0, 0.5, 1000, new_s, new_t)              # generic
+    out = ops.AmpUpdateScale(s, t, f, 2.0, 0.5, 1000, new_s, new_t)                       # same
+    plan = ops.prepare("AmpUpdateScale", s, t, f, 2.0, 0.5, 1000, new_s, new_t)           # hot loops
+    plan(s2, t2, f2, new_s2, new_t2)
+
+Every operator declared by the registry (:mod:`pyaclnn.signatures`: pyaclnn's own headers plus
+those of the installed toolkit and of :func:`load_headers`) is reachable by its name with or without
+the ``aclnn`` prefix.  Failures raise :class:`~pyaclnn.errors.AclError`; an operator the toolkit
+lacks raises :class:`OperatorNotFoundError`, which names the libraries searched and the SoC.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..runtime import Stream
+from ._errors import OperatorNotFoundError
+from ._launcher import OpFunction
+from ._marshal import Scalar
+from ._prepared import (PreparedCall, clear_executor_cache, executor_cache_info, set_executor_cache)
+from ._registry import function, load_headers, names, signature, signatures
+from ._support import register_probe, support_matrix, support_matrix_markdown
+
+# Friendly functions, one module per operator family (other operators add theirs here).
+from ._add_rms_norm_dynamic_quant import add_rms_norm_dynamic_quant
+from ._amp_update_scale import amp_update_scale
+from ._grouped_dynamic_mx_quant import (grouped_dynamic_mx_quant, grouped_mxscale_written,
+                                        unpack_float4_e1m2)
+
+__all__ = [
+    "call", "prepare", "get", "OpFunction", "PreparedCall", "Scalar", "OperatorNotFoundError",
+    "set_executor_cache", "clear_executor_cache", "executor_cache_info", "load_headers", "names",
+    "signature", "signatures", "support_matrix", "support_matrix_markdown", "register_probe",
+    "amp_update_scale", "add_rms_norm_dynamic_quant",
+    "grouped_dynamic_mx_quant", "grouped_mxscale_written", "unpack_float4_e1m2",
+]
+
+
+def get(op: str) -> OpFunction:
+    """The launcher of an operator (``"AmpUpdateScale"``, ``"aclnnAmpUpdateScale"`` or
+    ``"amp_update_scale"``); raises OperatorNotFoundError when the registry does not declare it."""
+    return function(op)
+
+
+def call(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) -> Any:
+    """Run operator ``op`` once: phase 1, workspace from the stream's pool, phase 2 on ``stream``.
+
+    See :class:`OpFunction` for how arguments are passed.  Returns the output arguments.
+    """
+    return function(op)(*args, stream=stream, **kwargs)
+
+
+def prepare(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) -> PreparedCall:
+    """Build a repeatable executor for ``op`` with these arguments (see :class:`PreparedCall`)."""
+    return function(op).prepare(*args, stream=stream, **kwargs)
+
+
+def __getattr__(name: str) -> OpFunction:
+    # pyaclnn.ops.AmpUpdateScale / pyaclnn.ops.aclnnAmpUpdateScale. OperatorNotFoundError is an
+    # AttributeError, so hasattr() answers False for operators this toolkit lacks.
+    if name.startswith("aclnn") or name[:1].isupper():
+        return function(name)
+    raise AttributeError(f"module 'pyaclnn.ops' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(names()))

@@ -1,0 +1,103 @@
+"""aclnnAddRmsNormDynamicQuantV2: x = x1 + x2, RMS-normalise x with gamma (plus beta), then quantise
+each row with a dynamic per-row scale, once or twice (optionally after multiplying by a smooth
+scale), as a friendly function on top of the generic launcher.
+
+V2 is used for every call: V1 is V2 without beta and outputMask.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..runtime import Stream
+from ..tensor import as_acl_dtype
+from . import _friendly as F
+from ._registry import function
+from ._support import register_probe
+
+OP = "aclnnAddRmsNormDynamicQuantV2"
+
+
+def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: Any = None,
+                               smooth_scale2: Any = None, beta: Any = None, epsilon: float = 1e-6,
+                               output_mask: Sequence[bool] | None = None, y_dtype: Any = "int8",
+                               stream: Stream | None = None) -> tuple:
+    """Add, RMS-normalise and dynamically quantise, row by row.
+
+    ``x = x1 + x2`` (computed in fp32; ``x_out`` is x in the input dtype), ``y = x / rms(x) * gamma
+    (+ beta)`` with ``rms(x) = sqrt(mean(x**2) + epsilon)``, then for each active output k:
+    ``z = y * smooth_scale_k`` (or y), ``scale_k = max|z| / Q`` per row and ``y_k = cast(z / scale_k)``
+    (Q = 127 for int8, 7 for int4, 448 / 57344 / 32768 for float8_e4m3fn / float8_e5m2 / hifloat8).
+
+    Parameters
+    ----------
+    x1, x2 : tensor [..., N], float16 or bfloat16 (numpy array, torch tensor or pyaclnn.Tensor)
+    gamma : tensor [N], same dtype
+    smooth_scale1, smooth_scale2 : tensor [N], optional
+        Multiply y before quantising output 1 / output 2.
+    beta : tensor [N], optional
+        Added after gamma.
+    epsilon : float
+        Added to the mean of squares (the operator converts it to float32).
+    output_mask : (bool, bool), optional
+        Which outputs to produce. Default: output 1 always, output 2 when both smooth scales are
+        given. A given smooth scale needs its output active, and one output must be active.
+    y_dtype : "int8" (default), "int4", "int32" (int4 packed 8 per int32 word, y shape [..., N/8]),
+        and on Ascend 950 also "float8_e4m3fn", "float8_e5m2", "hifloat8".
+    stream : pyaclnn.Stream, optional
+        Default: the current stream (torch_npu's, for NPU torch tensors).
+
+    Returns
+    -------
+    (y1, y2, x_out, scale1, scale2)
+        Inactive outputs are None. scale_k has shape x1.shape[:-1] (float32). numpy arrays for host
+        inputs (the call then waits for the result), torch tensors for torch inputs, pyaclnn tensors
+        for pyaclnn tensors (asynchronous).
+    """
+    values = (x1, x2, gamma, smooth_scale1, smooth_scale2, beta)
+    kind = F.flavor(*values)
+    stream = F.pick_stream(stream, *values)
+    x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t = (None if v is None else F.to_device(v, stream) for v in values)
+
+    if output_mask is None:
+        out1, out2 = True, smooth_scale1 is not None and smooth_scale2 is not None
+        mask = None
+    else:
+        mask = [bool(v) for v in output_mask]
+        out1, out2 = (mask + [False, False])[:2]
+
+    y_acl = as_acl_dtype(y_dtype)
+    lead = tuple(x1_t.shape[:-1])
+    n = x1_t.shape[-1] if x1_t.shape else 0
+    y_shape = lead + ((n // 8,) if y_acl == as_acl_dtype("int32") else (n,))
+    returns, outs = [], []
+    for active, shape, acl in ((out1, y_shape, y_acl), (out2, y_shape, y_acl), (True, x1_t.shape, x1_t.acl_dtype),
+                               (out1, lead, "float32"), (out2, lead, "float32")):
+        # an inactive output still needs a tensor: the operator reads it (shape [1])
+        t, ret = F.new_output(kind, shape if active else (1,), acl, stream, x1)
+        outs.append(t)
+        returns.append(ret if active else None)
+
+    function(OP)(x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t, float(epsilon), mask, *outs, stream=stream)
+    active = [i for i, r in enumerate(returns) if r is not None]
+    results = F.results(kind, [returns[i] for i in active], stream)
+    results = results if isinstance(results, tuple) else (results,)
+    full: list = [None] * 5
+    for i, r in zip(active, results):
+        full[i] = r
+    return tuple(full)
+
+
+def _probe(acl_dtype: int, stream: Stream) -> tuple:
+    """Smallest valid call with outputs of ``acl_dtype`` (for the support matrix): fp16 [1, 8]."""
+    from ..tensor import zeros
+    x = zeros((1, 8), "float16", stream=stream)
+    gamma = zeros((8,), "float16", stream=stream)
+    y_shape = (1, 1) if acl_dtype == as_acl_dtype("int32") else (1, 8)
+    return (x, zeros((1, 8), "float16", stream=stream), gamma, None, None, None, 1e-6, None,
+            zeros(y_shape, acl_dtype, stream=stream), zeros((1,), acl_dtype, stream=stream),
+            zeros((1, 8), "float16", stream=stream), zeros((1,), "float32", stream=stream),
+            zeros((1,), "float32", stream=stream))
+
+
+register_probe(OP, ("ACL_INT8", "ACL_INT4", "ACL_INT32", "ACL_HIFLOAT8", "ACL_FLOAT8_E4M3FN", "ACL_FLOAT8_E5M2",
+                    "ACL_FLOAT16"), _probe)

@@ -1,0 +1,131 @@
+"""aclnnAmpUpdateScale: the dynamic loss-scale update of mixed-precision training (torch's
+``_amp_update_scale_``), as a friendly function on top of the generic launcher."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Stream
+from ..tensor import Tensor, empty
+from . import _friendly as F
+from ._registry import function
+from ._support import register_probe
+
+OP = "aclnnAmpUpdateScale"
+
+
+def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, growth_factor: float = 2.0,
+                     backoff_factor: float = 0.5, growth_interval: int = 2000, *,
+                     out: tuple[Any, Any] | None = None, inplace: bool = False,
+                     stream: Stream | None = None) -> tuple[Any, Any]:
+    """Update a loss scale and its growth tracker after one training step.
+
+    If ``found_inf`` is non-zero (NaN counts, -0.0 does not) the scale is multiplied by
+    ``backoff_factor`` and the tracker reset to 0; otherwise the tracker counts up, and when it
+    reaches ``growth_interval`` the scale is multiplied by ``growth_factor`` (kept if that product
+    is not finite) and the tracker reset.
+
+    Parameters
+    ----------
+    current_scale : one-element float32 / float16 / bfloat16 tensor (or a Python float -> float32)
+    growth_tracker : one-element int32 tensor (or a Python int)
+    found_inf : one-element tensor of ``current_scale``'s dtype (or a Python number)
+    growth_factor, backoff_factor : float
+        Converted to float32 by the operator. Defaults as torch's GradScaler (2.0, 0.5).
+    growth_interval : int
+        In [1, 2**31 - 1]. Default as torch's GradScaler (2000).
+    out : (updated_scale, updated_growth_tracker), optional
+        Output tensors to write; allocated like the inputs when omitted.
+    inplace : bool
+        Write the results into ``current_scale`` and ``growth_tracker`` (as torch_npu does).
+    stream : pyaclnn.Stream, optional
+        Default: the current stream (torch_npu's, for NPU torch tensors).
+
+    Returns
+    -------
+    (updated_scale, updated_growth_tracker)
+        numpy arrays for host inputs (the call then waits for the result), torch tensors for torch
+        inputs, pyaclnn tensors for pyaclnn tensors (asynchronous).
+    """
+    if (current_scale.__class__ is Tensor and growth_tracker.__class__ is Tensor
+            and found_inf.__class__ is Tensor and (inplace or out is None or out[0].__class__ is Tensor)):
+        # device tensors in: no conversion, asynchronous (the hot path of a training loop)
+        if stream is None:
+            stream = F.pick_stream(None, current_scale)
+        if inplace:
+            o0, o1 = current_scale, growth_tracker
+        elif out is not None:
+            o0, o1 = out
+        else:
+            o0 = empty(current_scale.shape, current_scale.acl_dtype, stream=stream)
+            o1 = empty(growth_tracker.shape, growth_tracker.acl_dtype, stream=stream)
+        _launcher()(current_scale, growth_tracker, found_inf, float(growth_factor), float(backoff_factor),
+                    int(growth_interval), o0, o1, stream=stream)
+        return o0, o1
+
+    kind = F.flavor(current_scale, growth_tracker, found_inf)
+    stream = F.pick_stream(stream, current_scale, growth_tracker, found_inf)
+    if kind == F.NUMPY:
+        # Python numbers become one-element arrays: float32 scale, int32 tracker, found_inf of the
+        # scale's dtype. Arrays keep their dtype (the operator checks it).
+        scale_host = _host(current_scale, np.float32)
+        scale = F.to_device(scale_host, stream)
+        tracker = F.to_device(_host(growth_tracker, np.int32), stream)
+        found = F.to_device(_host(found_inf, scale_host.dtype), stream)
+    else:
+        scale = F.to_device(current_scale, stream)
+        tracker = F.to_device(growth_tracker, stream)
+        found = F.to_device(found_inf, stream)
+
+    if inplace:
+        outs = [scale, tracker]
+        returns = [current_scale, growth_tracker] if kind != F.NUMPY else [scale, tracker]
+    elif out is not None:
+        outs = [F.to_device(o, stream) if not isinstance(o, np.ndarray) else o for o in out]
+        returns = list(out)
+    else:
+        new_scale, ret_scale = F.new_output(kind, scale.shape, scale.acl_dtype, stream, current_scale)
+        new_tracker, ret_tracker = F.new_output(kind, tracker.shape, tracker.acl_dtype, stream, growth_tracker)
+        outs, returns = [new_scale, new_tracker], [ret_scale, ret_tracker]
+
+    _launcher()(scale, tracker, found, float(growth_factor), float(backoff_factor), int(growth_interval),
+                 outs[0], outs[1], stream=stream)
+    if kind == F.NUMPY and inplace:
+        stream.synchronize()
+        values = [scale.numpy(), tracker.numpy()]
+        for orig, value in zip((current_scale, growth_tracker), values):
+            if isinstance(orig, np.ndarray) and orig.flags.writeable:
+                orig[...] = value.reshape(orig.shape)
+        return tuple(orig if isinstance(orig, np.ndarray) else v
+                     for orig, v in zip((current_scale, growth_tracker), values))
+    return F.results(kind, returns, stream)
+
+
+_fn = None
+
+
+def _launcher():
+    global _fn
+    if _fn is None:
+        _fn = function(OP)
+    return _fn
+
+
+def _host(value: Any, dtype) -> np.ndarray:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    return np.array([value], dtype=dtype)
+
+
+def _probe(acl_dtype: int, stream: Stream) -> tuple:
+    """Smallest valid call with ``currentScale`` of ``acl_dtype`` (for the support matrix)."""
+    from ..tensor import zeros
+    scale = zeros((1,), acl_dtype, stream=stream)
+    tracker = zeros((1,), "int32", stream=stream)
+    found = zeros((1,), acl_dtype, stream=stream)
+    return (scale, tracker, found, 2.0, 0.5, 1000, zeros((1,), acl_dtype, stream=stream),
+            zeros((1,), "int32", stream=stream))
+
+
+register_probe(OP, ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_DOUBLE", "ACL_INT32"), _probe)

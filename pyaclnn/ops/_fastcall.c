@@ -1,0 +1,387 @@
+/*
+ * _pyaclnn_fastcall: optional CPython accelerator of prepared calls (pyaclnn.ops._prepared).
+ *
+ * PlanBase is the C base of the accelerated PreparedCall. Its tp_call handles the common call
+ * `plan(t0, t1, ...)` / `plan()` entirely in C: check each argument is a pyaclnn Tensor whose
+ * (interned) layout key is the prepared one and whose memory is ordered on the plan's stream, check
+ * the thread is bound to the device, re-point the changed addresses with the setters
+ * (aclSetInputTensorAddr / aclSetOutputTensorAddr) and launch (aclnnXxx). Anything else -- keyword
+ * arguments, numpy or torch arguments, another layout or stream, an unbound thread, a failure --
+ * goes to the Python method `_call_slow`, which behaves identically (and raises the errors).
+ * All checks happen before the first C call, so falling back never repeats work.
+ *
+ * No CANN header is needed: the setters and the launch come in as function pointers that Python
+ * looked up in the loaded libraries. Built on first use by pyaclnn/ops/_native.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+
+typedef int32_t (*set_addr_fn)(void *executor, size_t index, void *tensor, void *addr);
+typedef int32_t (*launch_fn)(void *workspace, uint64_t workspace_size, void *executor, void *stream);
+
+#define MAX_SLOTS 64
+
+/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams). */
+static PyTypeObject *tensor_type;
+static Py_ssize_t off_key, off_ptr, off_mem, off_streams;
+static PyObject *str_binding, *str_call_slow;
+
+typedef struct {
+    PyObject_HEAD
+    int ready;                        /* set up and not closed                                 */
+    Py_ssize_t n;                     /* tensor slots                                          */
+    void *executor;
+    launch_fn launch;
+    void *workspace;
+    uint64_t workspace_size;
+    void *stream_handle;
+    PyObject *stream;                 /* the plan's default Stream (its memory must be ordered on it) */
+    PyObject *tls;                    /* pyaclnn.runtime._tls                                  */
+    PyObject *state;                  /* the device state; its .binding must be the thread's  */
+    PyObject *keys;                   /* tuple of interned layout keys (None: absent slot)     */
+    PyObject *objs;                   /* list: the Tensor bound per slot                       */
+    Py_ssize_t n_out;
+    Py_ssize_t out_index[MAX_SLOTS];
+    void *handles[MAX_SLOTS];
+    set_addr_fn set1[MAX_SLOTS], set2[MAX_SLOTS];
+    uint64_t index1[MAX_SLOTS], index2[MAX_SLOTS];
+    uint64_t bound[MAX_SLOTS];        /* addresses the executor holds                           */
+    uint64_t *wanted;                 /* Python's array of the addresses bound per slot (kept in step) */
+    Py_ssize_t failed;                /* slot whose setter failed, or n for the launch          */
+    int32_t status;
+} PlanBase;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static PyObject *call_slow(PyObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *method = PyObject_GetAttr(self, str_call_slow);
+    if (method == NULL) return NULL;
+    PyObject *result = PyObject_Call(method, args, kwargs);
+    Py_DECREF(method);
+    return result;
+}
+
+static int thread_is_bound(PlanBase *p) {
+    PyObject *mine = PyObject_GetAttr(p->tls, str_binding);
+    if (mine == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *wanted = PyObject_GetAttr(p->state, str_binding);
+    if (wanted == NULL) {
+        PyErr_Clear();
+        Py_DECREF(mine);
+        return 0;
+    }
+    int ok = mine == wanted && mine != Py_None;
+    Py_DECREF(mine);
+    Py_DECREF(wanted);
+    return ok;
+}
+
+static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    PlanBase *p = (PlanBase *)self;
+    if (!p->ready || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
+        return call_slow(self, args, kwargs);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    if (nargs != 0 && nargs != p->n) return call_slow(self, args, kwargs);
+    uint64_t addrs[MAX_SLOTS];
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *t = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(t) != tensor_type) return call_slow(self, args, kwargs);
+        PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+        if (key == NULL || key != PyTuple_GET_ITEM(p->keys, i) || mem == NULL || ptr == NULL)
+            return call_slow(self, args, kwargs);
+        PyObject *streams = SLOT(mem, off_streams);
+        if (streams == NULL || !PyList_CheckExact(streams) || PyList_GET_SIZE(streams) == 0 ||
+            PyList_GET_ITEM(streams, 0) != p->stream)
+            return call_slow(self, args, kwargs);
+        addrs[i] = PyLong_AsUnsignedLongLong(ptr);
+        if (addrs[i] == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return call_slow(self, args, kwargs);
+        }
+    }
+    if (!thread_is_bound(p)) return call_slow(self, args, kwargs);
+
+    /* Accepted: bind the new tensors (keeps their memory alive while the executor points at it). */
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *t = PyTuple_GET_ITEM(args, i);
+        Py_INCREF(t);
+        if (PyList_SetItem(p->objs, i, t) < 0) return NULL;
+        p->wanted[i] = addrs[i];
+    }
+    int32_t rc = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (p->handles[i] == NULL || addrs[i] == p->bound[i]) continue;
+        void *a = (void *)(uintptr_t)addrs[i];
+        rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], a);
+        if (rc == 0 && p->set2[i] != NULL) rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], a);
+        if (rc != 0) {
+            p->failed = i;
+            break;
+        }
+        p->bound[i] = addrs[i];
+    }
+    if (rc == 0) {
+        p->failed = p->n;
+        rc = p->launch(p->workspace, p->workspace_size, p->executor, p->stream_handle);
+    }
+    if (rc != 0) {
+        p->status = rc;
+        PyObject *result = PyObject_CallMethod(self, "_raise_failure", "i", (int)rc);
+        Py_XDECREF(result);
+        return NULL;
+    }
+    if (p->n_out == 1) {
+        PyObject *o = PyList_GET_ITEM(p->objs, p->out_index[0]);
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *tuple = PyTuple_New(p->n_out);
+    if (tuple == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < p->n_out; k++) {
+        PyObject *o = PyList_GET_ITEM(p->objs, p->out_index[k]);
+        Py_INCREF(o);
+        PyTuple_SET_ITEM(tuple, k, o);
+    }
+    return tuple;
+}
+
+static uint64_t as_u64(PyObject *seq, Py_ssize_t i) {
+    PyObject *v = PySequence_GetItem(seq, i);
+    if (v == NULL) return 0;
+    uint64_t out = v == Py_None ? 0 : PyLong_AsUnsignedLongLong(v);
+    Py_DECREF(v);
+    return out;
+}
+
+/* _fast_setup(executor, launch, workspace, workspace_size, stream, stream_handle, tls, state, keys,
+ *             objs, handles, set1, index1, set2, index2, bound, out_index, wanted_address)
+ * wanted_address: buffer of Python's array('Q') of per-slot addresses, which C keeps up to date so
+ * that the Python path never re-points a slot to an address C has replaced. */
+static PyObject *plan_setup(PyObject *self, PyObject *args) {
+    PlanBase *p = (PlanBase *)self;
+    unsigned long long executor, launch, workspace, ws_size, stream_handle, wanted;
+    PyObject *stream, *tls, *state, *keys, *objs, *handles, *set1, *index1, *set2, *index2, *bound, *outs;
+    if (!PyArg_ParseTuple(args, "KKKKOKOOO!O!OOOOOOOK", &executor, &launch, &workspace, &ws_size, &stream,
+                          &stream_handle, &tls, &state, &PyTuple_Type, &keys, &PyList_Type, &objs, &handles,
+                          &set1, &index1, &set2, &index2, &bound, &outs, &wanted))
+        return NULL;
+    if (wanted == 0) {
+        PyErr_SetString(PyExc_ValueError, "no address buffer");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (n > MAX_SLOTS || PyList_GET_SIZE(objs) != n || PySequence_Size(outs) > MAX_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "too many tensor slots for the accelerator");
+        return NULL;
+    }
+    p->n = n;
+    p->executor = (void *)(uintptr_t)executor;
+    p->launch = (launch_fn)(uintptr_t)launch;
+    p->workspace = (void *)(uintptr_t)workspace;
+    p->workspace_size = ws_size;
+    p->stream_handle = (void *)(uintptr_t)stream_handle;
+    p->wanted = (uint64_t *)(uintptr_t)wanted;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        p->handles[i] = (void *)(uintptr_t)as_u64(handles, i);
+        p->set1[i] = (set_addr_fn)(uintptr_t)as_u64(set1, i);
+        p->index1[i] = as_u64(index1, i);
+        p->set2[i] = (set_addr_fn)(uintptr_t)as_u64(set2, i);
+        p->index2[i] = as_u64(index2, i);
+        p->bound[i] = as_u64(bound, i);
+    }
+    p->n_out = PySequence_Size(outs);
+    for (Py_ssize_t k = 0; k < p->n_out; k++) p->out_index[k] = (Py_ssize_t)as_u64(outs, k);
+    if (PyErr_Occurred()) return NULL;
+    Py_XSETREF(p->stream, stream == Py_None ? NULL : Py_NewRef(stream));
+    Py_XSETREF(p->tls, Py_NewRef(tls));
+    Py_XSETREF(p->state, Py_NewRef(state));
+    Py_XSETREF(p->keys, Py_NewRef(keys));
+    Py_XSETREF(p->objs, Py_NewRef(objs));
+    p->ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* _fast_run_addrs(addresses, stream_handle) -> status: re-point and launch with addresses Python
+ * has already validated (the executor cache: same layout by key). Uses the plan's own workspace, so
+ * only for the stream the plan was prepared on. */
+static PyObject *plan_run_addrs(PyObject *self, PyObject *args) {
+    PlanBase *p = (PlanBase *)self;
+    PyObject *addrs;
+    unsigned long long stream_handle;
+    if (!PyArg_ParseTuple(args, "O!K", &PyList_Type, &addrs, &stream_handle)) return NULL;
+    if (!p->ready || PyList_GET_SIZE(addrs) != p->n) {
+        PyErr_SetString(PyExc_RuntimeError, "prepared call is closed, or wrong number of addresses");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        uint64_t a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, i));
+        if (a == (uint64_t)-1 && PyErr_Occurred()) return NULL;
+        p->wanted[i] = a;
+        if (p->handles[i] == NULL || a == p->bound[i]) continue;
+        int32_t rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], (void *)(uintptr_t)a);
+        if (rc == 0 && p->set2[i] != NULL)
+            rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], (void *)(uintptr_t)a);
+        if (rc != 0) {
+            p->failed = i;
+            return PyLong_FromLong(rc);
+        }
+        p->bound[i] = a;
+    }
+    p->failed = p->n;
+    return PyLong_FromLong(p->launch(p->workspace, p->workspace_size, p->executor, (void *)(uintptr_t)stream_handle));
+}
+
+/* Python's slow path re-pointed slot i itself: keep the C copy of the bound address in step. */
+static PyObject *plan_set_bound(PyObject *self, PyObject *args) {
+    PlanBase *p = (PlanBase *)self;
+    Py_ssize_t i;
+    unsigned long long addr;
+    if (!PyArg_ParseTuple(args, "nK", &i, &addr)) return NULL;
+    if (i < 0 || i >= p->n) {
+        PyErr_SetString(PyExc_IndexError, "slot out of range");
+        return NULL;
+    }
+    p->bound[i] = addr;
+    Py_RETURN_NONE;
+}
+
+static PyObject *plan_get_bound(PyObject *self, PyObject *args) {
+    PlanBase *p = (PlanBase *)self;
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "n", &i)) return NULL;
+    if (i < 0 || i >= p->n) {
+        PyErr_SetString(PyExc_IndexError, "slot out of range");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(p->bound[i]);
+}
+
+static PyObject *plan_set_workspace(PyObject *self, PyObject *args) {
+    unsigned long long ws;
+    if (!PyArg_ParseTuple(args, "K", &ws)) return NULL;
+    ((PlanBase *)self)->workspace = (void *)(uintptr_t)ws;
+    Py_RETURN_NONE;
+}
+
+static PyObject *plan_disable(PyObject *self, PyObject *unused) {
+    PlanBase *p = (PlanBase *)self;
+    p->ready = 0;
+    Py_CLEAR(p->stream);
+    Py_CLEAR(p->state);
+    Py_RETURN_NONE;
+}
+
+static PyObject *plan_failed(PyObject *self, void *closure) {
+    return PyLong_FromSsize_t(((PlanBase *)self)->failed);
+}
+
+/* PlanBase is a static type: heap subclasses visit their own type (subtype_traverse). */
+static int plan_traverse(PlanBase *p, visitproc visit, void *arg) {
+    Py_VISIT(p->stream);
+    Py_VISIT(p->tls);
+    Py_VISIT(p->state);
+    Py_VISIT(p->keys);
+    Py_VISIT(p->objs);
+    return 0;
+}
+
+static int plan_clear(PlanBase *p) {
+    p->ready = 0;
+    Py_CLEAR(p->stream);
+    Py_CLEAR(p->tls);
+    Py_CLEAR(p->state);
+    Py_CLEAR(p->keys);
+    Py_CLEAR(p->objs);
+    return 0;
+}
+
+/* Heap subclasses come here through subtype_dealloc, which clears weak references and drops
+ * the reference to their type itself. */
+static void plan_dealloc(PlanBase *p) {
+    PyObject_GC_UnTrack(p);
+    plan_clear(p);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static PyMethodDef plan_methods[] = {
+    {"_fast_setup", plan_setup, METH_VARARGS, "Fill the C state of the plan."},
+    {"_fast_set_bound", plan_set_bound, METH_VARARGS, "Record an address re-pointed from Python."},
+    {"_fast_run_addrs", plan_run_addrs, METH_VARARGS, "Re-point validated addresses and launch."},
+    {"_fast_get_bound", plan_get_bound, METH_VARARGS, "The address slot i holds."},
+    {"_fast_set_workspace", plan_set_workspace, METH_VARARGS, "Change the workspace pointer."},
+    {"_fast_disable", plan_disable, METH_NOARGS, "Stop using the C path (closed plans)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef plan_getset[] = {
+    {"_fast_failed", plan_failed, NULL, "slot whose setter failed, or the slot count for the launch", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject PlanBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_pyaclnn_fastcall.PlanBase",
+    .tp_basicsize = sizeof(PlanBase),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "C base of accelerated prepared calls",
+    .tp_new = PyType_GenericNew,
+    .tp_call = plan_call,
+    .tp_traverse = (traverseproc)plan_traverse,
+    .tp_clear = (inquiry)plan_clear,
+    .tp_dealloc = (destructor)plan_dealloc,
+    .tp_methods = plan_methods,
+    .tp_getset = plan_getset,
+};
+
+static int member_offset(PyObject *type, const char *name, Py_ssize_t *out) {
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL) return -1;
+    int ok = Py_IS_TYPE(d, &PyMemberDescr_Type);
+    if (ok) *out = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    if (!ok) PyErr_Format(PyExc_TypeError, "%s is not a __slots__ member", name);
+    return ok ? 0 : -1;
+}
+
+/* configure(Tensor, Memory): learn where the slots read by plan_call live. */
+static PyObject *configure(PyObject *mod, PyObject *args) {
+    PyObject *tensor, *memory;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &tensor, &PyType_Type, &memory)) return NULL;
+    if (member_offset(tensor, "_key", &off_key) || member_offset(tensor, "_ptr", &off_ptr) ||
+        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams))
+        return NULL;
+    Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_RETURN_NONE;
+}
+
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(4); }
+
+static PyMethodDef module_methods[] = {
+    {"configure", configure, METH_VARARGS, "configure(Tensor, Memory)"},
+    {"abi", abi, METH_NOARGS, "ABI version of this accelerator"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_pyaclnn_fastcall", "Accelerator of pyaclnn prepared calls.", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__pyaclnn_fastcall(void) {
+    if (PyType_Ready(&PlanBaseType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL) return NULL;
+    str_binding = PyUnicode_InternFromString("binding");
+    str_call_slow = PyUnicode_InternFromString("_call_slow");
+    Py_INCREF(&PlanBaseType);
+    if (PyModule_AddObject(m, "PlanBase", (PyObject *)&PlanBaseType) < 0) {
+        Py_DECREF(&PlanBaseType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,262 @@
+"""The generic two-phase launcher: one :class:`OpFunction` per operator signature.
+
+A call runs, on the caller's thread:
+
+1. the marshalling plan made once per signature (one converter per parameter, see ``_marshal``);
+2. ``aclnnXxxGetWorkspaceSize(args..., &workspaceSize, &executor)``;
+3. a workspace block from the stream's caching pool (when the size is non-zero);
+4. ``aclnnXxx(workspace, workspaceSize, executor, stream)``, which queues the work and returns;
+5. the block goes back to the pool (stream-ordered: later work on the same stream may reuse it at
+   once), and the aclScalar/aclIntArray/... made for the call are destroyed.
+
+The ctypes function objects are bound once with their ``argtypes``; tensors bring their cached
+``aclTensor`` handle, so a call with device tensors costs two C calls plus a short Python loop.
+"""
+from __future__ import annotations
+
+import ctypes
+import inspect
+import re
+import sys
+from typing import Any
+
+from .. import capi
+from ..runtime import _tls, current_stream
+from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
+from ..signatures.model import Kind, Role
+from . import _marshal
+from ._errors import not_exported, op_error
+
+_c_uint64 = ctypes.c_uint64
+_c_void_p = ctypes.c_void_p
+_byref = ctypes.byref
+
+
+def snake_case(name: str) -> str:
+    """``updatedScaleOut`` -> ``updated_scale_out``."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _bind_symbol(name: str, argtypes) -> Any:
+    from .._loader import backend
+    from ..errors import MissingSymbolError
+    try:
+        fn = backend().symbol(name)
+    except MissingSymbolError:
+        return None
+    fn.argtypes = argtypes
+    fn.restype = ctypes.c_int32
+    return fn
+
+
+class OpFunction:
+    """Calls one aclnn operator: ``pyaclnn.ops.AmpUpdateScale(*args, stream=None)``.
+
+    Arguments follow the C prototype of ``aclnnXxxGetWorkspaceSize`` without the two trailing
+    out-parameters, positionally or by name (C or snake_case spelling).  Tensors may be
+    :class:`pyaclnn.Tensor`, numpy arrays (copied to the device, and back for outputs, which makes
+    the call synchronous) or torch tensors (wrapped without a copy); attributes are Python numbers,
+    strings, lists (aclIntArray / aclFloatArray / aclBoolArray) or :class:`pyaclnn.ops.Scalar`;
+    ``None`` passes NULL.  Returns the output arguments (one, or a tuple).
+    """
+
+    def __init__(self, sig: OpSignature):
+        self.signature = sig
+        self.name = sig.name
+        self.__name__ = self.__qualname__ = sig.op_name
+        params = sig.user_params
+        self.params = params
+        self._n = len(params)
+        # Numbers passed by value need no Python conversion when ctypes accepts them as they are;
+        # when it does not (a numpy float32, a dtype name for an int64 ...) the call is retried
+        # with the converters in `_by_value`.
+        self._by_value = tuple(_marshal.converter(p) if p.kind in _BY_VALUE else None for p in params)
+        self._convs = tuple(None if p.kind in _BY_VALUE else _marshal.converter(p) for p in params)
+        self._outputs = tuple(i for i, p in enumerate(params) if p.role is not Role.IN)
+        index: dict[str, int] = {}
+        for i, p in enumerate(params):
+            index[p.name] = i
+            index.setdefault(snake_case(p.name), i)
+        self._index = index
+        self._gws = None
+        self._launch = None
+        self.__doc__ = self._make_doc()
+        # Optional parameters show a None default only where no required parameter follows.
+        defaults, trailing = [], True
+        for p in reversed(params):
+            trailing = trailing and p.optional
+            defaults.append(None if trailing else inspect.Parameter.empty)
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(snake_case(p.name), inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+             for p, d in zip(params, reversed(defaults))]
+            + [inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=None)])
+
+    def __repr__(self) -> str:
+        return f"<pyaclnn.ops.{self.__name__}: {self.name}GetWorkspaceSize + {self.name}>"
+
+    def _make_doc(self) -> str:
+        lines = [f"{self.name}: generic two-phase launcher (from {self.signature.header}).", "",
+                 "Parameters", "----------"]
+        for p in self.params:
+            opt = ", optional" if p.optional else ""
+            lines.append(f"{snake_case(p.name)} : {p.ctype} ({p.kind.value}, {p.role.value}{opt})")
+        lines += ["stream : pyaclnn.Stream, optional", "", "Returns the output tensors."]
+        return "\n".join(lines)
+
+    # -- binding ----------------------------------------------------------------------------------
+    def bind(self) -> tuple:
+        """Look the two C functions up (raises OperatorNotFoundError if not exported)."""
+        if self._gws is None:
+            gws_name = self.signature.workspace_function
+            gws = _bind_symbol(gws_name, workspace_argtypes(self.signature))
+            if gws is None:
+                raise not_exported(self.name, gws_name)
+            launch = _bind_symbol(self.name, LAUNCH_ARGTYPES)
+            if launch is None:
+                raise not_exported(self.name, self.name)
+            self._launch = launch
+            self._gws = gws
+        return self._gws, self._launch
+
+    @property
+    def available(self) -> bool:
+        try:
+            self.bind()
+        except Exception:       # noqa: BLE001
+            return False
+        return True
+
+    def bind_args(self, args: tuple, kwargs: dict) -> list:
+        """Positional + keyword arguments -> one value per C parameter (missing optional -> None)."""
+        n = self._n
+        if len(args) > n:
+            raise TypeError(f"{self.__name__}() takes {n} arguments ({len(args)} given)")
+        values: list = list(args) + [_MISSING] * (n - len(args))
+        for key, value in kwargs.items():
+            i = self._index.get(key)
+            if i is None:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument {key!r}")
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self.__name__}() got multiple values for argument {key!r}")
+            values[i] = value
+        for i, v in enumerate(values):
+            if v is _MISSING:
+                if not self.params[i].optional:
+                    raise TypeError(f"{self.__name__}() missing argument {snake_case(self.params[i].name)!r}")
+                values[i] = None
+        return values
+
+    # -- calls ------------------------------------------------------------------------------------
+    def __call__(self, *args: Any, stream=None, **kwargs: Any):
+        if kwargs or len(args) != self._n:
+            args = self.bind_args(args, kwargs)
+        if stream is None:
+            stream = _default_stream(args)
+        if _cache_config.maxsize:
+            out = _cached_call(self, args, stream)
+            if out is not _NOT_CACHEABLE:
+                return out
+        return self.one_shot(args, stream)
+
+    def one_shot(self, args, stream):
+        """Phase 1, workspace, phase 2 (no executor reuse)."""
+        gws = self._gws
+        if gws is None:
+            gws = self.bind()[0]
+        handle = stream._handle
+        if handle is None:
+            raise RuntimeError("stream is closed")
+        state = stream._state
+        if getattr(_tls, "binding", None) is not state.binding:
+            state.bind()
+        post: list = []
+        try:
+            cargs = [a if c is None else c(a, stream, post) for c, a in zip(self._convs, args)]
+            size = _c_uint64()
+            executor = _c_void_p()
+            try:
+                status = gws(*cargs, _byref(size), _byref(executor))
+            except ctypes.ArgumentError:
+                cargs = self._convert_by_value(args, cargs, stream, post)
+                status = gws(*cargs, _byref(size), _byref(executor))
+            if status:
+                raise op_error(status, self.signature.workspace_function, self.name)
+            nbytes = size.value
+            if nbytes:
+                pool = stream.pool
+                try:
+                    ptr, block = pool.allocate(nbytes)
+                except BaseException:
+                    capi.aclDestroyAclOpExecutor(executor)
+                    raise
+                status = self._launch(ptr, nbytes, executor, handle)
+                pool.free(ptr, block)
+            else:
+                status = self._launch(None, 0, executor, handle)
+            if status:
+                raise op_error(status, self.name, self.name)
+        except BaseException:
+            if post:
+                _marshal.finish(post, stream, ok=False)
+            raise
+        if post:
+            _marshal.finish(post, stream, ok=True)
+        outs = self._outputs
+        if len(outs) == 1:
+            return args[outs[0]]
+        return tuple([args[i] for i in outs])
+
+    def _convert_by_value(self, args, cargs, stream, post) -> list:
+        out = list(cargs)
+        for i, conv in enumerate(self._by_value):
+            if conv is not None:
+                try:
+                    out[i] = conv(args[i], stream, post)
+                except (TypeError, ValueError) as exc:
+                    p = self.params[i]
+                    raise TypeError(f"{self.__name__}(): {snake_case(p.name)} ({p.ctype}) cannot take "
+                                    f"{args[i]!r}: {exc}") from None
+        return out
+
+    def prepare(self, *args: Any, stream=None, **kwargs: Any):
+        """A :class:`~pyaclnn.ops.PreparedCall`: a repeatable executor for these arguments."""
+        from ._prepared import plan_class
+        if kwargs or len(args) != self._n:
+            args = self.bind_args(args, kwargs)
+        if stream is None:
+            stream = _default_stream(args)
+        return plan_class()(self, args, stream)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+_BY_VALUE = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM})
+_NOT_CACHEABLE = object()
+
+
+class _CacheConfig:
+    maxsize = 0
+
+
+_cache_config = _CacheConfig()
+
+
+def _cached_call(fn, args, stream):
+    global _cached_call
+    from ._prepared import cached_call
+    _cached_call = cached_call          # bound on first use (the module imports this one)
+    return cached_call(fn, args, stream)
+
+
+def _default_stream(args):
+    """The current stream; torch_npu's current stream when NPU torch tensors are passed."""
+    if "torch_npu" in sys.modules:
+        from .. import torch as _torch
+        s = _torch.stream_for(args)
+        if s is not None:
+            return s
+    return current_stream()

@@ -1,0 +1,306 @@
+"""Python values -> C arguments of ``aclnnXxxGetWorkspaceSize``, one converter per parameter kind.
+
+A converter is ``conv(value, stream, post) -> C argument``. It may append to ``post`` what must
+happen after phase 2 has returned:
+
+* ``(DESTROY, destroy_fn, handle)`` -- an aclScalar / aclIntArray / aclTensorList ... made for the call;
+* ``(KEEP, obj)`` -- an object that must live until then (a temporary device tensor);
+* ``(COPYBACK, tensor, array)`` -- a numpy array passed as an output: copied back after a sync;
+* ``(SYNC,)`` -- a host-memory torch tensor (emulator) was used without a copy: torch may read or
+  write it as soon as the call returns, so the call waits for the stream.
+
+By-value parameters whose Python value ctypes converts by itself have no converter (``None``), so
+the hot loop of a call only runs Python code for tensors and handles.
+"""
+from __future__ import annotations
+
+import ctypes
+import operator
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import capi, dtypes
+from ..errors import make_error
+from ..signatures.model import Kind, Param, Role
+from ..tensor import Tensor, as_acl_dtype, from_numpy
+
+DESTROY, KEEP, COPYBACK, SYNC = "destroy", "keep", "copyback", "sync"
+
+Converter = Callable[[Any, Any, list], Any]
+
+
+class Scalar:
+    """An explicit ``aclScalar`` value: ``Scalar(0.5, "float16")``.
+
+    Plain Python values become scalars of torch_npu's types: ``bool`` -> ACL_BOOL, ``int`` ->
+    ACL_INT64, ``float`` -> ACL_DOUBLE, ``complex`` -> ACL_COMPLEX128; numpy scalars keep their dtype.
+    """
+    __slots__ = ("value", "acl_dtype", "_data")
+
+    def __init__(self, value: Any, dtype: Any):
+        self.acl_dtype = as_acl_dtype(dtype)
+        info = dtypes.info(self.acl_dtype)
+        if info.packed or info.numpy is None:
+            raise ValueError(f"{info.name} cannot be an aclScalar")
+        self.value = value
+        self._data = np.array(value, dtype=info.numpy).reshape(())
+
+    def key(self) -> tuple:
+        return ("Scalar", self.acl_dtype, self._data.tobytes())
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.value!r}, {dtypes.info(self.acl_dtype).name})"
+
+
+def as_scalar(value: Any) -> Scalar:
+    if isinstance(value, Scalar):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return Scalar(bool(value), capi.ACL_BOOL)
+    if isinstance(value, np.generic):
+        return Scalar(value, dtypes.from_numpy(value.dtype))
+    if isinstance(value, int):
+        return Scalar(value, capi.ACL_INT64)
+    if isinstance(value, float):
+        return Scalar(value, capi.ACL_DOUBLE)
+    if isinstance(value, complex):
+        return Scalar(value, capi.ACL_COMPLEX128)
+    raise TypeError(f"cannot make an aclScalar from {type(value).__name__}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Tensors
+# ------------------------------------------------------------------------------------------------
+
+def is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def coerce_tensor(value: Any, stream, post: list, copy_back: bool, name: str = "tensor") -> Tensor | None:
+    """A pyaclnn Tensor for a tensor argument (None stays None).
+
+    numpy arrays are copied to a temporary device tensor on ``stream`` (and, for outputs, copied back
+    after the launch); torch tensors are wrapped without a copy (see :mod:`pyaclnn.torch`).
+    """
+    if value is None or isinstance(value, Tensor):
+        return value
+    if is_torch_tensor(value):
+        from .. import torch as _torch
+        if value.device.type == "cpu":
+            post.append((SYNC,))
+        return _torch.from_torch(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        t = from_numpy(value, stream=stream)
+        post.append((KEEP, t))
+        if copy_back and isinstance(value, np.ndarray):
+            if not value.flags.writeable:
+                raise ValueError(f"output {name} is a read-only numpy array")
+            post.append((COPYBACK, t, value))
+        return t
+    raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array or torch tensor), "
+                    f"got {type(value).__name__}")
+
+
+def _tensor_converter(p: Param) -> Converter:
+    copy_back = p.role is not Role.IN
+    name = p.name
+
+    def conv(x, stream, post):
+        if x.__class__ is not Tensor:
+            if x is None:
+                return None
+            x = coerce_tensor(x, stream, post, copy_back, name)
+        m = x._mem
+        s = m.streams
+        if not s or s[0] is not stream:
+            m.note_stream(stream)
+        h = x._handle
+        return h if h else x._create_handle()
+    return conv
+
+
+def _tensor_list_converter(p: Param) -> Converter:
+    copy_back = p.role is not Role.IN
+
+    def conv(xs, stream, post):
+        if xs is None:
+            return None
+        handles = []
+        try:
+            for x in xs:
+                t = coerce_tensor(x, stream, post, copy_back, p.name)
+                if t is None:
+                    handles.append(None)
+                    continue
+                t._mem.note_stream(stream)
+                handles.append(t.new_acl_tensor())      # the list takes ownership of these
+            arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
+            lst = capi.aclCreateTensorList(arr, len(handles))
+            if not lst:
+                raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensorList")
+        except BaseException:
+            for h in handles:
+                if h:
+                    capi.aclDestroyTensor(h)
+            raise
+        post.append((DESTROY, capi.aclDestroyTensorList, lst))
+        return lst
+    return conv
+
+
+# ------------------------------------------------------------------------------------------------
+# Scalars and arrays
+# ------------------------------------------------------------------------------------------------
+
+def new_scalar(value: Any) -> int:
+    s = as_scalar(value)
+    h = capi.aclCreateScalar(s._data.ctypes.data, s.acl_dtype)
+    if not h:
+        raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalar")
+    return h
+
+
+def _scalar(x, stream, post):
+    if x is None:
+        return None
+    h = new_scalar(x)
+    post.append((DESTROY, capi.aclDestroyScalar, h))
+    return h
+
+
+def _scalar_list(xs, stream, post):
+    if xs is None:
+        return None
+    handles = []
+    try:
+        for x in xs:
+            handles.append(new_scalar(x))
+        arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
+        lst = capi.aclCreateScalarList(arr, len(handles))
+        if not lst:
+            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalarList")
+    except BaseException:
+        for h in handles:
+            capi.aclDestroyScalar(h)
+        raise
+    post.append((DESTROY, capi.aclDestroyScalarList, lst))
+    return lst
+
+
+def _array_converter(create: str, destroy: str, ctype, coerce) -> Converter:
+    def conv(xs, stream, post):
+        if xs is None:
+            return None
+        values = [coerce(v) for v in np.asarray(xs).reshape(-1).tolist()] \
+            if isinstance(xs, np.ndarray) else [coerce(v) for v in xs]
+        arr = (ctype * len(values))(*values) if values else None
+        h = getattr(capi, create)(arr, len(values))
+        if not h:
+            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, create)
+        post.append((DESTROY, getattr(capi, destroy), h))
+        return h
+    return conv
+
+
+# ------------------------------------------------------------------------------------------------
+# By-value parameters
+# ------------------------------------------------------------------------------------------------
+
+def _as_float(x, stream, post):
+    return x if type(x) is float else float(x)
+
+
+def _as_int(x, stream, post):
+    if type(x) is int:
+        return x
+    if isinstance(x, str) or str(type(x)).startswith("<class 'torch.") or isinstance(x, (np.dtype, type)):
+        return as_acl_dtype(x)          # e.g. dstType="float8_e4m3fn"
+    return operator.index(x)
+
+
+def _as_bool(x, stream, post):
+    return bool(x)
+
+
+def _as_string(x, stream, post):
+    if x is None or isinstance(x, bytes):
+        return x
+    return str(x).encode()
+
+
+def _as_dtype(x, stream, post):
+    return as_acl_dtype(x)
+
+
+def _as_pointer(x, stream, post):
+    if x is None or isinstance(x, int):
+        return x
+    if isinstance(x, Tensor):
+        return x.ptr
+    if hasattr(x, "handle"):
+        return x.handle                 # a Stream / Event
+    return ctypes.cast(x, ctypes.c_void_p).value
+
+
+_BY_KIND: dict[Kind, Converter] = {
+    Kind.SCALAR: _scalar,
+    Kind.SCALAR_LIST: _scalar_list,
+    Kind.INT_ARRAY: _array_converter("aclCreateIntArray", "aclDestroyIntArray", ctypes.c_int64, operator.index),
+    Kind.FLOAT_ARRAY: _array_converter("aclCreateFloatArray", "aclDestroyFloatArray", ctypes.c_float, float),
+    Kind.BOOL_ARRAY: _array_converter("aclCreateBoolArray", "aclDestroyBoolArray", ctypes.c_bool, bool),
+    Kind.DOUBLE: _as_float,
+    Kind.FLOAT: _as_float,
+    Kind.INT: _as_int,
+    Kind.BOOL: _as_bool,
+    Kind.STRING: _as_string,
+    Kind.DTYPE: _as_dtype,
+    Kind.ENUM: _as_int,
+    Kind.POINTER: _as_pointer,
+}
+
+
+def converter(p: Param) -> Converter:
+    """The converter for parameter ``p`` of a signature."""
+    if p.kind is Kind.TENSOR:
+        return _tensor_converter(p)
+    if p.kind is Kind.TENSOR_LIST:
+        return _tensor_list_converter(p)
+    if p.kind in _BY_KIND:
+        return _BY_KIND[p.kind]
+    raise TypeError(f"parameter {p.name} has a type pyaclnn cannot pass ({p.ctype})")
+
+
+def finish(post: list, stream, ok: bool) -> None:
+    """After phase 2 (or a failure): destroy what the call made, copy outputs back to numpy."""
+    copies, sync = None, False
+    for entry in post:
+        tag = entry[0]
+        if tag is DESTROY:
+            entry[1](entry[2])
+        elif tag is COPYBACK and ok:
+            copies = copies or []
+            copies.append(entry)
+        elif tag is SYNC:
+            sync = True
+    post.clear()
+    if copies or (sync and ok):
+        stream.synchronize()
+    for _, t, array in copies or ():
+        array[...] = t.numpy().reshape(array.shape)
+
+
+def cache_key_of(value: Any) -> Any:
+    """A hashable description of a non-tensor argument (type included: 1 and 1.0 differ)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(cache_key_of(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, Scalar):
+        return value.key()
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.tobytes())
+    hash(value)
+    return (type(value), value)

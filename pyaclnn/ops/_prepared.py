@@ -1,0 +1,629 @@
+"""Prepared calls (repeatable executors) and the opt-in executor cache of one-shot calls.
+
+    plan = pyaclnn.ops.prepare("AmpUpdateScale", scale, tracker, found_inf, 2.0, 0.5, 1000,
+                               new_scale, new_tracker)
+    plan()                                   # launch again on the same tensors
+    plan(s2, t2, f2, ns2, nt2)               # new tensors (same layouts): patch addresses, launch
+    plan(foundInf=f3)                        # patch only some
+    plan.close()
+
+Phase 1 runs once; ``aclSetAclOpExecutorRepeatable`` keeps the executor; each later launch is the
+address setters (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``, only for addresses that
+changed) and phase 2.  The plan owns its own aclTensor handles, because the setters write into them.
+
+New tensors must have the layout the plan was prepared with (dtype, shape, strides, offset,
+format); attributes are fixed.  A plan is not thread-safe: use one per thread.
+"""
+from __future__ import annotations
+
+import array
+import ctypes
+import operator
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+from .. import capi
+from ..errors import make_error, recent_error_message
+from ..runtime import Stream, _BindScope, _tls
+from ..signatures.model import Kind, Role
+from ..tensor import Tensor
+from . import _marshal, _native
+from ._errors import op_error
+from ._launcher import _NOT_CACHEABLE, OpFunction, _cache_config, snake_case
+
+_byref = ctypes.byref
+
+
+_ORIGINAL = "original"       # post entry (tag, slot, value): a numpy/torch argument, returned as given
+
+
+class _Slot:
+    """One tensor parameter of a plan."""
+    __slots__ = ("name", "param_index", "setters", "handle", "key", "copy_back")
+
+    def __init__(self, name, param_index, setters, handle, key, copy_back):
+        self.name = name
+        self.param_index = param_index
+        self.setters = setters      # ((setter function, index), ...): two for an in-place tensor
+        self.handle = handle        # the plan's aclTensor (None: an absent optional tensor)
+        self.key = key              # interned layout key (None: absent)
+        self.copy_back = copy_back  # an output: numpy arrays given for it are copied back
+
+
+def _release_plan(executor: int, handles: list, destroys: list, workspace, streams: list, state,
+                  destroy_executor, destroy_tensor) -> None:
+    try:
+        for ref in streams:
+            s = ref()
+            if s is not None and s._handle is not None:
+                with _BindScope(s._state):
+                    if s.pool._sync(s._handle):
+                        recent_error_message()
+        if destroy_executor(executor):
+            recent_error_message()
+        for h in handles:
+            destroy_tensor(h)
+        for fn, h in destroys:
+            fn(h)
+        if workspace is not None:
+            pool, ptr, size = workspace
+            pool.free(ptr, size)
+    except Exception:       # noqa: BLE001 -- finalizers must not raise
+        pass
+    finally:
+        handles.clear()
+        destroys.clear()
+        state.release()
+
+
+class PreparedCall:
+    """A repeatable executor of one operator for fixed layouts and attributes.
+
+    Create with :func:`pyaclnn.ops.prepare` or ``OpFunction.prepare``.  Call it with the tensor
+    parameters (positional, in C order, all of them) or some of them by name; omitted ones keep
+    their current tensor.  Returns the output tensors.  :meth:`close` (or garbage collection)
+    destroys the executor, the handles and the workspace.
+    """
+
+    def __init__(self, fn: OpFunction, args, stream: Stream, keep_refs: bool = True):
+        gws, launch = fn.bind()
+        if stream._handle is None:
+            raise RuntimeError("stream is closed")
+        self.op = fn
+        self._launch = launch
+        self._keep = keep_refs
+        self.stream = stream if keep_refs else None     # cached plans must not keep their stream
+        state = stream._state
+        state.acquire()
+        handles: list[int] = []
+        destroys: list = []
+        slots: list[_Slot] = []
+        objs: list = []
+        post: list = []
+        executor = ctypes.c_void_p()
+        workspace = None
+        try:
+            state.bind()
+            cargs = []
+            n_in = n_out = 0
+            for i, (p, a) in enumerate(zip(fn.params, args)):
+                if p.kind is Kind.TENSOR_LIST:
+                    raise NotImplementedError(
+                        f"prepare(): {fn.__name__} has a tensor-list parameter ({p.name}); prepared "
+                        f"calls support plain tensors only -- call the operator directly")
+                if p.kind is not Kind.TENSOR:
+                    # Attribute objects (aclScalar, aclIntArray ...) live as long as the executor.
+                    made: list = []
+                    conv = fn._by_value[i] or fn._convs[i]
+                    cargs.append(conv(a, stream, made))
+                    destroys += [(e[1], e[2]) for e in made if e[0] is _marshal.DESTROY]
+                    continue
+                setters = []
+                if p.role is not Role.OUT:
+                    setters.append((capi.aclSetInputTensorAddr, n_in))
+                    n_in += 1
+                if p.role is not Role.IN:
+                    setters.append((capi.aclSetOutputTensorAddr, n_out))
+                    n_out += 1
+                copy_back = p.role is not Role.IN
+                t = _marshal.coerce_tensor(a, stream, post, copy_back, p.name)
+                if t is None:
+                    slots.append(_Slot(p.name, i, (), None, None, copy_back))
+                    objs.append(None)
+                    cargs.append(None)
+                    continue
+                t._mem.note_stream(stream)
+                h = t.new_acl_tensor()
+                handles.append(h)
+                slots.append(_Slot(p.name, i, tuple(setters), h, t._key, copy_back))
+                objs.append(t)
+                cargs.append(h)
+            size = ctypes.c_uint64()
+            status = gws(*cargs, _byref(size), _byref(executor))
+            if status:
+                raise op_error(status, fn.signature.workspace_function, fn.name)
+            status = capi.aclSetAclOpExecutorRepeatable(executor)
+            if status:
+                err = make_error(status, "aclSetAclOpExecutorRepeatable")
+                capi.aclDestroyAclOpExecutor(executor)
+                raise err
+            self.workspace_size = size.value
+            if size.value:
+                ptr, block = stream.pool.allocate(size.value)
+                workspace = (stream.pool, ptr, block)
+        except BaseException:
+            for h in handles:
+                capi.aclDestroyTensor(h)
+            for f, h in destroys:
+                f(h)
+            _marshal.finish(post, stream, ok=False)
+            state.release()
+            raise
+        self._executor = executor.value
+        self._slots = tuple(slots)
+        self._keys = tuple(s.key for s in slots)
+        self._objs = objs if keep_refs else [None] * len(slots)
+        self._nones = [None] * len(slots)
+        start = [o._ptr if o is not None else 0 for o in objs]
+        self._addrs = array.array("Q", start)       # wanted addresses (the fast path reads them)
+        self._bound = array.array("Q", start)       # addresses the executor holds
+        self._by_name = {}
+        for k, s in enumerate(slots):
+            self._by_name[s.name] = k
+            self._by_name.setdefault(snake_case(s.name), k)
+        self._outputs = tuple(k for k, s in enumerate(slots) if s.copy_back)
+        self._pick_outputs = operator.itemgetter(*self._outputs) if self._outputs else (lambda objs: None)
+        self._workspace = workspace
+        self._ws_ptr = workspace[1] if workspace else None
+        self._streams = [weakref.ref(stream)]
+        self._home = stream._handle                 # the stream its workspace is ordered on
+        self._initial_post = post          # numpy inputs given at prepare time stay uploaded
+        # Host-memory torch tensors (emulator) are read by torch right after a call: every launch
+        # of a plan bound to one waits for its stream.
+        self._host_sync = any(e[0] is _marshal.SYNC for e in post)
+        self._failed = -1
+        self._finalizer = weakref.finalize(
+            self, _release_plan, executor.value, handles, destroys, workspace, self._streams, state,
+            capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
+        self._setup_fast(stream, state)
+
+    def _setup_fast(self, stream: Stream, state) -> None:
+        """Hook of the accelerated subclass (hands the plan's state to C)."""
+
+    # -- lifetime ---------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """Wait for launched work, then destroy the executor, handles and workspace (idempotent)."""
+        self._executor = None
+        self._on_close()
+        self._finalizer()
+        self._objs[:] = self._nones                 # let the bound tensors go
+        self._initial_post = []
+
+    def _on_close(self) -> None:
+        """Hook of the accelerated subclass."""
+
+    def __enter__(self) -> "PreparedCall":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{len(self._slots)} tensor slots"
+        return f"<pyaclnn.ops.PreparedCall {self.op.name} ({state})>"
+
+    @property
+    def tensor_names(self) -> tuple[str, ...]:
+        """The tensor parameters a call takes, in order."""
+        return tuple(s.name for s in self._slots)
+
+    accelerated = False
+    """True when common calls run in the C accelerator (see pyaclnn.ops._native)."""
+
+    # -- launching --------------------------------------------------------------------------------
+    def _call_slow(self, *tensors: Any, stream: Stream | None = None, **named: Any):
+        """The whole call in Python (the accelerator sends every case it does not handle here)."""
+        if self._executor is None:
+            raise RuntimeError("prepared call is closed")
+        if stream is None:
+            stream = self.stream
+            if stream is None:
+                raise TypeError("this prepared call has no default stream: pass stream=")
+        elif stream._handle != self._home:
+            self._note_stream(stream)
+        state = stream._state
+        if getattr(_tls, "binding", None) is not state.binding:
+            state.bind()
+        post = None
+        if tensors:
+            keys = self._keys
+            if len(tensors) != len(keys):
+                raise TypeError(f"expected the {len(keys)} tensor arguments {self.tensor_names}, "
+                                f"got {len(tensors)}")
+            addrs = self._addrs
+            objs = self._objs
+            for i, t in enumerate(tensors):
+                try:
+                    k = t._key
+                except AttributeError:              # numpy / torch / None: the slow path
+                    if post is None:
+                        post = []
+                    post.append((_ORIGINAL, i, t))     # returned instead of its device view
+                    t = self._coerce(i, t, stream, post)
+                    if t is None:
+                        continue
+                    k = t._key
+                if k is not keys[i] and k != keys[i]:
+                    self._layout_error(self._slots[i], t)
+                addrs[i] = t._ptr
+                s = t._mem.streams
+                if not s or s[0] is not stream:
+                    t._mem.note_stream(stream)
+                objs[i] = t
+        if named:
+            post = self._apply_named(named, stream, post)
+        if post and not self._host_sync and any(e[0] is _marshal.SYNC for e in post):
+            self._host_sync = True
+            self._on_host_memory()
+        status = self._run(stream)
+        if status:
+            if not self._keep:
+                self._objs[:] = self._nones
+            if post:
+                _marshal.finish(post, stream, ok=False)
+            raise self._failure(status)
+        if post:
+            originals = {e[1]: e[2] for e in post if e[0] is _ORIGINAL}
+            _marshal.finish(post, stream, ok=True)
+            if self._keep and originals:
+                vals = [originals.get(k, self._objs[k]) for k in self._outputs]
+                return vals[0] if len(vals) == 1 else tuple(vals)
+        elif self._host_sync:
+            stream.synchronize()
+        if not self._keep:
+            self._objs[:] = self._nones
+            return None
+        return self._pick_outputs(self._objs)
+
+    __call__ = _call_slow
+
+    def _on_host_memory(self) -> None:
+        """Hook of the accelerated subclass: launches must now wait, so leave the C path."""
+
+    def _run(self, stream: Stream) -> int:
+        """Re-point the changed addresses (one ctypes call each) and launch; returns the status."""
+        other_ws = self._workspace is not None and stream._handle != self._home
+        if other_ws:                                  # a workspace ordered on that stream
+            ptr, block = stream.pool.allocate(self.workspace_size)
+            self._set_workspace(ptr)
+        try:
+            addrs, slots, executor = self._addrs, self._slots, self._executor
+            for i, slot in enumerate(slots):
+                a = addrs[i]
+                if slot.handle is not None and a != self._bound_get(i):
+                    for setter, index in slot.setters:
+                        status = setter(executor, index, slot.handle, a)
+                        if status:
+                            self._failed = i
+                            return status
+                    self._bound_set(i, a)
+            self._failed = len(slots)
+            return self._launch(self._ws_ptr, self.workspace_size, executor, stream._handle)
+        finally:
+            if other_ws:
+                self._set_workspace(self._workspace[1])
+                stream.pool.free(ptr, block)
+
+    def _bound_get(self, i: int) -> int:
+        return self._bound[i]
+
+    def _bound_set(self, i: int, addr: int) -> None:
+        self._bound[i] = addr
+
+    def _set_workspace(self, ptr: int) -> None:
+        self._ws_ptr = ptr
+
+    def _failed_slot(self) -> int:
+        return self._failed
+
+    def _failure(self, status: int):
+        failed = self._failed_slot()
+        if 0 <= failed < len(self._slots):
+            slot = self._slots[failed]
+            return op_error(status, f"{slot.setters[0][0].__name__} ({slot.name})", self.op.name)
+        return op_error(status, self.op.name, self.op.name)
+
+    def _raise_failure(self, status: int) -> None:
+        raise self._failure(status)
+
+    def _launch_addrs(self, addrs: list, stream: Stream) -> int:
+        """Launch with addresses already validated (the executor cache); returns the status."""
+        wanted = self._addrs               # in place: the accelerator holds this buffer's address
+        for i, a in enumerate(addrs):
+            wanted[i] = a
+        return self._run(stream)
+
+    def _coerce(self, i: int, value: Any, stream: Stream, post: list) -> Tensor | None:
+        slot = self._slots[i]
+        if value is None:
+            if slot.handle is not None:
+                raise ValueError(f"{slot.name} was given at prepare time; it cannot become NULL")
+            return None
+        if slot.handle is None:
+            raise ValueError(f"{slot.name} was NULL at prepare time; a prepared call cannot add it")
+        return _marshal.coerce_tensor(value, stream, post, slot.copy_back, slot.name)
+
+    def _apply_named(self, named: dict, stream: Stream, post) -> list:
+        post = [] if post is None else post
+        for name, value in named.items():
+            k = self._by_name.get(name)
+            if k is None:
+                raise TypeError(f"{self.op.__name__} has no tensor parameter {name!r}; "
+                                f"tensor parameters: {self.tensor_names}")
+            if not isinstance(value, Tensor):
+                post.append((_ORIGINAL, k, value))
+            t = value if isinstance(value, Tensor) else self._coerce(k, value, stream, post)
+            if t is None:
+                continue
+            if t._key is not self._keys[k] and t._key != self._keys[k]:
+                self._layout_error(self._slots[k], t)
+            self._addrs[k] = t._ptr
+            t._mem.note_stream(stream)
+            self._objs[k] = t
+        return post
+
+    def _note_stream(self, stream: Stream) -> None:
+        if stream._handle is None:
+            raise RuntimeError("stream is closed")
+        if self.stream is not None and stream._state is not self.stream._state:
+            raise ValueError("a prepared call runs on the device it was prepared on")
+        if not any(r() is stream for r in self._streams):
+            self._streams.append(weakref.ref(stream))
+        for t in self._objs:                       # the bound tensors are used there too
+            if t is not None:
+                t._mem.note_stream(stream)
+
+    @staticmethod
+    def _layout_error(slot: _Slot, t: Tensor) -> None:
+        names = ("dtype", "shape", "strides", "offset", "format", "storage dims")
+        diffs = [f"{n} {a} != {b}" for n, a, b in zip(names, t._key, slot.key) if a != b]
+        raise ValueError(f"{slot.name}: layout differs from the prepared one ({'; '.join(diffs)}); "
+                         f"prepare another call for this layout")
+
+
+_plan_class: type | None = None
+
+
+def plan_class() -> type:
+    """PreparedCall, or its accelerated subclass when the C accelerator is available."""
+    global _plan_class
+    if _plan_class is None:
+        mod = _native.module()
+        _plan_class = PreparedCall if mod is None else _accelerated_class(mod.PlanBase)
+    return _plan_class
+
+
+def _accelerated_class(base: type) -> type:
+    class AcceleratedPreparedCall(base, PreparedCall):
+        """A PreparedCall whose common calls run in C (``_fastcall.c``); see PreparedCall."""
+
+        accelerated = True
+        _bound_get = base._fast_get_bound
+        _bound_set = base._fast_set_bound
+
+        def _setup_fast(self, stream: Stream, state) -> None:
+            addr = _native.function_address
+            slots = self._slots
+            self._fast_setup(
+                self._executor, addr(self._launch), self._ws_ptr or 0, self.workspace_size, self.stream,
+                self._home or 0, _tls, state, self._keys, self._objs, [s.handle or 0 for s in slots],
+                [addr(s.setters[0][0]) if s.setters else 0 for s in slots],
+                [s.setters[0][1] if s.setters else 0 for s in slots],
+                [addr(s.setters[1][0]) if len(s.setters) > 1 else 0 for s in slots],
+                [s.setters[1][1] if len(s.setters) > 1 else 0 for s in slots],
+                list(self._bound), list(self._outputs), self._addrs.buffer_info()[0])
+            if self._host_sync:
+                self._fast_disable()        # launches must wait: the Python path does that
+
+        def _set_workspace(self, ptr: int) -> None:
+            PreparedCall._set_workspace(self, ptr)
+            self._fast_set_workspace(ptr or 0)
+
+        def _raise_failure(self, status: int) -> None:     # called from C
+            self._failed = self._fast_failed
+            raise self._failure(status)
+
+        def _on_close(self) -> None:
+            self._fast_disable()
+
+        def _on_host_memory(self) -> None:
+            self._fast_disable()
+
+        def _launch_addrs(self, addrs: list, stream: Stream) -> int:
+            if stream._handle != self._home:
+                return PreparedCall._launch_addrs(self, addrs, stream)
+            status = self._fast_run_addrs(addrs, stream._handle)
+            if status:
+                self._failed = self._fast_failed
+            return status
+
+    return AcceleratedPreparedCall
+
+
+# ------------------------------------------------------------------------------------------------
+# Executor cache of one-shot calls (opt-in)
+# ------------------------------------------------------------------------------------------------
+
+class ExecutorCache:
+    """LRU of prepared calls for one stream, keyed on operator and argument layouts/attributes."""
+
+    def __init__(self, stream: Stream):
+        self.plans: OrderedDict = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+        self._stream_plans = stream._plans        # finalizers run when the stream is released
+
+    def get(self, key):
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.plans.move_to_end(key)
+            self.hits += 1
+        return plan
+
+    def put(self, key, plan: PreparedCall, maxsize: int) -> None:
+        self.misses += 1
+        self.plans[key] = plan
+        self._stream_plans.append(plan._finalizer)
+        while len(self.plans) > maxsize:
+            _, old = self.plans.popitem(last=False)
+            self.evictions += 1
+            self._drop(old)
+
+    def _drop(self, plan: PreparedCall) -> None:
+        try:
+            self._stream_plans.remove(plan._finalizer)
+        except ValueError:
+            pass
+        plan.close()
+
+    def clear(self) -> None:
+        while self.plans:
+            self._drop(self.plans.popitem()[1])
+
+
+_caches: "weakref.WeakSet[Stream]" = weakref.WeakSet()
+_caches_lock = threading.Lock()
+
+
+# How each parameter enters a cache key: a tensor's interned layout key, a by-value number or string
+# as itself (1 and 1.0 convert to the same double anyway), anything else through cache_key_of.
+_TENSOR, _PLAIN, _OTHER = 0, 1, 2
+_PLAIN_KINDS = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM, Kind.STRING, Kind.DTYPE})
+
+
+def _key_kinds(fn: OpFunction) -> tuple | None:
+    kinds = getattr(fn, "_key_kinds", False)
+    if kinds is False:
+        if any(p.kind is Kind.TENSOR_LIST for p in fn.params):
+            kinds = None
+        else:
+            kinds = tuple(_TENSOR if p.kind is Kind.TENSOR else _PLAIN if p.kind in _PLAIN_KINDS else _OTHER
+                          for p in fn.params)
+        fn._key_kinds = kinds
+    return kinds
+
+
+def cached_call(fn: OpFunction, args, stream: Stream):
+    """Run through the stream's executor cache, or return _NOT_CACHEABLE."""
+    kinds = _key_kinds(fn)
+    if kinds is None:
+        return _NOT_CACHEABLE
+    post: list | None = None
+    parts: list = [fn.name]
+    addrs: list[int] = []
+    tensors = None                              # args with numpy/torch replaced, if any was
+    try:
+        for i, (kind, a) in enumerate(zip(kinds, args)):
+            if kind == _TENSOR:
+                if a is None:
+                    parts.append(None)
+                    addrs.append(0)
+                    continue
+                if a.__class__ is not Tensor:
+                    if post is None:
+                        post = []
+                    a = _marshal.coerce_tensor(a, stream, post, fn.params[i].role is not Role.IN,
+                                               fn.params[i].name)
+                    tensors = list(args) if tensors is None else tensors
+                    tensors[i] = a
+                m = a._mem
+                s = m.streams
+                if not s or s[0] is not stream:
+                    m.note_stream(stream)
+                parts.append(a._key)
+                addrs.append(a._ptr)
+            elif kind == _PLAIN:
+                parts.append(a)
+            else:
+                parts.append(_marshal.cache_key_of(a))
+        key = tuple(parts)
+        hash(key)
+    except TypeError:
+        if post:
+            _marshal.finish(post, stream, ok=False)
+        return _NOT_CACHEABLE
+    except BaseException:
+        if post:
+            _marshal.finish(post, stream, ok=False)
+        raise
+    if tensors is not None:
+        args = tensors
+    ok = False
+    try:
+        with stream.lock:
+            cache = stream.exec_cache
+            if cache is None:
+                cache = stream.exec_cache = ExecutorCache(stream)
+                with _caches_lock:
+                    _caches.add(stream)
+            plan = cache.get(key)
+            if plan is None:
+                plan = plan_class()(fn, args, stream, keep_refs=False)
+                cache.put(key, plan, _cache_config.maxsize)
+            status = plan._launch_addrs(addrs, stream)
+        if status:
+            raise plan._failure(status)
+        ok = True
+    finally:
+        if post:
+            _marshal.finish(post, stream, ok=ok)
+    outs = fn._outputs
+    return args[outs[0]] if len(outs) == 1 else tuple([args[i] for i in outs])
+
+
+def set_executor_cache(maxsize: int) -> None:
+    """Enable (``maxsize > 0``: prepared executors kept per stream, LRU) or disable (0) the cache of
+    one-shot calls.  Keys: operator, dtypes, shapes, strides, offsets, formats, attribute values,
+    stream (hence device) -- never data addresses.  Disabling drops the cached executors."""
+    if maxsize < 0:
+        raise ValueError("maxsize must be >= 0")
+    _cache_config.maxsize = int(maxsize)
+    if maxsize == 0:
+        clear_executor_cache()
+    else:
+        for s in list(_caches):
+            c = s.exec_cache
+            if c is not None:
+                with s.lock:
+                    while len(c.plans) > maxsize:
+                        c.evictions += 1
+                        c._drop(c.plans.popitem(last=False)[1])
+
+
+def clear_executor_cache() -> None:
+    """Destroy every cached executor (of every stream)."""
+    for s in list(_caches):
+        c = s.exec_cache
+        if c is not None:
+            with s.lock:
+                c.clear()
+
+
+def executor_cache_info() -> dict:
+    """``maxsize`` and totals over live streams: ``size``, ``hits``, ``misses``, ``evictions``."""
+    info = {"maxsize": _cache_config.maxsize, "size": 0, "hits": 0, "misses": 0, "evictions": 0}
+    for s in list(_caches):
+        c = s.exec_cache
+        if c is not None:
+            info["size"] += len(c.plans)
+            info["hits"] += c.hits
+            info["misses"] += c.misses
+            info["evictions"] += c.evictions
+    return info

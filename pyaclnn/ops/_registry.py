@@ -1,0 +1,97 @@
+"""Which operators can be called: the signature registry, name lookup and one launcher per operator."""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Iterable
+
+from ..signatures import OpSignature, parse_dir_cached, registry, toolkit_include_dirs
+from ._errors import not_declared
+
+_lock = threading.Lock()
+_signatures: dict[str, OpSignature] | None = None
+_extra_dirs: list[Path] = []
+_functions: dict[str, object] = {}
+
+
+def signatures() -> dict[str, OpSignature]:
+    """Every known operator signature, keyed by C name (``aclnnAmpUpdateScale``)."""
+    global _signatures
+    sigs = _signatures
+    if sigs is None:
+        with _lock:
+            if _signatures is None:
+                _signatures = registry()
+                for d in _extra_dirs:
+                    _signatures.update(parse_dir_cached(d))
+            sigs = _signatures
+    return sigs
+
+
+def load_headers(include_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Parse operator headers (e.g. a custom operator package's ``op_api/include``) and make their
+    operators callable; returns the names added or replaced."""
+    dirs = [include_dir] if isinstance(include_dir, (str, os.PathLike)) else list(include_dir)
+    added: list[str] = []
+    sigs = signatures()
+    with _lock:
+        for d in dirs:
+            parsed = parse_dir_cached(d)
+            _extra_dirs.append(Path(d))
+            sigs.update(parsed)
+            for name in parsed:
+                _functions.pop(name, None)
+            added += sorted(parsed)
+    return added
+
+
+def header_dirs() -> list[str]:
+    return [str(d) for d in toolkit_include_dirs()] + [str(d) for d in _extra_dirs]
+
+
+def _snake_to_camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def c_name(op: str) -> str:
+    """``AmpUpdateScale`` / ``aclnnAmpUpdateScale`` / ``amp_update_scale`` -> ``aclnnAmpUpdateScale``."""
+    if op.startswith("aclnn"):
+        return op
+    if "_" in op or op.islower():
+        op = _snake_to_camel(op)
+    return "aclnn" + op[:1].upper() + op[1:]
+
+
+def signature(op: str) -> OpSignature:
+    """The signature of an operator (any spelling of :func:`c_name`); OperatorNotFoundError if none."""
+    sigs = signatures()
+    sig = sigs.get(c_name(op)) or sigs.get(op)
+    if sig is None:
+        # snake_case spellings of names with digits or acronyms ("grouped_dynamic_mx_quant_v2")
+        wanted = re.sub(r"[^a-z0-9]", "", op.lower())
+        for name, s in sigs.items():
+            if re.sub(r"[^a-z0-9]", "", name[len("aclnn"):].lower()) == wanted:
+                return s
+        raise not_declared(c_name(op), header_dirs(), len(sigs))
+    return sig
+
+
+def function(op: str):
+    """The (cached) :class:`~pyaclnn.ops._launcher.OpFunction` of an operator."""
+    fn = _functions.get(op)
+    if fn is None:
+        from ._launcher import OpFunction
+        sig = signature(op)
+        fn = _functions.get(sig.name)
+        if fn is None:
+            fn = OpFunction(sig)
+            _functions[sig.name] = fn
+        _functions[op] = fn
+    return fn
+
+
+def names() -> list[str]:
+    """Operator names without the ``aclnn`` prefix, sorted."""
+    return sorted(s.op_name for s in signatures().values())

@@ -1,0 +1,528 @@
+"""Device tensors: memory + shape, strides, offset, dtype and format; the aclTensor built on demand.
+
+    import numpy as np, pyaclnn
+    x = pyaclnn.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x.T                       # a non-contiguous view of the same memory (strides (1, 3))
+    x[:, 1:].numpy()          # copies back to the host (after synchronising the stream)
+    y = pyaclnn.zeros((4,), "bfloat16")
+
+Conventions (those of ``aclCreateTensor``): ``strides`` and ``offset`` count elements, not bytes;
+the tensor's address is the *storage base* and ``offset`` says where the view starts.  4-bit types
+(INT4, FLOAT4_E2M1, FLOAT4_E1M2) count 4-bit elements, stored two per byte with element 2k in the
+low nibble; their host arrays are ml_dtypes ``int4`` / ``float4_e2m1fn`` or uint8 codes (FLOAT4_E1M2).
+
+The ``aclTensor`` handle is created the first time an operator needs it and cached on the tensor
+(destroyed when the tensor is released); prepared calls make their own handles, because the
+address setters write into the handle they are given.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import weakref
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import capi, dtypes
+from .errors import make_error
+from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, current_stream
+
+__all__ = ["Tensor", "from_numpy", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
+           "as_acl_format", "contiguous_strides"]
+
+_c_int64 = ctypes.c_int64
+
+# Spellings accepted for dtypes beyond numpy's and the C names ("ACL_FLOAT16", "FLOAT16").
+_ALIASES = {
+    "float32": capi.ACL_FLOAT, "float": capi.ACL_FLOAT, "fp32": capi.ACL_FLOAT,
+    "float16": capi.ACL_FLOAT16, "half": capi.ACL_FLOAT16, "fp16": capi.ACL_FLOAT16,
+    "bfloat16": capi.ACL_BF16, "bf16": capi.ACL_BF16,
+    "hifloat8": capi.ACL_HIFLOAT8, "hif8": capi.ACL_HIFLOAT8,
+    "float8_e4m3fn": capi.ACL_FLOAT8_E4M3FN, "float8_e5m2": capi.ACL_FLOAT8_E5M2,
+    "float8_e8m0": capi.ACL_FLOAT8_E8M0, "float8_e8m0fnu": capi.ACL_FLOAT8_E8M0,
+    "float4_e2m1": capi.ACL_FLOAT4_E2M1, "float4_e2m1fn": capi.ACL_FLOAT4_E2M1,
+    "float4_e1m2": capi.ACL_FLOAT4_E1M2, "int4": capi.ACL_INT4,
+}
+
+
+def as_acl_dtype(dtype: Any) -> int:
+    """An aclDataType from an int, a C name (``"ACL_BF16"``), a short name (``"bfloat16"``,
+    ``"hifloat8"``), a numpy / ml_dtypes dtype or a torch dtype."""
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        return dtypes.info(int(dtype)).acl
+    if isinstance(dtype, str):
+        key = dtype.strip()
+        if key.upper() in dtypes.BY_NAME:
+            return dtypes.BY_NAME[key.upper()].acl
+        if "ACL_" + key.upper() in dtypes.BY_NAME:
+            return dtypes.BY_NAME["ACL_" + key.upper()].acl
+        if key.lower() in _ALIASES:
+            return _ALIASES[key.lower()]
+    elif str(dtype).startswith("torch."):
+        return dtypes.from_torch(dtype)
+    try:
+        return dtypes.from_numpy(np.dtype(dtype))
+    except TypeError:
+        raise ValueError(f"not a dtype: {dtype!r}") from None
+
+
+def as_acl_format(fmt: Any) -> int:
+    """An aclFormat from an int or a name (``"ND"``, ``"NCHW"``, ``"ACL_FORMAT_NC1HWC0"``)."""
+    if fmt is None:
+        return capi.ACL_FORMAT_ND
+    if isinstance(fmt, (int, np.integer)):
+        return int(fmt)
+    members = capi.ENUM_MEMBERS["aclFormat"]
+    for name in (str(fmt), "ACL_FORMAT_" + str(fmt).upper(), "ACL_" + str(fmt).upper()):
+        if name in members:
+            return members[name]
+    raise ValueError(f"unknown aclFormat {fmt!r}")
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements (zero-size dimensions count as 1, as torch does)."""
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= max(dim, 1)
+    return tuple(reversed(strides))
+
+
+# Layout keys are interned so that prepared calls can compare them by identity (falling back to
+# equality, so the table may be emptied when many distinct views have been made).
+_keys: dict[tuple, tuple] = {}
+_MAX_KEYS = 1 << 16
+
+
+def _intern(key: tuple) -> tuple:
+    k = _keys.get(key)
+    if k is None:
+        if len(_keys) >= _MAX_KEYS:
+            _keys.clear()
+        k = _keys.setdefault(key, key)
+    return k
+
+
+def _destroy_handle(destroy, handle: int) -> None:
+    try:
+        destroy(handle)
+    except Exception:       # noqa: BLE001 -- finalizers must not raise
+        pass
+
+
+class Tensor:
+    """A view of device memory with shape, strides, offset (elements), dtype and format.
+
+    Create tensors with :func:`from_numpy`, :func:`empty`, :func:`zeros`, or from torch tensors with
+    :func:`pyaclnn.torch.from_torch`; views (``t[1:, ::2]``, ``t.T``, ``t.transpose(0, 1)``,
+    ``t.as_strided(...)``) share the memory.  The memory is released when the last tensor using it is
+    released (garbage collection or :meth:`close` on every view).
+    """
+
+    __slots__ = ("_mem", "_ptr", "shape", "strides", "offset", "acl_dtype", "format", "_info",
+                 "storage_dims", "_key", "_handle", "_handle_fin", "__weakref__")
+
+    def __init__(self, memory: Memory, shape: Sequence[int], dtype: Any, strides: Sequence[int] | None = None,
+                 offset: int = 0, format: Any = None, storage_dims: Sequence[int] | None = None):
+        info = dtypes.info(as_acl_dtype(dtype))
+        shape = tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"negative dimension in shape {shape}")
+        strides = contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ValueError(f"strides {strides} do not match shape {shape}")
+        if any(s < 0 for s in strides) or offset < 0:
+            raise ValueError("negative strides and offsets are not supported by aclCreateTensor")
+        self._mem = memory
+        self._ptr = memory.ptr
+        self.shape = shape
+        self.strides = strides
+        self.offset = int(offset)
+        self.acl_dtype = info.acl
+        self.format = as_acl_format(format)
+        self._info = info
+        self._check_bounds()
+        if storage_dims is None:
+            storage_dims = self._default_storage_dims()
+        self.storage_dims = tuple(int(d) for d in storage_dims)
+        self._key = _intern((info.acl, shape, strides, self.offset, self.format, self.storage_dims))
+        self._handle = 0
+        self._handle_fin: Any = None
+
+    # -- layout -----------------------------------------------------------------------------------
+    def _storage_elements(self) -> int:
+        info = self._info
+        if info.packed:
+            return self._mem.nbytes * info.per_byte
+        return self._mem.nbytes // max(info.itemsize, 1)
+
+    def _span(self) -> tuple[int, int]:
+        """[first, last + 1) storage element indices the view touches (empty view: (offset, offset))."""
+        if self.size == 0:
+            return self.offset, self.offset
+        last = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+        return self.offset, last + 1
+
+    def _check_bounds(self) -> None:
+        lo, hi = self._span()
+        if hi > lo and dtypes.nbytes(self.acl_dtype, hi) > self._mem.nbytes:
+            raise ValueError(f"view (shape {self.shape}, strides {self.strides}, offset {self.offset}) "
+                             f"runs past the end of its {self._mem.nbytes}-byte memory")
+
+    def _default_storage_dims(self) -> tuple[int, ...]:
+        # Whole, contiguous tensors describe their storage as the view (the vendor samples' habit);
+        # views describe it as one dimension of storage elements (torch_npu's habit).
+        if (self.offset == 0 and self.is_contiguous()
+                and self._info.nbytes(self.size) == self._mem.nbytes):
+            return self.shape
+        return (self._storage_elements(),)
+
+    def is_contiguous(self) -> bool:
+        """Row-major contiguous (dimensions of size 1 may have any stride)."""
+        expected = 1
+        for d, s in zip(reversed(self.shape), reversed(self.strides)):
+            if d != 1 and s != expected:
+                return False
+            expected *= d
+        return True
+
+    # -- properties -------------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The host numpy dtype (a uint8 carrier for HIFLOAT8 / FLOAT4_E1M2 / FLOAT6_*)."""
+        return self._info.numpy
+
+    @property
+    def dtype_name(self) -> str:
+        """The C name of the aclDataType, e.g. ``ACL_BF16``."""
+        return self._info.name
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements of the view occupy when packed contiguously."""
+        return self._info.nbytes(self.size)
+
+    @property
+    def ptr(self) -> int:
+        """Device address of the storage base (what aclCreateTensor receives)."""
+        return self._ptr
+
+    @property
+    def data_ptr(self) -> int:
+        """Device address of the first element of the view (byte-addressable types only)."""
+        if self._info.packed:
+            raise ValueError(f"{self.dtype_name} elements are not byte-addressable")
+        return self._ptr + self.offset * self._info.itemsize
+
+    @property
+    def memory(self) -> Memory:
+        return self._mem
+
+    @property
+    def stream(self) -> Stream | None:
+        """The stream this tensor's memory is ordered on."""
+        return self._mem.streams[0] if self._mem.streams else None
+
+    @property
+    def device_id(self) -> int | None:
+        s = self.stream
+        return s.device_id if s is not None else None
+
+    def __repr__(self) -> str:
+        extra = "" if self.is_contiguous() and self.offset == 0 else \
+            f", strides={self.strides}, offset={self.offset}"
+        return (f"pyaclnn.Tensor(shape={self.shape}, dtype={self.dtype_name}{extra}, "
+                f"device={self.device_id})")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- aclTensor --------------------------------------------------------------------------------
+    def acl_handle(self) -> int:
+        """The cached ``aclTensor*`` describing this view (created on first use)."""
+        h = self._handle
+        return h if h else self._create_handle()
+
+    def _create_handle(self) -> int:
+        h = self.new_acl_tensor()
+        self._handle = h
+        self._handle_fin = weakref.finalize(self, _destroy_handle, capi.aclDestroyTensor, h)
+        return h
+
+    def new_acl_tensor(self, address: int | None = None) -> int:
+        """A new ``aclTensor*`` for this view, owned by the caller (``aclDestroyTensor`` it)."""
+        n = len(self.shape)
+        dims = (_c_int64 * n)(*self.shape) if n else None
+        strides = (_c_int64 * n)(*self.strides) if n else None
+        sd = self.storage_dims
+        sdims = (_c_int64 * len(sd))(*sd) if sd else None
+        h = capi.aclCreateTensor(dims, n, self.acl_dtype, strides, self.offset, self.format, sdims,
+                                 len(sd), self._ptr if address is None else address)
+        if not h:
+            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensor")
+        return h
+
+    def close(self) -> None:
+        """Destroy the cached aclTensor and drop this view's reference to the memory."""
+        if self._handle_fin is not None:
+            self._handle_fin()
+            self._handle_fin = None
+        self._handle = 0
+
+    def __enter__(self) -> "Tensor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- host copies ------------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host copy (C-contiguous), after the streams that used the memory have finished."""
+        info = self._info
+        if info.numpy is None:
+            raise ValueError(f"{info.name} has no host representation")
+        if info.per_byte not in (1, 2):
+            raise NotImplementedError(f"{info.name} (packed {info.per_byte} per byte) has no host copy yet")
+        self._mem.wait_idle()
+        if self.size == 0:
+            return np.empty(self.shape, dtype=info.numpy)
+        lo, hi = self._span()
+        if info.packed:
+            b0, b1 = lo // 2, (hi + 1) // 2
+            raw = _download(self._ptr + b0, b1 - b0)
+            elems = dtypes.unpack(raw, info.acl, (b1 - b0) * 2)
+            first = b0 * 2
+        else:
+            isz = info.itemsize
+            raw = _download(self._ptr + lo * isz, (hi - lo) * isz)
+            elems = raw.view(info.numpy)
+            first = lo
+        # as_strided goes through __array_interface__, which loses ml_dtypes types: stride raw bytes
+        raw_elems = elems.view(np.dtype((np.void, elems.itemsize)))
+        view = np.lib.stride_tricks.as_strided(
+            raw_elems[self.offset - first:], shape=self.shape,
+            strides=tuple(s * elems.itemsize for s in self.strides), writeable=False)
+        return np.array(view, order="C").view(elems.dtype)
+
+    def copy_from(self, array: Any, stream: Stream | None = None) -> "Tensor":
+        """Overwrite the elements with a host array of the same shape (contiguous tensors only),
+        ordered on ``stream`` (default: the tensor's stream)."""
+        if not self.is_contiguous():
+            raise ValueError("copy_from needs a contiguous tensor")
+        host = _host_bytes(np.asarray(array), self._info, self.shape)
+        if self._info.packed and self.offset % 2:
+            raise ValueError("a 4-bit view starting in the middle of a byte cannot be overwritten")
+        stream = stream or self.stream or current_stream()
+        self._mem.note_stream(stream)
+        start = self._ptr + dtypes.nbytes(self.acl_dtype, self.offset) if self._info.packed \
+            else self.data_ptr
+        _upload(start, host, stream)
+        return self
+
+    def to_torch(self):
+        """The same data as a torch tensor (zero-copy on the emulator); see :mod:`pyaclnn.torch`."""
+        from . import torch as _torch
+        return _torch.to_torch(self)
+
+    # -- views ------------------------------------------------------------------------------------
+    def as_strided(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
+        """A view of the same memory with another layout (elements, as aclCreateTensor takes)."""
+        return Tensor(self._mem, shape, self.acl_dtype, strides, self.offset if offset is None else offset,
+                      self.format)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        axes = list(range(self.ndim))
+        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+        return self.permute(*axes)
+
+    def permute(self, *axes: int) -> "Tensor":
+        order = list(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else list(axes)
+        if sorted(a % max(self.ndim, 1) for a in order) != list(range(self.ndim)):
+            raise ValueError(f"{tuple(order)} is not a permutation of {self.ndim} axes")
+        order = [a % self.ndim for a in order]
+        return self.as_strided([self.shape[a] for a in order], [self.strides[a] for a in order])
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.ndim)))
+
+    def reshape(self, *shape: int) -> "Tensor":
+        """A view with another shape (contiguous tensors only); one dimension may be -1."""
+        dims = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else list(shape)
+        if dims.count(-1) == 1:
+            known = math.prod(d for d in dims if d != -1)
+            dims[dims.index(-1)] = self.size // known if known else 0
+        if math.prod(dims) != self.size:
+            raise ValueError(f"cannot reshape {self.shape} into {tuple(dims)}")
+        if not self.is_contiguous():
+            raise ValueError("reshape of a non-contiguous view would need a copy")
+        return self.as_strided(dims, contiguous_strides(dims))
+
+    def __getitem__(self, index) -> "Tensor":
+        """Basic indexing: ints, slices with positive steps, ``...`` and ``None`` (new axis)."""
+        if not isinstance(index, tuple):
+            index = (index,)
+        if index.count(Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis")
+        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices for a {self.ndim}-d tensor")
+        if Ellipsis in index:
+            k = index.index(Ellipsis)
+            index = index[:k] + (slice(None),) * (self.ndim - n_real) + index[k + 1:]
+        else:
+            index = index + (slice(None),) * (self.ndim - n_real)
+        shape, strides, offset, dim = [], [], self.offset, 0
+        for item in index:
+            if item is None:
+                shape.append(1)
+                strides.append(1)
+                continue
+            size, stride = self.shape[dim], self.strides[dim]
+            if isinstance(item, slice):
+                start, stop, step = item.indices(size)
+                if step <= 0:
+                    raise IndexError("negative slice steps are not supported (aclTensor strides are >= 0)")
+                count = len(range(start, stop, step))
+                shape.append(count)
+                strides.append(stride * step)
+                if count:
+                    offset += start * stride
+            else:
+                i = int(item)
+                if not -size <= i < size:
+                    raise IndexError(f"index {i} is out of bounds for dimension {dim} of size {size}")
+                offset += (i % size) * stride
+            dim += 1
+        return Tensor(self._mem, shape, self.acl_dtype, strides, offset, self.format)
+
+
+# ------------------------------------------------------------------------------------------------
+# Host <-> device copies
+# ------------------------------------------------------------------------------------------------
+
+def _download(src: int, nbytes: int) -> np.ndarray:
+    out = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        status = capi.aclrtMemcpy(out.ctypes.data, nbytes, src, nbytes, capi.ACL_MEMCPY_DEVICE_TO_HOST)
+        if status:
+            raise make_error(status, "aclrtMemcpy")
+    return out
+
+
+def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
+    n = host.nbytes
+    if n:
+        # Stream-ordered, so that a recycled pool block is not overwritten under queued work. From
+        # pageable memory the call returns once the copy is done (the host array may then go).
+        status = capi.aclrtMemcpyAsync(dst, n, host.ctypes.data, n, capi.ACL_MEMCPY_HOST_TO_DEVICE,
+                                       stream.handle)
+        if status:
+            raise make_error(status, "aclrtMemcpyAsync")
+
+
+def _host_bytes(array: np.ndarray, info: dtypes.DTypeInfo, shape: tuple | None = None) -> np.ndarray:
+    """The device byte image of a host array of ``info``'s type (packed for 4-bit types)."""
+    if shape is not None and tuple(array.shape) != tuple(shape):
+        raise ValueError(f"host array shape {array.shape} does not match {shape}")
+    if info.packed:
+        if info.per_byte != 2:
+            raise NotImplementedError(f"{info.name} uploads are not supported yet")
+        if info.carrier and array.dtype != np.uint8:
+            raise ValueError(f"{info.name} data must be given as uint8 codes, not {array.dtype}")
+        return dtypes.pack(array, info.acl)
+    host = np.ascontiguousarray(array)
+    if info.carrier:
+        if host.dtype.itemsize != info.itemsize or host.dtype.kind not in "uif":
+            raise ValueError(f"{info.name} data must be given as raw codes in a {info.itemsize}-byte "
+                             f"integer array, not {host.dtype}")
+        return host.view(np.uint8)
+    if host.dtype != info.numpy:
+        raise ValueError(f"host dtype {host.dtype} does not match {info.name} ({info.numpy}); "
+                         f"convert it first")
+    return host
+
+
+# ------------------------------------------------------------------------------------------------
+# Constructors
+# ------------------------------------------------------------------------------------------------
+
+def _shape_of(shape: int | Iterable[int]) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream | None = None,
+          format: Any = None) -> Tensor:
+    """An uninitialised contiguous device tensor from ``stream``'s pool (default: current stream)."""
+    shape = _shape_of(shape)
+    acl = as_acl_dtype(dtype)
+    nbytes = dtypes.nbytes(acl, math.prod(shape))
+    buf = DeviceBuffer(max(nbytes, 1), stream)
+    buf.nbytes = nbytes
+    return Tensor(buf, shape, acl, format=format)
+
+
+def zeros(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream | None = None,
+          format: Any = None) -> Tensor:
+    """A zero-filled contiguous device tensor (``aclrtMemsetAsync`` on ``stream``)."""
+    t = empty(shape, dtype, stream=stream, format=format)
+    n = t._mem.nbytes
+    if n:
+        status = capi.aclrtMemsetAsync(t._ptr, n, 0, n, t.stream.handle)
+        if status:
+            raise make_error(status, "aclrtMemsetAsync")
+    return t
+
+
+def empty_like(t: Tensor, dtype: Any = None, *, stream: Stream | None = None) -> Tensor:
+    """A contiguous uninitialised tensor with ``t``'s shape (and dtype unless given)."""
+    return empty(t.shape, t.acl_dtype if dtype is None else dtype, stream=stream or t.stream,
+                 format=t.format)
+
+
+def zeros_like(t: Tensor, dtype: Any = None, *, stream: Stream | None = None) -> Tensor:
+    return zeros(t.shape, t.acl_dtype if dtype is None else dtype, stream=stream or t.stream,
+                 format=t.format)
+
+
+def from_numpy(array: Any, *, stream: Stream | None = None, dtype: Any = None, format: Any = None) -> Tensor:
+    """Copy a host array to a new contiguous device tensor (ordered on ``stream``).
+
+    ``dtype`` overrides the aclDataType: needed for types held as raw codes (``"hifloat8"``,
+    ``"float4_e1m2"`` from uint8 arrays); 4-bit types are packed two per byte.
+    """
+    array = np.asarray(array)
+    acl = dtypes.from_numpy(array.dtype) if dtype is None else as_acl_dtype(dtype)
+    info = dtypes.info(acl)
+    host = _host_bytes(array, info)
+    t = empty(array.shape, acl, stream=stream, format=format)
+    _upload(t._ptr, host, t.stream)
+    return t
+
+
+def wrap_pointer(ptr: int, shape: Sequence[int], dtype: Any, *, nbytes: int | None = None,
+                 strides: Sequence[int] | None = None, offset: int = 0, owner: Any = None,
+                 register: bool = False, stream: Stream | None = None, format: Any = None) -> Tensor:
+    """A tensor over memory that pyaclnn does not own (device memory allocated elsewhere, or, on the
+    emulator with ``register=True``, host memory). ``owner`` is kept alive with the tensor."""
+    acl = as_acl_dtype(dtype)
+    if nbytes is None:
+        t_strides = contiguous_strides(shape) if strides is None else strides
+        span = offset + sum((d - 1) * s for d, s in zip(shape, t_strides)) + 1 if math.prod(shape) else 0
+        nbytes = dtypes.nbytes(acl, span)
+    mem = ExternalMemory(int(ptr), int(nbytes), owner=owner, register=register, stream=stream)
+    return Tensor(mem, shape, acl, strides, offset, format)
