@@ -274,9 +274,12 @@ def test_fp8_saturating_round_to_nearest_even():
     q = np.array([1000.0, -1000.0, np.inf, -np.inf, 464.0, 0.0, np.nan, 1.0625, 2 ** -10,
                   3 * 2 ** -11], F32)
     assert casts.encode_fp8(q, "float8_e4m3fn").tolist() == \
-        [0x7E, 0xFE, 0x7E, 0xFE, 0x7E, 0x00, 0x7F, 0x38, 0x00, 0x01]
+        [0x7E, 0xFE, 0x7E, 0xFE, 0x7E, 0x00, 0x00, 0x38, 0x00, 0x01]
+    assert casts.encode_fp8(q, "float8_e4m3fn", "positive")[6] == 0x7F
     q5 = np.array([1e6, -np.inf, 61440.0, np.nan, -np.nan], F32)
-    assert casts.encode_fp8(q5, "float8_e5m2").tolist() == [0x7B, 0xFB, 0x7B, 0x7E, 0x7E]
+    # NaN -> 0x00 by default (SAT, CTRL[50] = 0); the NaN codes of Q11 as the options
+    assert casts.encode_fp8(q5, "float8_e5m2").tolist() == [0x7B, 0xFB, 0x7B, 0x00, 0x00]
+    assert casts.encode_fp8(q5, "float8_e5m2", "positive").tolist() == [0x7B, 0xFB, 0x7B, 0x7E, 0x7E]
     assert casts.encode_fp8(np.array([-np.nan], F32), "float8_e5m2", "keep").tolist() == [0xFE]
 
 
@@ -284,11 +287,13 @@ def test_hif8_codes_from_the_spec():
     values = [1.0, 2.0, 0.5, 14.0, 256.0, 2 ** -15, 32768.0, 2 ** -22, 0.0, -0.0]
     codes = [0x08, 0x10, 0x18, 0x2E, 0x60, 0x7E, 0x6E, 0x01, 0x00, 0x00]
     assert casts.hif8_encode_round_sat(np.array(values, F32)).tolist() == codes
-    # ties away from zero; SAT clamps inf and values past 1.25 * 2^15 to +-32768; NaN -> 0x80
+    # ties away from zero; SAT clamps inf and values past 1.25 * 2^15 to +-32768; NaN -> 0x80 in
+    # the bare encoder, 0x00 in the operator's default (CTRL[50] = 0)
     special = np.array([1.0625, -1.0625, 2 ** -23, 2 ** -24, np.inf, -np.inf, 40960.0, np.nan], F32)
     assert casts.hif8_encode_round_sat(special).tolist() == \
         [0x09, 0x89, 0x01, 0x00, 0x6E, 0xEE, 0x6E, 0x80]
-    assert casts.encode_hif8(np.array([np.nan], F32), nan_code="zero").tolist() == [0]
+    assert casts.encode_hif8(special).tolist() == [0x09, 0x89, 0x01, 0x00, 0x6E, 0xEE, 0x6E, 0x00]
+    assert casts.encode_hif8(np.array([np.nan], F32), nan_code="nan").tolist() == [0x80]
 
 
 def test_hif8_round_trip_of_every_finite_code():
@@ -431,10 +436,26 @@ def test_zero_row(soc):
     g = np.ones(64, F16)
     r = add_rms_norm_dynamic_quant(x, x, g, soc=soc)
     assert r["scale1"].tolist() == [0.0] and (r["y1"] == 0).all()
-    if soc == "950":
+    if soc == "950":    # q = 0/0 = NaN: 0x00 (SAT, CTRL[50] = 0), or Q11's NaN code as the option
         for y_dtype, code in (("float8_e4m3fn", 0x7F), ("float8_e5m2", 0x7E), ("hifloat8", 0x80)):
             r = add_rms_norm_dynamic_quant(x, x, g, y_dtype=y_dtype, soc=soc)
+            assert (r["y1"] == 0x00).all() and r["scale1"].tolist() == [0.0]
+            r = add_rms_norm_dynamic_quant(x, x, g, y_dtype=y_dtype, soc=soc,
+                                           fp8_nan_sign="positive", hif8_nan="nan")
             assert (r["y1"] == code).all() and r["scale1"].tolist() == [0.0]
+
+
+@pytest.mark.parametrize("y_dtype,codes", [("float8_e4m3fn", [0x7E, 0xFE, 0x00, 0x7E]),
+                                           ("float8_e5m2", [0x7B, 0xFB, 0x00, 0x7B]),
+                                           ("hifloat8", [0x6E, 0xEE, 0x00, 0x6E])])
+def test_950_scale_underflow_saturates_inf_quotients(y_dtype, codes):
+    """A huge epsilon and the smallest bf16 gamma make y so tiny that scale = m*D rounds to 0:
+    q = +-y/0 = +-inf -> +-max (SAT), and the zero element's 0/0 -> 0x00."""
+    x = np.array([[1.0, -1.0, 0.0, 0.5]], BF16)
+    g = np.full(4, 2.0 ** -133, BF16)
+    r = add_rms_norm_dynamic_quant(x, x, g, epsilon=1e8, y_dtype=y_dtype, soc="950")
+    assert r["scale1"].tolist() == [0.0]
+    assert r["y1"].tolist() == [codes]
 
 
 def test_a2_tiny_max_saturates():

@@ -9,15 +9,20 @@ once: x = x1 + x2 (fp32), the template's sum of squares (arnq_reduce), the templ
 (arnq_rstd), y = (x*rstd)*gamma (+ beta), z_k = y*smooth_k, the chip's scale and quotient, and the
 output cast (arnq_casts). Outputs are the raw values the NPU writes.
 
-Open-question options (defaults = the spec's stated defaults):
+Open-question options (defaults = the spec's stated defaults, except Q11: see below):
   tree64_order      "adjacent" | "halves"            Q2  order inside one 64-lane reduce
   scalar_rstd_mode  "float" | "fma" | "double"       Q4  910B / 950 single-row scalar rstd
   mula              "fused" | "unfused"              Q5  950 perf Newton-Raphson MULA
   max_nan           "propagate" | "ignore"           Q7  NaN in the vector row max
-  fp8_nan_sign      "positive" | "keep"              Q11 NaN code sign of FP8 outputs
-  hif8_nan          "nan" | "zero"                   Q11 HiF8 NaN -> 0x80 or 0x00
+  fp8_nan_sign      "zero" | "positive" | "keep"     Q11 FP8 NaN -> 0x00 / NaN code (+ / own sign)
+  hif8_nan          "zero" | "nan"                   Q11 HiF8 NaN -> 0x00 or 0x80
   overflow_mode     "infnan" | "saturation"          Q3  fp32 -> fp16/bf16 narrowing of xOut
   ub_950            254976                           Q10 UB bytes used by the 950 template choice
+
+Q11: the 950 kernel casts to FP8 / HiF8 with SatMode::SAT and CTRL[60] cleared (B.9.3), as
+GroupedDynamicMxQuant does; the vendor Cast documentation says a NaN then becomes 0x00 while
+CTRL[50] = 0 (the default; grouped_dynamic_mx_quant.md 4.6). The default "zero" follows it (e.g. an
+all-zero row, q = 0/0); the NaN codes Q11 only assumed are the alternatives. +-inf -> +-max (SAT).
 """
 from __future__ import annotations
 
@@ -123,7 +128,7 @@ def add_rms_norm_dynamic_quant(x1, x2, gamma, smooth1=None, smooth2=None, beta=N
                                soc: str = "950", version: int = 1, *, ub_950: int = UB_950,
                                tree64_order: str = "adjacent", scalar_rstd_mode: str = "float",
                                mula: str = "fused", max_nan: str = "propagate",
-                               fp8_nan_sign: str = "positive", hif8_nan: str = "nan",
+                               fp8_nan_sign: str = "zero", hif8_nan: str = "zero",
                                overflow_mode: str = "infnan", force_template: str | None = None):
     """Reference outputs of one call (what a successful phase 2 writes).
 

@@ -6,7 +6,9 @@ Every encoder takes the float32 quotients q and returns what the NPU writes:
   same bytes read as little-endian int32 words;
 * FLOAT8_E4M3FN / FLOAT8_E5M2: uint8 codes, round to nearest even, saturating (+-inf -> +-max);
 * HIFLOAT8: uint8 codes, round half away from zero, saturating (+-inf -> +-32768).
-NaN codes (not pinned down by the spec): E4M3FN 0x7F, E5M2 0x7E, HiF8 0x80, positive by default.
+NaN -> 0x00 by default: the vendor Cast documentation for SatMode::SAT with CTRL[50] = 0, as in the
+MX path (grouped_dynamic_mx_quant.md 4.6). The NaN codes spec Q11 assumed (E4M3FN 0x7F, E5M2 0x7E,
+HiF8 0x80) are the alternative options.
 """
 from __future__ import annotations
 
@@ -61,24 +63,31 @@ def unpack_int4(packed: np.ndarray) -> np.ndarray:
     return np.where(both > 7, both - 16, both).astype(np.int8)
 
 
-def encode_fp8(q: np.ndarray, fmt: str, nan_sign: str = "positive") -> np.ndarray:
+def encode_fp8(q: np.ndarray, fmt: str, nan_sign: str = "zero") -> np.ndarray:
     """fp32 -> FP8 code with CAST_RINT and SAT: clamp to +-max, then round to nearest even
-    (clamping first is the same as saturating after rounding)."""
+    (clamping first is the same as saturating after rounding).
+
+    nan_sign: "zero" writes 0x00 for NaN (default, CTRL[50] = 0); "positive" the positive NaN code,
+    "keep" the NaN code with the NaN's sign (Q11's assumption)."""
     dtype, fmax = FP8_FORMATS[fmt]
     q = np.asarray(q, dtype=np.float32)
     clamped = np.clip(q, np.float32(-fmax), np.float32(fmax))     # NaN stays NaN
     if nan_sign == "positive":
         clamped = np.where(np.isnan(clamped), np.float32(np.nan), clamped)
-    elif nan_sign != "keep":
+    elif nan_sign not in ("zero", "keep"):
         raise ValueError(f"unknown nan_sign {nan_sign!r}")
-    return clamped.astype(dtype).view(np.uint8)
+    codes = clamped.astype(dtype).view(np.uint8)
+    if nan_sign == "zero":
+        codes = np.where(np.isnan(q), np.uint8(0), codes)
+    return codes.astype(np.uint8)
 
 
-def encode_hif8(q: np.ndarray, nan_code: str = "nan") -> np.ndarray:
+def encode_hif8(q: np.ndarray, nan_code: str = "zero") -> np.ndarray:
     """fp32 -> HiFloat8 code, CAST_ROUND (ties away from zero) + SAT (B.9.3, B.10, Q11).
 
     Uses pyaclnn.codecs when it offers an HiF8 encoder, else the private encoder below.
-    nan_code "nan" writes 0x80 for NaN (default, Q11); "zero" writes 0x00 (the float SAT rule)."""
+    nan_code "zero" writes 0x00 for NaN (default, CTRL[50] = 0); "nan" writes 0x80 (Q11's
+    assumption)."""
     codes = _codecs_hif8(q)
     if codes is None:
         codes = hif8_encode_round_sat(q)

@@ -51,7 +51,7 @@ const char *arnq_template_name(arnq_template t);
 /* ---- options (section C) -------------------------------------------------------------------- */
 
 enum { ARNQ_RSTD_FLOAT, ARNQ_RSTD_FMA, ARNQ_RSTD_DOUBLE };
-enum { ARNQ_FP8_NAN_POSITIVE, ARNQ_FP8_NAN_KEEP_SIGN, ARNQ_FP8_NAN_ZERO };
+enum { ARNQ_FP8_NAN_ZERO, ARNQ_FP8_NAN_POSITIVE, ARNQ_FP8_NAN_KEEP_SIGN };
 
 typedef struct {
     int reject_in_phase1;    /* Q8: tiling rejections as phase-1 561002 (default: phase-2 561103) */
@@ -59,8 +59,8 @@ typedef struct {
     int scalar_rstd;         /* Q4: ARNQ_RSTD_FLOAT (default) / _FMA / _DOUBLE                     */
     int mula_unfused;        /* Q5: 950 Newton-Raphson MULA rounds the product first (default fused) */
     int max_nan_ignore;      /* Q7: vector max skips NaN (default: NaN propagates)                 */
-    int fp8_nan;             /* Q11: ARNQ_FP8_NAN_POSITIVE (default) / _KEEP_SIGN / _ZERO          */
-    int hif8_nan_zero;       /* Q11: HiF8 NaN -> 0x00 (default 0x80)                              */
+    int fp8_nan;             /* Q11: ARNQ_FP8_NAN_ZERO (default, 0x00) / _POSITIVE / _KEEP_SIGN    */
+    int hif8_nan_code;       /* Q11: HiF8 NaN -> 0x80 (default: 0x00)                              */
     int xout_saturate;       /* Q3: xOut narrowing clamps to max, NaN -> 0 (default: INF/NaN mode) */
     int64_t ub_950;          /* Q10: unified-buffer bytes the 950 template choice assumes          */
     int threads;             /* host threads for the rows; 0 = automatic                          */

@@ -113,7 +113,7 @@ static void store_y(worker *w, int k, int64_t r, const float *q) {
     case ACL_FLOAT8_E5M2: num_f32_to_fp8_e5m2_n(q, out, (size_t)n, fp8_mode); break;
     case ACL_HIFLOAT8:
         num_f32_to_hif8_n(q, out, (size_t)n,
-                          NUM_ROUND | NUM_SAT | (p->opt.hif8_nan_zero ? NUM_NAN_TO_ZERO : 0));
+                          NUM_ROUND | NUM_SAT | (p->opt.hif8_nan_code ? 0 : NUM_NAN_TO_ZERO));
         break;
     default: break;
     }

@@ -1,7 +1,7 @@
 /*
  * Switches for the hardware details the public sources leave open (spec section C). Each variable
  * is read at phase 1 (GetWorkspaceSize), so a test can flip it between calls; unset or empty means
- * the spec's stated default.
+ * the spec's stated default (except Q11: see the note below), the first value listed.
  *
  *   PYACLNN_STUB_ARNQ_TILING_REJECT  phase2 | phase1      Q8  where kernel-selection / tiling
  *                                                             rejections surface (phase-2 561103 |
@@ -10,13 +10,14 @@
  *   PYACLNN_STUB_ARNQ_SCALAR_RSTD    float | fma | double Q4  scalar 1/sqrt(S*avg+eps) (A2, 950 single row)
  *   PYACLNN_STUB_ARNQ_MULA           fused | unfused      Q5  950 Newton-Raphson multiply-accumulate
  *   PYACLNN_STUB_ARNQ_MAX_NAN        propagate | ignore   Q7  NaN in the vector row max
- *   PYACLNN_STUB_ARNQ_FP8_NAN        positive | keep |    Q11 FP8 code of a NaN quotient: the positive NaN
- *                                    zero                     code, the NaN code with the NaN's sign, or 0x00
- *   PYACLNN_STUB_ARNQ_HIF8_NAN       nan | zero           Q11 HiF8 code of a NaN quotient: 0x80 or 0x00
+ *   PYACLNN_STUB_ARNQ_FP8_NAN        zero | positive |    Q11 FP8 code of a NaN quotient: 0x00, the positive
+ *                                    keep                     NaN code, or the NaN code with the NaN's sign
+ *   PYACLNN_STUB_ARNQ_HIF8_NAN       zero | nan           Q11 HiF8 code of a NaN quotient: 0x00 or 0x80
  *
- * Q11 note: the AscendC docs of the 950 register casts (asc_float2hif8, saturation mode) say a NaN
- * becomes 0, and the GroupedDynamicMxQuant spec reads the same rule for FP8 (CTRL[50] = 0). The
- * defaults here follow this operator's spec (NaN codes); "zero" is that documented behaviour.
+ * Q11 note: the kernel casts with SatMode::SAT and CTRL[60] cleared (B.9.3), as GroupedDynamicMxQuant
+ * does; the vendor Cast documentation says a NaN then becomes 0x00 while CTRL[50] = 0 (the default),
+ * for FP8 and HiF8 alike (grouped_dynamic_mx_quant.md 4.6). "zero" follows that documentation; the
+ * NaN codes Q11 only assumed stay available as "positive" / "keep" and "nan".
  *   PYACLNN_STUB_ARNQ_OVERFLOW       infnan | saturation  Q3  xOut narrowing overflow mode
  *   PYACLNN_STUB_ARNQ_UB_950         bytes (254976)       Q10 UB size behind the 950 template choice
  *                                                             (16 KiB .. 4 MiB)
@@ -76,8 +77,8 @@ int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
     static const char *const rstd[] = {"float", "fma", "double", NULL};
     static const char *const mula[] = {"fused", "unfused", NULL};
     static const char *const max_nan[] = {"propagate", "ignore", NULL};
-    static const char *const fp8_nan[] = {"positive", "keep", "zero", NULL};
-    static const char *const hif8_nan[] = {"nan", "zero", NULL};
+    static const char *const fp8_nan[] = {"zero", "positive", "keep", NULL};
+    static const char *const hif8_nan[] = {"zero", "nan", NULL};
     static const char *const overflow[] = {"infnan", "saturation", NULL};
     int64_t threads = 0;
     memset(opt, 0, sizeof *opt);
@@ -87,7 +88,7 @@ int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
         choose("PYACLNN_STUB_ARNQ_MULA", mula, &opt->mula_unfused, why, why_size) ||
         choose("PYACLNN_STUB_ARNQ_MAX_NAN", max_nan, &opt->max_nan_ignore, why, why_size) ||
         choose("PYACLNN_STUB_ARNQ_FP8_NAN", fp8_nan, &opt->fp8_nan, why, why_size) ||
-        choose("PYACLNN_STUB_ARNQ_HIF8_NAN", hif8_nan, &opt->hif8_nan_zero, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_HIF8_NAN", hif8_nan, &opt->hif8_nan_code, why, why_size) ||
         choose("PYACLNN_STUB_ARNQ_OVERFLOW", overflow, &opt->xout_saturate, why, why_size) ||
         integer("PYACLNN_STUB_ARNQ_UB_950", UB_950_DEFAULT, 16384, (int64_t)4 << 20, &opt->ub_950, why,
                 why_size) ||
