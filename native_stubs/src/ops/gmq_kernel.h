@@ -1,0 +1,72 @@
+/*
+ * GroupedDynamicMxQuant: what phase 1 (grouped_dynamic_mx_quant.c) hands to the kernel
+ * (gmq_kernel.c), and the kernel's internal pieces.
+ */
+#ifndef PYACLNN_GMQ_KERNEL_H
+#define PYACLNN_GMQ_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pyaclnn_stub.h"
+
+#define GMQ_OP_NAME "GroupedDynamicMxQuant"
+#define GMQ_BLOCK_ROWS 32
+#define GMQ_CHUNK_ROWS 64
+/* Columns per work item: the first pass reads the block's 32 rows of 1024 columns (64 KiB, from
+ * L2, where the previous item prefetched them), the second finds them in cache again. Measured
+ * best among 256 ... 8192 on [16384, 7168] bf16. */
+#define GMQ_TILE_COLS 1024
+
+/* Operator attributes after phase 1 (immutable). */
+typedef struct {
+    aclDataType x_dtype;       /* ACL_FLOAT16 or ACL_BF16                                       */
+    aclDataType y_dtype;       /* ACL_FLOAT8_E5M2 / _E4M3FN / ACL_FLOAT4_E2M1 / _E1M2           */
+    int scale_alg;             /* 0, 1, 2                                                        */
+    int dtm_template;          /* scale_alg 2: 0 generic (T0), 1..3 dynamic-range templates     */
+    float inv_dst_type_max;    /* scale_alg 1 and 2-T0: fl32(1 / dstTypeMax) or fl32(1 / Dmax) */
+    int round_mode;            /* GMQ_RINT / GMQ_ROUND / GMQ_FLOOR (gmq_encode.h)               */
+} gmq_params;
+
+enum { GMQ_IN_X, GMQ_IN_GROUP_INDEX, GMQ_N_INPUTS };
+enum { GMQ_OUT_Y, GMQ_OUT_MXSCALE, GMQ_N_OUTPUTS };
+
+/* The kernel (runs on the stream). */
+void gmq_kernel(const pyaclnn_stub_launch *launch);
+
+/* ---- block plan (gmq_plan.c) --------------------------------------------------------------- */
+
+/* One 32-row block: rows [row, row + rows) of x, its mxscale entry [scale_row, :, slot]; `pad`
+ * when the block is alone in its 64-row chunk (slot 1 of that chunk is then written as 0). */
+typedef struct {
+    int64_t row;
+    int64_t scale_row;
+    int32_t rows;
+    uint8_t slot;
+    uint8_t pad;
+} gmq_block;
+
+typedef struct {
+    gmq_block *blocks;
+    size_t count;
+    int invalid;        /* 1 if groupIndex broke the contract (negative, decreasing or > m)   */
+    char notes[512];    /* the violations, for the error message                              */
+} gmq_plan;
+
+/* Blocks of every group, groupIndex clamped (see gmq_plan.c). Returns 0, or -1 when out of
+ * memory. Free with gmq_plan_free. */
+int gmq_plan_build(gmq_plan *plan, const int64_t *group_end, size_t group_count, int64_t m);
+void gmq_plan_free(gmq_plan *plan);
+
+/* ---- threads (gmq_parallel.c) ------------------------------------------------------------------ */
+
+/* Runs fn(ctx, begin, end) over [0, count) split into contiguous ranges, one per thread, on up to
+ * `threads` threads (the caller's included). Returns when all are done. */
+typedef void (*gmq_range_fn)(void *ctx, size_t begin, size_t end);
+void gmq_parallel_for(size_t count, size_t threads, gmq_range_fn fn, void *ctx);
+
+/* Threads for a kernel touching `elements` elements: PYACLNN_STUB_KERNEL_THREADS if set (>= 1,
+ * used as given, up to 256), else the online CPUs (at most 16) but one per 256K elements. */
+size_t gmq_thread_count(int64_t elements);
+
+#endif

@@ -1,0 +1,103 @@
+"""The kernel's own element conversions (native_stubs/src/ops/gmq_encode.h, specialised for speed)
+against the project's general conversions (numerics.h), value by value, through the test hook
+pyaclnn_stub_gmq_encode and the pyaclnn_stub_num_* exports of libopapi: every bf16 pattern,
+a million random float32 patterns, and the rounding boundaries of each format. The one intended
+difference: the kernel's E2M1 path turns +-Inf into 0x0 (spec §4.7), the general cast into +-max."""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+ACL = {"float8_e4m3fn": 36, "float8_e5m2": 35, "float4_e2m1": 40, "float4_e1m2": 41}
+NUM_NAME = {"float8_e4m3fn": "fp8_e4m3fn", "float8_e5m2": "fp8_e5m2", "float4_e2m1": "fp4_e2m1",
+            "float4_e1m2": "fp4_e1m2"}
+NUM_SAT, NUM_NAN_TO_ZERO = 0x10, 0x20
+MODES = {"rint": 0, "round": 1, "floor": 2}     # GMQ_* and num_round share these values
+
+
+@functools.lru_cache(maxsize=None)
+def lib() -> ctypes.CDLL:
+    libdir = os.environ.get("PYACLNN_STUB_LIBDIR")
+    if not libdir:
+        from pyaclnn import _loader
+        libdir = _loader.stub_library_dir()
+    if not libdir:
+        pytest.skip("no stub library directory (set PYACLNN_STUB_LIBDIR)")
+    handle = ctypes.CDLL(os.path.join(libdir, "libopapi.so"))
+    vp, sz = ctypes.c_void_p, ctypes.c_size_t
+    handle.pyaclnn_stub_gmq_encode.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, sz]
+    handle.pyaclnn_stub_gmq_encode.restype = ctypes.c_int
+    for name in NUM_NAME.values():
+        f = getattr(handle, f"pyaclnn_stub_num_f32_to_{name}")
+        f.argtypes, f.restype = [vp, vp, sz, ctypes.c_int], ctypes.c_int
+    return handle
+
+
+def kernel_codes(values: np.ndarray, dst: str, mode: str) -> np.ndarray:
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    out = np.empty(values.size, np.uint8)
+    assert lib().pyaclnn_stub_gmq_encode(ACL[dst], MODES[mode], values.ctypes.data, out.ctypes.data,
+                                         values.size) == 0
+    return out
+
+
+def numerics_codes(values: np.ndarray, dst: str, mode: str) -> np.ndarray:
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    out = np.empty(values.size, np.uint8)
+    flags = NUM_SAT | NUM_NAN_TO_ZERO if dst.startswith("float8") else 0
+    f = getattr(lib(), f"pyaclnn_stub_num_f32_to_{NUM_NAME[dst]}")
+    assert f(values.ctypes.data, out.ctypes.data, values.size, MODES[mode] | flags) == 0
+    return out
+
+
+def boundaries() -> np.ndarray:
+    """Every grid value of every format, the midpoints between neighbours, and one float32 ulp
+    either side of each, scaled by 2^-20 ... 2^20 (covers subnormal, normal and overflow ranges)."""
+    grids = [np.arange(0x7F, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32),
+             np.arange(0x7C, dtype=np.uint8).view(ml_dtypes.float8_e5m2).astype(np.float32),
+             np.array([0, .5, 1, 1.5, 2, 3, 4, 6], np.float32), np.arange(8, dtype=np.float32) * 0.25]
+    points = []
+    for g in grids:
+        g = np.unique(g)
+        points += [g, (g[:-1] + g[1:]) / 2, [g[-1] * 1.0625, g[-1] * 2]]
+    base = np.concatenate([np.asarray(p, np.float32) for p in points])
+    base = np.concatenate([base, -base])
+    scaled = np.concatenate([base * np.float32(2.0 ** k) for k in range(-20, 21)])
+    bits = scaled.view(np.uint32)
+    return np.concatenate([scaled, (bits + 1).view(np.float32), (bits - 1).view(np.float32)])
+
+
+def all_inputs() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    bf16 = (np.arange(1 << 16, dtype=np.uint32) << 16).view(np.float32)
+    random = rng.integers(0, 1 << 32, size=1 << 20, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([bf16, random, boundaries()])
+
+
+CASES = [("float8_e4m3fn", "rint"), ("float8_e5m2", "rint")] + [
+    (dst, mode) for dst in ("float4_e2m1", "float4_e1m2") for mode in MODES]
+
+
+@pytest.mark.parametrize("dst, mode", CASES)
+def test_kernel_conversion_equals_numerics(dst, mode):
+    values = all_inputs()
+    got, want = kernel_codes(values, dst, mode), numerics_codes(values, dst, mode)
+    infinite = np.isinf(values)
+    if dst == "float4_e2m1":
+        assert np.all(got[infinite] == 0)             # the kernel's pre-rounding: Inf -> NaN -> 0x0
+        got, want, values = got[~infinite], want[~infinite], values[~infinite]
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(float(values[i]), hex(values[i:i + 1].view(np.uint32)[0]), int(got[i]),
+                            int(want[i])) for i in bad[:5]]
+
+
+def test_hook_rejects_bad_arguments():
+    x = np.zeros(1, np.float32)
+    out = np.zeros(1, np.uint8)
+    assert lib().pyaclnn_stub_gmq_encode(1, 0, x.ctypes.data, out.ctypes.data, 1) == -1
+    assert lib().pyaclnn_stub_gmq_encode(36, 3, x.ctypes.data, out.ctypes.data, 1) == -1
