@@ -54,3 +54,7 @@ def recent_error():
     """Callable: the calling thread's pending aclGetRecentErrMsg() text (str or None); clears it."""
     recent_error_message()          # start clean
     return recent_error_message
+
+
+# Leak accounting: each module must release the stub objects it creates (tests/_leakcheck.py).
+from _leakcheck import no_leaks_at_exit, no_leaks_per_module  # noqa: E402,F401

@@ -201,7 +201,9 @@ def test_contexts_create_set_destroy(acl, recent_error):
         assert capi.aclrtCreateStream(ctypes.byref(s)) == 0
         assert capi.aclrtSetCurrentContext(default) == 0
         # Submitting to a stream of another context is refused, as on the NPU.
-        expect_failure(capi.aclrtRecordEvent(_event(), s), 107003, "aclrtRecordEvent")
+        event = _event()
+        expect_failure(capi.aclrtRecordEvent(event, s), 107003, "aclrtRecordEvent")
+        assert capi.aclrtDestroyEvent(event) == 0
         expect_failure(capi.aclrtDestroyStream(s), 107003, "aclrtDestroyStream")
         assert capi.aclrtSynchronizeStream(s) == 0               # synchronising it is fine
         expect_failure(capi.aclrtDestroyContext(default), 107000, "aclrtDestroyContext", "default context")

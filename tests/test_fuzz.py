@@ -1,0 +1,78 @@
+"""A short, deterministic slice of the C ABI fuzzer (tests/fuzz/fuzz_capi.py).
+
+Each seed runs in its own interpreter, so a crash fails the test instead of the whole session; the
+trace of the last calls is shown on failure. The long run is documented in docs/hardening.md.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO_ROOT, subprocess_env
+
+FUZZER = REPO_ROOT / "tests" / "fuzz" / "fuzz_capi.py"
+# (seed, emulated SoC): the default Ascend950PR, an Atlas A2 part, and one no operator supports.
+SLICES = ((1, None), (2, None), (3, "Ascend910B4"), (4, "Ascend310P3"))
+CALLS = 20000
+VERDICT = re.compile(r"^fuzz: seed=(\d+) calls=(\d+) .* violations=(\d+) .*(OK|FAILED)$", re.M)
+
+
+def run_fuzzer(tmp_path, *args: str, timeout: float = 240):
+    trace = tmp_path / "fuzz.trace"
+    done = subprocess.run([sys.executable, str(FUZZER), "--trace", str(trace), *args], capture_output=True,
+                          text=True, timeout=timeout, env=subprocess_env())
+    tail = trace.read_text(errors="replace").splitlines()[-40:] if trace.exists() else []
+    return done, "\n".join(tail)
+
+
+@pytest.mark.parametrize("seed,soc", SLICES)
+def test_fuzz_slice_survives_and_keeps_every_promise(tmp_path, seed, soc):
+    done, tail = run_fuzzer(tmp_path, "--calls", str(CALLS), "--seed", str(seed), *(["--soc", soc] if soc else []))
+    where = (f"\n--- stdout ---\n{done.stdout[-4000:]}\n--- stderr ---\n{done.stderr[-4000:]}"
+             f"\n--- last calls ---\n{tail}")
+    assert done.returncode >= 0, f"the fuzzer was killed by signal {-done.returncode}{where}"
+    verdict = VERDICT.search(done.stdout)
+    assert verdict, f"no verdict line (exit {done.returncode}){where}"
+    assert int(verdict.group(1)) == seed
+    assert int(verdict.group(2)) >= CALLS
+    assert verdict.group(4) == "OK" and done.returncode == 0, where
+
+
+def test_same_seed_same_calls(tmp_path):
+    """The slice is deterministic: one seed always makes the same sequence of C calls."""
+    runs = []
+    for _ in range(2):
+        done, _ = run_fuzzer(tmp_path, "--calls", "3000", "--seed", "99")
+        assert done.returncode == 0, done.stdout + done.stderr
+        calls = (tmp_path / "fuzz.trace").read_text().splitlines()
+        # Addresses and the temporary directory of the aclInit configurations differ between runs.
+        runs.append([re.sub(r"0x[0-9a-f]+|pyaclnn-fuzz-\w+", "X", line) for line in calls if not line.startswith("  ")])
+    assert runs[0] == runs[1]
+
+
+def test_a_broken_promise_is_reported(tmp_path):
+    """The oracle is live: a call that succeeds although it was handed a foreign argument is
+    counted as a violation, and a refusal with a status and a message is not.
+
+    (A valid aclrtGetDeviceCount call is labelled as carrying a foreign argument: it succeeds, so the
+    oracle must flag it.)
+    """
+    code = f"""
+import sys, ctypes, random
+sys.path.insert(0, {str(FUZZER.parent)!r})
+from world import World
+w = World(random.Random(0))
+count = ctypes.c_uint32()
+w.call("aclrtGetDeviceCount", ctypes.byref(count), must_fail="planted foreign argument")
+w.call("aclrtFree", None)              # a real refusal: documented status and a message
+print(len(w.violations), w.failures["aclrtFree"])
+print(w.violations[0])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "1 1"
+    assert "accepted a foreign planted foreign argument" in lines[1]
