@@ -65,6 +65,8 @@ def collect_info() -> dict:
     except PyaclnnError:
         info["acl_version"] = None
     info["operators"] = {op: b.find(op + "GetWorkspaceSize") for op in OPERATORS}
+    from ._stubinfo import live_counts
+    info["live_objects"] = live_counts()     # None on a real toolkit
     if owned:
         capi.aclFinalize()
     return info
@@ -83,6 +85,9 @@ def print_info(info: dict) -> None:
              ("ACL version", info.get("acl_version") or "?")]
     for i, (op, path) in enumerate(info["operators"].items()):
         rows.append(("operators" if i == 0 else "", f"{op:34s} {path or 'not available'}"))
+    if info.get("live_objects") is not None:
+        alive = {k: v for k, v in info["live_objects"].items() if v}
+        rows.append(("live objects", ", ".join(f"{k} {v}" for k, v in alive.items()) or "none"))
     for key, value in rows:
         print(f"{key:13s} {value}")
 
@@ -165,8 +170,67 @@ def demo_amp_update_scale(s: DemoSession) -> None:
               f" -> updatedScale {new_scale:g}, updatedGrowthTracker {new_tracker}")
 
 
-# (title, function). Later operators append here.
-DEMOS = [("aclnnAmpUpdateScale", demo_amp_update_scale)]
+def _add_rms_norm_inputs(s: DemoSession) -> list[int]:
+    """The vendor sample's inputs: x1 = x2 = 0.5 (fp16 [2, 8]), gamma = smooth1 = smooth2 = 1.5."""
+    half = np.full((2, 8), 0.5, np.float16)
+    vec = np.full(8, 1.5, np.float16)
+    return [s.tensor(a, capi.ACL_FLOAT16)[0] for a in (half, half, vec, vec, vec)]
+
+
+def _add_rms_norm_outputs(s: DemoSession) -> tuple[list[int], dict[str, int]]:
+    specs = [("y1", np.zeros((2, 8), np.int8), capi.ACL_INT8), ("y2", np.zeros((2, 8), np.int8), capi.ACL_INT8),
+             ("xOut", np.zeros((2, 8), np.float16), capi.ACL_FLOAT16),
+             ("scale1", np.zeros(2, np.float32), capi.ACL_FLOAT), ("scale2", np.zeros(2, np.float32), capi.ACL_FLOAT)]
+    made = [s.tensor(a, dtype) for _, a, dtype in specs]
+    return [t for t, _ in made], {name: ptr for (name, _, _), (_, ptr) in zip(specs, made)}
+
+
+def _print_add_rms_norm(s: DemoSession, label: str, ptrs: dict[str, int]) -> None:
+    y1, y2 = s.read(ptrs["y1"], np.int8, 16), s.read(ptrs["y2"], np.int8, 16)
+    x_out = s.read(ptrs["xOut"], np.float16, 16)
+    scale1, scale2 = s.read(ptrs["scale1"], np.float32, 2), s.read(ptrs["scale2"], np.float32, 2)
+    print(f"  {label:3s} y1 {y1[:8].tolist()} ... y2 {y2[:8].tolist()} ... xOut {float(x_out[0]):g} ..."
+          f" scale1 {scale1.tolist()} scale2 {scale2.tolist()}")
+
+
+def demo_add_rms_norm_dynamic_quant(s: DemoSession) -> None:
+    """aclnnAddRmsNormDynamicQuant (V1) and V2 (beta = 1.5) on the vendor sample's inputs, int8 out."""
+    epsilon = 1e-6
+    outs, ptrs = _add_rms_norm_outputs(s)
+    s.launch("aclnnAddRmsNormDynamicQuant", *_add_rms_norm_inputs(s), epsilon, *outs)
+    _print_add_rms_norm(s, "V1", ptrs)
+    x1, x2, gamma, smooth1, smooth2 = _add_rms_norm_inputs(s)
+    beta, _ = s.tensor(np.full(8, 1.5, np.float16), capi.ACL_FLOAT16)
+    outs, ptrs = _add_rms_norm_outputs(s)
+    s.launch("aclnnAddRmsNormDynamicQuantV2", x1, x2, gamma, smooth1, smooth2, beta, epsilon, None, *outs)
+    _print_add_rms_norm(s, "V2", ptrs)
+
+
+def demo_grouped_dynamic_mx_quant(s: DemoSession) -> None:
+    """aclnnGroupedDynamicMxQuant (V1) and V2: the published example, bf16 -> FLOAT8_E4M3FN."""
+    from ml_dtypes import bfloat16
+    soc = (capi.aclrtGetSocName() or b"").decode()
+    if not soc.startswith("Ascend950"):
+        print(f"  not run: the NPU supports it only on Ascend 950 and refuses it on {soc} (as the emulator does)")
+        return
+    column = np.array([0, 8, 64, 512, 0, 8, 64, 512], bfloat16).reshape(8, 1)
+    for version in ("", "V2"):
+        x, _ = s.tensor(column.view(np.uint16), capi.ACL_BF16)
+        group_index, _ = s.tensor(np.array([4, 8], np.int32), capi.ACL_INT32)
+        y, y_ptr = s.tensor(np.zeros((8, 1), np.uint8), capi.ACL_FLOAT8_E4M3FN)
+        mxscale, mxscale_ptr = s.tensor(np.zeros((2, 1, 2), np.uint8), capi.ACL_FLOAT8_E8M0)
+        attrs = (b"rint", capi.ACL_FLOAT8_E4M3FN, 32) + ((0, 0.0) if version else ())
+        s.launch(f"aclnnGroupedDynamicMxQuant{version}", x, group_index, *attrs, y, mxscale)
+        y_bytes = s.read(y_ptr, np.uint8, 8).tolist()
+        scale_bytes = s.read(mxscale_ptr, np.uint8, 4).reshape(2, 1, 2).tolist()
+        print(f"  {version or 'V1':3s} x {column.ravel().astype(np.float32).tolist()} groupIndex [4, 8]"
+              f" -> y bytes {y_bytes}, mxscale {scale_bytes}")
+
+
+# (title, function): one entry per emulated operator family.
+DEMOS = [("aclnnAmpUpdateScale", demo_amp_update_scale),
+         ("aclnnAddRmsNormDynamicQuant", demo_add_rms_norm_dynamic_quant),
+         ("aclnnGroupedDynamicMxQuant", demo_grouped_dynamic_mx_quant)]
 
 
 def run_demos(selected: list[str] | None = None) -> int:

@@ -911,20 +911,13 @@ def register_host_memory(ptr: int, nbytes: int) -> HostRegistration:
     return HostRegistration(ptr, nbytes)
 
 
-class _StubCounts(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_int64) for name in (
-        "device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
-        "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors")]
-
-
 def stub_live_counts() -> dict[str, int]:
     """The emulator's live-object counters (``pyaclnn_stub_live_counts``); stub only."""
-    if not is_stub():
+    from ._stubinfo import live_counts
+    counts = live_counts()
+    if counts is None:
         raise RuntimeError("live counts are an emulator feature")
-    fn = _stub_fn("pyaclnn_stub_live_counts", None, [ctypes.POINTER(_StubCounts)])
-    c = _StubCounts()
-    fn(_byref(c))
-    return {name: getattr(c, name) for name, _ in _StubCounts._fields_}
+    return counts
 
 
 def iter_states() -> Iterator[_DeviceState]:

@@ -51,3 +51,37 @@ def test_cli_reports_backend_errors_cleanly(tmp_path):
                                "ASCEND_TOOLKIT_HOME": None})
     assert rc == 2
     assert err.startswith("pyaclnn:") and "Traceback" not in err
+
+
+def _demo_section(out: str, title: str) -> list[str]:
+    lines = out.splitlines()
+    start = lines.index(title) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+def test_demo_runs_every_emulated_operator_with_the_published_values():
+    rc, out, err = run_module(["pyaclnn", "demo"], {**STUB, "PYACLNN_STUB_SOC": "Ascend950PR"})
+    assert rc == 0, out + err
+    # Spec B.15: y1 = y2 = 127 everywhere; scale 0.017716527 (V1), 0.03543306 (V2 with beta 1.5).
+    v1, v2 = _demo_section(out, "aclnnAddRmsNormDynamicQuant")
+    assert v1.count("127") == 16 and "scale1 [0.0177165269851684" in v1 and "scale2 [0.0177165269851684" in v1
+    assert v2.count("127") == 16 and "scale1 [0.0354330614209175" in v2
+    # Spec §7.1: y bytes (0, 72, 96, 120) twice, mxscale [[128, 0]], [[128, 0]], for both API versions.
+    for line in _demo_section(out, "aclnnGroupedDynamicMxQuant"):
+        assert "y bytes [0, 72, 96, 120, 0, 72, 96, 120], mxscale [[[128, 0]], [[128, 0]]]" in line
+
+
+def test_demo_on_the_a2_family_skips_the_950_only_operator():
+    rc, out, err = run_module(["pyaclnn", "demo"], {**STUB, "PYACLNN_STUB_SOC": "Ascend910B4"})
+    assert rc == 0, out + err
+    assert _demo_section(out, "aclnnAddRmsNormDynamicQuant")[0].count("127") == 16
+    (line,) = _demo_section(out, "aclnnGroupedDynamicMxQuant")
+    assert "not run" in line and "Ascend910B4" in line
+
+
+def test_info_reports_live_objects_of_the_stub():
+    rc, out, err = run_module(["pyaclnn", "info", "--json"], STUB)
+    assert rc == 0, err
+    live = json.loads(out)["live_objects"]
+    assert live["executors"] == 0 and live["device_allocations"] == 0 and "tensors" in live
