@@ -140,3 +140,21 @@ def _packed_bytes(t: Tensor) -> Tensor:
     """The bytes of a contiguous 4-bit tensor [m, n] as uint8 [m, n / 2] (same memory)."""
     shape = t.shape[:-1] + ((t.shape[-1] + 1) // 2,) if t.shape else (0,)
     return Tensor(t.memory, shape, "uint8", offset=t.offset // 2)
+
+
+def _probe(acl_dtype: int, stream: Stream) -> tuple:
+    """Smallest valid V2 call producing ``acl_dtype`` (for the support matrix): bf16 [32, 2], one group."""
+    m, n = 32, 2
+    x = zeros((m, n), "bfloat16", stream=stream)
+    group_index = F.to_device(np.array([m], np.int32), stream)
+    return (x, group_index, "rint", acl_dtype, 32, 0, 0.0, zeros((m, n), acl_dtype, stream=stream),
+            zeros((m // CHUNK_ROWS + 1, n, 2), "float8_e8m0", stream=stream))
+
+
+def _register_probe() -> None:
+    from ._support import register_probe
+    register_probe(OP, ("ACL_FLOAT8_E4M3FN", "ACL_FLOAT8_E5M2", "ACL_FLOAT4_E2M1", "ACL_FLOAT4_E1M2",
+                        "ACL_INT8"), _probe)
+
+
+_register_probe()
