@@ -10,8 +10,10 @@
  *   arnq_l0.c        the shared L0 op: kernel selection + tiling checks, template, executor
  *   arnq_check.c     those kernel-selection / tiling checks, per SoC family
  *   arnq_tiling.c    template selection (B.8.1, B.9.1, appendix D) and workspace size
- *   arnq_kernel.c    the kernel: rows spread over threads, load / store, per-row pipeline
- *   arnq_loops.c     its element loops (vectorised)
+ *   arnq_kernel.c    the kernel: memory checks, parameters, rows spread over threads
+ *   arnq_row.c       the per-row pipeline (arnq_row.h), arnq_store.c its row loads / stores
+ *   arnq_loops.c     its element loops (vectorised), arnq_avx2.c the hot ones on AVX2
+ *   arnq_stream.c    streaming stores for outputs bigger than the cache
  *   arnq_view.c      tensors as rows x columns, any strides; device-memory checks
  *   arnq_reduce.c    sum-of-squares reduction trees and rstd variants (B.8.2, B.9.2)
  *   arnq_options.c   PYACLNN_STUB_ARNQ_* switches for the open hardware questions (section C)
@@ -52,6 +54,7 @@ const char *arnq_template_name(arnq_template t);
 
 enum { ARNQ_RSTD_FLOAT, ARNQ_RSTD_FMA, ARNQ_RSTD_DOUBLE };
 enum { ARNQ_FP8_NAN_ZERO, ARNQ_FP8_NAN_POSITIVE, ARNQ_FP8_NAN_KEEP_SIGN };
+enum { ARNQ_STREAM_AUTO, ARNQ_STREAM_ALWAYS, ARNQ_STREAM_NEVER };
 
 typedef struct {
     int reject_in_phase1;    /* Q8: tiling rejections as phase-1 561002 (default: phase-2 561103) */
@@ -64,6 +67,8 @@ typedef struct {
     int xout_saturate;       /* Q3: xOut narrowing clamps to max, NaN -> 0 (default: INF/NaN mode) */
     int64_t ub_950;          /* Q10: unified-buffer bytes the 950 template choice assumes          */
     int threads;             /* host threads for the rows; 0 = automatic                          */
+    int stream;              /* ARNQ_STREAM_*: streaming stores for the outputs (results unchanged) */
+    int isa_generic;         /* portable loops only, no AVX2 (results unchanged)                  */
 } arnq_options;
 
 /* Reads the PYACLNN_STUB_ARNQ_* variables. Returns 0, or -1 after writing what is wrong to `why`. */
@@ -142,6 +147,8 @@ float arnq_tree64(const float *v, int lanes, int halves);
 float arnq_half_interval(float *q, int64_t n, int halves);                  /* A2, 950 single row */
 float arnq_slice_d(float *q, int64_t n, int64_t slice, int halves);         /* A2 slice-D         */
 float arnq_fold_reduce(float *q, int64_t n, int halves);                    /* 950 perf           */
+/* The same from x itself (squares made on the way); avx2: arnq_avx2_available() said yes. */
+float arnq_fold_reduce_x(const float *x, int64_t n, int halves, int avx2);
 /* 950 normal: q must have room for ceil256(n) floats (the padding is zeroed here). */
 float arnq_normal_reduce(float *q, int64_t n, int halves);
 /* 950 split: `pad` must have room for `chunk` floats. */

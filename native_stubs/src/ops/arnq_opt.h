@@ -6,7 +6,9 @@
  * a*b+c is ever fused behind our back: every fp32 step must round once, as the vector unit does
  * (a fused multiply-add is only used where the spec says so, through fmaf()).
  *
- * ARNQ_VECTOR_CLONES adds an AVX2 clone (picked at load time) to the row loops.
+ * ARNQ_VECTOR_CLONES adds an AVX2 clone (picked at load time) to the portable row loops; put it on
+ * static functions only (GCC exports the ifunc resolver of a non-static one whatever its
+ * visibility). The hot loops also have hand-written AVX2 versions (arnq_avx2.c).
  */
 #ifndef PYACLNN_ARNQ_OPT_H
 #define PYACLNN_ARNQ_OPT_H

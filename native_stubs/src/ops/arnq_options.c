@@ -22,6 +22,11 @@
  *   PYACLNN_STUB_ARNQ_UB_950         bytes (254976)       Q10 UB size behind the 950 template choice
  *                                                             (16 KiB .. 4 MiB)
  *   PYACLNN_STUB_ARNQ_THREADS        n (0 = automatic)        host threads the rows are spread over
+ *   PYACLNN_STUB_ARNQ_STREAM         auto | always | never    streaming (non-temporal) stores for the
+ *                                                             outputs; auto: when they total 32 MiB or
+ *                                                             more (never changes results)
+ *   PYACLNN_STUB_ARNQ_ISA            auto | generic           generic: the portable loops even where the
+ *                                                             AVX2 ones could run (never changes results)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -80,6 +85,8 @@ int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
     static const char *const fp8_nan[] = {"zero", "positive", "keep", NULL};
     static const char *const hif8_nan[] = {"zero", "nan", NULL};
     static const char *const overflow[] = {"infnan", "saturation", NULL};
+    static const char *const stream[] = {"auto", "always", "never", NULL};
+    static const char *const isa[] = {"auto", "generic", NULL};
     int64_t threads = 0;
     memset(opt, 0, sizeof *opt);
     if (choose("PYACLNN_STUB_ARNQ_TILING_REJECT", reject, &opt->reject_in_phase1, why, why_size) ||
@@ -90,6 +97,8 @@ int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
         choose("PYACLNN_STUB_ARNQ_FP8_NAN", fp8_nan, &opt->fp8_nan, why, why_size) ||
         choose("PYACLNN_STUB_ARNQ_HIF8_NAN", hif8_nan, &opt->hif8_nan_code, why, why_size) ||
         choose("PYACLNN_STUB_ARNQ_OVERFLOW", overflow, &opt->xout_saturate, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_STREAM", stream, &opt->stream, why, why_size) ||
+        choose("PYACLNN_STUB_ARNQ_ISA", isa, &opt->isa_generic, why, why_size) ||
         integer("PYACLNN_STUB_ARNQ_UB_950", UB_950_DEFAULT, 16384, (int64_t)4 << 20, &opt->ub_950, why,
                 why_size) ||
         integer("PYACLNN_STUB_ARNQ_THREADS", 0, 0, 1024, &threads, why, why_size))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arnq.h"
+#include "arnq_avx2.h"
 
 #define LANES 64
 #define LEVEL_SLOTS 256   /* one level buffer of the 950 split template: 4 vector registers */
@@ -92,6 +93,56 @@ float arnq_fold_reduce(float *q, int64_t n, int halves) {
     float partials[2 * LANES];
     int64_t count = fold / LANES; /* 2 .. 128 */
     for (int64_t c = 0; c < count; c++) partials[c] = arnq_tree64(q + c * LANES, LANES, halves);
+    if (count <= LANES) return arnq_tree64(partials, (int)count, halves);
+    for (int l = 0; l < LANES; l++) lanes[l] = partials[l] + partials[LANES + l];
+    return arnq_tree64(lanes, LANES, halves);
+}
+
+/* partials[c] = reduce-sum of the 64 lanes a[l]^2 (+ b[l]^2) of chunk c (squares rounded, then
+ * their sum), for c < chunks. */
+static void square_trees(const float *a, const float *b, int64_t chunks, float *partials, int halves,
+                         int avx2) {
+    if (avx2 && !halves) {
+        arnq_avx2_square_trees(a, b, chunks, partials);
+        return;
+    }
+    float lanes[LANES];
+    for (int64_t c = 0; c < chunks; c++) {
+        const float *ac = a + c * LANES, *bc = b ? b + c * LANES : NULL;
+        for (int l = 0; l < LANES; l++) {
+            float sa = ac[l] * ac[l];
+            lanes[l] = bc ? sa + bc[l] * bc[l] : sa;
+        }
+        partials[c] = arnq_tree64(lanes, LANES, halves);
+    }
+}
+
+/* arnq_fold_reduce from x itself, squaring on the way (q[j] = x[j] * x[j], one rounding, as the
+ * caller's square pass would): each chunk's 64 folded lanes are made in registers, so the row of
+ * squares is never stored. */
+float arnq_fold_reduce_x(const float *x, int64_t n, int halves, int avx2) {
+    float lanes[LANES];
+    if (n <= 2 * LANES) {
+        float q[2 * LANES];
+        for (int64_t i = 0; i < n; i++) q[i] = x[i] * x[i];
+        return arnq_fold_reduce(q, n, halves);
+    }
+    int64_t fold = pow2_le((n + 15) / 16 * 16 - 1);
+    int64_t tail = n - fold; /* 0 < tail <= fold: lanes below tail have a partner at +fold */
+    float partials[2 * LANES];
+    int64_t count = fold / LANES; /* 2 .. 128 */
+    int64_t c = tail / LANES;     /* chunks folded in every lane */
+    square_trees(x, x + fold, c, partials, halves, avx2);
+    if (c < count && tail % LANES) { /* the chunk the fold ends in */
+        const float *a = x + c * LANES, *b = a + fold;
+        for (int l = 0; l < LANES; l++) {
+            float sa = a[l] * a[l];
+            lanes[l] = l < tail % LANES ? sa + b[l] * b[l] : sa;
+        }
+        partials[c] = arnq_tree64(lanes, LANES, halves);
+        c++;
+    }
+    square_trees(x + c * LANES, NULL, count - c, partials + c, halves, avx2);
     if (count <= LANES) return arnq_tree64(partials, (int)count, halves);
     for (int l = 0; l < LANES; l++) lanes[l] = partials[l] + partials[LANES + l];
     return arnq_tree64(lanes, LANES, halves);
