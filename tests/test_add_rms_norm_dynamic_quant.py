@@ -167,9 +167,20 @@ def _layouts(soc):
     return c
 
 
+def _code_paths(soc):
+    """The portable loops (what a machine without AVX2 runs) and the streaming-store path, which this
+    machine's automatic choices would otherwise never exercise: the same bits are required."""
+    types = [("bfloat16", "int8"), ("float16", "int4")]
+    if soc == "950":
+        types += [("bfloat16", "float8_e4m3fn"), ("float16", "hifloat8")]
+    return [_case(soc, 2, x, y, (True, True), True, None, n, m=3, data=data, env=env)
+            for env in ({"PYACLNN_STUB_ARNQ_ISA": "generic"}, {"PYACLNN_STUB_ARNQ_STREAM": "always"})
+            for x, y in types for n, data in ((64, "special"), (1000, "random"), (20480, "random"))]
+
+
 def _cases(soc):
     return (list(_all_forms(soc)) + list(_sweep(soc)) + list(_special(soc)) + list(_quirk(soc))
-            + _options(soc) + _layouts(soc))
+            + _options(soc) + _layouts(soc) + _code_paths(soc))
 
 
 CASES = {soc: _cases(soc) for soc in SOCS}
