@@ -40,15 +40,30 @@ def test_fuzz_slice_survives_and_keeps_every_promise(tmp_path, seed, soc):
     assert verdict.group(4) == "OK" and done.returncode == 0, where
 
 
-def test_same_seed_same_calls(tmp_path):
-    """The slice is deterministic: one seed always makes the same sequence of C calls."""
+CALL_LINE = re.compile(r"^\d+ ")                               # "<n> name(args)"; results are indented
+# Addresses and the temporary directory of the aclInit configurations differ between runs.
+RUN_SPECIFIC = re.compile(r"0x[0-9a-f]+|pyaclnn-fuzz-\w+")
+
+
+# (99, 3000) is the original slice; (35, 5000) once made a call with a destroyed tensor that a tensor
+# created in the same step had taken the address of (in about half of the runs, see DeadHandle).
+@pytest.mark.parametrize("seed,calls", ((99, 3000), (35, 5000)))
+def test_same_seed_same_calls(tmp_path, seed, calls):
+    """The slice is deterministic: one seed always makes the same sequence of C calls.
+
+    Only the calls are compared, not what they returned: some results depend on how far the stream
+    worker threads got, which no seed fixes. The fuzzer frees memory a queued kernel may still read
+    and destroys streams with work queued, on purpose, so whether a task failed and which
+    synchronisation reports it (with the PID and a timestamp in the message) vary from run to run;
+    the fuzzer never lets such a result choose what it calls next.
+    """
     runs = []
     for _ in range(2):
-        done, _ = run_fuzzer(tmp_path, "--calls", "3000", "--seed", "99")
+        done, _ = run_fuzzer(tmp_path, "--calls", str(calls), "--seed", str(seed))
         assert done.returncode == 0, done.stdout + done.stderr
-        calls = (tmp_path / "fuzz.trace").read_text().splitlines()
-        # Addresses and the temporary directory of the aclInit configurations differ between runs.
-        runs.append([re.sub(r"0x[0-9a-f]+|pyaclnn-fuzz-\w+", "X", line) for line in calls if not line.startswith("  ")])
+        trace = (tmp_path / "fuzz.trace").read_text().splitlines()
+        runs.append([RUN_SPECIFIC.sub("X", line) for line in trace if CALL_LINE.match(line)])
+    assert len(runs[0]) > calls
     assert runs[0] == runs[1]
 
 

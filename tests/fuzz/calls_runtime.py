@@ -244,7 +244,7 @@ def call_free(w: World) -> None:
 def call_host_alloc(w: World) -> None:
     rng = w.rng
     if rng.random() < 0.5 or len(w.pinned) >= 16:
-        freed = w.pick([p for p in w.freed_pinned if w.where(p)[0] == "pageable"])
+        freed = w.freed_pointer(w.freed_pinned)
         p = rng.choice([*w.pinned, freed, None, w.host_address(), adv.wild_address(rng)])
         rc = w.call("aclrtFreeHost", p)
         if rc == 0 and p in w.pinned:

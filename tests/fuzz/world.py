@@ -81,6 +81,21 @@ HOST_BUFFER_BYTES = 1 << 18               # every honest host pointer has at lea
 MAX_DEVICE_ALLOC = 1 << 16                # successful aclrtMalloc sizes stay below this
 
 
+# Destroyed handles and freed pointers are real addresses that malloc may hand out again. When it does
+# depends on timing: the stub's stream workers free what a task held (a single-use executor, for one)
+# after the task ran, and device memory freed while work is queued is released only once every stream
+# is idle. So a dead value is checked against the model when it is picked, and again just before the
+# call that takes it (World.call): an object created in between (an operator's perturbations create
+# tensors after an earlier argument got a destroyed one) may have been given its address in one run
+# and not in another. Both marks are ints, so ctypes takes them as they are.
+class DeadHandle(int):
+    """A destroyed handle: foreign as long as no object the model knows lives at its address."""
+
+
+class FreedPointer(int):
+    """A freed device or pinned pointer: foreign as long as no live block the model knows holds it."""
+
+
 def padded_size(nbytes: int, pad: bool) -> int:
     """Bytes a copy may touch in an aclrtMalloc (pad) / aclrtMallocAlign32 block of nbytes."""
     rounded = (nbytes + 31) // 32 * 32
@@ -125,6 +140,7 @@ class World:
 
         ``must_fail`` names the foreign argument when the call has to be refused.
         """
+        args = tuple(self._still_dead(a) for a in args)
         if self.trace:
             self.trace.write(f"{self.calls} {name}{_show(args)}\n")
             self.trace.flush()
@@ -144,7 +160,9 @@ class World:
         if failed:
             self.failures[name] += 1
             if self.trace and message:
-                self.trace.write(f"  !! {message.strip()[:300]}\n")
+                # Indented line by line (a synchronisation reports each failed stream on a line of its
+                # own), so the lines that start with a digit are exactly the calls.
+                self.trace.write("  !! " + message.strip()[:300].replace("\n", "\n     ") + "\n")
             if (name, result) in SILENT_FAILURES:
                 pass
             elif not message:
@@ -154,6 +172,14 @@ class World:
         elif must_fail and family != "value":
             self.violate(f"{name} accepted a foreign {must_fail}{_show(args)} (returned {result!r})")
         return result
+
+    def _still_dead(self, value):
+        """value, or NOT_AN_OBJECT if it was handed out dead and an object has taken its address since."""
+        if type(value) is DeadHandle and self.is_live_anywhere(value):
+            return DeadHandle(NOT_AN_OBJECT)
+        if type(value) is FreedPointer and self.where(value)[0] != "pageable":
+            return FreedPointer(NOT_AN_OBJECT)
+        return value
 
     def recent_error(self) -> str | None:
         self.oracle_reads += 1
@@ -213,14 +239,13 @@ class World:
                 other_kind, h = rng.choice(others)
                 return h, f"{other_kind} passed as {kind}"
         if r < 0.55 and self.dead[kind]:
-            # Only handles whose address is not live again: malloc reuses addresses differently from
-            # run to run, and a run must not depend on that. Runtime objects are pooled, and a
-            # destroyed stream may come back as some thread's default stream, which the model does
-            # not see; aclnn objects are all made here, so a dead one is certainly foreign.
+            # Only handles whose address is not live again (see DeadHandle). Runtime objects are
+            # pooled, and a destroyed stream may come back as some thread's default stream, which the
+            # model does not see; aclnn objects are all made here, so a dead one is certainly foreign.
             h = self.pick([h for h in self.dead[kind] if not self.is_live_anywhere(h)])
             if h is None:                 # (no further draw: the next calls must not depend on it)
                 return NOT_AN_OBJECT, f"random integer as {kind}"
-            return h, f"destroyed {kind}" if kind in NN_KINDS else None
+            return DeadHandle(h), f"destroyed {kind}" if kind in NN_KINDS else None
         if r < 0.65 and self.live[kind]:
             return rng.choice(self.live[kind]) + rng.choice((1, 4, 8, 16, -8)), f"{kind} handle plus an offset"
         if r < 0.75:
@@ -239,6 +264,11 @@ class World:
         return candidates[int(r * len(candidates))] if candidates else None
 
     # ---- memory --------------------------------------------------------------------------------
+
+    def freed_pointer(self, freed) -> FreedPointer:
+        """One of the freed pointers no live block holds again (NOT_AN_OBJECT if none), for one draw."""
+        p = self.pick([p for p in freed if self.where(p)[0] == "pageable"])
+        return FreedPointer(NOT_AN_OBJECT if p is None else p)
 
     def garbage_address(self) -> int:
         return self._garbage.ctypes.data + self.rng.randrange(0, 4000)
@@ -269,8 +299,8 @@ class World:
         if r < 0.15:
             return None, "null"
         if r < 0.35 and self.freed_device:
-            p = self.pick([p for p in self.freed_device if self.where(p)[0] == "pageable"])
-            return (p, "freed") if p is not None else (NOT_AN_OBJECT, "wild")
+            p = self.freed_pointer(self.freed_device)
+            return (p, "freed") if p != NOT_AN_OBJECT else (p, "wild")
         if r < 0.5 and self.pinned:
             return rng.choice(list(self.pinned)), "pinned"
         if r < 0.7:
