@@ -16,6 +16,7 @@
 
 #include "arnq.h"
 #include "arnq_avx2.h"
+#include "op_common.h"
 #include "arnq_row.h"
 #include "arnq_stream.h"
 #include "arnq_view.h"
@@ -107,7 +108,8 @@ static int thread_count(const arnq_params *p, const arnq_launch *c) {
         const arnq_view *y = &c->y[k];
         if ((k ? p->out2 : p->out1) && y->kind == ARNQ_ELEM_NIBBLE && (!y->dense || y->offset % 2)) return 1;
     }
-    int64_t t = p->opt.threads;
+    int64_t t = p->opt.threads;               /* PYACLNN_STUB_ARNQ_THREADS, then the general knob */
+    if (t <= 0) t = op_kernel_threads_from_env();
     if (t <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         t = cpus > 0 ? cpus : 1;

@@ -1,6 +1,7 @@
 #include "op_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out) {
     if (t == NULL) {
@@ -100,4 +101,13 @@ int op_view_in_device_memory(const pyaclnn_stub_tensor *t, int bits) {
     void *base;
     size_t size;
     return pyaclnn_stub_mem_lookup((const void *)start, (size_t)(last - first + 1), &base, &size);
+}
+
+int op_kernel_threads_from_env(void) {
+    const char *env = getenv("PYACLNN_STUB_KERNEL_THREADS");
+    if (env == NULL || *env == '\0') return 0;
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (*end != '\0' || v < 1) return 0;
+    return v > 256 ? 256 : (int)v;
 }

@@ -37,4 +37,10 @@ void *op_kernel_element(const char *op, const char *param, const pyaclnn_stub_te
  * otherwise. Reports nothing: the caller records the fault. */
 int op_view_in_device_memory(const pyaclnn_stub_tensor *t, int bits);
 
+/* PYACLNN_STUB_KERNEL_THREADS: how many host threads an emulated kernel may spread its independent
+ * work over (the NPU spreads it over cores). Returns that value (1..256), or 0 when the variable is
+ * unset or not a positive integer (the kernel then picks from the CPU count and the work size).
+ * Results never depend on it. */
+int op_kernel_threads_from_env(void);
+
 #endif
