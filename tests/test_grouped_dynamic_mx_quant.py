@@ -255,6 +255,20 @@ def test_floor_of_products_that_underflow(stream, dst):
     assert low[1:] == [0x8, 0x9, 0x8, 0x9, 0x8]
 
 
+@pytest.mark.parametrize("n", [2, 64, 66, 1024, 1088])
+@pytest.mark.parametrize("dst", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_products_in_the_subnormal_binades(stream, dst, n):
+    """Every row holds products in the FP8 subnormal range (x / block max near 2^-15 ... 2^-24): the
+    kernel's 16-bit-lane loop reports those and recomputes them in float32; rows as wide as one
+    recomputed piece (64 columns) and wider than a column tile (1024) included."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((64, n)).astype(np.float32)
+    x[0] = 4.0                                                   # the block max: scale exponent fixed
+    tiny = rng.random((64, n)) < 0.25
+    x[tiny] *= np.exp2(-rng.integers(13, 26, tiny.sum()))        # products at 2^-17 ... 2^-4 of 448
+    check_against_reference(stream, x.astype(BF16), [64], dst, 0, "rint", 0.0)
+
+
 @pytest.mark.parametrize("layout", [
     [64, 128],                 # gap rows 1 and 3 (§3.4)
     [0, 0, 5, 5, 96],          # leading empty groups, a 5-row group, odd block counts

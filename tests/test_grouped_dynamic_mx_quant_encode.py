@@ -1,8 +1,10 @@
-"""The kernel's own element conversions (native_stubs/src/ops/gmq_encode.h, specialised for speed)
-against the project's general conversions (numerics.h), value by value, through the test hook
-pyaclnn_stub_gmq_encode and the pyaclnn_stub_num_* exports of libopapi: every bf16 pattern,
-a million random float32 patterns, and the rounding boundaries of each format. The one intended
-difference: the kernel's E2M1 path turns +-Inf into 0x0 (spec §4.7), the general cast into +-max."""
+"""The kernel's own element conversions (native_stubs/src/numerics/num_inline.h, specialised for
+speed) against the project's general conversions (numerics.h), value by value, through the test
+hooks pyaclnn_stub_gmq_encode / pyaclnn_stub_gmq_encode_pow2 and the pyaclnn_stub_num_* exports of
+libopapi: every bf16 pattern, a million random float32 patterns, and the rounding boundaries of each
+format; for the 16-bit-lane conversion of a bf16 times a power of two, every bf16 pattern times
+every column factor it accepts. The one intended difference: the kernel's E2M1 path turns +-Inf
+into 0x0 (spec §4.7), the general cast into +-max."""
 from __future__ import annotations
 
 import ctypes
@@ -32,6 +34,8 @@ def lib() -> ctypes.CDLL:
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
     handle.pyaclnn_stub_gmq_encode.argtypes = [ctypes.c_int, ctypes.c_int, vp, vp, sz]
     handle.pyaclnn_stub_gmq_encode.restype = ctypes.c_int
+    handle.pyaclnn_stub_gmq_encode_pow2.argtypes = [ctypes.c_int, vp, vp, vp, vp, vp, sz]
+    handle.pyaclnn_stub_gmq_encode_pow2.restype = ctypes.c_int
     for name in NUM_NAME.values():
         f = getattr(handle, f"pyaclnn_stub_num_f32_to_{name}")
         f.argtypes, f.restype = [vp, vp, sz, ctypes.c_int], ctypes.c_int
@@ -101,3 +105,66 @@ def test_hook_rejects_bad_arguments():
     out = np.zeros(1, np.uint8)
     assert lib().pyaclnn_stub_gmq_encode(1, 0, x.ctypes.data, out.ctypes.data, 1) == -1
     assert lib().pyaclnn_stub_gmq_encode(36, 3, x.ctypes.data, out.ctypes.data, 1) == -1
+
+
+# ---- bf16 x times a column factor r, in 16-bit lanes (num_inl_pow2_*) ---------------------------
+
+# Largest accepted exponent R of r = 2^R (num_inline.h: e0 - man - 2, e0 the float32 exponent field
+# of the format's smallest normal).
+POW2_MAX_R = {"float8_e4m3fn": 121 - 3 - 2, "float8_e5m2": 113 - 2 - 2, "float4_e2m1": 127 - 1 - 2,
+              "float4_e1m2": 127 - 2 - 2}
+
+
+def pow2_codes(x: np.ndarray, r: np.ndarray, dst: str):
+    """The hook treats each element as a column of its own (x[i] is the column's largest value)."""
+    x, r = np.ascontiguousarray(x, np.uint16), np.ascontiguousarray(r, np.uint16)
+    codes, accepted, exact = (np.empty(x.size, np.uint8) for _ in range(3))
+    assert lib().pyaclnn_stub_gmq_encode_pow2(ACL[dst], x.ctypes.data, r.ctypes.data, codes.ctypes.data,
+                                              accepted.ctypes.data, exact.ctypes.data, x.size) == 0
+    return codes, accepted.astype(bool), exact.astype(bool)
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def pow2_factor(R: int) -> int:
+    """bf16 bits of 2^R, R in [-127, 127] (2^-127 is the subnormal 0x0040)."""
+    return 0x0040 if R == -127 else (R + 127) << 7
+
+
+@pytest.mark.parametrize("dst", list(ACL))
+def test_pow2_conversion_accepts_the_documented_column_factors(dst):
+    factors = np.arange(1 << 16, dtype=np.uint16)
+    _, accepted, _ = pow2_codes(np.zeros(factors.size, np.uint16), factors, dst)
+    values = bf16_to_f32(factors)
+    with np.errstate(divide="ignore"):
+        exponent = np.where(values > 0, np.floor(np.log2(np.where(values > 0, values, 1))), 0)
+    power = (values > 0) & np.isfinite(values) & (np.exp2(exponent) == values) & (exponent >= -127)
+    want = (factors == 0) | (power & (exponent <= POW2_MAX_R[dst]))     # +0 and small powers of two
+    assert np.array_equal(accepted, want), factors[accepted != want][:8]
+
+
+@pytest.mark.parametrize("dst", list(ACL))
+def test_pow2_conversion_equals_numerics_where_reported_exact(dst):
+    x = np.arange(1 << 16, dtype=np.uint16)
+    factors = [pow2_factor(R) for R in range(-127, POW2_MAX_R[dst] + 1)] + [0x0000]
+    exact_share = []
+    for r in factors:
+        got, accepted, exact = pow2_codes(x, np.full(x.size, r, np.uint16), dst)
+        with np.errstate(invalid="ignore", over="ignore"):
+            product = bf16_to_f32(x) * bf16_to_f32(np.array([r], np.uint16))[0]
+        # columns are refused only for |x| >= 2^127 (Inf and NaN included) and, E2M1, float32 overflow
+        refused = (x & 0x7FFF) >= 0x7F00
+        if dst == "float4_e2m1":
+            refused |= np.isinf(product)
+        assert np.array_equal(accepted, ~refused), (hex(r), x[accepted == refused][:5])
+        want = numerics_codes(product, dst, "rint")
+        bad = np.flatnonzero(exact & (got != want))
+        assert bad.size == 0, [(hex(r), hex(int(x[i])), int(got[i]), int(want[i])) for i in bad[:5]]
+        assert exact[(x & 0x7FFF) == 0].all()          # x = +-0 never needs the exact loop
+        if dst.startswith("float4"):
+            assert np.array_equal(exact, accepted)      # FP4 codes of accepted columns are exact
+        exact_share.append(exact[accepted].mean())
+    # what FP8 reports (sent to the exact loop) is a narrow band: the speed of the kernel rests on it
+    assert min(exact_share) > 0.95, min(exact_share)

@@ -1,21 +1,19 @@
 /*
  * GroupedDynamicMxQuant: the kernel that runs on the stream (spec §3-§4).
  *
- * Work items are (32-row block, column tile) pairs, the emulator's counterpart of the NPU's
- * (group, 64-row chunk, 128-column tile) units: each reads its block's rows of x twice (once for
- * the per-column maximum, once to quantise) and writes its own y bytes and mxscale entries, so
- * the items run on any number of threads with identical results. Bytes no item covers (y rows
- * after the last group end, mxscale rows of empty groups and gap rows) are never touched.
+ * Work items are (64-row chunk, column tile) pairs, the emulator's counterpart of the NPU's
+ * (group, 64-row chunk, 128-column tile) units (gmq_tile.c): each writes its own y bytes and
+ * mxscale entries, so the items run on any number of threads with identical results. Bytes no
+ * item covers (y rows after the last group end, mxscale rows of empty groups and gap rows) are
+ * never touched.
  *
  * Views: x, groupIndex and FP8 y may have any strides (the vendor's Contiguous / ViewCopy steps
  * make that transparent on the NPU); FP4 y and mxscale are contiguous (phase 1 refused others).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "gmq_kernel.h"
-#include "gmq_rows.h"
 #include "op_common.h"
 
 /* ---- memory checks -------------------------------------------------------------------------- */
@@ -29,118 +27,6 @@ static int view_in_device_memory(const pyaclnn_stub_tensor *t, const char *name,
                            "data address unset, freed, too small, or not a multiple of the element size)",
                            GMQ_OP_NAME, name, t->data, (long long)t->offset);
     return 0;
-}
-
-/* ---- one work item --------------------------------------------------------------------------- */
-
-typedef struct {
-    const gmq_params *p;
-    const gmq_block *blocks;
-    size_t tiles;                 /* column tiles per block                       */
-    int64_t n;
-    gmq_row_fn encode;
-    int fp4;
-    /* x: element (r, c) at x + x_off + r * x_s0 + c * x_s1 (in uint16) */
-    const uint16_t *x;
-    int64_t x_off, x_s0, x_s1;
-    /* y: FP8 element (r, c) at byte y_off + r * y_s0 + c * y_s1; FP4 nibble y_off + r * y_s0 + c */
-    uint8_t *y;
-    int64_t y_off, y_s0, y_s1;
-    uint8_t *mxscale;             /* [R, n, 2], contiguous, offset applied          */
-    _Atomic int out_of_memory;    /* a thread could not get its scratch memory       */
-} gmq_job;
-
-/* FP4 output whose first element sits in a high nibble (odd view offset): write nibble by nibble,
- * keeping the neighbours. */
-static void store_fp4_unaligned(uint8_t *y, int64_t nibble, const uint8_t *packed, size_t w) {
-    for (size_t j = 0; j < w; j++, nibble++) {
-        uint8_t code = (uint8_t)((packed[j / 2] >> (4 * (j % 2))) & 0xFu);
-        uint8_t *byte = y + nibble / 2;
-        *byte = (nibble % 2) ? (uint8_t)((*byte & 0x0Fu) | (code << 4)) : (uint8_t)((*byte & 0xF0u) | code);
-    }
-}
-
-/* Per-thread scratch of a work item. */
-typedef struct {
-    uint16_t xm[GMQ_TILE_COLS];
-    uint8_t scale[GMQ_TILE_COLS], out[GMQ_TILE_COLS];
-    float recip[GMQ_TILE_COLS];
-    uint16_t gathered[GMQ_BLOCK_ROWS][GMQ_TILE_COLS];   /* strided x only */
-} gmq_scratch;
-
-/* The row of x where element (r, c) starts (unit column stride). */
-static const uint16_t *x_row(const gmq_job *job, int64_t r, int64_t c) {
-    return job->x + job->x_off + r * job->x_s0 + c;
-}
-
-/* Asks for the 64-byte lines of x[0, w) to be brought into L2. */
-static void prefetch_row(const uint16_t *x, size_t w) {
-    for (size_t j = 0; j < w; j += 32) __builtin_prefetch(x + j, 0, 2);
-}
-
-/* One work item: block b, columns [c0, c0 + w). `next` (or NULL) is the block of the thread's next
- * item, starting at column next_c0: its rows are prefetched while this one is quantised. */
-static void run_item(const gmq_job *job, gmq_scratch *sc, const gmq_block *b, int64_t c0, size_t w,
-                     const gmq_block *next, int64_t next_c0) {
-    const uint16_t *rows[GMQ_BLOCK_ROWS];
-    uint16_t *xm = sc->xm;
-    uint8_t *scale = sc->scale, *out = sc->out;
-
-    int unit_x = job->x_s1 == 1 || job->n == 1;
-    for (int i = 0; i < b->rows; i++) {
-        if (unit_x) {
-            rows[i] = x_row(job, b->row + i, c0);
-        } else {
-            const uint16_t *src = x_row(job, b->row + i, 0);
-            for (size_t j = 0; j < w; j++) sc->gathered[i][j] = src[(c0 + (int64_t)j) * job->x_s1];
-            rows[i] = sc->gathered[i];
-        }
-    }
-
-    gmq_rows_absmax(rows, b->rows, w, xm);
-    gmq_column_scales(job->p, xm, w, scale, sc->recip);
-
-    uint8_t *s = job->mxscale + (b->scale_row * job->n + c0) * 2;
-    for (size_t j = 0; j < w; j++) s[2 * j + b->slot] = scale[j];
-    if (b->pad)
-        for (size_t j = 0; j < w; j++) s[2 * j + 1] = 0;
-
-    for (int i = 0; i < b->rows; i++) {
-        int64_t r = b->row + i;
-        if (unit_x && next != NULL && i < next->rows) prefetch_row(x_row(job, next->row + i, next_c0), w);
-        if (job->fp4) {
-            int64_t nibble = job->y_off + r * job->y_s0 + c0;
-            if (nibble % 2 == 0) {
-                job->encode(rows[i], sc->recip, job->y + nibble / 2, w);
-            } else {
-                job->encode(rows[i], sc->recip, out, w);
-                store_fp4_unaligned(job->y, nibble, out, w);
-            }
-        } else if (job->y_s1 == 1 || job->n == 1) {
-            job->encode(rows[i], sc->recip, job->y + job->y_off + r * job->y_s0 + c0, w);
-        } else {
-            job->encode(rows[i], sc->recip, out, w);
-            uint8_t *dst = job->y + job->y_off + r * job->y_s0;
-            for (size_t j = 0; j < w; j++) dst[(c0 + (int64_t)j) * job->y_s1] = out[j];
-        }
-    }
-}
-
-static void run_items(void *ctx, size_t begin, size_t end) {
-    gmq_job *job = ctx;
-    gmq_scratch *sc = malloc(sizeof *sc);
-    if (sc == NULL) {
-        atomic_store(&job->out_of_memory, 1);
-        return;
-    }
-    for (size_t item = begin; item < end; item++) {
-        int64_t c0 = (int64_t)(item % job->tiles) * GMQ_TILE_COLS;
-        size_t w = (size_t)(job->n - c0 < GMQ_TILE_COLS ? job->n - c0 : GMQ_TILE_COLS);
-        const gmq_block *next = item + 1 < end ? &job->blocks[(item + 1) / job->tiles] : NULL;
-        int64_t next_c0 = (int64_t)((item + 1) % job->tiles) * GMQ_TILE_COLS;
-        run_item(job, sc, &job->blocks[item / job->tiles], c0, w, next, next_c0);
-    }
-    free(sc);
 }
 
 /* ---- the launch -------------------------------------------------------------------------------- */
@@ -181,14 +67,14 @@ void gmq_kernel(const pyaclnn_stub_launch *launch) {
     }
 
     gmq_job job = {
-        .p = p, .blocks = plan.blocks, .tiles = (size_t)((n + GMQ_TILE_COLS - 1) / GMQ_TILE_COLS), .n = n,
-        .encode = gmq_row_encoder(p), .fp4 = fp4,
+        .p = p, .blocks = plan.blocks, .block_count = plan.count, .chunks = plan.chunks,
+        .tiles = (size_t)((n + GMQ_TILE_COLS - 1) / GMQ_TILE_COLS), .n = n,
         .x = x->data, .x_off = x->offset, .x_s0 = x->strides[0], .x_s1 = x->strides[1],
         .y = y->data, .y_off = y->offset, .y_s0 = y->strides[0], .y_s1 = y->strides[1],
         .mxscale = (uint8_t *)ms->data + ms->offset,
     };
-    size_t items = plan.count * job.tiles;
-    gmq_parallel_for(items, gmq_thread_count(m * n), run_items, &job);
+    size_t items = plan.chunk_count * job.tiles;
+    gmq_parallel_for(items, gmq_thread_count(m * n), gmq_run_items, &job);
     if (atomic_load(&job.out_of_memory))
         pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
                                "%s: out of host memory for the kernel's scratch buffers; outputs are incomplete",

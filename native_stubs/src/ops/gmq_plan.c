@@ -4,7 +4,7 @@
  * groupIndex holds cumulative group ends: group g is rows [end_{g-1}, end_g), end_{-1} = 0.
  * Blocks are counted from each group's own start; blocks 2c and 2c+1 of a group share mxscale row
  * start_g / 64 + g + c (slots 0 and 1), and a group with an odd block count writes 0 into slot 1
- * of its last row.
+ * of its last row. The blocks of one mxscale row form a chunk, the kernel's unit of work.
  *
  * Invalid groupIndex values (never validated on the host, spec §3.5) are clamped:
  *     end'_g = min(max(groupIndex[g], end'_{g-1}), m),   end'_{-1} = 0
@@ -65,7 +65,11 @@ int gmq_plan_build(gmq_plan *plan, const int64_t *group_end, size_t group_count,
     /* Clamped ends are non-decreasing in [0, m], so there are at most m/32 + groups blocks. */
     size_t capacity = (size_t)(m / GMQ_BLOCK_ROWS) + group_count + 1;
     plan->blocks = malloc(capacity * sizeof *plan->blocks);
-    if (plan->blocks == NULL) return -1;
+    plan->chunks = malloc(capacity * sizeof *plan->chunks);
+    if (plan->blocks == NULL || plan->chunks == NULL) {
+        gmq_plan_free(plan);
+        return -1;
+    }
 
     int64_t start = 0;
     for (size_t g = 0; g < group_count; g++) {
@@ -81,6 +85,7 @@ int gmq_plan_build(gmq_plan *plan, const int64_t *group_end, size_t group_count,
             b->scale_row = start / GMQ_CHUNK_ROWS + (int64_t)g + k / 2;
             b->slot = (uint8_t)(k % 2);
             b->pad = (uint8_t)(k % 2 == 0 && k == nblocks - 1);
+            if (b->slot == 0) plan->chunks[plan->chunk_count++] = plan->count - 1;
         }
         start = end;
     }
@@ -89,6 +94,8 @@ int gmq_plan_build(gmq_plan *plan, const int64_t *group_end, size_t group_count,
 
 void gmq_plan_free(gmq_plan *plan) {
     free(plan->blocks);
+    free(plan->chunks);
     plan->blocks = NULL;
-    plan->count = 0;
+    plan->chunks = NULL;
+    plan->count = plan->chunk_count = 0;
 }

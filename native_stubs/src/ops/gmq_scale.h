@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "gmq_encode.h"
+#include "num_inline.h"
 
 #define GMQ_BF16_NAN 0x7F81u          /* the kernel's NaN reciprocal                           */
 #define GMQ_BF16_TWO_POW_M127 0x0040u /* 2^-127 (bf16 subnormal): reciprocal of scale 2^127   */
@@ -26,7 +26,7 @@ typedef struct {
 
 /* Reciprocal of a scale given as a bf16 exponent field `field` (S << 7). The functions below are
  * written as selects (no early returns) so that the per-column loops vectorise. */
-GMQ_INLINE uint16_t gmq_reciprocal(uint32_t field) {
+NUM_INLINE uint16_t gmq_reciprocal(uint32_t field) {
     uint32_t r = (GMQ_BF16_EXP_BIAS - field) & 0xFFFFu;
     r = field == GMQ_BF16_EXP_BIAS ? GMQ_BF16_TWO_POW_M127 : r;
     return (uint16_t)(field == GMQ_BF16_EXP_MASK ? GMQ_BF16_NAN : r);
@@ -34,7 +34,7 @@ GMQ_INLINE uint16_t gmq_reciprocal(uint32_t field) {
 
 /* §4.1 scale_alg 0: S = max exponent - emax, 0 when that is <= 0 (and then Rb = 0: the block
  * becomes +-0), 0xFF for Inf/NaN. `exp_field` is the biased float32/bf16 exponent of the max. */
-GMQ_INLINE gmq_scale gmq_scale_ocp(uint32_t exp_field, uint32_t emax) {
+NUM_INLINE gmq_scale gmq_scale_ocp(uint32_t exp_field, uint32_t emax) {
     uint32_t special = exp_field == 255u, small = exp_field <= emax;
     uint32_t shifted = ((exp_field - emax) << 7) & 0xFFFFu;
     uint32_t s = special ? 0xFFu : (small ? 0u : shifted >> 7);
@@ -47,8 +47,8 @@ GMQ_INLINE gmq_scale gmq_scale_ocp(uint32_t exp_field, uint32_t emax) {
  * s = fl32(amax * inv); the exponent is rounded up when the mantissa is non-zero. The exponent is
  * read with a logical shift of all 32 bits, so a negative s (negative dstTypeMax) carries its sign
  * bit into it, as on the NPU. */
-GMQ_INLINE gmq_scale gmq_scale_cublas(float amax, float inv, int subnormal_rule) {
-    uint32_t bits = gmq_bits(amax * inv);
+NUM_INLINE gmq_scale gmq_scale_cublas(float amax, float inv, int subnormal_rule) {
+    uint32_t bits = num_f32_bits(amax * inv);
     uint32_t ex = bits >> 23, man = bits & 0x7FFFFFu;
     uint32_t bump = ((ex > 0) & (ex < 254) & (man > 0)) |
                     ((uint32_t)subnormal_rule & (ex == 0) & (man > 0x400000u));   /* no branches */
@@ -59,7 +59,7 @@ GMQ_INLINE gmq_scale gmq_scale_cublas(float amax, float inv, int subnormal_rule)
 
 /* §4.3 scale_alg 2, templates T1-T3 ("dynamic dtype range"): the bf16 max's exponent, bumped
  * when its mantissa exceeds the template's threshold (add = 0x3F / 0x1F / 0x0F). */
-GMQ_INLINE gmq_scale gmq_scale_dynamic_range(uint32_t xm_bf16, uint32_t emax, uint32_t add) {
+NUM_INLINE gmq_scale gmq_scale_dynamic_range(uint32_t xm_bf16, uint32_t emax, uint32_t add) {
     uint32_t ef = xm_bf16 & GMQ_BF16_EXP_MASK, emf = emax << 7;
     uint32_t special = ef == GMQ_BF16_EXP_MASK, zero = ef == 0;
     uint32_t ea = ef < emf ? emf : ((xm_bf16 + add) & GMQ_BF16_EXP_MASK);
@@ -73,7 +73,7 @@ GMQ_INLINE gmq_scale gmq_scale_dynamic_range(uint32_t xm_bf16, uint32_t emax, ui
 
 /* fp32 -> bf16 bits, round to nearest even (the kernel's fp16 -> bf16 CAST_RINT); NaN stays a
  * NaN (only its exponent field is used). */
-GMQ_INLINE uint32_t gmq_bf16_rne(uint32_t f) {
+NUM_INLINE uint32_t gmq_bf16_rne(uint32_t f) {
     uint32_t rounded = (f + 0x7FFFu + ((f >> 16) & 1u)) >> 16;
     return (f & 0x7FFFFFFFu) > 0x7F800000u ? (f >> 16) | 0x0040u : rounded;
 }

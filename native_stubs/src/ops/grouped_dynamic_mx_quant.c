@@ -3,7 +3,8 @@
  * of 32 rows per column, counted from the start of each row group, to FP8 / FP4 with E8M0 scales
  * (hicann/ops-nn quant/grouped_dynamic_mx_quant, code generation G2 = CANN 9.2 / master).
  * Behaviour as pinned down in /work/shared/spec/grouped_dynamic_mx_quant.md: validation §2 here,
- * the kernel §3-§4 in gmq_kernel.c (+ gmq_plan.c, gmq_rows.c, gmq_encode.h, gmq_scale.h).
+ * the kernel §3-§4 in gmq_kernel.c (+ gmq_plan.c, gmq_tile.c, gmq_rows.h, gmq_scale.h and
+ * numerics/num_inline.h).
  *
  * Stub-only behaviour, where the real toolkit crashes or is undefined:
  *  - workspaceSize / executor NULL: the vendor writes through them unchecked; here 161001.
@@ -21,7 +22,7 @@
 
 #include "aclnnop/aclnn_grouped_dynamic_mx_quant.h"
 #include "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"
-#include "gmq_encode.h"
+#include "numerics.h"
 #include "gmq_kernel.h"
 #include "op_common.h"
 
@@ -218,8 +219,8 @@ static aclnnStatus get_workspace_size(const gmq_call *c, uint64_t *workspaceSize
         .scale_alg = (int)c->scale_alg,
         .dtm_template = c->scale_alg == 2 ? dst_type_max_template(yt, d) : 0,
         .inv_dst_type_max = inv_dst_type_max(yt, d),
-        .round_mode = strcmp(c->round_mode, "round") == 0 ? GMQ_ROUND
-                      : strcmp(c->round_mode, "floor") == 0 ? GMQ_FLOOR : GMQ_RINT,
+        .round_mode = strcmp(c->round_mode, "round") == 0 ? NUM_ROUND
+                      : strcmp(c->round_mode, "floor") == 0 ? NUM_FLOOR : NUM_RINT,
     };
     uint64_t ws = empty ? 0 : TILING_WORKSPACE;
     aclOpExecutor *e = pyaclnn_stub_executor_new(GMQ_OP_NAME, empty ? NULL : gmq_kernel, &prm, sizeof prm, c->tensors,
