@@ -45,6 +45,8 @@ os.environ.setdefault("PYACLNN_BACKEND", "stub")
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
+from _common import copy_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 from pyaclnn import capi  # noqa: E402
 from pyaclnn.errors import check  # noqa: E402
 
@@ -123,17 +125,6 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def copy_time(nbytes: int, repeat: int) -> float:
-    src = np.ones(nbytes, np.uint8)
-    dst = np.zeros(nbytes, np.uint8)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        ctypes.memmove(dst.ctypes.data, src.ctypes.data, nbytes)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:

@@ -48,6 +48,8 @@ os.environ.setdefault("PYACLNN_BACKEND", "stub")
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
+from _common import copy_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 from pyaclnn import capi  # noqa: E402
 from pyaclnn.errors import check  # noqa: E402
 
@@ -135,17 +137,6 @@ def kernel_time(handles: list, dst_acl: int, threads: int | None, repeat: int, s
     capi.aclrtFree(workspace)
     os.environ.pop(THREADS_ENV, None)
     return best, best_cpu
-
-
-def copy_time(nbytes: int, repeat: int) -> float:
-    src = np.ones(nbytes, np.uint8)
-    dst = np.zeros(nbytes, np.uint8)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        ctypes.memmove(dst.ctypes.data, src.ctypes.data, nbytes)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def default_threads(m: int, n: int) -> int:
