@@ -7,7 +7,7 @@ Importing the package opens nothing; the libraries are loaded on first use (see
 * :mod:`pyaclnn.errors` -- :class:`AclError` and friends;
 * :mod:`pyaclnn.dtypes` -- aclDataType <-> numpy / ml_dtypes / torch.
 """
-from __future__ import annotations
+# (no ``from __future__ import annotations`` here: it would leave a public ``annotations`` name)
 
 __version__ = "0.1.0"
 
@@ -60,9 +60,17 @@ _LAZY = {
     "Tensor": "tensor", "from_numpy": "tensor", "empty": "tensor", "zeros": "tensor",
     "empty_like": "tensor", "zeros_like": "tensor",
     "Device": "runtime", "Stream": "runtime", "Event": "runtime",
-    "current_device": "runtime", "current_stream": "runtime",
+    "current_device": "runtime", "current_stream": "runtime", "empty_cache": "runtime",
     "ops": None, "runtime": None, "tensor": None,
 }
+
+__all__ = ["__version__", "AclError", "MissingSymbolError", "check", "get_include", "get_library_dir",
+           "backend_name", "backend_info", "library_paths", *_LAZY]
+
+
+def __dir__() -> list[str]:
+    # the lazily imported names too (they are not in globals() until first used)
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def __getattr__(name: str):

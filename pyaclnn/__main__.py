@@ -249,15 +249,18 @@ def run_demos(selected: list[str] | None = None) -> int:
             session = DemoSession(stream.value)
             try:
                 fn(session)
-            except PyaclnnError as exc:
+            except Exception as exc:    # noqa: BLE001 -- report every failure, run the other demos
                 failures += 1
-                print("  FAILED: " + str(exc).replace("\n", "\n  "))
+                text = str(exc) if isinstance(exc, PyaclnnError) else f"{type(exc).__name__}: {exc}"
+                print("  FAILED: " + text.replace("\n", "\n  "))
             finally:
                 session.close()
     finally:
         capi.aclrtDestroyStream(stream)
         capi.aclrtResetDevice(0)
         capi.aclFinalize()
+    if failures:
+        print(f"pyaclnn demo: {failures} of the operator demos failed", file=sys.stderr)
     return 1 if failures else 0
 
 
@@ -285,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(info, indent=2))
             else:
                 print_info(info)
+            if info.get("init_error"):          # e.g. a bad PYACLNN_STUB_SOC: a broken setup
+                print(f"pyaclnn: aclInit failed: {info['init_error']}", file=sys.stderr)
+                return 2
             return 0
         return run_demos(args.ops)
     except PyaclnnError as exc:

@@ -66,6 +66,8 @@ HINTS: dict[int, str] = {
     107002: "no current context on this thread: call aclrtSetDevice() (contexts are per thread)",
     161001: "a required pointer argument is NULL",
     161002: "an argument is invalid: dtype, shape, format or value not supported",
+    507008: "the SoC is not one this runtime can use; on the emulator, PYACLNN_STUB_SOC names an "
+            "unknown chip (the message lists the accepted names)",
     561002: "tiling failed: commonly a shape or attribute the kernel does not support",
     561003: "no kernel for these inputs on this SoC",
     561103: "internal NULL: often a NULL/consumed executor, or a CANN/driver version mismatch",

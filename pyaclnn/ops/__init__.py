@@ -23,7 +23,7 @@ from ._errors import OperatorNotFoundError
 from ._launcher import OpFunction
 from ._marshal import Scalar
 from ._prepared import (PreparedCall, clear_executor_cache, executor_cache_info, set_executor_cache)
-from ._registry import function, load_headers, names, signature, signatures
+from ._registry import available, function, load_headers, names, signature, signatures
 from ._support import register_probe, support_matrix, support_matrix_markdown
 
 # Friendly functions, one module per operator family (other operators add theirs here).
@@ -34,7 +34,7 @@ from ._grouped_dynamic_mx_quant import (grouped_dynamic_mx_quant, grouped_mxscal
 
 __all__ = [
     "call", "prepare", "get", "OpFunction", "PreparedCall", "Scalar", "OperatorNotFoundError",
-    "set_executor_cache", "clear_executor_cache", "executor_cache_info", "load_headers", "names",
+    "set_executor_cache", "clear_executor_cache", "executor_cache_info", "load_headers", "names", "available",
     "signature", "signatures", "support_matrix", "support_matrix_markdown", "register_probe",
     "amp_update_scale", "add_rms_norm_dynamic_quant",
     "grouped_dynamic_mx_quant", "grouped_mxscale_written", "unpack_float4_e1m2",
@@ -62,11 +62,14 @@ def prepare(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) ->
 
 def __getattr__(name: str) -> OpFunction:
     # pyaclnn.ops.AmpUpdateScale / pyaclnn.ops.aclnnAmpUpdateScale. OperatorNotFoundError is an
-    # AttributeError, so hasattr() answers False for operators this toolkit lacks.
+    # AttributeError, so hasattr() answers False for operators this toolkit lacks: those no header
+    # declares and those declared (e.g. by load_headers) that no loaded library exports.
     if name.startswith("aclnn") or name[:1].isupper():
-        return function(name)
+        fn = function(name)
+        fn.bind()
+        return fn
     raise AttributeError(f"module 'pyaclnn.ops' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(names()))
+    return sorted((set(globals()) - {"annotations"}) | set(available()))

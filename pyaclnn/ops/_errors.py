@@ -57,19 +57,46 @@ def _rebuild_not_found(op, message, libraries, soc, backend):
     return err
 
 
+_MAX_LISTED = 40
+
+
+def _available_hint(backend: str) -> str:
+    """The hint of a missing operator: what the loaded libraries do implement."""
+    try:
+        from ._registry import available
+        ops = available()
+    except Exception:       # noqa: BLE001 -- only used to enrich a message
+        ops = []
+    where = "the bundled emulator" if backend == "stub" else "the loaded libraries"
+    listed = ", ".join(ops[:_MAX_LISTED]) + (f", ... ({len(ops)} in all)" if len(ops) > _MAX_LISTED else "")
+    text = (f"{where} implement{'s' if backend == 'stub' else ''} {listed or 'no known operator'} "
+            f"(pyaclnn.ops.available())")
+    if backend != "stub":
+        text += "; a custom operator package: pyaclnn.ops.load_headers() its op_api/include"
+    return text
+
+
 def not_declared(name: str, header_dirs: list[str], known: int) -> OperatorNotFoundError:
     backend, libs = _backend()
-    return OperatorNotFoundError(
+    err = OperatorNotFoundError(
         name, f"{name} is not declared by any operator header known to pyaclnn ({known} operators: "
               f"the builtin ones and those of the toolkit's aclnnop/ headers)",
         libs, _soc(), backend, header_dirs)
+    return _with_hint(err, _available_hint(backend))
 
 
 def not_exported(name: str, symbol: str) -> OperatorNotFoundError:
     backend, libs = _backend()
-    return OperatorNotFoundError(
+    err = OperatorNotFoundError(
         name, f"{symbol} is declared by a header but not exported by the loaded libraries", libs, _soc(),
         backend)
+    return _with_hint(err, _available_hint(backend))
+
+
+def _with_hint(err: OperatorNotFoundError, hint: str) -> OperatorNotFoundError:
+    err.hint = hint
+    err.args = (err._text(),)
+    return err
 
 
 # Status codes that mean "not on this chip / not with these dtypes": add the operator and the SoC.

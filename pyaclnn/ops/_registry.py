@@ -14,6 +14,7 @@ _lock = threading.Lock()
 _signatures: dict[str, OpSignature] | None = None
 _extra_dirs: list[Path] = []
 _functions: dict[str, object] = {}
+_available: list[str] | None = None        # cache of available(); reset by load_headers
 
 
 def signatures() -> dict[str, OpSignature]:
@@ -44,7 +45,13 @@ def load_headers(include_dir: str | os.PathLike[str] | Iterable[str | os.PathLik
             for name in parsed:
                 _functions.pop(name, None)
             added += sorted(parsed)
+    _reset_available()
     return added
+
+
+def _reset_available() -> None:
+    global _available
+    _available = None
 
 
 def header_dirs() -> list[str]:
@@ -93,5 +100,20 @@ def function(op: str):
 
 
 def names() -> list[str]:
-    """Operator names without the ``aclnn`` prefix, sorted."""
+    """Operator names without the ``aclnn`` prefix, sorted (declared by a header; the loaded
+    libraries may lack some: see :func:`available`)."""
     return sorted(s.op_name for s in signatures().values())
+
+
+def available() -> list[str]:
+    """Operators that can be called here: declared by a known header *and* exported (both
+    ``aclnnXxxGetWorkspaceSize`` and ``aclnnXxx``) by the loaded libraries; sorted, no prefix."""
+    global _available
+    found = _available
+    if found is None:
+        from .._loader import backend
+        b = backend()
+        found = sorted(s.op_name for s in list(signatures().values())
+                       if b.find(s.workspace_function) and b.find(s.name))
+        _available = found
+    return found

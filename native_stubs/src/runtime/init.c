@@ -96,6 +96,8 @@ static void leak_report(const char *when) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
+    aclError soc_rc = rt_soc_check("aclInit");     /* a bad PYACLNN_STUB_SOC: see soc.c */
+    if (soc_rc != ACL_SUCCESS) return soc_rc;
     pthread_mutex_lock(&init_mu);
     if (init_refcount > 0) {
         init_refcount++;

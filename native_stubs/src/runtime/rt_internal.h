@@ -57,6 +57,8 @@ void rt_cond_init_monotonic(pthread_cond_t *cv);
 /* ---- SoC (soc.c) ----------------------------------------------------------------------------- */
 
 uint64_t rt_soc_hbm_bytes(void);   /* nominal device memory of the emulated SoC */
+/* ACL_SUCCESS, or ACL_ERROR_RT_SOC_VERSION with a message naming the accepted PYACLNN_STUB_SOC values. */
+aclError rt_soc_check(const char *func);
 
 /* ---- devices (device.c) ---------------------------------------------------------------------- */
 
