@@ -170,10 +170,41 @@ def recent_error_message() -> str | None:
     return raw.decode("utf-8", "replace") if raw else None
 
 
+class DeviceResetError(AclRuntimeError):
+    """A call failed because a device (or the whole runtime) that pyaclnn's objects live on was reset
+    or finalized through :mod:`pyaclnn.capi` behind the Pythonic layer's back.
+
+    ``code`` is the status of the call that failed; ``hint`` says what was found to have happened.
+    """
+
+
+class ClosedError(PyaclnnError, RuntimeError):
+    """A pyaclnn object (tensor, stream, event ...) was used after ``close()``."""
+
+
+# Set by pyaclnn.runtime once the Pythonic layer holds devices: (code) -> explanation or None.
+_diagnose = None
+
+
 def make_error(code: int, func: str | None = None, message: str | None = None) -> AclError:
-    """Build (not raise) the exception for ``code``; reads the vendor message if not given."""
+    """Build (not raise) the exception for ``code``; reads the vendor message if not given.
+
+    When the Pythonic layer is in use and the failure comes from a device or runtime that was reset
+    or finalized behind its back, the result is a :class:`DeviceResetError` saying so.
+    """
     if message is None:
         message = recent_error_message()
+    diagnose = _diagnose
+    if diagnose is not None and code not in _INIT_CODES:
+        try:
+            why = diagnose(code)
+        except Exception:       # noqa: BLE001 -- a diagnosis must never hide the error itself
+            why = None
+        if why:
+            err = DeviceResetError(code, func, message)
+            err.hint = why
+            err.args = (err._text(),)
+            return err
     return error_class(code)(code, func, message)
 
 

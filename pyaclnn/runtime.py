@@ -38,13 +38,14 @@ import weakref
 from typing import Any, Iterator
 
 from . import capi
-from .errors import AclError, make_error, recent_error_message
+from . import errors as _errors
+from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
 
 __all__ = [
     "Device", "Stream", "Event", "MemoryPool", "Memory", "DeviceBuffer", "ExternalMemory",
     "HostRegistration",
     "init", "current_device", "current_stream", "device_count", "soc_name", "is_stub",
-    "register_host_memory", "stub_live_counts",
+    "register_host_memory", "stub_live_counts", "empty_cache",
 ]
 
 _tls = threading.local()
@@ -101,6 +102,7 @@ def init() -> None:
         fin_ref = capi.aclFinalizeReference
         weakref.finalize(_runtime_reference, _drop_runtime_reference,
                          None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
+        _errors._diagnose = _diagnose
         _initialised = True
 
 
@@ -126,6 +128,81 @@ def device_count() -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# What happened behind our back: capi resets and finalizes the Pythonic layer did not make
+# ------------------------------------------------------------------------------------------------
+
+_ADVICE = ("pyaclnn's objects on it (streams, memory pools, tensors) are gone and cannot be used any "
+           "more. Release them (close() / del) before resetting or finalizing through capi, and "
+           "balance each capi.aclrtResetDevice with your own capi.aclrtSetDevice: pyaclnn counts its "
+           "own references and finalizes the runtime at exit")
+
+
+def _context_gone(state: "_DeviceState") -> bool:
+    """Does the context pyaclnn bound for ``state`` still exist? (re-binds it to find out)"""
+    b = state.binding
+    if b is None or state.refs <= 0:
+        return False
+    prev = ctypes.c_void_p()
+    had = capi.aclrtGetCurrentContext(_byref(prev)) == 0 and prev.value
+    if not had:
+        recent_error_message()
+    if capi.aclrtSetCurrentContext(b.ctx):
+        recent_error_message()
+        return True
+    if had and prev.value != b.ctx:
+        _quiet(capi.aclrtSetCurrentContext(prev.value))     # put the caller's context back
+    else:
+        _tls.binding = b
+    return False
+
+
+def _runtime_finalized() -> bool:
+    """Was the runtime finalized after pyaclnn's aclInit? (an aclInit + aclFinalizeReference pair,
+    which leaves the init state as it found it)"""
+    fin_ref = capi.aclFinalizeReference
+    if not _initialised or getattr(fin_ref, "missing", False):
+        return False
+    status = capi.aclInit(None)
+    if status not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
+        recent_error_message()
+        return False
+    _quiet(fin_ref(None))
+    return status == capi.ACL_SUCCESS
+
+
+def _diagnose(code: int) -> str | None:
+    """Explain a failing call if a device pyaclnn holds was reset, or the runtime finalized, through
+    capi; None when neither happened (registered in pyaclnn.errors by init())."""
+    found = []
+    for state in list(_states.values()):
+        if state.lost is None and _context_gone(state):
+            state.lost = (f"device {state.id} was reset through capi.aclrtResetDevice (or "
+                          f"aclrtResetDeviceForce) behind pyaclnn's back, while pyaclnn held "
+                          f"{state.refs} reference(s) on it")
+        if state.lost is not None and state.refs > 0:
+            found.append(state.lost)
+    if _runtime_finalized():
+        found.append("the runtime was finalized through capi.aclFinalize behind pyaclnn's back")
+    if not found:
+        return None
+    return "; ".join(found) + ". " + _ADVICE
+
+
+def check_runtime() -> None:
+    """Raise :class:`~pyaclnn.errors.DeviceResetError` if the runtime was finalized, or a device
+    pyaclnn holds was reset, through capi (checked where the Pythonic layer creates resources)."""
+    if not _initialised:
+        return
+    why = _diagnose(0)
+    if why:
+        err = DeviceResetError(capi.ACL_ERROR_UNINITIALIZE if "finalized" in why
+                               else capi.ACL_ERROR_RT_CONTEXT_NULL, None, None)
+        err.hint = why
+        err.args = (f"pyaclnn's runtime state is gone\nhint: {why}",)
+        raise err
+
+
+# ------------------------------------------------------------------------------------------------
 # Device state: one per device id, reference counted
 # ------------------------------------------------------------------------------------------------
 
@@ -147,6 +224,7 @@ class _DeviceState:
         self.refs = 0
         self.binding: _Binding | None = None
         self.default_stream: Stream | None = None
+        self.lost: str | None = None       # what reset it behind our back (see _diagnose)
         # Bound once so that releases still work while modules are torn down at exit.
         self._set_ctx = capi.aclrtSetCurrentContext
         self._reset = capi.aclrtResetDevice
@@ -165,6 +243,7 @@ class _DeviceState:
 
     def _open(self) -> None:
         init()
+        check_runtime()
         previous = getattr(_tls, "binding", None)
         _check(capi.aclrtSetDevice(self.id), "aclrtSetDevice")
         ctx = ctypes.c_void_p()
@@ -183,6 +262,7 @@ class _DeviceState:
         if stream is not None:
             stream._close_quietly()
         self.binding = None
+        self.lost = None
         _quiet(self._reset(self.id))
 
     def bind(self) -> None:
@@ -404,6 +484,7 @@ class MemoryPool:
         self._malloc = capi.aclrtMalloc
         self._free_fn = capi.aclrtFree
         self._sync = capi.aclrtSynchronizeStream
+        _pools.add(self)
 
     def stats(self) -> dict:
         """Counters: blocks/bytes in use, cached bytes, device mallocs/frees, reuses."""
@@ -461,16 +542,18 @@ class MemoryPool:
         else:
             self.empty_cache()
 
-    def empty_cache(self) -> None:
-        """Synchronise the stream and give every cached block back to the device."""
+    def empty_cache(self) -> int:
+        """Synchronise the stream and give every cached block back to the device; returns the bytes."""
         with self._lock:
             blocks = [p for lst in self._free_lists.values() for p in lst]
+            freed = self.cached_bytes
             self._free_lists.clear()
             self.cached_bytes = 0
         if blocks:
             with _BindScope(self._state):
                 _quiet(self._sync(self._stream_handle))
                 self._release(blocks)
+        return freed if blocks else 0
 
     def _release(self, blocks: list[int]) -> None:
         with _BindScope(self._state):
@@ -483,6 +566,26 @@ class MemoryPool:
         self.empty_cache()
         with self._lock:
             self.closed = True
+
+
+_pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()
+
+
+def empty_cache(device: "Device | int | None" = None) -> int:
+    """Give the device memory cached by pyaclnn's pools back to the device (``aclrtFree``), like
+    ``torch.cuda.empty_cache()``; returns the bytes freed.
+
+    Memory of closed or garbage-collected tensors and of finished workspaces stays in its stream's
+    pool for reuse; this trims every pool (of ``device`` only, when given), after synchronising their
+    streams.  Memory still used by live tensors is not touched.
+    """
+    check_runtime()
+    wanted = None if device is None else (device.id if isinstance(device, Device) else int(device))
+    freed = 0
+    for pool in list(_pools):
+        if not pool.closed and (wanted is None or pool._state.id == wanted):
+            freed += pool.empty_cache()
+    return freed
 
 
 # ------------------------------------------------------------------------------------------------
@@ -522,6 +625,7 @@ class Stream:
     def __init__(self, device: "Device | int | None" = None, *, priority: int = 0, flags: int = 0):
         dev = _resolve_device(device)
         dev._require_open()
+        check_runtime()
         self._init(dev._state, priority, flags, owned=True, counted=True, handle=None)
 
     @classmethod
@@ -734,13 +838,14 @@ class Memory:
     that used foreign memory); others are added when work on them touches it, and are synchronised
     before the memory is recycled.
     """
-    __slots__ = ("ptr", "nbytes", "streams", "_finalizer", "__weakref__")
+    __slots__ = ("ptr", "nbytes", "streams", "_finalizer", "views", "__weakref__")
 
     def __init__(self, ptr: int, nbytes: int, streams: list | None = None):
         self.ptr = ptr
         self.nbytes = nbytes
         self.streams: list = [] if streams is None else streams
         self._finalizer: Any = None
+        self.views = 0              # open tensors over it (Tensor.close of the last one releases it)
 
     def note_stream(self, stream: Stream) -> None:
         """Record that work on ``stream`` uses this memory."""

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import capi, dtypes
-from .errors import make_error
+from .errors import ClosedError, make_error
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, current_stream
 
 __all__ = ["Tensor", "from_numpy", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
@@ -104,6 +104,39 @@ def _intern(key: tuple) -> tuple:
     return k
 
 
+_CLOSED_TEXT = ("this pyaclnn.Tensor was closed (close() or the end of its `with` block released its "
+                "device memory); it cannot be used any more -- make a new tensor")
+
+
+class _ClosedMemory(Memory):
+    """What a closed tensor points at: every use raises :class:`~pyaclnn.errors.ClosedError`.
+
+    Its slots stay unset, so the C accelerator of prepared calls (which reads them by offset, after
+    a key check that a closed tensor never passes) finds NULL and takes the Python path.
+    """
+    __slots__ = ()
+
+    def __init__(self):     # noqa: D107 -- deliberately leaves the slots empty
+        pass
+
+    def _refuse(self, *args):
+        raise ClosedError(_CLOSED_TEXT)
+
+    ptr = nbytes = streams = property(_refuse)
+    note_stream = wait_idle = _refuse
+
+    @property
+    def alive(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        pass
+
+
+_CLOSED = _ClosedMemory()
+_CLOSED_KEY = ("closed",)
+
+
 def _destroy_handle(destroy, handle: int) -> None:
     try:
         destroy(handle)
@@ -134,8 +167,8 @@ class Tensor:
             raise ValueError(f"strides {strides} do not match shape {shape}")
         if any(s < 0 for s in strides) or offset < 0:
             raise ValueError("negative strides and offsets are not supported by aclCreateTensor")
+        self._ptr = memory.ptr              # raises ClosedError for the memory of a closed tensor
         self._mem = memory
-        self._ptr = memory.ptr
         self.shape = shape
         self.strides = strides
         self.offset = int(offset)
@@ -149,6 +182,7 @@ class Tensor:
         self._key = _intern((info.acl, shape, strides, self.offset, self.format, self.storage_dims))
         self._handle = 0
         self._handle_fin: Any = None
+        memory.views += 1
 
     # -- layout -----------------------------------------------------------------------------------
     def _storage_elements(self) -> int:
@@ -215,11 +249,20 @@ class Tensor:
     @property
     def ptr(self) -> int:
         """Device address of the storage base (what aclCreateTensor receives)."""
+        if self._ptr is None:
+            raise ClosedError(_CLOSED_TEXT)
         return self._ptr
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close` (or the end of a ``with tensor:`` block)."""
+        return self._mem is _CLOSED
 
     @property
     def data_ptr(self) -> int:
         """Device address of the first element of the view (byte-addressable types only)."""
+        if self._ptr is None:
+            raise ClosedError(_CLOSED_TEXT)
         if self._info.packed:
             raise ValueError(f"{self.dtype_name} elements are not byte-addressable")
         return self._ptr + self.offset * self._info.itemsize
@@ -239,6 +282,8 @@ class Tensor:
         return s.device_id if s is not None else None
 
     def __repr__(self) -> str:
+        if self._mem is _CLOSED:
+            return f"pyaclnn.Tensor(shape={self.shape}, dtype={self.dtype_name}, closed)"
         extra = "" if self.is_contiguous() and self.offset == 0 else \
             f", strides={self.strides}, offset={self.offset}"
         return (f"pyaclnn.Tensor(shape={self.shape}, dtype={self.dtype_name}{extra}, "
@@ -263,6 +308,8 @@ class Tensor:
 
     def new_acl_tensor(self, address: int | None = None) -> int:
         """A new ``aclTensor*`` for this view, owned by the caller (``aclDestroyTensor`` it)."""
+        if self._ptr is None:
+            raise ClosedError(_CLOSED_TEXT)
         n = len(self.shape)
         dims = (_c_int64 * n)(*self.shape) if n else None
         strides = (_c_int64 * n)(*self.strides) if n else None
@@ -275,11 +322,27 @@ class Tensor:
         return h
 
     def close(self) -> None:
-        """Destroy the cached aclTensor and drop this view's reference to the memory."""
+        """Release this view: destroy its cached aclTensor and drop its reference to the memory.
+
+        When no other open view uses the memory, it goes back to its stream's pool now
+        (stream-ordered: work already queued that uses it runs first); :func:`pyaclnn.empty_cache`
+        returns pooled memory to the device.  Afterwards every use of this tensor raises
+        :class:`~pyaclnn.errors.ClosedError` (its shape and dtype stay readable); closing again
+        does nothing.  ``with tensor:`` closes at the end of the block.
+        """
+        mem = self._mem
+        if mem is _CLOSED:
+            return
         if self._handle_fin is not None:
             self._handle_fin()
             self._handle_fin = None
         self._handle = 0
+        self._mem = _CLOSED
+        self._key = _CLOSED_KEY
+        self._ptr = None
+        mem.views -= 1
+        if mem.views <= 0:
+            mem.release()
 
     def __enter__(self) -> "Tensor":
         return self

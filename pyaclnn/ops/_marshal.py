@@ -54,6 +54,20 @@ class Scalar:
         return f"Scalar({self.value!r}, {dtypes.info(self.acl_dtype).name})"
 
 
+def enum_text(field: str, value: Any) -> str:
+    """A layout field for messages: dtypes and formats by name (``FLOAT16``, ``ND``), others as is."""
+    try:
+        if field == "dtype":
+            return dtypes.info(value).name.removeprefix("ACL_")
+        if field == "format":
+            for name, v in capi.ENUM_MEMBERS["aclFormat"].items():
+                if v == value:
+                    return name.removeprefix("ACL_FORMAT_")
+    except (ValueError, KeyError):
+        pass
+    return str(value)
+
+
 def as_scalar(value: Any) -> Scalar:
     if isinstance(value, Scalar):
         return value

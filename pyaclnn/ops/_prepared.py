@@ -391,8 +391,11 @@ class PreparedCall:
 
     @staticmethod
     def _layout_error(slot: _Slot, t: Tensor) -> None:
+        if t.closed:
+            t.ptr                                   # raises ClosedError
         names = ("dtype", "shape", "strides", "offset", "format", "storage dims")
-        diffs = [f"{n} {a} != {b}" for n, a, b in zip(names, t._key, slot.key) if a != b]
+        diffs = [f"{n} {_marshal.enum_text(n, a)} != {_marshal.enum_text(n, b)}"
+                 for n, a, b in zip(names, t._key, slot.key) if a != b]
         raise ValueError(f"{slot.name}: layout differs from the prepared one ({'; '.join(diffs)}); "
                          f"prepare another call for this layout")
 
