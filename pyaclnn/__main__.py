@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from . import __version__, capi
-from .errors import AclError, PyaclnnError, check
+from .errors import AclError, PyaclnnError, check, make_error
 
 # Operators the project emulates (their phase-1 entry points), for `info`.
 OPERATORS = ("aclnnAmpUpdateScale", "aclnnAddRmsNormDynamicQuant", "aclnnAddRmsNormDynamicQuantV2",
@@ -37,7 +37,7 @@ def _acl_init() -> tuple[bool, str | None]:
         return True, None
     if status == capi.ACL_ERROR_REPEAT_INITIALIZE:
         return False, None
-    return False, str(AclError(status, "aclInit"))
+    return False, str(make_error(status, "aclInit"))      # with the vendor message
 
 
 def collect_info() -> dict:
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print_info(info)
             if info.get("init_error"):          # e.g. a bad PYACLNN_STUB_SOC: a broken setup
-                print(f"pyaclnn: aclInit failed: {info['init_error']}", file=sys.stderr)
+                print(f"pyaclnn: {info['init_error']}", file=sys.stderr)
                 return 2
             return 0
         return run_demos(args.ops)

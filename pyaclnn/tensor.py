@@ -28,7 +28,7 @@ from . import capi, dtypes
 from .errors import ClosedError, make_error
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, current_stream
 
-__all__ = ["Tensor", "from_numpy", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
+__all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
 
 _c_int64 = ctypes.c_int64
@@ -64,7 +64,14 @@ def as_acl_dtype(dtype: Any) -> int:
     try:
         return dtypes.from_numpy(np.dtype(dtype))
     except TypeError:
-        raise ValueError(f"not a dtype: {dtype!r}") from None
+        raise ValueError(f"unknown dtype {dtype!r}; give an aclDataType name ({_some_names()} ...; "
+                         f"all: pyaclnn.dtypes.BY_NAME), a short name ({', '.join(sorted(_ALIASES))}), "
+                         f"a numpy / ml_dtypes dtype or a torch dtype") from None
+
+
+def _some_names() -> str:
+    return ", ".join(n.removeprefix("ACL_") for n in ("ACL_FLOAT", "ACL_FLOAT16", "ACL_BF16", "ACL_INT8",
+                                                       "ACL_INT32", "ACL_INT64"))
 
 
 def as_acl_format(fmt: Any) -> int:
@@ -562,13 +569,34 @@ def zeros_like(t: Tensor, dtype: Any = None, *, stream: Stream | None = None) ->
                  format=t.format)
 
 
+# Python values without a dtype get torch's defaults (torch.tensor([1.0]) is float32).
+_PY_DEFAULTS = {"f": np.float32, "i": np.int64, "u": np.int64, "b": np.bool_, "c": np.complex64}
+
+
+def host_array(value: Any) -> np.ndarray:
+    """A host array for tensor data: numpy arrays and scalars keep their dtype (as
+    ``torch.from_numpy``); Python numbers and (nested) lists / tuples get torch's defaults
+    (``torch.tensor``): float -> float32 (FLOAT), int -> int64 (INT64), bool -> BOOL,
+    complex -> complex64."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    array = np.asarray(value)
+    kind = array.dtype.kind
+    if kind not in _PY_DEFAULTS:
+        raise TypeError(f"cannot make tensor data from {type(value).__name__} (numpy dtype "
+                        f"{array.dtype}); give numbers, nested lists of numbers or a numpy array")
+    return array.astype(_PY_DEFAULTS[kind], copy=False)
+
+
 def from_numpy(array: Any, *, stream: Stream | None = None, dtype: Any = None, format: Any = None) -> Tensor:
     """Copy a host array to a new contiguous device tensor (ordered on ``stream``).
 
+    numpy arrays keep their dtype; Python numbers and lists get torch's defaults
+    (``from_numpy([1.0, 2.0])`` is FLOAT, ``[1, 2]`` INT64, see :func:`host_array`).
     ``dtype`` overrides the aclDataType: needed for types held as raw codes (``"hifloat8"``,
     ``"float4_e1m2"`` from uint8 arrays); 4-bit types are packed two per byte.
     """
-    array = np.asarray(array)
+    array = host_array(array)
     acl = dtypes.from_numpy(array.dtype) if dtype is None else as_acl_dtype(dtype)
     info = dtypes.info(acl)
     host = _host_bytes(array, info)

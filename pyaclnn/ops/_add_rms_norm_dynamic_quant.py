@@ -15,6 +15,9 @@ from ._registry import function
 from ._support import register_probe
 
 OP = "aclnnAddRmsNormDynamicQuantV2"
+# What the operator may produce (the SoC decides among them; see ops.support_matrix()).
+_Y_DTYPES = {"int8": "", "int4": "", "int32": "int4 packed 8 per word", "float8_e4m3fn": "Ascend 950",
+             "float8_e5m2": "Ascend 950", "hifloat8": "Ascend 950"}
 
 
 def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: Any = None,
@@ -65,7 +68,7 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
         mask = [bool(v) for v in output_mask]
         out1, out2 = (mask + [False, False])[:2]
 
-    y_acl = as_acl_dtype(y_dtype)
+    y_acl = F.choice("y_dtype", y_dtype, _Y_DTYPES)
     lead = tuple(x1_t.shape[:-1])
     n = x1_t.shape[-1] if x1_t.shape else 0
     y_shape = lead + ((n // 8,) if y_acl == as_acl_dtype("int32") else (n,))

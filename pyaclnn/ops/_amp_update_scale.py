@@ -28,9 +28,10 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
 
     Parameters
     ----------
-    current_scale : one-element float32 / float16 / bfloat16 tensor (or a Python float -> float32)
-    growth_tracker : one-element int32 tensor (or a Python int)
-    found_inf : one-element tensor of ``current_scale``'s dtype (or a Python number)
+    current_scale : one-element float32 / float16 / bfloat16 tensor (or a Python float or list
+        -> float32)
+    growth_tracker : one-element int32 tensor (or a Python int or list -> int32)
+    found_inf : one-element tensor of ``current_scale``'s dtype (or a Python number or list)
     growth_factor, backoff_factor : float
         Converted to float32 by the operator. Defaults as torch's GradScaler (2.0, 0.5).
     growth_interval : int
@@ -113,9 +114,11 @@ def _launcher():
 
 
 def _host(value: Any, dtype) -> np.ndarray:
+    """numpy data keeps its dtype (the operator checks it); a Python number or list becomes a
+    one-dimensional array of the documented dtype ([x] for a number)."""
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
-    return np.array([value], dtype=dtype)
+    return np.asarray(value, dtype=dtype).reshape(-1)
 
 
 def _probe(acl_dtype: int, stream: Stream) -> tuple:

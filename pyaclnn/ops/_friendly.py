@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Stream
-from ..tensor import Tensor, as_acl_dtype, empty, from_numpy
+from ..tensor import Tensor, as_acl_dtype, empty, from_numpy, host_array
 from ._marshal import is_torch_tensor
 
 NUMPY, TORCH, TENSOR = "numpy", "torch", "tensor"
@@ -36,13 +36,30 @@ def pick_stream(stream: Stream | None, *values: Any) -> Stream:
 
 
 def to_device(value: Any, stream: Stream) -> Tensor:
-    """A device tensor for an input: Tensor as is, torch wrapped, anything else copied from numpy."""
+    """A device tensor for an input: Tensor as is, torch wrapped, anything else copied from the host
+    (numpy arrays keep their dtype; Python numbers and lists get torch's defaults, as in the generic
+    launcher: see :func:`pyaclnn.tensor.host_array`)."""
     if isinstance(value, Tensor):
         return value
     if is_torch_tensor(value):
         from .. import torch as _torch
         return _torch.from_torch(value)
-    return from_numpy(np.asarray(value), stream=stream)
+    return from_numpy(host_array(value), stream=stream)
+
+
+def choice(param: str, value: Any, accepted: dict[str, str]) -> int:
+    """The aclDataType of a dtype argument that must be one of ``accepted`` (name -> note); the
+    error lists the accepted names."""
+    names = ", ".join(f"{n}{' (' + note + ')' if note else ''}" for n, note in accepted.items())
+    try:
+        acl = as_acl_dtype(value)
+    except (ValueError, TypeError):
+        raise ValueError(f"unknown {param} {value!r}; accepted: {names}") from None
+    if acl not in {as_acl_dtype(n) for n in accepted}:
+        from .. import dtypes
+        raise ValueError(f"{param} {dtypes.info(acl).name.removeprefix('ACL_')} is not accepted here; "
+                         f"accepted: {names}")
+    return acl
 
 
 def new_output(kind: str, shape: tuple, dtype: Any, stream: Stream, like: Any = None) -> tuple[Any, Any]:
@@ -69,4 +86,4 @@ def results(kind: str, outputs: list, stream: Stream) -> Any:
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-__all__ = ["flavor", "pick_stream", "to_device", "new_output", "results", "NUMPY", "TORCH", "TENSOR"]
+__all__ = ["flavor", "pick_stream", "to_device", "choice", "new_output", "results", "NUMPY", "TORCH", "TENSOR"]

@@ -24,7 +24,7 @@ import numpy as np
 from .. import capi, dtypes
 from ..errors import make_error
 from ..signatures.model import Kind, Param, Role
-from ..tensor import Tensor, as_acl_dtype, from_numpy
+from ..tensor import Tensor, as_acl_dtype, from_numpy, host_array
 
 DESTROY, KEEP, COPYBACK, SYNC = "destroy", "keep", "copyback", "sync"
 
@@ -106,6 +106,11 @@ def coerce_tensor(value: Any, stream, post: list, copy_back: bool, name: str = "
         if value.device.type == "cpu":
             post.append((SYNC,))
         return _torch.from_torch(value)
+    if isinstance(value, (list, tuple, int, float, complex)):
+        if copy_back:
+            raise TypeError(f"output {name} cannot be a Python {type(value).__name__}: give a "
+                            f"pyaclnn.Tensor, numpy array or torch tensor to receive the result")
+        value = host_array(value)       # Python data: torch's default dtypes (float -> FLOAT)
     if isinstance(value, (np.ndarray, np.generic)):
         t = from_numpy(value, stream=stream)
         post.append((KEEP, t))
@@ -114,8 +119,8 @@ def coerce_tensor(value: Any, stream, post: list, copy_back: bool, name: str = "
                 raise ValueError(f"output {name} is a read-only numpy array")
             post.append((COPYBACK, t, value))
         return t
-    raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array or torch tensor), "
-                    f"got {type(value).__name__}")
+    raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array, torch tensor, or a Python "
+                    f"number / list), got {type(value).__name__}")
 
 
 def _tensor_converter(p: Param) -> Converter:

@@ -19,11 +19,12 @@ _available: list[str] | None = None        # cache of available(); reset by load
 
 def signatures() -> dict[str, OpSignature]:
     """Every known operator signature, keyed by C name (``aclnnAmpUpdateScale``)."""
-    global _signatures
+    global _signatures, _available
     sigs = _signatures
     if sigs is None:
         with _lock:
             if _signatures is None:
+                _available = None
                 _signatures = registry()
                 for d in _extra_dirs:
                     _signatures.update(parse_dir_cached(d))

@@ -1,0 +1,101 @@
+"""Issue 10, point 6: configuration mistakes are caught (a bad PYACLNN_STUB_SOC, a failing demo)
+and the package namespace lists what it offers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import pyaclnn
+from helpers import run_module, run_python
+
+BAD_SOC = {"PYACLNN_BACKEND": "stub", "PYACLNN_STUB_SOC": "foo"}
+NAMES = ("Ascend950PR", "Ascend950DT", "Ascend910B4", "Ascend910_9392", "Ascend310P3")
+
+
+def test_bad_soc_fails_aclinit_with_the_accepted_names():
+    rc, out, err = run_python("""
+import json
+from pyaclnn import capi
+status = capi.aclInit(None)
+message = capi.aclGetRecentErrMsg().decode()
+print(json.dumps([status, message, capi.aclrtGetSocName(), capi.aclrtSetDevice(0)]))
+""", BAD_SOC)
+    assert rc == 0, err
+    status, message, soc, set_status = json.loads(out)
+    assert status == 507008 and set_status == 507008          # ACL_ERROR_RT_SOC_VERSION
+    assert soc is None                                        # "NULL on failure"
+    assert 'PYACLNN_STUB_SOC="foo"' in message
+    for name in NAMES:
+        assert name in message
+
+
+def test_bad_soc_raises_a_typed_error_in_python():
+    rc, out, err = run_python("""
+import numpy as np, pyaclnn
+from pyaclnn.errors import AclRuntimeError
+try:
+    pyaclnn.from_numpy(np.float32([1.0]))
+except AclRuntimeError as exc:
+    print(exc.code, exc.name)
+    print(exc)
+""", BAD_SOC)
+    assert rc == 0, err
+    first, rest = out.split("\n", 1)
+    assert first == "507008 ACL_ERROR_RT_SOC_VERSION"
+    assert "aclInit failed" in rest and all(name in rest for name in NAMES)
+
+
+def test_soc_variant_names_are_accepted():
+    rc, out, err = run_python("""
+from pyaclnn import capi
+print(capi.aclInit(None), capi.aclrtGetSocName().decode())
+""", {"PYACLNN_BACKEND": "stub", "PYACLNN_STUB_SOC": "Ascend950PR_9599"})
+    assert rc == 0, err
+    assert out.split() == ["0", "Ascend950PR_9599"]
+
+
+@pytest.mark.parametrize("args", [["info"], ["info", "--json"]])
+def test_info_reports_a_bad_soc_and_fails(args):
+    rc, out, err = run_module(["pyaclnn", *args], BAD_SOC)
+    assert rc != 0
+    assert "507008" in out + err and "Ascend950PR" in out + err
+
+
+def test_demo_fails_on_a_bad_soc():
+    rc, out, err = run_module(["pyaclnn", "demo"], BAD_SOC)
+    assert rc != 0
+    assert "ACL_ERROR_RT_SOC_VERSION" in err and "Ascend910B4" in err
+
+
+def test_demo_exits_non_zero_when_any_operator_fails(monkeypatch, capsys):
+    from pyaclnn import __main__ as cli
+
+    def broken(session):
+        raise ValueError("forced failure")
+
+    ran = []
+    monkeypatch.setattr(cli, "DEMOS", [("broken", broken), ("after", lambda s: ran.append(1))])
+    assert cli.run_demos() == 1
+    out = capsys.readouterr()
+    assert "FAILED: ValueError: forced failure" in out.out
+    assert ran == [1]                                     # the other demos still ran
+    assert "1 of the operator demos failed" in out.err
+
+
+def test_dir_lists_the_lazy_public_names():
+    names = dir(pyaclnn)
+    for name in ("from_numpy", "Tensor", "Stream", "Device", "Event", "ops", "empty", "zeros",
+                 "current_stream", "empty_cache"):
+        assert name in names and name in pyaclnn.__all__
+    assert "annotations" not in names and "annotations" not in pyaclnn.__all__
+    assert "annotations" not in dir(pyaclnn.ops)
+
+
+def test_star_import_gives_the_public_names():
+    rc, out, err = run_python("""
+from pyaclnn import *
+print(from_numpy.__name__, Tensor.__name__, ops.__name__, "annotations" in dir())
+""", {"PYACLNN_BACKEND": "stub"})
+    assert rc == 0, err
+    assert out.split() == ["from_numpy", "Tensor", "pyaclnn.ops", "False"]
