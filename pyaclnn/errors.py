@@ -184,6 +184,8 @@ class ClosedError(PyaclnnError, RuntimeError):
 
 # Set by pyaclnn.runtime once the Pythonic layer holds devices: (code) -> explanation or None.
 _diagnose = None
+# Runtime codes a vanished context, stream or runtime produces (107xxx caller, 507xxx device).
+_LOST_FAMILIES = (107, 507)
 
 
 def make_error(code: int, func: str | None = None, message: str | None = None) -> AclError:
@@ -195,7 +197,7 @@ def make_error(code: int, func: str | None = None, message: str | None = None) -
     if message is None:
         message = recent_error_message()
     diagnose = _diagnose
-    if diagnose is not None and code not in _INIT_CODES:
+    if diagnose is not None and code // 1000 in _LOST_FAMILIES:
         try:
             why = diagnose(code)
         except Exception:       # noqa: BLE001 -- a diagnosis must never hide the error itself

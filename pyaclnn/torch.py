@@ -123,7 +123,8 @@ def to_torch(tensor: Tensor) -> "torch.Tensor":
         if mem.nbytes == 0:
             return torch.empty(shape, dtype=tdtype)
         holder = (ctypes.c_char * mem.nbytes).from_address(mem.ptr)
-        holder.keep = tensor            # the torch tensor keeps the pyaclnn tensor (and memory) alive
+        # the torch tensor keeps a view of its own (closing `tensor` then leaves the memory alone)
+        holder.keep = tensor.as_strided(tensor.shape, tensor.strides)
         raw = torch.frombuffer(holder, dtype=torch.uint8)
         return raw.view(tdtype).as_strided(shape, strides, offset)
     if "torch_npu" not in sys.modules:

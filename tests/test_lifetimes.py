@@ -11,7 +11,7 @@ import pytest
 import pyaclnn
 from helpers import run_python
 from pyaclnn import ops
-from pyaclnn.errors import ClosedError
+from pyaclnn import errors
 
 STUB = {"PYACLNN_BACKEND": "stub"}
 
@@ -25,7 +25,7 @@ def test_closed_tensor_refuses_every_use():
     for use in (x.numpy, lambda: x.ptr, lambda: x[0], lambda: x.T, x.acl_handle,
                 lambda: x.copy_from(np.zeros((2, 3), np.float32)),
                 lambda: ops.AmpUpdateScale(x, x, x, 2.0, 0.5, 1, x, x)):
-        with pytest.raises(ClosedError, match="was closed"):
+        with pytest.raises(errors.ClosedError, match="was closed"):
             use()
     x.close()                                   # idempotent
     assert view.numpy().tolist() == [[1.0, 2.0], [4.0, 5.0]]   # another open view keeps the memory
@@ -37,7 +37,7 @@ def test_closed_tensor_in_a_prepared_call_is_refused():
     plan = ops.prepare("AmpUpdateScale", s, t, f, 2.0, 0.5, 1000, s, t)
     s2 = pyaclnn.from_numpy(np.float32([8.0]))
     s2.close()
-    with pytest.raises(ClosedError):
+    with pytest.raises(errors.ClosedError):
         plan(s2, t, f, s, t)
     plan.close()
 
@@ -128,3 +128,12 @@ def test_finalize_through_capi_is_named():
     assert "device 0 was reset through capi.aclrtResetDevice" in lines[0]
     assert all("the runtime was finalized through capi.aclFinalize behind pyaclnn's back" in ln
                for ln in lines)
+
+
+def test_torch_view_survives_closing_its_source():
+    torch = pytest.importorskip("torch")
+    x = pyaclnn.from_numpy(np.arange(4, dtype=np.float32))
+    t = x.to_torch()
+    x.close()
+    pyaclnn.empty_cache()
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and isinstance(t, torch.Tensor)
