@@ -119,7 +119,7 @@ def test_keyword_arguments_and_spellings():
     with pytest.raises(TypeError, match="takes 8 arguments"):
         ops.AmpUpdateScale(x, g, f, 2.0, 0.5, 5, o1, o2, o2)
     with pytest.raises(TypeError, match="expects a tensor"):
-        ops.AmpUpdateScale(1.0, g, f, 2.0, 0.5, 5, o1, o2)
+        ops.AmpUpdateScale("1.0", g, f, 2.0, 0.5, 5, o1, o2)
     # numbers that ctypes does not take as they are are converted (numpy scalars)
     ops.AmpUpdateScale(x, g, f, np.float32(2.0), np.float64(0.5), np.int64(5), o1, o2)
     assert o2.numpy()[0] == 0

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import pyaclnn
+from pyaclnn.errors import ClosedError
 from pyaclnn import capi, codecs, runtime
 from pyaclnn.tensor import Tensor, as_acl_dtype, contiguous_strides, from_numpy, wrap_pointer
 
@@ -157,7 +158,8 @@ def test_handle_released_with_the_tensor():
     assert runtime.stub_live_counts()["tensors"] == before + 1    # the view's handle died with it
     t.close()
     assert runtime.stub_live_counts()["tensors"] == before
-    t.acl_handle()                                               # recreated on demand
+    with pytest.raises(ClosedError):                             # a closed tensor is not reopened
+        t.acl_handle()
     del t
     assert runtime.stub_live_counts()["tensors"] == before
 
