@@ -49,6 +49,17 @@ def backend_info() -> dict:
     return backend().describe()
 
 
+def preload_stub():
+    """Put the CPU emulator in place of CANN in this process; call before ``import torch_npu``.
+
+    Loads the emulator's libraries (CANN's sonames) with RTLD_GLOBAL and sets ``ASCEND_HOME_PATH``,
+    ``ASCEND_OPP_PATH`` ... to its emulated toolkit tree; returns that tree's root. See
+    :mod:`pyaclnn._preload` (and ``python -m pyaclnn exec -- CMD`` for a whole command).
+    """
+    from ._preload import preload_stub as _preload_stub
+    return _preload_stub()
+
+
 def library_paths() -> list[str]:
     """Absolute paths of the loaded libraries, in symbol search order."""
     from ._loader import backend

@@ -1,4 +1,4 @@
-"""Command line: ``python -m pyaclnn info [--json]`` and ``python -m pyaclnn demo``.
+"""Command line: ``python -m pyaclnn info [--json]``, ``demo`` and ``exec -- CMD ...``.
 
 ``info`` reports which libraries this process loaded (backend, toolkit root, paths), the SoC, the
 device count, the ACL interface version and which of our operators the libraries export.
@@ -69,7 +69,19 @@ def collect_info() -> dict:
     info["live_objects"] = live_counts()     # None on a real toolkit
     if owned:
         capi.aclFinalize()
+    info["torch_npu"] = _torch_npu_info()
     return info
+
+
+def _torch_npu_info() -> dict:
+    """The emulated toolkit tree (created on first use) and whether torch_npu would load on it."""
+    from ._toolkit import toolkit_root
+    try:
+        root = toolkit_root()
+    except PyaclnnError as exc:
+        return {"toolkit_tree": None, "error": str(exc), "would_load": False}
+    from ._torch_npu_check import torch_npu_status
+    return {"toolkit_tree": str(root), **torch_npu_status(root / "lib64")}
 
 
 def print_info(info: dict) -> None:
@@ -88,8 +100,23 @@ def print_info(info: dict) -> None:
     if info.get("live_objects") is not None:
         alive = {k: v for k, v in info["live_objects"].items() if v}
         rows.append(("live objects", ", ".join(f"{k} {v}" for k, v in alive.items()) or "none"))
+    rows += _torch_npu_rows(info.get("torch_npu"))
     for key, value in rows:
         print(f"{key:13s} {value}")
+
+
+def _torch_npu_rows(t: dict | None) -> list[tuple[str, str]]:
+    if not t:
+        return []
+    rows = [("emulated CANN", t.get("toolkit_tree") or t.get("error"))]
+    if t.get("torch_npu") is None:
+        return rows + [("torch_npu", "; ".join(t.get("reasons", [])) or "not checked")]
+    verdict = ("would load on the emulator (python -m pyaclnn exec -- CMD, or pyaclnn.preload_stub())"
+               if t["would_load"] else "would NOT load: " + "; ".join(t["reasons"]))
+    rows.append(("torch_npu", f"{t['torch_npu']} with torch {t['torch']}: {verdict}"))
+    if t.get("cann_libraries"):
+        rows.append(("", f"links {', '.join(t['cann_libraries'])}; binds {t['cann_symbols']} CANN symbols"))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,6 +292,34 @@ def run_demos(selected: list[str] | None = None) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# exec
+# ------------------------------------------------------------------------------------------------
+
+def exec_command(argv: list[str]) -> int:
+    """``exec [--] CMD ...``: replace this process by CMD with the emulated toolkit in place of CANN."""
+    import os
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m pyaclnn exec -- CMD [ARG ...]\n\nRuns CMD with LD_LIBRARY_PATH and the "
+              "ASCEND_* variables pointing at pyaclnn's emulated CANN toolkit (CPU emulator), so that\n"
+              "torch_npu and other CANN programs run without an NPU. CMD's exit status is passed through.")
+        return 0 if argv else 2
+    from ._toolkit import environment, toolkit_root
+    try:
+        env = environment(toolkit_root())
+    except PyaclnnError as exc:
+        print(f"pyaclnn exec: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        print(f"pyaclnn exec: cannot run {argv[0]!r}: {exc}", file=sys.stderr)
+        return 127
+
+
+# ------------------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pyaclnn", description=__doc__.split("\n")[0])
@@ -273,10 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     p_info.add_argument("--json", action="store_true", help="print one JSON object")
     p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
+    sub.add_parser("exec", add_help=False,
+                   help="run a command on the emulator in place of CANN (python -m pyaclnn exec -- CMD ...)")
     sub.add_parser("gen-signatures", add_help=False,
                    help="parse a toolkit's include/aclnnop headers into a signature registry "
                         "(python -m pyaclnn gen-signatures --help)")
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "exec":
+        return exec_command(argv[1:])
     if argv and argv[0] == "gen-signatures":
         from .signatures import main as gen_signatures_main   # its own argument parser
         return gen_signatures_main(argv[1:])

@@ -232,7 +232,11 @@ def _open_stub() -> Backend:
 def _find_toolkit() -> tuple[Backend | None, list[str]]:
     """First toolkit whose libraries load; plus a log of what was tried and why it failed."""
     tried = []
+    from ._toolkit import is_emulated_toolkit
     for root, libdir in toolkit_candidates():
+        if is_emulated_toolkit(root):   # exec / preload_stub point ASCEND_HOME_PATH at our own tree
+            tried.append(f"{root}: pyaclnn's emulated toolkit (the stub), not CANN")
+            continue
         if not Path(libdir).is_dir():
             tried.append(f"{libdir}: no such directory")
             continue

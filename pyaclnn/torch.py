@@ -105,8 +105,10 @@ def _wrap(t: "torch.Tensor") -> Tensor:
 def to_torch(tensor: Tensor) -> "torch.Tensor":
     """The tensor's data as a torch tensor (waits for the streams that use it).
 
-    On the emulator: a CPU tensor sharing the memory (it keeps the pyaclnn tensor alive).  With
-    torch_npu: a new NPU tensor, copied device to device on torch_npu's current stream.
+    With torch_npu imported (on an NPU, or on the emulator after ``pyaclnn.preload_stub()`` / under
+    ``python -m pyaclnn exec``): a new NPU tensor, copied device to device on torch_npu's current
+    stream.  On the emulator without torch_npu: a CPU tensor sharing the memory (it keeps the pyaclnn
+    tensor alive).
     """
     info = dtypes.info(tensor.acl_dtype)
     tdtype = to_torch_dtype(info.acl)
@@ -118,7 +120,7 @@ def to_torch(tensor: Tensor) -> "torch.Tensor":
             shape[-1] //= 2
         strides, offset = [max(s // 2, 1) for s in strides], offset // 2
     tensor.memory.wait_idle()
-    if is_stub():
+    if is_stub() and "torch_npu" not in sys.modules:
         mem = tensor.memory
         if mem.nbytes == 0:
             return torch.empty(shape, dtype=tdtype)

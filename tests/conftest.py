@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 
 os.environ["PYACLNN_BACKEND"] = "stub"      # before pyaclnn is imported anywhere
+# With torch-npu installed, `import torch` would import torch_npu too (torch's backend autoload), which
+# fails without CANN; tests/test_torch_npu.py imports it explicitly, on the emulator.
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
 TESTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS_DIR))          # `import helpers` from any test module

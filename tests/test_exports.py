@@ -14,8 +14,10 @@ import pytest
 
 from pyaclnn import _loader
 
-PUBLIC = re.compile(r"^(acl|Acl|pyaclnn_stub_)")
-LIBRARIES = ("libascendcl.so", "libnnopbase.so", "libopapi.so")
+# Msprof* and rt[A-Z]*: CANN public entry points of libprofapi / libruntime that torch_npu binds; the
+# compatibility layer folds them into libascendcl (docs/torch_npu.md).
+PUBLIC = re.compile(r"^(acl|Acl|pyaclnn_stub_|Msprof|rt[A-Z])")
+LIBRARIES = ("libascendcl.so", "libnnopbase.so", "libopapi.so", "libacl_op_compiler.so")
 
 
 def _defined_dynamic_symbols(path: Path) -> list[str]:
