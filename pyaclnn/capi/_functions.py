@@ -207,6 +207,10 @@ PROTOTYPES = {
     "AclSetOutputTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
     # aclnnStatus AclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)
     "AclSetTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
+    # aclnnStatus aclnnAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnAdd": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnAddRmsNormDynamicQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnAddRmsNormDynamicQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, double epsilon, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -215,10 +219,34 @@ PROTOTYPES = {
     "aclnnAddRmsNormDynamicQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnAdds": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnAmpUpdateScale(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnAmpUpdateScale": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAmpUpdateScaleGetWorkspaceSize(const aclTensor* currentScale, const aclTensor* growthTracker, const aclTensor* foundInf, double growthFactor, double backoffFactor, int64_t growthInterval, const aclTensor* updatedScaleOut, const aclTensor* updatedGrowthTrackerOut, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnAmpUpdateScaleGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_double, c_double, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnCast(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnCast": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnCastGetWorkspaceSize": (aclnnStatus, (c_void_p, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDivMod": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDivModGetWorkspaceSize(const aclTensor* self, const aclTensor* other, int mode, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDivModGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDivMods(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDivMods": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, int mode, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDivModsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDivs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDivs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDivsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnFinalize(void)
     "aclnnFinalize": (aclnnStatus, ()),
     # aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
@@ -231,6 +259,78 @@ PROTOTYPES = {
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_int64, c_int64, c_int64, c_double, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInit(const char* configPath)
     "aclnnInit": (aclnnStatus, (c_char_p,)),
+    # aclnnStatus aclnnInplaceAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceAdd": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceAdds": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceCopy(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceCopy": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceCopyGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceDivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceDivMod": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceDivModGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, int mode, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceDivModGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceDivMods(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceDivMods": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceDivModsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, int mode, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceDivModsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceDivs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceDivs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceDivsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceFillScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceFillScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceFillScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceMul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceMulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceOne": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceOneGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceSub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceSub": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceSubGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceZero": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceZeroGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnMul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnMulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSub": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSubGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
 }
 
 # The normalised C declaration of each function (as extract_decls.py prints it).
@@ -285,18 +385,68 @@ DECLARATIONS = {
     "aclSetOutputTensorAddr": "aclnnStatus aclSetOutputTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
     "aclSetRawTensorAddr": "aclnnStatus aclSetRawTensorAddr(aclTensor*, void*);",
     "aclSetTensorAddr": "aclnnStatus aclSetTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
+    "aclnnAdd": "aclnnStatus aclnnAdd(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddGetWorkspaceSize": "aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddRmsNormDynamicQuant": "aclnnStatus aclnnAddRmsNormDynamicQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddRmsNormDynamicQuantV2": "aclnnStatus aclnnAddRmsNormDynamicQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnAdds": "aclnnStatus aclnnAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddsGetWorkspaceSize": "aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAmpUpdateScale": "aclnnStatus aclnnAmpUpdateScale(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAmpUpdateScaleGetWorkspaceSize": "aclnnStatus aclnnAmpUpdateScaleGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, double, double, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnCast": "aclnnStatus aclnnCast(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnCastGetWorkspaceSize": "aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor*, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDiv": "aclnnStatus aclnnDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDivGetWorkspaceSize": "aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDivMod": "aclnnStatus aclnnDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDivModGetWorkspaceSize": "aclnnStatus aclnnDivModGetWorkspaceSize(const aclTensor*, const aclTensor*, int, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDivMods": "aclnnStatus aclnnDivMods(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDivModsGetWorkspaceSize": "aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor*, const aclScalar*, int, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDivs": "aclnnStatus aclnnDivs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDivsGetWorkspaceSize": "aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnFinalize": "aclnnStatus aclnnFinalize(void);",
     "aclnnGroupedDynamicMxQuant": "aclnnStatus aclnnGroupedDynamicMxQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, int64_t, double, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInit": "aclnnStatus aclnnInit(const char*);",
+    "aclnnInplaceAdd": "aclnnStatus aclnnInplaceAdd(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddGetWorkspaceSize": "aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceAdds": "aclnnStatus aclnnInplaceAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddsGetWorkspaceSize": "aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceCopy": "aclnnStatus aclnnInplaceCopy(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceCopyGetWorkspaceSize": "aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceDiv": "aclnnStatus aclnnInplaceDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceDivGetWorkspaceSize": "aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceDivMod": "aclnnStatus aclnnInplaceDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceDivModGetWorkspaceSize": "aclnnStatus aclnnInplaceDivModGetWorkspaceSize(aclTensor*, const aclTensor*, int, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceDivMods": "aclnnStatus aclnnInplaceDivMods(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceDivModsGetWorkspaceSize": "aclnnStatus aclnnInplaceDivModsGetWorkspaceSize(aclTensor*, const aclScalar*, int, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceDivs": "aclnnStatus aclnnInplaceDivs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceDivsGetWorkspaceSize": "aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceFillScalar": "aclnnStatus aclnnInplaceFillScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceFillScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceMul": "aclnnStatus aclnnInplaceMul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceMulGetWorkspaceSize": "aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceMuls": "aclnnStatus aclnnInplaceMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceMulsGetWorkspaceSize": "aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceOne": "aclnnStatus aclnnInplaceOne(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceOneGetWorkspaceSize": "aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceSub": "aclnnStatus aclnnInplaceSub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceSubGetWorkspaceSize": "aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceSubs": "aclnnStatus aclnnInplaceSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceSubsGetWorkspaceSize": "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceZero": "aclnnStatus aclnnInplaceZero(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnMul": "aclnnStatus aclnnMul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnMulGetWorkspaceSize": "aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnMuls": "aclnnStatus aclnnMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnMulsGetWorkspaceSize": "aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSub": "aclnnStatus aclnnSub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSubGetWorkspaceSize": "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSubs": "aclnnStatus aclnnSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSubsGetWorkspaceSize": "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
     "aclrtCreateEvent": "aclError aclrtCreateEvent(aclrtEvent*);",
     "aclrtCreateEventExWithFlag": "aclError aclrtCreateEventExWithFlag(aclrtEvent*, uint32_t);",
@@ -350,15 +500,65 @@ DECLARATIONS = {
 # Functions a real toolkit may lack (operators; newer meta API). Binding is lazy for all of
 # them anyway: a missing symbol raises MissingSymbolError when called.
 OPTIONAL = frozenset({
+    "aclnnAdd",
+    "aclnnAddGetWorkspaceSize",
     "aclnnAddRmsNormDynamicQuant",
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize",
     "aclnnAddRmsNormDynamicQuantV2",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize",
+    "aclnnAdds",
+    "aclnnAddsGetWorkspaceSize",
     "aclnnAmpUpdateScale",
     "aclnnAmpUpdateScaleGetWorkspaceSize",
+    "aclnnCast",
+    "aclnnCastGetWorkspaceSize",
+    "aclnnDiv",
+    "aclnnDivGetWorkspaceSize",
+    "aclnnDivMod",
+    "aclnnDivModGetWorkspaceSize",
+    "aclnnDivMods",
+    "aclnnDivModsGetWorkspaceSize",
+    "aclnnDivs",
+    "aclnnDivsGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuant",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuantV2",
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize",
+    "aclnnInplaceAdd",
+    "aclnnInplaceAddGetWorkspaceSize",
+    "aclnnInplaceAdds",
+    "aclnnInplaceAddsGetWorkspaceSize",
+    "aclnnInplaceCopy",
+    "aclnnInplaceCopyGetWorkspaceSize",
+    "aclnnInplaceDiv",
+    "aclnnInplaceDivGetWorkspaceSize",
+    "aclnnInplaceDivMod",
+    "aclnnInplaceDivModGetWorkspaceSize",
+    "aclnnInplaceDivMods",
+    "aclnnInplaceDivModsGetWorkspaceSize",
+    "aclnnInplaceDivs",
+    "aclnnInplaceDivsGetWorkspaceSize",
+    "aclnnInplaceFillScalar",
+    "aclnnInplaceFillScalarGetWorkspaceSize",
+    "aclnnInplaceMul",
+    "aclnnInplaceMulGetWorkspaceSize",
+    "aclnnInplaceMuls",
+    "aclnnInplaceMulsGetWorkspaceSize",
+    "aclnnInplaceOne",
+    "aclnnInplaceOneGetWorkspaceSize",
+    "aclnnInplaceSub",
+    "aclnnInplaceSubGetWorkspaceSize",
+    "aclnnInplaceSubs",
+    "aclnnInplaceSubsGetWorkspaceSize",
+    "aclnnInplaceZero",
+    "aclnnInplaceZeroGetWorkspaceSize",
+    "aclnnMul",
+    "aclnnMulGetWorkspaceSize",
+    "aclnnMuls",
+    "aclnnMulsGetWorkspaceSize",
+    "aclnnSub",
+    "aclnnSubGetWorkspaceSize",
+    "aclnnSubs",
+    "aclnnSubsGetWorkspaceSize",
     "aclDumpOpTensors",
 })

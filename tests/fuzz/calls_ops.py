@@ -163,6 +163,16 @@ def _perturb(w: World, param: dict, value):
         return rng.choice((adv.int64(rng), (value or 0) + rng.choice((-1, 1)), 0, 35, 36, 40, 41, 64)), None
     if kind == "string":
         return rng.choice((None, b"", b"round", b"floor", b"RINT", b"rint\x00x", b"x" * 300)), None
+    if kind == "dtype":
+        return adv.enum(rng, range(0, 43)), None
+    if kind == "scalar":
+        if rng.random() < 0.3:
+            return None, None
+        raw = (_C.c_ubyte * 16)(*[rng.randrange(256) for _ in range(16)])
+        h = w.call("aclCreateScalar", _C.cast(raw, _C.c_void_p), adv.enum(rng, range(0, 43)))
+        if h:
+            w.add("scalar", h)
+        return h, None
     if kind == "bool_array":
         r = rng.random()
         if r < 0.3:
@@ -201,7 +211,9 @@ def call_operator(w: World) -> None:
     if rng.random() < 0.9:                # the baseline needs a current context for its memory
         w.call("aclrtSetDevice", rng.randrange(w.device_count))
     values = builder(w, v2) if builder else {}
-    args = {p["name"]: values.get(p["name"]) for p in params}
+    # Operators without a baseline: NULL pointers, zero numbers (ctypes refuses None for numbers).
+    args = {p["name"]: values.get(p["name"], 0 if p["kind"] in ("int", "double", "dtype") else None)
+            for p in params}
     foreign = None
     if rng.random() < 0.7:
         for p in rng.sample(params, k=min(len(params), rng.choice((1, 1, 2, 3)))):

@@ -125,6 +125,12 @@ PYACLNN_STUB_API int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t);
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **values,
                                                         uint64_t *n);
 
+/* Validated read of an aclScalar: its dtype and a copy of its value bytes (16 bytes, enough for
+ * COMPLEX128; the value sits at the start in the dtype's host layout). A handle that is not a live
+ * aclScalar returns ACLNN_ERR_PARAM_INVALID (nothing reported); NULL is the caller's to check. */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_scalar_get(const aclScalar *s, aclDataType *dtype,
+                                                    unsigned char value[16]);
+
 /* What a kernel sees when it runs on the stream: snapshots taken at phase-2 time (so tensors may
  * be destroyed, and repeatable executors re-pointed, while the launch is still queued). */
 typedef struct {

@@ -140,6 +140,13 @@ aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size) {
     return get_size("aclGetBoolArraySize", "array", array, NN_KIND_BOOL_ARRAY, size);
 }
 
+aclnnStatus pyaclnn_stub_scalar_get(const aclScalar *s, aclDataType *dtype, unsigned char value[16]) {
+    if (!nn_is(s, NN_KIND_SCALAR)) return ACLNN_ERR_PARAM_INVALID;
+    *dtype = s->dtype;
+    memcpy(value, s->value, sizeof s->value);
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **values, uint64_t *n) {
     if (a == NULL) {
         *n = 0;

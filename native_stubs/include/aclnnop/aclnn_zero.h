@@ -1,0 +1,29 @@
+/*
+ * aclnnop/aclnn_zero.h: selfRef = 0 everywhere.
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-math math/zero_op/op_api/aclnn_zero.h
+ * (same declarations). @domain aclnn_math
+ */
+#ifndef OP_API_INC_Zero_H_
+#define OP_API_INC_Zero_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
+                                                       aclOpExecutor **executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnInplaceZero(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                       aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_INC_Zero_H_ */
