@@ -37,7 +37,7 @@ def driver(tmp_path_factory):
 def run(exe, mode: str) -> float:
     start = time.monotonic()
     done = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=60,
-                          env=subprocess_env({"LD_PRELOAD": None}))
+                          env=subprocess_env())
     took = time.monotonic() - start
     assert done.returncode != 3, f"deadlock (watchdog):\n{done.stderr}"
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
