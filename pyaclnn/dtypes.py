@@ -48,11 +48,6 @@ class DTypeInfo:
         return int(n) * ((self.bits + 7) // 8)
 
 
-def _ml(name: str, fallback=np.uint8):
-    # Newer ml_dtypes types (complex32, uint1 ...) may be missing on older releases.
-    return np.dtype(getattr(ml_dtypes, name, fallback))
-
-
 _TABLE = [
     DTypeInfo(C.ACL_FLOAT, "ACL_FLOAT", np.dtype(np.float32), 32, torch="float32"),
     DTypeInfo(C.ACL_FLOAT16, "ACL_FLOAT16", np.dtype(np.float16), 16, torch="float16"),
@@ -71,10 +66,13 @@ _TABLE = [
     DTypeInfo(C.ACL_COMPLEX128, "ACL_COMPLEX128", np.dtype(np.complex128), 128, torch="complex128"),
     DTypeInfo(C.ACL_BF16, "ACL_BF16", np.dtype(ml_dtypes.bfloat16), 16, torch="bfloat16"),
     DTypeInfo(C.ACL_INT4, "ACL_INT4", np.dtype(ml_dtypes.int4), 4, per_byte=2),
-    DTypeInfo(C.ACL_UINT1, "ACL_UINT1", _ml("uint1"), 1, per_byte=8,
-              carrier=not hasattr(ml_dtypes, "uint1")),
-    DTypeInfo(C.ACL_COMPLEX32, "ACL_COMPLEX32", _ml("complex32", np.uint32), 32,
-              carrier=not hasattr(ml_dtypes, "complex32"), torch="complex32"),
+    # UINT1 and COMPLEX32 are carriers on every ml_dtypes release we allow (uint1 and complex32 only
+    # exist from 0.6 on), so that the table, and what .numpy() returns, does not depend on the
+    # release; ml_dtypes' value types are still accepted on the way in (_FROM_NUMPY below).
+    DTypeInfo(C.ACL_UINT1, "ACL_UINT1", np.dtype(np.uint8), 1, per_byte=8, carrier=True),
+    # COMPLEX32: the raw bits, real fp16 in the low half, imaginary fp16 in the high half.
+    DTypeInfo(C.ACL_COMPLEX32, "ACL_COMPLEX32", np.dtype(np.uint32), 32, carrier=True,
+              torch="complex32"),
     DTypeInfo(C.ACL_HIFLOAT8, "ACL_HIFLOAT8", np.dtype(np.uint8), 8, carrier=True),
     DTypeInfo(C.ACL_FLOAT8_E5M2, "ACL_FLOAT8_E5M2", np.dtype(ml_dtypes.float8_e5m2), 8,
               torch="float8_e5m2"),
@@ -97,8 +95,10 @@ BY_NAME: dict[str, DTypeInfo] = {d.name: d for d in _TABLE}
 # numpy -> aclDataType: value types only (a uint8 array means ACL_UINT8, never a carrier).
 _FROM_NUMPY: dict[np.dtype, int] = {d.numpy: d.acl for d in _TABLE if d.numpy is not None
                                     and not d.carrier}
-# ml_dtypes' FP6 value types map to the ACL FP6 codes as well (held one per byte, like the carrier).
-for _name, _acl in (("float6_e3m2fn", C.ACL_FLOAT6_E3M2), ("float6_e2m3fn", C.ACL_FLOAT6_E2M3)):
+# ml_dtypes value types that some allowed releases lack map to the ACL codes of their carriers as
+# well (same bytes per element: FP6 one per byte, complex32 four; uint1 one per byte on the host).
+for _name, _acl in (("float6_e3m2fn", C.ACL_FLOAT6_E3M2), ("float6_e2m3fn", C.ACL_FLOAT6_E2M3),
+                    ("complex32", C.ACL_COMPLEX32), ("uint1", C.ACL_UINT1)):
     if hasattr(ml_dtypes, _name):
         _FROM_NUMPY[np.dtype(getattr(ml_dtypes, _name))] = _acl
 
@@ -131,6 +131,14 @@ def from_numpy(dtype) -> int:
         return _FROM_NUMPY[dt]
     except KeyError:
         raise ValueError(f"no aclDataType for numpy dtype {dt}") from None
+
+
+def acl_of_value_type(dtype) -> int | None:
+    """aclDataType of a numpy / ml_dtypes value type, or None (never raises)."""
+    try:
+        return _FROM_NUMPY.get(np.dtype(dtype))
+    except TypeError:
+        return None
 
 
 def bit_width(acl_dtype: int | str) -> int:
@@ -174,15 +182,56 @@ def from_torch(torch_dtype) -> int:
 _NIBBLE_TYPES = (C.ACL_INT4, C.ACL_FLOAT4_E2M1, C.ACL_FLOAT4_E1M2)
 
 
+#: How to turn float values into each 4-bit type explicitly (named in pack's errors).
+_NIBBLE_CODECS = {
+    C.ACL_INT4: "pyaclnn.codecs.encode_int4(x, round_mode='rint', saturate=True)",
+    C.ACL_FLOAT4_E2M1: "pyaclnn.codecs.encode_float4_e2m1(x, round_mode='rint')",
+    C.ACL_FLOAT4_E1M2: "pyaclnn.codecs.encode_float4_e1m2(x, round_mode='rint')",
+}
+
+
+def _is_integer(dt: np.dtype) -> bool:
+    """numpy integers and ml_dtypes' narrow integers (int4, uint4, int2 ...; numpy kind 'V')."""
+    return dt.kind in "iu" or (dt.kind == "V" and dt.name in ("int2", "uint2", "int4", "uint4"))
+
+
+def _checked_codes(arr: np.ndarray, name: str, lo: int, hi: int, what: str) -> np.ndarray:
+    v = arr.astype(np.int64)    # exact for every integer type (ml_dtypes' int4 too)
+    bad = (v < lo) | (v > hi)
+    if bad.any():
+        raise ValueError(f"{name} takes {what} in {lo}..{hi}; got {v[bad][:4].tolist()} "
+                         f"({int(bad.sum())} out of range)")
+    return v
+
+
 def pack(values, acl_dtype: int | str) -> np.ndarray:
-    """Host array of a 4-bit type (ml_dtypes int4 / float4_e2m1fn, or FLOAT4_E1M2 codes in uint8)
-    -> the device bytes (uint8, ``nbytes(acl_dtype, values.size)`` long). Flattened in C order."""
+    """Host values of a 4-bit type -> the device bytes (uint8, ``nbytes(acl_dtype, size)`` long),
+    two per byte, element 2k in the low nibble; flattened in C order.
+
+    INT4 takes integers -8..7 (any numpy integer dtype, ml_dtypes.int4); FLOAT4_E2M1 takes
+    ml_dtypes.float4_e2m1fn values or its codes 0..15 as uint8; FLOAT4_E1M2 takes its codes 0..15 as
+    integers. Float input is refused
+    (TypeError): quantise it first with the explicit codec named in the message, whose rounding,
+    saturation and NaN rule are documented. A cast through ml_dtypes' ``astype`` is not used: its
+    results for out-of-range or rounded values differ between ml_dtypes releases.
+    """
     d = info(acl_dtype)
     if d.acl not in _NIBBLE_TYPES:
         raise ValueError(f"{d.name} is not a 4-bit type")
     from .codecs import pack_nibbles
-    arr = np.ascontiguousarray(values, dtype=d.numpy)
-    return pack_nibbles(arr.view(np.uint8))
+    arr = np.asarray(values)
+    if d.acl == C.ACL_FLOAT4_E2M1 and arr.dtype == d.numpy:
+        return pack_nibbles(np.ascontiguousarray(arr).view(np.uint8))
+    e2m1_codes = d.acl != C.ACL_FLOAT4_E2M1 or arr.dtype == np.uint8   # ints are not values here
+    if not (_is_integer(arr.dtype) and e2m1_codes):
+        want = {C.ACL_INT4: "integer values -8..7 (or ml_dtypes.int4)",
+                C.ACL_FLOAT4_E2M1: "ml_dtypes.float4_e2m1fn values or uint8 codes 0..15",
+                C.ACL_FLOAT4_E1M2: "integer codes 0..15"}[d.acl]
+        raise TypeError(f"{d.name} packing takes {want}, not {arr.dtype}; to quantise floats use "
+                        f"{_NIBBLE_CODECS[d.acl]}")
+    if d.acl == C.ACL_INT4:
+        return pack_nibbles(_checked_codes(arr, d.name, -8, 7, "integer values"))
+    return pack_nibbles(_checked_codes(arr, d.name, 0, 15, "codes"))
 
 
 def unpack(packed, acl_dtype: int | str, n: int) -> np.ndarray:

@@ -515,7 +515,8 @@ def _host_bytes(array: np.ndarray, info: dtypes.DTypeInfo, shape: tuple | None =
         return dtypes.pack(array, info.acl)
     host = np.ascontiguousarray(array)
     if info.carrier:
-        if host.dtype.itemsize != info.itemsize or host.dtype.kind not in "uif":
+        value_type = dtypes.acl_of_value_type(host.dtype) == info.acl   # e.g. ml_dtypes.complex32
+        if host.dtype.itemsize != info.itemsize or (host.dtype.kind not in "uif" and not value_type):
             raise ValueError(f"{info.name} data must be given as raw codes in a {info.itemsize}-byte "
                              f"integer array, not {host.dtype}")
         return host.view(np.uint8)

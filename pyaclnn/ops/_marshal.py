@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import capi, dtypes
+from ..codecs import encode_float8_e8m0
 from ..errors import make_error
 from ..signatures.model import Kind, Param, Role
 from ..tensor import Tensor, as_acl_dtype, from_numpy, host_array
@@ -36,6 +37,11 @@ class Scalar:
 
     Plain Python values become scalars of torch_npu's types: ``bool`` -> ACL_BOOL, ``int`` ->
     ACL_INT64, ``float`` -> ACL_DOUBLE, ``complex`` -> ACL_COMPLEX128; numpy scalars keep their dtype.
+
+    A FLOAT8_E8M0 scalar from a value of another type is encoded as the NPU casts to E8M0: the value
+    is rounded to float32, then its exponent field is kept (sign and mantissa dropped, 0 -> 2^-127,
+    +-inf and overflow -> 0xFE, NaN -> 0xFF; :func:`pyaclnn.codecs.encode_float8_e8m0` with
+    round_mode "floor"). Pass a ``float8_e8m0fnu`` value for any other code.
     """
     __slots__ = ("value", "acl_dtype", "_data")
 
@@ -45,7 +51,12 @@ class Scalar:
         if info.packed or info.numpy is None:
             raise ValueError(f"{info.name} cannot be an aclScalar")
         self.value = value
-        self._data = np.array(value, dtype=info.numpy).reshape(())
+        if self.acl_dtype == capi.ACL_FLOAT8_E8M0 and np.asarray(value).dtype != info.numpy:
+            # not ml_dtypes' astype: its float -> e8m0 rounding differs between releases
+            with np.errstate(over="ignore"):
+                self._data = encode_float8_e8m0(np.float32(value), "floor").view(info.numpy)
+        else:
+            self._data = np.array(value, dtype=info.numpy).reshape(())
 
     def key(self) -> tuple:
         return ("Scalar", self.acl_dtype, self._data.tobytes())
