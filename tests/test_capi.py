@@ -236,7 +236,7 @@ def test_generated_tables_are_current(tmp_path):
 
     def code_lines(p: Path):
         return [ln for ln in p.read_text().splitlines() if not ln.lstrip().startswith("#")]
-    for name in ("_constants.py", "_functions.py"):
+    for name in ("_constants.py", "_functions.py", "_enums.py"):
         assert code_lines(tmp_path / name) == code_lines(here / name), name
 
 

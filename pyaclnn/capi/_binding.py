@@ -52,8 +52,7 @@ def param_names(name: str) -> list[str]:
     out = []
     for i, param in enumerate(inner.split(",")):
         words = param.replace("*", " ").split()
-        out.append(words[-1] if len(words) > 1 and words[-1] not in ("const",) and
-                   words[-1].isidentifier() else f"arg{i}")
+        out.append(words[-1] if len(words) > 1 and words[-1].isidentifier() else f"arg{i}")
     return out
 
 

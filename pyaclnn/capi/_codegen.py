@@ -4,7 +4,9 @@ The input is the format printed by ``extract_decls.py`` (one fact per line: ``EN
 ``TYPEDEF name=...`` and normalised prototypes such as ``aclError aclrtFree(void*);``).  Parameter
 names for the comments are read from a header tree (default: the checkout's native_stubs/include).
 
-    python -m pyaclnn.capi._codegen tests/data/real_headers.txt [--headers native_stubs/include]
+    python pyaclnn/capi/_codegen.py tests/data/real_headers.txt [--headers native_stubs/include]
+
+(run as a file: it needs nothing from the package, so it also repairs broken generated files).
 
 Never imported at run time; the generated files are checked in.
 """
@@ -293,16 +295,17 @@ def generate_enums(source: str, values: dict, in_headers: dict, enum_typedefs: l
          "",
          "# fmt: off",
          f"__all__ = {sorted(enum_typedefs)!r}"]
-    if in_headers:
-        for name in enum_typedefs:
-            if name not in in_headers:
-                raise SystemExit(f"typedef enum {name} not found in the headers")
-            header, members = in_headers[name]
-            unknown = [m for m in members if m not in values]
-            if unknown:
-                raise SystemExit(f"{name} members without a value in {source}: {unknown}")
-            e += ["", "", f"class {name}(IntEnum):", f'    """C enum ``{name}`` ({header})."""']
-            e += [f"    {m} = {values[m]}" for m in members]
+    if not in_headers:
+        raise SystemExit("the enum classes need the header tree (--headers)")
+    for name in enum_typedefs:
+        if name not in in_headers:
+            raise SystemExit(f"typedef enum {name} not found in the headers")
+        header, members = in_headers[name]
+        unknown = [m for m in members if m not in values]
+        if unknown:
+            raise SystemExit(f"{name} members without a value in {source}: {unknown}")
+        e += ["", "", f"class {name}(IntEnum):", f'    """C enum ``{name}`` ({header})."""']
+        e += [f"    {m} = {values[m]}" for m in members]
     return "\n".join(e) + "\n"
 
 
