@@ -103,8 +103,10 @@ def variants(buf: Buffers, stream):
     dtypes_ = (capi.ACL_FLOAT, capi.ACL_INT32, capi.ACL_FLOAT)
     handle = stream.handle
     ws_size, executor = ctypes.c_uint64(), ctypes.c_void_p()
-    create, destroy = capi.aclCreateTensor, capi.aclDestroyTensor
-    gws, launch = capi.aclnnAmpUpdateScaleGetWorkspaceSize, capi.aclnnAmpUpdateScale
+    # The bound ctypes functions (what capi.<name> is once called): a name taken before its function's
+    # first call is the forwarding stand-in, one Python call more per call.
+    create, destroy = capi.cfunc("aclCreateTensor"), capi.cfunc("aclDestroyTensor")
+    gws, launch = capi.cfunc("aclnnAmpUpdateScaleGetWorkspaceSize"), capi.cfunc("aclnnAmpUpdateScale")
     nd = capi.ACL_FORMAT_ND
     byref = ctypes.byref
 

@@ -72,7 +72,7 @@ def run_example(version: int, stream) -> int:
     mxscale_addr, mxscale = make_device_tensor(mxscale_host, ctypes.c_uint8, mxscale_shape, capi.ACL_FLOAT8_E8M0)
 
     # Phase 1: validate, get the workspace size and an executor.
-    round_mode = b"rint"
+    round_mode = "rint"                  # const char*: str (or bytes)
     dst_type = capi.ACL_FLOAT8_E4M3FN
     blocksize = 32
     scale_alg = 0

@@ -213,15 +213,18 @@ def test_vendor_config_ini_load_priority(tmp_path, stub_dir, tiny_op_lib):
     assert out.split() == ["5"]
 
 
-def test_nothing_loads_at_import_and_symbols_bind_on_first_use(tmp_path, stub_dir):
+def test_nothing_loads_at_import_and_symbols_bind_on_first_call(tmp_path, stub_dir):
     code = """
+import ctypes
 import pyaclnn, pyaclnn.capi, pyaclnn.errors, pyaclnn.dtypes
 from pyaclnn import _loader, capi
 assert not _loader.is_loaded()
-fn = capi.aclInit
-assert _loader.is_loaded()
-assert fn is capi.aclInit                   # bound once, then a plain module attribute
+fn = capi.aclInit                           # the function exists from import on ...
+assert not _loader.is_loaded()              # ... and looking at it loads nothing
 print(fn(None))
+assert _loader.is_loaded()
+bound = capi.aclInit                        # bound once, then a plain module attribute
+assert isinstance(bound, ctypes._CFuncPtr) and bound is capi.cfunc("aclInit") and bound is not fn
 """
     rc, out, err = run_python(code, toolkit_env(tmp_path, "stub"))
     assert rc == 0, err

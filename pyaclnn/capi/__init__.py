@@ -1,58 +1,88 @@
 """ctypes mirror of the CANN C API: C names, exact argtypes/restype, status codes returned as ints.
 
-    from pyaclnn import capi
-    dev = ctypes.c_void_p()
-    status = capi.aclrtMalloc(ctypes.byref(dev), 64, capi.ACL_MEM_MALLOC_HUGE_FIRST)
+A C++ sample ports line by line::
 
-No policy: functions behave as in C (out-parameters through ``ctypes.byref``, pointers as ints or
-ctypes objects, ``const char*`` results as ``bytes``/``None``).  Constants are plain module ints.
+    from ctypes import byref, c_void_p
+    from pyaclnn.capi import *
 
-Functions are bound on first access: the symbol is looked up in the loaded libraries
-(:mod:`pyaclnn._loader`), its prototype set once from :data:`PROTOTYPES`, and the ctypes function
-object stored as a module global, so later calls go straight to it.  A function the loaded
-libraries lack is bound to a callable that raises :class:`~pyaclnn.errors.MissingSymbolError` when
-called (so merely importing or listing it does not fail).
+    aclInit(None)                                        # aclInit(nullptr);
+    aclrtSetDevice(0)                                    # aclrtSetDevice(0);
+    stream = aclrtStream()                               # aclrtStream stream;
+    aclrtCreateStream(byref(stream))                     # aclrtCreateStream(&stream);
+    dev = c_void_p()                                     # void* dev = nullptr;
+    aclrtMalloc(byref(dev), 64, ACL_MEM_MALLOC_HUGE_FIRST)
+    aclDataType.ACL_FLOAT16 == ACL_FLOAT16               # aclDataType::ACL_FLOAT16
+
+No policy: functions behave as in C.
+
+* Out-parameters (``T*``, ``void**``, ``aclTensor**``, ``uint64_t*``): where C passes ``&x``, pass
+  ``ctypes.byref(x)``, ``x`` being a ctypes object of the pointee type (``c_void_p()`` for ``void*`` and
+  every handle, ``c_uint64()``, ``c_int()`` for enums); read ``x.value`` afterwards. A helper of your
+  own that takes such an out-parameter passes it on unchanged and writes ``*p`` as ``deref(p)``
+  (see :func:`deref` and ``examples/add_rms_norm_dynamic_quant.py``).
+* ``const char*`` parameters take ``str`` (sent as UTF-8), ``bytes`` or ``None``; ``const char*``
+  results come back as ``bytes`` or ``None``. Pointers are ints, ``None``, ctypes objects or arrays.
+* Constants are plain ints (``ACL_FLOAT16``); each C enum is also an ``IntEnum`` class of the same
+  members (``aclDataType.ACL_FLOAT16``), as C++ spells ``aclDataType::ACL_FLOAT16``.
+* ``help(aclCreateTensor)`` shows the C prototype and the header that declares it.
+
+Every C function exists from import on, so ``from pyaclnn.capi import *`` and ``dir()`` load
+nothing: the symbol is looked up in the loaded libraries (:mod:`pyaclnn._loader`) on a function's
+first call. Binding then replaces the module attribute by the ctypes function itself, so
+``capi.aclrtMalloc(...)`` costs one ctypes call; a name star-imported earlier keeps forwarding
+(one Python call more). A function the loaded libraries lack raises
+:class:`~pyaclnn.errors.MissingSymbolError` when called, never at import.
 """
 from __future__ import annotations
 
+import threading
+
+from . import _constants, _enums, _types
+from ._binding import bind as _bind
+from ._binding import docstring as _docstring
+from ._binding import signature as _signature
 from ._constants import *  # noqa: F401,F403
 from ._constants import ENUM_MEMBERS  # noqa: F401
-from ._functions import DECLARATIONS, OPTIONAL, PROTOTYPES  # noqa: F401
+from ._enums import *  # noqa: F401,F403
+from ._functions import DECLARATIONS, OPTIONAL, PROTOTYPES, SOURCES  # noqa: F401
+from ._outparams import deref  # noqa: F401
 from ._types import *  # noqa: F401,F403
 
 _globals = globals()
+_bound: dict = {}                       # name -> bound ctypes function (or missing-symbol raiser)
+_bind_lock = threading.Lock()
 
 
-def _bind(name: str):
-    from .._loader import backend
-    from ..errors import MissingSymbolError
-    restype, argtypes = PROTOTYPES[name]
-    try:
-        fn = backend().symbol(name)
-    except MissingSymbolError as exc:
-        missing = exc
-
-        def fn(*args, _exc=missing):
-            raise _exc
-        fn.__name__ = fn.__qualname__ = name
-        fn.__doc__ = f"{DECLARATIONS[name]}  -- not exported by the loaded libraries"
-        fn.missing = True
-        return fn
-    fn.restype = restype
-    fn.argtypes = argtypes
+def cfunc(name: str):
+    """The ctypes function of C function ``name``, bound now if it was not yet (restype, argtypes set)."""
+    fn = _bound.get(name)
+    if fn is None:
+        if name not in PROTOTYPES:
+            raise AttributeError(f"module 'pyaclnn.capi' has no C function {name!r}")
+        with _bind_lock:
+            fn = _bound.get(name)
+            if fn is None:
+                fn = _bind(name)
+                _bound[name] = fn
+                _globals[name] = fn      # later capi.<name> lookups get the ctypes function directly
     return fn
 
 
-def __getattr__(name: str):
-    if name in PROTOTYPES:
-        fn = _bind(name)
-        _globals[name] = fn         # later lookups are plain module-dict hits
-        return fn
-    raise AttributeError(f"module 'pyaclnn.capi' has no attribute {name!r}")
+def _unbound(name: str):
+    """The module-level stand-in of C function ``name`` until its first call: binds, then forwards."""
+    def call(*args):
+        fn = _bound.get(name)
+        return (fn if fn is not None else cfunc(name))(*args)
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = __name__
+    call.__doc__ = _docstring(name)
+    call.__signature__ = _signature(name)
+    return call
 
 
-def __dir__():
-    return sorted(set(_globals) | set(PROTOTYPES))
+for _name in PROTOTYPES:
+    _globals[_name] = _unbound(_name)
+del _name
 
 
 def available(name: str) -> bool:
@@ -63,9 +93,9 @@ def available(name: str) -> bool:
 
 def bind_all() -> list[str]:
     """Bind every function now; return the names the loaded libraries lack."""
-    missing = []
-    for name in PROTOTYPES:
-        fn = __getattr__(name) if name not in _globals else _globals[name]
-        if getattr(fn, "missing", False):
-            missing.append(name)
-    return missing
+    return [name for name in PROTOTYPES if getattr(cfunc(name), "missing", False)]
+
+
+#: What ``from pyaclnn.capi import *`` brings: the C names only (functions, constants, enums, typedefs).
+__all__ = sorted({*PROTOTYPES, *(n for n in vars(_constants) if n.isupper()),
+                  *_enums.__all__, *_types.__all__} - {"ENUM_MEMBERS"})

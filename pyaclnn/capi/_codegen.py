@@ -1,10 +1,12 @@
-"""Regenerate ``_constants.py`` and ``_functions.py`` from a normalised declaration list.
+"""Regenerate ``_constants.py``, ``_functions.py`` and ``_enums.py`` from a normalised declaration list.
 
 The input is the format printed by ``extract_decls.py`` (one fact per line: ``ENUM NAME=value``,
 ``TYPEDEF name=...`` and normalised prototypes such as ``aclError aclrtFree(void*);``).  Parameter
 names for the comments are read from a header tree (default: the checkout's native_stubs/include).
 
-    python -m pyaclnn.capi._codegen tests/data/real_headers.txt [--headers native_stubs/include]
+    python pyaclnn/capi/_codegen.py tests/data/real_headers.txt [--headers native_stubs/include]
+
+(run as a file: it needs nothing from the package, so it also repairs broken generated files).
 
 Never imported at run time; the generated files are checked in.
 """
@@ -75,21 +77,41 @@ def parse_proto(line: str):
     return m["name"], m["ret"].strip(), args
 
 
-def param_names(header_dir: Path | None, protos: dict) -> dict:
-    """name -> 'ret name(type param, ...)' with the parameter spelling of the headers."""
+def _header_texts(header_dir: Path | None) -> dict[str, str]:
+    """Header path relative to the include root -> its text without comments, on one line."""
     if header_dir is None or not header_dir.is_dir():
         return {}
-    text = ""
+    out = {}
     for h in sorted(header_dir.rglob("*.h")):
         src = re.sub(r"/\*.*?\*/|//[^\n]*", " ", h.read_text(errors="replace"), flags=re.S)
-        text += " ".join(src.split()) + "\n"
+        out[h.relative_to(header_dir).as_posix()] = " ".join(src.split())
+    return out
+
+
+def param_names(headers: dict[str, str], protos: dict) -> dict:
+    """name -> ('ret name(type param, ...)' with the parameter spelling of the headers, header path)."""
     out = {}
     for name, (_, ret, _) in protos.items():
-        m = re.search(rf"\b{name}\s*\(([^()]*)\)\s*;", text)
-        if m:
-            params = ", ".join(re.sub(r"\s*\*\s*", "* ", p.strip()).replace("* *", "**")
-                               for p in m.group(1).split(","))
-            out[name] = f"{ret} {name}({params})"
+        for path, text in headers.items():
+            m = re.search(rf"\b{name}\s*\(([^()]*)\)\s*;", text)
+            if m:
+                params = ", ".join(re.sub(r"\s*\*\s*", "* ", p.strip()).replace("* *", "**")
+                                   for p in m.group(1).split(","))
+                out[name] = (f"{ret} {name}({params})", path)
+                break
+    return out
+
+
+ENUM_DEF = re.compile(r"typedef enum\s*(\w*)\s*\{([^{}]*)\}\s*(\w+)\s*;")
+
+
+def header_enums(headers: dict[str, str]) -> dict[str, tuple[str, list[str]]]:
+    """Every ``typedef enum {...} name;`` of the headers: name -> (header path, member names in order)."""
+    out = {}
+    for path, text in headers.items():
+        for m in ENUM_DEF.finditer(text):
+            members = [item.split("=")[0].strip() for item in m.group(2).split(",") if item.strip()]
+            out[m.group(3)] = (path, members)
     return out
 
 
@@ -157,20 +179,29 @@ def _order(group, members):
     return sorted(members, key=lambda vn: (vn[0], vn[1]))
 
 
-def generate(decl_file: Path, header_dir: Path | None) -> tuple[str, str]:
-    enums, protos = {}, {}
+def generate(decl_file: Path, header_dir: Path | None) -> tuple[str, str, str]:
+    enums, protos, enum_typedefs = {}, {}, []
     for line in decl_file.read_text().splitlines():
         line = line.strip()
         if line.startswith("ENUM "):
             name, value = line[5:].split("=")
             enums[name] = int(value, 0)
-        elif line and not line.startswith(("TYPEDEF", "#")):
+        elif line.startswith("TYPEDEF "):
+            name, target = line[8:].split("=", 1)
+            if target == "enum":
+                enum_typedefs.append(name)
+        elif line and not line.startswith("#"):
             name, ret, args = parse_proto(line)
             protos[name] = (line, ret, args)
     for name, line in OPTIONAL_EXTRA.items():
         protos.setdefault(name, (line,) + parse_proto(line)[1:])
     enums.update(EXTRA_CONSTANTS)
-    names = param_names(header_dir, protos)
+    headers = _header_texts(header_dir)
+    names = param_names(headers, protos)
+    if headers and set(protos) - set(names):
+        raise SystemExit(f"declared in no header of {header_dir}: {sorted(set(protos) - set(names))}")
+    if sorted(enum_typedefs) != sorted(ENUM_TYPES):
+        raise SystemExit(f"enum typedefs {sorted(enum_typedefs)} differ from ENUM_TYPES {sorted(ENUM_TYPES)}")
 
     # ---- constants
     groups: dict[str, list] = {}
@@ -211,12 +242,15 @@ def generate(decl_file: Path, header_dir: Path | None) -> tuple[str, str]:
          "    c_size_t, c_uint16, c_uint32, c_uint64, c_void_p  # noqa: F401",
          "",
          "from ._types import *  # noqa: F401,F403",
+         "from ._types import (  # noqa: F401  (the enum typedefs: c_int aliases, not the public IntEnums)",
+         *("    " + ", ".join(ENUM_TYPES[i:i + 5]) + ("," if i + 5 < len(ENUM_TYPES) else ")")
+           for i in range(0, len(ENUM_TYPES), 5)),
          "",
          "# fmt: off",
          "PROTOTYPES = {"]
     for name in sorted(protos, key=lambda n: (not n.startswith("acl") or n.startswith("aclnn"), n)):
         line, ret, args = protos[name]
-        f.append(f"    # {names.get(name, line.rstrip(';'))}")
+        f.append(f"    # {names[name][0] if name in names else line.rstrip(';')}")
         argtuple = ", ".join(ctypes_expr(a) for a in args)
         if len(args) == 1:
             argtuple += ","
@@ -228,6 +262,14 @@ def generate(decl_file: Path, header_dir: Path | None) -> tuple[str, str]:
     for name in sorted(protos):
         f.append(f'    "{name}": "{protos[name][0]}",')
     f.append("}")
+    f.append("")
+    f.append("# The C prototype with the header's parameter names, and the header that declares it")
+    f.append("# (relative to the toolkit's include directory): what help() shows for each function.")
+    f.append("SOURCES = {")
+    for name in sorted(protos):
+        proto, header = names.get(name, (protos[name][0].rstrip(";"), None))
+        f.append(f'    "{name}": ("{proto}", ' + (f'"{header}"' if header else "None") + "),")
+    f.append("}")
     optional = sorted(n for n in protos if n.startswith("aclnn") and n not in ("aclnnInit", "aclnnFinalize"))
     optional += sorted(OPTIONAL_EXTRA)
     f.append("")
@@ -238,7 +280,33 @@ def generate(decl_file: Path, header_dir: Path | None) -> tuple[str, str]:
         f.append(f'    "{n}",')
     f.append("})")
     functions = "\n".join(f) + "\n"
-    return constants, functions
+    return constants, functions, generate_enums(decl_file.name, enums, header_enums(headers), enum_typedefs)
+
+
+def generate_enums(source: str, values: dict, in_headers: dict, enum_typedefs: list) -> str:
+    """One IntEnum class per C enum typedef: members and their order from the header, values from ENUM lines."""
+    e = ['"""The C enums of the mirrored headers as IntEnum classes: the C++ spelling',
+         "``aclDataType::ACL_FLOAT16`` is ``capi.aclDataType.ACL_FLOAT16``, equal to the plain constant",
+         "``capi.ACL_FLOAT16`` (which stays an int).",
+         "",
+         f"Generated by pyaclnn/capi/_codegen.py from {source} and the header tree; do not edit by hand.",
+         '"""',
+         "from enum import IntEnum",
+         "",
+         "# fmt: off",
+         f"__all__ = {sorted(enum_typedefs)!r}"]
+    if not in_headers:
+        raise SystemExit("the enum classes need the header tree (--headers)")
+    for name in enum_typedefs:
+        if name not in in_headers:
+            raise SystemExit(f"typedef enum {name} not found in the headers")
+        header, members = in_headers[name]
+        unknown = [m for m in members if m not in values]
+        if unknown:
+            raise SystemExit(f"{name} members without a value in {source}: {unknown}")
+        e += ["", "", f"class {name}(IntEnum):", f'    """C enum ``{name}`` ({header})."""']
+        e += [f"    {m} = {values[m]}" for m in members]
+    return "\n".join(e) + "\n"
 
 
 def main(argv=None) -> int:
@@ -248,9 +316,10 @@ def main(argv=None) -> int:
                     help="header tree to take parameter names from")
     ap.add_argument("--out", type=Path, default=HERE)
     a = ap.parse_args(argv)
-    constants, functions = generate(a.decls, a.headers)
+    constants, functions, enums = generate(a.decls, a.headers)
     (a.out / "_constants.py").write_text(constants)
     (a.out / "_functions.py").write_text(functions)
+    (a.out / "_enums.py").write_text(enums)
     return 0
 
 

@@ -15,9 +15,13 @@ aclrtContext = c_void_p
 aclTensor_p = aclScalar_p = aclIntArray_p = aclFloatArray_p = aclBoolArray_p = c_void_p
 aclTensorList_p = aclScalarList_p = aclOpExecutor_p = aclDataBuffer_p = c_void_p
 
-# Every C enum has the ABI size of int.
+# Every C enum has the ABI size of int. These aliases serve the prototype table only: the public
+# capi.aclDataType etc. are the IntEnum classes of _enums.py.
 aclDataType = aclFormat = aclrtMemcpyKind = aclrtMemMallocPolicy = aclrtMemAttr = c_int
 aclrtRunMode = aclMemType = aclLogLevel = aclrtStreamStatus = aclrtEventStatus = c_int
 aclrtEventRecordedStatus = aclrtEventWaitStatus = aclrtLastErrLevel = c_int
 
-__all__ = [n for n in dir() if n.startswith("acl")]
+_ENUM_ALIASES = {"aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy", "aclrtMemAttr",
+                 "aclrtRunMode", "aclMemType", "aclLogLevel", "aclrtStreamStatus", "aclrtEventStatus",
+                 "aclrtEventRecordedStatus", "aclrtEventWaitStatus", "aclrtLastErrLevel"}
+__all__ = [n for n in dir() if n.startswith("acl") and n not in _ENUM_ALIASES]

@@ -122,10 +122,10 @@ class PreparedCall:
                     continue
                 setters = []
                 if p.role is not Role.OUT:
-                    setters.append((capi.aclSetInputTensorAddr, n_in))
+                    setters.append((capi.cfunc("aclSetInputTensorAddr"), n_in))       # ctypes: C gets its address
                     n_in += 1
                 if p.role is not Role.IN:
-                    setters.append((capi.aclSetOutputTensorAddr, n_out))
+                    setters.append((capi.cfunc("aclSetOutputTensorAddr"), n_out))
                     n_out += 1
                 copy_back = p.role is not Role.IN
                 t = _marshal.coerce_tensor(a, stream, post, copy_back, p.name)

@@ -101,9 +101,17 @@ def _probe_in_subprocess(ops: Iterable[str] | None, soc: str, timeout: float) ->
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def support_matrix_markdown(rows: list[dict[str, Any]] | None = None) -> str:
-    """A Markdown table: one line per operator x dtype, one column per SoC (``yes`` / status)."""
-    rows = support_matrix() if rows is None else rows
+def support_matrix_markdown(rows: list[dict[str, Any]] | None = None, *, ops: Iterable[str] | None = None,
+                            socs: Iterable[str] | None = None, timeout: float = 120) -> str:
+    """A Markdown table: one line per operator x dtype, one column per SoC (``yes`` / status).
+
+    ``rows`` from :func:`support_matrix`, or measured here with ``ops``, ``socs`` and ``timeout``
+    (same meaning as there); giving both is an error.
+    """
+    if rows is None:
+        rows = support_matrix(ops, socs, timeout)
+    elif ops is not None or socs is not None:
+        raise TypeError("support_matrix_markdown() takes rows or ops/socs, not both")
     socs = list(dict.fromkeys(r["soc"] for r in rows))
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:
