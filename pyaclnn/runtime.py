@@ -39,6 +39,7 @@ from typing import Any, Iterator
 
 from . import capi
 from . import errors as _errors
+from ._cint import check as _check_cint
 from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
 
 __all__ = [
@@ -336,7 +337,8 @@ class Device:
     def __init__(self, device_id: int = 0):
         if isinstance(device_id, Device):
             device_id = device_id.id
-        self._state = _state_for(int(device_id))
+        device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
+        self._state = _state_for(device_id)
         self._state.acquire()
         self._finalizer = weakref.finalize(self, self._state.release)
         self._saved: list = []
@@ -451,6 +453,7 @@ def current_stream() -> "Stream":
 # ------------------------------------------------------------------------------------------------
 
 _ROUND = 512                      # allocation granularity of the pool (bytes)
+_SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
 DEFAULT_POOL_LIMIT = 1 << 30      # cached bytes kept per stream before blocks go back to the device
 
 
@@ -495,7 +498,10 @@ class MemoryPool:
                 "reuses": self.reuses}
 
     def allocate(self, nbytes: int) -> tuple[int, int]:
-        size = _round_up(nbytes)
+        size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
+        if size > _SIZE_MAX:
+            _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
+                        "aclrtMalloc")
         with self._lock:
             if self.closed:
                 raise RuntimeError("the stream of this memory pool is closed")
@@ -623,6 +629,8 @@ class Stream:
     """
 
     def __init__(self, device: "Device | int | None" = None, *, priority: int = 0, flags: int = 0):
+        priority = _check_cint(priority, "uint32_t", "priority", "pyaclnn.Stream")
+        flags = _check_cint(flags, "uint32_t", "flags", "pyaclnn.Stream")
         dev = _resolve_device(device)
         dev._require_open()
         check_runtime()
@@ -848,9 +856,17 @@ class Memory:
         self.views = 0              # open tensors over it (Tensor.close of the last one releases it)
 
     def note_stream(self, stream: Stream) -> None:
-        """Record that work on ``stream`` uses this memory."""
-        if stream not in self.streams:
-            self.streams.append(stream)
+        """Record that work on ``stream`` uses this memory.
+
+        Closed streams (other than the first, the one the memory is ordered on) are forgotten here:
+        their work has run, and a tensor used on many short-lived streams must not keep them all.
+        """
+        streams = self.streams
+        if stream not in streams:
+            if len(streams) > 1:
+                # in place: the release finalizer holds this very list
+                streams[1:] = [s for s in streams[1:] if s._handle is not None]
+            streams.append(stream)
 
     def wait_idle(self) -> None:
         """Synchronise every stream that used this memory."""

@@ -71,7 +71,8 @@ class OpFunction:
         # when it does not (a numpy float32, a dtype name for an int64 ...) the call is retried
         # with the converters in `_by_value`.
         self._by_value = tuple(_marshal.converter(p) if p.kind in _BY_VALUE else None for p in params)
-        self._convs = tuple(None if p.kind in _BY_VALUE else _marshal.converter(p) for p in params)
+        # Integers always go through their converter: it checks the C type's range.
+        self._convs = tuple(None if p.kind in _AS_IS else _marshal.converter(p) for p in params)
         self._outputs = tuple(i for i, p in enumerate(params) if p.role is not Role.IN)
         index: dict[str, int] = {}
         for i, p in enumerate(params):
@@ -235,6 +236,7 @@ class _Missing:
 
 _MISSING = _Missing()
 _BY_VALUE = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM})
+_AS_IS = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.BOOL})     # ctypes converts these without wrapping
 _NOT_CACHEABLE = object()
 
 
