@@ -164,9 +164,14 @@ _CLOSED = _ClosedMemory()
 _CLOSED_KEY = ("closed",)
 
 
-def _destroy_handle(destroy, handle: int) -> None:
+def _destroy_cell(destroy, cell: list) -> None:
+    """Destroy the handles in ``cell``; the cell is emptied first, so no path destroys one twice."""
+    items = cell[:]
+    del cell[:]
     try:
-        destroy(handle)
+        for h in items:
+            if h:
+                destroy(h)
     except Exception:       # noqa: BLE001 -- finalizers must not raise
         pass
 
@@ -331,13 +336,22 @@ class Tensor:
         return h if h else self._create_handle()
 
     def _create_handle(self) -> int:
-        h = self.new_acl_tensor()
-        self._handle = h
-        self._handle_fin = weakref.finalize(self, _destroy_handle, capi.aclDestroyTensor, h)
+        # The finalizer owns the cell before the handle exists, and aclCreateTensor's result lands
+        # in the cell inside one C call: an exception (a KeyboardInterrupt from a signal handler
+        # included) at any point leaves nothing unowned.
+        cell: list = []
+        self._handle_fin = weakref.finalize(self, _destroy_cell, capi.aclDestroyTensor, cell)
+        self._new_acl_tensor_into(cell, None)
+        h = self._handle = cell[0]
         return h
 
     def new_acl_tensor(self, address: int | None = None) -> int:
         """A new ``aclTensor*`` for this view, owned by the caller (``aclDestroyTensor`` it)."""
+        cell: list = []
+        self._new_acl_tensor_into(cell, address)
+        return cell[0]
+
+    def _new_acl_tensor_into(self, cell: list, address: int | None) -> None:
         if self._ptr is None:
             raise ClosedError(_CLOSED_TEXT)
         n = len(self.shape)
@@ -345,11 +359,12 @@ class Tensor:
         strides = (_c_int64 * n)(*self.strides) if n else None
         sd = self.storage_dims
         sdims = (_c_int64 * len(sd))(*sd) if sd else None
-        h = capi.aclCreateTensor(dims, n, self.acl_dtype, strides, self.offset, self.format, sdims,
-                                 len(sd), self._ptr if address is None else address)
-        if not h:
+        # cell.extend(map(...)): the handle is stored by the same C call that creates it
+        cell.extend(map(capi.aclCreateTensor, (dims,), (n,), (self.acl_dtype,), (strides,), (self.offset,),
+                        (self.format,), (sdims,), (len(sd),), (self._ptr if address is None else address,)))
+        if not cell[-1]:
+            del cell[-1]
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensor")
-        return h
 
     def close(self) -> None:
         """Release this view: destroy its cached aclTensor and drop its reference to the memory.

@@ -167,34 +167,38 @@ def test_inplace_with_writeable_arrays_still_updates_them():
 @pytest.mark.parametrize("keywords", [True, False])
 def test_prepared_plan_shared_by_threads_gives_each_call_its_own_results(keywords):
     stream = runtime.current_stream()
-    n_threads, calls = 4, 150
+    n_threads, calls = 4, 400
 
-    def pair(k):
+    def tensors(k):
         return (pyaclnn.from_numpy(np.float32([2.0 ** k])), pyaclnn.from_numpy(np.int32([k])),
                 pyaclnn.empty((1,), "float32"), pyaclnn.empty((1,), "int32"))
 
     found = pyaclnn.zeros((1,), "float32")
-    s0, g0, o0, t0 = pair(0)
-    plan = ops.prepare("AmpUpdateScale", s0, g0, found, 2.0, 0.5, 1000, o0, t0)
+    plan = ops.prepare("AmpUpdateScale", *tensors(0)[:2], found, 2.0, 0.5, 1000, *tensors(0)[2:])
+    mine = [tensors(k + 1) for k in range(n_threads)]
     errors: list = []
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
 
     def worker(k):
         try:
-            s, g, o, t = pair(k + 1)
-            for _ in range(calls):
+            s, g, o, t = mine[k]
+            for i in range(calls):
                 if keywords:
                     out = plan(current_scale=s, growth_tracker=g, updated_scale_out=o,
                                updated_growth_tracker_out=t)
                 else:
                     out = plan(s, g, found, o, t)
                 if out[0] is not o or out[1] is not t:
-                    errors.append(f"thread {k}: got another call's output tensors")
+                    errors.append(f"thread {k}: call {i} returned another call's output tensors")
                     return
-                if float(o.numpy()[0]) != 2.0 ** (k + 1) or int(t.numpy()[0]) != k + 2:
-                    errors.append(f"thread {k}: results {o.numpy()} {t.numpy()} are another call's")
-                    return
+                if i % 50 == 0:
+                    got = (float(o.numpy()[0]), int(t.numpy()[0]))
+                    # reference: found_inf 0, tracker k+1 < 1000 -> scale kept, tracker + 1
+                    want = ref.amp_update_scale(np.float32(2.0 ** (k + 1)), k + 1, np.float32(0.0), 2.0, 0.5, 1000)
+                    if got != (float(want[0]), int(want[1])):
+                        errors.append(f"thread {k}: call {i} wrote {got}, not its own {want}")
+                        return
         except Exception as exc:       # noqa: BLE001
             errors.append(f"thread {k}: {exc!r}")
 
