@@ -39,6 +39,7 @@ from typing import Any, Iterator
 
 from . import capi
 from . import errors as _errors
+from ._cint import check as _check_cint
 from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
 
 __all__ = [
@@ -336,7 +337,8 @@ class Device:
     def __init__(self, device_id: int = 0):
         if isinstance(device_id, Device):
             device_id = device_id.id
-        self._state = _state_for(int(device_id))
+        device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
+        self._state = _state_for(device_id)
         self._state.acquire()
         self._finalizer = weakref.finalize(self, self._state.release)
         self._saved: list = []
@@ -451,6 +453,8 @@ def current_stream() -> "Stream":
 # ------------------------------------------------------------------------------------------------
 
 _ROUND = 512                      # allocation granularity of the pool (bytes)
+_LAST = (-1,)                     # map(list.pop, _LAST): move the last element inside one C call
+_SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
 DEFAULT_POOL_LIMIT = 1 << 30      # cached bytes kept per stream before blocks go back to the device
 
 
@@ -495,36 +499,59 @@ class MemoryPool:
                 "reuses": self.reuses}
 
     def allocate(self, nbytes: int) -> tuple[int, int]:
-        size = _round_up(nbytes)
+        cell: list = []
+        size = self.allocate_into(nbytes, cell)
+        return cell[0], size
+
+    def allocate_into(self, nbytes: int, cell: list) -> int:
+        """Allocate and put the block's address into ``cell`` (empty before); returns its size.
+
+        The address lands in ``cell`` inside the C call that takes it, so an exception raised at
+        any point (a KeyboardInterrupt from a signal handler included) finds it there: the caller
+        gives it back with :meth:`free_cell`.
+        """
+        size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
+        if size > _SIZE_MAX:
+            _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
+                        "aclrtMalloc")
         with self._lock:
             if self.closed:
                 raise RuntimeError("the stream of this memory pool is closed")
             blocks = self._free_lists.get(size)
             if blocks:
-                ptr = blocks.pop()
+                cell.extend(map(blocks.pop, _LAST))     # one C call: the block is never in between
                 self.cached_bytes -= size
                 self.reuses += 1
                 self.in_use_blocks += 1
                 self.in_use_bytes += size
-                return ptr, size
-        ptr = self._device_malloc(size)
+                return size
+        self._device_malloc_into(size, cell)
         with self._lock:
             self.in_use_blocks += 1
             self.in_use_bytes += size
-        return ptr, size
+        return size
 
-    def _device_malloc(self, size: int) -> int:
+    def _device_malloc_into(self, size: int, cell: list) -> None:
         _bind_current(self._state)
         p = ctypes.c_void_p()
+        cell.append(p)                           # aclrtMalloc writes the address into the cell
         status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
         if status == capi.ACL_ERROR_RT_MEMORY_ALLOCATION and self.cached_bytes:
             recent_error_message()
             self.empty_cache()                   # give cached blocks back, then try once more
             status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
         if status:
+            del cell[:]
             raise make_error(status, "aclrtMalloc")
         self.device_mallocs += 1
-        return p.value
+        cell[0] = p.value
+
+    def free_cell(self, cell: list, nbytes: int) -> None:
+        """Give back the block :meth:`allocate_into` put into ``cell`` (and empty it); idempotent."""
+        items = cell[:]
+        del cell[:]          # emptied before the call: an interrupt now cannot make it run twice
+        if items and (ptr := getattr(items[0], "value", items[0])):
+            self.free(ptr, _round_up(nbytes))
 
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
@@ -623,6 +650,8 @@ class Stream:
     """
 
     def __init__(self, device: "Device | int | None" = None, *, priority: int = 0, flags: int = 0):
+        priority = _check_cint(priority, "uint32_t", "priority", "pyaclnn.Stream")
+        flags = _check_cint(flags, "uint32_t", "flags", "pyaclnn.Stream")
         dev = _resolve_device(device)
         dev._require_open()
         check_runtime()
@@ -848,9 +877,17 @@ class Memory:
         self.views = 0              # open tensors over it (Tensor.close of the last one releases it)
 
     def note_stream(self, stream: Stream) -> None:
-        """Record that work on ``stream`` uses this memory."""
-        if stream not in self.streams:
-            self.streams.append(stream)
+        """Record that work on ``stream`` uses this memory.
+
+        Closed streams (other than the first, the one the memory is ordered on) are forgotten here:
+        their work has run, and a tensor used on many short-lived streams must not keep them all.
+        """
+        streams = self.streams
+        if stream not in streams:
+            if len(streams) > 1:
+                # in place: the release finalizer holds this very list
+                streams[1:] = [s for s in streams[1:] if s._handle is not None]
+            streams.append(stream)
 
     def wait_idle(self) -> None:
         """Synchronise every stream that used this memory."""
@@ -875,16 +912,24 @@ def _sync_others(streams: list) -> None:
                 _quiet(s.pool._sync(s._handle))
 
 
-def _release_buffer(pool: MemoryPool, ptr: int, size: int, streams: list, state: _DeviceState) -> None:
+def _drop_reference(ref: list) -> None:
+    """Release the device state in ``ref`` once, however many paths try (emptied before use)."""
+    items = ref[:]
+    del ref[:]
+    if items:
+        items[0].release()
+
+
+def _release_buffer(pool: MemoryPool, cell: list, size: int, streams: list, ref: list) -> None:
     try:
-        if len(streams) > 1:
+        if len(streams) > 1 and cell:
             _sync_others(streams)
-        pool.free(ptr, size)
+        pool.free_cell(cell, size)
     except Exception:       # noqa: BLE001
         pass
     finally:
         streams.clear()
-        state.release()
+        _drop_reference(ref)
 
 
 class DeviceBuffer(Memory):
@@ -894,16 +939,23 @@ class DeviceBuffer(Memory):
     def __init__(self, nbytes: int, stream: Stream | None = None):
         stream = current_stream() if stream is None else stream
         state = stream._state
-        state.acquire()
+        pool = stream.pool
+        cell: list = []                 # the block's address (see MemoryPool.allocate_into)
+        ref: list = []                  # the device reference, dropped once by whoever empties it
+        self._finalizer = None
         try:
-            ptr, size = stream.pool.allocate(nbytes)
+            state.acquire()
+            ref.append(state)
+            size = pool.allocate_into(nbytes, cell)
+            super().__init__(cell[0], nbytes, [stream])
+            self.size = size
+            self._finalizer = weakref.finalize(self, _release_buffer, pool, cell, size, self.streams, ref)
         except BaseException:
-            state.release()
+            # Any exception, KeyboardInterrupt included. Both cells are emptied before use, so a
+            # finalizer registered just before the interrupt finds nothing left to release.
+            pool.free_cell(cell, nbytes)
+            _drop_reference(ref)
             raise
-        super().__init__(ptr, nbytes, [stream])
-        self.size = size
-        self._finalizer = weakref.finalize(self, _release_buffer, stream.pool, ptr, size, self.streams,
-                                           state)
 
 
 def _release_external(streams: list, registration, owner) -> None:

@@ -25,8 +25,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import capi, dtypes
+from ._cint import INT64_MAX, CIntRangeError, check_all
 from .errors import ClosedError, make_error
-from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, current_stream
+from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
@@ -111,6 +112,25 @@ def _intern(key: tuple) -> tuple:
     return k
 
 
+def _check_layout_ints(shape: tuple, strides: tuple, offset: int) -> None:
+    """Each dimension, stride and the offset must fit aclCreateTensor's int64_t."""
+    check_all(shape, "int64_t", "shape", "aclCreateTensor")
+    check_all(strides, "int64_t", "strides", "aclCreateTensor")
+    check_all((offset,), "int64_t", "offset", "aclCreateTensor")
+
+
+def _check_counts(shape: tuple, info: dtypes.DTypeInfo) -> int:
+    """The element count and the byte size of ``shape`` must fit int64 (CANN counts both in
+    int64; ctypes would wrap a larger size_t); returns the byte size."""
+    n = math.prod(shape)
+    nbytes = info.nbytes(n)
+    if nbytes > INT64_MAX or n > INT64_MAX:
+        what = "element count" if n > INT64_MAX else "byte size"
+        raise CIntRangeError(f"shape {shape} of {info.name} has {n} elements ({nbytes} bytes): its {what} "
+                             f"overflows int64 (at most {INT64_MAX}); no device tensor can be that large")
+    return nbytes
+
+
 _CLOSED_TEXT = ("this pyaclnn.Tensor was closed (close() or the end of its `with` block released its "
                 "device memory); it cannot be used any more -- make a new tensor")
 
@@ -144,9 +164,14 @@ _CLOSED = _ClosedMemory()
 _CLOSED_KEY = ("closed",)
 
 
-def _destroy_handle(destroy, handle: int) -> None:
+def _destroy_cell(destroy, cell: list) -> None:
+    """Destroy the handles in ``cell``; the cell is emptied first, so no path destroys one twice."""
+    items = cell[:]
+    del cell[:]
     try:
-        destroy(handle)
+        for h in items:
+            if h:
+                destroy(h)
     except Exception:       # noqa: BLE001 -- finalizers must not raise
         pass
 
@@ -174,6 +199,9 @@ class Tensor:
             raise ValueError(f"strides {strides} do not match shape {shape}")
         if any(s < 0 for s in strides) or offset < 0:
             raise ValueError("negative strides and offsets are not supported by aclCreateTensor")
+        if (shape and max(shape) > INT64_MAX) or (strides and max(strides) > INT64_MAX) or offset > INT64_MAX:
+            _check_layout_ints(shape, strides, offset)
+        _check_counts(shape, info)
         self._ptr = memory.ptr              # raises ClosedError for the memory of a closed tensor
         self._mem = memory
         self.shape = shape
@@ -185,7 +213,7 @@ class Tensor:
         self._check_bounds()
         if storage_dims is None:
             storage_dims = self._default_storage_dims()
-        self.storage_dims = tuple(int(d) for d in storage_dims)
+        self.storage_dims = check_all(storage_dims, "int64_t", "storage_dims", "aclCreateTensor")
         self._key = _intern((info.acl, shape, strides, self.offset, self.format, self.storage_dims))
         self._handle = 0
         self._handle_fin: Any = None
@@ -308,13 +336,22 @@ class Tensor:
         return h if h else self._create_handle()
 
     def _create_handle(self) -> int:
-        h = self.new_acl_tensor()
-        self._handle = h
-        self._handle_fin = weakref.finalize(self, _destroy_handle, capi.aclDestroyTensor, h)
+        # The finalizer owns the cell before the handle exists, and aclCreateTensor's result lands
+        # in the cell inside one C call: an exception (a KeyboardInterrupt from a signal handler
+        # included) at any point leaves nothing unowned.
+        cell: list = []
+        self._handle_fin = weakref.finalize(self, _destroy_cell, capi.aclDestroyTensor, cell)
+        self._new_acl_tensor_into(cell, None)
+        h = self._handle = cell[0]
         return h
 
     def new_acl_tensor(self, address: int | None = None) -> int:
         """A new ``aclTensor*`` for this view, owned by the caller (``aclDestroyTensor`` it)."""
+        cell: list = []
+        self._new_acl_tensor_into(cell, address)
+        return cell[0]
+
+    def _new_acl_tensor_into(self, cell: list, address: int | None) -> None:
         if self._ptr is None:
             raise ClosedError(_CLOSED_TEXT)
         n = len(self.shape)
@@ -322,11 +359,12 @@ class Tensor:
         strides = (_c_int64 * n)(*self.strides) if n else None
         sd = self.storage_dims
         sdims = (_c_int64 * len(sd))(*sd) if sd else None
-        h = capi.aclCreateTensor(dims, n, self.acl_dtype, strides, self.offset, self.format, sdims,
-                                 len(sd), self._ptr if address is None else address)
-        if not h:
+        # cell.extend(map(...)): the handle is stored by the same C call that creates it
+        cell.extend(map(capi.aclCreateTensor, (dims,), (n,), (self.acl_dtype,), (strides,), (self.offset,),
+                        (self.format,), (sdims,), (len(sd),), (self._ptr if address is None else address,)))
+        if not cell[-1]:
+            del cell[-1]
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensor")
-        return h
 
     def close(self) -> None:
         """Release this view: destroy its cached aclTensor and drop its reference to the memory.
@@ -497,6 +535,7 @@ def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
     if n:
         # Stream-ordered, so that a recycled pool block is not overwritten under queued work. From
         # pageable memory the call returns once the copy is done (the host array may then go).
+        _bind_current(stream._state)        # a fresh thread may not be bound to the device yet
         status = capi.aclrtMemcpyAsync(dst, n, host.ctypes.data, n, capi.ACL_MEMCPY_HOST_TO_DEVICE,
                                        stream.handle)
         if status:
@@ -541,7 +580,9 @@ def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
     """An uninitialised contiguous device tensor from ``stream``'s pool (default: current stream)."""
     shape = _shape_of(shape)
     acl = as_acl_dtype(dtype)
-    nbytes = dtypes.nbytes(acl, math.prod(shape))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    nbytes = _check_counts(shape, dtypes.info(acl))
     buf = DeviceBuffer(max(nbytes, 1), stream)
     buf.nbytes = nbytes
     return Tensor(buf, shape, acl, format=format)
@@ -553,6 +594,7 @@ def zeros(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
     t = empty(shape, dtype, stream=stream, format=format)
     n = t._mem.nbytes
     if n:
+        _bind_current(t.stream._state)
         status = capi.aclrtMemsetAsync(t._ptr, n, 0, n, t.stream.handle)
         if status:
             raise make_error(status, "aclrtMemsetAsync")
@@ -616,5 +658,7 @@ def wrap_pointer(ptr: int, shape: Sequence[int], dtype: Any, *, nbytes: int | No
         t_strides = contiguous_strides(shape) if strides is None else strides
         span = offset + sum((d - 1) * s for d, s in zip(shape, t_strides)) + 1 if math.prod(shape) else 0
         nbytes = dtypes.nbytes(acl, span)
-    mem = ExternalMemory(int(ptr), int(nbytes), owner=owner, register=register, stream=stream)
+    ptr = check_all((ptr,), "uintptr_t", "ptr", "wrap_pointer")[0]
+    nbytes = check_all((nbytes,), "size_t", "nbytes", "wrap_pointer")[0]
+    mem = ExternalMemory(ptr, nbytes, owner=owner, register=register, stream=stream)
     return Tensor(mem, shape, acl, strides, offset, format)

@@ -39,7 +39,8 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
     out : (updated_scale, updated_growth_tracker), optional
         Output tensors to write; allocated like the inputs when omitted.
     inplace : bool
-        Write the results into ``current_scale`` and ``growth_tracker`` (as torch_npu does).
+        Write the results into ``current_scale`` and ``growth_tracker`` (as torch_npu does); a
+        read-only numpy array there raises ValueError before anything runs.
     stream : pyaclnn.Stream, optional
         Default: the current stream (torch_npu's, for NPU torch tensors).
 
@@ -66,6 +67,13 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
         return o0, o1
 
     kind = F.flavor(current_scale, growth_tracker, found_inf)
+    if inplace and kind == F.NUMPY:
+        # checked before anything runs, as for out= (a read-only output would be left unchanged)
+        for name, value in (("current_scale", current_scale), ("growth_tracker", growth_tracker)):
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                raise ValueError(f"inplace=True: {name} is a read-only numpy array, so the result cannot "
+                                 f"be written into it; pass a writeable array (arr.copy()) or use "
+                                 f"inplace=False")
     stream = F.pick_stream(stream, current_scale, growth_tracker, found_inf)
     if kind == F.NUMPY:
         # Python numbers become one-element arrays: float32 scale, int32 tracker, found_inf of the
@@ -96,7 +104,7 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
         stream.synchronize()
         values = [scale.numpy(), tracker.numpy()]
         for orig, value in zip((current_scale, growth_tracker), values):
-            if isinstance(orig, np.ndarray) and orig.flags.writeable:
+            if isinstance(orig, np.ndarray):
                 orig[...] = value.reshape(orig.shape)
         return tuple(orig if isinstance(orig, np.ndarray) else v
                      for orig, v in zip((current_scale, growth_tracker), values))

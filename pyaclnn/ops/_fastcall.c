@@ -10,6 +10,11 @@
  * goes to the Python method `_call_slow`, which behaves identically (and raises the errors).
  * All checks happen before the first C call, so falling back never repeats work.
  *
+ * Threads: the C path runs under the GIL without running Python code until the launch has been
+ * queued (the tensors it unbinds are released only afterwards), so it is atomic. While the Python
+ * path of another thread holds the plan (`_fast_busy(1)` under the plan's lock), the C path sends
+ * the call to Python, which waits for that lock.
+ *
  * No CANN header is needed: the setters and the launch come in as function pointers that Python
  * looked up in the loaded libraries. Built on first use by pyaclnn/ops/_native.py.
  */
@@ -31,6 +36,7 @@ static PyObject *str_binding, *str_call_slow;
 typedef struct {
     PyObject_HEAD
     int ready;                        /* set up and not closed                                 */
+    int busy;                         /* the Python path of some thread holds the plan         */
     Py_ssize_t n;                     /* tensor slots                                          */
     void *executor;
     launch_fn launch;
@@ -83,7 +89,7 @@ static int thread_is_bound(PlanBase *p) {
 
 static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     PlanBase *p = (PlanBase *)self;
-    if (!p->ready || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
+    if (!p->ready || p->busy || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
         return call_slow(self, args, kwargs);
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     if (nargs != 0 && nargs != p->n) return call_slow(self, args, kwargs);
@@ -106,11 +112,15 @@ static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     if (!thread_is_bound(p)) return call_slow(self, args, kwargs);
 
-    /* Accepted: bind the new tensors (keeps their memory alive while the executor points at it). */
+    /* Accepted: bind the new tensors (keeps their memory alive while the executor points at it).
+     * The tensors they replace are released after the launch: a release may run Python code
+     * (finalizers), which could let another thread in halfway through. */
+    PyObject *unbound[MAX_SLOTS];
+    if (PyList_GET_SIZE(p->objs) < nargs) return call_slow(self, args, kwargs);
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *t = PyTuple_GET_ITEM(args, i);
-        Py_INCREF(t);
-        if (PyList_SetItem(p->objs, i, t) < 0) return NULL;
+        unbound[i] = PyList_GET_ITEM(p->objs, i);
+        PyList_SET_ITEM(p->objs, i, Py_NewRef(t));
         p->wanted[i] = addrs[i];
     }
     int32_t rc = 0;
@@ -129,6 +139,7 @@ static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         p->failed = p->n;
         rc = p->launch(p->workspace, p->workspace_size, p->executor, p->stream_handle);
     }
+    for (Py_ssize_t i = 0; i < nargs; i++) Py_XDECREF(unbound[i]);
     if (rc != 0) {
         p->status = rc;
         PyObject *result = PyObject_CallMethod(self, "_raise_failure", "i", (int)rc);
@@ -268,6 +279,13 @@ static PyObject *plan_set_workspace(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *plan_busy(PyObject *self, PyObject *args) {
+    int flag;
+    if (!PyArg_ParseTuple(args, "p", &flag)) return NULL;
+    ((PlanBase *)self)->busy = flag;
+    Py_RETURN_NONE;
+}
+
 static PyObject *plan_disable(PyObject *self, PyObject *unused) {
     PlanBase *p = (PlanBase *)self;
     p->ready = 0;
@@ -315,6 +333,7 @@ static PyMethodDef plan_methods[] = {
     {"_fast_get_bound", plan_get_bound, METH_VARARGS, "The address slot i holds."},
     {"_fast_set_workspace", plan_set_workspace, METH_VARARGS, "Change the workspace pointer."},
     {"_fast_disable", plan_disable, METH_NOARGS, "Stop using the C path (closed plans)."},
+    {"_fast_busy", plan_busy, METH_VARARGS, "Send calls to Python while its path holds the plan."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -359,7 +378,7 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(4); }
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(5); }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Tensor, Memory)"},

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from .. import capi
+from ..errors import recent_error_message
 from ..runtime import _tls, current_stream
 from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
 from ..signatures.model import Kind, Role
@@ -71,7 +72,8 @@ class OpFunction:
         # when it does not (a numpy float32, a dtype name for an int64 ...) the call is retried
         # with the converters in `_by_value`.
         self._by_value = tuple(_marshal.converter(p) if p.kind in _BY_VALUE else None for p in params)
-        self._convs = tuple(None if p.kind in _BY_VALUE else _marshal.converter(p) for p in params)
+        # Integers always go through their converter: it checks the C type's range.
+        self._convs = tuple(None if p.kind in _AS_IS else _marshal.converter(p) for p in params)
         self._outputs = tuple(i for i, p in enumerate(params) if p.role is not Role.IN)
         index: dict[str, int] = {}
         for i, p in enumerate(params):
@@ -170,10 +172,10 @@ class OpFunction:
         if getattr(_tls, "binding", None) is not state.binding:
             state.bind()
         post: list = []
+        executor = _c_void_p()       # before phase 1: an exception after it finds what it made here
         try:
             cargs = [a if c is None else c(a, stream, post) for c, a in zip(self._convs, args)]
             size = _c_uint64()
-            executor = _c_void_p()
             try:
                 status = gws(*cargs, _byref(size), _byref(executor))
             except ctypes.ArgumentError:
@@ -184,18 +186,28 @@ class OpFunction:
             nbytes = size.value
             if nbytes:
                 pool = stream.pool
+                ws: list = []
                 try:
-                    ptr, block = pool.allocate(nbytes)
-                except BaseException:
-                    capi.aclDestroyAclOpExecutor(executor)
-                    raise
-                status = self._launch(ptr, nbytes, executor, handle)
-                pool.free(ptr, block)
+                    block = pool.allocate_into(nbytes, ws)
+                    # Forget the executor before the launch consumes it (no interrupt can come
+                    # between these lines): an interrupt afterwards must not destroy it again.
+                    ex = executor.value
+                    executor.value = None
+                    status = self._launch(ws[0], nbytes, ex, handle)
+                finally:
+                    if ws:
+                        pool.free_cell(ws, nbytes)
             else:
-                status = self._launch(None, 0, executor, handle)
+                ex = executor.value
+                executor.value = None
+                status = self._launch(None, 0, ex, handle)
             if status:
                 raise op_error(status, self.name, self.name)
         except BaseException:
+            # Any exception, KeyboardInterrupt included: release what this call made.
+            if executor.value:                        # phase 1 ran, phase 2 did not
+                capi.aclDestroyAclOpExecutor(executor)
+                recent_error_message()
             if post:
                 _marshal.finish(post, stream, ok=False)
             raise
@@ -235,6 +247,7 @@ class _Missing:
 
 _MISSING = _Missing()
 _BY_VALUE = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM})
+_AS_IS = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.BOOL})     # ctypes converts these without wrapping
 _NOT_CACHEABLE = object()
 
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import re
 import sys
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import capi, dtypes
+from .._cint import bounds as _cint_bounds, check as _cint_check
 from ..codecs import encode_float8_e8m0
 from ..errors import make_error
 from ..signatures.model import Kind, Param, Role
@@ -278,7 +280,8 @@ def _as_pointer(x, stream, post):
 _BY_KIND: dict[Kind, Converter] = {
     Kind.SCALAR: _scalar,
     Kind.SCALAR_LIST: _scalar_list,
-    Kind.INT_ARRAY: _array_converter("aclCreateIntArray", "aclDestroyIntArray", ctypes.c_int64, operator.index),
+    Kind.INT_ARRAY: _array_converter("aclCreateIntArray", "aclDestroyIntArray", ctypes.c_int64,
+                                     lambda v: _cint_check(v, "int64_t", "an aclIntArray element")),
     Kind.FLOAT_ARRAY: _array_converter("aclCreateFloatArray", "aclDestroyFloatArray", ctypes.c_float, float),
     Kind.BOOL_ARRAY: _array_converter("aclCreateBoolArray", "aclDestroyBoolArray", ctypes.c_bool, bool),
     Kind.DOUBLE: _as_float,
@@ -292,8 +295,25 @@ _BY_KIND: dict[Kind, Converter] = {
 }
 
 
+def _int_converter(p: Param) -> Converter:
+    """By-value integers (and enums, C ints): converted as ``_as_int`` does, then range-checked
+    against the parameter's C type, since ctypes would wrap an out-of-range value silently."""
+    ctype = p.ctype if p.kind is Kind.INT else "int"
+    lo, hi = _cint_bounds(ctype)
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", p.name).lower()
+    name = snake if snake == p.name else f"{snake} ({p.name})"
+
+    def conv(x, stream, post):
+        if x.__class__ is int and lo <= x <= hi:
+            return x
+        return _cint_check(_as_int(x, stream, post), ctype, name)
+    return conv
+
+
 def converter(p: Param) -> Converter:
     """The converter for parameter ``p`` of a signature."""
+    if p.kind in (Kind.INT, Kind.ENUM):
+        return _int_converter(p)
     if p.kind is Kind.TENSOR:
         return _tensor_converter(p)
     if p.kind is Kind.TENSOR_LIST:

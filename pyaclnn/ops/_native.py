@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 MODULE = "_pyaclnn_fastcall"
-ABI = 4
+ABI = 5
 
 _lock = threading.Lock()
 _module = None

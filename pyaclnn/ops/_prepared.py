@@ -12,7 +12,9 @@ address setters (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``, only fo
 changed) and phase 2.  The plan owns its own aclTensor handles, because the setters write into them.
 
 New tensors must have the layout the plan was prepared with (dtype, shape, strides, offset,
-format); attributes are fixed.  A plan is not thread-safe: use one per thread.
+format); attributes are fixed.  A plan may be called from several threads: calls are serialised
+(each one re-points the executor and queues its launch before the next one starts), so every
+call gets the results of its own tensors; for parallel launches prepare one plan per thread.
 """
 from __future__ import annotations
 
@@ -184,6 +186,8 @@ class PreparedCall:
         # of a plan bound to one waits for its stream.
         self._host_sync = any(e[0] is _marshal.SYNC for e in post)
         self._failed = -1
+        self._lock = threading.RLock()     # serialises calls of several threads (see _call_slow)
+        self._depth = 0
         self._finalizer = weakref.finalize(
             self, _release_plan, executor.value, handles, destroys, workspace, self._streams, state,
             capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
@@ -228,7 +232,26 @@ class PreparedCall:
 
     # -- launching --------------------------------------------------------------------------------
     def _call_slow(self, *tensors: Any, stream: Stream | None = None, **named: Any):
-        """The whole call in Python (the accelerator sends every case it does not handle here)."""
+        """The whole call in Python (the accelerator sends every case it does not handle here).
+
+        Holds the plan's lock, so that calls from several threads do not mix their tensors (the
+        addresses and bound tensors are per plan); the accelerator's C path defers to it meanwhile.
+        """
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._set_busy(True)
+            try:
+                return self._call_locked(tensors, stream, named)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._set_busy(False)
+
+    def _set_busy(self, flag: bool) -> None:
+        """Hook of the accelerated subclass (its C path must not run meanwhile)."""
+
+    def _call_locked(self, tensors: tuple, stream: Stream | None, named: dict):
         if self._executor is None:
             raise RuntimeError("prepared call is closed")
         if stream is None:
@@ -444,6 +467,9 @@ def _accelerated_class(base: type) -> type:
 
         def _on_close(self) -> None:
             self._fast_disable()
+
+        def _set_busy(self, flag: bool) -> None:
+            self._fast_busy(flag)
 
         def _on_host_memory(self) -> None:
             self._fast_disable()

@@ -53,10 +53,28 @@ static aclnnStatus describe(const char *api, pyaclnn_stub_tensor *d, const int64
         }
         numel *= viewDims[k];
     }
+    /* The byte size must fit int64 too (CANN sizes tensors in int64; a wrapped size would describe
+     * a small tensor). Sub-byte types count one byte per element here: an upper bound. */
+    int64_t elem_bytes = (int64_t)nn_scalar_bytes(dataType);
+    if (numel > INT64_MAX / elem_bytes) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "the byte size of viewDims overflows int64: %lld elements of %s, %lld bytes each "
+                            "(at most %lld elements)", (long long)numel, nn_dtype_name(dataType, name),
+                            (long long)elem_bytes, (long long)(INT64_MAX / elem_bytes));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    int64_t storage_numel = 1;
     for (uint64_t k = 0; k < storageDimsNum; k++) {
         if (storageDims[k] < 0) {
             pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "storageDims[%llu] = %lld is negative",
                                 (unsigned long long)k, (long long)storageDims[k]);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (__builtin_mul_overflow(storage_numel, storageDims[k], &storage_numel) ||
+            storage_numel > INT64_MAX / elem_bytes) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                                "the element count or byte size of storageDims overflows int64 (%s, %lld "
+                                "bytes each)", nn_dtype_name(dataType, name), (long long)elem_bytes);
             return ACLNN_ERR_PARAM_INVALID;
         }
     }

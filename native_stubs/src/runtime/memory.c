@@ -94,8 +94,12 @@ static aclError malloc_device(const char *func, void **devPtr, size_t size, aclr
     if (rc) return rc;
     int huge1g = policy == ACL_MEM_MALLOC_HUGE1G_ONLY || policy == ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
     size_t append = (pad && !huge1g) ? ALIGN + PADDING : ALIGN;
-    if (size > SIZE_MAX - append)
-        return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size %zu is too large", size);
+    /* The rounding below (alignment, padding, then the host block) must not wrap size_t. */
+    size_t max_size = SIZE_MAX - append - DEVICE_ALIGNMENT;
+    if (size > max_size)
+        return RT_REPORT(ACL_ERROR_INVALID_PARAM, func,
+                         "size %zu is too large: with alignment and padding it overflows size_t (at most %zu "
+                         "bytes; a negative size converted to size_t?)", size, max_size);
     size_t padded = (size + append - 1) / ALIGN * ALIGN;
 
     uint64_t used, capacity;

@@ -1,0 +1,130 @@
+"""KeyboardInterrupt (or any exception) passing through a one-shot call must not leak what the call
+made (issue 12, point 11): executors between the two phases, workspace blocks, device buffers and
+aclTensor handles.
+
+The deterministic tests inject the exception at one point; the storm test raises KeyboardInterrupt
+from a SIGALRM handler every 0.3 ms while calls run, in a child process, then compares the stub's
+live-object counts with those before the storm.
+"""
+from __future__ import annotations
+
+import gc
+import json
+
+import numpy as np
+import pytest
+
+import pyaclnn
+from helpers import run_python
+from pyaclnn import ops, runtime
+
+
+def _counts():
+    runtime.current_stream().synchronize()
+    gc.collect()
+    pyaclnn.empty_cache()
+    return runtime.stub_live_counts()
+
+
+def test_interrupt_between_the_two_phases_releases_the_executor(monkeypatch):
+    fn = ops.get("AmpUpdateScale")
+    gws, _ = fn.bind()
+    x = pyaclnn.from_numpy(np.float32([8.0]))
+    g = pyaclnn.from_numpy(np.int32([0]))
+    f = pyaclnn.zeros((1,), "float32")
+    o, t = pyaclnn.empty((1,)), pyaclnn.empty((1,), "int32")
+    before = _counts()
+
+    def interrupted(*args):
+        gws(*args)                      # phase 1 made the executor ...
+        raise KeyboardInterrupt         # ... and the interrupt lands as it returns
+
+    monkeypatch.setattr(fn, "_gws", interrupted)
+    for _ in range(3):
+        with pytest.raises(KeyboardInterrupt):
+            fn(x, g, f, 2.0, 0.5, 5, o, t)
+    monkeypatch.undo()
+    assert runtime.stub_live_counts()["executors"] == before["executors"]
+
+
+def test_interrupt_in_a_device_allocation_returns_the_block(monkeypatch):
+    stream = runtime.current_stream()
+    pool = stream.pool
+    pyaclnn.empty((1000,), "float32").close()        # a cached block of that size
+    before = pool.stats()
+    real = pool._lock
+
+    class InterruptOnExit:
+        """The pool's lock, raising KeyboardInterrupt as the allocation leaves it."""
+        def __enter__(self):
+            return real.__enter__()
+
+        def __exit__(self, *exc):
+            real.__exit__(*exc)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(pool, "_lock", InterruptOnExit())
+    with pytest.raises(KeyboardInterrupt):
+        runtime.DeviceBuffer(4000, stream)
+    monkeypatch.undo()
+    after = pool.stats()
+    assert after["in_use_blocks"] == before["in_use_blocks"]
+    assert after["cached_blocks"] == before["cached_blocks"]     # the block went back to the pool
+
+
+STORM = r"""
+import gc, json, signal, sys, time
+import numpy as np
+import pyaclnn
+from pyaclnn import ops, runtime
+from pyaclnn._stubinfo import live_counts, leaked
+
+x = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float16)
+gamma = np.ones(64, np.float16)
+dx, dg = pyaclnn.from_numpy(np.float32([4.0])), pyaclnn.from_numpy(np.int32([0]))
+df = pyaclnn.zeros((1,), "float32")
+
+def calls():
+    ops.amp_update_scale(np.float32([1024.0]), np.int32([3]), np.float32([0.0]), growth_interval=5)
+    ops.AmpUpdateScale(dx, dg, df, 2.0, 0.5, 5, pyaclnn.empty((1,)), pyaclnn.empty((1,), "int32"))
+    t = pyaclnn.from_numpy(np.arange(100, dtype=np.float32)); t[3:7].acl_handle(); t.close()
+    ops.add_rms_norm_dynamic_quant(x, x, gamma, y_dtype="int8")
+
+calls(); runtime.current_stream().synchronize(); gc.collect(); pyaclnn.empty_cache()
+base = live_counts()
+
+def handler(sig, frame):
+    if frame is not None and frame.f_code is driver.__code__:
+        return                  # only library code is interrupted: the driver must count
+    raise KeyboardInterrupt
+
+def driver(seconds):
+    interrupts = done = 0
+    end = time.monotonic() + seconds
+    signal.setitimer(signal.ITIMER_REAL, 0.0003, 0.0003)
+    while time.monotonic() < end:
+        try:
+            calls()
+            done += 1
+        except KeyboardInterrupt:
+            interrupts += 1
+    signal.setitimer(signal.ITIMER_REAL, 0, 0)
+    return interrupts, done
+
+signal.signal(signal.SIGALRM, handler)
+interrupts, done = driver(float(sys.argv[1]))
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+runtime.current_stream().synchronize(); gc.collect(); pyaclnn.empty_cache()
+print(json.dumps({"interrupts": interrupts, "calls": done, "leaked": leaked(base, live_counts())}))
+"""
+
+
+@pytest.mark.xfail(strict=False, reason="issue 12 point 11 is only partly fixed: finalizers interrupted "
+                   "by a pending signal (weakref.finalize runs Python code) still lose their release; "
+                   "see docs/hardening.md")
+def test_interrupt_storm_leaks_nothing():
+    code, out, err = run_python(STORM, args=["3"], timeout=120)
+    assert code == 0, err[-2000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["interrupts"] > 500, result         # the storm really hit the calls
+    assert result["leaked"] == {}, result
