@@ -8,6 +8,7 @@ Blocks that import torch skip when torch is not installed.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -71,6 +72,9 @@ def test_readme_has_the_blocks_this_test_expects():
 def test_block_runs_standalone(start, code):
     if re.search(r"^import torch|^from torch|^\s*import torch", code, re.M):
         pytest.importorskip("torch", reason="the block needs torch (optional extra)")
+    if "torch_npu" in code and importlib.util.find_spec("torch_npu") is None:
+        # (found, not imported: torch_npu must not load into the test process)
+        pytest.skip("the block needs torch-npu==2.13.0 (optional extra: pip install -e '.[torch-npu]')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           cwd=REPO_ROOT, env=subprocess_env({"PYACLNN_BACKEND": "stub"}))
     assert proc.returncode == 0, f"README.md block at line {start} failed:\n{proc.stderr}"
