@@ -14,7 +14,7 @@ Names in the code: `a`, `b`, ... the inputs on the device; `a_host` ... the same
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import ml_dtypes
@@ -96,7 +96,6 @@ class Case:
     inputs: dict[str, np.ndarray]
     ref: str | Callable[..., np.ndarray] = "torch"
     why: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _copies(dtype: str) -> list[Case]:
