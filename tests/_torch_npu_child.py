@@ -1,13 +1,14 @@
 """Child process of tests/test_torch_npu.py: runs many torch_npu checks in one interpreter (torch_npu
-takes seconds to import) and prints one JSON object. Inputs come in as JSON on argv[1]; NPU tensors
-are filled and read with aclrtMemcpy on their data pointers, so nothing here needs an aclnn copy
-operator. Run as `python -m pyaclnn exec -- python _torch_npu_child.py SPEC` or with --preload."""
+takes seconds to import) and prints one JSON object. The spec (which checks, their inputs) comes as
+JSON on stdin. Some checks fill and read NPU tensors with aclrtMemcpy on their data pointers (ground
+truth for the copy paths); the others run ordinary torch code. Run as
+`python -m pyaclnn exec -- python _torch_npu_child.py < SPEC` or `python _torch_npu_child.py preload < SPEC`."""
 import json
 import sys
 
 import numpy as np
 
-MODE = sys.argv[2] if len(sys.argv) > 2 else "exec"
+MODE = sys.argv[1] if len(sys.argv) > 1 else "exec"
 if MODE == "preload":
     import pyaclnn
     pyaclnn.preload_stub()
@@ -17,7 +18,7 @@ import torch_npu  # noqa: E402
 
 from pyaclnn import capi  # noqa: E402
 
-spec = json.loads(sys.argv[1])
+spec = json.loads(sys.stdin.read())
 out = {"soc": torch.npu.get_device_name(0), "available": torch.npu.is_available(),
        "device_count": torch.npu.device_count()}
 
@@ -75,8 +76,8 @@ def arnq():
             "dtypes": [str(t.dtype) for t in (y1, y2, x_out, sc1, sc2)]}
 
 
-def gmq():
-    g = spec["gmq"]
+def gmq(key: str = "gmq"):
+    g = spec[key]
     x = to_npu(bytes_of(g["x"]).view(np.uint16).reshape(g["shape"]), torch.bfloat16)
     gi = to_npu(np.array(g["group_index"], np.int32), torch.int32)
     res = {}
@@ -85,6 +86,10 @@ def gmq():
         res[dst] = {"y": to_host_bytes(y), "scale": to_host_bytes(scale), "y_dtype": str(y.dtype),
                     "scale_shape": list(scale.shape)}
     return res
+
+
+def gmq_wide():
+    return gmq("gmq_wide")
 
 
 def interop():
@@ -130,6 +135,111 @@ def streams():
     ev.record()
     ev.synchronize()
     return {"values": results, "event_query": ev.query()}
+
+
+def _host_tensor(enc: dict) -> "torch.Tensor":
+    dt = getattr(torch, enc["dtype"])
+    raw = bytearray(bytes.fromhex(enc["hex"]))
+    flat = torch.frombuffer(raw, dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+    return flat.view(dt).reshape(enc["shape"])
+
+
+def _encode(t: "torch.Tensor") -> dict:
+    host = t.cpu().contiguous()
+    return {"dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape),
+            "hex": host.reshape(-1).view(torch.uint8).numpy().tobytes().hex()}
+
+
+def _error(exc: BaseException) -> dict:
+    return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def creation():
+    # torch.ones / zeros / full / empty().fill_() on device="npu", for every dtype torch_npu maps.
+    c = spec["creation"]
+    res = {}
+    for name in c["dtypes"]:
+        dt = getattr(torch, name)
+        value = c["values"].get(name, 0.1)
+        makers = {"ones": lambda: torch.ones(c["shape"], dtype=dt, device="npu"),
+                  "zeros": lambda: torch.zeros(c["shape"], dtype=dt, device="npu"),
+                  "full": lambda: torch.full(c["shape"], value, dtype=dt, device="npu"),
+                  "fill_": lambda: torch.empty(c["shape"], dtype=dt, device="npu").fill_(value)}
+        res[name] = {}
+        for op, make in makers.items():
+            try:
+                t = make()
+                assert t.device.type == "npu" and t.dtype == dt
+                res[name][op] = {"hex": to_host_bytes(t)}
+            except Exception as exc:                             # asserted by the test
+                res[name][op] = _error(exc)
+    return res
+
+
+def roundtrip():
+    # .npu() / .cpu() / a device-to-device clone, for every dtype torch_npu maps; the NPU copy is read
+    # back with aclrtMemcpy, so the H2D half is checked on its own.
+    res = {}
+    for name, enc in spec["roundtrip"].items():
+        host = _host_tensor(enc)
+        row = {}
+        try:
+            dev = host.npu()
+            row["h2d"] = to_host_bytes(dev)
+            row["d2h"] = host_bytes(dev.cpu())
+            row["device"] = str(dev.device)
+        except Exception as exc:
+            row["error"] = _error(exc)["error"]
+            res[name] = row
+            continue
+        try:
+            row["d2d"] = to_host_bytes(dev.clone())
+        except Exception as exc:
+            row["d2d_error"] = _error(exc)["error"]
+        res[name] = row
+    return res
+
+
+def host_bytes(t: "torch.Tensor") -> str:
+    assert t.device.type == "cpu"
+    return t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes().hex()
+
+
+def _run_case(case: dict, device: str) -> dict:
+    hosts = {k: _host_tensor(v) for k, v in case["inputs"].items()}
+    ns = {"torch": torch, "dev": device, "npu": (lambda t: t.npu()) if device == "npu" else (lambda t: t)}
+    for k, h in hosts.items():
+        ns[k + "_host"] = h.clone()
+        ns[k] = h.clone().to(device)
+    try:
+        exec(case["code"], ns)
+        r = ns["r"]
+        out = _encode(r)
+        out["device"] = r.device.type
+        return out
+    except Exception as exc:
+        return _error(exc)
+
+
+def cases():
+    # Each case on npu and on cpu (the test picks the golden value per case).
+    return {c["name"]: {"npu": _run_case(c, "npu"), "cpu": _run_case(c, "cpu")} for c in spec["cases"]}
+
+
+def printing():
+    # What `print(t)` of an npu tensor gives next to the same tensor's CPU repr (+ the device suffix);
+    # float tensors need operators the emulator lacks (the test accepts that error, named).
+    res = {}
+    for name, make in [("int64", lambda: torch.tensor([[1, -2, 3], [40, 5, 6]])),
+                       ("bool", lambda: torch.tensor([True, False])),
+                       ("int32_0dim", lambda: torch.tensor(7, dtype=torch.int32)),
+                       ("float32", lambda: torch.tensor([1.5, -2.0, 3.25]))]:
+        host = make()
+        try:
+            res[name] = {"npu": repr(host.npu()), "cpu": repr(host), "item": host.npu().reshape(-1)[0].item()}
+        except Exception as exc:
+            res[name] = {"error": f"{type(exc).__name__}: {exc}", "cpu": repr(host)}
+    return res
 
 
 def npu_copies():

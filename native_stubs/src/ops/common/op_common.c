@@ -39,6 +39,14 @@ const char *op_dtype_name(aclDataType dtype, char buf[24]) {
     case ACL_FLOAT8_E8M0: return "FLOAT8_E8M0";
     case ACL_FLOAT4_E2M1: return "FLOAT4_E2M1";
     case ACL_FLOAT4_E1M2: return "FLOAT4_E1M2";
+    case ACL_COMPLEX32: return "COMPLEX32";
+    case ACL_COMPLEX64: return "COMPLEX64";
+    case ACL_COMPLEX128: return "COMPLEX128";
+    case ACL_STRING: return "STRING";
+    case ACL_UINT1: return "UINT1";
+    case ACL_FLOAT6_E3M2: return "FLOAT6_E3M2";
+    case ACL_FLOAT6_E2M3: return "FLOAT6_E2M3";
+    case ACL_DT_UNDEFINED: return "DT_UNDEFINED";
     default:
         snprintf(buf, 24, "dtype %d", (int)dtype);
         return buf;
