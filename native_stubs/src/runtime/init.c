@@ -16,6 +16,10 @@
  * Runtime calls made before aclInit: the real aclrt* entry points do not check the init state (only
  * the dump/profiling APIs do), so the emulator's aclrt* calls work without aclInit too.
  *
+ * Teardown (aclFinalize, or the last aclFinalizeReference) stops and joins the worker threads of
+ * destroyed streams, so a program that released its streams and devices first ends with no thread of
+ * the runtime left; streams still live keep their workers (their work may never end).
+ *
  * Setting PYACLNN_STUB_LEAK_REPORT=1 prints the live-object counts to stderr at each teardown.
  */
 #include <errno.h>
@@ -136,6 +140,7 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
 static void finalize_locked(const char *func) {
     finalized = 1;
     init_refcount = 0;
+    rt_streams_join_idle_workers();   /* no thread of ours outlives a clean shutdown */
     leak_report(func);
 }
 

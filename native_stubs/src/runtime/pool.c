@@ -30,3 +30,9 @@ void *rt_pool_take(rt_pool *pool) {
     pthread_mutex_unlock(&pool->mu);
     return obj;
 }
+
+void rt_pool_for_each_idle(rt_pool *pool, void (*fn)(void *obj)) {
+    pthread_mutex_lock(&pool->mu);
+    for (void *obj = pool->head; obj; obj = NEXT(pool, obj)) fn(obj);
+    pthread_mutex_unlock(&pool->mu);
+}

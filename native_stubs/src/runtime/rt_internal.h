@@ -42,6 +42,8 @@ typedef struct {
 
 void rt_pool_put(rt_pool *pool, void *obj);
 void *rt_pool_take(rt_pool *pool);   /* NULL: allocate a new object */
+/* Calls fn on every idle object with the pool locked (so none is taken meanwhile). */
+void rt_pool_for_each_idle(rt_pool *pool, void (*fn)(void *obj));
 
 /* ---- errors (errors.c) ---------------------------------------------------------------------- */
 
@@ -137,6 +139,11 @@ struct rt_stream {
     uint64_t fail_task;             /* index (1-based) of the failing task              */
     int fail_more;                  /* failures after the first one                     */
     char fail_msg[768];
+    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker is stopped
+     * and joined at aclFinalize and started again when the stream object is reused. */
+    pthread_t worker;
+    int has_worker;                 /* a worker thread runs (or is starting) for this object */
+    int worker_stop;                /* ask the worker to end once the queue is empty         */
     rt_stream *next_free;
 };
 
@@ -163,8 +170,16 @@ aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ct
 void rt_streams_destroy_of_context(rt_context *ctx);
 int64_t rt_stream_user_count(void);
 
+/* Stops and joins the workers of pooled (destroyed) streams; live streams keep theirs. Called by
+ * aclFinalize; safe from a stream worker and with streams still busy. */
+void rt_streams_join_idle_workers(void);
+
 /* Worker side (stream_worker.c). */
-int rt_worker_start(rt_stream *s);   /* starts the stream object's (detached) worker thread */
+/* Starts the stream object's worker thread; caller holds s->mu or owns s alone. 0 or -1. */
+int rt_worker_start(rt_stream *s);
+/* Stops s's worker and joins it; s must be idle and out of anyone else's reach (pooled, with the
+ * pool locked). Does nothing when s has no worker or when called from that worker. */
+void rt_worker_join(rt_stream *s);
 extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
 extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */
 

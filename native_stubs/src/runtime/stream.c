@@ -26,7 +26,7 @@
  *  - Device and pinned host memory freed while stream work is still queued is released only once
  *    every stream is idle, so a late task never touches freed memory.
  *  - Worker threads never keep the process alive; once exit() has begun they stop running queued
- *    tasks. Submitting and synchronising an idle stream take no global lock beyond one registry
+ *    tasks. aclFinalize joins the workers of destroyed streams (live streams keep theirs). Submitting and synchronising an idle stream take no global lock beyond one registry
  *    lookup and never allocate except to grow a stream's queue.
  */
 #include <errno.h>
@@ -98,6 +98,11 @@ aclError rt_stream_create(const char *func, rt_context *ctx, int is_default, uin
         return RT_REPORT(ACL_ERROR_RT_NO_STREAM_RESOURCE, func, "cannot create a stream (out of memory or threads)");
 
     pthread_mutex_lock(&s->mu);
+    if (!s->has_worker && rt_worker_start(s) != 0) {   /* a pooled object whose worker was joined */
+        pthread_mutex_unlock(&s->mu);
+        return_to_pool(s);
+        return RT_REPORT(ACL_ERROR_RT_NO_STREAM_RESOURCE, func, "cannot start a stream worker thread");
+    }
     s->state = RT_STREAM_LIVE;
     atomic_store(&s->ctx, ctx);
     s->is_default = is_default;
@@ -143,6 +148,13 @@ void rt_stream_destroy(rt_stream *s, int force) {
     pthread_mutex_unlock(&s->mu);
     if (was_user) atomic_fetch_sub(&user_streams, 1);
     return_to_pool(s);
+}
+
+static void join_worker(void *s) { rt_worker_join(s); }
+
+void rt_streams_join_idle_workers(void) {
+    /* The pool stays locked meanwhile, so no stream object is reused while its worker stops. */
+    rt_pool_for_each_idle(&stream_pool, join_worker);
 }
 
 /* Live streams of a device (ctx == NULL) or of one context, each claimed with `claim` (removed from

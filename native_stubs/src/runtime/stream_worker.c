@@ -3,9 +3,13 @@
  * task runs. Each stream object keeps its worker for life (pooled streams keep theirs idle), so
  * creating a stream from the pool costs no thread creation.
  *
- * Workers are detached and block every signal. Once exit() has begun (rt_process_exiting) they
- * stop running queued work: they only mark it complete, so that the process can wind down while
- * the host's memory is being torn down.
+ * Workers block every signal. aclFinalize stops and joins the workers of pooled (destroyed)
+ * streams, so that a program that releases everything before aclFinalize ends with no thread of
+ * ours (valgrind then sees no thread stack "possibly lost"); a reused stream object starts a new
+ * worker. Workers of streams still live at aclFinalize keep running: joining them could wait for
+ * work forever. No worker keeps the process alive: exit() ends them, and once exit() has begun
+ * (rt_process_exiting) they stop running queued work and only mark it complete, so that the
+ * process can wind down while the host's memory is being torn down.
  */
 #include <sched.h>
 #include <signal.h>
@@ -79,11 +83,12 @@ static void *worker_main(void *arg) {
             }
             pthread_mutex_lock(&s->mu);
         }
-        while (s->ring_count == 0) {
+        while (s->ring_count == 0 && !s->worker_stop) {
             s->worker_idle = 1;
             pthread_cond_wait(&s->work_cv, &s->mu);
             s->worker_idle = 0;
         }
+        if (s->ring_count == 0) break;   /* asked to stop (rt_worker_join), nothing left to run */
         rt_task task = s->ring[s->ring_head];
         s->ring_head = (s->ring_head + 1) & (s->ring_cap - 1);
         s->ring_count--;
@@ -97,23 +102,39 @@ static void *worker_main(void *arg) {
         atomic_fetch_sub(&rt_tasks_in_flight, 1);
         if (s->host_waiters) pthread_cond_broadcast(&s->done_cv);
     }
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
 int rt_worker_start(rt_stream *s) {
     static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
     pthread_once(&exit_hook_once, install_exit_hook);
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) return -1;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    s->worker_stop = 0;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);   /* the new thread inherits "everything blocked" */
-    pthread_t tid;
-    int rc = pthread_create(&tid, &attr, worker_main, s);
+    int rc = pthread_create(&s->worker, NULL, worker_main, s);   /* joinable: see rt_worker_join */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
+    s->has_worker = rc == 0;
     return rc == 0 ? 0 : -1;
+}
+
+void rt_worker_join(rt_stream *s) {
+    pthread_mutex_lock(&s->mu);
+    /* From its own worker (aclFinalize inside a task) the thread cannot join itself: leave it. */
+    if (!s->has_worker || pthread_equal(s->worker, pthread_self())) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    pthread_t tid = s->worker;
+    s->worker_stop = 1;
+    pthread_cond_signal(&s->work_cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(tid, NULL);   /* prompt: the stream is idle, so the worker only has to wake up */
+    pthread_mutex_lock(&s->mu);
+    s->has_worker = 0;
+    s->worker_stop = 0;
+    pthread_mutex_unlock(&s->mu);
 }
 
 PYACLNN_STUB_API void pyaclnn_stub_task_fail(int code, const char *fmt, ...) {
