@@ -264,7 +264,6 @@ static aclError synchronize_event(const char *func, aclrtEvent event, int32_t ti
     }
     pthread_mutex_unlock(&ev->mu);
     if (target != 0 && s && atomic_load(&s->generation) == generation) {
-        rt_mem_release(NULL);
         return rt_stream_take_failure(func, s, index);
     }
     return ACL_SUCCESS;

@@ -96,6 +96,8 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
 
         run_task(s, &task, index);
+        rt_mem_unpin(task.pins[0]);   /* a block freed meanwhile is released now */
+        rt_mem_unpin(task.pins[1]);
 
         pthread_mutex_lock(&s->mu);
         atomic_store(&s->completed, index);
