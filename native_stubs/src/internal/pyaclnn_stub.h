@@ -54,6 +54,8 @@ PYACLNN_STUB_API pyaclnn_soc_family pyaclnn_stub_soc_family(void);
  * default stream. Returns ACL_SUCCESS or the runtime status (and reports it under `func`).
  * ------------------------------------------------------------------------------------------------ */
 typedef void (*pyaclnn_stub_task_fn)(void *arg);
+/* 1 in a child forked after the runtime had started (see runtime/fork.c): device work is refused. */
+PYACLNN_STUB_API int pyaclnn_stub_forked_child(void);
 /* The device of a stream (NULL: the calling thread's current device), or -1 if it is not live. */
 PYACLNN_STUB_API int32_t pyaclnn_stub_stream_device(aclrtStream stream);
 PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStream stream,

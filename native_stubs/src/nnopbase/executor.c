@@ -43,7 +43,7 @@ struct aclOpExecutor {
     pyaclnn_stub_tensor tensors[];    /* n_inputs + n_outputs snapshots, then the parameters        */
 };
 
-static pthread_mutex_t executor_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t executor_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void **pins_of(aclOpExecutor *e) { return (void **)((unsigned char *)e + e->pins_offset); }
 static size_t n_pins(const aclOpExecutor *e) { return e->launch.n_inputs + e->launch.n_outputs + 1; }
@@ -178,6 +178,11 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
     if (executor == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (pyaclnn_stub_forked_child()) {   /* before any lock: see runtime/fork.c */
+        pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api, "cannot launch in a forked child process: the runtime "
+                            "was started in the parent before fork()");
+        return ACLNN_ERR_RUNTIME_ERROR;
     }
     /* Liveness, single-use consumption and the clone of a repeatable block in one step (see top). */
     pthread_mutex_lock(&executor_mu);

@@ -131,6 +131,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint3
 
 /* Reports unless `event` is a live event. */
 static aclError check_event(const char *func, const char *name, aclrtEvent event) {
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
     if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "%s is NULL", name);
     if (stub_registry_kind(&rt_handles, event) != RT_KIND_EVENT)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,

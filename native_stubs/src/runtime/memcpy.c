@@ -106,6 +106,9 @@ static aclError check_locations(const char *func, void *dst, size_t dst_span, co
 static aclError check_copy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
                            aclrtMemcpyKind kind, int *nothing, int *pageable, rt_mem_block **pins) {
     pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = count == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!dst) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "dst is NULL");
@@ -161,6 +164,9 @@ static aclError check_copy2d(const char *func, void *dst, size_t dpitch, const v
                              size_t width, size_t height, aclrtMemcpyKind kind, int *nothing, int *pageable,
                              rt_mem_block **pins) {
     pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = width == 0 || height == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!dst) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "dst is NULL");
@@ -211,6 +217,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const 
 static aclError check_set(const char *func, void *devPtr, size_t maxCount, size_t count, int *nothing,
                           rt_mem_block **pins) {
     pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = count == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");

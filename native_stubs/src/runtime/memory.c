@@ -113,6 +113,7 @@ static aclError report_bad_free(const char *func, const char *name, void *p, rt_
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
     static const char func[] = "aclrtFree";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
     rt_mem_range r;
     if (!rt_mem_table_remove((uintptr_t)devPtr, RT_MEM_DEVICE, &r))
@@ -123,6 +124,7 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
     static const char func[] = "aclrtMallocHost";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
     if (size == 0) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size must be greater than 0");
     void *p = NULL;
@@ -140,6 +142,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
 
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
     static const char func[] = "aclrtFreeHost";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
     if (!rt_mem_table_remove((uintptr_t)hostPtr, RT_MEM_PINNED, NULL))
         return report_bad_free(func, "hostPtr", hostPtr, RT_MEM_PINNED);

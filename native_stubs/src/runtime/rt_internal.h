@@ -257,6 +257,12 @@ void rt_mem_classify(const void *p, rt_mem_range *r);
 /* Same, pinning the block of known memory (r->block, NULL for pageable memory). */
 void rt_mem_classify_pin(const void *p, rt_mem_range *r);
 
+/* ---- fork (fork.c) -------------------------------------------------------------------------- */
+
+void rt_fork_note_start(void);              /* called when a stream worker is started            */
+/* ACL_SUCCESS, or (in a child forked after the runtime started) a report under func and its code. */
+aclError rt_fork_check(const char *func);
+
 /* ---- init (init.c) --------------------------------------------------------------------------- */
 
 /* Checks that a non-empty file is well-formed JSON (json_check.c). Returns 0 or -1 and a reason. */

@@ -318,7 +318,8 @@ aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ct
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         aclError rc = synchronize_one(func, list[i], timeout_ms >= 0 ? &deadline : NULL, timeout_ms);
-        if (rc && !first) first = rc;
+        /* A task failure outranks a timeout: it has been taken from its stream and must not be lost. */
+        if (rc && (!first || first == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)) first = rc;
     }
     free(list);
     return first;
