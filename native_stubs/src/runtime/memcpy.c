@@ -141,6 +141,16 @@ static aclError submit_copy(const char *func, aclrtStream stream, rt_task *t, in
     t->pins[0] = pins[0];
     t->pins[1] = pins[1];
     aclError rc = rt_stream_resolve(func, stream, &s);
+    rt_context *owner = rc == ACL_SUCCESS ? atomic_load(&s->ctx) : NULL;
+    for (int i = 0; i < 2 && owner; i++)   /* device memory of another device than the stream's */
+        if (pins[i] && pins[i]->device >= 0 && pins[i]->device != owner->device) {
+            rc = RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                           "%s (in the allocation at %p) is memory of device %d, but stream %p belongs to device %d (no peer "
+                           "access between emulated devices)",
+                           t->kind == RT_TASK_SET ? "devPtr" : i == 0 ? "dst" : "src", pins[i]->mem,
+                           (int)pins[i]->device, stream, (int)owner->device);
+            break;
+        }
     if (rc == ACL_SUCCESS) rc = rt_stream_enqueue(func, s, t, &index);
     if (rc) unpin(pins);
     if (rc == ACL_SUCCESS && pageable) rt_stream_wait_index(s, index, NULL);

@@ -50,6 +50,7 @@ int rt_mem_table_insert(const rt_mem_range *r) {
     atomic_init(&block->refs, 1);   /* the table's reference */
     block->mem = (void *)r->base;
     block->owned = r->kind != RT_MEM_REGISTERED;
+    block->device = r->kind == RT_MEM_DEVICE ? r->device : -1;
     pthread_rwlock_wrlock(&table_lock);
     if (n_ranges == cap_ranges) {
         size_t cap = cap_ranges ? cap_ranges * 2 : 256;

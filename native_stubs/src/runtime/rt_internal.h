@@ -238,6 +238,7 @@ typedef struct {
 struct rt_mem_block {
     _Atomic int64_t refs;
     void *mem;          /* what free() takes                                   */
+    int32_t device;     /* device of device memory; -1 for host memory         */
     int owned;          /* 0 for registered host ranges: the caller owns them  */
 };
 
