@@ -37,7 +37,7 @@ import threading
 import weakref
 from typing import Any, Iterator
 
-from . import _interruptible, capi
+from . import _interruptible, _shutdown, capi
 from . import errors as _errors
 from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
 
@@ -102,6 +102,7 @@ def init() -> None:
         fin_ref = capi.aclFinalizeReference
         weakref.finalize(_runtime_reference, _drop_runtime_reference,
                          None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
+        _shutdown.install()   # after a finalizer exists: at exit, launches stop before finalizers run
         _errors._diagnose = _diagnose
         _initialised = True
 
