@@ -57,6 +57,13 @@ if pid == 0:
     os._exit(0)
 _, status = os.waitpid(pid, 0)
 assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
+# a child that exits normally runs the exit finalizers (aclFinalizeReference, destroys): no hang
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"normally exiting child: status {status}"
 # the parent is unaffected
 assert capi.aclrtMemsetAsync(p.value, 4096, 9, 4096, s.handle) == 0
 s.synchronize()

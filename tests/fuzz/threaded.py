@@ -248,12 +248,13 @@ class ThreadedRun:
                    for i in range(self.n_threads)]
         for t in threads:
             t.start()
+        deadline = time.monotonic() + (self.seconds or 0) + 2 * SYNC_TIMEOUT_MS / 1000 + 30
         for t in threads:
-            t.join(timeout=(self.seconds or 0) + 120)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
             if t.is_alive():
-                self.violate(f"{t.name} is still running: a call hangs")
-                return
-        self._release()
+                self.violate(f"{t.name} is still running: a call hangs (a stream that never drains)")
+        if not self.violations:   # (after a hang, releasing could block on the stuck stream too)
+            self._release()
 
     def _release(self) -> None:
         c, sh = self.c, self.shared

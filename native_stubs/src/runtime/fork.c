@@ -48,4 +48,6 @@ aclError rt_fork_check(const char *func) {
                      (int)atomic_load(&parent_pid));
 }
 
+int rt_forked_child(void) { return atomic_load(&forked_child); }
+
 PYACLNN_STUB_API int pyaclnn_stub_forked_child(void) { return atomic_load(&forked_child); }

@@ -263,6 +263,7 @@ void rt_mem_classify_pin(const void *p, rt_mem_range *r);
 void rt_fork_note_start(void);              /* called when a stream worker is started            */
 /* ACL_SUCCESS, or (in a child forked after the runtime started) a report under func and its code. */
 aclError rt_fork_check(const char *func);
+int rt_forked_child(void);                  /* the same test, silent */
 
 /* ---- init (init.c) --------------------------------------------------------------------------- */
 

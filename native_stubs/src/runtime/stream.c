@@ -153,6 +153,7 @@ void rt_stream_destroy(rt_stream *s, int force) {
 static void join_worker(void *s) { rt_worker_join(s); }
 
 void rt_streams_join_idle_workers(void) {
+    if (rt_forked_child()) return;   /* the parent's worker threads do not exist here */
     /* The pool stays locked meanwhile, so no stream object is reused while its worker stops. */
     rt_pool_for_each_idle(&stream_pool, join_worker);
 }
