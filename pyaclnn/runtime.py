@@ -37,7 +37,7 @@ import threading
 import weakref
 from typing import Any, Iterator
 
-from . import capi
+from . import _interruptible, _shutdown, capi
 from . import errors as _errors
 from ._cint import check as _check_cint
 from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
@@ -103,6 +103,7 @@ def init() -> None:
         fin_ref = capi.aclFinalizeReference
         weakref.finalize(_runtime_reference, _drop_runtime_reference,
                          None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
+        _shutdown.install()   # after a finalizer exists: at exit, launches stop before finalizers run
         _errors._diagnose = _diagnose
         _initialised = True
 
@@ -397,7 +398,9 @@ class Device:
         """``aclrtSynchronizeDevice``: wait for every stream of this device."""
         self._require_open()
         self._state.bind()
-        _check(capi.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice")
+        status = _interruptible.wait(capi.aclrtSynchronizeDeviceWithTimeout, (),
+                                     capi.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)   # Ctrl-C can interrupt it
+        _check(status, "aclrtSynchronizeDevice")
 
     def mem_info(self, attr: int = capi.ACL_HBM_MEM) -> tuple[int, int]:
         """(free, total) bytes of device memory (``aclrtGetMemInfo``)."""
@@ -752,11 +755,13 @@ class Stream:
     def synchronize(self) -> None:
         """Block until all work queued on this stream has run (``aclrtSynchronizeStream``).
 
-        Raises the asynchronous failure of a queued task, if one happened.
+        Raises the asynchronous failure of a queued task, if one happened. Ctrl-C interrupts the wait
+        (``KeyboardInterrupt``); the queued work keeps running.
         """
         h = self.handle
         _bind_current(self._state)
-        status = capi.aclrtSynchronizeStream(h)
+        status = _interruptible.wait(capi.aclrtSynchronizeStreamWithTimeout, (h,),
+                                     capi.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
         if status:
             raise make_error(status, "aclrtSynchronizeStream")
 
@@ -841,7 +846,9 @@ class Event:
 
     def synchronize(self) -> None:
         """Block until the recorded work has run."""
-        _check(capi.aclrtSynchronizeEvent(self.handle), "aclrtSynchronizeEvent")
+        status = _interruptible.wait(capi.aclrtSynchronizeEventWithTimeout, (self.handle,),
+                                     capi.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)   # Ctrl-C can interrupt it
+        _check(status, "aclrtSynchronizeEvent")
 
     def query(self) -> bool:
         """True when the recorded work has run (a never-recorded event counts as complete)."""

@@ -433,6 +433,10 @@ class Tensor:
         if self._info.packed and self.offset % 2:
             raise ValueError("a 4-bit view starting in the middle of a byte cannot be overwritten")
         stream = stream or self.stream or current_stream()
+        own = self.device_id
+        if own is not None and stream.device_id != own:   # the runtime refuses it too (107000)
+            raise ValueError(f"copy_from: the tensor's memory is on device {own}, but the stream is on device "
+                             f"{stream.device_id}; pass a stream of device {own}")
         self._mem.note_stream(stream)
         start = self._ptr + dtypes.nbytes(self.acl_dtype, self.offset) if self._info.packed \
             else self.data_ptr

@@ -109,10 +109,17 @@ _CONTEXT_HINTS = {
 }
 
 
+# 161002 for an argument that no longer exists is not a dtype/shape problem: say so instead.
+_DESTROYED_HINT = ("{op} was given an object that no longer exists (destroyed or consumed, e.g. released by "
+                   "another thread or by the interpreter's exit): keep the tensors alive until the call returns")
+
+
 def op_error(status: int, func: str, op: str) -> AclError:
     """The AclError for a failing operator call, with a hint naming the operator and the SoC."""
     err = make_error(status, func)
     template = _CONTEXT_HINTS.get(status)
+    if status == 161002 and err.message and "is not a live" in err.message:
+        template = _DESTROYED_HINT
     if template is not None:
         err.hint = template.format(op=op, soc=_soc())
         err.args = (err._text(),)

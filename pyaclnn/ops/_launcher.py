@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any
 
-from .. import capi
+from .. import _shutdown, capi
 from ..errors import recent_error_message
 from ..runtime import _tls, current_stream
 from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
@@ -154,11 +154,12 @@ class OpFunction:
             args = self.bind_args(args, kwargs)
         if stream is None:
             stream = _default_stream(args)
-        if _cache_config.maxsize:
-            out = _cached_call(self, args, stream)
-            if out is not _NOT_CACHEABLE:
-                return out
-        return self.one_shot(args, stream)
+        with _shutdown.launching(self.name):   # refused once the interpreter exits (pyaclnn/_shutdown.py)
+            if _cache_config.maxsize:
+                out = _cached_call(self, args, stream)
+                if out is not _NOT_CACHEABLE:
+                    return out
+            return self.one_shot(args, stream)
 
     def one_shot(self, args, stream):
         """Phase 1, workspace, phase 2 (no executor reuse)."""

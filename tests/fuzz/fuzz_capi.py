@@ -4,6 +4,7 @@
     python tests/fuzz/fuzz_capi.py --calls 100000 --seed 1          # a fixed, reproducible slice
     python tests/fuzz/fuzz_capi.py --seconds 600                     # a long run, random seed
     python tests/fuzz/fuzz_capi.py --calls 5000 --seed 7 --trace /tmp/fuzz.trace   # log each call first
+    python tests/fuzz/fuzz_capi.py --threads 4 --calls 20000 --seed 1    # threads racing (threaded.py)
 
 Every call must either succeed or return a status the headers define, leaving a message for
 aclGetRecentErrMsg that names the function; a foreign handle must be refused; the process must
@@ -42,6 +43,9 @@ def _parse(argv):
     p.add_argument("--soc", default=None, help="emulated SoC (PYACLNN_STUB_SOC), e.g. Ascend910B4 or Ascend950PR")
     p.add_argument("--trace", default=None, help="write each call to this file before making it")
     p.add_argument("--stats", action="store_true", help="print calls and failures per function")
+    p.add_argument("--threads", type=int, default=0,
+                   help="multi-threaded mode: this many threads share memory, streams, events and executors "
+                        "(see threaded.py)")
     p.add_argument("--skip-op", action="append", default=[], metavar="aclnnXxx",
                    help="leave this operator out (repeatable), e.g. while its owner fixes a finding")
     args = p.parse_args(argv)
@@ -120,6 +124,8 @@ def main(argv=None) -> int:
     if args.soc:
         os.environ["PYACLNN_STUB_SOC"] = args.soc
     faulthandler.enable()
+    if args.threads > 0:
+        return _threaded(args)
 
     import calls_meta
     import calls_ops
@@ -178,6 +184,27 @@ def main(argv=None) -> int:
           f"reads) refused={sum(w.failures.values())} functions={len(w.per_function)} "
           f"violations={len(w.violations)} time={elapsed:.1f}s {verdict}")
     return 0 if not w.violations else 1
+
+
+def _threaded(args) -> int:
+    from threaded import ThreadedRun
+
+    from pyaclnn import capi
+    from pyaclnn._stubinfo import live_counts
+
+    if live_counts() is None:
+        print("fuzz: the loaded backend is not the stub; nothing to do", file=sys.stderr)
+        return 2
+    assert capi.aclInit(None) in (0, capi.ACL_ERROR_REPEAT_INITIALIZE)
+    started = time.monotonic()
+    run = ThreadedRun(args.seed, args.threads, args.calls, args.seconds)
+    run.run()
+    for v in run.violations[:50]:
+        print("VIOLATION", v)
+    verdict = "OK" if not run.violations else "FAILED"
+    print(f"fuzz: seed={args.seed} threads={args.threads} calls={run.calls} violations={len(run.violations)} "
+          f"time={time.monotonic() - started:.1f}s {verdict}")
+    return 0 if not run.violations else 1
 
 
 if __name__ == "__main__":

@@ -54,6 +54,10 @@ PYACLNN_STUB_API pyaclnn_soc_family pyaclnn_stub_soc_family(void);
  * default stream. Returns ACL_SUCCESS or the runtime status (and reports it under `func`).
  * ------------------------------------------------------------------------------------------------ */
 typedef void (*pyaclnn_stub_task_fn)(void *arg);
+/* 1 in a child forked after the runtime had started (see runtime/fork.c): device work is refused. */
+PYACLNN_STUB_API int pyaclnn_stub_forked_child(void);
+/* The device of a stream (NULL: the calling thread's current device), or -1 if it is not live. */
+PYACLNN_STUB_API int32_t pyaclnn_stub_stream_device(aclrtStream stream);
 PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStream stream,
                                                      pyaclnn_stub_task_fn run,
                                                      pyaclnn_stub_task_fn release, void *arg);
@@ -70,6 +74,12 @@ PYACLNN_STUB_API void pyaclnn_stub_task_fail(int code, const char *fmt, ...)
  * allocation (or a range registered with pyaclnn_stub_mem_register), else 0.
  * ------------------------------------------------------------------------------------------------ */
 PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void **base, size_t *size);
+/* Keeps the allocation that holds p from being released (an aclrtFree of it is then completed
+ * when the last pin goes), so queued work can use it safely. Returns the pin, or NULL when p is
+ * not in memory the runtime knows; *device (may be NULL) gets the device of device memory, -1 for
+ * host memory (pinned or registered), which every device may address. */
+PYACLNN_STUB_API void *pyaclnn_stub_mem_pin(const void *p, int32_t *device);
+PYACLNN_STUB_API void pyaclnn_stub_mem_unpin(void *pin);   /* NULL: nothing */
 /* Host memory that device code may address directly (zero-copy wrapping of host arrays/tensors). */
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes);
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p);

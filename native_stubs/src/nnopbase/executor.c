@@ -13,7 +13,15 @@
  *
  * Tensor-list parameters (the aclSetDynamic*TensorAddr index space) are counted in the block but
  * none of our operators has one yet, so those setters always find the index out of range.
+ *
+ * Threads: executor_mu makes "is it live, is it single-use, consume or clone it" one step, so when
+ * two threads launch one single-use executor exactly one gets it and the other is refused (nothing
+ * reads a block another thread's launch may have freed), and destroy/re-point calls cannot free or
+ * change a block while a launch copies it. A queued launch pins the memory its tensors and its
+ * workspace live in (pyaclnn_stub_mem_pin), so an aclrtFree racing it cannot release that memory
+ * before the kernel has run.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,7 @@ struct aclOpExecutor {
     pyaclnn_stub_kernel_fn kernel;    /* NULL: a launch with nothing to do (empty tensors)         */
     size_t block_size;                /* bytes of the whole block, for cloning                      */
     size_t params_offset;
+    size_t pins_offset;               /* n_inputs + n_outputs + 1 pins (tensors, then workspace)    */
     uint64_t workspace_required;      /* what phase 1 reported                                      */
     int repeatable;
     size_t n_input_lists, n_output_lists;   /* tensor-list parameters (none yet)                  */
@@ -33,6 +42,11 @@ struct aclOpExecutor {
     char deferred_msg[240];
     pyaclnn_stub_tensor tensors[];    /* n_inputs + n_outputs snapshots, then the parameters        */
 };
+
+pthread_mutex_t executor_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void **pins_of(aclOpExecutor *e) { return (void **)((unsigned char *)e + e->pins_offset); }
+static size_t n_pins(const aclOpExecutor *e) { return e->launch.n_inputs + e->launch.n_outputs + 1; }
 
 /* Points the launch header of a block at the block's own trailing storage. */
 static void bind_launch(aclOpExecutor *e) {
@@ -46,7 +60,9 @@ aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kerne
                                          const aclTensor *const *outputs, size_t n_outputs,
                                          uint64_t workspace_size) {
     size_t n_tensors = n_inputs + n_outputs;
-    size_t params_offset = offsetof(aclOpExecutor, tensors) + n_tensors * sizeof(pyaclnn_stub_tensor);
+    size_t pins_offset = offsetof(aclOpExecutor, tensors) + n_tensors * sizeof(pyaclnn_stub_tensor);
+    pins_offset = (pins_offset + 15) & ~(size_t)15;
+    size_t params_offset = pins_offset + (n_tensors + 1) * sizeof(void *);
     params_offset = (params_offset + 15) & ~(size_t)15;
     size_t block_size = params_offset + params_size;
     aclOpExecutor *e = calloc(1, block_size);
@@ -58,6 +74,7 @@ aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kerne
     e->kernel = kernel;
     e->block_size = block_size;
     e->params_offset = params_offset;
+    e->pins_offset = pins_offset;
     e->workspace_required = workspace_size;
     bind_launch(e);
     if (params_size) memcpy((unsigned char *)e + params_offset, params, params_size);
@@ -94,7 +111,67 @@ static void run_launch(void *arg) {
     block->kernel(&block->launch);
 }
 
-static void free_launch(void *arg) { free(arg); }
+static void unpin_all(aclOpExecutor *block) {
+    void **pins = pins_of(block);
+    for (size_t i = 0; i < n_pins(block); i++) {
+        pyaclnn_stub_mem_unpin(pins[i]);
+        pins[i] = NULL;
+    }
+}
+
+static void free_launch(void *arg) {
+    unpin_all(arg);   /* memory freed while this launch was queued is released now */
+    free(arg);
+}
+
+/* Pins the memory of the launch's tensors and workspace. Returns 0, or reports (under api) and
+ * returns the status when a tensor or the workspace lives on another device than the stream's. */
+static aclnnStatus pin_launch(const char *api, aclOpExecutor *block, void *workspace, int32_t stream_device) {
+    void **pins = pins_of(block);
+    size_t n_tensors = block->launch.n_inputs + block->launch.n_outputs;
+    for (size_t i = 0; i <= n_tensors; i++) {
+        const void *p = i < n_tensors ? block->tensors[i].data : workspace;
+        if (i < n_tensors && !block->tensors[i].present) continue;
+        int32_t device = -1;
+        pins[i] = p ? pyaclnn_stub_mem_pin(p, &device) : NULL;
+        if (pins[i] && device >= 0 && stream_device >= 0 && device != stream_device) {
+            const char *what = i < n_tensors ? (i < block->launch.n_inputs ? "input" : "output") : "workspace";
+            size_t index = i < block->launch.n_inputs ? i : i - block->launch.n_inputs;
+            if (i < n_tensors)
+                pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api, "%s tensor %zu (data %p) is memory of device %d, "
+                                    "but the stream belongs to device %d", what, index, p, (int)device,
+                                    (int)stream_device);
+            else
+                pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api, "workspace %p is memory of device %d, but the "
+                                    "stream belongs to device %d", p, (int)device, (int)stream_device);
+            unpin_all(block);
+            return ACLNN_ERR_RUNTIME_ERROR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* Phase-2 workspace check (the emulator's stand-in for the NPU's memory fault): a workspace must be
+ * live device memory with at least workspaceSize bytes from the pointer on. */
+static aclnnStatus check_workspace(const char *api, void *workspace, uint64_t workspace_size) {
+    void *base;
+    size_t size;
+    if (workspace_size == 0 || workspace == NULL) return ACLNN_SUCCESS;
+    if (workspace_size > SIZE_MAX || !pyaclnn_stub_mem_lookup(workspace, (size_t)workspace_size, &base, &size)) {
+        if (pyaclnn_stub_mem_lookup(workspace, 1, &base, &size))
+            pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api,
+                                "workspace %p has %zu bytes of device memory from there on (allocation %p of %zu "
+                                "bytes), fewer than the workspaceSize %llu given", workspace,
+                                size - (size_t)((uintptr_t)workspace - (uintptr_t)base), base, size,
+                                (unsigned long long)workspace_size);
+        else
+            pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api,
+                                "workspace %p is not live device memory (never allocated with aclrtMalloc, "
+                                "already freed, or host memory)", workspace);
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    return ACLNN_SUCCESS;
+}
 
 aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t workspace_size,
                                       aclOpExecutor *executor, aclrtStream stream) {
@@ -102,20 +179,26 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "executor is NULL");
         return ACLNN_ERR_PARAM_NULLPTR;
     }
+    if (pyaclnn_stub_forked_child()) {   /* before any lock: see runtime/fork.c */
+        pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, api, "cannot launch in a forked child process: the runtime "
+                            "was started in the parent before fork()");
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    /* Liveness, single-use consumption and the clone of a repeatable block in one step (see top). */
+    pthread_mutex_lock(&executor_mu);
     if (!nn_is(executor, NN_KIND_EXECUTOR)) {
+        pthread_mutex_unlock(&executor_mu);
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
                             "executor %p is not a live aclOpExecutor: a single-use executor is consumed by its "
                             "first run (call aclSetAclOpExecutorRepeatable after phase 1 to run it again), or it "
                             "was destroyed", (void *)executor);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    /* From here on a single-use executor is consumed, whatever the outcome (as in opbase). If two
-     * threads race to run it, only the one that unregisters it may use it. */
+    /* From here on a single-use executor is consumed, whatever the outcome (as in opbase). */
     aclOpExecutor *launch = executor;
-    if (!executor->repeatable && !stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR)) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "executor %p was consumed concurrently", (void *)executor);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    int repeatable = executor->repeatable;
+    pyaclnn_stub_kernel_fn kernel = executor->kernel;
+    if (!repeatable) stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR);
 
     aclnnStatus rc = ACLNN_SUCCESS;
     if (workspace_size > 0 && workspace == NULL) {
@@ -127,10 +210,12 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
                             "workspaceSize %llu is smaller than the %llu bytes phase 1 asked for",
                             (unsigned long long)workspace_size, (unsigned long long)executor->workspace_required);
         rc = ACLNN_ERR_PARAM_INVALID;
+    } else if ((rc = check_workspace(api, workspace, workspace_size)) != ACLNN_SUCCESS) {
+        /* reported */
     } else if (executor->deferred_code != ACLNN_SUCCESS) {
         rc = executor->deferred_code;
         pyaclnn_stub_report(rc, api, "%s", executor->deferred_msg);
-    } else if (executor->kernel != NULL && executor->repeatable) {
+    } else if (kernel != NULL && repeatable) {
         launch = malloc(executor->block_size);
         if (launch == NULL) {
             pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "out of host memory");
@@ -140,16 +225,22 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
             bind_launch(launch);
         }
     }
+    pthread_mutex_unlock(&executor_mu);
 
-    if (rc == ACLNN_SUCCESS && executor->kernel != NULL) {
+    if (rc == ACLNN_SUCCESS && kernel != NULL) {   /* launch is ours alone: consumed, or a clone */
         launch->launch.workspace = workspace;
         launch->launch.workspace_size = workspace_size;
-        /* The stream releases the block after the kernel ran, or at once if submission fails (the
-         * runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
+        rc = pin_launch(api, launch, workspace, pyaclnn_stub_stream_device(stream));
+        if (rc != ACLNN_SUCCESS) {
+            free(launch);
+            return rc;
+        }
+        /* The stream releases the block (and its pins) after the kernel ran, or at once if submission
+         * fails (the runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
         aclError submit = pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
         return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
     }
-    if (!executor->repeatable) free(executor);
+    if (!repeatable) free(executor);
     return rc;
 }
 
@@ -173,22 +264,21 @@ static aclnnStatus check_lifetime_arg(const char *api, const aclOpExecutor *exec
 }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
+    pthread_mutex_lock(&executor_mu);
     aclnnStatus rc = check_lifetime_arg("aclSetAclOpExecutorRepeatable", executor);
     if (rc == ACLNN_SUCCESS) executor->repeatable = 1;
+    pthread_mutex_unlock(&executor_mu);
     return rc;
 }
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
     static const char API[] = "aclDestroyAclOpExecutor";
+    pthread_mutex_lock(&executor_mu);
     aclnnStatus rc = check_lifetime_arg(API, executor);
-    if (rc != ACLNN_SUCCESS) return rc;
-    if (!stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR)) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER, API, "executor %p was consumed or destroyed concurrently",
-                            (void *)executor);
-        return ACLNN_ERR_INNER;
-    }
-    free(executor);   /* queued launches own their own copies */
-    return ACLNN_SUCCESS;
+    if (rc == ACLNN_SUCCESS) stub_registry_remove(&nn_handles, executor, NN_KIND_EXECUTOR);
+    pthread_mutex_unlock(&executor_mu);
+    if (rc == ACLNN_SUCCESS) free(executor);   /* queued launches own their own copies */
+    return rc;
 }
 
 /* ---- re-pointing tensors between runs ------------------------------------------------------ */
@@ -197,8 +287,19 @@ enum slot_space { SPACE_INPUT, SPACE_OUTPUT, SPACE_ALL };
 
 /* Shared body of aclSet{Input,Output,}TensorAddr: after every check passes, writes addr into the
  * executor's snapshot of that parameter and into the aclTensor itself. */
+static aclnnStatus set_tensor_addr_locked(const char *api, enum slot_space space, aclOpExecutor *executor,
+                                          size_t index, aclTensor *tensor, void *addr);
+
 static aclnnStatus set_tensor_addr(const char *api, enum slot_space space, aclOpExecutor *executor, size_t index,
                                    aclTensor *tensor, void *addr) {
+    pthread_mutex_lock(&executor_mu);   /* the executor stays live while its snapshot changes */
+    aclnnStatus rc = set_tensor_addr_locked(api, space, executor, index, tensor, addr);
+    pthread_mutex_unlock(&executor_mu);
+    return rc;
+}
+
+static aclnnStatus set_tensor_addr_locked(const char *api, enum slot_space space, aclOpExecutor *executor,
+                                          size_t index, aclTensor *tensor, void *addr) {
     static const char *const SPACE_NAME[] = {"input", "output", "tensor"};
     if (tensor == NULL || executor == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "%s is NULL", tensor == NULL ? "tensor" : "executor");
@@ -258,14 +359,18 @@ static aclnnStatus set_dynamic_addr(const char *api, enum slot_space space, aclO
         pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "element %zu of the list is NULL", relativeIndex);
         return ACLNN_ERR_INNER_NULLPTR;
     }
+    pthread_mutex_lock(&executor_mu);
     rc = nn_check_handle(api, "executor", executor, NN_KIND_EXECUTOR, ACLNN_ERR_INNER_NULLPTR);
-    if (rc != ACLNN_SUCCESS) return rc;
-    size_t lists = space == SPACE_INPUT ? executor->n_input_lists
+    size_t lists = rc != ACLNN_SUCCESS ? 0
+                 : space == SPACE_INPUT ? executor->n_input_lists
                  : space == SPACE_OUTPUT ? executor->n_output_lists
                  : executor->n_input_lists + executor->n_output_lists;
+    const char *op_name = rc != ACLNN_SUCCESS ? NULL : executor->launch.op_name;
+    pthread_mutex_unlock(&executor_mu);
+    if (rc != ACLNN_SUCCESS) return rc;
     if (irIndex >= lists) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "irIndex %zu is out of range: operator %s has %zu %s "
-                            "tensor-list parameter(s)", irIndex, executor->launch.op_name, lists, SPACE_NAME[space]);
+                            "tensor-list parameter(s)", irIndex, op_name, lists, SPACE_NAME[space]);
         return ACLNN_ERR_PARAM_INVALID;
     }
     /* Unreachable until an operator with tensor-list parameters exists. */

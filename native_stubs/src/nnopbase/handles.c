@@ -35,6 +35,22 @@ aclnnStatus nn_check_handle(const char *api, const char *param, const void *p, i
     return ACLNN_ERR_PARAM_INVALID;
 }
 
+/* fork(): the library's locks are taken around it (in their lock order), so that a child never
+ * inherits one held by a thread that does not exist there; host-side objects stay usable in it. */
+static void lock_all(void) {
+    pthread_mutex_lock(&executor_mu);
+    pthread_mutex_lock(&nn_ownership_lock);
+    pthread_mutex_lock(&nn_handles.lock);
+}
+
+static void unlock_all(void) {
+    pthread_mutex_unlock(&nn_handles.lock);
+    pthread_mutex_unlock(&nn_ownership_lock);
+    pthread_mutex_unlock(&executor_mu);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void) { pthread_atfork(lock_all, unlock_all, unlock_all); }
+
 void pyaclnn_stub_nnopbase_counts(pyaclnn_stub_counts *out) {
     if (out == NULL) return;
     /* Only this library's fields: libascendcl fills the rest of the same struct. */

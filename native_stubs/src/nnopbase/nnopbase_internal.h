@@ -33,6 +33,8 @@ extern stub_registry nn_handles;
 /* Serialises changes of list ownership (list create/destroy, tensor/scalar destroy), so that an
  * element can never be freed twice or freed while a list still owns it. */
 extern pthread_mutex_t nn_ownership_lock;
+/* Serialises launching, consuming, destroying and re-pointing executors (executor.c). */
+extern pthread_mutex_t executor_mu;
 
 struct aclTensor {
     pyaclnn_stub_tensor desc;    /* exactly what pyaclnn_stub_tensor_get hands out (present = 1) */

@@ -25,6 +25,9 @@ rt_context *rt_current_context(void) {
 }
 
 aclError rt_require_context(const char *func, rt_context **out) {
+    *out = NULL;
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
     *out = rt_current_context();
     if (*out) return ACL_SUCCESS;
     return RT_REPORT(ACL_ERROR_RT_CONTEXT_NULL, func,

@@ -124,7 +124,9 @@ static int64_t set_count[RT_MAX_DEVICES];
 static rt_context *default_ctx[RT_MAX_DEVICES];
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
-    aclError rc = rt_soc_check("aclrtSetDevice");
+    aclError rc = rt_fork_check("aclrtSetDevice");
+    if (rc) return rc;
+    rc = rt_soc_check("aclrtSetDevice");
     if (rc) return rc;
     rc = check_device_id("aclrtSetDevice", deviceId);
     if (rc) return rc;

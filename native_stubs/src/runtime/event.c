@@ -131,6 +131,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint3
 
 /* Reports unless `event` is a live event. */
 static aclError check_event(const char *func, const char *name, aclrtEvent event) {
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
     if (!event) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "%s is NULL", name);
     if (stub_registry_kind(&rt_handles, event) != RT_KIND_EVENT)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
@@ -164,23 +166,20 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
     rt_stream *s;
     if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
     rt_event *ev = event;
+    /* The record is queued before it is published (both under ev->mu): a concurrent
+     * aclrtStreamWaitEvent sees the previous record or this one, never one that failed to queue
+     * (its stream being destroyed), which nothing would ever reach. Lock order: ev->mu, then s->mu;
+     * the worker takes ev->mu without holding s->mu. */
     pthread_mutex_lock(&ev->mu);
-    uint64_t previous = ev->record_id, id = ++ev->next_id;
-    ev->record_id = id;
-    pthread_mutex_unlock(&ev->mu);
-
+    uint64_t id = ++ev->next_id;
     rt_task t = {.kind = RT_TASK_RECORD, .u.mark = {ev, id}};
     uint64_t index;
     rc = rt_stream_enqueue(func, s, &t, &index);
-    pthread_mutex_lock(&ev->mu);
-    if (ev->record_id == id) {
-        if (rc) {
-            ev->record_id = previous;
-        } else {
-            ev->stream = s;
-            ev->stream_generation = atomic_load(&s->generation);
-            ev->stream_index = index;
-        }
+    if (rc == ACL_SUCCESS) {
+        ev->record_id = id;
+        ev->stream = s;
+        ev->stream_generation = atomic_load(&s->generation);
+        ev->stream_index = index;
     }
     pthread_mutex_unlock(&ev->mu);
     return rc;
@@ -264,7 +263,6 @@ static aclError synchronize_event(const char *func, aclrtEvent event, int32_t ti
     }
     pthread_mutex_unlock(&ev->mu);
     if (target != 0 && s && atomic_load(&s->generation) == generation) {
-        rt_mem_release(NULL);
         return rt_stream_take_failure(func, s, index);
     }
     return ACL_SUCCESS;

@@ -14,6 +14,9 @@
  * aclrtMemcpy / aclrtMemset run at once and do not wait for queued stream work (as on the NPU).
  * The async forms enqueue the copy; when a host side is pageable (not from aclrtMallocHost or
  * registered) they then wait for that copy, so the caller may reuse its buffer on return.
+ *
+ * Validation pins the blocks it found (rt_mem_classify_pin) and the task keeps the pins until it has
+ * run, so an aclrtFree racing the call cannot release memory between the check and the copy.
  */
 #include <string.h>
 
@@ -63,13 +66,22 @@ static aclError check_side(const char *func, const char *role, const void *p, si
     return ACL_SUCCESS;
 }
 
+static void unpin(rt_mem_block **pins) {
+    rt_mem_unpin(pins[0]);
+    rt_mem_unpin(pins[1]);
+    pins[0] = pins[1] = NULL;
+}
+
 /* Location checks of a copy of dst_span/src_span bytes. *pageable is set when a host side is
- * pageable memory. */
+ * pageable memory. pins[0..1] get the pinned blocks of dst and src (NULL if pageable); on failure
+ * they are already unpinned. */
 static aclError check_locations(const char *func, void *dst, size_t dst_span, const void *src, size_t src_span,
-                                aclrtMemcpyKind kind, int *pageable) {
+                                aclrtMemcpyKind kind, int *pageable, rt_mem_block **pins) {
     rt_mem_range d, s;
-    rt_mem_classify(dst, &d);
-    rt_mem_classify(src, &s);
+    rt_mem_classify_pin(dst, &d);
+    rt_mem_classify_pin(src, &s);
+    pins[0] = d.block;
+    pins[1] = s.block;
     side_kind want_dst, want_src;
     switch (kind) {
     case ACL_MEMCPY_HOST_TO_HOST: want_src = TO_HOST, want_dst = TO_HOST; break;
@@ -85,13 +97,18 @@ static aclError check_locations(const char *func, void *dst, size_t dst_span, co
     aclError rc = check_side(func, "dst", dst, dst_span, want_dst, kind_name(kind), &d);
     if (rc == ACL_SUCCESS) rc = check_side(func, "src", src, src_span, want_src, kind_name(kind), &s);
     *pageable = d.kind == RT_MEM_PAGEABLE || s.kind == RT_MEM_PAGEABLE;
+    if (rc) unpin(pins);
     return rc;
 }
 
 /* Parameter checks shared by aclrtMemcpy and aclrtMemcpyAsync; *nothing is set when there is
  * nothing to do. */
 static aclError check_copy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
-                           aclrtMemcpyKind kind, int *nothing, int *pageable) {
+                           aclrtMemcpyKind kind, int *nothing, int *pageable, rt_mem_block **pins) {
+    pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = count == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!dst) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "dst is NULL");
@@ -102,24 +119,40 @@ static aclError check_copy(const char *func, void *dst, size_t destMax, const vo
                          "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE (5)",
                          (int)kind);
     if (count > destMax) return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "count %zu > destMax %zu", count, destMax);
-    return check_locations(func, dst, count, src, count, kind, pageable);
+    return check_locations(func, dst, count, src, count, kind, pageable, pins);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind) {
     int nothing, pageable;
-    aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &nothing, &pageable);
+    rt_mem_block *pins[2];
+    aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
     if (dst != src) memmove(dst, src, count);
+    unpin(pins);
     return ACL_SUCCESS;
 }
 
-/* Enqueues t on stream; waits for it when a host side is pageable. */
-static aclError submit_copy(const char *func, aclrtStream stream, const rt_task *t, int pageable) {
+/* Enqueues t (with pins, which the worker drops after the task) on stream; waits for it when a host
+ * side is pageable. The pins are dropped here if the task cannot be queued. */
+static aclError submit_copy(const char *func, aclrtStream stream, rt_task *t, int pageable, rt_mem_block **pins) {
     rt_stream *s;
     uint64_t index;
+    t->pins[0] = pins[0];
+    t->pins[1] = pins[1];
     aclError rc = rt_stream_resolve(func, stream, &s);
+    rt_context *owner = rc == ACL_SUCCESS ? atomic_load(&s->ctx) : NULL;
+    for (int i = 0; i < 2 && owner; i++)   /* device memory of another device than the stream's */
+        if (pins[i] && pins[i]->device >= 0 && pins[i]->device != owner->device) {
+            rc = RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                           "%s (in the allocation at %p) is memory of device %d, but stream %p belongs to device %d (no peer "
+                           "access between emulated devices)",
+                           t->kind == RT_TASK_SET ? "devPtr" : i == 0 ? "dst" : "src", pins[i]->mem,
+                           (int)pins[i]->device, stream, (int)owner->device);
+            break;
+        }
     if (rc == ACL_SUCCESS) rc = rt_stream_enqueue(func, s, t, &index);
+    if (rc) unpin(pins);
     if (rc == ACL_SUCCESS && pageable) rt_stream_wait_index(s, index, NULL);
     return rc;
 }
@@ -128,16 +161,22 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
                                               aclrtMemcpyKind kind, aclrtStream stream) {
     static const char func[] = "aclrtMemcpyAsync";
     int nothing, pageable;
-    aclError rc = check_copy(func, dst, destMax, src, count, kind, &nothing, &pageable);
+    rt_mem_block *pins[2];
+    aclError rc = check_copy(func, dst, destMax, src, count, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
     rt_task t = {.kind = RT_TASK_COPY, .u.copy = {dst, src, count}};
-    return submit_copy(func, stream, &t, pageable);
+    return submit_copy(func, stream, &t, pageable, pins);
 }
 
 /* ---- 2-D copies ------------------------------------------------------------------------------ */
 
 static aclError check_copy2d(const char *func, void *dst, size_t dpitch, const void *src, size_t spitch,
-                             size_t width, size_t height, aclrtMemcpyKind kind, int *nothing, int *pageable) {
+                             size_t width, size_t height, aclrtMemcpyKind kind, int *nothing, int *pageable,
+                             rt_mem_block **pins) {
+    pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = width == 0 || height == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!dst) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "dst is NULL");
@@ -155,16 +194,19 @@ static aclError check_copy2d(const char *func, void *dst, size_t dpitch, const v
     size_t rows = height - 1;
     if (rows > (SIZE_MAX - width) / dpitch || rows > (SIZE_MAX - width) / spitch)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "height %zu x pitch overflows the address space", height);
-    return check_locations(func, dst, rows * dpitch + width, src, rows * spitch + width, kind, pageable);
+    return check_locations(func, dst, rows * dpitch + width, src, rows * spitch + width, kind, pageable, pins);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                                            size_t width, size_t height, aclrtMemcpyKind kind) {
     int nothing, pageable;
-    aclError rc = check_copy2d("aclrtMemcpy2d", dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable);
+    rt_mem_block *pins[2];
+    aclError rc = check_copy2d("aclrtMemcpy2d", dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable,
+                               pins);
     if (rc || nothing) return rc;
     for (size_t row = 0; row < height; row++)
         memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
+    unpin(pins);
     return ACL_SUCCESS;
 }
 
@@ -173,30 +215,41 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const 
                                                 aclrtStream stream) {
     static const char func[] = "aclrtMemcpy2dAsync";
     int nothing, pageable;
-    aclError rc = check_copy2d(func, dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable);
+    rt_mem_block *pins[2];
+    aclError rc = check_copy2d(func, dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
     rt_task t = {.kind = RT_TASK_COPY2D, .u.copy2d = {dst, src, dpitch, spitch, width, height}};
-    return submit_copy(func, stream, &t, pageable);
+    return submit_copy(func, stream, &t, pageable, pins);
 }
 
 /* ---- memset ---------------------------------------------------------------------------------- */
 
-static aclError check_set(const char *func, void *devPtr, size_t maxCount, size_t count, int *nothing) {
+static aclError check_set(const char *func, void *devPtr, size_t maxCount, size_t count, int *nothing,
+                          rt_mem_block **pins) {
+    pins[0] = pins[1] = NULL;
+    *nothing = 0;
+    aclError forked = rt_fork_check(func);
+    if (forked) return forked;
     *nothing = count == 0;
     if (*nothing) return ACL_SUCCESS;
     if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
     if (count > maxCount)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "count %zu > maxCount %zu", count, maxCount);
     rt_mem_range loc;
-    rt_mem_classify(devPtr, &loc);
-    return check_side(func, "devPtr", devPtr, count, TO_DEVICE, "memset", &loc);
+    rt_mem_classify_pin(devPtr, &loc);
+    pins[0] = loc.block;
+    aclError rc = check_side(func, "devPtr", devPtr, count, TO_DEVICE, "memset", &loc);
+    if (rc) unpin(pins);
+    return rc;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
     int nothing;
-    aclError rc = check_set("aclrtMemset", devPtr, maxCount, count, &nothing);
+    rt_mem_block *pins[2];
+    aclError rc = check_set("aclrtMemset", devPtr, maxCount, count, &nothing, pins);
     if (rc || nothing) return rc;
     memset(devPtr, value & 0xFF, count);
+    unpin(pins);
     return ACL_SUCCESS;
 }
 
@@ -204,8 +257,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int
                                               aclrtStream stream) {
     static const char func[] = "aclrtMemsetAsync";
     int nothing;
-    aclError rc = check_set(func, devPtr, maxCount, count, &nothing);
+    rt_mem_block *pins[2];
+    aclError rc = check_set(func, devPtr, maxCount, count, &nothing, pins);
     if (rc || nothing) return rc;
     rt_task t = {.kind = RT_TASK_SET, .u.set = {devPtr, count, value & 0xFF}};
-    return submit_copy(func, stream, &t, 0);
+    return submit_copy(func, stream, &t, 0, pins);
 }

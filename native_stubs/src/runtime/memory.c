@@ -8,8 +8,10 @@
  *    ACL_ERROR_RT_MEMORY_ALLOCATION (207001), and aclrtGetMemInfo reports it.
  *  - aclrtFree / aclrtFreeHost never touch a pointer they do not know: NULL -> 100000, anything
  *    else that is not the start of a live allocation of the right kind -> 107000 with the reason.
- *  - Freed blocks are released at once when no stream has work queued, else kept until all streams
- *    are idle, so a task queued before the free cannot write into memory the host reuses.
+ *  - A freed block is released at once unless queued work uses it: copies, memsets and kernel
+ *    launches pin the blocks they touch when they are validated (memory_table.c), and the block is
+ *    released when the last of them has run. So a task queued before (or racing with) the free
+ *    never writes into memory the host reuses, and frees of other memory are never held back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,47 +44,6 @@ static void unreserve(int32_t device, size_t bytes) {
     pthread_mutex_unlock(&capacity_mu);
 }
 
-/* ---- deferred release ------------------------------------------------------------------------ */
-
-static pthread_mutex_t deferred_mu = PTHREAD_MUTEX_INITIALIZER;
-static void **deferred;
-static size_t n_deferred, cap_deferred;
-static _Atomic size_t deferred_count;   /* n_deferred, readable without the lock */
-
-void rt_mem_release(void *p) {
-    if (!p && atomic_load(&deferred_count) == 0) return;   /* the common case: nothing deferred */
-    void **batch = NULL;
-    size_t n = 0;
-    pthread_mutex_lock(&deferred_mu);
-    if (p && atomic_load(&rt_tasks_in_flight) == 0 && n_deferred == 0) {
-        pthread_mutex_unlock(&deferred_mu);
-        free(p);
-        return;
-    }
-    if (p) {
-        if (n_deferred == cap_deferred) {
-            size_t cap = cap_deferred ? cap_deferred * 2 : 64;
-            void **grown = realloc(deferred, cap * sizeof *grown);
-            if (grown) {
-                deferred = grown;
-                cap_deferred = cap;
-            }
-        }
-        if (n_deferred < cap_deferred) deferred[n_deferred++] = p;
-        else free(p);   /* cannot defer (out of memory): release now */
-    }
-    if (n_deferred && atomic_load(&rt_tasks_in_flight) == 0) {
-        batch = deferred;
-        n = n_deferred;
-        deferred = NULL;
-        n_deferred = cap_deferred = 0;
-    }
-    atomic_store(&deferred_count, n_deferred);
-    pthread_mutex_unlock(&deferred_mu);
-    for (size_t i = 0; i < n; i++) free(batch[i]);
-    free(batch);
-}
-
 /* ---- allocation ------------------------------------------------------------------------------ */
 
 static aclError malloc_device(const char *func, void **devPtr, size_t size, aclrtMemMallocPolicy policy,
@@ -111,7 +72,7 @@ static aclError malloc_device(const char *func, void **devPtr, size_t size, aclr
     void *p = NULL;
     size_t block = (padded + DEVICE_ALIGNMENT - 1) / DEVICE_ALIGNMENT * DEVICE_ALIGNMENT;
     if (posix_memalign(&p, DEVICE_ALIGNMENT, block) != 0) p = NULL;
-    rt_mem_range r = {(uintptr_t)p, padded, size, RT_MEM_DEVICE, ctx->device};
+    rt_mem_range r = {(uintptr_t)p, padded, size, RT_MEM_DEVICE, ctx->device, NULL};
     if (!p || rt_mem_table_insert(&r) != 0) {
         free(p);
         unreserve(ctx->device, padded);
@@ -156,24 +117,25 @@ static aclError report_bad_free(const char *func, const char *name, void *p, rt_
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
     static const char func[] = "aclrtFree";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
     rt_mem_range r;
     if (!rt_mem_table_remove((uintptr_t)devPtr, RT_MEM_DEVICE, &r))
         return report_bad_free(func, "devPtr", devPtr, RT_MEM_DEVICE);
     unreserve(r.device, r.size);
-    rt_mem_release(devPtr);
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
     static const char func[] = "aclrtMallocHost";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
     if (size == 0) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "size must be greater than 0");
     void *p = NULL;
     size_t block = (size + HOST_ALIGNMENT - 1) / HOST_ALIGNMENT * HOST_ALIGNMENT;
     if (block < size || posix_memalign(&p, HOST_ALIGNMENT, block) != 0) p = NULL;
     rt_context *ctx = rt_current_context();
-    rt_mem_range r = {(uintptr_t)p, size, size, RT_MEM_PINNED, ctx ? ctx->device : -1};
+    rt_mem_range r = {(uintptr_t)p, size, size, RT_MEM_PINNED, ctx ? ctx->device : -1, NULL};
     if (!p || rt_mem_table_insert(&r) != 0) {
         free(p);
         return RT_REPORT(ACL_ERROR_RT_MEMORY_ALLOCATION, func, "cannot allocate %zu bytes of host memory", size);
@@ -184,10 +146,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
 
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
     static const char func[] = "aclrtFreeHost";
+    if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
     if (!rt_mem_table_remove((uintptr_t)hostPtr, RT_MEM_PINNED, NULL))
         return report_bad_free(func, "hostPtr", hostPtr, RT_MEM_PINNED);
-    rt_mem_release(hostPtr);
     return ACL_SUCCESS;
 }
 
@@ -223,14 +185,18 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, si
     return ACL_SUCCESS;
 }
 
-void rt_mem_classify(const void *p, rt_mem_range *r) {
-    if (!rt_mem_table_find((uintptr_t)p, r)) {
+static void classify(const void *p, rt_mem_range *r, int pin) {
+    if (!(pin ? rt_mem_table_find_pin : rt_mem_table_find)((uintptr_t)p, r)) {
         memset(r, 0, sizeof *r);
         r->kind = RT_MEM_PAGEABLE;
         r->base = (uintptr_t)p;
         r->device = -1;
     }
 }
+
+void rt_mem_classify(const void *p, rt_mem_range *r) { classify(p, r, 0); }
+
+void rt_mem_classify_pin(const void *p, rt_mem_range *r) { classify(p, r, 1); }
 
 /* ---- cross-library API ----------------------------------------------------------------------- */
 
@@ -246,6 +212,15 @@ PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void 
     return 1;
 }
 
+PYACLNN_STUB_API void *pyaclnn_stub_mem_pin(const void *p, int32_t *device) {
+    rt_mem_range r;
+    if (!p || !rt_mem_table_find_pin((uintptr_t)p, &r)) return NULL;
+    if (device) *device = r.kind == RT_MEM_DEVICE ? r.device : -1;   /* host memory: any device's */
+    return r.block;
+}
+
+PYACLNN_STUB_API void pyaclnn_stub_mem_unpin(void *pin) { rt_mem_unpin(pin); }
+
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes) {
     static const char func[] = "pyaclnn_stub_mem_register";
     if (!p) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "pointer is NULL");
@@ -256,7 +231,7 @@ PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes) {
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
                          "range [%p, +%zu) overlaps memory the runtime already knows", p, nbytes);
     rt_context *ctx = rt_current_context();
-    rt_mem_range r = {(uintptr_t)p, nbytes, nbytes, RT_MEM_REGISTERED, ctx ? ctx->device : -1};
+    rt_mem_range r = {(uintptr_t)p, nbytes, nbytes, RT_MEM_REGISTERED, ctx ? ctx->device : -1, NULL};
     if (rt_mem_table_insert(&r) != 0)
         return RT_REPORT(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, func, "out of host memory");
     return ACL_SUCCESS;

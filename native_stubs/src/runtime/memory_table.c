@@ -2,6 +2,10 @@
  * The ranges of memory the runtime knows: device allocations, pinned host allocations and host
  * ranges registered for device access. A sorted array searched by binary search; ranges never
  * overlap. Lookups (every copy checks two pointers) take a shared lock.
+ *
+ * Each range owns a reference-counted rt_mem_block (see rt_internal.h): pinning happens under the
+ * table lock, so a range found and pinned cannot have its memory released until it is unpinned,
+ * whatever another thread frees meanwhile.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,13 +38,26 @@ static void count(const rt_mem_range *r, int sign) {
     }
 }
 
+void rt_mem_unpin(rt_mem_block *block) {
+    if (!block || atomic_fetch_sub(&block->refs, 1) != 1) return;
+    if (block->owned) free(block->mem);
+    free(block);
+}
+
 int rt_mem_table_insert(const rt_mem_range *r) {
+    rt_mem_block *block = malloc(sizeof *block);
+    if (!block) return -1;
+    atomic_init(&block->refs, 1);   /* the table's reference */
+    block->mem = (void *)r->base;
+    block->owned = r->kind != RT_MEM_REGISTERED;
+    block->device = r->kind == RT_MEM_DEVICE ? r->device : -1;
     pthread_rwlock_wrlock(&table_lock);
     if (n_ranges == cap_ranges) {
         size_t cap = cap_ranges ? cap_ranges * 2 : 256;
         rt_mem_range *grown = realloc(ranges, cap * sizeof *grown);
         if (!grown) {
             pthread_rwlock_unlock(&table_lock);
+            free(block);
             return -1;
         }
         ranges = grown;
@@ -49,6 +66,7 @@ int rt_mem_table_insert(const rt_mem_range *r) {
     size_t at = upper_bound(r->base);
     memmove(ranges + at + 1, ranges + at, (n_ranges - at) * sizeof *ranges);
     ranges[at] = *r;
+    ranges[at].block = block;
     n_ranges++;
     count(r, +1);
     pthread_rwlock_unlock(&table_lock);
@@ -56,31 +74,39 @@ int rt_mem_table_insert(const rt_mem_range *r) {
 }
 
 int rt_mem_table_remove(uintptr_t base, rt_mem_kind kind, rt_mem_range *out) {
-    int removed = 0;
+    rt_mem_block *block = NULL;
     pthread_rwlock_wrlock(&table_lock);
     size_t at = upper_bound(base);
     if (at > 0 && ranges[at - 1].base == base && ranges[at - 1].kind == kind) {
         if (out) *out = ranges[at - 1];
+        block = ranges[at - 1].block;
         count(&ranges[at - 1], -1);
         memmove(ranges + at - 1, ranges + at, (n_ranges - at) * sizeof *ranges);
         n_ranges--;
-        removed = 1;
     }
     pthread_rwlock_unlock(&table_lock);
-    return removed;
+    if (out) out->block = NULL;   /* not the caller's to use: it may be gone once unpinned below */
+    rt_mem_unpin(block);          /* the table's reference: released now unless queued work pins it */
+    return block != NULL;
 }
 
-int rt_mem_table_find(uintptr_t p, rt_mem_range *out) {
+static int find(uintptr_t p, rt_mem_range *out, int pin) {
     int found = 0;
     pthread_rwlock_rdlock(&table_lock);
     size_t at = upper_bound(p);
     if (at > 0 && p - ranges[at - 1].base < ranges[at - 1].size) {
         *out = ranges[at - 1];
+        if (pin) atomic_fetch_add(&out->block->refs, 1);   /* the table's reference keeps it alive here */
+        else out->block = NULL;
         found = 1;
     }
     pthread_rwlock_unlock(&table_lock);
     return found;
 }
+
+int rt_mem_table_find(uintptr_t p, rt_mem_range *out) { return find(p, out, 0); }
+
+int rt_mem_table_find_pin(uintptr_t p, rt_mem_range *out) { return find(p, out, 1); }
 
 int rt_mem_table_overlaps(uintptr_t p, size_t n) {
     int overlap = 0;

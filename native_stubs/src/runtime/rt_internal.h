@@ -103,8 +103,13 @@ typedef enum {
     RT_TASK_WAIT,     /* blocks the stream until an event record is reached        */
 } rt_task_kind;
 
+typedef struct rt_mem_block rt_mem_block;
+
 typedef struct {
     rt_task_kind kind;
+    /* Memory blocks the task uses, pinned when it was validated and unpinned by the worker after it
+     * ran (or was dropped): a concurrent aclrtFree cannot release them under the task. */
+    rt_mem_block *pins[2];
     union {
         struct { pyaclnn_stub_task_fn run, release; void *arg; } call;
         struct { void *dst; const void *src; size_t count; } copy;
@@ -223,19 +228,42 @@ typedef struct {
     size_t requested;   /* bytes the caller asked for                             */
     rt_mem_kind kind;
     int32_t device;
+    rt_mem_block *block;   /* the range's reference-counted owner (set by rt_mem_table_insert) */
 } rt_mem_range;
+
+/* A known range's memory lives as long as its block has references: one held by the table while the
+ * range is live, one per pin. aclrtFree removes the range (so nothing new can pin it) and drops the
+ * table's reference; the memory is released when the last reference goes, i.e. only once the
+ * queued work that uses it has run. Frees of memory no queued work uses are immediate. */
+struct rt_mem_block {
+    _Atomic int64_t refs;
+    void *mem;          /* what free() takes                                   */
+    int32_t device;     /* device of device memory; -1 for host memory         */
+    int owned;          /* 0 for registered host ranges: the caller owns them  */
+};
 
 /* Sorted table of known ranges (memory_table.c); thread-safe. */
 int rt_mem_table_insert(const rt_mem_range *r);                    /* 0, or -1 if out of memory */
-int rt_mem_table_remove(uintptr_t base, rt_mem_kind kind, rt_mem_range *out);   /* 1 if removed */
+/* 1 if removed; drops the table's reference to the block (the memory goes when nothing pins it). */
+int rt_mem_table_remove(uintptr_t base, rt_mem_kind kind, rt_mem_range *out);
 int rt_mem_table_find(uintptr_t p, rt_mem_range *out);             /* range containing p        */
+/* Same, and pins the range's block (out->block) in the same step; the caller unpins it. */
+int rt_mem_table_find_pin(uintptr_t p, rt_mem_range *out);
+void rt_mem_unpin(rt_mem_block *block);                            /* NULL: nothing */
 int rt_mem_table_overlaps(uintptr_t p, size_t n);
 void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs);
 
 /* Where p points: fills *r (kind RT_MEM_PAGEABLE with base = p if unknown). */
 void rt_mem_classify(const void *p, rt_mem_range *r);
-/* Frees memory the runtime allocated, or defers it while stream work is in flight. */
-void rt_mem_release(void *p);
+/* Same, pinning the block of known memory (r->block, NULL for pageable memory). */
+void rt_mem_classify_pin(const void *p, rt_mem_range *r);
+
+/* ---- fork (fork.c) -------------------------------------------------------------------------- */
+
+void rt_fork_note_start(void);              /* called when a stream worker is started            */
+/* ACL_SUCCESS, or (in a child forked after the runtime started) a report under func and its code. */
+aclError rt_fork_check(const char *func);
+int rt_forked_child(void);                  /* the same test, silent */
 
 /* ---- init (init.c) --------------------------------------------------------------------------- */
 

@@ -23,8 +23,8 @@
  *    another thread destroys the object concurrently. aclrtDestroyStream runs the stream's queued
  *    work first; aclrtDestroyStreamForce drops the tasks not yet started.
  *  - aclGetRecentErrMsg and aclrtGetLastError are per thread.
- *  - Device and pinned host memory freed while stream work is still queued is released only once
- *    every stream is idle, so a late task never touches freed memory.
+ *  - Device and pinned host memory freed while queued work uses it is released only once that
+ *    work has run (the work pins it, memory.c), so a late task never touches freed memory.
  *  - Worker threads never keep the process alive; once exit() has begun they stop running queued
  *    tasks. aclFinalize joins the workers of destroyed streams (live streams keep theirs). Submitting and synchronising an idle stream take no global lock beyond one registry
  *    lookup and never allocate except to grow a stream's queue.
@@ -153,6 +153,7 @@ void rt_stream_destroy(rt_stream *s, int force) {
 static void join_worker(void *s) { rt_worker_join(s); }
 
 void rt_streams_join_idle_workers(void) {
+    if (rt_forked_child()) return;   /* the parent's worker threads do not exist here */
     /* The pool stays locked meanwhile, so no stream object is reused while its worker stops. */
     rt_pool_for_each_idle(&stream_pool, join_worker);
 }
@@ -306,7 +307,6 @@ static aclError synchronize_one(const char *func, rt_stream *s, const struct tim
         return RT_REPORT(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, func,
                          "stream %p still has %llu unfinished task(s) after %d ms", (void *)s,
                          (unsigned long long)(target - atomic_load(&s->completed)), timeout_ms);
-    rt_mem_release(NULL);   /* an idle moment: release memory whose free was deferred */
     return rt_stream_take_failure(func, s, target);
 }
 
@@ -319,7 +319,8 @@ aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ct
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         aclError rc = synchronize_one(func, list[i], timeout_ms >= 0 ? &deadline : NULL, timeout_ms);
-        if (rc && !first) first = rc;
+        /* A task failure outranks a timeout: it has been taken from its stream and must not be lost. */
+        if (rc && (!first || first == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)) first = rc;
     }
     free(list);
     return first;
@@ -399,6 +400,16 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
     *status = atomic_load(&s->completed) >= atomic_load(&s->submitted) ? ACL_STREAM_STATUS_COMPLETE
                                                                          : ACL_STREAM_STATUS_NOT_READY;
     return ACL_SUCCESS;
+}
+
+PYACLNN_STUB_API int32_t pyaclnn_stub_stream_device(aclrtStream stream) {
+    if (stream == NULL) {
+        rt_context *ctx = rt_current_context();
+        return ctx ? ctx->device : -1;
+    }
+    if (stub_registry_kind(&rt_handles, stream) != RT_KIND_STREAM) return -1;
+    rt_context *owner = atomic_load(&((rt_stream *)stream)->ctx);   /* pooled objects stay readable */
+    return owner ? owner->device : -1;
 }
 
 PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStream stream,

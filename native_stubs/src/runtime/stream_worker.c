@@ -96,6 +96,8 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
 
         run_task(s, &task, index);
+        rt_mem_unpin(task.pins[0]);   /* a block freed meanwhile is released now */
+        rt_mem_unpin(task.pins[1]);
 
         pthread_mutex_lock(&s->mu);
         atomic_store(&s->completed, index);
@@ -109,6 +111,7 @@ static void *worker_main(void *arg) {
 int rt_worker_start(rt_stream *s) {
     static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
     pthread_once(&exit_hook_once, install_exit_hook);
+    rt_fork_note_start();
     s->worker_stop = 0;
     sigset_t all, old;
     sigfillset(&all);

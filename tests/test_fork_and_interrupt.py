@@ -1,0 +1,108 @@
+"""fork() after init, and Ctrl-C during a host wait (issue 12, point 4).
+
+* A child forked after the runtime started has none of its stream threads: on today's main its
+  first stream synchronisation blocked forever. Now every device call in the child fails at once
+  with ACL_ERROR_RT_DRV_INTERNAL_ERROR (507899) and a message that says why and what to do; the
+  Pythonic layer raises it as an AclError; the parent keeps working.
+* Stream/Event/Device.synchronize wait in slices, so SIGINT raises KeyboardInterrupt within a slice
+  even while a task runs for seconds (on today's main the wait sat in C until the task ended).
+
+Each scenario runs in a fresh interpreter (helpers.run_python) with its own watchdog.
+"""
+from __future__ import annotations
+
+import pytest
+from helpers import run_python
+
+PRELUDE = """
+import ctypes, os, signal, sys, threading, time
+import pyaclnn
+from pyaclnn import capi, runtime as rt
+from pyaclnn.errors import AclError
+
+libascendcl = ctypes.CDLL(os.path.join(pyaclnn.get_library_dir(), "libascendcl.so"))
+submit = libascendcl.pyaclnn_stub_stream_submit
+submit.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+libc = ctypes.CDLL(None)
+USLEEP = ctypes.cast(libc.usleep, ctypes.c_void_p)   # a C task: usleep(arg microseconds)
+
+def sleep_on(stream, seconds):
+    assert submit(b"test", stream.handle, USLEEP, None, int(seconds * 1e6)) == 0
+"""
+
+
+def test_forked_child_gets_a_clear_error_at_once_and_the_parent_keeps_working():
+    code = PRELUDE + """
+s = rt.Stream()
+p = ctypes.c_void_p()
+assert capi.aclrtMalloc(ctypes.byref(p), 4096, 0) == 0
+assert capi.aclrtMemsetAsync(p.value, 4096, 7, 4096, s.handle) == 0
+s.synchronize()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)   # a hang ends the child with SIGALRM
+    t0 = time.monotonic()
+    rc = capi.aclrtSynchronizeStream(s.handle)
+    msg = (capi.aclGetRecentErrMsg() or b"").decode()
+    q = ctypes.c_void_p()
+    rc_malloc = capi.aclrtMalloc(ctypes.byref(q), 64, 0)
+    rc_set = capi.aclrtSetDevice(0)
+    try:
+        s.synchronize()
+        py = "no error"
+    except AclError as e:
+        py = f"AclError {e.code}"
+    took = time.monotonic() - t0
+    os.write(1, f"CHILD {rc} {rc_malloc} {rc_set} {py} {took:.2f}\\nMSG {msg}\\n".encode())
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
+# a child that exits normally runs the exit finalizers (aclFinalizeReference, destroys): no hang
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"normally exiting child: status {status}"
+# the parent is unaffected
+assert capi.aclrtMemsetAsync(p.value, 4096, 9, 4096, s.handle) == 0
+s.synchronize()
+host = (ctypes.c_ubyte * 4096)()
+assert capi.aclrtMemcpy(host, 4096, p.value, 4096, capi.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+assert bytes(host) == b"\\x09" * 4096
+assert capi.aclrtFree(p.value) == 0
+print("PARENT ok")
+"""
+    rc, out, err = run_python(code, timeout=60)
+    assert rc == 0, err
+    child = next(line for line in out.splitlines() if line.startswith("CHILD")).split()
+    assert child[1:4] == ["507899"] * 3, out
+    assert " ".join(child[4:6]) == "AclError 507899", out
+    assert float(child[6]) < 2.0, out
+    assert "forked child" in out and "fork()" in out and "spawn" in out, out
+    assert "PARENT ok" in out
+
+
+@pytest.mark.parametrize("what", ["stream", "event", "device"])
+def test_ctrl_c_interrupts_a_synchronize_while_a_task_runs(what):
+    code = PRELUDE + f"""
+s = rt.Stream()
+sleep_on(s, 3.0)
+waiter = {{"stream": s, "event": rt.Event().record(s), "device": rt.current_device()}}["{what}"]
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    waiter.synchronize()
+    print("NOT INTERRUPTED", round(time.monotonic() - t0, 2))
+except KeyboardInterrupt:
+    print("INTERRUPTED", round(time.monotonic() - t0, 2))
+s.synchronize()   # the task still runs to its end; waiting again works
+assert capi.aclrtGetLastError(capi.ACL_RT_THREAD_LEVEL) == 0   # the slices left no error behind
+print("DONE", round(time.monotonic() - t0, 2))
+"""
+    rc, out, err = run_python(code, timeout=60)
+    assert rc == 0, err
+    words = out.split()
+    assert words[0] == "INTERRUPTED", out
+    assert float(words[1]) < 1.5, out
+    assert words[2] == "DONE" and float(words[3]) >= 2.5, out
