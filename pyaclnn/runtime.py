@@ -465,6 +465,23 @@ def _round_up(n: int) -> int:
     return (n + _ROUND - 1) // _ROUND * _ROUND if n > 0 else _ROUND
 
 
+class _PoolSection:
+    """A critical section of a MemoryPool: its lock, and a flag that parks nested frees."""
+
+    __slots__ = ("_pool",)
+
+    def __init__(self, pool: "MemoryPool"):
+        self._pool = pool
+
+    def __enter__(self) -> None:
+        self._pool._lock.__enter__()
+        self._pool._in_section = True
+
+    def __exit__(self, *exc) -> None:
+        self._pool._in_section = False
+        self._pool._lock.__exit__(*exc)
+
+
 class MemoryPool:
     """Caching, stream-ordered device allocator of one stream (workspaces and tensors).
 
@@ -479,7 +496,12 @@ class MemoryPool:
         self._state = state
         self._stream_handle = stream_handle
         self._free_lists: dict[int, list[int]] = {}
-        self._lock = threading.Lock()
+        # Reentrant, because the garbage collector may run a buffer's finalizer (which frees into
+        # this pool) inside any of our critical sections, on the same thread; such a nested free is
+        # parked in _nested_frees and applied by the next call, never inside the section it hit.
+        self._lock = threading.RLock()
+        self._in_section = False
+        self._nested_frees: list[tuple[int, int]] = []
         self.limit = limit
         self.closed = False
         self.cached_bytes = 0
@@ -517,7 +539,8 @@ class MemoryPool:
         if size > _SIZE_MAX:
             _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
                         "aclrtMalloc")
-        with self._lock:
+        self._apply_nested_frees()
+        with self._section():
             if self.closed:
                 raise RuntimeError("the stream of this memory pool is closed")
             blocks = self._free_lists.get(size)
@@ -529,10 +552,21 @@ class MemoryPool:
                 self.in_use_bytes += size
                 return size
         self._device_malloc_into(size, cell)
-        with self._lock:
+        with self._section():
             self.in_use_blocks += 1
             self.in_use_bytes += size
         return size
+
+    def _section(self) -> "_PoolSection":
+        return _PoolSection(self)
+
+    def _apply_nested_frees(self) -> None:
+        while self._nested_frees:
+            try:
+                ptr, size = self._nested_frees.pop()
+            except IndexError:
+                return
+            self.free(ptr, size)
 
     def _device_malloc_into(self, size: int, cell: list) -> None:
         _bind_current(self._state)
@@ -559,6 +593,11 @@ class MemoryPool:
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
         with self._lock:
+            if self._in_section:                 # a finalizer run by the GC inside our own section
+                self._nested_frees.append((ptr, size))
+                return
+        self._apply_nested_frees()
+        with self._section():
             self.in_use_blocks -= 1
             self.in_use_bytes -= size
             if not self.closed:
@@ -574,7 +613,8 @@ class MemoryPool:
 
     def empty_cache(self) -> int:
         """Synchronise the stream and give every cached block back to the device; returns the bytes."""
-        with self._lock:
+        self._apply_nested_frees()
+        with self._section():
             blocks = [p for lst in self._free_lists.values() for p in lst]
             freed = self.cached_bytes
             self._free_lists.clear()
@@ -594,7 +634,7 @@ class MemoryPool:
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
         self.empty_cache()
-        with self._lock:
+        with self._section():
             self.closed = True
 
 
