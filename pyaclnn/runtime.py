@@ -592,20 +592,23 @@ class MemoryPool:
 
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
+        self._apply_nested_frees()
         with self._lock:
             if self._in_section:                 # a finalizer run by the GC inside our own section
                 self._nested_frees.append((ptr, size))
                 return
-        self._apply_nested_frees()
-        with self._section():
-            self.in_use_blocks -= 1
-            self.in_use_bytes -= size
-            if not self.closed:
-                self._free_lists.setdefault(size, []).append(ptr)
-                self.cached_bytes += size
-                if self.cached_bytes <= self.limit:
-                    return
-                ptr = None
+            self._in_section = True
+            try:
+                self.in_use_blocks -= 1
+                self.in_use_bytes -= size
+                if not self.closed:
+                    self._free_lists.setdefault(size, []).append(ptr)
+                    self.cached_bytes += size
+                    if self.cached_bytes <= self.limit:
+                        return
+                    ptr = None
+            finally:
+                self._in_section = False
         if ptr is not None:                      # the stream is gone: nothing is queued on it
             self._release([ptr])
         else:
