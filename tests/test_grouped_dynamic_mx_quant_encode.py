@@ -2,7 +2,8 @@
 speed) against the project's general conversions (numerics.h), value by value, through the test
 hooks pyaclnn_stub_gmq_encode / pyaclnn_stub_gmq_encode_pow2 and the pyaclnn_stub_num_* exports of
 libopapi: every bf16 pattern, a million random float32 patterns, and the rounding boundaries of each
-format; for the 16-bit-lane conversion of a bf16 times a power of two, every bf16 pattern times
+format (and the same inputs against the independent reference, tests/reference/formats.py); for
+the 16-bit-lane conversion of a bf16 times a power of two, every bf16 pattern times
 every column factor it accepts. The one intended difference: the kernel's E2M1 path turns +-Inf
 into 0x0 (spec §4.7), the general cast into +-max."""
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import ml_dtypes
 import numpy as np
 import pytest
+from reference import formats as R
 
 ACL = {"float8_e4m3fn": 36, "float8_e5m2": 35, "float4_e2m1": 40, "float4_e1m2": 41}
 NUM_NAME = {"float8_e4m3fn": "fp8_e4m3fn", "float8_e5m2": "fp8_e5m2", "float4_e2m1": "fp4_e2m1",
@@ -95,6 +97,21 @@ def test_kernel_conversion_equals_numerics(dst, mode):
     if dst == "float4_e2m1":
         assert np.all(got[infinite] == 0)             # the kernel's pre-rounding: Inf -> NaN -> 0x0
         got, want, values = got[~infinite], want[~infinite], values[~infinite]
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(float(values[i]), hex(values[i:i + 1].view(np.uint32)[0]), int(got[i]),
+                            int(want[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("dst, mode", CASES)
+def test_kernel_conversion_equals_reference(dst, mode):
+    """The same inputs against the independent reference (tests/reference/formats.py), so the
+    kernel's conversions are not only compared with other code under test."""
+    values = all_inputs()
+    got = kernel_codes(values, dst, mode)
+    flags = R.SAT | R.NAN_TO_ZERO if dst.startswith("float8") else 0
+    want = R.encode_float(R.FLOAT_FORMATS[NUM_NAME[dst]], values, MODES[mode] | flags)
+    if dst == "float4_e2m1":                          # spec §4.7: +-Inf -> NaN -> 0x0 in the kernel
+        want = np.where(np.isinf(values), 0, want)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, [(float(values[i]), hex(values[i:i + 1].view(np.uint32)[0]), int(got[i]),
                             int(want[i])) for i in bad[:5]]
