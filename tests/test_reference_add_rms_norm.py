@@ -226,7 +226,7 @@ def test_fma32_single_rounding():
     b = np.append(b, [F32(1 + 2 ** -12), F32(1 - 2 ** -23), F32(1 / 3)])
     c = np.append(c, [F32(-1.0), F32(2 ** -49), F32(-1.0)])
     got = rstd_mod.fma32(a, b, c)
-    want = np.array([_exact_fma(*t) for t in zip(a, b, c)], dtype=F32)
+    want = np.array([_exact_fma(*t) for t in zip(a, b, c, strict=True)], dtype=F32)
     assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
