@@ -53,3 +53,11 @@ HAND_CASES = [
     ([1.765625], BF16, "float4_e1m2", dict(scale_alg=2), [128, 0], [4]),   # 0.88 -> 1.0
 ]
 
+
+def hand_case_ids() -> list[str]:
+    """Readable test ids: index, destination type, options and the values."""
+    ids = []
+    for i, (values, _dtype, dst, kwargs, _scales, _codes) in enumerate(HAND_CASES):
+        opts = ",".join(f"{k}={v}" for k, v in kwargs.items())
+        ids.append(f"{i:02d}-{dst}{'-' + opts if opts else ''}-" + ",".join(f"{v:g}" for v in values))
+    return ids

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from gmq_hand_cases import HAND_CASES
+from gmq_hand_cases import HAND_CASES, hand_case_ids
 from reference.grouped_dynamic_mx_quant import (dst_format, grouped_dynamic_mx_quant,
                                                 mxscale_written_mask, y_written_mask)
 from test_grouped_dynamic_mx_quant_harness import DST_NAMES, SENTINEL, quantize
@@ -149,7 +149,7 @@ def test_worked_layout_example(stream):
     assert np.all(got.y == 0x78)   # 1.0 * 2^8 = 256 in E4M3FN
 
 
-@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES)
+@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES, ids=hand_case_ids())
 def test_hand_checked_block(stream, values, dtype, dst, kwargs, scales, codes):
     """The blocks worked out by hand from spec §4 (gmq_hand_cases.py), through the C library: one
     group holding `values` as a column (FP4: the column twice, as FP4 needs an even width)."""

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from gmq_hand_cases import HAND_CASES
+from gmq_hand_cases import HAND_CASES, hand_case_ids
 from reference import grouped_dynamic_mx_quant as ref
 from reference.gmq_formats import (decode_e8m0, decode_fp4, decode_fp8, encode_fp8,
                                    f32_to_bf16_bits_rne, fp4_grid_value_to_code,
@@ -364,7 +364,7 @@ def test_bits_input_equals_typed_input():
 # --- hand-checked blocks (§4) --------------------------------------------------------------------
 # HAND_CASES live in gmq_hand_cases.py: test_grouped_dynamic_mx_quant.py runs them through C too.
 
-@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES)
+@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES, ids=hand_case_ids())
 def test_hand_checked_block(values, dtype, dst, kwargs, scales, codes):
     assert quantize_column(values, dst, dtype, **kwargs) == (scales, codes)
 

@@ -83,7 +83,7 @@ def test_count_greater_than_dest_max(dev, host, variant, recent_error):
     expect_failure(call(dev, 32, host.ctypes.data, 64, H2D), 107000, name, "count 64 > destMax 32")
 
 
-@pytest.mark.parametrize("kind", [H2H, H2D, D2H, D2D])
+@pytest.mark.parametrize("kind", [H2H, H2D, D2H, D2D], ids=["H2H", "H2D", "D2H", "D2D"])
 def test_dest_max_bound_is_exact(dev, host, variant, recent_error, kind):
     """abi.md §5.5: count > destMax fails, count == destMax copies. One byte over must fail (an
     off-by-one bound would copy it) and must leave the destination untouched."""

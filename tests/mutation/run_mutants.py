@@ -84,7 +84,7 @@ def check_snippets(mutants: list[Mutant], root: Path) -> list[str]:
 
 
 def copy_repo(dest: Path) -> None:
-    shutil.copytree(REPO, dest, ignore=IGNORED, symlinks=True)
+    shutil.copytree(REPO, dest, ignore=IGNORED, symlinks=True, dirs_exist_ok=True)
     (dest / "sitecustomize.py").write_text(SITECUSTOMIZE)
 
 
