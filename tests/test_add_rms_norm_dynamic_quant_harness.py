@@ -171,7 +171,10 @@ def run_batch(soc: str, calls: list, extra_env: dict | None = None, timeout: flo
                               text=True, timeout=timeout, env=subprocess_env(env))
         if proc.returncode != 0 or not dst.exists():
             raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        return pickle.loads(dst.read_bytes())
+        results = pickle.loads(dst.read_bytes())
+    if len(results) != len(calls):     # a child that stops early must not pass as a shorter batch
+        raise RuntimeError(f"child returned {len(results)} results for {len(calls)} calls")
+    return results
 
 
 # ------------------------------------------------------------------------------------------------

@@ -139,6 +139,23 @@ def test_dtype_rules(acl, recent_error, position, acl_type, words):
         s.close()
 
 
+@pytest.mark.parametrize("acl_type", [capi.ACL_DOUBLE, capi.ACL_INT32])
+def test_unsupported_scale_dtype_is_rejected_even_when_consistent(acl, recent_error, acl_type):
+    """Spec A.2: currentScale, foundInf and updatedScale are FLOAT, FLOAT16 or BFLOAT16. Here all three
+    share the unsupported dtype, so only the dtype list itself can reject the call."""
+    s = Scalars("float32")
+    try:
+        tensors = list(s.tensors)
+        for i in (0, 2, 3):
+            tensors[i] = create_tensor([1], acl_type, s.buffers[i].ptr)
+        assert phase1(tensors)[0] == INVALID
+        assert "currentScale dtype" in recent_error()
+        for i in (0, 2, 3):
+            capi.aclDestroyTensor(tensors[i])
+    finally:
+        s.close()
+
+
 def test_format_must_be_nd(acl, recent_error):
     s = Scalars("float32")
     try:

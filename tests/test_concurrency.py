@@ -144,7 +144,7 @@ def workload(tid, results):
     ok(capi.aclrtDestroyStream(a), "destroy a")
     ok(capi.aclrtDestroyStream(b), "destroy b")
     ok(capi.aclrtResetDevice(tid % DEVICES), "reset")
-    results[tid] = list(zip(s_out.tolist(), t_out.tolist()))
+    results[tid] = list(zip(s_out.tolist(), t_out.tolist(), strict=True))
 
 serial = {{}}
 for tid in range(THREADS):

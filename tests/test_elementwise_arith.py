@@ -222,6 +222,29 @@ def test_adds_fp16_computes_in_fp32_when_the_scalar_does_not_fit():
     same_bits(got, R.binary("add", a, np.float32(0.1), "float32", "float16"))
 
 
+@pytest.mark.parametrize("name", ["float32", "float16"])
+def test_subs_subtracts_the_scalar(name):
+    a = sample(name, (100,))
+    got = ops.Subs(a, scalar(0.5, "float32"), scalar(1, "int64"), np.zeros(100, R.np_dtype(name)))
+    same_bits(got, R.binary("sub", a, np.float32(0.5), name, name))
+
+
+def test_subs_on_integers():
+    a = sample("int32", (64,))
+    got = ops.Subs(a, scalar(7, "int64"), scalar(1, "int64"), np.zeros(64, np.int32))
+    same_bits(got, R.binary("sub", a, np.int32(7), "int32", "int32"))
+
+
+def test_scalar_forms_apply_alpha_as_axpy():
+    """Adds / Subs: out = self +- alpha * other, alpha != 1 through the NPU's fp32 Axpy."""
+    a = sample("float32", (257,))
+    other = np.full(257, 0.5, np.float32)
+    got = ops.Adds(a, scalar(0.5, "float32"), scalar(0.1, "float32"), np.zeros(257, np.float32))
+    same_bits(got, R.axpy_f32(a, other, 0.1, "float32", "float32"))
+    got = ops.Subs(a, scalar(0.5, "float32"), scalar(0.1, "float32"), np.zeros(257, np.float32))
+    same_bits(got, R.axpy_f32(a, other, -0.1, "float32", "float32"))
+
+
 def test_muls_int_tensor_float_scalar_promotes_to_float():
     a = sample("int32", (50,))
     got = ops.Muls(a, scalar(1.5, "float64"), np.zeros(50, np.float32))

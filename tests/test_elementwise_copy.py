@@ -76,6 +76,9 @@ def test_copy_validation():
     with pytest.raises(AclError) as e:   # src does not broadcast to selfRef
         ops.InplaceCopy(pyaclnn.zeros((2, 3)), np.zeros((3, 3), np.float32))
     assert e.value.code == INVALID
+    with pytest.raises(AclError) as e:   # src broadcasts with selfRef but is larger than it
+        ops.InplaceCopy(pyaclnn.zeros((3,)), np.zeros((2, 3), np.float32))
+    assert e.value.code == INVALID
     with pytest.raises(AclError) as e:
         ops.InplaceCopy(pyaclnn.zeros((2,), "complex64"), np.zeros(2, np.float32))
     assert e.value.code == INVALID

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from gmq_hand_cases import HAND_CASES, hand_case_ids
 from reference.grouped_dynamic_mx_quant import (dst_format, grouped_dynamic_mx_quant,
                                                 mxscale_written_mask, y_written_mask)
 from test_grouped_dynamic_mx_quant_harness import DST_NAMES, SENTINEL, quantize
@@ -146,6 +147,19 @@ def test_worked_layout_example(stream):
     assert got.mxscale[4].tolist() == [[119, 0], [119, 0]]
     assert got.mxscale[5].tolist() == [[119, 0], [119, 0]]
     assert np.all(got.y == 0x78)   # 1.0 * 2^8 = 256 in E4M3FN
+
+
+@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES, ids=hand_case_ids())
+def test_hand_checked_block(stream, values, dtype, dst, kwargs, scales, codes):
+    """The blocks worked out by hand from spec §4 (gmq_hand_cases.py), through the C library: one
+    group holding `values` as a column (FP4: the column twice, as FP4 needs an even width)."""
+    col = np.asarray(values, dtype=np.float32).astype(dtype)[:, None]
+    fp4 = dst.startswith("float4")
+    x = np.concatenate([col, col], axis=1) if fp4 else col
+    got = quantize(stream, x, [len(values)], dst_type=dst, **kwargs)
+    assert (got.outcome.status, got.outcome.launch, got.outcome.sync) == (0, 0, 0), got.outcome
+    column = (got.y[:, 0] & 0xF) if fp4 else got.y[:, 0]
+    assert (got.mxscale[0, 0].tolist(), column.tolist()) == (scales, codes)
 
 
 # ------------------------------------------------------------------------------------------------

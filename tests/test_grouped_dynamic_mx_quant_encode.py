@@ -2,7 +2,8 @@
 speed) against the project's general conversions (numerics.h), value by value, through the test
 hooks pyaclnn_stub_gmq_encode / pyaclnn_stub_gmq_encode_pow2 and the pyaclnn_stub_num_* exports of
 libopapi: every bf16 pattern, a million random float32 patterns, and the rounding boundaries of each
-format; for the 16-bit-lane conversion of a bf16 times a power of two, every bf16 pattern times
+format (and the same inputs against the independent reference, tests/reference/formats.py); for
+the 16-bit-lane conversion of a bf16 times a power of two, every bf16 pattern times
 every column factor it accepts. The one intended difference: the kernel's E2M1 path turns +-Inf
 into 0x0 (spec §4.7), the general cast into +-max."""
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import ml_dtypes
 import numpy as np
 import pytest
+from reference import formats as R
 
 ACL = {"float8_e4m3fn": 36, "float8_e5m2": 35, "float4_e2m1": 40, "float4_e1m2": 41}
 NUM_NAME = {"float8_e4m3fn": "fp8_e4m3fn", "float8_e5m2": "fp8_e5m2", "float4_e2m1": "fp4_e2m1",
@@ -100,6 +102,21 @@ def test_kernel_conversion_equals_numerics(dst, mode):
                             int(want[i])) for i in bad[:5]]
 
 
+@pytest.mark.parametrize("dst, mode", CASES)
+def test_kernel_conversion_equals_reference(dst, mode):
+    """The same inputs against the independent reference (tests/reference/formats.py), so the
+    kernel's conversions are not only compared with other code under test."""
+    values = all_inputs()
+    got = kernel_codes(values, dst, mode)
+    flags = R.SAT | R.NAN_TO_ZERO if dst.startswith("float8") else 0
+    want = R.encode_float(R.FLOAT_FORMATS[NUM_NAME[dst]], values, MODES[mode] | flags)
+    if dst == "float4_e2m1":                          # spec §4.7: +-Inf -> NaN -> 0x0 in the kernel
+        want = np.where(np.isinf(values), 0, want)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(float(values[i]), hex(values[i:i + 1].view(np.uint32)[0]), int(got[i]),
+                            int(want[i])) for i in bad[:5]]
+
+
 def test_hook_rejects_bad_arguments():
     x = np.zeros(1, np.float32)
     out = np.zeros(1, np.uint8)
@@ -148,7 +165,8 @@ def test_pow2_conversion_accepts_the_documented_column_factors(dst):
 @pytest.mark.parametrize("dst", list(ACL))
 def test_pow2_conversion_equals_numerics_where_reported_exact(dst):
     x = np.arange(1 << 16, dtype=np.uint16)
-    factors = [pow2_factor(R) for R in range(-127, POW2_MAX_R[dst] + 1)] + [0x0000]
+    factors = [pow2_factor(e) for e in range(-127, POW2_MAX_R[dst] + 1)] + [0x0000]
+    sampled = set(factors[::8]) | {factors[-2], 0x0000}
     exact_share = []
     for r in factors:
         got, accepted, exact = pow2_codes(x, np.full(x.size, r, np.uint16), dst)
@@ -162,6 +180,11 @@ def test_pow2_conversion_equals_numerics_where_reported_exact(dst):
         want = numerics_codes(product, dst, "rint")
         bad = np.flatnonzero(exact & (got != want))
         assert bad.size == 0, [(hex(r), hex(int(x[i])), int(got[i]), int(want[i])) for i in bad[:5]]
+        if r in sampled:    # and against the independent reference, on a sample of the factors
+            flags = R.SAT | R.NAN_TO_ZERO if dst.startswith("float8") else 0
+            ref = R.encode_float(R.FLOAT_FORMATS[NUM_NAME[dst]], product, R.RINT | flags)
+            bad = np.flatnonzero(exact & (got != ref))
+            assert bad.size == 0, [(hex(r), hex(int(x[i])), int(got[i]), int(ref[i])) for i in bad[:5]]
         assert exact[(x & 0x7FFF) == 0].all()          # x = +-0 never needs the exact loop
         if dst.startswith("float4"):
             assert np.array_equal(exact, accepted)      # FP4 codes of accepted columns are exact

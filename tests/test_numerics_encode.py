@@ -1,4 +1,6 @@
 """Encoding float32 -> every narrow format, every round mode and flag: C == reference == codecs.
+Both the C conversions and pyaclnn.codecs are compared with the independent reference
+(tests/reference/formats.py); codecs is also compared with C, so a difference names its side.
 
 Inputs for each format: every fp16 and every bf16 bit pattern (131072 float32 values), the
 float32 values at and +-2 ulps around every representable value and every midpoint between
@@ -89,54 +91,61 @@ def test_integers_c_matches_reference(name, rnd):
         _assert_same(x, c_encode(name, x, rnd | flags), R.encode_int(x, bits, rnd | flags))
 
 
-# ---- pyaclnn.codecs against C -----------------------------------------------------------------
+# ---- pyaclnn.codecs against the reference and C -----------------------------------------------------------------
 
 @pytest.mark.parametrize("name,py_name", [("fp16", "float16"), ("bf16", "bfloat16"),
                                           ("fp8_e4m3fn", "float8_e4m3fn"),
                                           ("fp8_e5m2", "float8_e5m2")])
-def test_codecs_rint_formats_match_c(name, py_name):
+def test_codecs_rint_formats_match_reference_and_c(name, py_name):
     x = inputs(name)
     for saturate in (False, True):
         for nan_to_zero in (False, True):
             mode = R.RINT | (R.SAT if saturate else 0) | (R.NAN_TO_ZERO if nan_to_zero else 0)
             got = codecs.encode(x, py_name, saturate=saturate, nan_to_zero=nan_to_zero)
+            _assert_same(x, got, R.encode_float(R.FLOAT_FORMATS[name], x, mode))
             _assert_same(x, got, c_encode(name, x, mode))
 
 
 @pytest.mark.parametrize("name,py_name", [("fp4_e2m1", "float4_e2m1"),
                                           ("fp4_e1m2", "float4_e1m2")])
 @pytest.mark.parametrize("rnd", ROUNDS5, ids=[R.ROUND_NAMES[r] for r in ROUNDS5])
-def test_codecs_fp4_match_c(name, py_name, rnd):
+def test_codecs_fp4_match_reference_and_c(name, py_name, rnd):
     x = inputs(name)
-    _assert_same(x, codecs.encode(x, py_name, round_mode=R.ROUND_NAMES[rnd]),
-                 c_encode(name, x, rnd))
+    got = codecs.encode(x, py_name, round_mode=R.ROUND_NAMES[rnd])
+    _assert_same(x, got, R.encode_float(R.FLOAT_FORMATS[name], x, rnd))
+    _assert_same(x, got, c_encode(name, x, rnd))
 
 
 @pytest.mark.parametrize("rnd", [R.ROUND, R.HYBRID], ids=["round", "hybrid"])
-def test_codecs_hifloat8_matches_c(rnd):
+def test_codecs_hifloat8_matches_reference_and_c(rnd):
     x = inputs("hif8")
     for saturate in (False, True):
         for nan_to_zero in (False, True):
             mode = rnd | (R.SAT if saturate else 0) | (R.NAN_TO_ZERO if nan_to_zero else 0)
             got = codecs.encode_hifloat8(x, R.ROUND_NAMES[rnd], saturate=saturate,
                                          nan_to_zero=nan_to_zero)
+            _assert_same(x, got, R.encode_hif8(x, mode))
             _assert_same(x, got, c_encode("hif8", x, mode))
 
 
 @pytest.mark.parametrize("rnd", ROUNDS5, ids=[R.ROUND_NAMES[r] for r in ROUNDS5])
-def test_codecs_e8m0_matches_c(rnd):
+def test_codecs_e8m0_matches_reference_and_c(rnd):
     x = inputs("e8m0")
-    _assert_same(x, codecs.encode_float8_e8m0(x, R.ROUND_NAMES[rnd]), c_encode("e8m0", x, rnd))
+    got = codecs.encode_float8_e8m0(x, R.ROUND_NAMES[rnd])
+    _assert_same(x, got, R.encode_e8m0(x, rnd))
+    _assert_same(x, got, c_encode("e8m0", x, rnd))
 
 
 @pytest.mark.parametrize("name", sorted(INT_BITS))
 @pytest.mark.parametrize("rnd", ROUNDS5, ids=[R.ROUND_NAMES[r] for r in ROUNDS5])
-def test_codecs_integers_match_c(name, rnd):
+def test_codecs_integers_match_reference_and_c(name, rnd):
     x = np.concatenate([inputs(), np.arange(-300, 300, 0.25, dtype=np.float32)])
     for saturate in (False, True):
         got = codecs.encode(x, name, round_mode=R.ROUND_NAMES[rnd],
                             saturate=saturate)
-        _assert_same(x, got, c_encode(name, x, rnd | (R.SAT if saturate else 0)))
+        mode = rnd | (R.SAT if saturate else 0)
+        _assert_same(x, got, R.encode_int(x, INT_BITS[name], mode))
+        _assert_same(x, got, c_encode(name, x, mode))
 
 
 def test_codecs_pack_matches_reference_and_roundtrips():

@@ -282,6 +282,20 @@ def test_attribute_objects_are_made_and_destroyed():
     assert ops.Scalar(1.5, "bf16").acl_dtype == capi.ACL_BF16
 
 
+def test_python_float_is_a_double_scalar():
+    """A Python float is a C double, and torch_npu passes it as an ACL_DOUBLE aclScalar: its value
+    must reach the operator unrounded. 0.1 is not a float32 value, so a float64 tensor plus 0.1 shows
+    the difference (the expected values are NumPy's float64 arithmetic)."""
+    scalar = _marshal.as_scalar(0.1)
+    assert scalar.acl_dtype == capi.ACL_DOUBLE
+    assert scalar._data.tobytes() == np.float64(0.1).tobytes()
+    x = np.array([0.0, 1.0, -3.0], np.float64)
+    got = ops.Adds(x, 0.1, 1, np.zeros(3, np.float64))
+    assert got.tolist() == (x + np.float64(0.1)).tolist()
+    got = ops.Muls(x, 0.1, np.zeros(3, np.float64))
+    assert got.tolist() == (x * np.float64(0.1)).tolist()
+
+
 # ------------------------------------------------------------------------------------------------
 # Executor cache of one-shot calls
 # ------------------------------------------------------------------------------------------------

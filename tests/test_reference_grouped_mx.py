@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from gmq_hand_cases import HAND_CASES, hand_case_ids
 from reference import grouped_dynamic_mx_quant as ref
 from reference.gmq_formats import (decode_e8m0, decode_fp4, decode_fp8, encode_fp8,
                                    f32_to_bf16_bits_rne, fp4_grid_value_to_code,
@@ -344,7 +345,7 @@ def test_columns_are_independent_and_slicing_does_not_matter(monkeypatch):
         monkeypatch.setattr(ref, "_CHUNK_ELEMENTS", 64)      # one 64-column slice at a time
         sliced = gmq(x, [33, 33, 150], **kw)
         monkeypatch.undo()
-        assert all(np.array_equal(a, b) for a, b in zip(full, sliced))
+        assert all(np.array_equal(a, b) for a, b in zip(full, sliced, strict=True))
         one = gmq(x[:, 64:128], [33, 33, 150], **kw)
         width = slice(32, 64) if kw else slice(64, 128)
         assert np.array_equal(one[0], full[0][:, width])
@@ -357,50 +358,13 @@ def test_bits_input_equals_typed_input():
     for typed, name in ((xf.astype(BF16), "bfloat16"), (xf.astype(np.float16), "float16")):
         a = gmq(typed, [70], dst_type="float8_e5m2")
         b = gmq(typed.view(np.uint16), [70], dst_type="float8_e5m2", x_dtype=name)
-        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+        assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
 
 
 # --- hand-checked blocks (§4) --------------------------------------------------------------------
+# HAND_CASES live in gmq_hand_cases.py: test_grouped_dynamic_mx_quant.py runs them through C too.
 
-HAND_CASES = [
-    # (values, dtype, dst, kwargs, [S_A, S_B], codes)        derivation
-    ([480, 1], BF16, "float8_e4m3fn", {}, [127, 0], [0x7E, 0x38]),   # 2^8*1.875 -> S 135-8, sat
-    ([1.0], BF16, "float8_e4m3fn", {}, [119, 0], [0x78]),            # 1 * 2^8 = 256
-    ([2.0 ** -120, -(2.0 ** -120)], BF16, "float8_e4m3fn", {}, [0, 0], [0x00, 0x80]),  # E<=emax
-    ([0.0, -0.0], BF16, "float8_e4m3fn", {}, [0, 0], [0x00, 0x80]),
-    ([61440, -61440], BF16, "float8_e5m2", {}, [127, 0], [0x7B, 0xFB]),  # sat to 57344
-    ([1.9990234375], np.float16, "float8_e4m3fn", {}, [119, 0], [0x7E]),  # trunc: exp 0, 511.75
-    ([2.0 ** 127], BF16, "float4_e1m2", {}, [254, 0], [4]),        # S 254, R = 2^-127 -> 1.0
-    ([7, 5, -0.2, 0.3], BF16, "float4_e2m1", {}, [127, 0], [7, 6, 8, 1]),
-    ([7, 5, -0.2, 0.3], BF16, "float4_e2m1", dict(round_mode="round"), [127, 0], [7, 7, 8, 1]),
-    ([7, 5, -0.2, 0.3], BF16, "float4_e2m1", dict(round_mode="floor"), [127, 0], [7, 6, 9, 0]),
-    ([1.0, 0.3], BF16, "float4_e1m2", {}, [127, 0], [4, 1]),       # 0.30078125*4 -> 1 -> 0.25
-    ([1.0, -0.3], BF16, "float4_e1m2", dict(round_mode="floor"), [127, 0], [4, 10]),  # -> -0.5
-    # scale_alg 1 (cuBLAS)
-    ([500], BF16, "float8_e4m3fn", dict(scale_alg=1), [128, 0], [0x78]),   # 250 -> 256
-    ([448], BF16, "float8_e4m3fn", dict(scale_alg=1), [127, 0], [0x7E]),   # 448*fl(1/448) = 1
-    ([2.0 ** -118], BF16, "float8_e4m3fn", dict(scale_alg=1), [1, 0], [0x78]),  # subnormal bump
-    ([2.0 ** -120], BF16, "float8_e4m3fn", dict(scale_alg=1), [0, 0], [0x70]),  # no bump: 128
-    ([0.0, -0.0], BF16, "float8_e4m3fn", dict(scale_alg=1), [0, 0], [0x00, 0x80]),
-    ([512], BF16, "float8_e4m3fn", dict(scale_alg=1, dst_type_max=256.0), [128, 0], [0x78]),
-    # scale_alg 2, dynamic-range templates
-    ([6.0], BF16, "float4_e2m1", dict(scale_alg=2), [127, 0], [7]),        # mantissa 0x40: none
-    ([6.5], BF16, "float4_e2m1", dict(scale_alg=2), [128, 0], [5]),        # bump: 3.25 -> 3
-    ([6.5], BF16, "float4_e2m1", {}, [127, 0], [7]),                       # alg 0: 6.5 -> sat
-    ([7.0], BF16, "float4_e2m1", dict(scale_alg=2, dst_type_max=7.0), [127, 0], [7]),
-    ([7.5], BF16, "float4_e2m1", dict(scale_alg=2, dst_type_max=7.0), [128, 0], [6]),
-    ([1.875], BF16, "float4_e1m2", dict(scale_alg=2, dst_type_max=1.875), [127, 0], [7]),
-    ([1.90625], BF16, "float4_e1m2", dict(scale_alg=2, dst_type_max=1.875), [128, 0], [4]),
-    ([2.0 ** -126], BF16, "float4_e2m1", dict(scale_alg=2), [0, 0], [4]),  # ef < emf: R 2^127
-    ([2.0 ** -126], BF16, "float4_e2m1", {}, [0, 0], [0]),                 # alg 0: R = 0
-    ([6.0234375], np.float16, "float4_e2m1", dict(scale_alg=2), [128, 0], [5]),  # fp16 RNE bump
-    # scale_alg 2, generic template T0 (E1M2 with dstTypeMax 0: inv = fl(1/1.75))
-    ([1.75], BF16, "float4_e1m2", dict(scale_alg=2), [127, 0], [7]),       # 1.75*fl(4/7) = 1
-    ([1.765625], BF16, "float4_e1m2", dict(scale_alg=2), [128, 0], [4]),   # 0.88 -> 1.0
-]
-
-
-@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES)
+@pytest.mark.parametrize("values, dtype, dst, kwargs, scales, codes", HAND_CASES, ids=hand_case_ids())
 def test_hand_checked_block(values, dtype, dst, kwargs, scales, codes):
     assert quantize_column(values, dst, dtype, **kwargs) == (scales, codes)
 
@@ -606,7 +570,7 @@ def test_policies_agree_on_valid_group_index():
     x = bf16(rng.standard_normal((130, 8)))
     results = [gmq(x, [0, 50, 50, 130], group_index_policy=p) for p in ref.GROUP_INDEX_POLICIES]
     for other in results[1:]:
-        assert all(np.array_equal(a, b) for a, b in zip(results[0], other))
+        assert all(np.array_equal(a, b) for a, b in zip(results[0], other, strict=True))
     assert ref.group_index_notes([0, 50, 50, 130], 130) == ()
 
 

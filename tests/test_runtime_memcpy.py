@@ -83,6 +83,27 @@ def test_count_greater_than_dest_max(dev, host, variant, recent_error):
     expect_failure(call(dev, 32, host.ctypes.data, 64, H2D), 107000, name, "count 64 > destMax 32")
 
 
+@pytest.mark.parametrize("kind", [H2H, H2D, D2H, D2D], ids=["H2H", "H2D", "D2H", "D2D"])
+def test_dest_max_bound_is_exact(dev, host, variant, recent_error, kind):
+    """abi.md §5.5: count > destMax fails, count == destMax copies. One byte over must fail (an
+    off-by-one bound would copy it) and must leave the destination untouched."""
+    call, name = variant
+    dst = dev if kind in (H2D, D2D) else host.ctypes.data
+    src = dev if kind in (D2H, D2D) else host.ctypes.data + 128
+    expect_failure(call(dst, 31, src, 32, kind), 107000, name, "count 32 > destMax 31")
+    assert call(dst, 32, src, 32, kind) == 0
+
+
+def test_refused_copy_writes_nothing(acl, recent_error):
+    """The bound is checked before any byte moves: a count one past destMax leaves dst as it was."""
+    dst, src = np.zeros(8, np.uint8), np.full(8, 0xEE, np.uint8)
+    expect_failure(memcpy(dst.ctypes.data, 4, src.ctypes.data, 5, H2H), 107000, "aclrtMemcpy",
+                   "count 5 > destMax 4")
+    assert dst.tolist() == [0] * 8
+    assert memcpy(dst.ctypes.data, 4, src.ctypes.data, 4, H2H) == 0
+    assert dst.tolist() == [0xEE] * 4 + [0] * 4
+
+
 @pytest.mark.parametrize("kind, dst_on_device, src_on_device, complaint", [
     (H2D, False, False, "needs device memory at dst"),
     (H2D, True, True, "needs host memory at src"),

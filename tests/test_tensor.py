@@ -3,6 +3,7 @@ the cached aclTensor (checked with the meta API's getters) and release."""
 from __future__ import annotations
 
 import ctypes
+import math
 
 import ml_dtypes
 import numpy as np
@@ -102,6 +103,25 @@ def test_views_match_numpy():
     v = t[1:3, ::2]
     assert v.strides == (6, 2) and v.offset == 6 and not v.is_contiguous()
     assert v.memory is t.memory
+
+
+@pytest.mark.parametrize("shape, strides", [
+    ((2, 1, 3), (3, 99, 1)), ((1, 6), (1000, 1)), ((6, 1), (1, 0)), ((1,), (7,)), ((1, 1), (5, 3)),
+    ((2, 3), (3, 1)), ((2, 3), (1, 2)), ((3, 1), (2, 1)), ((2, 1, 3), (4, 3, 1)), ((1, 2), (0, 2)),
+])
+def test_is_contiguous_ignores_the_strides_of_size_1_dimensions(shape, strides):
+    """Row-major contiguity as NumPy (relaxed strides) and torch define it: a dimension of size 1
+    is never stepped over, so its stride does not matter. NumPy's flag is the reference."""
+    t = pyaclnn.zeros((64,)).as_strided(shape, strides, 0)
+    itemsize = 4
+    probe = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32), shape,
+                                            tuple(s * itemsize for s in strides))
+    assert t.is_contiguous() == probe.flags.c_contiguous
+    if t.is_contiguous():                    # contiguous views reshape and fill like plain tensors
+        flat = t.reshape(-1)
+        assert flat.shape == (math.prod(shape),) and flat.strides == (1,)
+        t.copy_from(np.arange(t.size, dtype=np.float32).reshape(shape))
+        assert t.numpy().ravel().tolist() == list(range(t.size))
 
 
 def test_view_errors():

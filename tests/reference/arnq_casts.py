@@ -83,30 +83,17 @@ def encode_fp8(q: np.ndarray, fmt: str, nan_sign: str = "zero") -> np.ndarray:
 
 
 def encode_hif8(q: np.ndarray, nan_code: str = "zero") -> np.ndarray:
-    """fp32 -> HiFloat8 code, CAST_ROUND (ties away from zero) + SAT (B.9.3, B.10, Q11).
+    """fp32 -> HiFloat8 code, CAST_ROUND (ties away from zero) + SAT (B.9.3, B.10, Q11), by the
+    private encoder below (a reference never asks the package under test).
 
-    Uses pyaclnn.codecs when it offers an HiF8 encoder, else the private encoder below.
     nan_code "zero" writes 0x00 for NaN (default, CTRL[50] = 0); "nan" writes 0x80 (Q11's
     assumption)."""
-    codes = _codecs_hif8(q)
-    if codes is None:
-        codes = hif8_encode_round_sat(q)
+    codes = hif8_encode_round_sat(q)
     if nan_code == "zero":
         codes = np.where(np.isnan(np.asarray(q, dtype=np.float32)), np.uint8(0), codes)
     elif nan_code != "nan":
         raise ValueError(f"unknown nan_code {nan_code!r}")
     return codes.astype(np.uint8)
-
-
-def _codecs_hif8(q: np.ndarray):
-    """HiF8 codes from pyaclnn.codecs (imported lazily), or None if it is not there."""
-    try:
-        from pyaclnn import codecs  # noqa: PLC0415 (lazy: optional module of another helper)
-        encode = codecs.encode_hifloat8
-    except (ImportError, AttributeError):
-        return None
-    codes = encode(np.asarray(q, dtype=np.float32), round_mode="round", saturate=True)
-    return np.asarray(codes, dtype=np.uint8)
 
 
 def _hif8_mantissa_bits(exp: np.ndarray) -> np.ndarray:
