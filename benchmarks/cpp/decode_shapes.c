@@ -17,7 +17,9 @@
  * the best launch for kernel_ns); the variants alternate within each repeat so they share the machine's
  * state. Prints one JSON object.
  *
- *   decode_shapes [R repeats] [N one-shot calls per repeat] [ROWS] [COLS] [LROWS]
+ *   decode_shapes [R repeats] [N one-shot calls per repeat] [ROWS] [COLS] [LROWS] [all|decode|large]
+ *
+ * (the last argument leaves out the large kernels or the one-shot calls, e.g. for a profiler).
  *
  * Build: cc -O2 -I<pyaclnn.get_include()> decode_shapes.c -L<lib dir> -lascendcl -lnnopbase -lopapi
  */
@@ -261,6 +263,8 @@ int main(int argc, char **argv) {
     int64_t rows = argc > 3 ? atoll(argv[3]) : 1;
     int64_t cols = argc > 4 ? atoll(argv[4]) : 8192;
     int64_t lrows = argc > 5 ? atoll(argv[5]) : 4096;
+    const char *which = argc > 6 ? argv[6] : "all";
+    int decode = strcmp(which, "large") != 0, kernels = strcmp(which, "decode") != 0;
     if (r <= 0 || r > MAX_REPEATS || n <= 0 || rows <= 0 || cols <= 0 || lrows <= 0) return 2;
     unsetenv("PYACLNN_STUB_ARNQ_THREADS"); /* the general knob decides */
     unsetenv("PYACLNN_STUB_KERNEL_THREADS");
@@ -289,13 +293,15 @@ int main(int argc, char **argv) {
 
     double amp[MAX_REPEATS], arnq[MAX_REPEATS];
     prepared *big[3] = {&arnq_big, &gmq, &add};
-    double t1[3][MAX_REPEATS], t2[3][MAX_REPEATS];
-    amp_one_shot(stream, n / 10 + 1); /* warm up */
-    arnq_one_shot(stream, &small, n / 10 + 1);
+    double t1[3][MAX_REPEATS] = {{0}}, t2[3][MAX_REPEATS] = {{0}};
+    if (decode) {
+        amp_one_shot(stream, n / 10 + 1); /* warm up */
+        arnq_one_shot(stream, &small, n / 10 + 1);
+    }
     for (int i = 0; i < r; i++) {
-        amp[i] = amp_one_shot(stream, n);
-        arnq[i] = arnq_one_shot(stream, &small, n);
-        for (int k = 0; k < 3; k++) {
+        amp[i] = decode ? amp_one_shot(stream, n) : 0.0;
+        arnq[i] = decode ? arnq_one_shot(stream, &small, n) : 0.0;
+        for (int k = 0; k < 3 && kernels; k++) {
             t1[k][i] = best_launch(stream, big[k], "1", 3);
             t2[k][i] = best_launch(stream, big[k], "2", 3);
         }

@@ -11,7 +11,8 @@
  * earlier work on the stream, so a cached copy could only be trusted after comparing all of it -
  * which costs as much as widening. Widening is one exact, inlined (vectorised) conversion per
  * element: about 1 us for gamma and two smooth scales of 8192 columns. All host memory of a launch
- * is one allocation.
+ * is one block, kept by the launching thread (a stream's worker) for its next launch when small:
+ * a fresh block of a few hundred KiB comes from mmap and costs its page faults at every launch.
  */
 #include "arnq_opt.h" /* first: compile options */
 
@@ -85,7 +86,7 @@ static int check_memory(const pyaclnn_stub_launch *launch, const arnq_params *p)
 
 /* A 1-D parameter (gamma, smooth scale, beta) widened to fp32 into out[0..n): exact, inlined, and
  * vectorised when contiguous. */
-static void widen_param(float *restrict out, const pyaclnn_stub_tensor *t, aclDataType dt, int64_t n) {
+ARNQ_VECTOR_CLONES static void widen_param(float *restrict out, const pyaclnn_stub_tensor *t, aclDataType dt, int64_t n) {
     const uint16_t *restrict src = (const uint16_t *)t->data + t->offset;
     int64_t stride = t->ndim ? t->strides[0] : 1;
     if (dt == ACL_BF16 && stride == 1) {
@@ -97,6 +98,56 @@ static void widen_param(float *restrict out, const pyaclnn_stub_tensor *t, aclDa
     } else {
         for (int64_t j = 0; j < n; j++) out[j] = num_bits_f32(num_inl_f16_to_f32_bits(src[j * stride]));
     }
+}
+
+/* ---- the launch's host memory -------------------------------------------------------------- */
+
+/* Blocks up to this size stay with their thread between launches (freed when the thread ends). */
+#define KEEP_BYTES ((size_t)8 << 20)
+
+typedef struct {
+    void *mem;
+    size_t size;
+} kept_block;
+
+static pthread_key_t kept_key;
+static int kept_key_ok;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void free_kept(void *arg) {
+    kept_block *k = arg;
+    free(k->mem);
+    free(k);
+}
+
+static void make_kept_key(void) { kept_key_ok = pthread_key_create(&kept_key, free_kept) == 0; }
+
+/* 64-byte aligned memory for one launch; *own says the caller frees it. NULL when out of memory. */
+static void *launch_memory(size_t bytes, int *own) {
+    void *mem = NULL;
+    *own = 1;
+    pthread_once(&kept_once, make_kept_key);
+    if (bytes > KEEP_BYTES || !kept_key_ok) return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+    kept_block *k = pthread_getspecific(kept_key);
+    if (k != NULL && k->size >= bytes) {
+        *own = 0;
+        return k->mem;
+    }
+    if (k == NULL) {
+        if ((k = calloc(1, sizeof *k)) == NULL) return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+        if (pthread_setspecific(kept_key, k) != 0) {
+            free(k);
+            return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+        }
+    }
+    free(k->mem);
+    k->mem = NULL;
+    k->size = 0;
+    if (posix_memalign(&mem, 64, bytes) != 0) return NULL;
+    k->mem = mem;
+    k->size = bytes;
+    *own = 0;
+    return mem;
 }
 
 /* Streaming stores for the dense outputs when they would not stay in the last-level cache anyway
@@ -196,8 +247,9 @@ void arnq_kernel(const pyaclnn_stub_launch *launch) {
     job.per_part = job.floats * sizeof(float) + (size_t)job.cap * 8 + ARNQ_BLOCK * 4;
     size_t row = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
     int need_ones = (p->out1 && !p->has_smooth1) || (p->out2 && !p->has_smooth2);
-    void *block = NULL;
-    if (posix_memalign(&block, 64, 5 * row + job.per_part * (size_t)threads) != 0) {
+    int own_block;
+    void *block = launch_memory(5 * row + job.per_part * (size_t)threads, &own_block);
+    if (block == NULL) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory for the row buffers",
                                ARNQ_OP_NAME);
         return;
@@ -219,5 +271,5 @@ void arnq_kernel(const pyaclnn_stub_launch *launch) {
     c.stream = use_streaming_stores(p);
 
     op_parallel_parts((size_t)p->m, (size_t)threads, run_part, &job);
-    free(block);
+    if (own_block) free(block);
 }

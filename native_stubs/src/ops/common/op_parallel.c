@@ -189,3 +189,10 @@ size_t op_thread_count(size_t work, size_t min_per_thread) {
     if (useful < 1) useful = 1;
     return threads < useful ? threads : useful;
 }
+
+size_t op_pool_workers(void) {
+    pthread_mutex_lock(&pool.lock);
+    size_t n = pool.workers;
+    pthread_mutex_unlock(&pool.lock);
+    return n;
+}

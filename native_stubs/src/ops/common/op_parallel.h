@@ -37,4 +37,7 @@ void op_parallel_for(size_t count, size_t threads, op_range_fn fn, void *ctx);
 #define OP_MAX_PARTS 256
 void op_parallel_parts(size_t count, size_t parts, op_part_fn fn, void *ctx);
 
+/* Workers the pool has started in this process (0 in a fresh forked child); for tests and reports. */
+size_t op_pool_workers(void);
+
 #endif
