@@ -13,6 +13,9 @@ against ``pyaclnn.get_include()`` / ``pyaclnn.get_library_dir()`` and run as a s
   repeatable executor, launch + sync. Goal >= 1.7. Meaningless on a machine with fewer than 2 free
   cores: ``machine`` reports the CPUs and the load average at the start.
 
+Also reported: both operators' prepared launches (one repeatable executor, launch + sync per call), whose
+difference is about what the [1, 8192] ARNQ kernel costs beyond a trivial one.
+
 Python figures (same shapes, sync after every call), skipped with --no-python:
 
 * ``friendly_device_vs_c``: ``ops.add_rms_norm_dynamic_quant`` on pyaclnn device tensors over the C
@@ -145,7 +148,10 @@ def main(argv=None) -> dict:
         c = run_c_twin(build_c_twin(Path(tmp)), args.repeats, args.calls, args.large_rows)
     amp_c = min(c["one_shot_ns"]["amp_update_scale"])
     arnq_c = min(c["one_shot_ns"]["arnq_v2_decode"])
-    figures = {"c_amp_one_shot_us": amp_c / 1e3, "c_arnq_v2_decode_one_shot_us": arnq_c / 1e3}
+    amp_p, arnq_p = min(c["prepared_ns"]["amp_update_scale"]), min(c["prepared_ns"]["arnq_v2_decode"])
+    figures = {"c_amp_one_shot_us": amp_c / 1e3, "c_arnq_v2_decode_one_shot_us": arnq_c / 1e3,
+               "c_amp_prepared_us": amp_p / 1e3, "c_arnq_v2_decode_prepared_us": arnq_p / 1e3,
+               "c_arnq_v2_decode_kernel_above_amp_us": (arnq_p - amp_p) / 1e3}
     ratios = {"arnq_c_vs_amp_c": goal(arnq_c / amp_c, "<=", 8)}
     for name in LARGE:
         t1, t2 = min(c["kernel_ns"][name]["1"]), min(c["kernel_ns"][name]["2"])

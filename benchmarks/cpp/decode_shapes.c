@@ -7,6 +7,8 @@
  *     arnq_v2_decode        aclnnAddRmsNormDynamicQuantV2 on x1, x2 bf16 [ROWS, COLS] with gamma and both
  *                           smooth scales, int8 y1 and y2: aclCreateTensor x10, GetWorkspaceSize,
  *                           launch, sync, aclDestroyTensor x10
+ *   prepared_ns  per launch of one repeatable executor, syncing after every launch (the launch and the
+ *                kernel without tensor creation and phase 1): amp_update_scale, arnq_v2_decode
  *   kernel_ns    large kernels, one repeatable executor, launch + sync, with PYACLNN_STUB_KERNEL_THREADS
  *                1 and 2 (set between launches, read at launch):
  *     arnq_v2_large         the same call on [LROWS, COLS]
@@ -251,6 +253,16 @@ static void add_prepare(prepared *p, add_bufs *b, int64_t m, int64_t n, aclScala
     prepared_finish(p);
 }
 
+/* Mean ns per launch + sync of a prepared executor, n launches. */
+static double prepared_sync(aclrtStream stream, prepared *p, int n) {
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        CHECK(p->launch(p->ws, p->ws_size, p->ex, stream));
+        CHECK(aclrtSynchronizeStream(stream));
+    }
+    return (double)(now_ns() - t0) / n;
+}
+
 static void print_list(const char *name, const double *v, int r) {
     printf("\"%s\": [", name);
     for (int i = 0; i < r; i++) printf("%s%.1f", i ? ", " : "", v[i]);
@@ -283,6 +295,21 @@ int main(int argc, char **argv) {
     prepared arnq_big = {.launch = aclnnAddRmsNormDynamicQuantV2, .nt = 10};
     arnq_big.ex = arnq_prepare(&large, arnq_big.t, &arnq_big.ws_size);
     prepared_finish(&arnq_big);
+    prepared arnq_small = {.launch = aclnnAddRmsNormDynamicQuantV2, .nt = 10};
+    arnq_small.ex = arnq_prepare(&small, arnq_small.t, &arnq_small.ws_size);
+    prepared_finish(&arnq_small);
+    prepared amp_small = {.launch = aclnnAmpUpdateScale, .nt = 5};
+    {
+        static const int64_t one[1] = {1};
+        amp_small.t[0] = tensor(one, 1, ACL_FLOAT, amp_buf[0][0]);
+        amp_small.t[1] = tensor(one, 1, ACL_INT32, amp_buf[0][1]);
+        amp_small.t[2] = tensor(one, 1, ACL_FLOAT, amp_buf[0][2]);
+        amp_small.t[3] = tensor(one, 1, ACL_FLOAT, amp_buf[1][0]);
+        amp_small.t[4] = tensor(one, 1, ACL_INT32, amp_buf[1][1]);
+        CHECK(aclnnAmpUpdateScaleGetWorkspaceSize(amp_small.t[0], amp_small.t[1], amp_small.t[2], 2.0, 0.5, 1000,
+                                                  amp_small.t[3], amp_small.t[4], &amp_small.ws_size, &amp_small.ex));
+        prepared_finish(&amp_small);
+    }
     prepared gmq = {0}, add = {0};
     gmq_bufs gb;
     add_bufs ab;
@@ -291,7 +318,7 @@ int main(int argc, char **argv) {
     gmq_prepare(&gmq, &gb, 4096, 4096);
     add_prepare(&add, &ab, 2048, 2048, alpha);
 
-    double amp[MAX_REPEATS], arnq[MAX_REPEATS];
+    double amp[MAX_REPEATS], arnq[MAX_REPEATS], amp_p[MAX_REPEATS] = {0}, arnq_p[MAX_REPEATS] = {0};
     prepared *big[3] = {&arnq_big, &gmq, &add};
     double t1[3][MAX_REPEATS] = {{0}}, t2[3][MAX_REPEATS] = {{0}};
     if (decode) {
@@ -301,6 +328,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < r; i++) {
         amp[i] = decode ? amp_one_shot(stream, n) : 0.0;
         arnq[i] = decode ? arnq_one_shot(stream, &small, n) : 0.0;
+        if (decode) {
+            amp_p[i] = prepared_sync(stream, &amp_small, n);
+            arnq_p[i] = prepared_sync(stream, &arnq_small, n);
+        }
         for (int k = 0; k < 3 && kernels; k++) {
             t1[k][i] = best_launch(stream, big[k], "1", 3);
             t2[k][i] = best_launch(stream, big[k], "2", 3);
@@ -314,6 +345,10 @@ int main(int argc, char **argv) {
     print_list("amp_update_scale", amp, r);
     printf(", ");
     print_list("arnq_v2_decode", arnq, r);
+    printf("}, \"prepared_ns\": {");
+    print_list("amp_update_scale", amp_p, r);
+    printf(", ");
+    print_list("arnq_v2_decode", arnq_p, r);
     printf("}, \"kernel_ns\": {");
     for (int k = 0; k < 3; k++) {
         printf("%s\"%s\": {", k ? ", " : "", NAMES[k]);
@@ -325,6 +360,8 @@ int main(int argc, char **argv) {
     printf("}}\n");
 
     for (int k = 0; k < 3; k++) prepared_free(big[k]);
+    prepared_free(&arnq_small);
+    prepared_free(&amp_small);
     aclDestroyScalar(alpha);
     arnq_free(&small);
     arnq_free(&large);
