@@ -11,7 +11,9 @@ against ``pyaclnn.get_include()`` / ``pyaclnn.get_library_dir()`` and run as a s
 * ``<kernel>_2_threads_speedup``: a large kernel (ARNQ V2 [4096, 8192], GroupedDynamicMxQuant bf16
   [4096, 4096] -> FP8, Add float32 [2048, 2048]) with PYACLNN_STUB_KERNEL_THREADS=1 over =2, one
   repeatable executor, launch + sync. Goal >= 1.7. Meaningless on a machine with fewer than 2 free
-  cores: ``machine`` reports the CPUs and the load average at the start.
+  cores: ``machine`` reports the CPUs and the load average at the start, and ``c_<kernel>_cpu_2_over_1``
+  the process CPU time of the 2-thread launch over the 1-thread one (the work the split adds; about
+  2 / that is the speed-up two idle cores would give).
 
 Also reported: both operators' prepared launches (one repeatable executor, launch + sync per call), whose
 difference is about what the [1, 8192] ARNQ kernel costs beyond a trivial one.
@@ -158,6 +160,10 @@ def main(argv=None) -> dict:
         figures[f"c_{name}_1_thread_ms"] = t1 / 1e6
         figures[f"c_{name}_2_threads_ms"] = t2 / 1e6
         ratios[f"{name}_2_threads_speedup"] = goal(t1 / t2, ">=", 1.7)
+        # CPU time of the 2-thread launch over the 1-thread one: the work the split adds. With two idle
+        # cores the speed-up is about 2 / this (for balanced parts); a busy machine hides that.
+        cpu1, cpu2 = min(c["kernel_ns"][name]["cpu_1"]), min(c["kernel_ns"][name]["cpu_2"])
+        figures[f"c_{name}_cpu_2_over_1"] = cpu2 / cpu1
 
     py = {} if args.no_python else python_friendly(max(args.calls // 4, 50), args.repeats)
     capi = None if args.no_python else capi_line_by_line(args.repeats)
