@@ -149,6 +149,22 @@ def test_parked_workers_do_not_keep_the_process_alive():
     assert (rc, out.split()) == (0, ["7"]), err
 
 
+def test_exit_while_a_parallel_kernel_runs():
+    """The interpreter exits right after queueing a large launch spread over the pool: the process ends
+    normally (no hang on the workers, no crash in them)."""
+    code = """
+        import ml_dtypes, numpy as np, pyaclnn
+        from pyaclnn import ops
+        bf16 = ml_dtypes.bfloat16
+        x = pyaclnn.from_numpy(np.ones((1024, 8192), bf16))
+        g = pyaclnn.from_numpy(np.ones(8192, bf16))
+        ops.add_rms_norm_dynamic_quant(x, x, g, y_dtype="int8")   # asynchronous: still running below
+        print("queued", flush=True)
+    """
+    rc, out, err = run_python(code, env_overrides={"PYACLNN_STUB_KERNEL_THREADS": "3"}, timeout=60)
+    assert (rc, out.split()) == (0, ["queued"]), err
+
+
 # ---- through the AddRmsNormDynamicQuant kernel ---------------------------------------------------
 
 def _arnq_inputs(m, n, seed=3):
