@@ -4,10 +4,11 @@
  * the others run their parts inline) and check that every item ran once, in its part. Meant for the
  * TSan build (docs/hardening.md):
  *
- *   cc -O1 -g -fsanitize=thread -pthread tests/c/pool_stress.c -o pool_stress -L build/tsan/lib -lopapi \
+ *   cc -std=c11 -O1 -g -fsanitize=thread -pthread tests/c/pool_stress.c -o pool_stress -L build/tsan/lib -lopapi \
  *      -Wl,-rpath,build/tsan/lib && TSAN_OPTIONS=halt_on_error=1 setarch $(uname -m) -R ./pool_stress
  * prints "pool stress OK" (exit 0), or "BAD ..." (exit 1).
  */
+#define _POSIX_C_SOURCE 200809L /* rand_r under -std=c11 */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
