@@ -114,10 +114,11 @@ def kernel_time(dev: Device, handles: list, threads: int, repeat: int, stream) -
 
 
 def auto_threads(m: int, n: int) -> int:
-    """The thread count PYACLNN_STUB_ARNQ_THREADS=0 gives (arnq_kernel.c thread_count, dense
-    outputs): the online CPUs, at most one per 32768 elements, at most 64 and at most m, at least 1."""
+    """The thread count PYACLNN_STUB_ARNQ_THREADS=0 gives without PYACLNN_STUB_KERNEL_THREADS
+    (arnq_kernel.c thread_count with op_parallel.c op_thread_count, dense outputs): the online CPUs
+    (at most 16), at most one per 2**18 elements and at most m, at least 1."""
     cpus = os.sysconf("SC_NPROCESSORS_ONLN") if hasattr(os, "sysconf") else (os.cpu_count() or 1)
-    return max(1, min(cpus, m * n // 32768, 64, m))
+    return max(1, min(cpus, 16, m * n // 2**18, m))
 
 
 def usable_cores() -> int:

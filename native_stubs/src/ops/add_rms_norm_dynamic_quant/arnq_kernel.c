@@ -1,10 +1,18 @@
 /*
  * The AddRmsNormDynamicQuant kernel: one launch. Checks the memory it touches, widens the 1-D
- * parameters once, spreads the rows over host threads and gives each its row buffers; the rows
- * themselves go through the pipeline of arnq_row.c.
+ * parameters, spreads the rows over the worker pool (op_parallel.h) and gives each part its row
+ * buffers; the rows themselves go through the pipeline of arnq_row.c.
  *
  * Rows are independent (the NPU spreads them over its vector cores), so they are spread over host
  * threads; every row is computed the same way whatever thread runs it.
+ *
+ * The parameters are widened at every launch, not once per executor: a repeatable executor is
+ * re-run with new addresses, and the bytes behind an unchanged address may have been rewritten by
+ * earlier work on the stream, so a cached copy could only be trusted after comparing all of it -
+ * which costs as much as widening. Widening is one exact, inlined (vectorised) conversion per
+ * element: about 1 us for gamma and two smooth scales of 8192 columns. All host memory of a launch
+ * is one block, kept by the launching thread (a stream's worker) for its next launch when small:
+ * a fresh block of a few hundred KiB comes from mmap and costs its page faults at every launch.
  */
 #include "arnq_opt.h" /* first: compile options */
 
@@ -12,7 +20,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "arnq.h"
 #include "arnq_avx2.h"
@@ -20,10 +27,14 @@
 #include "arnq_row.h"
 #include "arnq_stream.h"
 #include "arnq_view.h"
+#include "num_inline.h"
 #include "numerics.h"
+#include "op_parallel.h"
 
 #define MAX_THREADS 64
-#define MIN_ELEMENTS_PER_THREAD 32768
+/* Elements (x1 columns x rows) a thread should get at least: waking a worker and sharing the
+ * launch costs more than it saves below that (decode shapes of 8-16 rows of 8192 stay on one). */
+#define MIN_ELEMENTS_PER_THREAD (1 << 18)
 
 /* ---- fp16 / bf16 widening (exact) ---------------------------------------------------------- */
 
@@ -73,24 +84,70 @@ static int check_memory(const pyaclnn_stub_launch *launch, const arnq_params *p)
     return 1;
 }
 
-/* A 1-D parameter (gamma, smooth scale, beta) widened to fp32 once per launch. */
-static float *widen_param(const pyaclnn_stub_tensor *t, aclDataType dt, int64_t n) {
-    float *out = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (out == NULL) return NULL;
-    const uint16_t *src = (const uint16_t *)t->data + t->offset;
+/* A 1-D parameter (gamma, smooth scale, beta) widened to fp32 into out[0..n): exact, inlined, and
+ * vectorised when contiguous. */
+ARNQ_VECTOR_CLONES static void widen_param(float *restrict out, const pyaclnn_stub_tensor *t, aclDataType dt, int64_t n) {
+    const uint16_t *restrict src = (const uint16_t *)t->data + t->offset;
     int64_t stride = t->ndim ? t->strides[0] : 1;
-    for (int64_t j = 0; j < n; j++) {
-        uint16_t h = src[j * stride];
-        out[j] = dt == ACL_BF16 ? num_bf16_to_f32(h) : num_f16_to_f32(h);
+    if (dt == ACL_BF16 && stride == 1) {
+        for (int64_t j = 0; j < n; j++) out[j] = num_bits_f32(num_inl_bf16_to_f32_bits(src[j]));
+    } else if (dt == ACL_BF16) {
+        for (int64_t j = 0; j < n; j++) out[j] = num_bits_f32(num_inl_bf16_to_f32_bits(src[j * stride]));
+    } else if (stride == 1) {
+        for (int64_t j = 0; j < n; j++) out[j] = num_bits_f32(num_inl_f16_to_f32_bits(src[j]));
+    } else {
+        for (int64_t j = 0; j < n; j++) out[j] = num_bits_f32(num_inl_f16_to_f32_bits(src[j * stride]));
     }
-    return out;
 }
 
-static float *ones_row(int64_t n) {
-    float *out = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (out != NULL)
-        for (int64_t j = 0; j < n; j++) out[j] = 1.0f;
-    return out;
+/* ---- the launch's host memory -------------------------------------------------------------- */
+
+/* Blocks up to this size stay with their thread between launches (freed when the thread ends). */
+#define KEEP_BYTES ((size_t)8 << 20)
+
+typedef struct {
+    void *mem;
+    size_t size;
+} kept_block;
+
+static pthread_key_t kept_key;
+static int kept_key_ok;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void free_kept(void *arg) {
+    kept_block *k = arg;
+    free(k->mem);
+    free(k);
+}
+
+static void make_kept_key(void) { kept_key_ok = pthread_key_create(&kept_key, free_kept) == 0; }
+
+/* 64-byte aligned memory for one launch; *own says the caller frees it. NULL when out of memory. */
+static void *launch_memory(size_t bytes, int *own) {
+    void *mem = NULL;
+    *own = 1;
+    pthread_once(&kept_once, make_kept_key);
+    if (bytes > KEEP_BYTES || !kept_key_ok) return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+    kept_block *k = pthread_getspecific(kept_key);
+    if (k != NULL && k->size >= bytes) {
+        *own = 0;
+        return k->mem;
+    }
+    if (k == NULL) {
+        if ((k = calloc(1, sizeof *k)) == NULL) return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+        if (pthread_setspecific(kept_key, k) != 0) {
+            free(k);
+            return posix_memalign(&mem, 64, bytes) == 0 ? mem : NULL;
+        }
+    }
+    free(k->mem);
+    k->mem = NULL;
+    k->size = 0;
+    if (posix_memalign(&mem, 64, bytes) != 0) return NULL;
+    k->mem = mem;
+    k->size = bytes;
+    *own = 0;
+    return mem;
 }
 
 /* Streaming stores for the dense outputs when they would not stay in the last-level cache anyway
@@ -108,14 +165,8 @@ static int thread_count(const arnq_params *p, const arnq_launch *c) {
         const arnq_view *y = &c->y[k];
         if ((k ? p->out2 : p->out1) && y->kind == ARNQ_ELEM_NIBBLE && (!y->dense || y->offset % 2)) return 1;
     }
-    int64_t t = p->opt.threads;               /* PYACLNN_STUB_ARNQ_THREADS, then the general knob */
-    if (t <= 0) t = op_kernel_threads_from_env();
-    if (t <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        t = cpus > 0 ? cpus : 1;
-        int64_t by_size = p->m * p->n / MIN_ELEMENTS_PER_THREAD;
-        if (t > by_size) t = by_size;
-    }
+    int64_t t = p->opt.threads;   /* PYACLNN_STUB_ARNQ_THREADS, then the pool's rule and knob */
+    if (t <= 0) t = (int64_t)op_thread_count((size_t)(p->m * p->n), MIN_ELEMENTS_PER_THREAD);
     if (t > MAX_THREADS) t = MAX_THREADS;
     if (t > p->m) t = p->m;
     return t < 1 ? 1 : (int)t;
@@ -126,6 +177,37 @@ static void reduce_empty(const arnq_launch *c) {
         if (c->p->out1) arnq_store_scale(c, 0, r, -INFINITY);
         if (c->p->out2) arnq_store_scale(c, 1, r, -INFINITY);
     }
+}
+
+/* The rows of one launch, cut into parts (op_parallel_parts); each part has its own buffers. */
+typedef struct {
+    const arnq_launch *c;
+    unsigned char *arena;   /* per_part bytes per part */
+    size_t per_part, floats;
+    int64_t cap;
+} rows_job;
+
+static void run_part(void *ctx, size_t part, size_t r0, size_t r1) {
+    const rows_job *job = ctx;
+    unsigned char *base = job->arena + job->per_part * part;
+    arnq_worker w;
+    memset(&w, 0, sizeof w);
+    w.c = job->c;
+    w.r0 = (int64_t)r0;
+    w.r1 = (int64_t)r1;
+    w.x = (float *)base;
+    w.xn = w.x + job->cap;
+    w.y = w.xn + job->cap;
+    w.q = w.y + job->cap;
+    w.qt = w.q + job->cap;
+    w.z[0] = w.qt + job->cap;
+    w.z[1] = w.z[0] + job->cap;
+    w.pad = w.z[1] + job->cap;
+    w.gathered = (uint16_t *)(base + job->floats * sizeof(float));
+    w.bytes = (unsigned char *)w.gathered + (size_t)job->cap * 4;
+    w.xstage = w.bytes + (size_t)job->cap * 4;
+    w.ystage = w.xstage + ARNQ_BLOCK * 2;
+    arnq_run_rows(&w);
 }
 
 void arnq_kernel(const pyaclnn_stub_launch *launch) {
@@ -154,65 +236,40 @@ void arnq_kernel(const pyaclnn_stub_launch *launch) {
 
     int threads = thread_count(p, &c);
     int64_t n = p->n;
-    /* Per thread, 64-byte aligned: x, xn, y, q, qt, z[0], z[1] (cap floats each: room for the normal
-     * template's zero padding), the split template's pad; two gathered u16 rows, one encoded row
-     * (4 bytes per column each), the xOut and y stage blocks. */
-    int64_t cap = (n + 255) / 256 * 256 + 64;
+    /* One 64-byte aligned block: the widened parameters (gamma, smooth1, smooth2, beta, ones; a
+     * row of n floats each, rounded up to 64 bytes), then per part x, xn, y, q, qt, z[0], z[1] (cap
+     * floats each: room for the normal template's zero padding), the split template's pad; two
+     * gathered u16 rows, one encoded row (4 bytes per column each), the xOut and y stage blocks. */
+    rows_job job = {.c = &c};
+    job.cap = (n + 255) / 256 * 256 + 64;
     int64_t pad = p->tmpl == ARNQ_950_SPLIT ? (p->split_chunk + 15) / 16 * 16 : 0;
-    size_t floats = (size_t)(7 * cap + pad);
-    size_t per_thread = floats * sizeof(float) + (size_t)cap * 8 + ARNQ_BLOCK * 4;
+    job.floats = (size_t)(7 * job.cap + pad);
+    job.per_part = job.floats * sizeof(float) + (size_t)job.cap * 8 + ARNQ_BLOCK * 4;
+    size_t row = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
     int need_ones = (p->out1 && !p->has_smooth1) || (p->out2 && !p->has_smooth2);
-    float *params[5] = {NULL, NULL, NULL, NULL, NULL};
-    arnq_worker *workers = calloc((size_t)threads, sizeof(arnq_worker));
-    void *arena = NULL;
-    int ok = workers != NULL && posix_memalign(&arena, 64, per_thread * (size_t)threads) == 0;
-    params[0] = ok ? widen_param(&in[ARNQ_GAMMA], p->x_dtype, n) : NULL;
-    ok = ok && params[0];
-    if (ok && p->has_smooth1) ok = (params[1] = widen_param(&in[ARNQ_SMOOTH1], p->x_dtype, n)) != NULL;
-    if (ok && p->has_smooth2) ok = (params[2] = widen_param(&in[ARNQ_SMOOTH2], p->x_dtype, n)) != NULL;
-    if (ok && p->has_beta) ok = (params[3] = widen_param(&in[ARNQ_BETA], p->x_dtype, n)) != NULL;
-    if (ok && need_ones) ok = (params[4] = ones_row(n)) != NULL;
-    if (!ok) {
+    int own_block;
+    void *block = launch_memory(5 * row + job.per_part * (size_t)threads, &own_block);
+    if (block == NULL) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory for the row buffers",
                                ARNQ_OP_NAME);
-        goto done;
+        return;
     }
+    float *params[5];
+    for (int i = 0; i < 5; i++) params[i] = (float *)((unsigned char *)block + row * (size_t)i);
+    job.arena = (unsigned char *)block + 5 * row;
+    widen_param(params[0], &in[ARNQ_GAMMA], p->x_dtype, n);
+    if (p->has_smooth1) widen_param(params[1], &in[ARNQ_SMOOTH1], p->x_dtype, n);
+    if (p->has_smooth2) widen_param(params[2], &in[ARNQ_SMOOTH2], p->x_dtype, n);
+    if (p->has_beta) widen_param(params[3], &in[ARNQ_BETA], p->x_dtype, n);
+    if (need_ones)
+        for (int64_t j = 0; j < n; j++) params[4][j] = 1.0f;
     c.gamma = params[0];
-    c.smooth[0] = params[1];
-    c.smooth[1] = params[2];
-    c.beta = params[3];
-    c.ones = params[4];
+    c.smooth[0] = p->has_smooth1 ? params[1] : NULL;
+    c.smooth[1] = p->has_smooth2 ? params[2] : NULL;
+    c.beta = p->has_beta ? params[3] : NULL;
+    c.ones = need_ones ? params[4] : NULL;
     c.stream = use_streaming_stores(p);
 
-    pthread_t tids[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 0; i < threads; i++) {
-        arnq_worker *w = &workers[i];
-        unsigned char *base = (unsigned char *)arena + per_thread * (size_t)i;
-        w->c = &c;
-        w->r0 = p->m * i / threads;
-        w->r1 = p->m * (i + 1) / threads;
-        w->x = (float *)base;
-        w->xn = w->x + cap;
-        w->y = w->xn + cap;
-        w->q = w->y + cap;
-        w->qt = w->q + cap;
-        w->z[0] = w->qt + cap;
-        w->z[1] = w->z[0] + cap;
-        w->pad = w->z[1] + cap;
-        w->gathered = (uint16_t *)(base + floats * sizeof(float));
-        w->bytes = (unsigned char *)w->gathered + (size_t)cap * 4;
-        w->xstage = w->bytes + (size_t)cap * 4;
-        w->ystage = w->xstage + ARNQ_BLOCK * 2;
-    }
-    for (int i = 1; i < threads; i++) started[i] = pthread_create(&tids[i], NULL, arnq_run_rows, &workers[i]) == 0;
-    arnq_run_rows(&workers[0]);
-    for (int i = 1; i < threads; i++) {
-        if (started[i]) pthread_join(tids[i], NULL);
-        else arnq_run_rows(&workers[i]); /* could not start a thread: do its rows here */
-    }
-done:
-    for (int i = 0; i < 5; i++) free(params[i]);
-    free(arena);
-    free(workers);
+    op_parallel_parts((size_t)p->m, (size_t)threads, run_part, &job);
+    if (own_block) free(block);
 }

@@ -60,7 +60,7 @@ typedef struct {
     arnq_add_job add;
 } arnq_worker;
 
-/* The rows [w->r0, w->r1) (a pthread start routine). */
+/* The rows [w->r0, w->r1) (one part of a launch, run by the worker pool; returns NULL). */
 void *arnq_run_rows(void *worker);
 
 /* ---- arnq_store.c ---- */

@@ -15,6 +15,10 @@
 
 #include "gmq_kernel.h"
 #include "op_common.h"
+#include "op_parallel.h"
+
+/* Elements a thread should get at least: fewer, and waking a worker costs more than it saves. */
+#define MIN_ELEMENTS_PER_THREAD (1 << 18)
 
 /* ---- memory checks -------------------------------------------------------------------------- */
 
@@ -74,7 +78,7 @@ void gmq_kernel(const pyaclnn_stub_launch *launch) {
         .mxscale = (uint8_t *)ms->data + ms->offset,
     };
     size_t items = plan.chunk_count * job.tiles;
-    gmq_parallel_for(items, gmq_thread_count(m * n), gmq_run_items, &job);
+    op_parallel_for(items, op_thread_count((size_t)(m * n), MIN_ELEMENTS_PER_THREAD), gmq_run_items, &job);
     if (atomic_load(&job.out_of_memory))
         pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
                                "%s: out of host memory for the kernel's scratch buffers; outputs are incomplete",

@@ -83,18 +83,7 @@ typedef struct {
     _Atomic int out_of_memory;    /* a thread could not get its scratch memory            */
 } gmq_job;
 
-/* Runs items [begin, end) of the gmq_job `job` (a gmq_range_fn). */
+/* Runs items [begin, end) of the gmq_job `job` (an op_range_fn of op_parallel.h). */
 void gmq_run_items(void *job, size_t begin, size_t end);
-
-/* ---- threads (gmq_parallel.c) ------------------------------------------------------------------ */
-
-/* Runs fn(ctx, begin, end) over [0, count) split into contiguous ranges, one per thread, on up to
- * `threads` threads (the caller's included). Returns when all are done. */
-typedef void (*gmq_range_fn)(void *ctx, size_t begin, size_t end);
-void gmq_parallel_for(size_t count, size_t threads, gmq_range_fn fn, void *ctx);
-
-/* Threads for a kernel touching `elements` elements: PYACLNN_STUB_KERNEL_THREADS if set (>= 1,
- * used as given, up to 256), else the online CPUs (at most 16) but one per 256K elements. */
-size_t gmq_thread_count(int64_t elements);
 
 #endif
