@@ -700,6 +700,7 @@ class Stream:
         self._c_handle = ctypes.c_void_p(handle)      # pre-converted for hot-path C calls
         self.pool = MemoryPool(state, handle)
         self._plans: list = []            # finalizers of cached prepared calls (ops executor cache)
+        self._users: weakref.WeakSet = weakref.WeakSet()   # prepared calls told when it closes
         self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
         self.lock = threading.Lock()
         self._saved: list = []
@@ -734,11 +735,18 @@ class Stream:
         if self.is_default:
             raise RuntimeError("the default stream is released with its device")
         self._handle = None
+        self._tell_users()
         self._finalizer()
 
     def _close_quietly(self) -> None:
         self._handle = None
+        self._tell_users()
         self._finalizer()
+
+    def _tell_users(self) -> None:
+        """Prepared calls bound to this stream stop launching on it (their C path included)."""
+        for user in list(self._users):
+            user._on_stream_closed()
 
     def __enter__(self) -> "Stream":
         self._saved.append((getattr(_tls, "stream", None), getattr(_tls, "device", None)))
