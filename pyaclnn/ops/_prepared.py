@@ -27,6 +27,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .. import capi
+from .._release import finalizer as _finalizer
 from ..errors import make_error, recent_error_message
 from ..runtime import Stream, _BindScope, _tls
 from ..signatures.model import Kind, Role
@@ -188,7 +189,7 @@ class PreparedCall:
         self._failed = -1
         self._lock = threading.RLock()     # serialises calls of several threads (see _call_slow)
         self._depth = 0
-        self._finalizer = weakref.finalize(
+        self._finalizer = _finalizer(
             self, _release_plan, executor.value, handles, destroys, workspace, self._streams, state,
             capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
         self._setup_fast(stream, state)
