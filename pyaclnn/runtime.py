@@ -479,7 +479,9 @@ class MemoryPool:
         self._state = state
         self._stream_handle = stream_handle
         self._free_lists: dict[int, list[int]] = {}
-        self._lock = threading.Lock()
+        # re-entrant: a garbage collection inside a locked section may run a finalizer that frees
+        # a block into this very pool (the free lists stay consistent: each step is one list op)
+        self._lock = threading.RLock()
         self.limit = limit
         self.closed = False
         self.cached_bytes = 0
