@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ctypes
 
+from . import _release
+
 __all__ = ["FIELDS", "live_counts", "leaked"]
 
 # The fields of pyaclnn_stub_counts (native_stubs/src/internal/pyaclnn_stub.h), in order.
@@ -56,6 +58,7 @@ def live_counts() -> dict[str, int] | None:
     fn = _entry_point()
     if fn is None:
         return None
+    _release.flush()            # objects already collected are released first
     counts = _Counts()
     fn(ctypes.byref(counts))
     return {name: int(getattr(counts, name)) for name in FIELDS}

@@ -19,8 +19,9 @@ Lifetimes (the capi layer has no policy; this layer owns it):
   and device buffer holds one reference on its device.  Threads are bound to a device's context with
   ``aclrtSetCurrentContext`` (no reference change), lazily, before any call that needs one.
 * Every object has ``close()``; those that hold nothing else also release on garbage collection and
-  at interpreter exit through :func:`weakref.finalize` callbacks, which never raise and hold only
-  ctypes function objects (safe while modules are being torn down).
+  at interpreter exit through finalizers (:mod:`pyaclnn._release`, a ``weakref.finalize`` whose
+  releases run on a releaser thread, so that a KeyboardInterrupt cannot cut them short), which never
+  raise and hold only ctypes function objects (safe while modules are being torn down).
 * Device memory comes from a caching pool owned by a stream (:class:`MemoryPool`).  A block freed
   after work was queued on that stream is reused only by later allocations on the same stream, so
   stream order keeps it safe without synchronisation; memory used on other streams waits for them
@@ -39,6 +40,8 @@ from typing import Any, Iterator
 
 from . import _interruptible, _shutdown, capi
 from . import errors as _errors
+from . import _release
+from ._release import finalizer as _finalizer
 from ._cint import check as _check_cint
 from .errors import AclError, ClosedError, DeviceResetError, make_error, recent_error_message
 
@@ -80,7 +83,7 @@ _runtime_reference = _RuntimeReference()
 
 
 def _drop_runtime_reference(finalize_reference, finalize) -> None:
-    # Runs at interpreter exit after every object created later (weakref.finalize runs the newest
+    # Runs at interpreter exit after every object created later (finalizers run the newest
     # first). aclFinalizeReference drops only our reference; older toolkits lack it.
     try:
         if finalize_reference is not None:
@@ -101,8 +104,8 @@ def init() -> None:
         if status not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
             raise make_error(status, "aclInit")
         fin_ref = capi.aclFinalizeReference
-        weakref.finalize(_runtime_reference, _drop_runtime_reference,
-                         None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
+        _finalizer(_runtime_reference, _drop_runtime_reference,
+                   None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
         _shutdown.install()   # after a finalizer exists: at exit, launches stop before finalizers run
         _errors._diagnose = _diagnose
         _initialised = True
@@ -341,7 +344,7 @@ class Device:
         device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
         self._state = _state_for(device_id)
         self._state.acquire()
-        self._finalizer = weakref.finalize(self, self._state.release)
+        self._finalizer = _finalizer(self, self._state.release)
         self._saved: list = []
 
     # -- identity ---------------------------------------------------------------------------------
@@ -517,6 +520,7 @@ class MemoryPool:
 
     def stats(self) -> dict:
         """Counters: blocks/bytes in use, cached bytes, device mallocs/frees, reuses."""
+        _release.flush()                # blocks of collected tensors are back first
         return {"in_use_blocks": self.in_use_blocks, "in_use_bytes": self.in_use_bytes,
                 "cached_bytes": self.cached_bytes,
                 "cached_blocks": sum(len(v) for v in self._free_lists.values()),
@@ -540,16 +544,13 @@ class MemoryPool:
             _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
                         "aclrtMalloc")
         self._apply_nested_frees()
-        with self._section():
-            if self.closed:
-                raise RuntimeError("the stream of this memory pool is closed")
-            blocks = self._free_lists.get(size)
-            if blocks:
-                cell.extend(map(blocks.pop, _LAST))     # one C call: the block is never in between
-                self.cached_bytes -= size
-                self.reuses += 1
-                self.in_use_blocks += 1
-                self.in_use_bytes += size
+        if self._take_cached(size, cell):
+            return size
+        if _release.pending():
+            # blocks of collected tensors are on their way back (pyaclnn._release): wait for them
+            # rather than allocate more device memory
+            _release.flush()
+            if self._take_cached(size, cell):
                 return size
         self._device_malloc_into(size, cell)
         with self._section():
@@ -568,13 +569,28 @@ class MemoryPool:
                 return
             self.free(ptr, size)
 
+    def _take_cached(self, size: int, cell: list) -> bool:
+        with self._section():
+            if self.closed:
+                raise RuntimeError("the stream of this memory pool is closed")
+            blocks = self._free_lists.get(size)
+            if not blocks:
+                return False
+            cell.extend(map(blocks.pop, _LAST))     # one C call: the block is never in between
+            self.cached_bytes -= size
+            self.reuses += 1
+            self.in_use_blocks += 1
+            self.in_use_bytes += size
+            return True
+
     def _device_malloc_into(self, size: int, cell: list) -> None:
         _bind_current(self._state)
         p = ctypes.c_void_p()
         cell.append(p)                           # aclrtMalloc writes the address into the cell
         status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
-        if status == capi.ACL_ERROR_RT_MEMORY_ALLOCATION and self.cached_bytes:
+        if status == capi.ACL_ERROR_RT_MEMORY_ALLOCATION and (self.cached_bytes or _release.pending()):
             recent_error_message()
+            _release.flush()                     # blocks of collected tensors come back first
             self.empty_cache()                   # give cached blocks back, then try once more
             status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
         if status:
@@ -616,6 +632,7 @@ class MemoryPool:
 
     def empty_cache(self) -> int:
         """Synchronise the stream and give every cached block back to the device; returns the bytes."""
+        _release.flush()                # blocks of collected tensors are back first
         self._apply_nested_frees()
         with self._section():
             blocks = [p for lst in self._free_lists.values() for p in lst]
@@ -653,6 +670,7 @@ def empty_cache(device: "Device | int | None" = None) -> int:
     streams.  Memory still used by live tensors is not touched.
     """
     check_runtime()
+    _release.flush()                # memory of objects already collected goes back to its pool first
     wanted = None if device is None else (device.id if isinstance(device, Device) else int(device))
     freed = 0
     for pool in list(_pools):
@@ -746,10 +764,11 @@ class Stream:
         self._c_handle = ctypes.c_void_p(handle)      # pre-converted for hot-path C calls
         self.pool = MemoryPool(state, handle)
         self._plans: list = []            # finalizers of cached prepared calls (ops executor cache)
+        self._users: weakref.WeakSet = weakref.WeakSet()   # prepared calls told when it closes
         self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
         self.lock = threading.Lock()
         self._saved: list = []
-        self._finalizer = weakref.finalize(self, _release_stream, state, handle, self.pool, owned,
+        self._finalizer = _finalizer(self, _release_stream, state, handle, self.pool, owned,
                                            counted, self._plans)
 
     # -- identity ---------------------------------------------------------------------------------
@@ -780,11 +799,18 @@ class Stream:
         if self.is_default:
             raise RuntimeError("the default stream is released with its device")
         self._handle = None
+        self._tell_users()
         self._finalizer()
 
     def _close_quietly(self) -> None:
         self._handle = None
+        self._tell_users()
         self._finalizer()
+
+    def _tell_users(self) -> None:
+        """Prepared calls bound to this stream stop launching on it (their C path included)."""
+        for user in list(self._users):
+            user._on_stream_closed()
 
     def __enter__(self) -> "Stream":
         self._saved.append((getattr(_tls, "stream", None), getattr(_tls, "device", None)))
@@ -862,7 +888,7 @@ class Event:
         self._state = state
         self._handle: int | None = h.value
         self.timing = timing
-        self._finalizer = weakref.finalize(self, _release_event, state, h.value, capi.aclrtDestroyEvent)
+        self._finalizer = _finalizer(self, _release_event, state, h.value, capi.aclrtDestroyEvent)
 
     @property
     def handle(self) -> int:
@@ -999,7 +1025,7 @@ class DeviceBuffer(Memory):
             size = pool.allocate_into(nbytes, cell)
             super().__init__(cell[0], nbytes, [stream])
             self.size = size
-            self._finalizer = weakref.finalize(self, _release_buffer, pool, cell, size, self.streams, ref)
+            self._finalizer = _finalizer(self, _release_buffer, pool, cell, size, self.streams, ref)
         except BaseException:
             # Any exception, KeyboardInterrupt included. Both cells are emptied before use, so a
             # finalizer registered just before the interrupt finds nothing left to release.
@@ -1035,7 +1061,7 @@ class ExternalMemory(Memory):
                  stream: Stream | None = None):
         registration = register_host_memory(ptr, nbytes) if register and nbytes else None
         super().__init__(ptr, nbytes, [stream] if stream is not None else [])
-        self._finalizer = weakref.finalize(self, _release_external, self.streams, registration, owner)
+        self._finalizer = _finalizer(self, _release_external, self.streams, registration, owner)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1105,7 +1131,7 @@ class HostRegistration:
                     _check(register(ptr, nbytes), "pyaclnn_stub_mem_register")
                     _registrations[ptr] = [nbytes, 1]
                     self.base = ptr
-        self._finalizer = weakref.finalize(self, _unregister, self.base) if self.base else None
+        self._finalizer = _finalizer(self, _unregister, self.base) if self.base else None
 
     def release(self) -> None:
         if self._finalizer is not None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ctypes
 import math
-import weakref
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from . import capi, dtypes
 from ._cint import INT64_MAX, CIntRangeError, check_all
+from ._release import finalizer as _finalizer
 from .errors import ClosedError, make_error
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
 
@@ -340,7 +340,7 @@ class Tensor:
         # in the cell inside one C call: an exception (a KeyboardInterrupt from a signal handler
         # included) at any point leaves nothing unowned.
         cell: list = []
-        self._handle_fin = weakref.finalize(self, _destroy_cell, capi.aclDestroyTensor, cell)
+        self._handle_fin = _finalizer(self, _destroy_cell, capi.aclDestroyTensor, cell)
         self._new_acl_tensor_into(cell, None)
         h = self._handle = cell[0]
         return h

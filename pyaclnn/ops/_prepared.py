@@ -27,6 +27,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .. import capi
+from .._release import finalizer as _finalizer
 from ..errors import make_error, recent_error_message
 from ..runtime import Stream, _BindScope, _tls
 from ..signatures.model import Kind, Role
@@ -188,10 +189,15 @@ class PreparedCall:
         self._failed = -1
         self._lock = threading.RLock()     # serialises calls of several threads (see _call_slow)
         self._depth = 0
-        self._finalizer = weakref.finalize(
+        self._finalizer = _finalizer(
             self, _release_plan, executor.value, handles, destroys, workspace, self._streams, state,
             capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
         self._setup_fast(stream, state)
+        if keep_refs:
+            stream._users.add(self)
+
+    def _on_stream_closed(self) -> None:
+        """Its stream was closed: calls without stream= raise from now on (hook of the subclass)."""
 
     def _setup_fast(self, stream: Stream, state) -> None:
         """Hook of the accelerated subclass (hands the plan's state to C)."""
@@ -258,6 +264,10 @@ class PreparedCall:
             stream = self.stream
             if stream is None:
                 raise TypeError("this prepared call has no default stream: pass stream=")
+            if stream._handle is None:
+                raise RuntimeError(
+                    f"stream is closed: the stream this call was prepared on ({stream!r}) was closed; "
+                    f"pass stream= an open stream of device {stream.device_id}, or prepare the call again")
         elif stream._handle != self._home:
             self._note_stream(stream)
         state = stream._state
@@ -473,6 +483,9 @@ def _accelerated_class(base: type) -> type:
 
         def _on_host_memory(self) -> None:
             self._fast_disable()
+
+        def _on_stream_closed(self) -> None:
+            self._fast_disable()        # the Python path raises "stream is closed"
 
         def _launch_addrs(self, addrs: list, stream: Stream) -> int:
             if stream._handle != self._home:

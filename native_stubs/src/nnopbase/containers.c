@@ -84,6 +84,7 @@ aclnnStatus aclDestroyScalar(const aclScalar *scalar) {
 }
 
 /* ---- arrays: a NULL value or size 0 gives an empty (non-NULL) array ------------------------- */
+/* (as hicann/opbase's aclArray constructor: it copies only when value != NULL and size != 0)     */
 
 /* Allocates header + size elements of elem_size and copies them. */
 static void *new_array(const char *api, const void *value, uint64_t size, size_t header, size_t elem_size,

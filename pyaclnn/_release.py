@@ -1,0 +1,198 @@
+"""Finalizers that an interrupt cannot cut short (issue 12, point 11).
+
+``weakref.finalize`` runs its callback as Python code on the thread where the object died. A signal
+handler that raises (Ctrl-C's KeyboardInterrupt) runs between bytecodes, so it can land at the
+callback's entry (the finalizer stays registered with a dead referent) or between its bookkeeping
+and the release (the resource is lost).
+
+:func:`finalizer` is a drop-in for ``weakref.finalize`` without that hole. The object's death runs
+no Python code at all: the weak reference's callback is ``SimpleQueue.put``, a C function, which
+queues the :class:`Finalizer`. A daemon thread, the releaser, takes it from the queue and runs the
+release. Python runs signal handlers on the main thread only, so nothing interrupts the releaser.
+The releaser is opt-in (``PYACLNN_RELEASE_THREAD=1``); without it the callback releases inline, as
+``weakref.finalize`` does.
+
+* ``f()`` (``close()``) still releases at once, on the calling thread, exactly once (the entry is
+  taken from the registry by one ``dict.pop``).
+* :func:`flush` waits until every queued release has run; :func:`pyaclnn.empty_cache`,
+  :func:`pyaclnn.runtime.stub_live_counts` and memory allocations call it, so memory of collected
+  objects is back in its pool before the next allocation, as with inline finalizers.
+* At interpreter exit (``atexit``) the releaser is stopped and every finalizer still registered runs
+  on the main thread, newest first (``weakref.finalize``'s order: objects before what they use).
+* A forked child starts its own releaser on first use.
+"""
+from __future__ import annotations
+
+import _thread
+import atexit
+import os
+import threading
+import weakref
+from queue import SimpleQueue
+
+__all__ = ["Finalizer", "finalizer", "flush", "pending"]
+
+_queue: SimpleQueue = SimpleQueue()
+_put = _queue.put               # the weakref callback: C code, queues the dead object's Finalizer
+# Opt-in for now: with the releaser, an object dropped by `del` is released a moment later (at
+# the latest by the next flush point), not before `del` returns; see docs/hardening.md.
+THREADED = os.environ.get("PYACLNN_RELEASE_THREAD", "0") not in ("", "0")
+_live: dict = {}                # Finalizer -> (function, args); insertion order = creation order
+_lock = threading.Lock()        # starting / stopping the releaser
+_releaser: threading.Thread | None = None
+_busy: list = []                # the finalizer the releaser is running (flush waits for it too)
+_shutdown = False               # set at exit: nothing runs any more
+
+
+class Finalizer(weakref.ref):
+    """A weak reference whose referent's death queues it for release (see the module docstring).
+
+    Calling it releases now (once); ``alive`` is True until it has been called or queued and run.
+    """
+    __slots__ = ()
+    # identity semantics as dict keys (weakref.ref hashes and compares its referent)
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+    def __call__(self):                     # noqa: D102 -- as weakref.finalize.__call__
+        info = _live.pop(self, None)
+        if info is not None and not _shutdown:
+            return info[0](*info[1])
+        return None
+
+    @property
+    def alive(self) -> bool:
+        return self in _live
+
+    def detach(self):
+        """Unregister without releasing; returns ``(obj, func, args)`` or None (as weakref.finalize)."""
+        obj = weakref.ref.__call__(self)
+        info = _live.pop(self, None)
+        if info is not None and obj is not None:
+            return obj, info[0], info[1]
+        return None
+
+
+def finalizer(obj, func, *args) -> Finalizer:
+    """Call ``func(*args)`` when ``obj`` dies (or when the returned Finalizer is called), once.
+
+    Register it *before* taking the resource it releases (or make ``func`` find nothing to release
+    until the resource is there), so that an exception at any point leaves nothing unowned.
+    """
+    f = Finalizer(obj, _callback)   # C-level construction
+    _live[f] = (func, args)
+    if _releaser is None and THREADED:
+        _start()
+    return f
+
+
+def _run_inline(f: Finalizer) -> None:
+    """The callback without the releaser: release on the dying object's thread (as weakref.finalize,
+    and as interruptible)."""
+    info = _live.pop(f, None)
+    if info is not None and not _shutdown:
+        try:
+            info[0](*info[1])
+        except Exception:       # noqa: BLE001 -- finalizers must not raise
+            pass
+
+
+_callback = _put if THREADED else _run_inline
+
+
+def _start() -> None:
+    global _releaser
+    with _lock:
+        if _releaser is None and not _shutdown:
+            t = threading.Thread(target=_run, name="pyaclnn-releaser", daemon=True)
+            t.start()
+            _releaser = t
+
+
+_STOP = object()
+_LockType = _thread.LockType
+
+
+def _run() -> None:
+    get = _queue.get
+    while True:
+        item = get()
+        if item is _STOP:
+            return
+        if type(item) is _LockType:         # a flush() marker: everything before it has run
+            item.release()
+            continue
+        _busy.append(item)
+        try:
+            info = _live.pop(item, None)
+            if info is not None and not _shutdown:
+                info[0](*info[1])
+        except BaseException:       # noqa: BLE001 -- a release never takes the releaser down
+            pass
+        finally:
+            _busy.clear()
+
+
+def pending() -> bool:
+    """Are releases queued or running?"""
+    return bool(_busy) or not _queue.empty()
+
+
+def flush(timeout: float | None = 30.0) -> bool:
+    """Wait until the releases queued so far have run; False if ``timeout`` passed first.
+
+    Called from the releaser itself (a release that allocates) it returns at once.
+    """
+    if not pending() or _releaser is None or threading.current_thread() is _releaser:
+        return True
+    # A bare lock, not threading.Event: an interrupt inside Event.wait can corrupt its Condition;
+    # an interrupted lock.acquire leaves the lock consistent (the releaser unlocks it later).
+    marker = _thread.allocate_lock()
+    marker.acquire()
+    _put(marker)
+    return marker.acquire(True, -1 if timeout is None else timeout)
+
+
+def _at_exit() -> None:
+    """Run every finalizer still registered, newest first, on this thread; then stop for good."""
+    global _shutdown, _releaser
+    with _lock:
+        t, _releaser = _releaser, None
+    if t is not None and t.is_alive():
+        _put(_STOP)
+        t.join(5.0)
+    get = _queue.get_nowait
+    try:
+        while _live:
+            # objects that die meanwhile queue themselves: run those first
+            while not _queue.empty():
+                item = get()
+                if isinstance(item, Finalizer):
+                    _call_quietly(item)
+                elif type(item) is _LockType:
+                    item.release()
+            if _live:
+                _call_quietly(next(reversed(_live)))
+    finally:
+        _shutdown = True
+
+
+def _call_quietly(f: Finalizer) -> None:
+    try:
+        f()
+    except BaseException:       # noqa: BLE001 -- even an interrupt: the next one must still run
+        pass
+
+
+def _after_fork_in_child() -> None:
+    global _releaser, _lock
+    _releaser = None            # the parent's thread does not exist here; start one on demand
+    _lock = threading.Lock()    # another parent thread may have held it at the fork
+    _busy.clear()
+    if THREADED and (_live or not _queue.empty()):
+        _start()
+
+
+atexit.register(_at_exit)
+os.register_at_fork(after_in_child=_after_fork_in_child)
