@@ -562,11 +562,14 @@ class MemoryPool:
         return _PoolSection(self)
 
     def _apply_nested_frees(self) -> None:
-        while self._nested_frees:
-            try:
-                ptr, size = self._nested_frees.pop()
-            except IndexError:
+        if not self._nested_frees:
+            return
+        with self._lock:
+            if self._in_section:      # itself nested in a section of this thread: leave them parked
                 return
+            parked = self._nested_frees[:]
+            del self._nested_frees[:]
+        for ptr, size in parked:
             self.free(ptr, size)
 
     def _take_cached(self, size: int, cell: list) -> bool:
