@@ -468,23 +468,6 @@ def _round_up(n: int) -> int:
     return (n + _ROUND - 1) // _ROUND * _ROUND if n > 0 else _ROUND
 
 
-class _PoolSection:
-    """A critical section of a MemoryPool: its lock, and a flag that parks nested frees."""
-
-    __slots__ = ("_pool",)
-
-    def __init__(self, pool: "MemoryPool"):
-        self._pool = pool
-
-    def __enter__(self) -> None:
-        self._pool._lock.__enter__()
-        self._pool._in_section = True
-
-    def __exit__(self, *exc) -> None:
-        self._pool._in_section = False
-        self._pool._lock.__exit__(*exc)
-
-
 class MemoryPool:
     """Caching, stream-ordered device allocator of one stream (workspaces and tensors).
 
@@ -502,8 +485,10 @@ class MemoryPool:
         # Reentrant, because the garbage collector may run a buffer's finalizer (which frees into
         # this pool) inside any of our critical sections, on the same thread; such a nested free is
         # parked in _nested_frees and applied by the next call, never inside the section it hit.
+        # "Nested" is "this thread owns the lock" (RLock._is_owned, what threading.Condition uses):
+        # no flag of ours that an interrupt between two bytecodes could leave set.
         self._lock = threading.RLock()
-        self._in_section = False
+        self._owned = self._lock._is_owned
         self._nested_frees: list[tuple[int, int]] = []
         self.limit = limit
         self.closed = False
@@ -553,27 +538,23 @@ class MemoryPool:
             if self._take_cached(size, cell):
                 return size
         self._device_malloc_into(size, cell)
-        with self._section():
+        with self._lock:
             self.in_use_blocks += 1
             self.in_use_bytes += size
         return size
 
-    def _section(self) -> "_PoolSection":
-        return _PoolSection(self)
-
     def _apply_nested_frees(self) -> None:
-        if not self._nested_frees:
+        if not self._nested_frees or self._owned():   # (nested in a section: leave them parked)
             return
-        with self._lock:
-            if self._in_section:      # itself nested in a section of this thread: leave them parked
+        while True:
+            try:
+                ptr, size = self._nested_frees.pop()   # one at a time: an interrupt loses none
+            except IndexError:
                 return
-            parked = self._nested_frees[:]
-            del self._nested_frees[:]
-        for ptr, size in parked:
             self.free(ptr, size)
 
     def _take_cached(self, size: int, cell: list) -> bool:
-        with self._section():
+        with self._lock:
             if self.closed:
                 raise RuntimeError("the stream of this memory pool is closed")
             blocks = self._free_lists.get(size)
@@ -611,23 +592,19 @@ class MemoryPool:
 
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
+        if self._owned():                        # a finalizer run by the GC inside our own section
+            self._nested_frees.append((ptr, size))
+            return
         self._apply_nested_frees()
         with self._lock:
-            if self._in_section:                 # a finalizer run by the GC inside our own section
-                self._nested_frees.append((ptr, size))
-                return
-            self._in_section = True
-            try:
-                self.in_use_blocks -= 1
-                self.in_use_bytes -= size
-                if not self.closed:
-                    self._free_lists.setdefault(size, []).append(ptr)
-                    self.cached_bytes += size
-                    if self.cached_bytes <= self.limit:
-                        return
-                    ptr = None
-            finally:
-                self._in_section = False
+            self.in_use_blocks -= 1
+            self.in_use_bytes -= size
+            if not self.closed:
+                self._free_lists.setdefault(size, []).append(ptr)
+                self.cached_bytes += size
+                if self.cached_bytes <= self.limit:
+                    return
+                ptr = None
         if ptr is not None:                      # the stream is gone: nothing is queued on it
             self._release([ptr])
         else:
@@ -637,7 +614,7 @@ class MemoryPool:
         """Synchronise the stream and give every cached block back to the device; returns the bytes."""
         _release.flush()                # blocks of collected tensors are back first
         self._apply_nested_frees()
-        with self._section():
+        with self._lock:
             blocks = [p for lst in self._free_lists.values() for p in lst]
             freed = self.cached_bytes
             self._free_lists.clear()
@@ -657,7 +634,7 @@ class MemoryPool:
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
         self.empty_cache()
-        with self._section():
+        with self._lock:
             self.closed = True
 
 

@@ -23,7 +23,7 @@ def test_free_from_inside_a_pool_section_is_parked_then_applied():
     finished = threading.Event()
 
     def nested():
-        with pool._section():          # what a GC-run finalizer meets inside allocate_into
+        with pool._lock:               # what a GC-run finalizer meets inside allocate_into
             pool.free(ptr, size)       # must return at once, not wait for the lock it holds
             pool.free(ptr2, size)      # a second nested free while one is parked: no livelock
             assert pool.stats()["in_use_blocks"] == before["in_use_blocks"]   # not applied yet
