@@ -32,6 +32,7 @@ change them for the duration of the block.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 import weakref
@@ -477,6 +478,11 @@ class MemoryPool:
         self._stream_handle = stream_handle
         self._free_lists: dict[int, list[int]] = {}
         self._lock = threading.Lock()
+        # A garbage-collection pass may run a buffer's finalizer (which frees into this pool) on the
+        # thread that holds _lock, between two bytecodes of a locked section: that free must not wait
+        # for the lock (a self-deadlock), so it is deferred and done when the section ends.
+        self._owner: int | None = None
+        self._deferred: list[tuple[int, int]] = []
         self.limit = limit
         self.closed = False
         self.cached_bytes = 0
@@ -514,7 +520,7 @@ class MemoryPool:
         if size > _SIZE_MAX:
             _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
                         "aclrtMalloc")
-        with self._lock:
+        with self._held():
             if self.closed:
                 raise RuntimeError("the stream of this memory pool is closed")
             blocks = self._free_lists.get(size)
@@ -526,10 +532,33 @@ class MemoryPool:
                 self.in_use_bytes += size
                 return size
         self._device_malloc_into(size, cell)
-        with self._lock:
+        with self._held():
             self.in_use_blocks += 1
             self.in_use_bytes += size
         return size
+
+    @contextlib.contextmanager
+    def _held(self):
+        """_lock, marking this thread as its owner; on the way out, applies the frees that finalizers
+        deferred meanwhile (see __init__) and, for a closed pool, releases their blocks after the lock."""
+        gone: list[int] = []
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                while self._deferred:            # a finalizer may add more while this runs: loop
+                    ptr, size = self._deferred.pop()
+                    self.in_use_blocks -= 1
+                    self.in_use_bytes -= size
+                    if self.closed:
+                        gone.append(ptr)
+                    else:
+                        self._free_lists.setdefault(size, []).append(ptr)
+                        self.cached_bytes += size
+                self._owner = None
+        if gone:
+            self._release(gone)
 
     def _device_malloc_into(self, size: int, cell: list) -> None:
         _bind_current(self._state)
@@ -555,7 +584,10 @@ class MemoryPool:
 
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
-        with self._lock:
+        if self._owner == threading.get_ident():   # a finalizer inside our own locked section
+            self._deferred.append((ptr, size))
+            return
+        with self._held():
             self.in_use_blocks -= 1
             self.in_use_bytes -= size
             if not self.closed:
@@ -571,7 +603,7 @@ class MemoryPool:
 
     def empty_cache(self) -> int:
         """Synchronise the stream and give every cached block back to the device; returns the bytes."""
-        with self._lock:
+        with self._held():
             blocks = [p for lst in self._free_lists.values() for p in lst]
             freed = self.cached_bytes
             self._free_lists.clear()
@@ -591,7 +623,7 @@ class MemoryPool:
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
         self.empty_cache()
-        with self._lock:
+        with self._held():
             self.closed = True
 
 

@@ -232,3 +232,33 @@ def test_memory_forgets_closed_streams():
     assert len(t.memory.streams) <= 2
     assert sum(r() is not None for r in refs) <= 1
     np.testing.assert_array_equal(t.numpy(), np.float32([299, 300]))
+
+
+# ------------------------------------------------------------------------------------------------
+# A garbage-collection pass can run a buffer's finalizer (a free into its pool) on the thread that
+# holds the pool's lock, inside a locked section: the free is deferred, never a self-deadlock.
+# (Seen as a hang of the full suite in test_prepared_plan_shared_by_threads..., whose allocations
+# happened to trigger a GC inside MemoryPool.allocate_into.)
+# ------------------------------------------------------------------------------------------------
+
+def test_a_free_from_inside_a_locked_pool_section_is_deferred_not_deadlocked():
+    pool = runtime.current_stream().pool
+    ptr, size = pool.allocate(256)
+    before = pool.stats()
+    done = threading.Event()
+    inside: list = []
+
+    def section():
+        with pool._held():            # what a finalizer running during allocate_into would see
+            pool.free(ptr, size)
+            inside.append(pool.stats()["in_use_blocks"])
+        done.set()
+
+    th = threading.Thread(target=section, daemon=True)
+    th.start()
+    th.join(timeout=20)
+    assert done.is_set(), "free() inside the pool's own locked section deadlocked"
+    assert inside == [before["in_use_blocks"]]          # deferred while the section ran
+    after = pool.stats()
+    assert after["in_use_blocks"] == before["in_use_blocks"] - 1
+    assert after["cached_blocks"] == before["cached_blocks"] + 1
