@@ -95,6 +95,9 @@ def main():
         out16 = layer(p16, ids.to("npu"))
         res["bf16_dtype"] = str(out16.dtype)
         res["bf16_out"] = rel(out16.cpu(), runs["cpu"][0])
+        cpu16 = layer({k: v.to(torch.bfloat16) for k, v in base.items()}, ids)
+        res["bf16_torch_cpu_out"] = rel(cpu16, runs["cpu"][0])      # torch CPU's own bf16 error, for scale
+        res["bf16_vs_torch_cpu_bf16"] = rel(out16.cpu(), cpu16)
     print("RESULT " + json.dumps(res))
 
 

@@ -110,3 +110,13 @@ def test_validation_codes():
     for f, n in [("aclnnMatmulGetWorkspaceSize", 4), ("aclnnMmGetWorkspaceSize", 4),
                  ("aclnnBatchMatMulGetWorkspaceSize", 4), ("aclnnAddmmGetWorkspaceSize", 7)]:
         assert raw_null_status(f, n) == NULLPTR
+
+
+def test_results_do_not_depend_on_thread_count(monkeypatch):
+    a, b = rand((3, 64, 96), "bfloat16"), rand((96, 80), "bfloat16")
+    runs = []
+    for threads in ("1", "3", "8"):
+        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        runs.append(ops.Matmul(a, b, np.zeros((3, 64, 80), np.float32), 0))
+    for r in runs[1:]:
+        assert r.tobytes() == runs[0].tobytes()

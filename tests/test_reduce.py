@@ -173,3 +173,15 @@ def test_extreme_validation_codes():
     for f, n in [("aclnnAmaxGetWorkspaceSize", 4), ("aclnnMaxGetWorkspaceSize", 2), ("aclnnMinGetWorkspaceSize", 2),
                  ("aclnnMaxDimGetWorkspaceSize", 5), ("aclnnArgMaxGetWorkspaceSize", 4)]:
         assert raw_null_status(f, n) == NULLPTR
+
+
+def test_results_do_not_depend_on_thread_count(monkeypatch):
+    x = RNG.standard_normal((400, 300)).astype(np.float32)
+    runs = []
+    for threads in ("1", "3", "8"):
+        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        runs.append((ops.ReduceSum(x, [0], False, capi.ACL_FLOAT, np.zeros(300, np.float32)),
+                     ops.MaxDim(x, 1, False, np.zeros(400, np.float32), np.zeros(400, np.int64))[1]))
+    for r in runs[1:]:
+        same_bits(r[0], runs[0][0])
+        assert r[1].tolist() == runs[0][1].tolist()

@@ -54,3 +54,11 @@ def test_fp32_gradients_match_torch_cpu(decoder):
 def test_bf16_forward_matches_the_fp32_result(decoder):
     assert decoder["bf16_dtype"] == "torch.bfloat16"
     assert decoder["bf16_out"] <= 2e-2, decoder
+
+
+def test_bf16_forward_is_as_close_as_torch_cpus_own_bf16_run(decoder):
+    # Same bf16 inputs on both sides: the emulator (fp32 accumulation in matmul, sums and softmax in
+    # wider precision, one rounding each) lands within a bf16 ulp or two of torch CPU's bf16 forward
+    # (measured: identical for this layer), and no further from the fp32 result than torch CPU.
+    assert decoder["bf16_vs_torch_cpu_bf16"] <= 2.0 ** -7, decoder
+    assert decoder["bf16_out"] <= 1.25 * decoder["bf16_torch_cpu_out"], decoder

@@ -1,7 +1,8 @@
 /*
  * The reduction engine (aclnnReduceSum, Mean, Amax, Max, Min, MaxDim, MinDim, ArgMax): over the dims
  * a plan marks, for every position of the kept dims, in row-major order. Inputs may have any strides;
- * results go through the view helpers (tensorview/tv.h) into outputs of any strides.
+ * results go through the view helpers (tensorview/tv.h) into outputs of any strides. Output positions are
+ * spread over threads (ops/common/op_parallel); each sums its own line, so threads never change a result.
  *
  * Arithmetic (fidelity):
  *   SUM / MEAN over float compute dtypes: the values (cast to the compute dtype first, as the vendor's
