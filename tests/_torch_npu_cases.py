@@ -340,6 +340,7 @@ def _matmul_reductions_softmax() -> list[Case]:
             Case(f"{dt}_mean_keepdim", "r = a.mean(-1, keepdim=True)", {"a": a}, tol=tol),
             Case(f"{dt}_softmax", "r = torch.softmax(a, dim=-1)", {"a": a}, tol=tol),
             Case(f"{dt}_softmax_dim0_strided", "r = torch.softmax(a.transpose(0, 2), dim=0)", {"a": a}, tol=tol),
+            Case(f"{dt}_log_softmax", "r = torch.log_softmax(a, dim=1)", {"a": a}, tol=tol),
             Case(f"{dt}_amax", "r = a.amax(dim=(0, 2))", {"a": a}),
             Case(f"{dt}_max_all", "r = a.max()", {"a": a}),
             Case(f"{dt}_min_all", "r = a.min()", {"a": a}),
@@ -349,6 +350,8 @@ def _matmul_reductions_softmax() -> list[Case]:
         ]
     g, x = small("float32", (4, 9)), small("float32", (4, 9))
     cases.append(Case("softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.softmax(x, -1)\n"
+                      "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
+    cases.append(Case("log_softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.log_softmax(x, -1)\n"
                       "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
     cases.append(Case("matmul_backward", "x = a.clone().requires_grad_(True)\n(x @ b).sum().backward()\nr = x.grad",
                       {"a": x, "b": g.T.copy()}, tol=1e-6))

@@ -133,7 +133,7 @@ ELEMENTWISE_OPS = {f"aclnn{n}" for n in (
 DECODER_OPS = {f"aclnn{n}" for n in (
     "Index", "IndexSelect", "Embedding", "EmbeddingDenseBackward", "IndexPutImpl", "Mm", "BatchMatMul", "Matmul",
     "Addmm", "InplaceAddmm", "ReduceSum", "Mean", "Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "Softmax",
-    "SoftmaxBackward", "Cat", "Stack", "Arange", "Permute")}
+    "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "Cat", "Stack", "Arange", "Permute")}
 
 
 def test_our_headers_declare_exactly_our_operators(our_ops):

@@ -367,6 +367,14 @@ PROTOTYPES = {
     "aclnnInplaceZero": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceZeroGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLogSoftmax": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLogSoftmaxBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLogSoftmaxBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLogSoftmaxGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnMatmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -563,6 +571,10 @@ DECLARATIONS = {
     "aclnnInplaceSubsGetWorkspaceSize": "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceZero": "aclnnStatus aclnnInplaceZero(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLogSoftmax": "aclnnStatus aclnnLogSoftmax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLogSoftmaxBackward": "aclnnStatus aclnnLogSoftmaxBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLogSoftmaxBackwardGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLogSoftmaxGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMatmul": "aclnnStatus aclnnMatmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMatmulGetWorkspaceSize": "aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnMax": "aclnnStatus aclnnMax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -776,6 +788,10 @@ SOURCES = {
     "aclnnInplaceSubsGetWorkspaceSize": ("aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceZero": ("aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_zero.h"),
     "aclnnInplaceZeroGetWorkspaceSize": ("aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_zero.h"),
+    "aclnnLogSoftmax": ("aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax.h"),
+    "aclnnLogSoftmaxBackward": ("aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax_backward.h"),
+    "aclnnLogSoftmaxBackwardGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax_backward.h"),
+    "aclnnLogSoftmaxGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax.h"),
     "aclnnMatmul": ("aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_matmul.h"),
     "aclnnMatmulGetWorkspaceSize": ("aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_matmul.h"),
     "aclnnMax": ("aclnnStatus aclnnMax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_max.h"),
@@ -937,6 +953,10 @@ OPTIONAL = frozenset({
     "aclnnInplaceSubsGetWorkspaceSize",
     "aclnnInplaceZero",
     "aclnnInplaceZeroGetWorkspaceSize",
+    "aclnnLogSoftmax",
+    "aclnnLogSoftmaxBackward",
+    "aclnnLogSoftmaxBackwardGetWorkspaceSize",
+    "aclnnLogSoftmaxGetWorkspaceSize",
     "aclnnMatmul",
     "aclnnMatmulGetWorkspaceSize",
     "aclnnMax",

@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "aclnnop/aclnn_logsoftmax.h"
+#include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "aclnnop/aclnn_softmax.h"
 #include "aclnnop/aclnn_softmax_backward.h"
 #include "elementwise/ew_check.h"
@@ -25,9 +27,12 @@
 static const aclDataType FWD_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_DOUBLE, ACL_BF16};
 static const aclDataType BWD_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
+typedef enum { SM_SOFTMAX = 0, SM_SOFTMAX_BWD, SM_LOG_SOFTMAX, SM_LOG_SOFTMAX_BWD } sm_kind;
+
 typedef struct {
     int64_t dim;
-    int backward;
+    int backward;      /* inputs are (gradOutput, output) */
+    sm_kind kind;
 } sm_plan;
 
 static double ld(const pyaclnn_stub_tensor *t, int64_t off) {
@@ -65,9 +70,18 @@ static void sm_kernel(const pyaclnn_stub_launch *launch) {
                 if (v[i] > m || isnan(v[i])) m = isnan(m) ? m : v[i];
             }
             double s = 0.0;
-            for (int64_t i = 0; i < len; i++) s += (v[i] = exp(v[i] - m));
-            for (int64_t i = 0; i < len; i++) v[i] /= s;
-        } else {
+            for (int64_t i = 0; i < len; i++) s += exp(v[i] - m);
+            if (p->kind == SM_LOG_SOFTMAX) {
+                double lse = log(s);
+                for (int64_t i = 0; i < len; i++) v[i] = (v[i] - m) - lse;
+            } else {
+                for (int64_t i = 0; i < len; i++) v[i] = exp(v[i] - m) / s;
+            }
+        } else if (p->kind == SM_LOG_SOFTMAX_BWD) {   /* g - exp(y) * sum(g) */
+            double s = 0.0;
+            for (int64_t i = 0; i < len; i++) s += ld(x, xo + i * xs);
+            for (int64_t i = 0; i < len; i++) v[i] = ld(x, xo + i * xs) - exp(ld(y, yo + i * ys)) * s;
+        } else {                                      /* y * (g - sum(g * y)) */
             double s = 0.0;
             for (int64_t i = 0; i < len; i++) s += ld(x, xo + i * xs) * ld(y, yo + i * ys);
             for (int64_t i = 0; i < len; i++) v[i] = ld(y, yo + i * ys) * (ld(x, xo + i * xs) - s);
@@ -112,7 +126,7 @@ aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, acl
     if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
     if ((rc = ew_check_dtype_in(API, "self", s.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
     if ((rc = ew_check_dtype_in(API, "out", o.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
-    sm_plan plan = {0, 0};
+    sm_plan plan = {0, 0, SM_SOFTMAX};
     if ((rc = check_dim(API, &s, dim, &plan.dim))) return rc;
     if ((rc = ew_check_max_dim(API, "self", &s, EW_MAX_DIM))) return rc;
     if ((rc = ew_check_shape(API, "out", &o, s.shape, s.ndim))) return rc;
@@ -140,7 +154,7 @@ aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
     if ((rc = ew_check_dtype_in(API, "gradOutput", g.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
     if ((rc = ew_check_dtype_in(API, "output", y.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
     if ((rc = tv_check_same_dtype(API, "output", y.dtype, "gradOutput", g.dtype))) return rc;
-    sm_plan plan = {0, 1};
+    sm_plan plan = {0, 1, SM_SOFTMAX_BWD};
     if ((rc = check_dim(API, &g, dim, &plan.dim))) return rc;
     if ((rc = ew_check_max_dim(API, "gradOutput", &g, EW_MAX_DIM))) return rc;
     if ((rc = ew_check_shape(API, "output", &y, g.shape, g.ndim))) return rc;
@@ -154,4 +168,76 @@ aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
 aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                  aclrtStream stream) {
     return pyaclnn_stub_executor_run("aclnnSoftmaxBackward", workspace, workspaceSize, executor, stream);
+}
+
+/*
+ * aclnnLogSoftmax (activation/log_softmax_v2/op_api/aclnn_log_softmax.cpp): out = (x - max) - log(sum exp(x - max));
+ * aclnnLogSoftmaxBackward (activation/log_softmax_grad/op_api): out = g - exp(y) * sum(g). Same arithmetic
+ * as above (class c). Validation in the vendor's order:
+ *   LogSoftmax: self, out non-NULL -> 161001; dim in range; self and out FLOAT/FLOAT16/DOUBLE/BF16; self's
+ *     dtype castable to out's; at most 8 dims, out shape == self shape -> 161002.
+ *   LogSoftmaxBackward: output, gradOutput, out non-NULL -> 161001; output and gradOutput FLOAT/FLOAT16/BF16
+ *     and equal; at most 8 dims, output and out shapes == gradOutput's; dim in range -> 161002.
+ */
+aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
+                                            uint64_t *workspaceSize, aclOpExecutor **executor) {
+    static const char API[] = "aclnnLogSoftmaxGetWorkspaceSize";
+    const char *names[] = {"self", "out"};
+    const void *ptrs[] = {self, out};
+    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 2, workspaceSize, executor);
+    if (rc) return rc;
+    pyaclnn_stub_tensor s, o;
+    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
+    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
+    sm_plan plan = {0, 0, SM_LOG_SOFTMAX};
+    if ((rc = check_dim(API, &s, dim, &plan.dim))) return rc;
+    if ((rc = ew_check_dtype_in(API, "self", s.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
+    if ((rc = ew_check_dtype_in(API, "out", o.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
+    if (!ew_can_cast(s.dtype, o.dtype)) {
+        char a[24], b[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Can not cast from %s to %s.", op_dtype_name(s.dtype, a),
+                            op_dtype_name(o.dtype, b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if ((rc = ew_check_max_dim(API, "self", &s, EW_MAX_DIM))) return rc;
+    if ((rc = ew_check_max_dim(API, "out", &o, EW_MAX_DIM))) return rc;
+    if ((rc = ew_check_shape(API, "out", &o, s.shape, s.ndim))) return rc;
+    const aclTensor *in[1] = {self};
+    const aclTensor *outs[1] = {out};
+    return tv_make_executor(API, "LogSoftmax", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan, in, 1,
+                            outs, 1, workspaceSize, executor);
+}
+
+aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
+    return pyaclnn_stub_executor_run("aclnnLogSoftmax", workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output, int64_t dim,
+                                                    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    static const char API[] = "aclnnLogSoftmaxBackwardGetWorkspaceSize";
+    const char *names[] = {"output", "gradOutput", "out"};
+    const void *ptrs[] = {output, gradOutput, out};
+    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
+    if (rc) return rc;
+    pyaclnn_stub_tensor g, y, o;
+    if ((rc = op_tensor_arg(API, "gradOutput", gradOutput, &g))) return rc;
+    if ((rc = op_tensor_arg(API, "output", output, &y))) return rc;
+    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
+    if ((rc = ew_check_dtype_in(API, "output", y.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+    if ((rc = ew_check_dtype_in(API, "gradOutput", g.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+    if ((rc = tv_check_same_dtype(API, "gradOutput", g.dtype, "output", y.dtype))) return rc;
+    if ((rc = ew_check_max_dim(API, "gradOutput", &g, EW_MAX_DIM))) return rc;
+    if ((rc = ew_check_shape(API, "output", &y, g.shape, g.ndim))) return rc;
+    if ((rc = ew_check_shape(API, "out", &o, g.shape, g.ndim))) return rc;
+    sm_plan plan = {0, 1, SM_LOG_SOFTMAX_BWD};
+    if ((rc = check_dim(API, &g, dim, &plan.dim))) return rc;
+    const aclTensor *in[2] = {gradOutput, output};
+    const aclTensor *outs[1] = {out};
+    return tv_make_executor(API, "LogSoftmaxBackward", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan,
+                            in, 2, outs, 1, workspaceSize, executor);
+}
+
+aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                    aclrtStream stream) {
+    return pyaclnn_stub_executor_run("aclnnLogSoftmaxBackward", workspace, workspaceSize, executor, stream);
 }
