@@ -506,6 +506,7 @@ class MemoryPool:
     def stats(self) -> dict:
         """Counters: blocks/bytes in use, cached bytes, device mallocs/frees, reuses."""
         _release.flush()                # blocks of collected tensors are back first
+        self._apply_nested_frees()
         return {"in_use_blocks": self.in_use_blocks, "in_use_bytes": self.in_use_bytes,
                 "cached_bytes": self.cached_bytes,
                 "cached_blocks": sum(len(v) for v in self._free_lists.values()),

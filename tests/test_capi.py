@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from ctypes import POINTER, byref, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_int64, \
+from ctypes import POINTER, byref, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int32, c_int64, \
     c_size_t, c_uint16, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 
@@ -27,7 +27,7 @@ ENUM_LINES = [ln[5:] for ln in LINES if ln.startswith("ENUM ")]
 SCALAR = {"int": c_int, "aclError": c_int, "aclnnStatus": c_int32, "int32_t": c_int32,
           "uint32_t": c_uint32, "int64_t": c_int64, "uint64_t": c_uint64, "size_t": c_size_t,
           "float": c_float, "double": c_double, "bool": c_bool, "aclFloat16": c_uint16,
-          "uint16_t": c_uint16}
+          "uint16_t": c_uint16, "int8_t": c_int8}
 ENUMS = {"aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy", "aclrtMemAttr",
          "aclrtRunMode", "aclrtStreamStatus", "aclrtEventStatus", "aclrtEventRecordedStatus",
          "aclrtLastErrLevel"}

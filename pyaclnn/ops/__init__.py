@@ -29,6 +29,7 @@ from ._support import register_probe, support_matrix, support_matrix_markdown
 # Friendly functions, one module per operator family (other operators add theirs here).
 from ._add_rms_norm_dynamic_quant import add_rms_norm_dynamic_quant
 from ._amp_update_scale import amp_update_scale
+from ._decoder_ops import cat, embedding, index_select, matmul, mean, reduce_sum, softmax, stack
 from ._grouped_dynamic_mx_quant import (grouped_dynamic_mx_quant, grouped_mxscale_written,
                                         unpack_float4_e1m2)
 
@@ -38,6 +39,7 @@ __all__ = [
     "signature", "signatures", "support_matrix", "support_matrix_markdown", "register_probe",
     "amp_update_scale", "add_rms_norm_dynamic_quant",
     "grouped_dynamic_mx_quant", "grouped_mxscale_written", "unpack_float4_e1m2",
+    "matmul", "softmax", "reduce_sum", "mean", "cat", "stack", "index_select", "embedding",
 ]
 
 

@@ -135,6 +135,15 @@ PYACLNN_STUB_API int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t);
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **values,
                                                         uint64_t *n);
 
+/* Validated read of an int array (NULL handle -> returns 0 and *n = 0, values untouched). */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_int_array_get(const aclIntArray *a, const int64_t **values,
+                                                       uint64_t *n);
+/* Validated read of a tensor list: its elements (borrowed; valid while the list lives). A handle that
+ * is not a live aclTensorList returns ACLNN_ERR_PARAM_INVALID (nothing reported); NULL is the
+ * caller's to check. */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_list_get(const aclTensorList *l, const aclTensor *const **items,
+                                                         uint64_t *n);
+
 /* Validated read of an aclScalar: its dtype and a copy of its value bytes (16 bytes, enough for
  * COMPLEX128; the value sits at the start in the dtype's host layout). A handle that is not a live
  * aclScalar returns ACLNN_ERR_PARAM_INVALID (nothing reported); NULL is the caller's to check. */

@@ -159,6 +159,24 @@ aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **valu
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus pyaclnn_stub_int_array_get(const aclIntArray *a, const int64_t **values, uint64_t *n) {
+    if (a == NULL) {
+        *n = 0;
+        return ACLNN_SUCCESS;
+    }
+    if (!nn_is(a, NN_KIND_INT_ARRAY)) return ACLNN_ERR_PARAM_INVALID;
+    *values = a->values;
+    *n = a->size;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus pyaclnn_stub_tensor_list_get(const aclTensorList *l, const aclTensor *const **items, uint64_t *n) {
+    if (!nn_is(l, NN_KIND_TENSOR_LIST)) return ACLNN_ERR_PARAM_INVALID;
+    *items = (const aclTensor *const *)l->items;
+    *n = l->size;
+    return ACLNN_SUCCESS;
+}
+
 /* ---- lists: they own their elements ---------------------------------------------------------- */
 
 /* The element-kind specifics of a list, so tensor and scalar lists share one implementation. */

@@ -1,0 +1,28 @@
+/*
+ * aclnnop/aclnn_argmax.h: out = index of the maximum along dim.
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-math math/arg_max_v2/op_api/aclnn_argmax.h
+ * (same declarations). @domain aclnn_ops_infer
+ */
+#ifndef OP_API_INC_ARGMAX_H_
+#define OP_API_INC_ARGMAX_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim,
+                                                  aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnArgMax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_INC_ARGMAX_H_ */

@@ -1,0 +1,30 @@
+/*
+ * aclnnop/aclnn_embedding.h: out = weight[indices].
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-nn index/embedding/op_api/aclnn_embedding.h
+ * (same declarations). @domain aclnn_ops_infer
+ */
+#ifndef OP_API_INC_EMBEDDING_H_
+#define OP_API_INC_EMBEDDING_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices,
+                                                     const aclTensor* out, uint64_t* workspaceSize,
+                                                     aclOpExecutor** executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnEmbedding(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                     const aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_INC_EMBEDDING_H_ */

@@ -1,0 +1,29 @@
+/*
+ * aclnnop/aclnn_min_dim.h: minimum along dim and its index.
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-math math/arg_min_with_value/op_api/aclnn_min_dim.h
+ * (same declarations). @domain aclnn_math
+ */
+#ifndef OP_API_INC_MIN_DIM_H_
+#define OP_API_INC_MIN_DIM_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnMinDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim,
+                                                  aclTensor* out, aclTensor* indices, uint64_t* workspaceSize,
+                                                  aclOpExecutor** executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnMinDim(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_INC_MIN_DIM_H_ */

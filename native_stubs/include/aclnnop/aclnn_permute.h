@@ -1,0 +1,29 @@
+/*
+ * aclnnop/aclnn_permute.h: out = self with its dims reordered.
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-math conversion/transpose/op_api/aclnn_permute.h
+ * (same declarations). @domain aclnn_ops_infer
+ */
+#ifndef OP_API_INC_PERMUTE_H_
+#define OP_API_INC_PERMUTE_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                   const aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_INC_PERMUTE_H_ */

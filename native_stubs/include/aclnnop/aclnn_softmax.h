@@ -1,0 +1,29 @@
+/*
+ * aclnnop/aclnn_softmax.h: out = softmax(self, dim).
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-nn activation/softmax_v2/op_api/aclnn_softmax.h
+ * (same declarations). @domain aclnn_ops_infer
+ */
+#ifndef OP_API_OP_API_INC_LEVEL2_OP_ACLNN_SOFTMAX_H_
+#define OP_API_OP_API_INC_LEVEL2_OP_ACLNN_SOFTMAX_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor);
+
+/* Phase 2: enqueues the work on stream (consumes a non-repeatable executor). */
+ACLNN_API aclnnStatus aclnnSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                   aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* OP_API_OP_API_INC_LEVEL2_OP_ACLNN_SOFTMAX_H_ */
