@@ -232,4 +232,3 @@ def test_memory_forgets_closed_streams():
     assert len(t.memory.streams) <= 2
     assert sum(r() is not None for r in refs) <= 1
     np.testing.assert_array_equal(t.numpy(), np.float32([299, 300]))
-
