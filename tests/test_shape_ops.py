@@ -81,6 +81,10 @@ def test_permute_validation_codes():
     assert code_of(ops.Permute, x, [1, 2], np.zeros((3, 2), np.float32)) == INVALID
     assert code_of(ops.Permute, x, [1, 0], np.zeros((2, 3), np.float32)) == INVALID   # out shape
     assert code_of(ops.Permute, x, [1, 0], np.zeros((3, 2), np.float16)) == INVALID
+    # a repeat only after wrapping (NumPy's transpose refuses it too: "repeated axis in transpose")
+    with pytest.raises(ValueError):
+        np.transpose(x, (1, -1))
+    assert code_of(ops.Permute, x, [1, -1], np.zeros((3, 3), np.float32)) == INVALID
     assert raw_null_status("aclnnPermuteGetWorkspaceSize", 3) == NULLPTR
 
 
