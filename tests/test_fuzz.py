@@ -45,8 +45,10 @@ CALL_LINE = re.compile(r"^\d+ ")                               # "<n> name(args)
 RUN_SPECIFIC = re.compile(r"0x[0-9a-f]+|pyaclnn-fuzz-\w+")
 
 
-# (99, 3000) is the original slice; (35, 5000) once made a call with a destroyed tensor that a tensor
-# created in the same step had taken the address of (in about half of the runs, see DeadHandle).
+# (99, 3000) is the original slice; it once synchronised after a launch only when the launch worked,
+# which depended on whether a freed block's address had been reused for another device's memory.
+# (35, 5000) once made a call with a destroyed tensor that a tensor created in the same step had taken
+# the address of (in about half of the runs, see DeadHandle).
 @pytest.mark.parametrize("seed,calls", ((99, 3000), (35, 5000)))
 def test_same_seed_same_calls(tmp_path, seed, calls):
     """The slice is deterministic: one seed always makes the same sequence of C calls.

@@ -310,7 +310,9 @@ def _pick_pointers(w: World, kind: int):
 def _make_honest(w: World, kind: int, src, dst, src_span: int, dst_span: int):
     """If the runtime would accept the copy, give every pageable side real memory for its span.
 
-    Returns (src, dst) or None when the spans are too large to back honestly (skip the call).
+    Returns (src, dst) or None when the spans are too large to back honestly (skip the call). Whether
+    it skips depends on the model only: every pointer the fuzzer picks lies in its own block or in
+    none (World._outside_other_blocks), so `where` never sees an address malloc happened to reuse.
     """
     if not src or not dst or kind not in (0, 1, 2, 3, 4, 5):
         return src, dst

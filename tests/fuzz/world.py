@@ -294,7 +294,8 @@ class World:
             base = rng.choice(list(self.device))
             span = self.device[base]
             offset = rng.choice((0, 0, 0, 1, 3, 32, span // 2, span - 1, span, span + 32))
-            return base + offset, "device"
+            # Past its end, p must not land in a block malloc happened to place right after it.
+            return self._outside_other_blocks(base + offset, base), "device"
         r = rng.random()
         if r < 0.15:
             return None, "null"
@@ -305,7 +306,17 @@ class World:
             return rng.choice(list(self.pinned)), "pinned"
         if r < 0.7:
             return self.host_address(), "host"
-        return adv.wild_address(rng), "wild"
+        return self._outside_other_blocks(adv.wild_address(rng)), "wild"
+
+    def _outside_other_blocks(self, p: int, own_base: int | None = None) -> int:
+        """p, or NOT_AN_OBJECT if p lies in a live block other than own_base's.
+
+        Keeps what the runtime makes of a pointer (and so what the fuzzer decides from `where`, e.g.
+        in calls_runtime._make_honest, and what aclrtFree frees) a function of the model alone, never
+        of the addresses malloc happened to return. Both values print as an address in the trace.
+        """
+        kind, base, _ = self.where(p)
+        return p if kind == "pageable" or base == own_base else NOT_AN_OBJECT
 
     def where(self, p: int | None) -> tuple[str, int, int]:
         """How the runtime classifies p: ('device'|'pinned'|'pageable', block base, block bytes)."""
