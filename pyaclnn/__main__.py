@@ -1,4 +1,4 @@
-"""Command line: ``python -m pyaclnn info [--json]``, ``demo`` and ``exec -- CMD ...``.
+"""Command line: ``python -m pyaclnn info [--json | --ops]``, ``demo`` and ``exec -- CMD ...``.
 
 ``info`` reports which libraries this process loaded (backend, toolkit root, paths), the SoC, the
 device count, the ACL interface version and which of our operators the libraries export.
@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_info = sub.add_parser("info", help="backend, libraries, SoC, devices, versions")
     p_info.add_argument("--json", action="store_true", help="print one JSON object")
+    p_info.add_argument("--ops", action="store_true", help="the emulated operators and their fidelity class")
     p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
     sub.add_parser("exec", add_help=False,
@@ -341,6 +342,10 @@ def main(argv: list[str] | None = None) -> int:
         return gen_signatures_main(argv[1:])
     args = parser.parse_args(argv)
     try:
+        if args.command == "info" and args.ops:
+            from .ops._fidelity import format_table
+            print(format_table())
+            return 0
         if args.command == "info":
             info = collect_info()
             if args.json:

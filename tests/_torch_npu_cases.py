@@ -316,6 +316,68 @@ def _gather_and_shapes() -> list[Case]:
         Case("arange_float32_integer_steps", "r = torch.arange(0, 16, 2, dtype=torch.float32, device=dev)", {}),
         Case("arange_float32_fractional", "r = torch.arange(-1.0, 1.0, 0.1, device=dev)", {}, tol=1e-6,
              why="the NPU computes start + round32(i * step) in fp32; torch CPU in double"),
+
+
+def _ulp_ref(fn, dtype: str):
+    """float64 NumPy value rounded to fp32, then to the dtype: the emulator's transcendental rule
+    (pyaclnn/ops/_fidelity.py, class c). Cases using it check the emulator, not an NPU."""
+    def ref(a, b=None):
+        with np.errstate(all="ignore"):
+            v = fn(a.astype(np.float64)) if b is None else fn(a.astype(np.float64), b.astype(np.float64))
+        return R.cast(R.cast(v, "float32"), dtype)
+    return ref
+
+
+def _pointwise() -> list[Case]:
+    """Pointwise math, comparisons and masking: torch CPU bit for bit where the op is exact (class a),
+    the float64-rounded-once reference for the transcendental ones (class c)."""
+    shape = (4, 6)
+    cases = []
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))
+    for dt in ["float32", "float16", "bfloat16"]:
+        a, b = values(dt, shape), values(dt, shape)
+        pos = R.cast(np.abs(values("float32", shape, specials=False)) + 0.01, dt)
+        exact = "torch" if dt == "float32" else None
+        cases += [
+            Case(f"{dt}_neg", "r = -a", {"a": a}),
+            Case(f"{dt}_abs", "r = a.abs()", {"a": a}),
+            Case(f"{dt}_ceil", "r = a.ceil()", {"a": a}),
+            Case(f"{dt}_sqrt", "r = torch.sqrt(a)", {"a": pos}, _ulp_ref(np.sqrt, dt),
+                 "IEEE sqrt (float64, rounded once); torch CPU's fp32 sqrt was measured 1 ulp off it here"),
+            Case(f"{dt}_reciprocal", "r = 1 / a", {"a": pos}, exact or _ulp_ref(lambda v: 1.0 / v, dt)),
+            Case(f"{dt}_rsub", "r = 1 - a", {"a": a},
+                 exact or (lambda a, dt=dt: R.binary("sub", np.float32(1.0), a, "float32", dt))),
+            Case(f"{dt}_exp", "r = torch.exp(a)", {"a": a}, _ulp_ref(np.exp, dt), "class c"),
+            Case(f"{dt}_rsqrt", "r = torch.rsqrt(a)", {"a": pos}, _ulp_ref(lambda v: 1.0 / np.sqrt(v), dt), "class c"),
+            Case(f"{dt}_cos", "r = torch.cos(a)", {"a": b}, _ulp_ref(np.cos, dt), "class c"),
+            Case(f"{dt}_sin", "r = torch.sin(a)", {"a": b}, _ulp_ref(np.sin, dt), "class c"),
+            Case(f"{dt}_sigmoid", "r = torch.sigmoid(a)", {"a": a}, _ulp_ref(sig, dt), "class c"),
+            Case(f"{dt}_silu", "r = torch.nn.functional.silu(a)", {"a": a}, _ulp_ref(lambda v: v * sig(v), dt),
+                 "class c"),
+            Case(f"{dt}_square", "r = a ** 2", {"a": a}, exact or (lambda a, dt=dt: R.binary("mul", a, a, dt, dt))),
+            Case(f"{dt}_eq_tensor", "r = a == b", {"a": a, "b": b.copy()}),
+            Case(f"{dt}_ne_scalar", "r = a != 1.0", {"a": a}),
+            Case(f"{dt}_gt_scalar", "r = a > 0.5", {"a": a}),
+            Case(f"{dt}_lt_tensor_broadcast", "r = a < b[0]", {"a": a, "b": b}),
+            Case(f"{dt}_ge_le", "r = (a >= b).int() + (a <= 0.0).int()", {"a": a, "b": b}),
+            Case(f"{dt}_isfinite", "r = torch.isfinite(a)", {"a": a}),
+            Case(f"{dt}_masked_fill", "r = a.masked_fill(b > 0, -1e4)", {"a": a, "b": b},
+                 exact or (lambda a, b, dt=dt: np.where(b.astype(np.float32) > 0, R.cast(np.float64([-1e4]), dt), a))),
+            Case(f"{dt}_where", "r = torch.where(a > b, a, b)", {"a": a, "b": b}),
+            Case(f"{dt}_triu", "r = torch.triu(a, 1)", {"a": a}),
+            Case(f"{dt}_triu_causal_mask", "r = torch.full((5, 5), float('-inf'), dtype=a.dtype, device=a.device)"
+                 ".triu(1)", {"a": a}),
+        ]
+    i32 = values("int32", shape, small_ints=True)
+    bools = values("bool", shape)
+    cases += [
+        Case("int32_neg", "r = -a", {"a": i32}),
+        Case("int32_abs", "r = a.abs()", {"a": i32}),
+        Case("int32_pow_3", "r = a ** 3", {"a": i32}),
+        Case("int32_eq_scalar", "r = a == 3", {"a": i32}),
+        Case("int32_gt_float_scalar", "r = a > 2.5", {"a": i32}),
+        Case("bool_and", "r = a & b", {"a": bools, "b": values("bool", shape)}),
+        Case("int32_masked_fill_", "r = a\nr.masked_fill_(b, 7)", {"a": i32, "b": bools}),
     ]
     return cases
 
@@ -370,7 +432,7 @@ def creation_spec() -> dict:
 def all_cases() -> list[Case]:
     copies = [c for dt in ["float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "bool",
                            "float8_e4m3fn"] for c in _copies(dt)]
-    return copies + _casts() + _arith() + _gather_and_shapes() + _matmul_reductions_softmax()
+    return copies + _casts() + _arith() + _gather_and_shapes() + _matmul_reductions_softmax() + _pointwise()
 
 
 def encode(arr: np.ndarray) -> dict:

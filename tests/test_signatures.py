@@ -135,9 +135,20 @@ DECODER_OPS = {f"aclnn{n}" for n in (
     "Addmm", "InplaceAddmm", "ReduceSum", "Mean", "Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "Softmax",
     "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "Cat", "Stack", "Arange", "Permute")}
 
+# The pointwise, comparison and masking operators (math/*, conversion/* of ops-math; activation/* of ops-nn).
+POINTWISE_OPS = {f"aclnn{n}" for n in (
+    "Neg", "InplaceNeg", "Abs", "Exp", "InplaceExp", "Sqrt", "InplaceSqrt", "Rsqrt",
+    "InplaceRsqrt", "Reciprocal", "InplaceReciprocal", "Cos", "InplaceCos", "Sin", "InplaceSin", "Ceil",
+    "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
+    "BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor", "SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu",
+    "Sigmoid", "InplaceSigmoid", "SigmoidBackward", "Silu", "SiluBackward", "EqTensor", "InplaceEqTensor", "EqScalar",
+    "InplaceEqScalar", "NeTensor", "InplaceNeTensor", "NeScalar", "InplaceNeScalar", "GtTensor", "InplaceGtTensor", "GtScalar",
+    "InplaceGtScalar", "GeTensor", "InplaceGeTensor", "GeScalar", "InplaceGeScalar", "LtTensor", "InplaceLtTensor", "LtScalar",
+    "InplaceLtScalar", "LeTensor", "InplaceLeTensor", "LeScalar", "InplaceLeScalar")}
+
 
 def test_our_headers_declare_exactly_our_operators(our_ops):
-    assert sorted(our_ops) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS)
+    assert sorted(our_ops) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS)
 
 
 @pytest.mark.parametrize("name", sorted(ELEMENTWISE_OPS))
@@ -146,8 +157,8 @@ def test_elementwise_signatures_are_fully_classified(our_ops, name):
     assert sig.has_launch and sig.fully_classified and sig.domain == "aclnn_math"
 
 
-@pytest.mark.parametrize("name", sorted(DECODER_OPS))
-def test_decoder_operator_signatures_are_fully_classified(our_ops, name):
+@pytest.mark.parametrize("name", sorted(DECODER_OPS | POINTWISE_OPS))
+def test_decoder_and_pointwise_signatures_are_fully_classified(our_ops, name):
     sig = our_ops[name]
     assert sig.has_launch and sig.fully_classified
     assert sig.domain in ("aclnn_math", "aclnn_ops_infer", "aclnn_ops_train")
@@ -649,7 +660,7 @@ def make_toolkit(root: Path, *headers: tuple[str, str]) -> Path:
 
 def test_registry_without_toolkit_is_the_builtin_set(isolated):
     assert signatures.registry() == dict(signatures.builtin())
-    assert sorted(signatures.registry()) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS)
+    assert sorted(signatures.registry()) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS)
 
 
 def test_registry_adds_and_overrides_with_a_toolkit(isolated, monkeypatch):
@@ -659,7 +670,7 @@ def test_registry_adds_and_overrides_with_a_toolkit(isolated, monkeypatch):
     monkeypatch.setenv("ASCEND_HOME_PATH", str(isolated / "toolkit"))
     assert signatures.toolkit_include_dirs() == [inc]
     reg = signatures.registry()
-    assert set(reg) == set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | {"aclnnExtra"}
+    assert set(reg) == set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS | {"aclnnExtra"}
     assert [p.name for p in reg["aclnnAmpUpdateScale"].user_params] == ["s", "out"]  # the toolkit's word
     # The stub backend cannot call toolkit operators: nothing is discovered then.
     monkeypatch.setenv("PYACLNN_BACKEND", "stub")

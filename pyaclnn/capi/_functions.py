@@ -211,6 +211,10 @@ PROTOTYPES = {
     "AclSetOutputTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
     # aclnnStatus AclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)
     "AclSetTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
+    # aclnnStatus aclnnAbs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnAbs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAbsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnAdd": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -251,6 +255,14 @@ PROTOTYPES = {
     "aclnnBatchMatMul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnBatchMatMulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_int8, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnBitwiseAndScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnBitwiseAndScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnBitwiseAndScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnBitwiseAndScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnBitwiseAndTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnBitwiseAndTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnBitwiseAndTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnBitwiseAndTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnCast(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnCast": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -259,6 +271,14 @@ PROTOTYPES = {
     "aclnnCat": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnCatGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnCeil(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnCeil": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnCeilGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnCos": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnCosGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -283,8 +303,28 @@ PROTOTYPES = {
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_uint64, c_uint64, c_bool, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnEmbeddingGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnEqScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnEqScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnEqScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnEqTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnEqTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnEqTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnEqTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnExp": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnExpGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnFinalize(void)
     "aclnnFinalize": (aclnnStatus, ()),
+    # aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnGeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnGeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnGroupedDynamicMxQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -293,6 +333,14 @@ PROTOTYPES = {
     "aclnnGroupedDynamicMxQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, int64_t scaleAlg, double dstTypeMax, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_int64, c_int64, c_int64, c_double, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGtScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnIndex(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnIndex": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnIndexGetWorkspaceSize(const aclTensor* self, const aclTensorList* indices, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -319,10 +367,26 @@ PROTOTYPES = {
     "aclnnInplaceAdds": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceAddsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceBitwiseAndScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceBitwiseAndScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceBitwiseAndScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceBitwiseAndScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceBitwiseAndTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceBitwiseAndTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceBitwiseAndTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceBitwiseAndTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceCeil(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceCeil": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceCeilGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceCeilGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceCopy(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnInplaceCopy": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceCopyGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceCos": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceCosGetWorkspaceSize(aclTensor* inputRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceCosGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -339,10 +403,58 @@ PROTOTYPES = {
     "aclnnInplaceDivs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceDivsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceEqScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceEqScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceEqScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceEqTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceEqTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceEqTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceEqTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceExp": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceExpGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceExpGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceFillScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceFillScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceFillScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceGeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceGeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceGeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceGeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceGeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceGeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceGtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceGtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceGtScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceGtScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceGtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceGtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceGtTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceGtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceLeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceLtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLtScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceLtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLtTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceMaskedFillScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceMaskedFillScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceMaskedFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclTensor* mask, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceMaskedFillScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceMul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -351,10 +463,50 @@ PROTOTYPES = {
     "aclnnInplaceMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceNeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceNeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceNeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceNeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceNeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceNegGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceOne": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceOneGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplacePowTensorScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplacePowTensorScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplacePowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplacePowTensorTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplacePowTensorTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceReciprocal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceReciprocalGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceRsqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceSigmoid": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceSigmoidGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceSin(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceSin": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceSinGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceSinGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceSqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceSqrtGetWorkspaceSize(aclTensor* self, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceSqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceSub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceSub": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -363,10 +515,26 @@ PROTOTYPES = {
     "aclnnInplaceSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceTriuGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceZero": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceZeroGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnIsFinite(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnIsFinite": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnIsFiniteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnLogSoftmax": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
@@ -375,6 +543,14 @@ PROTOTYPES = {
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnLogSoftmaxGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLtScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnMatmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -411,14 +587,74 @@ PROTOTYPES = {
     "aclnnMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnNeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNeScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNegGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnPermute": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnPermuteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnPowTensorScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnPowTensorScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnPowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnPowTensorTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnPowTensorTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnReciprocal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnReciprocalGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnReduceSum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnReduceSum": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnReduceSumGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_bool, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnRsqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnRsub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnRsub": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnRsubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnRsubGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnRsubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnRsubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnRsubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnRsubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSWhere(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSWhere": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSWhereGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnSigmoid": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSigmoidBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnSigmoidBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSigmoidBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSigmoidGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSilu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSilu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSiluBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSiluBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSiluBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSiluGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSin(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnSin": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnSinGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnSoftmax": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
@@ -427,6 +663,10 @@ PROTOTYPES = {
     "aclnnSoftmaxBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnSoftmaxGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* opExecutor, aclrtStream stream)
+    "aclnnSqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** opExecutor)
+    "aclnnSqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnStack(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnStack": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -439,6 +679,10 @@ PROTOTYPES = {
     "aclnnSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnTriuGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
 }
 
 # The normalised C declaration of each function (as extract_decls.py prints it).
@@ -493,6 +737,8 @@ DECLARATIONS = {
     "aclSetOutputTensorAddr": "aclnnStatus aclSetOutputTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
     "aclSetRawTensorAddr": "aclnnStatus aclSetRawTensorAddr(aclTensor*, void*);",
     "aclSetTensorAddr": "aclnnStatus aclSetTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
+    "aclnnAbs": "aclnnStatus aclnnAbs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAbsGetWorkspaceSize": "aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAdd": "aclnnStatus aclnnAdd(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddGetWorkspaceSize": "aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddRmsNormDynamicQuant": "aclnnStatus aclnnAddRmsNormDynamicQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -513,10 +759,18 @@ DECLARATIONS = {
     "aclnnArgMaxGetWorkspaceSize": "aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor*, int64_t, bool, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnBatchMatMul": "aclnnStatus aclnnBatchMatMul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnBatchMatMulGetWorkspaceSize": "aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
+    "aclnnBitwiseAndScalar": "aclnnStatus aclnnBitwiseAndScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnBitwiseAndScalarGetWorkspaceSize": "aclnnStatus aclnnBitwiseAndScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnBitwiseAndTensor": "aclnnStatus aclnnBitwiseAndTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnBitwiseAndTensorGetWorkspaceSize": "aclnnStatus aclnnBitwiseAndTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnCast": "aclnnStatus aclnnCast(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnCastGetWorkspaceSize": "aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor*, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnCat": "aclnnStatus aclnnCat(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnCatGetWorkspaceSize": "aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnCeil": "aclnnStatus aclnnCeil(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnCeilGetWorkspaceSize": "aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnCos": "aclnnStatus aclnnCos(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnCosGetWorkspaceSize": "aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDiv": "aclnnStatus aclnnDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnDivGetWorkspaceSize": "aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDivMod": "aclnnStatus aclnnDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -529,11 +783,25 @@ DECLARATIONS = {
     "aclnnEmbeddingDenseBackward": "aclnnStatus aclnnEmbeddingDenseBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": "aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t, uint64_t, bool, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnEmbeddingGetWorkspaceSize": "aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnEqScalar": "aclnnStatus aclnnEqScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnEqScalarGetWorkspaceSize": "aclnnStatus aclnnEqScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnEqTensor": "aclnnStatus aclnnEqTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnEqTensorGetWorkspaceSize": "aclnnStatus aclnnEqTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnExp": "aclnnStatus aclnnExp(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnExpGetWorkspaceSize": "aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnFinalize": "aclnnStatus aclnnFinalize(void);",
+    "aclnnGeScalar": "aclnnStatus aclnnGeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeScalarGetWorkspaceSize": "aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGeTensor": "aclnnStatus aclnnGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeTensorGetWorkspaceSize": "aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuant": "aclnnStatus aclnnGroupedDynamicMxQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, int64_t, double, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGtScalar": "aclnnStatus aclnnGtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGtScalarGetWorkspaceSize": "aclnnStatus aclnnGtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGtTensor": "aclnnStatus aclnnGtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGtTensorGetWorkspaceSize": "aclnnStatus aclnnGtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnIndex": "aclnnStatus aclnnIndex(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnIndexGetWorkspaceSize": "aclnnStatus aclnnIndexGetWorkspaceSize(const aclTensor*, const aclTensorList*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnIndexPutImpl": "aclnnStatus aclnnIndexPutImpl(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -547,8 +815,16 @@ DECLARATIONS = {
     "aclnnInplaceAddmmGetWorkspaceSize": "aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclScalar*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceAdds": "aclnnStatus aclnnInplaceAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceAddsGetWorkspaceSize": "aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceBitwiseAndScalar": "aclnnStatus aclnnInplaceBitwiseAndScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceBitwiseAndScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceBitwiseAndScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceBitwiseAndTensor": "aclnnStatus aclnnInplaceBitwiseAndTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceBitwiseAndTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceBitwiseAndTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceCeil": "aclnnStatus aclnnInplaceCeil(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceCeilGetWorkspaceSize": "aclnnStatus aclnnInplaceCeilGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceCopy": "aclnnStatus aclnnInplaceCopy(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceCopyGetWorkspaceSize": "aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceCos": "aclnnStatus aclnnInplaceCos(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceCosGetWorkspaceSize": "aclnnStatus aclnnInplaceCosGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceDiv": "aclnnStatus aclnnInplaceDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceDivGetWorkspaceSize": "aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceDivMod": "aclnnStatus aclnnInplaceDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -557,24 +833,80 @@ DECLARATIONS = {
     "aclnnInplaceDivModsGetWorkspaceSize": "aclnnStatus aclnnInplaceDivModsGetWorkspaceSize(aclTensor*, const aclScalar*, int, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceDivs": "aclnnStatus aclnnInplaceDivs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceDivsGetWorkspaceSize": "aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceEqScalar": "aclnnStatus aclnnInplaceEqScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceEqScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceEqScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceEqTensor": "aclnnStatus aclnnInplaceEqTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceEqTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceEqTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceExp": "aclnnStatus aclnnInplaceExp(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceExpGetWorkspaceSize": "aclnnStatus aclnnInplaceExpGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceFillScalar": "aclnnStatus aclnnInplaceFillScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceFillScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceGeScalar": "aclnnStatus aclnnInplaceGeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceGeScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceGeScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceGeTensor": "aclnnStatus aclnnInplaceGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceGeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceGeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceGtScalar": "aclnnStatus aclnnInplaceGtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceGtScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceGtScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceGtTensor": "aclnnStatus aclnnInplaceGtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceGtTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceGtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLeScalar": "aclnnStatus aclnnInplaceLeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLeScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLeTensor": "aclnnStatus aclnnInplaceLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLtScalar": "aclnnStatus aclnnInplaceLtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLtScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLtTensor": "aclnnStatus aclnnInplaceLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLtTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceLtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceMaskedFillScalar": "aclnnStatus aclnnInplaceMaskedFillScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceMaskedFillScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceMaskedFillScalarGetWorkspaceSize(aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceMul": "aclnnStatus aclnnInplaceMul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceMulGetWorkspaceSize": "aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceMuls": "aclnnStatus aclnnInplaceMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceMulsGetWorkspaceSize": "aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceNeScalar": "aclnnStatus aclnnInplaceNeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceNeScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceNeScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceNeTensor": "aclnnStatus aclnnInplaceNeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceNeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceNeg": "aclnnStatus aclnnInplaceNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceNegGetWorkspaceSize": "aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceOne": "aclnnStatus aclnnInplaceOne(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceOneGetWorkspaceSize": "aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplacePowTensorScalar": "aclnnStatus aclnnInplacePowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplacePowTensorScalarGetWorkspaceSize": "aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplacePowTensorTensor": "aclnnStatus aclnnInplacePowTensorTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplacePowTensorTensorGetWorkspaceSize": "aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceReciprocal": "aclnnStatus aclnnInplaceReciprocal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceReciprocalGetWorkspaceSize": "aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceRsqrt": "aclnnStatus aclnnInplaceRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceRsqrtGetWorkspaceSize": "aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceSigmoid": "aclnnStatus aclnnInplaceSigmoid(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceSigmoidGetWorkspaceSize": "aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceSin": "aclnnStatus aclnnInplaceSin(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceSinGetWorkspaceSize": "aclnnStatus aclnnInplaceSinGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceSqrt": "aclnnStatus aclnnInplaceSqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceSqrtGetWorkspaceSize": "aclnnStatus aclnnInplaceSqrtGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceSub": "aclnnStatus aclnnInplaceSub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceSubGetWorkspaceSize": "aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceSubs": "aclnnStatus aclnnInplaceSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceSubsGetWorkspaceSize": "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceTriu": "aclnnStatus aclnnInplaceTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceTriuGetWorkspaceSize": "aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor*, int64_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceZero": "aclnnStatus aclnnInplaceZero(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnIsFinite": "aclnnStatus aclnnIsFinite(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnIsFiniteGetWorkspaceSize": "aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLeScalar": "aclnnStatus aclnnLeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLeScalarGetWorkspaceSize": "aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLeTensor": "aclnnStatus aclnnLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLeTensorGetWorkspaceSize": "aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLogSoftmax": "aclnnStatus aclnnLogSoftmax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackward": "aclnnStatus aclnnLogSoftmaxBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLogSoftmaxGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLtScalar": "aclnnStatus aclnnLtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLtScalarGetWorkspaceSize": "aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLtTensor": "aclnnStatus aclnnLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLtTensorGetWorkspaceSize": "aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMatmul": "aclnnStatus aclnnMatmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMatmulGetWorkspaceSize": "aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnMax": "aclnnStatus aclnnMax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -593,20 +925,54 @@ DECLARATIONS = {
     "aclnnMulGetWorkspaceSize": "aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMuls": "aclnnStatus aclnnMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMulsGetWorkspaceSize": "aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNeScalar": "aclnnStatus aclnnNeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNeScalarGetWorkspaceSize": "aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNeTensor": "aclnnStatus aclnnNeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNeTensorGetWorkspaceSize": "aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNeg": "aclnnStatus aclnnNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNegGetWorkspaceSize": "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPermute": "aclnnStatus aclnnPermute(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPermuteGetWorkspaceSize": "aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor*, const aclIntArray*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnPowTensorScalar": "aclnnStatus aclnnPowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnPowTensorScalarGetWorkspaceSize": "aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnPowTensorTensor": "aclnnStatus aclnnPowTensorTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnPowTensorTensorGetWorkspaceSize": "aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnReciprocal": "aclnnStatus aclnnReciprocal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnReciprocalGetWorkspaceSize": "aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnReduceSum": "aclnnStatus aclnnReduceSum(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnReduceSumGetWorkspaceSize": "aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor*, const aclIntArray*, bool, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnRsqrt": "aclnnStatus aclnnRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnRsqrtGetWorkspaceSize": "aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnRsub": "aclnnStatus aclnnRsub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnRsubGetWorkspaceSize": "aclnnStatus aclnnRsubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnRsubs": "aclnnStatus aclnnRsubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnRsubsGetWorkspaceSize": "aclnnStatus aclnnRsubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSWhere": "aclnnStatus aclnnSWhere(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSWhereGetWorkspaceSize": "aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSigmoid": "aclnnStatus aclnnSigmoid(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSigmoidBackward": "aclnnStatus aclnnSigmoidBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSigmoidBackwardGetWorkspaceSize": "aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSigmoidGetWorkspaceSize": "aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSilu": "aclnnStatus aclnnSilu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSiluBackward": "aclnnStatus aclnnSiluBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSiluBackwardGetWorkspaceSize": "aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSiluGetWorkspaceSize": "aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSin": "aclnnStatus aclnnSin(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSinGetWorkspaceSize": "aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSoftmax": "aclnnStatus aclnnSoftmax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSoftmaxBackward": "aclnnStatus aclnnSoftmaxBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSoftmaxBackwardGetWorkspaceSize": "aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSoftmaxGetWorkspaceSize": "aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnSqrt": "aclnnStatus aclnnSqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnSqrtGetWorkspaceSize": "aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnStack": "aclnnStatus aclnnStack(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnStackGetWorkspaceSize": "aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSub": "aclnnStatus aclnnSub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSubGetWorkspaceSize": "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSubs": "aclnnStatus aclnnSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSubsGetWorkspaceSize": "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnTriu": "aclnnStatus aclnnTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnTriuGetWorkspaceSize": "aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
     "aclrtCreateEvent": "aclError aclrtCreateEvent(aclrtEvent*);",
     "aclrtCreateEventExWithFlag": "aclError aclrtCreateEventExWithFlag(aclrtEvent*, uint32_t);",
@@ -710,6 +1076,8 @@ SOURCES = {
     "aclSetOutputTensorAddr": ("aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
     "aclSetRawTensorAddr": ("aclnnStatus aclSetRawTensorAddr(aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
     "aclSetTensorAddr": ("aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
+    "aclnnAbs": ("aclnnStatus aclnnAbs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_abs.h"),
+    "aclnnAbsGetWorkspaceSize": ("aclnnStatus aclnnAbsGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_abs.h"),
     "aclnnAdd": ("aclnnStatus aclnnAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
     "aclnnAddGetWorkspaceSize": ("aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add.h"),
     "aclnnAddRmsNormDynamicQuant": ("aclnnStatus aclnnAddRmsNormDynamicQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"),
@@ -730,10 +1098,18 @@ SOURCES = {
     "aclnnArgMaxGetWorkspaceSize": ("aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_argmax.h"),
     "aclnnBatchMatMul": ("aclnnStatus aclnnBatchMatMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_batch_matmul.h"),
     "aclnnBatchMatMulGetWorkspaceSize": ("aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_batch_matmul.h"),
+    "aclnnBitwiseAndScalar": ("aclnnStatus aclnnBitwiseAndScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_bitwise_and_scalar.h"),
+    "aclnnBitwiseAndScalarGetWorkspaceSize": ("aclnnStatus aclnnBitwiseAndScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_bitwise_and_scalar.h"),
+    "aclnnBitwiseAndTensor": ("aclnnStatus aclnnBitwiseAndTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_bitwise_and_tensor.h"),
+    "aclnnBitwiseAndTensorGetWorkspaceSize": ("aclnnStatus aclnnBitwiseAndTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_bitwise_and_tensor.h"),
     "aclnnCast": ("aclnnStatus aclnnCast(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_cast.h"),
     "aclnnCastGetWorkspaceSize": ("aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cast.h"),
     "aclnnCat": ("aclnnStatus aclnnCat(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_cat.h"),
     "aclnnCatGetWorkspaceSize": ("aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cat.h"),
+    "aclnnCeil": ("aclnnStatus aclnnCeil(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ceil.h"),
+    "aclnnCeilGetWorkspaceSize": ("aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ceil.h"),
+    "aclnnCos": ("aclnnStatus aclnnCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_cos.h"),
+    "aclnnCosGetWorkspaceSize": ("aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cos.h"),
     "aclnnDiv": ("aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnDivGetWorkspaceSize": ("aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnDivMod": ("aclnnStatus aclnnDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
@@ -746,11 +1122,25 @@ SOURCES = {
     "aclnnEmbeddingDenseBackward": ("aclnnStatus aclnnEmbeddingDenseBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_embedding_dense_backward.h"),
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": ("aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* indices, uint64_t numWeights, uint64_t paddingIdx, bool scaleGradByFreq, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_embedding_dense_backward.h"),
     "aclnnEmbeddingGetWorkspaceSize": ("aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_embedding.h"),
+    "aclnnEqScalar": ("aclnnStatus aclnnEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_eq_scalar.h"),
+    "aclnnEqScalarGetWorkspaceSize": ("aclnnStatus aclnnEqScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_eq_scalar.h"),
+    "aclnnEqTensor": ("aclnnStatus aclnnEqTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_eq_tensor.h"),
+    "aclnnEqTensorGetWorkspaceSize": ("aclnnStatus aclnnEqTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_eq_tensor.h"),
+    "aclnnExp": ("aclnnStatus aclnnExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_exp.h"),
+    "aclnnExpGetWorkspaceSize": ("aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_exp.h"),
     "aclnnFinalize": ("aclnnStatus aclnnFinalize(void)", "aclnn/aclnn_base.h"),
+    "aclnnGeScalar": ("aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_scalar.h"),
+    "aclnnGeScalarGetWorkspaceSize": ("aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
+    "aclnnGeTensor": ("aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
+    "aclnnGeTensorGetWorkspaceSize": ("aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_tensor.h"),
     "aclnnGroupedDynamicMxQuant": ("aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantV2": ("aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, int64_t scaleAlg, double dstTypeMax, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
+    "aclnnGtScalar": ("aclnnStatus aclnnGtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gt_scalar.h"),
+    "aclnnGtScalarGetWorkspaceSize": ("aclnnStatus aclnnGtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gt_scalar.h"),
+    "aclnnGtTensor": ("aclnnStatus aclnnGtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gt_tensor.h"),
+    "aclnnGtTensorGetWorkspaceSize": ("aclnnStatus aclnnGtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gt_tensor.h"),
     "aclnnIndex": ("aclnnStatus aclnnIndex(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_index.h"),
     "aclnnIndexGetWorkspaceSize": ("aclnnStatus aclnnIndexGetWorkspaceSize(const aclTensor* self, const aclTensorList* indices, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_index.h"),
     "aclnnIndexPutImpl": ("aclnnStatus aclnnIndexPutImpl(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_index_put_impl.h"),
@@ -764,8 +1154,16 @@ SOURCES = {
     "aclnnInplaceAddmmGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addmm.h"),
     "aclnnInplaceAdds": ("aclnnStatus aclnnInplaceAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
     "aclnnInplaceAddsGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add.h"),
+    "aclnnInplaceBitwiseAndScalar": ("aclnnStatus aclnnInplaceBitwiseAndScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_bitwise_and_scalar.h"),
+    "aclnnInplaceBitwiseAndScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceBitwiseAndScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_bitwise_and_scalar.h"),
+    "aclnnInplaceBitwiseAndTensor": ("aclnnStatus aclnnInplaceBitwiseAndTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_bitwise_and_tensor.h"),
+    "aclnnInplaceBitwiseAndTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceBitwiseAndTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_bitwise_and_tensor.h"),
+    "aclnnInplaceCeil": ("aclnnStatus aclnnInplaceCeil(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ceil.h"),
+    "aclnnInplaceCeilGetWorkspaceSize": ("aclnnStatus aclnnInplaceCeilGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ceil.h"),
     "aclnnInplaceCopy": ("aclnnStatus aclnnInplaceCopy(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_copy.h"),
     "aclnnInplaceCopyGetWorkspaceSize": ("aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_copy.h"),
+    "aclnnInplaceCos": ("aclnnStatus aclnnInplaceCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_cos.h"),
+    "aclnnInplaceCosGetWorkspaceSize": ("aclnnStatus aclnnInplaceCosGetWorkspaceSize(aclTensor* inputRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cos.h"),
     "aclnnInplaceDiv": ("aclnnStatus aclnnInplaceDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnInplaceDivGetWorkspaceSize": ("aclnnStatus aclnnInplaceDivGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnInplaceDivMod": ("aclnnStatus aclnnInplaceDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
@@ -774,24 +1172,80 @@ SOURCES = {
     "aclnnInplaceDivModsGetWorkspaceSize": ("aclnnStatus aclnnInplaceDivModsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, int mode, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnInplaceDivs": ("aclnnStatus aclnnInplaceDivs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnInplaceDivsGetWorkspaceSize": ("aclnnStatus aclnnInplaceDivsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
+    "aclnnInplaceEqScalar": ("aclnnStatus aclnnInplaceEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_eq_scalar.h"),
+    "aclnnInplaceEqScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceEqScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_eq_scalar.h"),
+    "aclnnInplaceEqTensor": ("aclnnStatus aclnnInplaceEqTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_eq_tensor.h"),
+    "aclnnInplaceEqTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceEqTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_eq_tensor.h"),
+    "aclnnInplaceExp": ("aclnnStatus aclnnInplaceExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_exp.h"),
+    "aclnnInplaceExpGetWorkspaceSize": ("aclnnStatus aclnnInplaceExpGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_exp.h"),
     "aclnnInplaceFillScalar": ("aclnnStatus aclnnInplaceFillScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_fill_scalar.h"),
     "aclnnInplaceFillScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_fill_scalar.h"),
+    "aclnnInplaceGeScalar": ("aclnnStatus aclnnInplaceGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ge_scalar.h"),
+    "aclnnInplaceGeScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceGeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
+    "aclnnInplaceGeTensor": ("aclnnStatus aclnnInplaceGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
+    "aclnnInplaceGeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceGeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_tensor.h"),
+    "aclnnInplaceGtScalar": ("aclnnStatus aclnnInplaceGtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gt_scalar.h"),
+    "aclnnInplaceGtScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceGtScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gt_scalar.h"),
+    "aclnnInplaceGtTensor": ("aclnnStatus aclnnInplaceGtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gt_tensor.h"),
+    "aclnnInplaceGtTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceGtTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gt_tensor.h"),
+    "aclnnInplaceLeScalar": ("aclnnStatus aclnnInplaceLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_scalar.h"),
+    "aclnnInplaceLeScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
+    "aclnnInplaceLeTensor": ("aclnnStatus aclnnInplaceLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnInplaceLeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnInplaceLtScalar": ("aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_scalar.h"),
+    "aclnnInplaceLtScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
+    "aclnnInplaceLtTensor": ("aclnnStatus aclnnInplaceLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
+    "aclnnInplaceLtTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceLtTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_tensor.h"),
+    "aclnnInplaceMaskedFillScalar": ("aclnnStatus aclnnInplaceMaskedFillScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_masked_fill_scalar.h"),
+    "aclnnInplaceMaskedFillScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceMaskedFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclTensor* mask, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_masked_fill_scalar.h"),
     "aclnnInplaceMul": ("aclnnStatus aclnnInplaceMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_mul.h"),
     "aclnnInplaceMulGetWorkspaceSize": ("aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
     "aclnnInplaceMuls": ("aclnnStatus aclnnInplaceMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_mul.h"),
     "aclnnInplaceMulsGetWorkspaceSize": ("aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
+    "aclnnInplaceNeScalar": ("aclnnStatus aclnnInplaceNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ne_scalar.h"),
+    "aclnnInplaceNeScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceNeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_scalar.h"),
+    "aclnnInplaceNeTensor": ("aclnnStatus aclnnInplaceNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ne_tensor.h"),
+    "aclnnInplaceNeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
+    "aclnnInplaceNeg": ("aclnnStatus aclnnInplaceNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_neg.h"),
+    "aclnnInplaceNegGetWorkspaceSize": ("aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
     "aclnnInplaceOne": ("aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ones.h"),
     "aclnnInplaceOneGetWorkspaceSize": ("aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ones.h"),
+    "aclnnInplacePowTensorScalar": ("aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
+    "aclnnInplacePowTensorScalarGetWorkspaceSize": ("aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
+    "aclnnInplacePowTensorTensor": ("aclnnStatus aclnnInplacePowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow_tensor_tensor.h"),
+    "aclnnInplacePowTensorTensorGetWorkspaceSize": ("aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow_tensor_tensor.h"),
+    "aclnnInplaceReciprocal": ("aclnnStatus aclnnInplaceReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reciprocal.h"),
+    "aclnnInplaceReciprocalGetWorkspaceSize": ("aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
+    "aclnnInplaceRsqrt": ("aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
+    "aclnnInplaceRsqrtGetWorkspaceSize": ("aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
+    "aclnnInplaceSigmoid": ("aclnnStatus aclnnInplaceSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_sigmoid.h"),
+    "aclnnInplaceSigmoidGetWorkspaceSize": ("aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sigmoid.h"),
+    "aclnnInplaceSin": ("aclnnStatus aclnnInplaceSin(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sin.h"),
+    "aclnnInplaceSinGetWorkspaceSize": ("aclnnStatus aclnnInplaceSinGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sin.h"),
+    "aclnnInplaceSqrt": ("aclnnStatus aclnnInplaceSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sqrt.h"),
+    "aclnnInplaceSqrtGetWorkspaceSize": ("aclnnStatus aclnnInplaceSqrtGetWorkspaceSize(aclTensor* self, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sqrt.h"),
     "aclnnInplaceSub": ("aclnnStatus aclnnInplaceSub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceSubGetWorkspaceSize": ("aclnnStatus aclnnInplaceSubGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceSubs": ("aclnnStatus aclnnInplaceSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceSubsGetWorkspaceSize": ("aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
+    "aclnnInplaceTriu": ("aclnnStatus aclnnInplaceTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
+    "aclnnInplaceTriuGetWorkspaceSize": ("aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
     "aclnnInplaceZero": ("aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_zero.h"),
     "aclnnInplaceZeroGetWorkspaceSize": ("aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_zero.h"),
+    "aclnnIsFinite": ("aclnnStatus aclnnIsFinite(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_isfinite.h"),
+    "aclnnIsFiniteGetWorkspaceSize": ("aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_isfinite.h"),
+    "aclnnLeScalar": ("aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_scalar.h"),
+    "aclnnLeScalarGetWorkspaceSize": ("aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
+    "aclnnLeTensor": ("aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnLeTensorGetWorkspaceSize": ("aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
     "aclnnLogSoftmax": ("aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax.h"),
     "aclnnLogSoftmaxBackward": ("aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax_backward.h"),
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax_backward.h"),
     "aclnnLogSoftmaxGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax.h"),
+    "aclnnLtScalar": ("aclnnStatus aclnnLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_scalar.h"),
+    "aclnnLtScalarGetWorkspaceSize": ("aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
+    "aclnnLtTensor": ("aclnnStatus aclnnLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
+    "aclnnLtTensorGetWorkspaceSize": ("aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_tensor.h"),
     "aclnnMatmul": ("aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_matmul.h"),
     "aclnnMatmulGetWorkspaceSize": ("aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_matmul.h"),
     "aclnnMax": ("aclnnStatus aclnnMax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_max.h"),
@@ -810,20 +1264,54 @@ SOURCES = {
     "aclnnMulGetWorkspaceSize": ("aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
     "aclnnMuls": ("aclnnStatus aclnnMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_mul.h"),
     "aclnnMulsGetWorkspaceSize": ("aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
+    "aclnnNeScalar": ("aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ne_scalar.h"),
+    "aclnnNeScalarGetWorkspaceSize": ("aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_scalar.h"),
+    "aclnnNeTensor": ("aclnnStatus aclnnNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ne_tensor.h"),
+    "aclnnNeTensorGetWorkspaceSize": ("aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
+    "aclnnNeg": ("aclnnStatus aclnnNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_neg.h"),
+    "aclnnNegGetWorkspaceSize": ("aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
     "aclnnPermute": ("aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_permute.h"),
     "aclnnPermuteGetWorkspaceSize": ("aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_permute.h"),
+    "aclnnPowTensorScalar": ("aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_pow.h"),
+    "aclnnPowTensorScalarGetWorkspaceSize": ("aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
+    "aclnnPowTensorTensor": ("aclnnStatus aclnnPowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow_tensor_tensor.h"),
+    "aclnnPowTensorTensorGetWorkspaceSize": ("aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow_tensor_tensor.h"),
+    "aclnnReciprocal": ("aclnnStatus aclnnReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reciprocal.h"),
+    "aclnnReciprocalGetWorkspaceSize": ("aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
     "aclnnReduceSum": ("aclnnStatus aclnnReduceSum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reduce_sum.h"),
     "aclnnReduceSumGetWorkspaceSize": ("aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reduce_sum.h"),
+    "aclnnRsqrt": ("aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
+    "aclnnRsqrtGetWorkspaceSize": ("aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
+    "aclnnRsub": ("aclnnStatus aclnnRsub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsub.h"),
+    "aclnnRsubGetWorkspaceSize": ("aclnnStatus aclnnRsubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsub.h"),
+    "aclnnRsubs": ("aclnnStatus aclnnRsubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsub.h"),
+    "aclnnRsubsGetWorkspaceSize": ("aclnnStatus aclnnRsubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsub.h"),
+    "aclnnSWhere": ("aclnnStatus aclnnSWhere(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_s_where.h"),
+    "aclnnSWhereGetWorkspaceSize": ("aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_s_where.h"),
+    "aclnnSigmoid": ("aclnnStatus aclnnSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_sigmoid.h"),
+    "aclnnSigmoidBackward": ("aclnnStatus aclnnSigmoidBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_sigmoid_backward.h"),
+    "aclnnSigmoidBackwardGetWorkspaceSize": ("aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sigmoid_backward.h"),
+    "aclnnSigmoidGetWorkspaceSize": ("aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sigmoid.h"),
+    "aclnnSilu": ("aclnnStatus aclnnSilu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_silu.h"),
+    "aclnnSiluBackward": ("aclnnStatus aclnnSiluBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_silu_backward.h"),
+    "aclnnSiluBackwardGetWorkspaceSize": ("aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_silu_backward.h"),
+    "aclnnSiluGetWorkspaceSize": ("aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_silu.h"),
+    "aclnnSin": ("aclnnStatus aclnnSin(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sin.h"),
+    "aclnnSinGetWorkspaceSize": ("aclnnStatus aclnnSinGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sin.h"),
     "aclnnSoftmax": ("aclnnStatus aclnnSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_softmax.h"),
     "aclnnSoftmaxBackward": ("aclnnStatus aclnnSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_softmax_backward.h"),
     "aclnnSoftmaxBackwardGetWorkspaceSize": ("aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_softmax_backward.h"),
     "aclnnSoftmaxGetWorkspaceSize": ("aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_softmax.h"),
+    "aclnnSqrt": ("aclnnStatus aclnnSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* opExecutor, aclrtStream stream)", "aclnnop/aclnn_sqrt.h"),
+    "aclnnSqrtGetWorkspaceSize": ("aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** opExecutor)", "aclnnop/aclnn_sqrt.h"),
     "aclnnStack": ("aclnnStatus aclnnStack(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_stack.h"),
     "aclnnStackGetWorkspaceSize": ("aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_stack.h"),
     "aclnnSub": ("aclnnStatus aclnnSub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnSubGetWorkspaceSize": ("aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnSubs": ("aclnnStatus aclnnSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnSubsGetWorkspaceSize": ("aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
+    "aclnnTriu": ("aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
+    "aclnnTriuGetWorkspaceSize": ("aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
     "aclrtCreateContext": ("aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)", "acl/acl_rt.h"),
     "aclrtCreateEvent": ("aclError aclrtCreateEvent(aclrtEvent* event)", "acl/acl_rt.h"),
     "aclrtCreateEventExWithFlag": ("aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag)", "acl/acl_rt.h"),
@@ -877,6 +1365,8 @@ SOURCES = {
 # Functions a real toolkit may lack (operators; newer meta API). Binding is lazy for all of
 # them anyway: a missing symbol raises MissingSymbolError when called.
 OPTIONAL = frozenset({
+    "aclnnAbs",
+    "aclnnAbsGetWorkspaceSize",
     "aclnnAdd",
     "aclnnAddGetWorkspaceSize",
     "aclnnAddRmsNormDynamicQuant",
@@ -897,10 +1387,18 @@ OPTIONAL = frozenset({
     "aclnnArgMaxGetWorkspaceSize",
     "aclnnBatchMatMul",
     "aclnnBatchMatMulGetWorkspaceSize",
+    "aclnnBitwiseAndScalar",
+    "aclnnBitwiseAndScalarGetWorkspaceSize",
+    "aclnnBitwiseAndTensor",
+    "aclnnBitwiseAndTensorGetWorkspaceSize",
     "aclnnCast",
     "aclnnCastGetWorkspaceSize",
     "aclnnCat",
     "aclnnCatGetWorkspaceSize",
+    "aclnnCeil",
+    "aclnnCeilGetWorkspaceSize",
+    "aclnnCos",
+    "aclnnCosGetWorkspaceSize",
     "aclnnDiv",
     "aclnnDivGetWorkspaceSize",
     "aclnnDivMod",
@@ -913,10 +1411,24 @@ OPTIONAL = frozenset({
     "aclnnEmbeddingDenseBackward",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize",
     "aclnnEmbeddingGetWorkspaceSize",
+    "aclnnEqScalar",
+    "aclnnEqScalarGetWorkspaceSize",
+    "aclnnEqTensor",
+    "aclnnEqTensorGetWorkspaceSize",
+    "aclnnExp",
+    "aclnnExpGetWorkspaceSize",
+    "aclnnGeScalar",
+    "aclnnGeScalarGetWorkspaceSize",
+    "aclnnGeTensor",
+    "aclnnGeTensorGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuant",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuantV2",
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize",
+    "aclnnGtScalar",
+    "aclnnGtScalarGetWorkspaceSize",
+    "aclnnGtTensor",
+    "aclnnGtTensorGetWorkspaceSize",
     "aclnnIndex",
     "aclnnIndexGetWorkspaceSize",
     "aclnnIndexPutImpl",
@@ -929,8 +1441,16 @@ OPTIONAL = frozenset({
     "aclnnInplaceAddmmGetWorkspaceSize",
     "aclnnInplaceAdds",
     "aclnnInplaceAddsGetWorkspaceSize",
+    "aclnnInplaceBitwiseAndScalar",
+    "aclnnInplaceBitwiseAndScalarGetWorkspaceSize",
+    "aclnnInplaceBitwiseAndTensor",
+    "aclnnInplaceBitwiseAndTensorGetWorkspaceSize",
+    "aclnnInplaceCeil",
+    "aclnnInplaceCeilGetWorkspaceSize",
     "aclnnInplaceCopy",
     "aclnnInplaceCopyGetWorkspaceSize",
+    "aclnnInplaceCos",
+    "aclnnInplaceCosGetWorkspaceSize",
     "aclnnInplaceDiv",
     "aclnnInplaceDivGetWorkspaceSize",
     "aclnnInplaceDivMod",
@@ -939,24 +1459,80 @@ OPTIONAL = frozenset({
     "aclnnInplaceDivModsGetWorkspaceSize",
     "aclnnInplaceDivs",
     "aclnnInplaceDivsGetWorkspaceSize",
+    "aclnnInplaceEqScalar",
+    "aclnnInplaceEqScalarGetWorkspaceSize",
+    "aclnnInplaceEqTensor",
+    "aclnnInplaceEqTensorGetWorkspaceSize",
+    "aclnnInplaceExp",
+    "aclnnInplaceExpGetWorkspaceSize",
     "aclnnInplaceFillScalar",
     "aclnnInplaceFillScalarGetWorkspaceSize",
+    "aclnnInplaceGeScalar",
+    "aclnnInplaceGeScalarGetWorkspaceSize",
+    "aclnnInplaceGeTensor",
+    "aclnnInplaceGeTensorGetWorkspaceSize",
+    "aclnnInplaceGtScalar",
+    "aclnnInplaceGtScalarGetWorkspaceSize",
+    "aclnnInplaceGtTensor",
+    "aclnnInplaceGtTensorGetWorkspaceSize",
+    "aclnnInplaceLeScalar",
+    "aclnnInplaceLeScalarGetWorkspaceSize",
+    "aclnnInplaceLeTensor",
+    "aclnnInplaceLeTensorGetWorkspaceSize",
+    "aclnnInplaceLtScalar",
+    "aclnnInplaceLtScalarGetWorkspaceSize",
+    "aclnnInplaceLtTensor",
+    "aclnnInplaceLtTensorGetWorkspaceSize",
+    "aclnnInplaceMaskedFillScalar",
+    "aclnnInplaceMaskedFillScalarGetWorkspaceSize",
     "aclnnInplaceMul",
     "aclnnInplaceMulGetWorkspaceSize",
     "aclnnInplaceMuls",
     "aclnnInplaceMulsGetWorkspaceSize",
+    "aclnnInplaceNeScalar",
+    "aclnnInplaceNeScalarGetWorkspaceSize",
+    "aclnnInplaceNeTensor",
+    "aclnnInplaceNeTensorGetWorkspaceSize",
+    "aclnnInplaceNeg",
+    "aclnnInplaceNegGetWorkspaceSize",
     "aclnnInplaceOne",
     "aclnnInplaceOneGetWorkspaceSize",
+    "aclnnInplacePowTensorScalar",
+    "aclnnInplacePowTensorScalarGetWorkspaceSize",
+    "aclnnInplacePowTensorTensor",
+    "aclnnInplacePowTensorTensorGetWorkspaceSize",
+    "aclnnInplaceReciprocal",
+    "aclnnInplaceReciprocalGetWorkspaceSize",
+    "aclnnInplaceRsqrt",
+    "aclnnInplaceRsqrtGetWorkspaceSize",
+    "aclnnInplaceSigmoid",
+    "aclnnInplaceSigmoidGetWorkspaceSize",
+    "aclnnInplaceSin",
+    "aclnnInplaceSinGetWorkspaceSize",
+    "aclnnInplaceSqrt",
+    "aclnnInplaceSqrtGetWorkspaceSize",
     "aclnnInplaceSub",
     "aclnnInplaceSubGetWorkspaceSize",
     "aclnnInplaceSubs",
     "aclnnInplaceSubsGetWorkspaceSize",
+    "aclnnInplaceTriu",
+    "aclnnInplaceTriuGetWorkspaceSize",
     "aclnnInplaceZero",
     "aclnnInplaceZeroGetWorkspaceSize",
+    "aclnnIsFinite",
+    "aclnnIsFiniteGetWorkspaceSize",
+    "aclnnLeScalar",
+    "aclnnLeScalarGetWorkspaceSize",
+    "aclnnLeTensor",
+    "aclnnLeTensorGetWorkspaceSize",
     "aclnnLogSoftmax",
     "aclnnLogSoftmaxBackward",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize",
     "aclnnLogSoftmaxGetWorkspaceSize",
+    "aclnnLtScalar",
+    "aclnnLtScalarGetWorkspaceSize",
+    "aclnnLtTensor",
+    "aclnnLtTensorGetWorkspaceSize",
     "aclnnMatmul",
     "aclnnMatmulGetWorkspaceSize",
     "aclnnMax",
@@ -975,19 +1551,53 @@ OPTIONAL = frozenset({
     "aclnnMulGetWorkspaceSize",
     "aclnnMuls",
     "aclnnMulsGetWorkspaceSize",
+    "aclnnNeScalar",
+    "aclnnNeScalarGetWorkspaceSize",
+    "aclnnNeTensor",
+    "aclnnNeTensorGetWorkspaceSize",
+    "aclnnNeg",
+    "aclnnNegGetWorkspaceSize",
     "aclnnPermute",
     "aclnnPermuteGetWorkspaceSize",
+    "aclnnPowTensorScalar",
+    "aclnnPowTensorScalarGetWorkspaceSize",
+    "aclnnPowTensorTensor",
+    "aclnnPowTensorTensorGetWorkspaceSize",
+    "aclnnReciprocal",
+    "aclnnReciprocalGetWorkspaceSize",
     "aclnnReduceSum",
     "aclnnReduceSumGetWorkspaceSize",
+    "aclnnRsqrt",
+    "aclnnRsqrtGetWorkspaceSize",
+    "aclnnRsub",
+    "aclnnRsubGetWorkspaceSize",
+    "aclnnRsubs",
+    "aclnnRsubsGetWorkspaceSize",
+    "aclnnSWhere",
+    "aclnnSWhereGetWorkspaceSize",
+    "aclnnSigmoid",
+    "aclnnSigmoidBackward",
+    "aclnnSigmoidBackwardGetWorkspaceSize",
+    "aclnnSigmoidGetWorkspaceSize",
+    "aclnnSilu",
+    "aclnnSiluBackward",
+    "aclnnSiluBackwardGetWorkspaceSize",
+    "aclnnSiluGetWorkspaceSize",
+    "aclnnSin",
+    "aclnnSinGetWorkspaceSize",
     "aclnnSoftmax",
     "aclnnSoftmaxBackward",
     "aclnnSoftmaxBackwardGetWorkspaceSize",
     "aclnnSoftmaxGetWorkspaceSize",
+    "aclnnSqrt",
+    "aclnnSqrtGetWorkspaceSize",
     "aclnnStack",
     "aclnnStackGetWorkspaceSize",
     "aclnnSub",
     "aclnnSubGetWorkspaceSize",
     "aclnnSubs",
     "aclnnSubsGetWorkspaceSize",
+    "aclnnTriu",
+    "aclnnTriuGetWorkspaceSize",
     "aclDumpOpTensors",
 })

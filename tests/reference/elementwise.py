@@ -81,3 +81,55 @@ def axpy_f32(a: np.ndarray, b: np.ndarray, alpha: float, compute: str, out: str)
         t = y * np.float32(alpha)
         r = x + t
     return cast(cast(r, compute), out)
+
+
+# ---- pointwise operators (written from the operators' definitions) ---------------------------------
+
+def ulp_distance(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """Distance in units in the last place of `dtype` (0 for equal values, incl. equal infinities
+    and NaN against NaN); a monotone integer image of the float bit patterns."""
+    width = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[dtype]
+    ui, si = np.dtype(f"u{width // 8}"), np.dtype(f"i{width // 8}")
+    g = np.ascontiguousarray(cast(got, dtype)).view(ui).astype(np.int64)
+    w = np.ascontiguousarray(cast(want, dtype)).view(ui).astype(np.int64)
+    sign = np.int64(1) << (width - 1)
+    g = np.where(g & sign, sign - g, g) if width < 64 else np.where(g < 0, np.iinfo(np.int64).min - g, g)
+    w = np.where(w & sign, sign - w, w) if width < 64 else np.where(w < 0, np.iinfo(np.int64).min - w, w)
+    nan = np.isnan(np.asarray(got, np.float64)) & np.isnan(np.asarray(want, np.float64))
+    return np.where(nan, 0, np.abs(g - w))
+
+
+def float_compute(dtype: str) -> str:
+    """Float-only kernels (Sqrt, Cos, ...) compute integral and bool inputs in FLOAT."""
+    return dtype if dtype in FLOATS else "float32"
+
+
+def unary_exact(op: str, x: np.ndarray, compute: str) -> np.ndarray:
+    """Neg / Abs / Ceil / Sqrt / Reciprocal in the compute dtype: one IEEE rounding at most (float64
+    then one rounding gives the correctly rounded sqrt and 1/x of fp32/fp16/bf16 operands)."""
+    c = cast(x, compute)
+    if compute not in FLOATS:
+        with np.errstate(all="ignore"):
+            r = {"neg": lambda v: (0 - v.astype(np.int64)).astype(c.dtype),
+                 "abs": lambda v: np.abs(v.astype(np.int64)).astype(c.dtype) if v.dtype != bool else v}[op](c)
+        return r
+    v = c.astype(np.float64)
+    with np.errstate(all="ignore"):
+        r = {"neg": -v, "abs": np.abs(v), "ceil": np.ceil(v), "sqrt": np.sqrt(v), "reciprocal": 1.0 / v}[op]
+    return cast(r, compute)
+
+
+def compare(op: str, a: np.ndarray, b, compute: str) -> np.ndarray:
+    """Both operands cast to the compute dtype and compared there (IEEE: NaN compares unequal)."""
+    x, y = cast(a, compute), cast(np.asarray(b), compute)
+    if compute in FLOATS:
+        x, y = x.astype(np.float64), y.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
+                "le": np.less_equal}[op](x, y)
+
+
+def triu(x: np.ndarray, diagonal: int) -> np.ndarray:
+    rows, cols = x.shape[-2:]
+    keep = np.subtract.outer(np.arange(rows), np.arange(cols)) <= -diagonal
+    return np.where(keep, x, np.zeros((), x.dtype))

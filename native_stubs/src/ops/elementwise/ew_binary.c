@@ -60,7 +60,7 @@ static void choose_alpha(const ew_binary_call *c, aclDataType p, aclDataType adt
     double ad = ew_value_to_double(aval, adt);
     float af = (float)ad;
     int is_one = (ew_soc_is_950() && p == ACL_DOUBLE) ? ad == 1.0 : af == 1.0f;
-    int negate = c->op == EW_OP_SUB;
+    int negate = c->op == EW_OP_SUB || c->op == EW_OP_RSUB;
     if (is_one) {
         plan->alpha_mode = EW_ALPHA_NONE;
         return;
@@ -135,7 +135,7 @@ aclnnStatus ew_binary_phase1(const ew_binary_call *c, uint64_t *workspaceSize, a
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
-    if (c->op == EW_OP_SUB && p == ACL_BOOL) {
+    if ((c->op == EW_OP_SUB || c->op == EW_OP_RSUB) && p == ACL_BOOL) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Subtraction with two bool operands is not supported "
                             "(use logical_xor, or cast to an integer dtype)");
         return ACLNN_ERR_PARAM_INVALID;

@@ -50,6 +50,12 @@ aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan
                              const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
                              uint64_t *workspaceSize, aclOpExecutor **executor);
 
+/* Defines phase 2 of operator `fn`: runs its executor on the stream. */
+#define EW_DEFINE_PHASE2(fn)                                                                              \
+    aclnnStatus fn(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) { \
+        return pyaclnn_stub_executor_run(#fn, workspace, workspaceSize, executor, stream);                 \
+    }
+
 /* The SoC's generation: 1 on Ascend950 (regbase, "arch35"), 0 on Atlas A2/A3. */
 int ew_soc_is_950(void);
 

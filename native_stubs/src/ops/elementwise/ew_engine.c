@@ -7,7 +7,7 @@
 #include "op_common.h"
 #include "op_parallel.h"
 
-#define MAX_OPERANDS 3             /* out, in0, in1 */
+#define MAX_OPERANDS 4             /* out, in0, in1, in2 */
 #define CHUNK 256                  /* elements converted per step                          */
 #define MIN_ELEMENTS_PER_THREAD (1 << 16)
 
@@ -38,12 +38,54 @@ static inline ew_value wrap(uint64_t x, aclDataType compute) {
     return ew_cast((ew_value){0, (int64_t)x}, ACL_INT64, compute);
 }
 
+aclDataType ew_result_dtype(ew_opcode op, aclDataType compute) {
+    switch (op) {
+    case EW_OP_ISFINITE: case EW_OP_EQ: case EW_OP_NE: case EW_OP_GT: case EW_OP_GE: case EW_OP_LT:
+    case EW_OP_LE:
+        return ACL_BOOL;
+    default: return compute;
+    }
+}
+
+static inline ew_value boolean(int x) { return (ew_value){0, x != 0}; }
+
+/* A transcendental value computed in double, as the NPU's fp32 kernels give it: rounded to fp32
+ * first (fp16/bf16 are upcast, computed in fp32 and cast back), DOUBLE kept in double. */
+static inline ew_value transcendental(double x, aclDataType compute) {
+    return compute == ACL_DOUBLE ? (ew_value){x, 0} : fl((double)(float)x, compute);
+}
+
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static int compare_float(ew_opcode op, double a, double b) {
+    switch (op) {
+    case EW_OP_EQ: return a == b;
+    case EW_OP_NE: return a != b;   /* NaN != anything */
+    case EW_OP_GT: return a > b;
+    case EW_OP_GE: return a >= b;
+    case EW_OP_LT: return a < b;
+    default: return a <= b;
+    }
+}
+
+static int compare_int(ew_opcode op, int64_t a, int64_t b, int is_unsigned) {
+    if (is_unsigned) {
+        uint64_t x = (uint64_t)a, y = (uint64_t)b;
+        return op == EW_OP_EQ ? x == y : op == EW_OP_NE ? x != y : op == EW_OP_GT ? x > y : op == EW_OP_GE ? x >= y
+             : op == EW_OP_LT ? x < y : x <= y;
+    }
+    return op == EW_OP_EQ ? a == b : op == EW_OP_NE ? a != b : op == EW_OP_GT ? a > b : op == EW_OP_GE ? a >= b
+         : op == EW_OP_LT ? a < b : a <= b;
+}
+
 static ew_value apply_float(const ew_plan *p, ew_value a, ew_value b) {
     aclDataType c = p->compute;
     switch (p->op) {
     case EW_OP_ADD:
-    case EW_OP_SUB: {
-        double bb = p->op == EW_OP_SUB && p->alpha_mode == EW_ALPHA_NONE ? -b.f : b.f;
+    case EW_OP_SUB:
+    case EW_OP_RSUB: {
+        int is_sub = p->op != EW_OP_ADD;
+        double bb = is_sub && p->alpha_mode == EW_ALPHA_NONE ? -b.f : b.f;
         if (p->alpha_mode == EW_ALPHA_AXPY_F32) {
             float t = (float)(b.f * p->alpha.f);      /* Muls in fp32 */
             float s = (float)(a.f + (double)t);       /* Add in fp32  */
@@ -56,8 +98,44 @@ static ew_value apply_float(const ew_plan *p, ew_value a, ew_value b) {
     case EW_OP_DIV: return fl(a.f / b.f, c);
     case EW_OP_DIV_TRUNC: { ew_value q = fl(a.f / b.f, c); q.f = trunc(q.f); return q; }
     case EW_OP_DIV_FLOOR: { ew_value q = fl(a.f / b.f, c); q.f = floor(q.f); return q; }
+    case EW_OP_NEG: return (ew_value){-a.f, 0};
+    case EW_OP_ABS: return (ew_value){fabs(a.f), 0};
+    case EW_OP_CEIL: return (ew_value){ceil(a.f), 0};
+    case EW_OP_SQRT: return fl(sqrt(a.f), c);            /* correctly rounded (double >= 2p + 2 bits) */
+    case EW_OP_RECIPROCAL: return fl(1.0 / a.f, c);      /* IEEE division */
+    case EW_OP_EXP: return transcendental(exp(a.f), c);
+    case EW_OP_RSQRT: return transcendental(1.0 / sqrt(a.f), c);
+    case EW_OP_COS: return transcendental(cos(a.f), c);
+    case EW_OP_SIN: return transcendental(sin(a.f), c);
+    case EW_OP_SIGMOID: return transcendental(sigmoid(a.f), c);
+    case EW_OP_SILU: return transcendental(a.f * sigmoid(a.f), c);
+    case EW_OP_POW: return transcendental(pow(a.f, b.f), c);
+    case EW_OP_SILU_BACKWARD: {
+        double s = sigmoid(b.f);
+        return transcendental(a.f * s * (1.0 + b.f * (1.0 - s)), c);
+    }
+    case EW_OP_SIGMOID_BACKWARD: return transcendental(a.f * b.f * (1.0 - b.f), c);
+    case EW_OP_ISFINITE: return boolean(isfinite(a.f));
+    case EW_OP_EQ: case EW_OP_NE: case EW_OP_GT: case EW_OP_GE: case EW_OP_LT: case EW_OP_LE:
+        return boolean(compare_float(p->op, a.f, b.f));
     default: return a;
     }
+}
+
+/* Integer power, exact with wrapping; negative exponents give 1 / base truncated (0 unless |base| is 1). */
+static ew_value int_pow(int64_t base, int64_t e, aclDataType c) {
+    if (e < 0) {
+        if (base == 1) return wrap(1, c);
+        if (base == -1) return wrap((e & 1) ? (uint64_t)-1 : 1, c);
+        return wrap(0, c);
+    }
+    uint64_t r = 1, x = (uint64_t)base;
+    while (e) {
+        if (e & 1) r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return wrap(r, c);
 }
 
 static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
@@ -67,6 +145,7 @@ static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
     switch (p->op) {
     case EW_OP_ADD:
     case EW_OP_SUB:
+    case EW_OP_RSUB:
         if (p->alpha_mode == EW_ALPHA_AXPY_F32) {
             float t = (float)((double)(float)b.i * p->alpha.f);
             float s = (float)((double)(float)a.i + (double)t);
@@ -74,7 +153,7 @@ static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
         }
         if (p->alpha_mode == EW_ALPHA_MUL_ADD) {
             y = is_bool ? (y && p->alpha.i) : (uint64_t)wrap(y * (uint64_t)p->alpha.i, c).i;
-        } else if (p->op == EW_OP_SUB) {
+        } else if (p->op != EW_OP_ADD) {
             y = (uint64_t)0 - y;
         }
         return is_bool ? (ew_value){0, (x || y)} : wrap(x + y, c);
@@ -87,8 +166,34 @@ static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
         if (p->op == EW_OP_DIV_FLOOR && a.i % b.i != 0 && ((a.i < 0) != (b.i < 0))) q--;
         return wrap((uint64_t)q, c);
     }
+    case EW_OP_NEG: return wrap((uint64_t)0 - x, c);
+    case EW_OP_ABS: return is_bool ? a : wrap(a.i < 0 ? (uint64_t)0 - x : x, c);
+    case EW_OP_CEIL: return a;
+    case EW_OP_POW: return is_bool ? (ew_value){0, x || !y} : int_pow(a.i, b.i, c);
+    case EW_OP_ISFINITE: return boolean(1);
+    case EW_OP_EQ: case EW_OP_NE: case EW_OP_GT: case EW_OP_GE: case EW_OP_LT: case EW_OP_LE:
+        return boolean(compare_int(p->op, a.i, b.i, c == ACL_UINT64 || c == ACL_UINT32 || c == ACL_UINT16));
+    case EW_OP_BITAND: return is_bool ? boolean(x && y) : wrap(x & y, c);
     default: return a;
     }
+}
+
+/* One element: inputs x[0..2] already in their load dtypes. */
+static inline ew_value apply(const ew_plan *p, int float_compute, ew_value x0, ew_value x1, ew_value x2) {
+    switch (p->op) {
+    case EW_OP_FILL: return p->scalar;
+    case EW_OP_COPY: return x0;
+    case EW_OP_WHERE: return x0.i ? x1 : x2;
+    case EW_OP_MASKED_FILL: return x1.i ? p->scalar : x0;
+    default: break;
+    }
+    ew_value y = p->scalar_second ? p->scalar : x1;
+    if (p->op == EW_OP_RSUB) {   /* other - alpha * self: SUB with the operands swapped */
+        ew_value t = x0;
+        x0 = y;
+        y = t;
+    }
+    return float_compute ? apply_float(p, x0, y) : apply_int(p, x0, y);
 }
 
 /* ---- strided iteration -------------------------------------------------------------------- */
@@ -110,27 +215,24 @@ static void run_inner(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_
                    out->itemsize);
         return;
     }
-    ew_value a[CHUNK], b[CHUNK];
+    ew_value in[MAX_OPERANDS - 1][CHUNK];
     int float_compute = ew_is_float(p->compute);
+    aclDataType result = ew_result_dtype(p->op, p->compute);
+    for (int k = L->n_operands - 1; k < MAX_OPERANDS - 1; k++)   /* inputs the op does not read */
+        memset(in[k], 0, (size_t)(n < CHUNK ? n : CHUNK) * sizeof in[k][0]);
     for (int64_t start = 0; start < n; start += CHUNK) {
         int64_t m = n - start < CHUNK ? n - start : CHUNK;
         for (int k = 1; k < L->n_operands; k++) {
             const ew_operand *o = &L->ops[k];
-            ew_value *dst = k == 1 ? a : b;
+            ew_value *dst = in[k - 1];
+            aclDataType to = (p->bool_inputs >> (k - 1)) & 1u ? ACL_BOOL : p->compute;
             for (int64_t e = 0; e < m; e++)
-                dst[e] = ew_cast(ew_load(addr(o, base[k] + (start + e) * o->strides[inner]), o->dtype), o->dtype,
-                                 p->compute);
+                dst[e] = ew_cast(ew_load(addr(o, base[k] + (start + e) * o->strides[inner]), o->dtype), o->dtype, to);
         }
         for (int64_t e = 0; e < m; e++) {
-            ew_value r;
-            if (p->op == EW_OP_FILL) r = p->scalar;
-            else if (p->op == EW_OP_COPY) r = a[e];
-            else {
-                ew_value y = p->scalar_second ? p->scalar : b[e];
-                r = float_compute ? apply_float(p, a[e], y) : apply_int(p, a[e], y);
-            }
+            ew_value r = apply(p, float_compute, in[0][e], in[1][e], in[2][e]);
             ew_store(addr(out, base[0] + (start + e) * out->strides[inner]), out->dtype,
-                     ew_cast(r, p->compute, out->dtype));
+                     ew_cast(r, result, out->dtype));
         }
     }
 }
@@ -245,8 +347,9 @@ void ew_kernel(const pyaclnn_stub_launch *launch) {
     for (int d = 0; d < L.ndim; d++) L.shape[d] = out->ndim == 0 ? 1 : out->shape[d];
     L.n_operands = 1 + p->n_inputs;
 
-    const pyaclnn_stub_tensor *views[MAX_OPERANDS] = {out, &launch->inputs[0], &launch->inputs[1]};
-    unsigned char *scratch[MAX_OPERANDS] = {NULL, NULL, NULL};
+    const pyaclnn_stub_tensor *views[MAX_OPERANDS] = {out, NULL, NULL, NULL};
+    for (int k = 0; k < p->n_inputs && k < MAX_OPERANDS - 1; k++) views[k + 1] = &launch->inputs[k];
+    unsigned char *scratch[MAX_OPERANDS] = {NULL, NULL, NULL, NULL};
     uintptr_t out_lo, out_hi;
     size_t out_isz = ew_itemsize(out->dtype);
     if (!op_view_in_device_memory(out, (int)(8 * out_isz))) {

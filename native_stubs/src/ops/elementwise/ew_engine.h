@@ -16,6 +16,11 @@
  *     RINT kernels give. DOUBLE is computed in double.
  *   integers: two's complement, wrapping at the compute dtype's width; BOOL: add = or, mul = and.
  *
+ * Transcendental ops (exp, cos, sin, sigmoid, silu, rsqrt, pow of floats): libm in double,
+ *   rounded once to fp32 and then to the compute dtype (the NPU casts fp16/bf16 to fp32, computes
+ *   and casts back). The NPU's own approximations are not published: these are tolerance-class
+ *   results (pyaclnn/ops/_fidelity.py states the tolerance the tests check).
+ *
  * Inputs that overlap the output with a different layout are copied first (the vendor's
  * Contiguous step does the same), so in-place and aliasing calls never depend on thread order.
  */
@@ -36,7 +41,26 @@ typedef enum {
     EW_OP_DIV,        /* true division, IEEE (x/0 = +-inf, 0/0 = NaN)                          */
     EW_OP_DIV_TRUNC,  /* quotient rounded toward zero                                         */
     EW_OP_DIV_FLOOR,  /* quotient rounded toward -inf                                         */
+    EW_OP_RSUB,       /* out = in1 - alpha * in0 (Rsub/Rsubs: SUB with the operands swapped)    */
+    /* unary, exact in IEEE arithmetic (one rounding at most) */
+    EW_OP_NEG, EW_OP_ABS, EW_OP_CEIL, EW_OP_SQRT, EW_OP_RECIPROCAL,
+    /* unary transcendental: fp32 (and fp16/bf16, upcast) via libm in double, rounded once to fp32,
+     * then to the compute dtype; DOUBLE in double (see EW_TRANSCENDENTAL below) */
+    EW_OP_EXP, EW_OP_RSQRT, EW_OP_COS, EW_OP_SIN, EW_OP_SIGMOID, EW_OP_SILU,
+    EW_OP_POW,               /* in0 ** in1 (or ** scalar); integers: exact, wrapping             */
+    EW_OP_SILU_BACKWARD,     /* in0 (grad) * s * (1 + in1 * (1 - s)), s = sigmoid(in1)           */
+    EW_OP_SIGMOID_BACKWARD,  /* in0 (grad) * in1 * (1 - in1), in1 = sigmoid output               */
+    /* bool results (ew_result_dtype) */
+    EW_OP_ISFINITE,
+    EW_OP_EQ, EW_OP_NE, EW_OP_GT, EW_OP_GE, EW_OP_LT, EW_OP_LE,
+    EW_OP_BITAND,            /* integers and BOOL                                               */
+    EW_OP_WHERE,             /* in0 (cond, read as BOOL) ? in1 : in2                            */
+    EW_OP_MASKED_FILL,       /* in1 (mask, read as BOOL) ? scalar : in0                         */
 } ew_opcode;
+
+/* The dtype an op's result has before the final cast to the output: BOOL for comparisons and
+ * IsFinite, the compute dtype otherwise. */
+aclDataType ew_result_dtype(ew_opcode op, aclDataType compute);
 
 /* How `alpha` scales the second operand of ADD / SUB (the vendor's op_api picks the kernel). */
 typedef enum {
@@ -50,7 +74,8 @@ typedef enum {
 typedef struct {
     ew_opcode op;
     aclDataType compute;   /* dtype the op computes in                                        */
-    int n_inputs;          /* tensor inputs read: the launch's inputs[0 .. n_inputs-1]         */
+    int n_inputs;          /* tensor inputs read: the launch's inputs[0 .. n_inputs-1] (<= 3)  */
+    unsigned bool_inputs;  /* bit k: input k is read as BOOL (a condition or mask), not compute */
     int scalar_second;     /* 1: the second operand is `scalar` (Adds, Muls, Divs ...)          */
     ew_value scalar;       /* second operand / fill value, already in `compute`                */
     ew_alpha alpha_mode;

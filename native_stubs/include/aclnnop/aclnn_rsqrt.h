@@ -1,0 +1,37 @@
+/*
+ * aclnnop/aclnn_rsqrt.h: out = 1 / sqrt(self).
+ *
+ * CPU-emulator copy; in CANN this header comes from hicann/ops-math math/rsqrt/op_api/aclnn_rsqrt.h
+ * (same declarations for the operators listed here). @domain aclnn_math
+ */
+#ifndef OP_API_INC_RSQRT_H_
+#define OP_API_INC_RSQRT_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+                                                 aclOpExecutor** executor);
+
+/* Phase 2: runs the executor on the stream. */
+ACLNN_API aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                 aclrtStream stream);
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize,
+                                                        aclOpExecutor** executor);
+
+/* Phase 2: runs the executor on the stream. */
+ACLNN_API aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                        aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

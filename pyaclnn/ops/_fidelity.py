@@ -1,0 +1,65 @@
+"""How faithfully the CPU emulator reproduces each operator it implements: the support table of
+``python -m pyaclnn info --ops``.
+
+Classes (issue 15):
+  (a) bit-exact by construction: moves, indexing, comparisons, IEEE +, -, *, /, sqrt, casts with
+      the NPU's rounding -- one correctly rounded step, or none;
+  (b) exact to the vendor's documented algorithm where its source shows it (the quantisers, Axpy);
+  (c) tolerance-level: the NPU's transcendental approximations and accumulation order are not
+      published; the emulator computes in float64 with libm, rounds once to fp32 and then to the
+      output dtype, and states the tolerance its tests check.
+Each class is backed by tests against an independent reference (the test named in the note's
+file: tests/test_elementwise_*.py, tests/test_<operator>.py).
+"""
+from __future__ import annotations
+
+A, B, C = "a", "b", "c"
+
+# tolerance of the transcendental operators (tests/test_elementwise_pointwise.py measures it):
+_TRANS = ("libm in float64, rounded once to fp32, then to fp16/bf16: <= 1 ulp of the float64 value "
+          "rounded to the dtype; vs torch CPU <= 2 ulp fp32, <= 1 ulp fp16/bf16")
+
+_FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
+    (("AmpUpdateScale",), B, "vendor kernel step by step (tests/test_amp_update_scale.py)"),
+    (("AddRmsNormDynamicQuant", "AddRmsNormDynamicQuantV2"), B,
+     "vendor kernel step by step: fp32 reductions in the kernel's order, its casts (tests/test_add_rms_norm_*)"),
+    (("GroupedDynamicMxQuant", "GroupedDynamicMxQuantV2"), B,
+     "vendor kernel step by step: E8M0 scales, RINT casts (tests/test_grouped_dynamic_mx_quant*)"),
+    (("Add", "Adds", "InplaceAdd", "InplaceAdds", "Sub", "Subs", "InplaceSub", "InplaceSubs", "Rsub", "Rsubs"), B,
+     "IEEE add/sub in the promoted dtype (a); alpha != 1 as the NPU's Axpy, Muls then Add in fp32 (b)"),
+    (("Mul", "Muls", "InplaceMul", "InplaceMuls", "Div", "Divs", "InplaceDiv", "InplaceDivs", "DivMod", "DivMods",
+      "InplaceDivMod", "InplaceDivMods"), A, "IEEE mul/div in the promoted dtype, integers wrap"),
+    (("Cast", "InplaceCopy", "InplaceFillScalar", "InplaceOne", "InplaceZero"), A,
+     "moves and the NPU's Cast rules (RNE, INF_NAN overflow, float->int truncates and saturates)"),
+    (("Neg", "InplaceNeg", "Abs", "Ceil", "InplaceCeil"), A, "exact (no rounding)"),
+    (("Sqrt", "InplaceSqrt", "Reciprocal", "InplaceReciprocal"), A,
+     "IEEE correctly rounded sqrt and 1/x in fp32 (fp16/bf16 through fp32, one more RNE cast)"),
+    (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin", "Sigmoid",
+      "InplaceSigmoid", "Silu", "SiluBackward", "SigmoidBackward"), C, _TRANS),
+    (("PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor"), C,
+     "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
+    (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
+      "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",
+      "InplaceNeScalar", "InplaceGtTensor", "InplaceGtScalar", "InplaceGeTensor", "InplaceGeScalar",
+      "InplaceLtTensor", "InplaceLtScalar", "InplaceLeTensor", "InplaceLeScalar", "IsFinite"), A,
+     "compare in the promoted dtype (IEEE: NaN unequal), BOOL result"),
+    (("BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor"), A,
+     "integer and / logical and"),
+    (("SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu"), A, "moves (values cast to the out dtype)"),
+]
+
+FIDELITY: dict[str, tuple[str, str]] = {
+    "aclnn" + name: (cls, note) for names, cls, note in _FAMILIES for name in names}
+
+
+def fidelity(op: str) -> tuple[str, str] | None:
+    """(class, note) of an emulated operator ("aclnnExp" or "Exp"), None if it has no entry."""
+    return FIDELITY.get(op if op.startswith("aclnn") else "aclnn" + op)
+
+
+def format_table() -> str:
+    """The support table, one operator a line: name, class, note."""
+    width = max(len(op) for op in FIDELITY)
+    lines = [f"{'operator':<{width}}  class  how", f"{'-' * width}  -----  ---"]
+    lines += [f"{op:<{width}}  ({cls})    {note}" for op, (cls, note) in sorted(FIDELITY.items())]
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""The support table (pyaclnn/ops/_fidelity.py, `python -m pyaclnn info --ops`) covers every operator
+the emulator's libopapi exports, with a class (a), (b) or (c)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pyaclnn import _loader
+from pyaclnn.ops._fidelity import FIDELITY, fidelity
+
+import helpers
+
+
+def _exported_operators() -> set[str]:
+    lib = os.path.join(_loader.stub_library_dir(), "libopapi.so")
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
+    names = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    return {n for n in names if re.fullmatch(r"aclnn[A-Z]\w*", n) and not n.endswith("GetWorkspaceSize")
+            and n + "GetWorkspaceSize" in names}
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
+def test_every_exported_operator_has_a_fidelity_class():
+    exported = _exported_operators()
+    assert exported, "no operators found in libopapi"
+    missing = sorted(op for op in exported if fidelity(op) is None)
+    assert missing == [], "operators without an entry in pyaclnn/ops/_fidelity.py: " + ", ".join(missing)
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
+def test_the_table_names_only_exported_operators():
+    assert sorted(set(FIDELITY) - _exported_operators()) == []
+
+
+def test_classes_are_a_b_or_c_with_a_note():
+    assert all(cls in ("a", "b", "c") and note for cls, note in FIDELITY.values())
+    assert fidelity("Exp")[0] == "c" and fidelity("aclnnEqTensor")[0] == "a" and fidelity("NoSuchOp") is None
+
+
+def test_info_ops_prints_the_table():
+    proc = subprocess.run([sys.executable, "-m", "pyaclnn", "info", "--ops"], capture_output=True, text=True,
+                          env=helpers.subprocess_env({}), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split()[1] for line in proc.stdout.splitlines()[2:]}
+    assert rows["aclnnSqrt"] == "(a)" and rows["aclnnSilu"] == "(c)" and rows["aclnnAmpUpdateScale"] == "(b)"
+    assert len(rows) == len(FIDELITY)
