@@ -316,6 +316,51 @@ def _gather_and_shapes() -> list[Case]:
         Case("arange_float32_integer_steps", "r = torch.arange(0, 16, 2, dtype=torch.float32, device=dev)", {}),
         Case("arange_float32_fractional", "r = torch.arange(-1.0, 1.0, 0.1, device=dev)", {}, tol=1e-6,
              why="the NPU computes start + round32(i * step) in fp32; torch CPU in double"),
+    ]
+    return cases
+
+
+def _matmul_reductions_softmax() -> list[Case]:
+    """Class c operators: within the stated tolerance of torch CPU (relative to the largest |ref|)."""
+    def small(dt, shape):       # unit-scale values: no fp16 overflow in products and sums
+        return R.cast(RNG.standard_normal(shape).astype(np.float32), dt)
+
+    cases = []
+    for dt, tol in [("float32", 1e-6), ("float16", 2e-3), ("bfloat16", 1.6e-2)]:
+        a, b, c = small(dt, (3, 5, 8)), small(dt, (8, 6)), small(dt, (5, 6))
+        cases += [
+            Case(f"{dt}_matmul_3d_2d", "r = a @ b", {"a": a, "b": b}, tol=tol),
+            Case(f"{dt}_matmul_transposed", "r = a[0] @ b.t().t()", {"a": a, "b": b}, tol=tol),
+            Case(f"{dt}_bmm", "r = torch.bmm(a, a.transpose(1, 2))", {"a": a}, tol=tol),
+            Case(f"{dt}_mm", "r = torch.mm(a[1], b)", {"a": a, "b": b}, tol=tol),
+            Case(f"{dt}_addmm", "r = torch.addmm(c, a[2], b, beta=0.5, alpha=2.0)", {"a": a, "b": b, "c": c}, tol=tol),
+            Case(f"{dt}_linear", "r = torch.nn.functional.linear(a, b.t(), c[0])", {"a": a, "b": b, "c": c}, tol=tol),
+            Case(f"{dt}_sum_all", "r = a.sum()", {"a": a}, tol=tol),
+            Case(f"{dt}_sum_dim", "r = a.sum(dim=1)", {"a": a}, tol=tol),
+            Case(f"{dt}_mean_keepdim", "r = a.mean(-1, keepdim=True)", {"a": a}, tol=tol),
+            Case(f"{dt}_softmax", "r = torch.softmax(a, dim=-1)", {"a": a}, tol=tol),
+            Case(f"{dt}_softmax_dim0_strided", "r = torch.softmax(a.transpose(0, 2), dim=0)", {"a": a}, tol=tol),
+            Case(f"{dt}_log_softmax", "r = torch.log_softmax(a, dim=1)", {"a": a}, tol=tol),
+            Case(f"{dt}_amax", "r = a.amax(dim=(0, 2))", {"a": a}),
+            Case(f"{dt}_max_all", "r = a.max()", {"a": a}),
+            Case(f"{dt}_min_all", "r = a.min()", {"a": a}),
+            Case(f"{dt}_max_dim", "r = a.max(dim=1).values", {"a": a}),
+            Case(f"{dt}_max_dim_indices", "r = a.max(dim=1).indices", {"a": a}),
+            Case(f"{dt}_argmax", "r = a.argmax(dim=-1)", {"a": a}),
+        ]
+    g, x = small("float32", (4, 9)), small("float32", (4, 9))
+    cases.append(Case("softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.softmax(x, -1)\n"
+                      "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
+    cases.append(Case("log_softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.log_softmax(x, -1)\n"
+                      "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
+    cases.append(Case("matmul_backward", "x = a.clone().requires_grad_(True)\n(x @ b).sum().backward()\nr = x.grad",
+                      {"a": x, "b": g.T.copy()}, tol=1e-6))
+    cases.append(Case("embedding_backward", "w = a.clone().requires_grad_(True)\n"
+                      "torch.nn.functional.embedding(i, w).sum().backward()\nr = w.grad",
+                      {"a": x, "i": np.array([[0, 3, 3], [1, 0, 3]], np.int64)}, tol=0.0))
+    cases.append(Case("index_backward", "w = a.clone().requires_grad_(True)\n(w[i] * 2.0).sum().backward()\n"
+                      "r = w.grad", {"a": x, "i": np.array([[0, 3, 3], [1, 0, 3]], np.int64)}, tol=0.0))
+    return cases
 
 
 def _ulp_ref(fn, dtype: str):
@@ -379,49 +424,6 @@ def _pointwise() -> list[Case]:
         Case("bool_and", "r = a & b", {"a": bools, "b": values("bool", shape)}),
         Case("int32_masked_fill_", "r = a\nr.masked_fill_(b, 7)", {"a": i32, "b": bools}),
     ]
-    return cases
-
-
-def _matmul_reductions_softmax() -> list[Case]:
-    """Class c operators: within the stated tolerance of torch CPU (relative to the largest |ref|)."""
-    def small(dt, shape):       # unit-scale values: no fp16 overflow in products and sums
-        return R.cast(RNG.standard_normal(shape).astype(np.float32), dt)
-
-    cases = []
-    for dt, tol in [("float32", 1e-6), ("float16", 2e-3), ("bfloat16", 1.6e-2)]:
-        a, b, c = small(dt, (3, 5, 8)), small(dt, (8, 6)), small(dt, (5, 6))
-        cases += [
-            Case(f"{dt}_matmul_3d_2d", "r = a @ b", {"a": a, "b": b}, tol=tol),
-            Case(f"{dt}_matmul_transposed", "r = a[0] @ b.t().t()", {"a": a, "b": b}, tol=tol),
-            Case(f"{dt}_bmm", "r = torch.bmm(a, a.transpose(1, 2))", {"a": a}, tol=tol),
-            Case(f"{dt}_mm", "r = torch.mm(a[1], b)", {"a": a, "b": b}, tol=tol),
-            Case(f"{dt}_addmm", "r = torch.addmm(c, a[2], b, beta=0.5, alpha=2.0)", {"a": a, "b": b, "c": c}, tol=tol),
-            Case(f"{dt}_linear", "r = torch.nn.functional.linear(a, b.t(), c[0])", {"a": a, "b": b, "c": c}, tol=tol),
-            Case(f"{dt}_sum_all", "r = a.sum()", {"a": a}, tol=tol),
-            Case(f"{dt}_sum_dim", "r = a.sum(dim=1)", {"a": a}, tol=tol),
-            Case(f"{dt}_mean_keepdim", "r = a.mean(-1, keepdim=True)", {"a": a}, tol=tol),
-            Case(f"{dt}_softmax", "r = torch.softmax(a, dim=-1)", {"a": a}, tol=tol),
-            Case(f"{dt}_softmax_dim0_strided", "r = torch.softmax(a.transpose(0, 2), dim=0)", {"a": a}, tol=tol),
-            Case(f"{dt}_log_softmax", "r = torch.log_softmax(a, dim=1)", {"a": a}, tol=tol),
-            Case(f"{dt}_amax", "r = a.amax(dim=(0, 2))", {"a": a}),
-            Case(f"{dt}_max_all", "r = a.max()", {"a": a}),
-            Case(f"{dt}_min_all", "r = a.min()", {"a": a}),
-            Case(f"{dt}_max_dim", "r = a.max(dim=1).values", {"a": a}),
-            Case(f"{dt}_max_dim_indices", "r = a.max(dim=1).indices", {"a": a}),
-            Case(f"{dt}_argmax", "r = a.argmax(dim=-1)", {"a": a}),
-        ]
-    g, x = small("float32", (4, 9)), small("float32", (4, 9))
-    cases.append(Case("softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.softmax(x, -1)\n"
-                      "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
-    cases.append(Case("log_softmax_backward", "x = a.clone().requires_grad_(True)\ny = torch.log_softmax(x, -1)\n"
-                      "y.backward(b)\nr = x.grad", {"a": x, "b": g}, tol=1e-6))
-    cases.append(Case("matmul_backward", "x = a.clone().requires_grad_(True)\n(x @ b).sum().backward()\nr = x.grad",
-                      {"a": x, "b": g.T.copy()}, tol=1e-6))
-    cases.append(Case("embedding_backward", "w = a.clone().requires_grad_(True)\n"
-                      "torch.nn.functional.embedding(i, w).sum().backward()\nr = w.grad",
-                      {"a": x, "i": np.array([[0, 3, 3], [1, 0, 3]], np.int64)}, tol=0.0))
-    cases.append(Case("index_backward", "w = a.clone().requires_grad_(True)\n(w[i] * 2.0).sum().backward()\n"
-                      "r = w.grad", {"a": x, "i": np.array([[0, 3, 3], [1, 0, 3]], np.int64)}, tol=0.0))
     return cases
 
 

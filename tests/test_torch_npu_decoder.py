@@ -23,7 +23,7 @@ import helpers
 from test_torch_npu import _UNDER_ASAN, _pair_reason
 
 CHILD = Path(__file__).with_name("_torch_npu_decoder_child.py")
-CPU_POINTWISE = ("rsqrt", "pow", "cos", "sin", "neg", "silu", "masked_fill", "triu")
+CPU_POINTWISE = ("pow",)   # aclnnPowScalarTensor (base ** tensor, rotary inv_freq) is not emulated yet
 
 pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason() or ""),
               pytest.mark.skipif(_UNDER_ASAN, reason="not run under the ASan CI pass (torch and torch_npu are "
@@ -58,7 +58,8 @@ def test_bf16_forward_matches_the_fp32_result(decoder):
 
 def test_bf16_forward_is_as_close_as_torch_cpus_own_bf16_run(decoder):
     # Same bf16 inputs on both sides: the emulator (fp32 accumulation in matmul, sums and softmax in
-    # wider precision, one rounding each) lands within a bf16 ulp or two of torch CPU's bf16 forward
-    # (measured: identical for this layer), and no further from the fp32 result than torch CPU.
-    assert decoder["bf16_vs_torch_cpu_bf16"] <= 2.0 ** -7, decoder
+    # wider precision, one rounding each; transcendental pointwise ops in float64 rounded once, class c)
+    # stays close to torch CPU's bf16 forward (measured 1.07e-2 with every pointwise op on the emulator;
+    # identical while they ran on the CPU), and no further from the fp32 result than torch CPU.
+    assert decoder["bf16_vs_torch_cpu_bf16"] <= 2e-2, decoder
     assert decoder["bf16_out"] <= 1.25 * decoder["bf16_torch_cpu_out"], decoder
