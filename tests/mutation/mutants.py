@@ -28,6 +28,7 @@ ARNQ_NUMERIC = "tests/test_add_rms_norm_dynamic_quant.py"
 GMQ_NUMERIC = "tests/test_grouped_dynamic_mx_quant.py"
 ENCODE = "tests/test_numerics_encode.py"
 SHAPE = "tests/test_shape_ops.py"
+POINTWISE = "tests/test_elementwise_pointwise.py"
 INDEX = "tests/test_index.py"
 MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
@@ -118,7 +119,7 @@ MUTANTS = [
            "            double t = b.f * p->alpha.f;",
            ("tests/test_elementwise_arith.py",), "Add/Sub alpha: the Axpy product is not rounded to fp32"),
     Mutant("ew-sub-sign", f"{OPS}/elementwise/ew_engine.c",
-           "        double bb = p->op == EW_OP_SUB && p->alpha_mode == EW_ALPHA_NONE ? -b.f : b.f;",
+           "        double bb = is_sub && p->alpha_mode == EW_ALPHA_NONE ? -b.f : b.f;",
            "        double bb = b.f;",
            ("tests/test_elementwise_arith.py",), "Sub adds instead of subtracting"),
     Mutant("ew-sub-alpha-not-negated", f"{OPS}/elementwise/ew_binary.c",
@@ -280,4 +281,35 @@ MUTANTS = [
            "        fn(ctx, i, i * (count / parts), (i + 1) * (count / parts));\n        done++;",
            ("tests/test_kernel_pool.py::test_every_item_runs_once_in_its_part",),
            "pool: part bounds round count / parts first (the remainder items never run)"),
+    # ---- pointwise, comparison and masking families (one each) ----
+    Mutant("cmp-gt-as-ge", f"{OPS}/compare/compare.c",
+           "COMPARE(Gt, EW_OP_GT,", "COMPARE(Gt, EW_OP_GE,",
+           (f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-int32]",
+            f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-float32]"), "Gt answers true on equal elements (Ge)"),
+    Mutant("triu-diagonal-off-by-one", f"{OPS}/triu/triu.c",
+           "    if (col - row >= c->diagonal) memcpy(", "    if (col - row > c->diagonal) memcpy(",
+           (f"{POINTWISE}::test_triu[float32-0]", f"{POINTWISE}::test_triu[int64-1]"), "Triu zeroes the diagonal itself"),
+    Mutant("where-branches-swapped", f"{OPS}/where/s_where.c",
+           "const aclTensor *inputs[3] = {condition, self, other};",
+           "const aclTensor *inputs[3] = {condition, other, self};",
+           (f"{POINTWISE}::test_where_and_masked_fill[int32]",), "SWhere picks other where condition is true"),
+    Mutant("masked-fill-mask-grows-self", f"{OPS}/masked_fill/masked_fill_scalar.c",
+           "    if ((rc = ew_check_shape(API, \"selfRef\", &self, shape, ndim))) return rc;",
+           "",
+           (f"{POINTWISE}::test_invalid_arguments_return_161002",),
+           "validation: a mask that broadcasts selfRef to a larger shape is accepted"),
+    Mutant("pow-computes-product", f"{OPS}/pow/pow.c",
+           "{api, op_name, EW_OP_POW,", "{api, op_name, EW_OP_MUL,",
+           (f"{POINTWISE}::test_pow_integers_exact_with_wrap[int32]",), "Pow multiplies by the exponent"),
+    Mutant("silu-backward-as-sigmoid-backward", f"{OPS}/activation/activation.c",
+           "\"SiluBackward\", EW_OP_SILU_BACKWARD,", "\"SiluBackward\", EW_OP_SIGMOID_BACKWARD,",
+           (f"{POINTWISE}::test_transcendental_within_tolerance[SiluBackward-float32]",),
+           "SiluBackward uses the sigmoid-backward formula g * x * (1 - x)"),
+    Mutant("bitand-multiplies", f"{OPS}/bitwise_and/bitwise_and.c",
+           "{api, op_name, EW_OP_BITAND,", "{api, op_name, EW_OP_MUL,",
+           (f"{POINTWISE}::test_isfinite_and_bitwise_and",), "BitwiseAnd multiplies (same on BOOL, not on integers)"),
+    Mutant("abs-out-dtype-widened", f"{OPS}/math_unary/math_unary.c",
+           "N(ABS), EW_PROMOTE_KEEP, EW_OUT_SAME_DTYPE};", "N(ABS), EW_PROMOTE_KEEP, EW_OUT_CASTABLE};",
+           (f"{POINTWISE}::test_invalid_arguments_return_161002",),
+           "validation: Abs accepts an out dtype other than self's"),
 ]
