@@ -46,6 +46,20 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor"), A,
      "integer and / logical and"),
     (("SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu"), A, "moves (values cast to the out dtype)"),
+    # indexing, matmul, reductions, softmax, shapes (docs/decoder_ops.md)
+    (("Index", "IndexSelect", "Embedding", "Cat", "Stack", "Permute"), A,
+     "data moved, never rounded (tests/test_index.py, tests/test_shape_ops.py)"),
+    (("IndexPutImpl",), A, "assign: moves (a); accumulate=True: fp32 sums in index order (c)"),
+    (("Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax"), A,
+     "compare and pick, first index on ties (tests/test_reduce.py)"),
+    (("Arange",), B, "the kernel's fp32 steps: start + round32(i * step), then cast (tests/test_shape_ops.py)"),
+    (("Mm", "BatchMatMul", "Matmul", "Addmm", "InplaceAddmm"), C,
+     "operands widened to fp32, fp32 accumulation in k order, one rounding; within "
+     "(k+2)*2^-24*(|A|@|B|) + u_out*|exact| of a float64 reference (tests/test_matmul.py)"),
+    (("ReduceSum", "Mean", "Softmax", "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward"), C,
+     "within 1 ulp of the exactly rounded result; the NPU's bound n*2^-24*sum|x| (tests/test_reduce.py, "
+     "tests/test_softmax.py)"),
+    (("EmbeddingDenseBackward",), C, "fp32 sums in index order (tests/test_index.py)"),
 ]
 
 FIDELITY: dict[str, tuple[str, str]] = {
