@@ -12,7 +12,9 @@ from _op_helpers import INVALID, NULLPTR, code_of, raw_null_status, strided
 
 RNG = np.random.default_rng(5)
 NPDT = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float64": np.float64}
-ULP = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float64": 2.0 ** -51}
+# float64: the reference is itself float64 (numpy's exp/log/sum, whose implementations differ between
+# numpy releases), so it is not exact there; allow its own error (log-softmax near 0 cancels).
+ULP = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float64": 2.0 ** -40}
 
 
 def softmax64(x, dim):

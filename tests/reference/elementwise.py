@@ -124,6 +124,8 @@ def compare(op: str, a: np.ndarray, b, compute: str) -> np.ndarray:
     x, y = cast(a, compute), cast(np.asarray(b), compute)
     if compute in FLOATS:
         x, y = x.astype(np.float64), y.astype(np.float64)
+    elif compute == "bool":   # (numpy 1.24 compares bool arrays into non-canonical bytes such as 0xFE)
+        x, y = x.astype(np.int8), y.astype(np.int8)
     with np.errstate(invalid="ignore"):
         return {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
                 "le": np.less_equal}[op](x, y)
