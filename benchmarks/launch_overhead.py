@@ -103,10 +103,12 @@ def variants(buf: Buffers, stream):
     dtypes_ = (capi.ACL_FLOAT, capi.ACL_INT32, capi.ACL_FLOAT)
     handle = stream.handle
     ws_size, executor = ctypes.c_uint64(), ctypes.c_void_p()
-    # The bound ctypes functions (what capi.<name> is once called): a name taken before its function's
-    # first call is the forwarding stand-in, one Python call more per call.
-    create, destroy = capi.cfunc("aclCreateTensor"), capi.cfunc("aclDestroyTensor")
-    gws, launch = capi.cfunc("aclnnAmpUpdateScaleGetWorkspaceSize"), capi.cfunc("aclnnAmpUpdateScale")
+    # What capi.<name> is once bound (the compiled path when it was built, else the ctypes function):
+    # a name taken before its function's first call is the forwarding stand-in, one Python call more.
+    names = ("aclCreateTensor", "aclDestroyTensor", "aclnnAmpUpdateScaleGetWorkspaceSize", "aclnnAmpUpdateScale")
+    for name in names:
+        capi.cfunc(name)
+    create, destroy, gws, launch = (getattr(capi, name) for name in names)
     nd = capi.ACL_FORMAT_ND
     byref = ctypes.byref
 

@@ -224,7 +224,9 @@ assert not _loader.is_loaded()              # ... and looking at it loads nothin
 print(fn(None))
 assert _loader.is_loaded()
 bound = capi.aclInit                        # bound once, then a plain module attribute
-assert isinstance(bound, ctypes._CFuncPtr) and bound is capi.cfunc("aclInit") and bound is not fn
+cf = capi.cfunc("aclInit")
+assert isinstance(cf, ctypes._CFuncPtr) and bound is not fn
+assert bound is cf or bound.ctypes_function is cf       # the compiled path wraps the ctypes function
 """
     rc, out, err = run_python(code, toolkit_env(tmp_path, "stub"))
     assert rc == 0, err

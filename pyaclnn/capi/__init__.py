@@ -28,16 +28,19 @@ No policy: functions behave as in C.
 
 Every C function exists from import on, so ``from pyaclnn.capi import *`` and ``dir()`` load
 nothing: the symbol is looked up in the loaded libraries (:mod:`pyaclnn._loader`) on a function's
-first call. Binding then replaces the module attribute by the ctypes function itself, so
-``capi.aclrtMalloc(...)`` costs one ctypes call; a name star-imported earlier keeps forwarding
-(one Python call more). A function the loaded libraries lack raises
+first call. Binding then replaces the module attribute by the bound function, so
+``capi.aclrtMalloc(...)`` costs one call; a name star-imported earlier keeps forwarding (one
+Python call more). The bound function is the ctypes function (:func:`cfunc`), or, when the small
+compiled extension ``_fastcapi.c`` was built, a ``CFunction`` that converts the common arguments
+in C and hands everything else to that ctypes function: same results, errors and attributes,
+a fraction of the cost (:mod:`pyaclnn.capi._accel`; ``PYACLNN_CAPI_FASTPATH=0`` turns it off). A function the loaded libraries lack raises
 :class:`~pyaclnn.errors.MissingSymbolError` when called, never at import.
 """
 from __future__ import annotations
 
 import threading
 
-from . import _constants, _enums, _types
+from . import _accel, _constants, _enums, _types
 from ._binding import bind as _bind
 from ._binding import docstring as _docstring
 from ._binding import signature as _signature
@@ -50,11 +53,15 @@ from ._types import *  # noqa: F401,F403
 
 _globals = globals()
 _bound: dict = {}                       # name -> bound ctypes function (or missing-symbol raiser)
+_calls: dict = {}                       # name -> what capi.<name> is once bound (compiled path or _bound)
 _bind_lock = threading.Lock()
 
 
 def cfunc(name: str):
-    """The ctypes function of C function ``name``, bound now if it was not yet (restype, argtypes set)."""
+    """The ctypes function of C function ``name``, bound now if it was not yet (restype, argtypes set).
+
+    ``capi.<name>`` is this function or, with the compiled path, a ``CFunction`` calling it.
+    """
     fn = _bound.get(name)
     if fn is None:
         if name not in PROTOTYPES:
@@ -63,16 +70,20 @@ def cfunc(name: str):
             fn = _bound.get(name)
             if fn is None:
                 fn = _bind(name)
+                _calls[name] = _accel.wrap(fn)
                 _bound[name] = fn
-                _globals[name] = fn      # later capi.<name> lookups get the ctypes function directly
+                _globals[name] = _calls[name]    # later capi.<name> lookups get it directly
     return fn
 
 
 def _unbound(name: str):
     """The module-level stand-in of C function ``name`` until its first call: binds, then forwards."""
     def call(*args):
-        fn = _bound.get(name)
-        return (fn if fn is not None else cfunc(name))(*args)
+        fn = _calls.get(name)
+        if fn is None:
+            cfunc(name)
+            fn = _calls[name]
+        return fn(*args)
     call.__name__ = call.__qualname__ = name
     call.__module__ = __name__
     call.__doc__ = _docstring(name)

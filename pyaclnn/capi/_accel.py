@@ -1,0 +1,146 @@
+"""The compiled call path of the capi mirror (``_fastcapi.c``), when it was built; ctypes otherwise.
+
+:func:`wrap` turns a bound ctypes function into a ``CFunction`` of the extension: same arguments,
+results, errors and attributes (``argtypes``, ``restype``, ``__doc__`` ... come from the ctypes
+function, ``ctypes_function`` is the ctypes function itself), but the common argument kinds are
+converted in C. Whatever the C side does not recognise goes to the ctypes function unchanged, so
+the ctypes conversion rules stay the only rules. A function whose C types the extension does not
+handle (a ``bool`` by value, a plain ``char*``, more than 24 integer or 8 floating-point
+arguments) stays a ctypes function.
+
+The extension is looked for where the package build installs it (the emulator's library
+directory, ``$PYACLNN_STUB_LIBDIR`` for a development build, ``<package>/_stub/lib``) or at
+``$PYACLNN_CAPI_FAST_LIB``. ``PYACLNN_FASTPATH=0`` (every compiled accelerator) or
+``PYACLNN_CAPI_FASTPATH=0`` (this one only) keeps the plain ctypes functions.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.machinery
+import importlib.util
+import os
+import sysconfig
+import threading
+from pathlib import Path
+
+MODULE = "_pyaclnn_capi"
+ABI = 1
+_OFF = ("0", "off", "no", "false")
+
+_lock = threading.Lock()
+_module = None
+_tried = False
+why_unavailable: str | None = None
+
+# ctypes type -> kind letter of _fastcapi.c (c_size_t etc. are aliases of these on LP64 Linux)
+_INT_KINDS = {ctypes.c_int8: "b", ctypes.c_uint8: "B", ctypes.c_int16: "h", ctypes.c_uint16: "H",
+              ctypes.c_int32: "i", ctypes.c_uint32: "I", ctypes.c_int64: "q", ctypes.c_uint64: "Q"}
+_ARG_KINDS = {**_INT_KINDS, ctypes.c_double: "d", ctypes.c_float: "f", ctypes.c_void_p: "P"}
+_RESULT_KINDS = {**_ARG_KINDS, None: "v", ctypes.c_bool: "?", ctypes.c_char_p: "z"}
+
+
+def _disabled() -> str | None:
+    for var in ("PYACLNN_FASTPATH", "PYACLNN_CAPI_FASTPATH"):
+        if os.environ.get(var, "1").strip().lower() in _OFF:
+            return f"disabled by {var}=0"
+    return None
+
+
+def _candidates() -> list[Path]:
+    name = MODULE + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+    out = []
+    if os.environ.get("PYACLNN_CAPI_FAST_LIB"):
+        out.append(Path(os.environ["PYACLNN_CAPI_FAST_LIB"]))
+    from .._loader import stub_library_dir
+    try:
+        libdir = stub_library_dir()
+        if libdir:
+            out.append(Path(libdir) / name)
+    except Exception:  # noqa: BLE001  no emulator directory: a real toolkit may still be in use
+        pass
+    out.append(Path(__file__).resolve().parent.parent / "_stub" / "lib" / name)
+    return out
+
+
+def _load(path: Path):
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
+    spec = importlib.util.spec_from_file_location(MODULE, str(path), loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    if module.abi() != ABI:
+        raise RuntimeError(f"{path} has ABI {module.abi()}, expected {ABI}")
+    if not module.supported():
+        raise RuntimeError(f"{path}: the generic call failed its probes on this platform")
+    # The extension reads byref() objects and ctypes instances directly; it checks the layouts on
+    # these samples and leaves those argument kinds to ctypes if they differ.
+    arr, vp, target = (ctypes.c_int64 * 3)(), ctypes.c_void_p(5), ctypes.c_uint64()
+    ref = ctypes.byref(target)
+    module.setup(type(ref), ctypes.Array, ctypes._Pointer, ctypes.c_void_p,
+                 ((arr, ctypes.addressof(arr)), (vp, ctypes.addressof(vp))),
+                 (ref, target, ctypes.addressof(target)))
+    return module
+
+
+def module():
+    """The extension module, or None (then ``why_unavailable`` says why)."""
+    global _module, _tried, why_unavailable
+    if _tried:
+        return _module
+    with _lock:
+        if not _tried:
+            why_unavailable = _disabled()
+            if why_unavailable is None:
+                errors = []
+                for path in _candidates():
+                    if path.is_file():
+                        try:
+                            _module = _load(path)
+                            break
+                        except (ImportError, OSError, RuntimeError, TypeError) as exc:
+                            errors.append(f"{path}: {exc}")
+                if _module is None:
+                    why_unavailable = "; ".join(errors) or f"{MODULE} was not built"
+            _tried = True
+    return _module
+
+
+def _arg_kind(argtype) -> tuple[str, object] | None:
+    if argtype in _ARG_KINDS:
+        return _ARG_KINDS[argtype], None
+    from ._binding import const_char_p
+    if argtype is const_char_p:
+        return "z", None
+    if isinstance(argtype, type) and issubclass(argtype, ctypes._Pointer) and argtype.__dict__.get("_type_"):
+        return "T", argtype._type_
+    return None
+
+
+def describe(fn) -> tuple[bytes, bytes, tuple] | None:
+    """(argument kinds, result kind, pointee types) of a bound ctypes function, or None if the
+    compiled path cannot call it."""
+    if fn.errcheck is not None or fn.restype not in _RESULT_KINDS:
+        return None
+    kinds, targets = [], []
+    for t in fn.argtypes or ():
+        kind = _arg_kind(t)
+        if kind is None:
+            return None
+        kinds.append(kind[0])
+        targets.append(kind[1])
+    nfp = sum(k in "df" for k in kinds)
+    if nfp > 8 or len(kinds) - nfp > 24:
+        return None
+    return "".join(kinds).encode(), _RESULT_KINDS[fn.restype].encode(), tuple(targets)
+
+
+def wrap(fn, mod=None):
+    """The compiled-path function of bound ctypes function ``fn``, or ``fn`` itself when the
+    extension is unavailable or cannot call it."""
+    mod = mod if mod is not None else module()
+    if mod is None or not isinstance(fn, ctypes._CFuncPtr):
+        return fn
+    desc = describe(fn)
+    if desc is None:
+        return fn
+    address = ctypes.cast(fn, ctypes.c_void_p).value
+    return mod.function(fn, address, *desc)
