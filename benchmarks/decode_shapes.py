@@ -23,9 +23,10 @@ Python figures (same shapes, sync after every call), skipped with --no-python:
 * ``friendly_device_vs_c``: ``ops.add_rms_norm_dynamic_quant`` on pyaclnn device tensors over the C
   one-shot. Goal <= 1.5.
 * ``friendly_numpy_vs_c``: the same with numpy arrays in and out (no goal of its own; the memory goal of
-  the numpy path is not measured here).
+  the numpy path, one host copy in ``Tensor.numpy()``, is a test: tests/test_tensor_numpy.py).
 * ``capi_vs_c``: the ``pyaclnn.capi`` line-by-line AmpUpdateScale sequence over the C one, sync every
-  100 calls: taken from benchmarks/launch_overhead.py (``py_capi / c_one_shot``). Goal <= 4.
+  100 calls: taken from benchmarks/launch_overhead.py (``py_capi / c_one_shot``), calling what
+  ``capi.<name>`` is once bound (the compiled call path when it was built). Goal <= 4.
 * ``friendly_torch_vs_torch_eager``: left null (torch's own implementation of the math is not written
   here yet). Goal <= 1.0.
 

@@ -18,6 +18,7 @@ address setters write into the handle they are given.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from typing import Any, Iterable, Sequence
 
@@ -397,7 +398,14 @@ class Tensor:
 
     # -- host copies ------------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A host copy (C-contiguous), after the streams that used the memory have finished."""
+        """A host copy, after the streams that used the memory have finished.
+
+        The data is copied once: straight into the returned array for a contiguous tensor. A
+        non-contiguous view downloads the storage it spans once; a permutation of a contiguous
+        layout (a transpose, say) comes back as a strided view over that copy, which the caller
+        alone owns (``np.ascontiguousarray`` gives C order); any other view is gathered from it
+        into a C-contiguous array (the span is then larger than the result).
+        """
         info = self._info
         if info.numpy is None:
             raise ValueError(f"{info.name} has no host representation")
@@ -407,22 +415,32 @@ class Tensor:
         if self.size == 0:
             return np.empty(self.shape, dtype=info.numpy)
         lo, hi = self._span()
-        if info.packed:
-            b0, b1 = lo // 2, (hi + 1) // 2
-            raw = _download(self._ptr + b0, b1 - b0)
-            elems = dtypes.unpack(raw, info.acl, (b1 - b0) * 2)
-            first = b0 * 2
-        else:
-            isz = info.itemsize
-            raw = _download(self._ptr + lo * isz, (hi - lo) * isz)
-            elems = raw.view(info.numpy)
-            first = lo
+        if self.is_contiguous():
+            out = np.empty(self.shape, dtype=info.numpy)
+            self._download_elements(lo, hi, out.reshape(-1))
+            return out
+        span = np.empty(hi - lo, dtype=info.numpy)
+        self._download_elements(lo, hi, span)
         # as_strided goes through __array_interface__, which loses ml_dtypes types: stride raw bytes
-        raw_elems = elems.view(np.dtype((np.void, elems.itemsize)))
-        view = np.lib.stride_tricks.as_strided(
-            raw_elems[self.offset - first:], shape=self.shape,
-            strides=tuple(s * elems.itemsize for s in self.strides), writeable=False)
-        return np.array(view, order="C").view(elems.dtype)
+        isz = span.itemsize
+        permuted = _is_permuted_contiguous(self.shape, self.strides)
+        view = np.lib.stride_tricks.as_strided(     # writeable when injective: the caller owns the span
+            span.view(np.dtype((np.void, isz))), shape=self.shape,
+            strides=tuple(st * isz for st in self.strides), writeable=permuted)
+        if permuted:
+            return view.view(span.dtype)
+        return np.array(view, order="C").view(span.dtype)
+
+    def _download_elements(self, lo: int, hi: int, out: np.ndarray) -> None:
+        """Storage elements [lo, hi) into the 1-D host array ``out`` of the host dtype (one copy;
+        4-bit types: their packed bytes, then unpacked into ``out``)."""
+        if not self._info.packed:
+            _download(self._ptr + lo * out.itemsize, out.view(np.uint8))
+            return
+        b0, b1 = lo // 2, (hi + 1) // 2
+        raw = np.empty(b1 - b0, np.uint8)
+        _download(self._ptr + b0, raw)
+        _unpack_nibbles_into(raw, lo % 2, out.view(np.uint8), signed=self._info.acl == capi.ACL_INT4)
 
     def copy_from(self, array: Any, stream: Stream | None = None) -> "Tensor":
         """Overwrite the elements with a host array of the same shape (contiguous tensors only),
@@ -525,13 +543,48 @@ class Tensor:
 # Host <-> device copies
 # ------------------------------------------------------------------------------------------------
 
-def _download(src: int, nbytes: int) -> np.ndarray:
-    out = np.empty(nbytes, dtype=np.uint8)
+def _download(src: int, out: np.ndarray) -> None:
+    """Copy ``out.nbytes`` device bytes at ``src`` into the contiguous host array ``out``."""
+    nbytes = out.nbytes
     if nbytes:
         status = capi.aclrtMemcpy(out.ctypes.data, nbytes, src, nbytes, capi.ACL_MEMCPY_DEVICE_TO_HOST)
         if status:
             raise make_error(status, "aclrtMemcpy")
-    return out
+
+
+def _unpack_nibbles_into(raw: np.ndarray, first: int, out: np.ndarray, signed: bool) -> None:
+    """4-bit elements into bytes, in place: ``out[j]`` = nibble ``first + j`` of ``raw`` (element
+    2k in the low nibble of byte k), sign-extended for INT4. No temporaries of the data's size."""
+    n = out.size
+    even, odd = out[0::2], out[1::2]            # out[j] for j even / odd
+    if first == 0:
+        np.bitwise_and(raw[:even.size], 0xF, out=even)
+        np.right_shift(raw[:odd.size], 4, out=odd)
+    else:
+        np.right_shift(raw[:even.size], 4, out=even)
+        np.bitwise_and(raw[1:1 + odd.size], 0xF, out=odd)
+    if signed and _int4_bytes_are_sign_extended():     # 0..15 -> -8..7 as int8 bytes
+        v = out[:n].view(np.int8)
+        np.bitwise_xor(v, 8, out=v)
+        np.subtract(v, 8, out=v)
+
+
+@functools.lru_cache(maxsize=None)
+def _int4_bytes_are_sign_extended() -> bool:
+    """How ml_dtypes.int4 stores a value in its byte: the nibble (-8 as 0x08) or the int8 (0xF8)."""
+    return int(np.array([-8], np.int8).astype(dtypes.info(capi.ACL_INT4).numpy).view(np.uint8)[0]) == 0xF8
+
+
+def _is_permuted_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """True when the view is a contiguous layout with its dimensions reordered (each element of its
+    span used exactly once), as a transpose or permute gives."""
+    dims = sorted((st, d) for d, st in zip(shape, strides) if d != 1)
+    expected = 1
+    for st, d in dims:
+        if st != expected:
+            return False
+        expected *= d
+    return True
 
 
 def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
