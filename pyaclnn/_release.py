@@ -9,17 +9,21 @@ and the release (the resource is lost).
 no Python code at all: the weak reference's callback is ``SimpleQueue.put``, a C function, which
 queues the :class:`Finalizer`. A daemon thread, the releaser, takes it from the queue and runs the
 release. Python runs signal handlers on the main thread only, so nothing interrupts the releaser.
-The releaser is opt-in (``PYACLNN_RELEASE_THREAD=1``); without it the callback releases inline, as
-``weakref.finalize`` does.
 
 * ``f()`` (``close()``) still releases at once, on the calling thread, exactly once (the entry is
   taken from the registry by one ``dict.pop``).
-* :func:`flush` waits until every queued release has run; :func:`pyaclnn.empty_cache`,
-  :func:`pyaclnn.runtime.stub_live_counts` and memory allocations call it, so memory of collected
-  objects is back in its pool before the next allocation, as with inline finalizers.
+* An object dropped without ``close()`` is released a moment later, not before ``del`` returns.
+  :func:`flush` waits until every release queued so far has run; the calls whose result depends on
+  them flush first: :func:`pyaclnn.empty_cache`, pool ``stats``, :func:`pyaclnn.runtime.stub_live_counts`,
+  an allocation that misses the pool's cache (or fails), ``Device.close`` (so the last explicit
+  release resets the device) and host-memory registration.
 * At interpreter exit (``atexit``) the releaser is stopped and every finalizer still registered runs
   on the main thread, newest first (``weakref.finalize``'s order: objects before what they use).
 * A forked child starts its own releaser on first use.
+
+``PYACLNN_RELEASE_THREAD=0`` turns the releaser off: the callback then releases inline on the
+dying object's thread, as ``weakref.finalize`` does, and a KeyboardInterrupt landing in it can
+leak what it was releasing (for debugging only; see docs/hardening.md).
 """
 from __future__ import annotations
 
@@ -28,15 +32,15 @@ import atexit
 import os
 import threading
 import weakref
+from time import monotonic as _monotonic
 from queue import SimpleQueue
 
 __all__ = ["Finalizer", "finalizer", "flush", "pending"]
 
 _queue: SimpleQueue = SimpleQueue()
 _put = _queue.put               # the weakref callback: C code, queues the dead object's Finalizer
-# Opt-in for now: with the releaser, an object dropped by `del` is released a moment later (at
-# the latest by the next flush point), not before `del` returns; see docs/hardening.md.
-THREADED = os.environ.get("PYACLNN_RELEASE_THREAD", "0") not in ("", "0")
+# On unless PYACLNN_RELEASE_THREAD=0 (inline releases: not interrupt-safe; see docs/hardening.md).
+THREADED = os.environ.get("PYACLNN_RELEASE_THREAD", "1").strip() != "0"
 _live: dict = {}                # Finalizer -> (function, args); insertion order = creation order
 _lock = threading.Lock()        # starting / stopping the releaser
 _releaser: threading.Thread | None = None
@@ -115,28 +119,38 @@ _LockType = _thread.LockType
 
 
 def _run() -> None:
-    get = _queue.get
-    while True:
-        item = get()
-        if item is _STOP:
-            return
-        if type(item) is _LockType:         # a flush() marker: everything before it has run
-            item.release()
-            continue
-        _busy.append(item)
+    busy = _busy
+    # map(busy.append, iter(get, _STOP)): the item goes from the queue into _busy inside C code, with
+    # no bytecode between (so no switch to another thread), so pending() never misses an item that
+    # is on its way from one to the other.
+    for _ in map(busy.append, iter(_queue.get, _STOP)):
+        item = busy[-1]
+        info = None
         try:
+            if type(item) is _LockType:     # a flush() marker: everything before it has run
+                item.release()
+                continue
             info = _live.pop(item, None)
             if info is not None and not _shutdown:
                 info[0](*info[1])
         except BaseException:       # noqa: BLE001 -- a release never takes the releaser down
             pass
         finally:
-            _busy.clear()
+            # Drop the arguments now, not when the next item comes: they may hold the last
+            # reference to another owner (a wrapper's owner tensor), whose release must be queued
+            # before this one counts as done.
+            item = info = None
+            busy.clear()
 
 
 def pending() -> bool:
-    """Are releases queued or running?"""
-    return bool(_busy) or not _queue.empty()
+    """Are releases queued or running?
+
+    The queue first (an item leaves it only into _busy), then _busy, then the queue again: a release
+    that ended between the first two looks queues what it dropped before it leaves _busy.
+    """
+    empty = _queue.empty
+    return not empty() or bool(_busy) or not empty()
 
 
 def flush(timeout: float | None = 30.0) -> bool:
@@ -144,14 +158,25 @@ def flush(timeout: float | None = 30.0) -> bool:
 
     Called from the releaser itself (a release that allocates) it returns at once.
     """
-    if not pending() or _releaser is None or threading.current_thread() is _releaser:
+    if not pending() or threading.current_thread() is _releaser:
         return True
+    if _releaser is None:
+        if not THREADED or _shutdown:
+            return True
+        _start()                # (a forked child whose objects died before it made any)
     # A bare lock, not threading.Event: an interrupt inside Event.wait can corrupt its Condition;
     # an interrupted lock.acquire leaves the lock consistent (the releaser unlocks it later).
-    marker = _thread.allocate_lock()
-    marker.acquire()
-    _put(marker)
-    return marker.acquire(True, -1 if timeout is None else timeout)
+    # Again while something is pending: a release can drop the last reference to another owner
+    # (a wrapper's owner tensor), whose release is queued behind the marker.
+    deadline = None if timeout is None else _monotonic() + timeout
+    while True:
+        marker = _thread.allocate_lock()
+        marker.acquire()
+        _put(marker)
+        if not marker.acquire(True, -1 if deadline is None else max(0.0, deadline - _monotonic())):
+            return False
+        if not pending():
+            return True
 
 
 def _at_exit() -> None:

@@ -367,7 +367,12 @@ class Device:
 
     # -- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:
-        """Drop this object's reference (idempotent)."""
+        """Drop this object's reference (idempotent).
+
+        Objects already dropped are released first (:mod:`pyaclnn._release`), so when this is the
+        last reference the device is reset before ``close`` returns.
+        """
+        _release.flush()
         self._finalizer()
 
     def __enter__(self) -> "Device":
@@ -1099,6 +1104,8 @@ class HostRegistration:
         lookup = _stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
                           [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p])
         self.ptr, self.nbytes, self.base = ptr, nbytes, None
+        if _release.pending():
+            _release.flush()    # registrations of dropped wrappers (maybe of this range) go first
         with _reg_lock:
             for base, entry in _registrations.items():
                 if base <= ptr and ptr + nbytes <= base + entry[0]:

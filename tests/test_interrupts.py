@@ -120,7 +120,7 @@ print(json.dumps({"interrupts": interrupts, "calls": done, "leaked": leaked(base
 
 
 def test_interrupt_storm_leaks_nothing():
-    code, out, err = run_python(STORM, {"PYACLNN_RELEASE_THREAD": "1"}, args=["3"], timeout=120)
+    code, out, err = run_python(STORM, args=["3"], timeout=120)
     assert code == 0, err[-2000:]
     result = json.loads(out.strip().splitlines()[-1])
     assert result["interrupts"] > 500, result         # the storm really hit the calls

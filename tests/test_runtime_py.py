@@ -10,7 +10,7 @@ import pytest
 
 import pyaclnn
 from helpers import run_python
-from pyaclnn import capi, runtime
+from pyaclnn import _release, capi, runtime
 from pyaclnn.errors import AclError
 from pyaclnn.runtime import Device, Event, Stream
 
@@ -51,7 +51,7 @@ def test_last_release_resets_the_device():
     # further aclrtResetDevice finds the device not set (507007) -- our set/reset calls balanced.
     code = """
         import gc
-        from pyaclnn import capi
+        from pyaclnn import _release, capi
         from pyaclnn.runtime import Device, Stream, Event, _state_for
         import pyaclnn
         d = Device(0)
@@ -60,9 +60,10 @@ def test_last_release_resets_the_device():
         t = pyaclnn.zeros((4,), stream=s)
         with Device(0):
             pass
+        _release.flush()        # the temporary Device(0) is released by the releaser thread
         assert _state_for(0).refs == 4, _state_for(0).refs
         del t, e
-        d.close()
+        d.close()               # (releases what was dropped first)
         assert _state_for(0).refs == 1
         s.close()
         assert _state_for(0).refs == 0
@@ -303,9 +304,12 @@ def test_host_registration_is_shared_and_released():
     t2 = wrap_pointer(arr.ctypes.data + 16, (4,), "float32", owner=arr, register=True)
     assert runtime._registrations[arr.ctypes.data][1] == 2
     assert t2.numpy().tolist() == [4.0, 5.0, 6.0, 7.0]
+    # A dropped tensor is released by the releaser thread (pyaclnn._release), a moment after `del`
     del t1
+    _release.flush()
     assert runtime._registrations[arr.ctypes.data][1] == 1
     del t2
+    _release.flush()
     assert arr.ctypes.data not in runtime._registrations
 
 

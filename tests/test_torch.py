@@ -12,7 +12,7 @@ from helpers import run_python
 torch = pytest.importorskip("torch")
 
 import pyaclnn  # noqa: E402
-from pyaclnn import ops, runtime  # noqa: E402
+from pyaclnn import _release, ops, runtime  # noqa: E402
 from pyaclnn import torch as pt  # noqa: E402
 from reference import amp_update_scale as ref  # noqa: E402
 
@@ -139,8 +139,10 @@ def test_registration_lasts_as_long_as_the_torch_tensor():
     wrapped = pt.from_torch(x)
     assert registered(ptr, n)
     del wrapped
+    _release.flush()                                      # (dropped objects: pyaclnn._release)
     assert registered(ptr, n)                             # still cached for x
     del x
+    _release.flush()
     assert not registered(ptr, n)
 
 

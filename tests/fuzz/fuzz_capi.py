@@ -46,6 +46,10 @@ def _parse(argv):
     p.add_argument("--threads", type=int, default=0,
                    help="multi-threaded mode: this many threads share memory, streams, events and executors "
                         "(see threaded.py)")
+    p.add_argument("--tsan-safe", action="store_true",
+                   help="with --threads: the same races without data races of the emulated program on device "
+                        "bytes (each stream's work touches its own lane of every block), so that ThreadSanitizer "
+                        "reports only bugs of the stub; on by itself when TSan is loaded")
     p.add_argument("--skip-op", action="append", default=[], metavar="aclnnXxx",
                    help="leave this operator out (repeatable), e.g. while its owner fixes a finding")
     args = p.parse_args(argv)
@@ -187,7 +191,7 @@ def main(argv=None) -> int:
 
 
 def _threaded(args) -> int:
-    from threaded import ThreadedRun
+    from threaded import ThreadedRun, tsan_loaded
 
     from pyaclnn import capi
     from pyaclnn._stubinfo import live_counts
@@ -197,12 +201,14 @@ def _threaded(args) -> int:
         return 2
     assert capi.aclInit(None) in (0, capi.ACL_ERROR_REPEAT_INITIALIZE)
     started = time.monotonic()
-    run = ThreadedRun(args.seed, args.threads, args.calls, args.seconds)
+    tsan_safe = args.tsan_safe or tsan_loaded()
+    run = ThreadedRun(args.seed, args.threads, args.calls, args.seconds, tsan_safe=tsan_safe)
     run.run()
     for v in run.violations[:50]:
         print("VIOLATION", v)
     verdict = "OK" if not run.violations else "FAILED"
-    print(f"fuzz: seed={args.seed} threads={args.threads} calls={run.calls} violations={len(run.violations)} "
+    print(f"fuzz: seed={args.seed} threads={args.threads}{' tsan-safe' if tsan_safe else ''} calls={run.calls} "
+          f"violations={len(run.violations)} "
           f"time={time.monotonic() - started:.1f}s {verdict}")
     return 0 if not run.violations else 1
 

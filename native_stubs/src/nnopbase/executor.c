@@ -134,6 +134,10 @@ static aclnnStatus pin_launch(const char *api, aclOpExecutor *block, void *works
         if (i < n_tensors && !block->tensors[i].present) continue;
         int32_t device = -1;
         pins[i] = p ? pyaclnn_stub_mem_pin(p, &device) : NULL;
+        /* Memory not live at phase 2 (freed, never allocated) stays unpinned: the kernel must not
+         * address it even if a new allocation lands at that address meanwhile (it would write that
+         * block unpinned, racing its aclrtFree). Unset, it fails the kernel's run-time check (507015). */
+        if (!pins[i] && i < n_tensors) block->tensors[i].data = NULL;
         if (pins[i] && device >= 0 && stream_device >= 0 && device != stream_device) {
             const char *what = i < n_tensors ? (i < block->launch.n_inputs ? "input" : "output") : "workspace";
             size_t index = i < block->launch.n_inputs ? i : i - block->launch.n_inputs;

@@ -1,0 +1,112 @@
+"""pyaclnn._release: objects dropped without close() are released by the releaser thread (issue 12,
+point 11); the calls whose result depends on those releases wait for them (flush points); a forked
+child and interpreter exit release too; PYACLNN_RELEASE_THREAD=0 restores inline releases."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+import pyaclnn
+from helpers import run_python
+from pyaclnn import _release
+from pyaclnn.tensor import wrap_pointer
+
+
+class _Owner:
+    pass
+
+
+def test_a_dropped_object_is_released_on_the_releaser_thread_and_flush_waits_for_it():
+    seen = []
+    obj = _Owner()
+    f = _release.finalizer(obj, lambda: seen.append(threading.current_thread().name))
+    del obj
+    assert _release.flush()
+    assert seen == ["pyaclnn-releaser"] and not f.alive
+    assert not _release.pending()
+
+
+def test_close_releases_at_once_on_the_calling_thread():
+    seen = []
+    obj = _Owner()
+    f = _release.finalizer(obj, lambda: seen.append(threading.current_thread().name))
+    f()
+    assert seen == [threading.current_thread().name]
+    f()                                             # once
+    del obj
+    _release.flush()
+    assert len(seen) == 1
+
+
+def test_flush_waits_for_releases_that_a_release_queues():
+    # The wrapper's release drops the last reference to its owner tensor, whose block is queued
+    # behind flush()'s first marker: flush must wait for it as well.
+    pool = pyaclnn.runtime.current_stream().pool
+    before = pool.stats()["in_use_blocks"]
+    base = pyaclnn.from_numpy(np.arange(10, dtype=np.int32))
+    w = wrap_pointer(base.ptr, (2, 3), "int32", strides=(3, 1), offset=4, owner=base)
+    assert w.numpy().tolist() == [[4, 5, 6], [7, 8, 9]]
+    del base, w
+    assert _release.flush()
+    assert pool.in_use_blocks == before
+
+
+def test_forked_child_runs_its_own_releaser():
+    code = """
+        import gc, os, threading, numpy as np, pyaclnn
+        from pyaclnn import _release, runtime
+        from pyaclnn._stubinfo import live_counts
+        runtime.init()                          # the parent's releaser is running
+        assert _release._releaser.is_alive()
+        pid = os.fork()
+        if pid == 0:                            # forked before any stream: may use the device
+            code = 1
+            try:
+                base = live_counts()
+                for _ in range(50):
+                    t = pyaclnn.from_numpy(np.arange(8, dtype=np.float32)); t.acl_handle()
+                    del t
+                gc.collect(); pyaclnn.empty_cache()
+                now = live_counts()
+                r = _release._releaser
+                code = 0 if (r.is_alive() and r is not threading.main_thread()
+                             and now["tensors"] == base["tensors"]
+                             and now["device_allocations"] <= base["device_allocations"]) else 3
+            finally:
+                os._exit(code)
+        print(os.waitpid(pid, 0)[1])
+    """
+    rc, out, err = run_python(code, timeout=120)
+    assert rc == 0, err
+    assert out.strip() == "0"
+
+
+def test_objects_dropped_just_before_exit_are_released():
+    code = """
+        import numpy as np, pyaclnn
+        ts = [pyaclnn.from_numpy(np.arange(100, dtype=np.float32)) for _ in range(20)]
+        for t in ts:
+            t.acl_handle()
+        del t, ts                               # queued for the releaser as the script ends
+    """
+    rc, out, err = run_python(code, {"PYACLNN_STUB_LEAK_REPORT": "1"})
+    assert rc == 0, err
+    report = [line for line in err.splitlines() if line.startswith("pyaclnn stub (")]
+    assert report and "live device allocations 0 (0 bytes)" in report[-1] and " tensors 0," in report[-1], err
+
+
+def test_release_thread_opt_out_releases_inline():
+    code = """
+        import threading, pyaclnn
+        from pyaclnn import _release
+        class O: pass
+        seen = []
+        o = O()
+        _release.finalizer(o, lambda: seen.append(threading.current_thread().name))
+        del o
+        print(_release.THREADED, seen)
+    """
+    rc, out, err = run_python(code, {"PYACLNN_RELEASE_THREAD": "0"})
+    assert rc == 0, err
+    assert out.strip() == "False ['MainThread']"
