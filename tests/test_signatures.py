@@ -139,7 +139,7 @@ DECODER_OPS = {f"aclnn{n}" for n in (
 POINTWISE_OPS = {f"aclnn{n}" for n in (
     "Neg", "InplaceNeg", "Abs", "Exp", "InplaceExp", "Sqrt", "InplaceSqrt", "Rsqrt",
     "InplaceRsqrt", "Reciprocal", "InplaceReciprocal", "Cos", "InplaceCos", "Sin", "InplaceSin", "Ceil",
-    "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
+    "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
     "BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor", "SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu",
     "Sigmoid", "InplaceSigmoid", "SigmoidBackward", "Silu", "SiluBackward", "EqTensor", "InplaceEqTensor", "EqScalar",
     "InplaceEqScalar", "NeTensor", "InplaceNeTensor", "NeScalar", "InplaceNeScalar", "GtTensor", "InplaceGtTensor", "GtScalar",

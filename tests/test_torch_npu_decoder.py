@@ -3,12 +3,10 @@ fp32 forward within 1e-5 (max |npu - cpu| / max |cpu|) of torch CPU, every weigh
 bf16 forward within 2e-2 of the fp32 CPU result. In a child process (tests/_torch_npu_decoder_child.py),
 like tests/test_torch_npu.py.
 
-The layer's indexing, matmuls, reductions, softmax (and their backward), stack, arange, copies and
-arithmetic run on the emulator's aclnn operators. CPU_POINTWISE names the pointwise functions that this
-tree's emulator does not have yet (aclnnRsqrt, PowTensorScalar, Cos, Sin, Neg, Silu(Backward),
-InplaceMaskedFillScalar, Triu): the child computes those on the CPU and moves the result back, so
-autograd still runs everything else on the device. Empty it once they exist, and the whole layer runs
-on npu.
+The whole layer runs on the emulator's aclnn operators: indexing, matmuls, reductions, softmax (and
+their backward), stack, arange, copies, arithmetic and the pointwise math (Rsqrt, PowTensorScalar,
+PowScalarTensor for the rotary inv_freq, Cos, Sin, Neg, Silu and its backward, InplaceMaskedFillScalar,
+Triu); nothing is computed on the CPU and moved back.
 """
 from __future__ import annotations
 
@@ -23,7 +21,6 @@ import helpers
 from test_torch_npu import _UNDER_ASAN, _pair_reason
 
 CHILD = Path(__file__).with_name("_torch_npu_decoder_child.py")
-CPU_POINTWISE = ("pow",)   # aclnnPowScalarTensor (base ** tensor, rotary inv_freq) is not emulated yet
 
 pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason() or ""),
               pytest.mark.skipif(_UNDER_ASAN, reason="not run under the ASan CI pass (torch and torch_npu are "
@@ -32,7 +29,7 @@ pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason
 
 @pytest.fixture(scope="module")
 def decoder():
-    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD), ",".join(CPU_POINTWISE)]
+    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD)]
     proc = subprocess.run(cmd, env=helpers.subprocess_env({"PYACLNN_STUB_SOC": "Ascend950PR",
                                                            "TORCH_NPU_WARNING_DISABLE": "1"}),
                           capture_output=True, text=True, timeout=300)

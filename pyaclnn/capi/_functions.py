@@ -603,6 +603,10 @@ PROTOTYPES = {
     "aclnnPermute": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnPermuteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnPowScalarTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnPowScalarTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnPowTensorScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -933,6 +937,8 @@ DECLARATIONS = {
     "aclnnNegGetWorkspaceSize": "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPermute": "aclnnStatus aclnnPermute(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPermuteGetWorkspaceSize": "aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor*, const aclIntArray*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnPowScalarTensor": "aclnnStatus aclnnPowScalarTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnPowScalarTensorGetWorkspaceSize": "aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar*, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowTensorScalar": "aclnnStatus aclnnPowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPowTensorScalarGetWorkspaceSize": "aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowTensorTensor": "aclnnStatus aclnnPowTensorTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1272,6 +1278,8 @@ SOURCES = {
     "aclnnNegGetWorkspaceSize": ("aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
     "aclnnPermute": ("aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_permute.h"),
     "aclnnPermuteGetWorkspaceSize": ("aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_permute.h"),
+    "aclnnPowScalarTensor": ("aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
+    "aclnnPowScalarTensorGetWorkspaceSize": ("aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorScalar": ("aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorScalarGetWorkspaceSize": ("aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorTensor": ("aclnnStatus aclnnPowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow_tensor_tensor.h"),
@@ -1559,6 +1567,8 @@ OPTIONAL = frozenset({
     "aclnnNegGetWorkspaceSize",
     "aclnnPermute",
     "aclnnPermuteGetWorkspaceSize",
+    "aclnnPowScalarTensor",
+    "aclnnPowScalarTensorGetWorkspaceSize",
     "aclnnPowTensorScalar",
     "aclnnPowTensorScalarGetWorkspaceSize",
     "aclnnPowTensorTensor",

@@ -36,7 +36,7 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "IEEE correctly rounded sqrt and 1/x in fp32 (fp16/bf16 through fp32, one more RNE cast)"),
     (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin", "Sigmoid",
       "InplaceSigmoid", "Silu", "SiluBackward", "SigmoidBackward"), C, _TRANS),
-    (("PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor"), C,
+    (("PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor"), C,
      "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
     (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
       "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",

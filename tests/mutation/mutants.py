@@ -33,6 +33,7 @@ INDEX = "tests/test_index.py"
 MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
+POW = "tests/test_pow.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -300,7 +301,21 @@ MUTANTS = [
            "validation: a mask that broadcasts selfRef to a larger shape is accepted"),
     Mutant("pow-computes-product", f"{OPS}/pow/pow.c",
            "{api, op_name, EW_OP_POW,", "{api, op_name, EW_OP_MUL,",
-           (f"{POINTWISE}::test_pow_integers_exact_with_wrap[int32]",), "Pow multiplies by the exponent"),
+           (f"{POW}::test_inplace_tensor_tensor_on_integers",), "PowTensorTensor multiplies by the exponent"),
+    Mutant("pow-scalar-computes-product", f"{OPS}/pow/pow.c",
+           "ew_plan plan = {.op = EW_OP_POW,", "ew_plan plan = {.op = EW_OP_MUL,",
+           (f"{POINTWISE}::test_pow_integers_exact_with_wrap[int32]",), "PowTensorScalar multiplies by the exponent"),
+    Mutant("pow-scalar-base-as-exponent", f"{OPS}/pow/pow.c",
+           "if (c->scalar_is_base) plan.scalar_first = 1;", "if (c->scalar_is_base) plan.scalar_second = 1;",
+           (f"{POW}::test_scalar_tensor_integers_exact_with_wrap[int32]",),
+           "PowScalarTensor computes exponent ** base"),
+    Mutant("pow-bool-bool-accepted", f"{OPS}/pow/pow.c",
+           "    if (self_dt == ACL_BOOL && exp_dt == ACL_BOOL) {", "    if (0) {",
+           (f"{POW}::test_invalid_arguments_return_161002",), "validation: BOOL ** BOOL scalar forms accepted"),
+    Mutant("pow-a2-double-exponent-rule-dropped", f"{OPS}/pow/pow.c",
+           "    if (exponent == ACL_DOUBLE && out == ACL_FLOAT) return ACL_FLOAT;\n", "",
+           (f"{POW}::test_a2_double_exponent_into_float_out_computes_in_float",),
+           "Atlas A2: a DOUBLE exponent into a FLOAT out computes in DOUBLE"),
     Mutant("silu-backward-as-sigmoid-backward", f"{OPS}/activation/activation.c",
            "\"SiluBackward\", EW_OP_SILU_BACKWARD,", "\"SiluBackward\", EW_OP_SIGMOID_BACKWARD,",
            (f"{POINTWISE}::test_transcendental_within_tolerance[SiluBackward-float32]",),

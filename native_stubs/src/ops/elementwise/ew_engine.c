@@ -188,6 +188,10 @@ static inline ew_value apply(const ew_plan *p, int float_compute, ew_value x0, e
     default: break;
     }
     ew_value y = p->scalar_second ? p->scalar : x1;
+    if (p->scalar_first) {
+        y = x0;
+        x0 = p->scalar;
+    }
     if (p->op == EW_OP_RSUB) {   /* other - alpha * self: SUB with the operands swapped */
         ew_value t = x0;
         x0 = y;
