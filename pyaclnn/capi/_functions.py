@@ -587,6 +587,14 @@ PROTOTYPES = {
     "aclnnMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNLLLoss(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNLLLoss": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNLLLossBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNLLLossBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, const aclTensor* totalWeight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNLLLossBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, aclTensor* out, aclTensor* totalWeightOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNLLLossGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnNeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -929,6 +937,10 @@ DECLARATIONS = {
     "aclnnMulGetWorkspaceSize": "aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMuls": "aclnnStatus aclnnMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMulsGetWorkspaceSize": "aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNLLLoss": "aclnnStatus aclnnNLLLoss(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNLLLossBackward": "aclnnStatus aclnnNLLLossBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNLLLossBackwardGetWorkspaceSize": "aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, int64_t, int64_t, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNLLLossGetWorkspaceSize": "aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, int64_t, int64_t, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeScalar": "aclnnStatus aclnnNeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnNeScalarGetWorkspaceSize": "aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeTensor": "aclnnStatus aclnnNeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1270,6 +1282,10 @@ SOURCES = {
     "aclnnMulGetWorkspaceSize": ("aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
     "aclnnMuls": ("aclnnStatus aclnnMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_mul.h"),
     "aclnnMulsGetWorkspaceSize": ("aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
+    "aclnnNLLLoss": ("aclnnStatus aclnnNLLLoss(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nll_loss.h"),
+    "aclnnNLLLossBackward": ("aclnnStatus aclnnNLLLossBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nll_loss_backward.h"),
+    "aclnnNLLLossBackwardGetWorkspaceSize": ("aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, const aclTensor* totalWeight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nll_loss_backward.h"),
+    "aclnnNLLLossGetWorkspaceSize": ("aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, aclTensor* out, aclTensor* totalWeightOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nll_loss.h"),
     "aclnnNeScalar": ("aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ne_scalar.h"),
     "aclnnNeScalarGetWorkspaceSize": ("aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_scalar.h"),
     "aclnnNeTensor": ("aclnnStatus aclnnNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ne_tensor.h"),
@@ -1559,6 +1575,10 @@ OPTIONAL = frozenset({
     "aclnnMulGetWorkspaceSize",
     "aclnnMuls",
     "aclnnMulsGetWorkspaceSize",
+    "aclnnNLLLoss",
+    "aclnnNLLLossBackward",
+    "aclnnNLLLossBackwardGetWorkspaceSize",
+    "aclnnNLLLossGetWorkspaceSize",
     "aclnnNeScalar",
     "aclnnNeScalarGetWorkspaceSize",
     "aclnnNeTensor",

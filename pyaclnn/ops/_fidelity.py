@@ -60,6 +60,8 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "within 1 ulp of the exactly rounded result; the NPU's bound n*2^-24*sum|x| (tests/test_reduce.py, "
      "tests/test_softmax.py)"),
     (("EmbeddingDenseBackward",), C, "fp32 sums in index order (tests/test_index.py)"),
+    (("NLLLoss", "NLLLossBackward"), C,
+     "fp32 products and quotients, fp32 sums in target order, one rounding to the output (tests/test_nll_loss.py)"),
 ]
 
 FIDELITY: dict[str, tuple[str, str]] = {

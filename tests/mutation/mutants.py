@@ -34,6 +34,7 @@ MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
 POW = "tests/test_pow.py"
+NLL = "tests/test_nll_loss.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -316,6 +317,16 @@ MUTANTS = [
            "    if (exponent == ACL_DOUBLE && out == ACL_FLOAT) return ACL_FLOAT;\n", "",
            (f"{POW}::test_a2_double_exponent_into_float_out_computes_in_float",),
            "Atlas A2: a DOUBLE exponent into a FLOAT out computes in DOUBLE"),
+    Mutant("nll-mean-divides-by-count", f"{OPS}/loss/nll_loss.c",
+           "? sum / total : sum;", "? sum / (float)p->rows : sum;",
+           (f"{NLL}::test_forward_matches_torch[float32-1]",), "NLLLoss mean divides by the batch, not the weights"),
+    Mutant("nll-backward-sign", f"{OPS}/loss/nll_loss.c",
+           "float v = -(g[per_row ? i : 0] * w[t[i]]);", "float v = g[per_row ? i : 0] * w[t[i]];",
+           (f"{NLL}::test_backward_matches_torch[float32-2]",), "NLLLossBackward loses the minus sign"),
+    Mutant("nll-reduction-unchecked", f"{OPS}/loss/nll_loss.c",
+           "if (reduction >= REDUCTION_NONE && reduction <= REDUCTION_SUM) return ACLNN_SUCCESS;",
+           "if (reduction >= REDUCTION_NONE) return ACLNN_SUCCESS;",
+           (f"{NLL}::test_invalid_arguments_return_161002",), "validation: reduction 3 accepted"),
     Mutant("silu-backward-as-sigmoid-backward", f"{OPS}/activation/activation.c",
            "\"SiluBackward\", EW_OP_SILU_BACKWARD,", "\"SiluBackward\", EW_OP_SIGMOID_BACKWARD,",
            (f"{POINTWISE}::test_transcendental_within_tolerance[SiluBackward-float32]",),
