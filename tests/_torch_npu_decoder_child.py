@@ -3,8 +3,13 @@
 flatten, causal-masked softmax attention, SwiGLU MLP, logits tied to the embedding), run on "npu" (the
 emulator, through the real torch_npu) and on the CPU; prints one JSON line with the relative errors.
 Every operation of the layer runs on npu: nothing is moved to the CPU and back.
+
+`train` as argv[1]: one training step instead -- next-token cross_entropy on the logits, backward, and
+one torch.optim.AdamW step (argv[2]: "foreach" or "single" for its implementation) on npu and on the
+CPU; prints the loss and every parameter's relative difference after the step.
 """
 import json
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -77,5 +82,28 @@ def main():
     print("RESULT " + json.dumps(res))
 
 
+def train(foreach):
+    ids = torch.tensor([[1, 5, 7, 3, 9, 2], [4, 4, 0, 31, 8, 6]])
+    targets = torch.tensor([[5, 7, 3, 9, 2, 1], [4, 0, 31, 8, 6, 6]])
+    base = params()
+    runs = {}
+    for dev in ("cpu", "npu"):
+        p = {k: v.clone().to(dev).requires_grad_(True) for k, v in base.items()}
+        opt = torch.optim.AdamW(list(p.values()), lr=1e-2, weight_decay=0.1, foreach=foreach)
+        logits = layer(p, ids.to(dev))
+        loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1).to(dev))
+        loss.backward()
+        opt.step()
+        runs[dev] = (loss.item(), {k: v.detach().cpu() for k, v in p.items()})
+    cpu_loss, npu_loss = runs["cpu"][0], runs["npu"][0]
+    res = {"loss_cpu": cpu_loss, "loss_rel": abs(npu_loss - cpu_loss) / abs(cpu_loss),
+           "params": {k: rel(runs["npu"][1][k], runs["cpu"][1][k]) for k in base},
+           "moved": {k: rel(runs["cpu"][1][k], base[k]) for k in base}}
+    print("RESULT " + json.dumps(res))
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "train":
+        train(foreach=sys.argv[2] == "foreach")
+    else:
+        main()

@@ -140,6 +140,7 @@ POINTWISE_OPS = {f"aclnn{n}" for n in (
     "Neg", "InplaceNeg", "Abs", "Exp", "InplaceExp", "Sqrt", "InplaceSqrt", "Rsqrt",
     "InplaceRsqrt", "Reciprocal", "InplaceReciprocal", "Cos", "InplaceCos", "Sin", "InplaceSin", "Ceil",
     "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
+    "Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps",
     "BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor", "SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu",
     "Sigmoid", "InplaceSigmoid", "SigmoidBackward", "Silu", "SiluBackward", "EqTensor", "InplaceEqTensor", "EqScalar",
     "InplaceEqScalar", "NeTensor", "InplaceNeTensor", "NeScalar", "InplaceNeScalar", "GtTensor", "InplaceGtTensor", "GtScalar",

@@ -6,7 +6,8 @@ like tests/test_torch_npu.py.
 The whole layer runs on the emulator's aclnn operators: indexing, matmuls, reductions, softmax (and
 their backward), stack, arange, copies, arithmetic and the pointwise math (Rsqrt, PowTensorScalar,
 PowScalarTensor for the rotary inv_freq, Cos, Sin, Neg, Silu and its backward, InplaceMaskedFillScalar,
-Triu); nothing is computed on the CPU and moved back.
+Triu); nothing is computed on the CPU and moved back. A training step (cross_entropy, backward, one
+AdamW step) matches torch CPU's: loss within 1e-5, every parameter after the step within 1e-5.
 """
 from __future__ import annotations
 
@@ -27,15 +28,24 @@ pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason
                                  "uninstrumented); the plain pytest run covers this module")]
 
 
-@pytest.fixture(scope="module")
-def decoder():
-    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD)]
+def _run_child(*args):
+    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD), *args]
     proc = subprocess.run(cmd, env=helpers.subprocess_env({"PYACLNN_STUB_SOC": "Ascend950PR",
                                                            "TORCH_NPU_WARNING_DISABLE": "1"}),
                           capture_output=True, text=True, timeout=300)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, f"decoder child failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
     return json.loads(lines[-1][len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    return _run_child()
+
+
+@pytest.fixture(scope="module")
+def training_single():
+    return _run_child("train", "single")
 
 
 def test_fp32_forward_matches_torch_cpu(decoder):
@@ -60,3 +70,18 @@ def test_bf16_forward_is_as_close_as_torch_cpus_own_bf16_run(decoder):
     # identical while they ran on the CPU), and no further from the fp32 result than torch CPU.
     assert decoder["bf16_vs_torch_cpu_bf16"] <= 2e-2, decoder
     assert decoder["bf16_out"] <= 1.25 * decoder["bf16_torch_cpu_out"], decoder
+
+
+# ---- one training step: cross_entropy, backward, AdamW (aclnnNLLLoss(+Backward), Lerps, Addcmul, Addcdiv) ----
+
+def test_training_step_loss_matches_torch_cpu(training_single):
+    assert 3.0 < training_single["loss_cpu"] < 5.0, training_single     # about log(V): an untrained model
+    assert training_single["loss_rel"] <= 1e-5, training_single
+
+
+def test_adamw_step_params_match_torch_cpu(training_single):
+    assert len(training_single["params"]) == 11
+    worst = max(training_single["params"].items(), key=lambda kv: kv[1])
+    assert worst[1] <= 1e-5, training_single["params"]
+    # the step really moved every parameter (lr 1e-2 on weights of size ~0.2-1), so the comparison means something
+    assert min(training_single["moved"].values()) > 1e-3, training_single["moved"]

@@ -227,6 +227,14 @@ PROTOTYPES = {
     "aclnnAddRmsNormDynamicQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnAddcdiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddcdivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnAddcmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddcmulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnAddmm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -359,6 +367,14 @@ PROTOTYPES = {
     "aclnnInplaceAdd": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceAddGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceAddcdiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddcdivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceAddcmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddcmulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceAddmm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -443,6 +459,10 @@ PROTOTYPES = {
     "aclnnInplaceLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceLerps": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor* selfRef, const aclTensor* end, const aclScalar* weight, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLerpsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceLtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -535,6 +555,10 @@ PROTOTYPES = {
     "aclnnLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnLerps": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor* self, const aclTensor* end, const aclScalar* weight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLerpsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnLogSoftmax": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
@@ -757,6 +781,10 @@ DECLARATIONS = {
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddRmsNormDynamicQuantV2": "aclnnStatus aclnnAddRmsNormDynamicQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnAddcdiv": "aclnnStatus aclnnAddcdiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddcdivGetWorkspaceSize": "aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnAddcmul": "aclnnStatus aclnnAddcmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddcmulGetWorkspaceSize": "aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddmm": "aclnnStatus aclnnAddmm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddmmGetWorkspaceSize": "aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnAdds": "aclnnStatus aclnnAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -823,6 +851,10 @@ DECLARATIONS = {
     "aclnnInit": "aclnnStatus aclnnInit(const char*);",
     "aclnnInplaceAdd": "aclnnStatus aclnnInplaceAdd(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceAddGetWorkspaceSize": "aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceAddcdiv": "aclnnStatus aclnnInplaceAddcdiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddcdivGetWorkspaceSize": "aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceAddcmul": "aclnnStatus aclnnInplaceAddcmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddcmulGetWorkspaceSize": "aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceAddmm": "aclnnStatus aclnnInplaceAddmm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceAddmmGetWorkspaceSize": "aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclScalar*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceAdds": "aclnnStatus aclnnInplaceAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -865,6 +897,8 @@ DECLARATIONS = {
     "aclnnInplaceLeScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLeTensor": "aclnnStatus aclnnInplaceLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceLeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLerps": "aclnnStatus aclnnInplaceLerps(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLerpsGetWorkspaceSize": "aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLtScalar": "aclnnStatus aclnnInplaceLtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceLtScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLtTensor": "aclnnStatus aclnnInplaceLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -911,6 +945,8 @@ DECLARATIONS = {
     "aclnnLeScalarGetWorkspaceSize": "aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeTensor": "aclnnStatus aclnnLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLeTensorGetWorkspaceSize": "aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLerps": "aclnnStatus aclnnLerps(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLerpsGetWorkspaceSize": "aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLogSoftmax": "aclnnStatus aclnnLogSoftmax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackward": "aclnnStatus aclnnLogSoftmaxBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
@@ -1102,6 +1138,10 @@ SOURCES = {
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, double epsilon, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"),
     "aclnnAddRmsNormDynamicQuantV2": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
+    "aclnnAddcdiv": ("aclnnStatus aclnnAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnAddcdivGetWorkspaceSize": ("aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnAddcmul": ("aclnnStatus aclnnAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addcmul.h"),
+    "aclnnAddcmulGetWorkspaceSize": ("aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcmul.h"),
     "aclnnAddmm": ("aclnnStatus aclnnAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addmm.h"),
     "aclnnAddmmGetWorkspaceSize": ("aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addmm.h"),
     "aclnnAdds": ("aclnnStatus aclnnAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
@@ -1168,6 +1208,10 @@ SOURCES = {
     "aclnnInit": ("aclnnStatus aclnnInit(const char* configPath)", "aclnn/aclnn_base.h"),
     "aclnnInplaceAdd": ("aclnnStatus aclnnInplaceAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
     "aclnnInplaceAddGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add.h"),
+    "aclnnInplaceAddcdiv": ("aclnnStatus aclnnInplaceAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnInplaceAddcdivGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnInplaceAddcmul": ("aclnnStatus aclnnInplaceAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addcmul.h"),
+    "aclnnInplaceAddcmulGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcmul.h"),
     "aclnnInplaceAddmm": ("aclnnStatus aclnnInplaceAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addmm.h"),
     "aclnnInplaceAddmmGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addmm.h"),
     "aclnnInplaceAdds": ("aclnnStatus aclnnInplaceAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
@@ -1210,6 +1254,8 @@ SOURCES = {
     "aclnnInplaceLeScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnInplaceLeTensor": ("aclnnStatus aclnnInplaceLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
     "aclnnInplaceLeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnInplaceLerps": ("aclnnStatus aclnnInplaceLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_lerp_scalar.h"),
+    "aclnnInplaceLerpsGetWorkspaceSize": ("aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor* selfRef, const aclTensor* end, const aclScalar* weight, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lerp_scalar.h"),
     "aclnnInplaceLtScalar": ("aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnInplaceLtScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnInplaceLtTensor": ("aclnnStatus aclnnInplaceLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
@@ -1256,6 +1302,8 @@ SOURCES = {
     "aclnnLeScalarGetWorkspaceSize": ("aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeTensor": ("aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
     "aclnnLeTensorGetWorkspaceSize": ("aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnLerps": ("aclnnStatus aclnnLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_lerp_scalar.h"),
+    "aclnnLerpsGetWorkspaceSize": ("aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor* self, const aclTensor* end, const aclScalar* weight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lerp_scalar.h"),
     "aclnnLogSoftmax": ("aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax.h"),
     "aclnnLogSoftmaxBackward": ("aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax_backward.h"),
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax_backward.h"),
@@ -1397,6 +1445,10 @@ OPTIONAL = frozenset({
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize",
     "aclnnAddRmsNormDynamicQuantV2",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize",
+    "aclnnAddcdiv",
+    "aclnnAddcdivGetWorkspaceSize",
+    "aclnnAddcmul",
+    "aclnnAddcmulGetWorkspaceSize",
     "aclnnAddmm",
     "aclnnAddmmGetWorkspaceSize",
     "aclnnAdds",
@@ -1461,6 +1513,10 @@ OPTIONAL = frozenset({
     "aclnnIndexSelectGetWorkspaceSize",
     "aclnnInplaceAdd",
     "aclnnInplaceAddGetWorkspaceSize",
+    "aclnnInplaceAddcdiv",
+    "aclnnInplaceAddcdivGetWorkspaceSize",
+    "aclnnInplaceAddcmul",
+    "aclnnInplaceAddcmulGetWorkspaceSize",
     "aclnnInplaceAddmm",
     "aclnnInplaceAddmmGetWorkspaceSize",
     "aclnnInplaceAdds",
@@ -1503,6 +1559,8 @@ OPTIONAL = frozenset({
     "aclnnInplaceLeScalarGetWorkspaceSize",
     "aclnnInplaceLeTensor",
     "aclnnInplaceLeTensorGetWorkspaceSize",
+    "aclnnInplaceLerps",
+    "aclnnInplaceLerpsGetWorkspaceSize",
     "aclnnInplaceLtScalar",
     "aclnnInplaceLtScalarGetWorkspaceSize",
     "aclnnInplaceLtTensor",
@@ -1549,6 +1607,8 @@ OPTIONAL = frozenset({
     "aclnnLeScalarGetWorkspaceSize",
     "aclnnLeTensor",
     "aclnnLeTensorGetWorkspaceSize",
+    "aclnnLerps",
+    "aclnnLerpsGetWorkspaceSize",
     "aclnnLogSoftmax",
     "aclnnLogSoftmaxBackward",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize",

@@ -38,6 +38,9 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
       "InplaceSigmoid", "Silu", "SiluBackward", "SigmoidBackward"), C, _TRANS),
     (("PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor"), C,
      "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
+    (("Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps"), C,
+     "the kernel's steps each rounded to fp32 (fp16/bf16 upcast; DOUBLE in double), integers wrap; "
+     "the step order is the emulator's (tests/test_addc_lerp.py)"),
     (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
       "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",
       "InplaceNeScalar", "InplaceGtTensor", "InplaceGtScalar", "InplaceGeTensor", "InplaceGeScalar",

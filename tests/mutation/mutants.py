@@ -35,6 +35,7 @@ REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
 POW = "tests/test_pow.py"
 NLL = "tests/test_nll_loss.py"
+ADDC = "tests/test_addc_lerp.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -317,6 +318,18 @@ MUTANTS = [
            "    if (exponent == ACL_DOUBLE && out == ACL_FLOAT) return ACL_FLOAT;\n", "",
            (f"{POW}::test_a2_double_exponent_into_float_out_computes_in_float",),
            "Atlas A2: a DOUBLE exponent into a FLOAT out computes in DOUBLE"),
+    Mutant("addcmul-int16-promote-accepted", f"{OPS}/addc/addc.c",
+           "if (is_mul && (p == ACL_INT16 || p == ACL_BOOL)) {", "if (is_mul && p == ACL_BOOL) {",
+           (f"{ADDC}::test_invalid_arguments_return_161002",), "validation: Addcmul computes int8 x uint8 in INT16"),
+    Mutant("addcdiv-multiplies", f"{OPS}/elementwise/ew_engine.c",
+           "else t = (float)s * (b / (float)x2.f);", "else t = (float)s * (b * (float)x2.f);",
+           (f"{ADDC}::test_addc_floats[Addcdiv-float32]",), "Addcdiv multiplies by tensor2"),
+    Mutant("lerp-weight-on-start", f"{OPS}/elementwise/ew_engine.c",
+           "if (p->op == EW_OP_LERP) t = (float)s * (b - a);", "if (p->op == EW_OP_LERP) t = (float)s * (a - b);",
+           (f"{ADDC}::test_lerps[float32-0.1]",), "Lerp interpolates away from end"),
+    Mutant("lerp-end-dtype-unchecked", f"{OPS}/lerp/lerp.c",
+           "        (rc = tv_check_same_dtype(api, \"end\", e.dtype, self_name, s.dtype)) ||\n", "",
+           (f"{ADDC}::test_invalid_arguments_return_161002",), "validation: end of another dtype than self"),
     Mutant("nll-mean-divides-by-count", f"{OPS}/loss/nll_loss.c",
            "? sum / total : sum;", "? sum / (float)p->rows : sum;",
            (f"{NLL}::test_forward_matches_torch[float32-1]",), "NLLLoss mean divides by the batch, not the weights"),

@@ -56,6 +56,11 @@ typedef enum {
     EW_OP_BITAND,            /* integers and BOOL                                               */
     EW_OP_WHERE,             /* in0 (cond, read as BOOL) ? in1 : in2                            */
     EW_OP_MASKED_FILL,       /* in1 (mask, read as BOOL) ? scalar : in0                         */
+    /* with a scalar operand; fp16/bf16/fp32 step by step in fp32 (the vendor's kernels upcast), then
+     * cast to the compute dtype; DOUBLE in double; integers wrap (see ew_engine.c) */
+    EW_OP_LERP,              /* in0 + scalar * (in1 - in0)                                       */
+    EW_OP_ADDCMUL,           /* in0 + scalar * (in1 * in2)                                       */
+    EW_OP_ADDCDIV,           /* in0 + scalar * (in1 / in2)                                       */
 } ew_opcode;
 
 /* The dtype an op's result has before the final cast to the output: BOOL for comparisons and
