@@ -5,7 +5,8 @@ emulator, through the real torch_npu) and on the CPU; prints one JSON line with 
 Every operation of the layer runs on npu: nothing is moved to the CPU and back.
 
 `train` as argv[1]: one training step instead -- next-token cross_entropy on the logits, backward, and
-one torch.optim.AdamW step (argv[2]: "foreach" or "single" for its implementation) on npu and on the
+one torch.optim.AdamW step (argv[2]: "default", "foreach" or "single" for its implementation; the default
+on npu is foreach, i.e. the aclnnForeach* operators) on npu and on the
 CPU; prints the loss and every parameter's relative difference after the step.
 """
 import json
@@ -104,6 +105,6 @@ def train(foreach):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "train":
-        train(foreach=sys.argv[2] == "foreach")
+        train(foreach={"default": None, "foreach": True, "single": False}[sys.argv[2]])
     else:
         main()

@@ -133,7 +133,8 @@ ELEMENTWISE_OPS = {f"aclnn{n}" for n in (
 DECODER_OPS = {f"aclnn{n}" for n in (
     "Index", "IndexSelect", "Embedding", "EmbeddingDenseBackward", "IndexPutImpl", "Mm", "BatchMatMul", "Matmul",
     "Addmm", "InplaceAddmm", "ReduceSum", "Mean", "Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "Softmax",
-    "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "NLLLoss", "NLLLossBackward", "Cat", "Stack", "Arange", "Permute")}
+    "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "NLLLoss", "NLLLossBackward", "ForeachAddScalarV2", "ForeachAddcdivScalarList",
+    "ForeachAddcmulScalarV2", "ForeachDivScalarList", "ForeachLerpScalar", "ForeachMulScalarV2", "ForeachSqrt", "Cat", "Stack", "Arange", "Permute")}
 
 # The pointwise, comparison and masking operators (math/*, conversion/* of ops-math; activation/* of ops-nn).
 POINTWISE_OPS = {f"aclnn{n}" for n in (

@@ -325,6 +325,34 @@ PROTOTYPES = {
     "aclnnExpGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnFinalize(void)
     "aclnnFinalize": (aclnnStatus, ()),
+    # aclnnStatus aclnnForeachAddScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachAddcdivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddcdivScalarList": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclTensor* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachAddcmulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddcmulScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachDivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachDivScalarList": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList* x, const aclScalarList* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachDivScalarListGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachLerpScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachLerpScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclScalar* weight, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachLerpScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachMulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachMulScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachMulScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachSqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList* x, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachSqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnGeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -830,6 +858,20 @@ DECLARATIONS = {
     "aclnnExp": "aclnnStatus aclnnExp(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnExpGetWorkspaceSize": "aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnFinalize": "aclnnStatus aclnnFinalize(void);",
+    "aclnnForeachAddScalarV2": "aclnnStatus aclnnForeachAddScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachAddcdivScalarList": "aclnnStatus aclnnForeachAddcdivScalarList(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": "aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclTensorList*, const aclTensor*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachAddcmulScalarV2": "aclnnStatus aclnnForeachAddcmulScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachDivScalarList": "aclnnStatus aclnnForeachDivScalarList(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachDivScalarListGetWorkspaceSize": "aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList*, const aclScalarList*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachLerpScalar": "aclnnStatus aclnnForeachLerpScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachLerpScalarGetWorkspaceSize": "aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclScalar*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachMulScalarV2": "aclnnStatus aclnnForeachMulScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachMulScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachSqrt": "aclnnStatus aclnnForeachSqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachSqrtGetWorkspaceSize": "aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
     "aclnnGeScalar": "aclnnStatus aclnnGeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGeScalarGetWorkspaceSize": "aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGeTensor": "aclnnStatus aclnnGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1187,6 +1229,20 @@ SOURCES = {
     "aclnnExp": ("aclnnStatus aclnnExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_exp.h"),
     "aclnnExpGetWorkspaceSize": ("aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_exp.h"),
     "aclnnFinalize": ("aclnnStatus aclnnFinalize(void)", "aclnn/aclnn_base.h"),
+    "aclnnForeachAddScalarV2": ("aclnnStatus aclnnForeachAddScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_add_scalar_v2.h"),
+    "aclnnForeachAddScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_add_scalar_v2.h"),
+    "aclnnForeachAddcdivScalarList": ("aclnnStatus aclnnForeachAddcdivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_addcdiv_scalar_list.h"),
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": ("aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclTensor* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_addcdiv_scalar_list.h"),
+    "aclnnForeachAddcmulScalarV2": ("aclnnStatus aclnnForeachAddcmulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_addcmul_scalar_v2.h"),
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_addcmul_scalar_v2.h"),
+    "aclnnForeachDivScalarList": ("aclnnStatus aclnnForeachDivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_div_scalar_list.h"),
+    "aclnnForeachDivScalarListGetWorkspaceSize": ("aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList* x, const aclScalarList* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_div_scalar_list.h"),
+    "aclnnForeachLerpScalar": ("aclnnStatus aclnnForeachLerpScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_lerp_scalar.h"),
+    "aclnnForeachLerpScalarGetWorkspaceSize": ("aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclScalar* weight, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_lerp_scalar.h"),
+    "aclnnForeachMulScalarV2": ("aclnnStatus aclnnForeachMulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_mul_scalar_v2.h"),
+    "aclnnForeachMulScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_mul_scalar_v2.h"),
+    "aclnnForeachSqrt": ("aclnnStatus aclnnForeachSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_sqrt.h"),
+    "aclnnForeachSqrtGetWorkspaceSize": ("aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList* x, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_sqrt.h"),
     "aclnnGeScalar": ("aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeScalarGetWorkspaceSize": ("aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeTensor": ("aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
@@ -1493,6 +1549,20 @@ OPTIONAL = frozenset({
     "aclnnEqTensorGetWorkspaceSize",
     "aclnnExp",
     "aclnnExpGetWorkspaceSize",
+    "aclnnForeachAddScalarV2",
+    "aclnnForeachAddScalarV2GetWorkspaceSize",
+    "aclnnForeachAddcdivScalarList",
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize",
+    "aclnnForeachAddcmulScalarV2",
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize",
+    "aclnnForeachDivScalarList",
+    "aclnnForeachDivScalarListGetWorkspaceSize",
+    "aclnnForeachLerpScalar",
+    "aclnnForeachLerpScalarGetWorkspaceSize",
+    "aclnnForeachMulScalarV2",
+    "aclnnForeachMulScalarV2GetWorkspaceSize",
+    "aclnnForeachSqrt",
+    "aclnnForeachSqrtGetWorkspaceSize",
     "aclnnGeScalar",
     "aclnnGeScalarGetWorkspaceSize",
     "aclnnGeTensor",

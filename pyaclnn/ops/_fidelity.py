@@ -41,6 +41,10 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps"), C,
      "the kernel's steps each rounded to fp32 (fp16/bf16 upcast; DOUBLE in double), integers wrap; "
      "the step order is the emulator's (tests/test_addc_lerp.py)"),
+    (("ForeachAddScalarV2", "ForeachAddcdivScalarList", "ForeachAddcmulScalarV2", "ForeachDivScalarList",
+      "ForeachLerpScalar", "ForeachMulScalarV2", "ForeachSqrt"), C,
+     "per tensor the single-tensor operator's arithmetic (Adds, Addcdiv, Addcmul, Divs, Lerps, Muls, Sqrt); "
+     "FLOAT16/BF16 lists in fp32 (tests/test_foreach.py)"),
     (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
       "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",
       "InplaceNeScalar", "InplaceGtTensor", "InplaceGtScalar", "InplaceGeTensor", "InplaceGeScalar",

@@ -36,6 +36,7 @@ SOFTMAX = "tests/test_softmax.py"
 POW = "tests/test_pow.py"
 NLL = "tests/test_nll_loss.py"
 ADDC = "tests/test_addc_lerp.py"
+FOREACH = "tests/test_foreach.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -324,6 +325,18 @@ MUTANTS = [
     Mutant("addcdiv-multiplies", f"{OPS}/elementwise/ew_engine.c",
            "else t = (float)s * (b / (float)x2.f);", "else t = (float)s * (b * (float)x2.f);",
            (f"{ADDC}::test_addc_floats[Addcdiv-float32]",), "Addcdiv multiplies by tensor2"),
+    Mutant("foreach-scalar-list-first-only", f"{OPS}/foreach/foreach.c",
+           "if (p->scalar_kind == FE_SCALAR_LIST) plan.scalar = p->scalars[j];",
+           "if (p->scalar_kind == FE_SCALAR_LIST) plan.scalar = p->scalars[0];",
+           (f"{FOREACH}::test_sqrt_div_scalar_list_match_torch_and_single_ops",),
+           "ForeachDivScalarList divides every tensor by the first scalar"),
+    Mutant("foreach-bf16-scalar-rounded-to-bf16", f"{OPS}/foreach/foreach.c",
+           "    if (dt == ACL_BF16) return ACL_FLOAT;", "    if (dt == ACL_BF16) return ACL_BF16;",
+           (f"{FOREACH}::test_mul_and_add_scalar_bit_exact_vs_torch[bfloat16]",),
+           "a BF16 list's scalar is rounded to BF16 instead of kept FLOAT"),
+    Mutant("foreach-list-length-unchecked", f"{OPS}/foreach/foreach.c",
+           "        if (sizes[k] != n) {", "        if (0) {",
+           (f"{FOREACH}::test_invalid_arguments_return_161002",), "validation: out shorter than x1 accepted"),
     Mutant("lerp-weight-on-start", f"{OPS}/elementwise/ew_engine.c",
            "if (p->op == EW_OP_LERP) t = (float)s * (b - a);", "if (p->op == EW_OP_LERP) t = (float)s * (a - b);",
            (f"{ADDC}::test_lerps[float32-0.1]",), "Lerp interpolates away from end"),
