@@ -2,9 +2,12 @@
 (embedding by indexing, RMSNorm, q/k/v/o projections, rotary embedding on strided slices, stack and
 flatten, causal-masked softmax attention, SwiGLU MLP, logits tied to the embedding), run on "npu" (the
 emulator, through the real torch_npu) and on the CPU; prints one JSON line with the relative errors.
+Every operation of the layer runs on npu: nothing is moved to the CPU and back.
 
-argv[1]: comma-separated pointwise functions to compute on the CPU (moved there and back, so autograd
-still flows through the device for everything else); empty = the whole layer on npu.
+`train` as argv[1]: one training step instead -- next-token cross_entropy on the logits, backward, and
+one torch.optim.AdamW step (argv[2]: "default", "foreach" or "single" for its implementation; the default
+on npu is foreach, i.e. the aclnnForeach* operators) on npu and on the
+CPU; prints the loss and every parameter's relative difference after the step.
 """
 import json
 import sys
@@ -13,28 +16,7 @@ import torch
 import torch.nn.functional as F
 import torch_npu  # noqa: F401
 
-ON_CPU = set(filter(None, sys.argv[1].split(","))) if len(sys.argv) > 1 else set()
 V, D, H, FF, B, T = 32, 16, 2, 24, 2, 6
-
-
-def pw(name, fn):
-    """fn, or fn evaluated on the CPU when `name` is listed (for operators the emulator lacks)."""
-    def call(x, *args):
-        if name not in ON_CPU or x.device.type == "cpu":
-            return fn(x, *args)
-        return fn(x.cpu(), *[a.cpu() if torch.is_tensor(a) else a for a in args]).to(x.device)
-    return call
-
-
-rsqrt = pw("rsqrt", torch.rsqrt)
-square = pw("pow", lambda x: x.pow(2))
-cos = pw("cos", torch.cos)
-sin = pw("sin", torch.sin)
-neg = pw("neg", torch.neg)
-silu = pw("silu", F.silu)
-inv_freq = pw("pow", lambda e, base: 1.0 / (base ** e))
-masked_fill = pw("masked_fill", lambda s, m: s.masked_fill(m, float("-inf")))
-causal = pw("triu", lambda ones: torch.triu(ones, 1))
 
 
 def params(seed=0):
@@ -46,15 +28,15 @@ def params(seed=0):
 
 
 def rmsnorm(x, w, eps=1e-6):
-    return x * rsqrt(square(x).mean(-1, keepdim=True) + eps) * w
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
 
 def rotary(x, pos):
     d = x.shape[-1]
-    ang = pos[:, None].float() * inv_freq(torch.arange(0, d, 2, device=x.device).float() / d, 10000.0)[None, :]
-    c, s = cos(ang).to(x.dtype), sin(ang).to(x.dtype)
+    ang = pos[:, None].float() * (1.0 / 10000.0 ** (torch.arange(0, d, 2, device=x.device).float() / d))[None, :]
+    c, s = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]                       # strided slices
-    return torch.stack((x1 * c + neg(x2) * s, x1 * s + x2 * c), dim=-1).flatten(-2)
+    return torch.stack((x1 * c + torch.neg(x2) * s, x1 * s + x2 * c), dim=-1).flatten(-2)
 
 
 def layer(p, ids):
@@ -66,11 +48,11 @@ def layer(p, ids):
     pos = torch.arange(t, device=ids.device)
     q, k = rotary(q, pos), rotary(k, pos)
     s = (q @ k.transpose(-2, -1)) / hd ** 0.5
-    s = masked_fill(s, causal(torch.ones(t, t, dtype=torch.bool, device=ids.device)))
+    s = s.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool, device=ids.device), 1), float("-inf"))
     a = torch.softmax(s.float(), dim=-1).to(q.dtype)
     x = x + (a @ v).transpose(1, 2).reshape(b, t, D) @ p["wo"].t()
     h = rmsnorm(x, p["ln2"])
-    x = x + (silu(h @ p["wg"].t()) * (h @ p["wu"].t())) @ p["wd"].t()
+    x = x + (F.silu(h @ p["wg"].t()) * (h @ p["wu"].t())) @ p["wd"].t()
     return rmsnorm(x, p["lnf"]) @ p["emb"].t()
 
 
@@ -81,7 +63,7 @@ def rel(got, want):
 def main():
     ids = torch.tensor([[1, 5, 7, 3, 9, 2], [4, 4, 0, 31, 8, 6]])
     base = params()
-    res = {"on_cpu": sorted(ON_CPU)}
+    res = {}
     runs = {}
     for dev in ("cpu", "npu"):   # fp32 forward and backward
         p = {k: v.clone().to(dev).requires_grad_(True) for k, v in base.items()}
@@ -101,5 +83,28 @@ def main():
     print("RESULT " + json.dumps(res))
 
 
+def train(foreach):
+    ids = torch.tensor([[1, 5, 7, 3, 9, 2], [4, 4, 0, 31, 8, 6]])
+    targets = torch.tensor([[5, 7, 3, 9, 2, 1], [4, 0, 31, 8, 6, 6]])
+    base = params()
+    runs = {}
+    for dev in ("cpu", "npu"):
+        p = {k: v.clone().to(dev).requires_grad_(True) for k, v in base.items()}
+        opt = torch.optim.AdamW(list(p.values()), lr=1e-2, weight_decay=0.1, foreach=foreach)
+        logits = layer(p, ids.to(dev))
+        loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1).to(dev))
+        loss.backward()
+        opt.step()
+        runs[dev] = (loss.item(), {k: v.detach().cpu() for k, v in p.items()})
+    cpu_loss, npu_loss = runs["cpu"][0], runs["npu"][0]
+    res = {"loss_cpu": cpu_loss, "loss_rel": abs(npu_loss - cpu_loss) / abs(cpu_loss),
+           "params": {k: rel(runs["npu"][1][k], runs["cpu"][1][k]) for k in base},
+           "moved": {k: rel(runs["cpu"][1][k], base[k]) for k in base}}
+    print("RESULT " + json.dumps(res))
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "train":
+        train(foreach={"default": None, "foreach": True, "single": False}[sys.argv[2]])
+    else:
+        main()

@@ -133,13 +133,15 @@ ELEMENTWISE_OPS = {f"aclnn{n}" for n in (
 DECODER_OPS = {f"aclnn{n}" for n in (
     "Index", "IndexSelect", "Embedding", "EmbeddingDenseBackward", "IndexPutImpl", "Mm", "BatchMatMul", "Matmul",
     "Addmm", "InplaceAddmm", "ReduceSum", "Mean", "Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "Softmax",
-    "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "Cat", "Stack", "Arange", "Permute")}
+    "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward", "NLLLoss", "NLLLossBackward", "ForeachAddScalarV2", "ForeachAddcdivScalarList",
+    "ForeachAddcmulScalarV2", "ForeachDivScalarList", "ForeachLerpScalar", "ForeachMulScalarV2", "ForeachSqrt", "Cat", "Stack", "Arange", "Permute")}
 
 # The pointwise, comparison and masking operators (math/*, conversion/* of ops-math; activation/* of ops-nn).
 POINTWISE_OPS = {f"aclnn{n}" for n in (
     "Neg", "InplaceNeg", "Abs", "Exp", "InplaceExp", "Sqrt", "InplaceSqrt", "Rsqrt",
     "InplaceRsqrt", "Reciprocal", "InplaceReciprocal", "Cos", "InplaceCos", "Sin", "InplaceSin", "Ceil",
-    "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
+    "InplaceCeil", "IsFinite", "PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor", "Rsub", "Rsubs",
+    "Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps",
     "BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor", "SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu",
     "Sigmoid", "InplaceSigmoid", "SigmoidBackward", "Silu", "SiluBackward", "EqTensor", "InplaceEqTensor", "EqScalar",
     "InplaceEqScalar", "NeTensor", "InplaceNeTensor", "NeScalar", "InplaceNeScalar", "GtTensor", "InplaceGtTensor", "GtScalar",

@@ -227,6 +227,14 @@ PROTOTYPES = {
     "aclnnAddRmsNormDynamicQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnAddcdiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddcdivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnAddcmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnAddcmulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnAddmm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -317,6 +325,34 @@ PROTOTYPES = {
     "aclnnExpGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnFinalize(void)
     "aclnnFinalize": (aclnnStatus, ()),
+    # aclnnStatus aclnnForeachAddScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachAddcdivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddcdivScalarList": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclTensor* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachAddcmulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachAddcmulScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachDivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachDivScalarList": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList* x, const aclScalarList* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachDivScalarListGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachLerpScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachLerpScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclScalar* weight, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachLerpScalarGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachMulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachMulScalarV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachMulScalarV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnForeachSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnForeachSqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList* x, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnForeachSqrtGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnGeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -359,6 +395,14 @@ PROTOTYPES = {
     "aclnnInplaceAdd": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceAddGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceAddcdiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddcdivGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceAddcmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceAddcmulGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceAddmm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -443,6 +487,10 @@ PROTOTYPES = {
     "aclnnInplaceLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnInplaceLerps": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor* selfRef, const aclTensor* end, const aclScalar* weight, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceLerpsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceLtScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -535,6 +583,10 @@ PROTOTYPES = {
     "aclnnLeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnLeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
+    "aclnnLerps": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor* self, const aclTensor* end, const aclScalar* weight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLerpsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnLogSoftmax": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
@@ -587,6 +639,14 @@ PROTOTYPES = {
     "aclnnMuls": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnMulsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNLLLoss(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNLLLoss": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNLLLossBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNLLLossBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, const aclTensor* totalWeight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNLLLossBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, aclTensor* out, aclTensor* totalWeightOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNLLLossGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnNeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -603,6 +663,10 @@ PROTOTYPES = {
     "aclnnPermute": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnPermuteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnPowScalarTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnPowScalarTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnPowTensorScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -745,6 +809,10 @@ DECLARATIONS = {
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddRmsNormDynamicQuantV2": "aclnnStatus aclnnAddRmsNormDynamicQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnAddcdiv": "aclnnStatus aclnnAddcdiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddcdivGetWorkspaceSize": "aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnAddcmul": "aclnnStatus aclnnAddcmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnAddcmulGetWorkspaceSize": "aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnAddmm": "aclnnStatus aclnnAddmm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnAddmmGetWorkspaceSize": "aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnAdds": "aclnnStatus aclnnAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -790,6 +858,20 @@ DECLARATIONS = {
     "aclnnExp": "aclnnStatus aclnnExp(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnExpGetWorkspaceSize": "aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnFinalize": "aclnnStatus aclnnFinalize(void);",
+    "aclnnForeachAddScalarV2": "aclnnStatus aclnnForeachAddScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachAddcdivScalarList": "aclnnStatus aclnnForeachAddcdivScalarList(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": "aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclTensorList*, const aclTensor*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachAddcmulScalarV2": "aclnnStatus aclnnForeachAddcmulScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachDivScalarList": "aclnnStatus aclnnForeachDivScalarList(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachDivScalarListGetWorkspaceSize": "aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList*, const aclScalarList*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachLerpScalar": "aclnnStatus aclnnForeachLerpScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachLerpScalarGetWorkspaceSize": "aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList*, const aclTensorList*, const aclScalar*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachMulScalarV2": "aclnnStatus aclnnForeachMulScalarV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachMulScalarV2GetWorkspaceSize": "aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList*, const aclScalar*, aclTensorList*, uint64_t*, aclOpExecutor**);",
+    "aclnnForeachSqrt": "aclnnStatus aclnnForeachSqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnForeachSqrtGetWorkspaceSize": "aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList*, const aclTensorList*, uint64_t*, aclOpExecutor**);",
     "aclnnGeScalar": "aclnnStatus aclnnGeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGeScalarGetWorkspaceSize": "aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGeTensor": "aclnnStatus aclnnGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -811,6 +893,10 @@ DECLARATIONS = {
     "aclnnInit": "aclnnStatus aclnnInit(const char*);",
     "aclnnInplaceAdd": "aclnnStatus aclnnInplaceAdd(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceAddGetWorkspaceSize": "aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceAddcdiv": "aclnnStatus aclnnInplaceAddcdiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddcdivGetWorkspaceSize": "aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceAddcmul": "aclnnStatus aclnnInplaceAddcmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceAddcmulGetWorkspaceSize": "aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceAddmm": "aclnnStatus aclnnInplaceAddmm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceAddmmGetWorkspaceSize": "aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclScalar*, const aclScalar*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceAdds": "aclnnStatus aclnnInplaceAdds(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -853,6 +939,8 @@ DECLARATIONS = {
     "aclnnInplaceLeScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLeTensor": "aclnnStatus aclnnInplaceLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceLeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceLerps": "aclnnStatus aclnnInplaceLerps(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceLerpsGetWorkspaceSize": "aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor*, const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLtScalar": "aclnnStatus aclnnInplaceLtScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceLtScalarGetWorkspaceSize": "aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceLtTensor": "aclnnStatus aclnnInplaceLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -899,6 +987,8 @@ DECLARATIONS = {
     "aclnnLeScalarGetWorkspaceSize": "aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeTensor": "aclnnStatus aclnnLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLeTensorGetWorkspaceSize": "aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLerps": "aclnnStatus aclnnLerps(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLerpsGetWorkspaceSize": "aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLogSoftmax": "aclnnStatus aclnnLogSoftmax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackward": "aclnnStatus aclnnLogSoftmaxBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": "aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
@@ -925,6 +1015,10 @@ DECLARATIONS = {
     "aclnnMulGetWorkspaceSize": "aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMuls": "aclnnStatus aclnnMuls(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMulsGetWorkspaceSize": "aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNLLLoss": "aclnnStatus aclnnNLLLoss(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNLLLossBackward": "aclnnStatus aclnnNLLLossBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNLLLossBackwardGetWorkspaceSize": "aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, int64_t, int64_t, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNLLLossGetWorkspaceSize": "aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, int64_t, int64_t, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeScalar": "aclnnStatus aclnnNeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnNeScalarGetWorkspaceSize": "aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeTensor": "aclnnStatus aclnnNeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -933,6 +1027,8 @@ DECLARATIONS = {
     "aclnnNegGetWorkspaceSize": "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPermute": "aclnnStatus aclnnPermute(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPermuteGetWorkspaceSize": "aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor*, const aclIntArray*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnPowScalarTensor": "aclnnStatus aclnnPowScalarTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnPowScalarTensorGetWorkspaceSize": "aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar*, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowTensorScalar": "aclnnStatus aclnnPowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPowTensorScalarGetWorkspaceSize": "aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowTensorTensor": "aclnnStatus aclnnPowTensorTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1084,6 +1180,10 @@ SOURCES = {
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, double epsilon, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"),
     "aclnnAddRmsNormDynamicQuantV2": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
+    "aclnnAddcdiv": ("aclnnStatus aclnnAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnAddcdivGetWorkspaceSize": ("aclnnStatus aclnnAddcdivGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnAddcmul": ("aclnnStatus aclnnAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addcmul.h"),
+    "aclnnAddcmulGetWorkspaceSize": ("aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcmul.h"),
     "aclnnAddmm": ("aclnnStatus aclnnAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addmm.h"),
     "aclnnAddmmGetWorkspaceSize": ("aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addmm.h"),
     "aclnnAdds": ("aclnnStatus aclnnAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
@@ -1129,6 +1229,20 @@ SOURCES = {
     "aclnnExp": ("aclnnStatus aclnnExp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_exp.h"),
     "aclnnExpGetWorkspaceSize": ("aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_exp.h"),
     "aclnnFinalize": ("aclnnStatus aclnnFinalize(void)", "aclnn/aclnn_base.h"),
+    "aclnnForeachAddScalarV2": ("aclnnStatus aclnnForeachAddScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_add_scalar_v2.h"),
+    "aclnnForeachAddScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_add_scalar_v2.h"),
+    "aclnnForeachAddcdivScalarList": ("aclnnStatus aclnnForeachAddcdivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_addcdiv_scalar_list.h"),
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize": ("aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclTensor* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_addcdiv_scalar_list.h"),
+    "aclnnForeachAddcmulScalarV2": ("aclnnStatus aclnnForeachAddcmulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_addcmul_scalar_v2.h"),
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclTensorList* x3, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_addcmul_scalar_v2.h"),
+    "aclnnForeachDivScalarList": ("aclnnStatus aclnnForeachDivScalarList(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_div_scalar_list.h"),
+    "aclnnForeachDivScalarListGetWorkspaceSize": ("aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList* x, const aclScalarList* scalars, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_div_scalar_list.h"),
+    "aclnnForeachLerpScalar": ("aclnnStatus aclnnForeachLerpScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_lerp_scalar.h"),
+    "aclnnForeachLerpScalarGetWorkspaceSize": ("aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList* x1, const aclTensorList* x2, const aclScalar* weight, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_lerp_scalar.h"),
+    "aclnnForeachMulScalarV2": ("aclnnStatus aclnnForeachMulScalarV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_mul_scalar_v2.h"),
+    "aclnnForeachMulScalarV2GetWorkspaceSize": ("aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList* x, const aclScalar* scalar, aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_mul_scalar_v2.h"),
+    "aclnnForeachSqrt": ("aclnnStatus aclnnForeachSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_foreach_sqrt.h"),
+    "aclnnForeachSqrtGetWorkspaceSize": ("aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList* x, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_foreach_sqrt.h"),
     "aclnnGeScalar": ("aclnnStatus aclnnGeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeScalarGetWorkspaceSize": ("aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeTensor": ("aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
@@ -1150,6 +1264,10 @@ SOURCES = {
     "aclnnInit": ("aclnnStatus aclnnInit(const char* configPath)", "aclnn/aclnn_base.h"),
     "aclnnInplaceAdd": ("aclnnStatus aclnnInplaceAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
     "aclnnInplaceAddGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add.h"),
+    "aclnnInplaceAddcdiv": ("aclnnStatus aclnnInplaceAddcdiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnInplaceAddcdivGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddcdivGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcdiv.h"),
+    "aclnnInplaceAddcmul": ("aclnnStatus aclnnInplaceAddcmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addcmul.h"),
+    "aclnnInplaceAddcmulGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddcmulGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* tensor1, const aclTensor* tensor2, const aclScalar* value, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addcmul.h"),
     "aclnnInplaceAddmm": ("aclnnStatus aclnnInplaceAddmm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_addmm.h"),
     "aclnnInplaceAddmmGetWorkspaceSize": ("aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1, const aclTensor* mat2, const aclScalar* beta, const aclScalar* alpha, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_addmm.h"),
     "aclnnInplaceAdds": ("aclnnStatus aclnnInplaceAdds(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add.h"),
@@ -1192,6 +1310,8 @@ SOURCES = {
     "aclnnInplaceLeScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnInplaceLeTensor": ("aclnnStatus aclnnInplaceLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
     "aclnnInplaceLeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceLeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnInplaceLerps": ("aclnnStatus aclnnInplaceLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_lerp_scalar.h"),
+    "aclnnInplaceLerpsGetWorkspaceSize": ("aclnnStatus aclnnInplaceLerpsGetWorkspaceSize(aclTensor* selfRef, const aclTensor* end, const aclScalar* weight, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lerp_scalar.h"),
     "aclnnInplaceLtScalar": ("aclnnStatus aclnnInplaceLtScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnInplaceLtScalarGetWorkspaceSize": ("aclnnStatus aclnnInplaceLtScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnInplaceLtTensor": ("aclnnStatus aclnnInplaceLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
@@ -1238,6 +1358,8 @@ SOURCES = {
     "aclnnLeScalarGetWorkspaceSize": ("aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeTensor": ("aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
     "aclnnLeTensorGetWorkspaceSize": ("aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_tensor.h"),
+    "aclnnLerps": ("aclnnStatus aclnnLerps(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_lerp_scalar.h"),
+    "aclnnLerpsGetWorkspaceSize": ("aclnnStatus aclnnLerpsGetWorkspaceSize(const aclTensor* self, const aclTensor* end, const aclScalar* weight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lerp_scalar.h"),
     "aclnnLogSoftmax": ("aclnnStatus aclnnLogSoftmax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax.h"),
     "aclnnLogSoftmaxBackward": ("aclnnStatus aclnnLogSoftmaxBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_logsoftmax_backward.h"),
     "aclnnLogSoftmaxBackwardGetWorkspaceSize": ("aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_logsoftmax_backward.h"),
@@ -1264,6 +1386,10 @@ SOURCES = {
     "aclnnMulGetWorkspaceSize": ("aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
     "aclnnMuls": ("aclnnStatus aclnnMuls(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_mul.h"),
     "aclnnMulsGetWorkspaceSize": ("aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_mul.h"),
+    "aclnnNLLLoss": ("aclnnStatus aclnnNLLLoss(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nll_loss.h"),
+    "aclnnNLLLossBackward": ("aclnnStatus aclnnNLLLossBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nll_loss_backward.h"),
+    "aclnnNLLLossBackwardGetWorkspaceSize": ("aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, const aclTensor* totalWeight, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nll_loss_backward.h"),
+    "aclnnNLLLossGetWorkspaceSize": ("aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, const aclTensor* weight, int64_t reduction, int64_t ignoreIndex, aclTensor* out, aclTensor* totalWeightOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nll_loss.h"),
     "aclnnNeScalar": ("aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ne_scalar.h"),
     "aclnnNeScalarGetWorkspaceSize": ("aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_scalar.h"),
     "aclnnNeTensor": ("aclnnStatus aclnnNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ne_tensor.h"),
@@ -1272,6 +1398,8 @@ SOURCES = {
     "aclnnNegGetWorkspaceSize": ("aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
     "aclnnPermute": ("aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_permute.h"),
     "aclnnPermuteGetWorkspaceSize": ("aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_permute.h"),
+    "aclnnPowScalarTensor": ("aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
+    "aclnnPowScalarTensorGetWorkspaceSize": ("aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorScalar": ("aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorScalarGetWorkspaceSize": ("aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow.h"),
     "aclnnPowTensorTensor": ("aclnnStatus aclnnPowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow_tensor_tensor.h"),
@@ -1373,6 +1501,10 @@ OPTIONAL = frozenset({
     "aclnnAddRmsNormDynamicQuantGetWorkspaceSize",
     "aclnnAddRmsNormDynamicQuantV2",
     "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize",
+    "aclnnAddcdiv",
+    "aclnnAddcdivGetWorkspaceSize",
+    "aclnnAddcmul",
+    "aclnnAddcmulGetWorkspaceSize",
     "aclnnAddmm",
     "aclnnAddmmGetWorkspaceSize",
     "aclnnAdds",
@@ -1417,6 +1549,20 @@ OPTIONAL = frozenset({
     "aclnnEqTensorGetWorkspaceSize",
     "aclnnExp",
     "aclnnExpGetWorkspaceSize",
+    "aclnnForeachAddScalarV2",
+    "aclnnForeachAddScalarV2GetWorkspaceSize",
+    "aclnnForeachAddcdivScalarList",
+    "aclnnForeachAddcdivScalarListGetWorkspaceSize",
+    "aclnnForeachAddcmulScalarV2",
+    "aclnnForeachAddcmulScalarV2GetWorkspaceSize",
+    "aclnnForeachDivScalarList",
+    "aclnnForeachDivScalarListGetWorkspaceSize",
+    "aclnnForeachLerpScalar",
+    "aclnnForeachLerpScalarGetWorkspaceSize",
+    "aclnnForeachMulScalarV2",
+    "aclnnForeachMulScalarV2GetWorkspaceSize",
+    "aclnnForeachSqrt",
+    "aclnnForeachSqrtGetWorkspaceSize",
     "aclnnGeScalar",
     "aclnnGeScalarGetWorkspaceSize",
     "aclnnGeTensor",
@@ -1437,6 +1583,10 @@ OPTIONAL = frozenset({
     "aclnnIndexSelectGetWorkspaceSize",
     "aclnnInplaceAdd",
     "aclnnInplaceAddGetWorkspaceSize",
+    "aclnnInplaceAddcdiv",
+    "aclnnInplaceAddcdivGetWorkspaceSize",
+    "aclnnInplaceAddcmul",
+    "aclnnInplaceAddcmulGetWorkspaceSize",
     "aclnnInplaceAddmm",
     "aclnnInplaceAddmmGetWorkspaceSize",
     "aclnnInplaceAdds",
@@ -1479,6 +1629,8 @@ OPTIONAL = frozenset({
     "aclnnInplaceLeScalarGetWorkspaceSize",
     "aclnnInplaceLeTensor",
     "aclnnInplaceLeTensorGetWorkspaceSize",
+    "aclnnInplaceLerps",
+    "aclnnInplaceLerpsGetWorkspaceSize",
     "aclnnInplaceLtScalar",
     "aclnnInplaceLtScalarGetWorkspaceSize",
     "aclnnInplaceLtTensor",
@@ -1525,6 +1677,8 @@ OPTIONAL = frozenset({
     "aclnnLeScalarGetWorkspaceSize",
     "aclnnLeTensor",
     "aclnnLeTensorGetWorkspaceSize",
+    "aclnnLerps",
+    "aclnnLerpsGetWorkspaceSize",
     "aclnnLogSoftmax",
     "aclnnLogSoftmaxBackward",
     "aclnnLogSoftmaxBackwardGetWorkspaceSize",
@@ -1551,6 +1705,10 @@ OPTIONAL = frozenset({
     "aclnnMulGetWorkspaceSize",
     "aclnnMuls",
     "aclnnMulsGetWorkspaceSize",
+    "aclnnNLLLoss",
+    "aclnnNLLLossBackward",
+    "aclnnNLLLossBackwardGetWorkspaceSize",
+    "aclnnNLLLossGetWorkspaceSize",
     "aclnnNeScalar",
     "aclnnNeScalarGetWorkspaceSize",
     "aclnnNeTensor",
@@ -1559,6 +1717,8 @@ OPTIONAL = frozenset({
     "aclnnNegGetWorkspaceSize",
     "aclnnPermute",
     "aclnnPermuteGetWorkspaceSize",
+    "aclnnPowScalarTensor",
+    "aclnnPowScalarTensorGetWorkspaceSize",
     "aclnnPowTensorScalar",
     "aclnnPowTensorScalarGetWorkspaceSize",
     "aclnnPowTensorTensor",

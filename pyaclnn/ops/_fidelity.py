@@ -36,8 +36,15 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "IEEE correctly rounded sqrt and 1/x in fp32 (fp16/bf16 through fp32, one more RNE cast)"),
     (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin", "Sigmoid",
       "InplaceSigmoid", "Silu", "SiluBackward", "SigmoidBackward"), C, _TRANS),
-    (("PowTensorScalar", "InplacePowTensorScalar", "PowTensorTensor", "InplacePowTensorTensor"), C,
+    (("PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor"), C,
      "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
+    (("Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps"), C,
+     "the kernel's steps each rounded to fp32 (fp16/bf16 upcast; DOUBLE in double), integers wrap; "
+     "the step order is the emulator's (tests/test_addc_lerp.py)"),
+    (("ForeachAddScalarV2", "ForeachAddcdivScalarList", "ForeachAddcmulScalarV2", "ForeachDivScalarList",
+      "ForeachLerpScalar", "ForeachMulScalarV2", "ForeachSqrt"), C,
+     "per tensor the single-tensor operator's arithmetic (Adds, Addcdiv, Addcmul, Divs, Lerps, Muls, Sqrt); "
+     "FLOAT16/BF16 lists in fp32 (tests/test_foreach.py)"),
     (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
       "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",
       "InplaceNeScalar", "InplaceGtTensor", "InplaceGtScalar", "InplaceGeTensor", "InplaceGeScalar",
@@ -60,6 +67,8 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "within 1 ulp of the exactly rounded result; the NPU's bound n*2^-24*sum|x| (tests/test_reduce.py, "
      "tests/test_softmax.py)"),
     (("EmbeddingDenseBackward",), C, "fp32 sums in index order (tests/test_index.py)"),
+    (("NLLLoss", "NLLLossBackward"), C,
+     "fp32 products and quotients, fp32 sums in target order, one rounding to the output (tests/test_nll_loss.py)"),
 ]
 
 FIDELITY: dict[str, tuple[str, str]] = {

@@ -1,5 +1,5 @@
 /*
- * aclnnop/aclnn_pow.h: out = self ** exponent (scalar exponent).
+ * aclnnop/aclnn_pow.h: out = self ** exponent (tensor ** scalar, scalar ** tensor).
  *
  * CPU-emulator copy; in CANN this header comes from hicann/ops-math math/pow/op_api/aclnn_pow.h
  * (same declarations for the operators listed here). @domain aclnn_math
@@ -32,6 +32,15 @@ ACLNN_API aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTenso
 /* Phase 2: runs the executor on the stream. */
 ACLNN_API aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize,
                                                   aclOpExecutor* executor, aclrtStream stream);
+
+/* Phase 1: validates the arguments, reports the workspace size and creates the executor. */
+ACLNN_API aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent,
+                                                           const aclTensor* out, uint64_t* workspaceSize,
+                                                           aclOpExecutor** executor);
+
+/* Phase 2: runs the executor on the stream. */
+ACLNN_API aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                           aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -34,31 +34,7 @@ static aclnnStatus compare(const char *api, const char *op_name, ew_opcode op, c
     return ew_pair_phase1(&c, ws, ex);
 }
 
-#define COMPARE(Name, OP, SelfRefT, SelfRefScalarT)                                                              \
-    aclnnStatus aclnn##Name##TensorGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, \
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
-        return compare("aclnn" #Name "TensorGetWorkspaceSize", #Name "Tensor", OP, self, other, NULL, out, 0,    \
-                       workspaceSize, executor);                                                                 \
-    }                                                                                                            \
-    aclnnStatus aclnn##Name##ScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, \
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
-        return compare("aclnn" #Name "ScalarGetWorkspaceSize", #Name "Scalar", OP, self, NULL, other, out, 0,    \
-                       workspaceSize, executor);                                                                 \
-    }                                                                                                            \
-    aclnnStatus aclnnInplace##Name##TensorGetWorkspaceSize(SelfRefT selfRef, const aclTensor *other,             \
-                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
-        return compare("aclnnInplace" #Name "TensorGetWorkspaceSize", "Inplace" #Name "Tensor", OP, selfRef,     \
-                       other, NULL, selfRef, 1, workspaceSize, executor);                                        \
-    }                                                                                                            \
-    aclnnStatus aclnnInplace##Name##ScalarGetWorkspaceSize(SelfRefScalarT selfRef, const aclScalar *other,       \
-                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
-        return compare("aclnnInplace" #Name "ScalarGetWorkspaceSize", "Inplace" #Name "Scalar", OP, selfRef,     \
-                       NULL, other, selfRef, 1, workspaceSize, executor);                                        \
-    }                                                                                                            \
-    EW_DEFINE_PHASE2(aclnn##Name##Tensor)                                                                        \
-    EW_DEFINE_PHASE2(aclnn##Name##Scalar)                                                                        \
-    EW_DEFINE_PHASE2(aclnnInplace##Name##Tensor)                                                                 \
-    EW_DEFINE_PHASE2(aclnnInplace##Name##Scalar)
+#define COMPARE(Name, OP, SelfRefT, SelfRefScalarT) EW_TENSOR_SCALAR_FAMILY(Name, compare, OP, SelfRefT, SelfRefScalarT)
 
 /* (the vendor's headers differ in the constness of selfRef; the definitions follow them) */
 COMPARE(Eq, EW_OP_EQ, const aclTensor *, const aclTensor *)

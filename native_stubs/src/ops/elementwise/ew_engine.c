@@ -178,6 +178,32 @@ static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
     }
 }
 
+/* Lerp / Addcmul / Addcdiv: x0, x1, x2 and the scalar already in the compute dtype. */
+static ew_value apply_scalar_ternary(const ew_plan *p, int float_compute, ew_value x0, ew_value x1, ew_value x2) {
+    aclDataType c = p->compute;
+    if (float_compute) {
+        double s = p->scalar.f, r;
+        if (c == ACL_DOUBLE) {
+            r = p->op == EW_OP_LERP      ? x0.f + s * (x1.f - x0.f)
+                : p->op == EW_OP_ADDCMUL ? x0.f + s * (x1.f * x2.f)
+                                         : x0.f + s * (x1.f / x2.f);
+            return (ew_value){r, 0};
+        }
+        float a = (float)x0.f, b = (float)x1.f, t;
+        if (p->op == EW_OP_LERP) t = (float)s * (b - a);
+        else if (p->op == EW_OP_ADDCMUL) t = (float)s * (b * (float)x2.f);
+        else t = (float)s * (b / (float)x2.f);
+        return fl((double)(a + t), c);
+    }
+    uint64_t a = (uint64_t)x0.i, b = (uint64_t)x1.i, d = (uint64_t)x2.i, v = (uint64_t)p->scalar.i;
+    if (p->op == EW_OP_ADDCMUL) return wrap(a + v * (b * d), c);
+    if (p->op == EW_OP_ADDCDIV) {   /* truncating division; x / 0 = 0 (the emulator's choice, as DIV_TRUNC) */
+        int64_t q = x2.i == 0 ? 0 : x2.i == -1 ? (int64_t)(0 - b) : x1.i / x2.i;
+        return wrap(a + v * (uint64_t)q, c);
+    }
+    return x0;   /* LERP takes floats only */
+}
+
 /* One element: inputs x[0..2] already in their load dtypes. */
 static inline ew_value apply(const ew_plan *p, int float_compute, ew_value x0, ew_value x1, ew_value x2) {
     switch (p->op) {
@@ -185,9 +211,15 @@ static inline ew_value apply(const ew_plan *p, int float_compute, ew_value x0, e
     case EW_OP_COPY: return x0;
     case EW_OP_WHERE: return x0.i ? x1 : x2;
     case EW_OP_MASKED_FILL: return x1.i ? p->scalar : x0;
+    case EW_OP_LERP: case EW_OP_ADDCMUL: case EW_OP_ADDCDIV:
+        return apply_scalar_ternary(p, float_compute, x0, x1, x2);
     default: break;
     }
     ew_value y = p->scalar_second ? p->scalar : x1;
+    if (p->scalar_first) {
+        y = x0;
+        x0 = p->scalar;
+    }
     if (p->op == EW_OP_RSUB) {   /* other - alpha * self: SUB with the operands swapped */
         ew_value t = x0;
         x0 = y;

@@ -47,7 +47,7 @@ typedef enum {
     /* unary transcendental: fp32 (and fp16/bf16, upcast) via libm in double, rounded once to fp32,
      * then to the compute dtype; DOUBLE in double (see EW_TRANSCENDENTAL below) */
     EW_OP_EXP, EW_OP_RSQRT, EW_OP_COS, EW_OP_SIN, EW_OP_SIGMOID, EW_OP_SILU,
-    EW_OP_POW,               /* in0 ** in1 (or ** scalar); integers: exact, wrapping             */
+    EW_OP_POW,               /* in0 ** in1 (or ** scalar, or scalar **); integers: exact, wrapping */
     EW_OP_SILU_BACKWARD,     /* in0 (grad) * s * (1 + in1 * (1 - s)), s = sigmoid(in1)           */
     EW_OP_SIGMOID_BACKWARD,  /* in0 (grad) * in1 * (1 - in1), in1 = sigmoid output               */
     /* bool results (ew_result_dtype) */
@@ -56,6 +56,11 @@ typedef enum {
     EW_OP_BITAND,            /* integers and BOOL                                               */
     EW_OP_WHERE,             /* in0 (cond, read as BOOL) ? in1 : in2                            */
     EW_OP_MASKED_FILL,       /* in1 (mask, read as BOOL) ? scalar : in0                         */
+    /* with a scalar operand; fp16/bf16/fp32 step by step in fp32 (the vendor's kernels upcast), then
+     * cast to the compute dtype; DOUBLE in double; integers wrap (see ew_engine.c) */
+    EW_OP_LERP,              /* in0 + scalar * (in1 - in0)                                       */
+    EW_OP_ADDCMUL,           /* in0 + scalar * (in1 * in2)                                       */
+    EW_OP_ADDCDIV,           /* in0 + scalar * (in1 / in2)                                       */
 } ew_opcode;
 
 /* The dtype an op's result has before the final cast to the output: BOOL for comparisons and
@@ -77,6 +82,7 @@ typedef struct {
     int n_inputs;          /* tensor inputs read: the launch's inputs[0 .. n_inputs-1] (<= 3)  */
     unsigned bool_inputs;  /* bit k: input k is read as BOOL (a condition or mask), not compute */
     int scalar_second;     /* 1: the second operand is `scalar` (Adds, Muls, Divs ...)          */
+    int scalar_first;      /* 1: the first operand is `scalar`, input 0 the second (PowScalarTensor) */
     ew_value scalar;       /* second operand / fill value, already in `compute`                */
     ew_alpha alpha_mode;
     ew_value alpha;        /* MUL_ADD: in `compute`; AXPY_F32: alpha.f is the fp32 alpha (signed

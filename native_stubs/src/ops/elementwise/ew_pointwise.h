@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "aclnn/aclnn_base.h"
+#include "elementwise/ew_check.h"
 #include "elementwise/ew_engine.h"
 
 typedef enum {
@@ -56,6 +57,38 @@ aclnnStatus ew_unary_phase1(const ew_pointwise_call *call, uint64_t *workspaceSi
 /* self with a tensor (broadcast, torch's promotion) or a scalar (the vendor's scalar promotion):
  * comparisons, PowTensorScalar / PowTensorTensor, BitwiseAnd, SiluBackward, SigmoidBackward. */
 aclnnStatus ew_pair_phase1(const ew_pointwise_call *call, uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/* Defines a family of four operators with their phase 2: aclnn<Name>Tensor(self, other, out),
+ * aclnn<Name>Scalar(self, other scalar, out), aclnnInplace<Name>Tensor(selfRef, other) and
+ * aclnnInplace<Name>Scalar(selfRef, other scalar). Each phase 1 returns
+ * dispatch(api, op_name, OP, self, other tensor or NULL, other scalar or NULL, out (selfRef in place),
+ * inplace, workspaceSize, executor). SelfRefT / SelfRefScalarT: selfRef's type in the in-place forms, as
+ * the vendor's headers declare it (their constness differs). */
+#define EW_TENSOR_SCALAR_FAMILY(Name, dispatch, OP, SelfRefT, SelfRefScalarT)                                    \
+    aclnnStatus aclnn##Name##TensorGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, \
+                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
+        return dispatch("aclnn" #Name "TensorGetWorkspaceSize", #Name "Tensor", OP, self, other, NULL, out, 0,   \
+                        workspaceSize, executor);                                                                \
+    }                                                                                                            \
+    aclnnStatus aclnn##Name##ScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, \
+                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
+        return dispatch("aclnn" #Name "ScalarGetWorkspaceSize", #Name "Scalar", OP, self, NULL, other, out, 0,   \
+                        workspaceSize, executor);                                                                \
+    }                                                                                                            \
+    aclnnStatus aclnnInplace##Name##TensorGetWorkspaceSize(SelfRefT selfRef, const aclTensor *other,             \
+                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
+        return dispatch("aclnnInplace" #Name "TensorGetWorkspaceSize", "Inplace" #Name "Tensor", OP, selfRef,    \
+                        other, NULL, selfRef, 1, workspaceSize, executor);                                       \
+    }                                                                                                            \
+    aclnnStatus aclnnInplace##Name##ScalarGetWorkspaceSize(SelfRefScalarT selfRef, const aclScalar *other,       \
+                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
+        return dispatch("aclnnInplace" #Name "ScalarGetWorkspaceSize", "Inplace" #Name "Scalar", OP, selfRef,    \
+                        NULL, other, selfRef, 1, workspaceSize, executor);                                       \
+    }                                                                                                            \
+    EW_DEFINE_PHASE2(aclnn##Name##Tensor)                                                                        \
+    EW_DEFINE_PHASE2(aclnn##Name##Scalar)                                                                        \
+    EW_DEFINE_PHASE2(aclnnInplace##Name##Tensor)                                                                 \
+    EW_DEFINE_PHASE2(aclnnInplace##Name##Scalar)
 
 /* The vendor's PromoteTypeScalar: a floating self keeps its dtype; an integral self with a
  * floating scalar computes in FLOAT (the scalar's default dtype); BOOL self promotes with the

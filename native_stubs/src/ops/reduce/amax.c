@@ -47,9 +47,7 @@ aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor *self, const aclIntArray *
     }
     if ((rc = ew_check_max_dim(API, "self", &s, EW_MAX_DIM))) return rc;
     if ((rc = ew_check_max_dim(API, "out", &o, EW_MAX_DIM))) return rc;
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    red_out_shape(&s, &plan, keepDim, shape, &ndim);
-    if ((rc = ew_check_shape(API, "out", &o, shape, ndim))) return rc;
+    if ((rc = red_check_out_shape(API, "out", &s, &plan, keepDim, &o))) return rc;
     const aclTensor *in[1] = {self};
     const aclTensor *outs[1] = {out};
     return tv_make_executor(API, "Amax", pyaclnn_stub_numel(&o) ? red_kernel : NULL, &plan, sizeof plan, in, 1, outs,

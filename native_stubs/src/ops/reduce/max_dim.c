@@ -64,10 +64,8 @@ static aclnnStatus with_value(const char *api, const char *op, red_op kind, cons
     red_plan plan = {.op = kind, .compute = s.dtype, .values_out = 0, .index_out = 1};
     if ((rc = check_dim(api, &s, dim, &plan))) return rc;
     if ((rc = ew_check_dtype_in(api, "indices", ix.dtype, INDEX_DTYPES, N(INDEX_DTYPES)))) return rc;
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    red_out_shape(&s, &plan, keepdim, shape, &ndim);
-    if ((rc = ew_check_shape(api, "out", &o, shape, ndim))) return rc;
-    if ((rc = ew_check_shape(api, "indices", &ix, shape, ndim))) return rc;
+    if ((rc = red_check_out_shape(api, "out", &s, &plan, keepdim, &o))) return rc;
+    if ((rc = red_check_out_shape(api, "indices", &s, &plan, keepdim, &ix))) return rc;
     const aclTensor *in[1] = {self};
     const aclTensor *outs[2] = {out, indices};
     return tv_make_executor(api, op, pyaclnn_stub_numel(&o) ? red_kernel : NULL, &plan, sizeof plan, in, 1, outs, 2,
@@ -113,9 +111,7 @@ aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor *self, int64_t dim, bool
     red_plan plan = {.op = RED_MAX, .compute = s.dtype, .values_out = -1, .index_out = 0};
     if ((rc = check_dim(API, &s, dim, &plan))) return rc;
     if ((rc = ew_check_dtype_in(API, "out", o.dtype, INDEX_DTYPES, N(INDEX_DTYPES)))) return rc;
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    red_out_shape(&s, &plan, keepdim, shape, &ndim);
-    if ((rc = ew_check_shape(API, "out", &o, shape, ndim))) return rc;
+    if ((rc = red_check_out_shape(API, "out", &s, &plan, keepdim, &o))) return rc;
     const aclTensor *in[1] = {self};
     const aclTensor *outs[1] = {out};
     return tv_make_executor(API, "ArgMax", pyaclnn_stub_numel(&o) ? red_kernel : NULL, &plan, sizeof plan, in, 1, outs,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise/ew_check.h"
 #include "op_parallel.h"
 
 aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, const int64_t *dims, uint64_t n,
@@ -34,13 +35,21 @@ aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, cons
     return ACLNN_SUCCESS;
 }
 
-void red_out_shape(const pyaclnn_stub_tensor *self, const red_plan *plan, int keepdim, int64_t *shape, int64_t *ndim) {
+static void red_out_shape(const pyaclnn_stub_tensor *self, const red_plan *plan, int keepdim, int64_t *shape,
+                          int64_t *ndim) {
     int64_t o = 0;
     for (int64_t d = 0; d < self->ndim; d++) {
         if (!plan->reduce[d]) shape[o++] = self->shape[d];
         else if (keepdim) shape[o++] = 1;
     }
     *ndim = o;
+}
+
+aclnnStatus red_check_out_shape(const char *api, const char *name, const pyaclnn_stub_tensor *self,
+                                const red_plan *plan, int keepdim, const pyaclnn_stub_tensor *out) {
+    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
+    red_out_shape(self, plan, keepdim, shape, &ndim);
+    return ew_check_shape(api, name, out, shape, ndim);
 }
 
 /* NaN-aware "a beats b" for MAX / MIN (NaN beats everything; the first NaN is kept). */

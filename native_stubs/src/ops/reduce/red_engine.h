@@ -31,10 +31,12 @@ typedef struct {
 void red_kernel(const pyaclnn_stub_launch *launch);
 
 /* Phase-1 helper: marks the dims (wrapped; an empty list marks all), 161002 with the vendor's messages for
- * a dim out of range or repeated. Then the expected output shape (keepdim: reduced dims become 1). */
+ * a dim out of range or repeated. */
 aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, const int64_t *dims, uint64_t n,
                           red_plan *plan);
-void red_out_shape(const pyaclnn_stub_tensor *self, const red_plan *plan, int keepdim, int64_t *shape,
-                   int64_t *ndim);
+/* Phase-1 helper: 161002 ("Shape of <name> should be ...") unless out has the reduced shape of self
+ * (keepdim: reduced dims become 1, else they go). */
+aclnnStatus red_check_out_shape(const char *api, const char *name, const pyaclnn_stub_tensor *self,
+                                const red_plan *plan, int keepdim, const pyaclnn_stub_tensor *out);
 
 #endif

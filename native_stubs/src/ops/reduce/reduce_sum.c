@@ -26,9 +26,7 @@ static const aclDataType MEAN_A2[] = {ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_FLOAT
 static aclnnStatus finish(const char *api, const char *op, const aclTensor *self, const pyaclnn_stub_tensor *s,
                           red_plan *plan, int keepdim, aclTensor *out, const pyaclnn_stub_tensor *o,
                           uint64_t *workspaceSize, aclOpExecutor **executor) {
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    red_out_shape(s, plan, keepdim, shape, &ndim);
-    aclnnStatus rc = ew_check_shape(api, "out", o, shape, ndim);
+    aclnnStatus rc = red_check_out_shape(api, "out", s, plan, keepdim, o);
     if (rc) return rc;
     plan->values_out = 0;
     plan->index_out = -1;

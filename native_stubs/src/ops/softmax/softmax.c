@@ -114,26 +114,102 @@ static aclnnStatus check_dim(const char *api, const pyaclnn_stub_tensor *t, int6
     return ACLNN_SUCCESS;
 }
 
+/* Phase 1 of the four operators: the same checks, in each vendor op_api's own order (a list of steps). */
+typedef enum {
+    SM_END = 0,
+    SM_DIM,                   /* dim in range for the first tensor                                   */
+    SM_DTYPES_FWD,            /* self, out in FWD_DTYPES                                             */
+    SM_CAN_CAST,              /* self's dtype castable to out's                                      */
+    SM_DTYPES_GRAD_FIRST,     /* gradOutput, output in BWD_DTYPES; output's dtype == gradOutput's    */
+    SM_DTYPES_OUTPUT_FIRST,   /* output, gradOutput in BWD_DTYPES; gradOutput's dtype == output's    */
+    SM_MAX_DIM,               /* the first tensor at most 8 dims                                     */
+    SM_MAX_DIM_OUT,           /* out at most 8 dims                                                  */
+    SM_SHAPES,                /* output (backward) and out of the first tensor's shape               */
+} sm_step;
+
+typedef struct {
+    const char *api, *op_name;
+    sm_kind kind;
+    int backward;             /* tensors (gradOutput, output) instead of (self)                      */
+    int null_output_first;    /* the null check names output before gradOutput                       */
+    sm_step steps[8];
+} sm_spec;
+
+static const sm_spec SOFTMAX = {"aclnnSoftmaxGetWorkspaceSize", "Softmax", SM_SOFTMAX, 0, 0,
+                                {SM_DTYPES_FWD, SM_DIM, SM_MAX_DIM, SM_SHAPES}};
+static const sm_spec SOFTMAX_BWD = {"aclnnSoftmaxBackwardGetWorkspaceSize", "SoftmaxBackward", SM_SOFTMAX_BWD, 1, 0,
+                                    {SM_DTYPES_GRAD_FIRST, SM_DIM, SM_MAX_DIM, SM_SHAPES}};
+static const sm_spec LOG_SOFTMAX = {"aclnnLogSoftmaxGetWorkspaceSize", "LogSoftmax", SM_LOG_SOFTMAX, 0, 0,
+                                    {SM_DIM, SM_DTYPES_FWD, SM_CAN_CAST, SM_MAX_DIM, SM_MAX_DIM_OUT, SM_SHAPES}};
+static const sm_spec LOG_SOFTMAX_BWD = {"aclnnLogSoftmaxBackwardGetWorkspaceSize", "LogSoftmaxBackward",
+                                        SM_LOG_SOFTMAX_BWD, 1, 1,
+                                        {SM_DTYPES_OUTPUT_FIRST, SM_MAX_DIM, SM_SHAPES, SM_DIM}};
+
+static aclnnStatus sm_step_check(const char *api, sm_step step, const char *first_name,
+                                 const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *y,
+                                 const pyaclnn_stub_tensor *o, int64_t dim, sm_plan *plan) {
+    aclnnStatus rc = ACLNN_SUCCESS;
+    switch (step) {
+    case SM_DIM: return check_dim(api, a, dim, &plan->dim);
+    case SM_DTYPES_FWD:
+        if ((rc = ew_check_dtype_in(api, "self", a->dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
+        return ew_check_dtype_in(api, "out", o->dtype, FWD_DTYPES, N(FWD_DTYPES));
+    case SM_CAN_CAST:
+        if (!ew_can_cast(a->dtype, o->dtype)) {
+            char x[24], z[24];
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Can not cast from %s to %s.", op_dtype_name(a->dtype, x),
+                                op_dtype_name(o->dtype, z));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        return ACLNN_SUCCESS;
+    case SM_DTYPES_GRAD_FIRST:
+        if ((rc = ew_check_dtype_in(api, "gradOutput", a->dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+        if ((rc = ew_check_dtype_in(api, "output", y->dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+        return tv_check_same_dtype(api, "output", y->dtype, "gradOutput", a->dtype);
+    case SM_DTYPES_OUTPUT_FIRST:
+        if ((rc = ew_check_dtype_in(api, "output", y->dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+        if ((rc = ew_check_dtype_in(api, "gradOutput", a->dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
+        return tv_check_same_dtype(api, "gradOutput", a->dtype, "output", y->dtype);
+    case SM_MAX_DIM: return ew_check_max_dim(api, first_name, a, EW_MAX_DIM);
+    case SM_MAX_DIM_OUT: return ew_check_max_dim(api, "out", o, EW_MAX_DIM);
+    case SM_SHAPES:
+        if (y != NULL && (rc = ew_check_shape(api, "output", y, a->shape, a->ndim))) return rc;
+        return ew_check_shape(api, "out", o, a->shape, a->ndim);
+    case SM_END: break;
+    }
+    return rc;
+}
+
+/* first: self (forward) or gradOutput (backward); output: the forward output (backward only). */
+static aclnnStatus sm_phase1(const sm_spec *sp, const aclTensor *first, const aclTensor *output, int64_t dim,
+                             const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const char *api = sp->api, *first_name = sp->backward ? "gradOutput" : "self";
+    const char *names[3];
+    const void *ptrs[3];
+    size_t n = 0;
+    if (sp->null_output_first) names[n] = "output", ptrs[n++] = output;
+    names[n] = first_name, ptrs[n++] = first;
+    if (sp->backward && !sp->null_output_first) names[n] = "output", ptrs[n++] = output;
+    names[n] = "out", ptrs[n++] = out;
+    aclnnStatus rc = tv_check_not_null(api, names, ptrs, n, workspaceSize, executor);
+    if (rc) return rc;
+    pyaclnn_stub_tensor a, y, o;
+    if ((rc = op_tensor_arg(api, first_name, first, &a))) return rc;
+    if (sp->backward && (rc = op_tensor_arg(api, "output", output, &y))) return rc;
+    if ((rc = op_tensor_arg(api, "out", out, &o))) return rc;
+    sm_plan plan = {0, sp->backward, sp->kind};
+    for (size_t i = 0; i < N(sp->steps) && sp->steps[i] != SM_END; i++)
+        if ((rc = sm_step_check(api, sp->steps[i], first_name, &a, sp->backward ? &y : NULL, &o, dim, &plan)))
+            return rc;
+    const aclTensor *in[2] = {first, output};
+    const aclTensor *outs[1] = {out};
+    return tv_make_executor(api, sp->op_name, pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan, in,
+                            sp->backward ? 2 : 1, outs, 1, workspaceSize, executor);
+}
+
 aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out, uint64_t *workspaceSize,
                                          aclOpExecutor **executor) {
-    static const char API[] = "aclnnSoftmaxGetWorkspaceSize";
-    const char *names[] = {"self", "out"};
-    const void *ptrs[] = {self, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 2, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor s, o;
-    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = ew_check_dtype_in(API, "self", s.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(API, "out", o.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
-    sm_plan plan = {0, 0, SM_SOFTMAX};
-    if ((rc = check_dim(API, &s, dim, &plan.dim))) return rc;
-    if ((rc = ew_check_max_dim(API, "self", &s, EW_MAX_DIM))) return rc;
-    if ((rc = ew_check_shape(API, "out", &o, s.shape, s.ndim))) return rc;
-    const aclTensor *in[1] = {self};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(API, "Softmax", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan, in, 1, outs,
-                            1, workspaceSize, executor);
+    return sm_phase1(&SOFTMAX, self, NULL, dim, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
@@ -142,27 +218,7 @@ aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor 
 
 aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output, int64_t dim,
                                                  aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnSoftmaxBackwardGetWorkspaceSize";
-    const char *names[] = {"gradOutput", "output", "out"};
-    const void *ptrs[] = {gradOutput, output, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor g, y, o;
-    if ((rc = op_tensor_arg(API, "gradOutput", gradOutput, &g))) return rc;
-    if ((rc = op_tensor_arg(API, "output", output, &y))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = ew_check_dtype_in(API, "gradOutput", g.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(API, "output", y.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
-    if ((rc = tv_check_same_dtype(API, "output", y.dtype, "gradOutput", g.dtype))) return rc;
-    sm_plan plan = {0, 1, SM_SOFTMAX_BWD};
-    if ((rc = check_dim(API, &g, dim, &plan.dim))) return rc;
-    if ((rc = ew_check_max_dim(API, "gradOutput", &g, EW_MAX_DIM))) return rc;
-    if ((rc = ew_check_shape(API, "output", &y, g.shape, g.ndim))) return rc;
-    if ((rc = ew_check_shape(API, "out", &o, g.shape, g.ndim))) return rc;
-    const aclTensor *in[2] = {gradOutput, output};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(API, "SoftmaxBackward", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan, in,
-                            2, outs, 1, workspaceSize, executor);
+    return sm_phase1(&SOFTMAX_BWD, gradOutput, output, dim, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -181,31 +237,7 @@ aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpE
  */
 aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
                                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnLogSoftmaxGetWorkspaceSize";
-    const char *names[] = {"self", "out"};
-    const void *ptrs[] = {self, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 2, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor s, o;
-    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    sm_plan plan = {0, 0, SM_LOG_SOFTMAX};
-    if ((rc = check_dim(API, &s, dim, &plan.dim))) return rc;
-    if ((rc = ew_check_dtype_in(API, "self", s.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(API, "out", o.dtype, FWD_DTYPES, N(FWD_DTYPES)))) return rc;
-    if (!ew_can_cast(s.dtype, o.dtype)) {
-        char a[24], b[24];
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Can not cast from %s to %s.", op_dtype_name(s.dtype, a),
-                            op_dtype_name(o.dtype, b));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if ((rc = ew_check_max_dim(API, "self", &s, EW_MAX_DIM))) return rc;
-    if ((rc = ew_check_max_dim(API, "out", &o, EW_MAX_DIM))) return rc;
-    if ((rc = ew_check_shape(API, "out", &o, s.shape, s.ndim))) return rc;
-    const aclTensor *in[1] = {self};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(API, "LogSoftmax", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan, in, 1,
-                            outs, 1, workspaceSize, executor);
+    return sm_phase1(&LOG_SOFTMAX, self, NULL, dim, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
@@ -214,27 +246,7 @@ aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecut
 
 aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output, int64_t dim,
                                                     aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnLogSoftmaxBackwardGetWorkspaceSize";
-    const char *names[] = {"output", "gradOutput", "out"};
-    const void *ptrs[] = {output, gradOutput, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor g, y, o;
-    if ((rc = op_tensor_arg(API, "gradOutput", gradOutput, &g))) return rc;
-    if ((rc = op_tensor_arg(API, "output", output, &y))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = ew_check_dtype_in(API, "output", y.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(API, "gradOutput", g.dtype, BWD_DTYPES, N(BWD_DTYPES)))) return rc;
-    if ((rc = tv_check_same_dtype(API, "gradOutput", g.dtype, "output", y.dtype))) return rc;
-    if ((rc = ew_check_max_dim(API, "gradOutput", &g, EW_MAX_DIM))) return rc;
-    if ((rc = ew_check_shape(API, "output", &y, g.shape, g.ndim))) return rc;
-    if ((rc = ew_check_shape(API, "out", &o, g.shape, g.ndim))) return rc;
-    sm_plan plan = {0, 1, SM_LOG_SOFTMAX_BWD};
-    if ((rc = check_dim(API, &g, dim, &plan.dim))) return rc;
-    const aclTensor *in[2] = {gradOutput, output};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(API, "LogSoftmaxBackward", pyaclnn_stub_numel(&o) ? sm_kernel : NULL, &plan, sizeof plan,
-                            in, 2, outs, 1, workspaceSize, executor);
+    return sm_phase1(&LOG_SOFTMAX_BWD, gradOutput, output, dim, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
