@@ -106,3 +106,28 @@ def hazard_counts() -> dict[str, int]:
 def _requested_mode() -> str:
     """What ``PYACLNN_STUB_HAZARDS`` asks for in this environment (without loading anything)."""
     return os.environ.get("PYACLNN_STUB_HAZARDS", "off") or "off"
+
+
+class checker_mode:
+    """Context manager: run a block with the checker in ``mode`` ("off", "report", "error"), for code
+    that provokes a hazard on purpose (tests of the emulator's own semantics). What the checker had
+    recorded is forgotten at each switch. A no-op on a real CANN backend."""
+
+    def __init__(self, mode: str):
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+        self._mode = _MODES.index(mode)
+        self._old = None
+
+    def __enter__(self) -> "checker_mode":
+        from ._loader import backend
+        if backend().name == "stub":
+            fn = backend().symbol("pyaclnn_stub_hazard_set_mode")
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            self._set = fn
+            self._old = fn(self._mode)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._old is not None:
+            self._set(self._old)

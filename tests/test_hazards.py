@@ -18,6 +18,7 @@ from helpers import REPO_ROOT, run_python, subprocess_env
 import pyaclnn
 
 SOURCE = REPO_ROOT / "tests" / "c" / "hazards.c"
+EXAMPLES = sorted((REPO_ROOT / "examples" / "cpp").glob("*.cpp"))
 LINE = re.compile(r"^pyaclnn-stub hazard: ([a-z-]+): ", re.M)
 
 # mode of hazards.c -> (kind, refusal code of the offending call in error mode, ordered variants)
@@ -166,3 +167,21 @@ def test_the_mode_is_read_from_the_environment_and_bad_values_say_so():
     """, env_overrides={"PYACLNN_STUB_HAZARDS": "loud"})
     assert code == 0 and out.strip() == "off", err
     assert "PYACLNN_STUB_HAZARDS=loud is not one of off, report, error" in err
+
+
+@pytest.mark.parametrize("source", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_vendor_style_samples_run_clean_under_the_checker(tmp_path, source):
+    compiler = shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no C++ compiler on PATH")
+    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
+    exe = tmp_path / source.stem
+    cmd = [compiler, "-std=c++17", "-O0", "-o", str(exe), str(source), f"-I{include}", f"-L{libdir}",
+           "-lascendcl", "-lnnopbase", "-lopapi", f"-Wl,-rpath,{libdir}"]
+    built = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert built.returncode == 0, built.stderr
+    for poison in ("0", "1"):   # with poison, a sample reading memory it never wrote would show too
+        env = subprocess_env({"PYACLNN_STUB_HAZARDS": "report", "PYACLNN_STUB_POISON": poison})
+        done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "pyaclnn-stub hazard" not in done.stderr, done.stderr

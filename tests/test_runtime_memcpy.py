@@ -153,6 +153,7 @@ def test_default_kind_infers_the_direction(dev, host, variant, recent_error):
     other = malloc(64)
     assert call(other, 64, dev, 64, DEFAULT) == 0                      # device -> device
     expect_failure(call(other, 128, dev, 128, DEFAULT), 107000, name, "past the end")
+    assert capi.aclrtSynchronizeDevice() == 0     # the async copy must be done before its memory goes
     free(other)
 
 

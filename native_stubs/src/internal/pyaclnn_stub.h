@@ -139,6 +139,9 @@ typedef struct {
 } pyaclnn_stub_hazard_counts;
 PYACLNN_STUB_API int pyaclnn_stub_hazard_mode(void);   /* 0 off, 1 report, 2 error */
 PYACLNN_STUB_API int pyaclnn_stub_poison(void);        /* 1 with PYACLNN_STUB_POISON=1 */
+/* Switches the mode (0..2) for tests that provoke hazards on purpose; returns the previous one (-1 for
+ * a bad value). Forgets what was recorded. */
+PYACLNN_STUB_API int pyaclnn_stub_hazard_set_mode(int mode);
 /* Copies up to cap findings (out == NULL: none) and returns how many were copied (out == NULL: how
  * many there are); clear != 0 empties the list and zeroes the counters. */
 PYACLNN_STUB_API size_t pyaclnn_stub_hazards(pyaclnn_stub_hazard *out, size_t cap, int clear);

@@ -107,18 +107,21 @@ void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code
 
 /* ---- phase 2 ------------------------------------------------------------------------------- */
 
-/* The checker's mode and the poison flag, read from libascendcl once. */
-static int hazard_mode(void) {
-    static _Atomic int mode = -1;
-    int m = atomic_load(&mode);
-    if (m < 0) atomic_store(&mode, m = pyaclnn_stub_hazard_mode() | (pyaclnn_stub_poison() << 2));
-    return m;
+/* The checker's mode: 0 off, 1 report, 2 error (tests may switch it, so it is asked each time). */
+static int hazard_mode(void) { return pyaclnn_stub_hazard_mode(); }
+
+/* PYACLNN_STUB_POISON=1 (read once). */
+static int poisoning(void) {
+    static _Atomic int poison = -1;
+    int p = atomic_load(&poison);
+    if (p < 0) atomic_store(&poison, p = pyaclnn_stub_poison());
+    return p;
 }
 
 static void run_launch(void *arg) {
     aclOpExecutor *block = arg;
     /* PYACLNN_STUB_POISON=1: a kernel must not rely on what its workspace held before */
-    if ((hazard_mode() & 4) && block->launch.workspace && block->launch.workspace_size)
+    if (poisoning() && block->launch.workspace && block->launch.workspace_size)
         memset(block->launch.workspace, 0xFF, (size_t)block->launch.workspace_size);
     block->kernel(&block->launch);
 }
@@ -172,7 +175,7 @@ static aclError submit_with_accesses(const char *api, aclOpExecutor *launch, acl
 /* bad-workspace: the checker reports what phase 2 refuses anyway. */
 static void note_bad_workspace(const char *api, const aclOpExecutor *e, aclrtStream stream, void *workspace,
                                uint64_t size, const char *fmt, ...) {
-    if (!(hazard_mode() & 3)) return;
+    if (!hazard_mode()) return;
     char why[320];
     va_list ap;
     va_start(ap, fmt);
@@ -316,7 +319,7 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
         }
         /* The stream releases the block (and its pins) after the kernel ran, or at once if submission
          * fails (the runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
-        aclError submit = (hazard_mode() & 3) ? submit_with_accesses(api, launch, stream, run_launch, free_launch)
+        aclError submit = hazard_mode() ? submit_with_accesses(api, launch, stream, run_launch, free_launch)
                                               : pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
         return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
     }

@@ -30,7 +30,7 @@
 #define FINDING_CAP 1024   /* findings kept for pyaclnn_stub_hazards        */
 #define POISON_BYTE 0xFF   /* NaN in every float format, -1 in every integer */
 
-int rt_hz_mode;
+_Atomic int rt_hz_mode;
 int rt_hz_poison;
 
 static const char *const KIND_NAME[] = {"read-before-sync", "free-in-flight", "cross-stream", "bad-workspace",
@@ -447,6 +447,21 @@ int rt_hz_free(const char *func, uintptr_t base, char *msg, size_t len) {
     if (code == 0) alloc_remove(base);
     pthread_mutex_unlock(&hz_mu);
     return code;
+}
+
+/* Tests that provoke a hazard on purpose switch the checker off around it. What was recorded is
+ * dropped at every change: a record the checker could not follow to its end would be reported later. */
+PYACLNN_STUB_API int pyaclnn_stub_hazard_set_mode(int mode) {
+    if (mode < 0 || mode > 2) return -1;
+    pthread_mutex_lock(&hz_mu);
+    int old = atomic_load(&rt_hz_mode);
+    if (old != mode) {
+        for (size_t i = 0; i < n_allocs; i++) alloc_free(allocs[i]);
+        n_allocs = 0;
+        atomic_store(&rt_hz_mode, mode);
+    }
+    pthread_mutex_unlock(&hz_mu);
+    return old;
 }
 
 void rt_hz_forget(uintptr_t base) {

@@ -278,7 +278,7 @@ void rt_mem_classify_pin(const void *p, rt_mem_range *r);
 
 /* ---- hazard checker (hazard.c) ------------------------------------------------------------- */
 
-extern int rt_hz_mode;     /* 0 off, 1 report, 2 error (PYACLNN_STUB_HAZARDS, read at load) */
+extern _Atomic int rt_hz_mode;     /* 0 off, 1 report, 2 error (PYACLNN_STUB_HAZARDS, read at load) */
 extern int rt_hz_poison;   /* PYACLNN_STUB_POISON=1                                          */
 /* Each returns 0, or (error mode, a hazard found) the status to refuse the call with, its message in
  * msg. Every finding is printed and logged whatever the mode. */
