@@ -314,7 +314,7 @@ static const hz_record *first_conflict(const hz_alloc *a, uintptr_t lo, uintptr_
 
 static const char CROSS_TAIL[] = "no event wait or synchronisation orders them (aclrtRecordEvent on the other "
                                  "stream + aclrtStreamWaitEvent on this one)";
-static const char SYNC_TAIL[] = "and no synchronisation has waited for that task (aclrtSynchronizeStream, "
+static const char SYNC_TAIL[] = "no synchronisation has waited for that task (aclrtSynchronizeStream, "
                                 "aclrtSynchronizeEvent or aclrtSynchronizeDevice first)";
 
 int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t index, const rt_hz_task *info,
@@ -489,9 +489,7 @@ void rt_hz_stream_snapshot(rt_stream *s, rt_hz_clock *out) {
     out->c = NULL;
     out->n = 0;
     pthread_mutex_lock(&hz_mu);
-    clock_join(out, &s->hz_vc);
-    /* tasks queued while the checker had nothing to say about them still count */
-    clock_set(out, s->hz_slot, atomic_load(&s->submitted));
+    clock_join(out, &s->hz_vc);   /* taken before the caller reads how far to wait: it covers no more */
     pthread_mutex_unlock(&hz_mu);
 }
 

@@ -155,6 +155,13 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
     static const char func[] = "aclrtFreeHost";
     if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
+    rt_mem_range r;
+    if (rt_hz_mode && rt_mem_table_find((uintptr_t)hostPtr, &r) && r.base == (uintptr_t)hostPtr &&
+        r.kind == RT_MEM_PINNED) {   /* free-in-flight of pinned memory an async copy still uses */
+        char msg[800];
+        int code = rt_hz_free(func, (uintptr_t)hostPtr, msg, sizeof msg);
+        if (code) return RT_REPORT(code, func, "%s", msg);
+    }
     if (!rt_mem_table_remove((uintptr_t)hostPtr, RT_MEM_PINNED, NULL))
         return report_bad_free(func, "hostPtr", hostPtr, RT_MEM_PINNED);
     if (rt_hz_mode) rt_hz_forget((uintptr_t)hostPtr);

@@ -321,9 +321,9 @@ aclError rt_stream_take_failure(const char *func, rt_stream *s, uint64_t upto) {
 /* Waits for the work queued on s so far and surfaces its failure. */
 static aclError synchronize_one(const char *func, rt_stream *s, const struct timespec *deadline,
                                 int32_t timeout_ms) {
-    uint64_t target = atomic_load(&s->submitted);
     rt_hz_clock done = {NULL, 0};
-    if (rt_hz_mode) rt_hz_stream_snapshot(s, &done);
+    if (rt_hz_mode) rt_hz_stream_snapshot(s, &done);   /* first: the wait below covers all it names */
+    uint64_t target = atomic_load(&s->submitted);
     int timed_out = rt_stream_wait_index(s, target, deadline);
     if (rt_hz_mode) {
         if (!timed_out) rt_hz_host_join(&done);
