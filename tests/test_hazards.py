@@ -23,8 +23,8 @@ LINE = re.compile(r"^pyaclnn-stub hazard: ([a-z-]+): ", re.M)
 
 # mode of hazards.c -> (kind, refusal code of the offending call in error mode, ordered variants)
 CASES = {
-    "read_before_sync": ("read-before-sync", 507004, ["sync"]),
-    "free_in_flight": ("free-in-flight", 507004, ["sync"]),
+    "read_before_sync": ("read-before-sync", 507004, ["sync", "event", "query"]),
+    "free_in_flight": ("free-in-flight", 507004, ["sync", "event", "query"]),
     "cross_stream": ("cross-stream", 507004, ["sync", "event"]),
     "cross_stream_op": ("cross-stream", 361001, ["sync", "event"]),   # an aclnn launch: 361001 over 507004
     "bad_workspace": ("bad-workspace", 361001, ["sync"]),            # refused even with the checker off

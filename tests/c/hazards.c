@@ -4,7 +4,9 @@
  *
  *   hazards MODE VARIANT      MODE: read_before_sync | free_in_flight | cross_stream | cross_stream_op |
  *                                   bad_workspace | uninitialized_read
- *                             VARIANT: bug | sync | event  (the ordered variants; not every mode has "event")
+ *                             VARIANT: bug | sync | event | query (the ordered variants; "event" is a
+ *                             record + stream wait across streams, a record + event sync for the host;
+ *                             "query" polls aclrtStreamQuery; not every mode has every variant)
  *
  * Prints "status <code>" for the call the bug is about (0 in report mode, the refusal code in error
  * mode), then "findings <n> <kind>..." from pyaclnn_stub_hazards. Exit 0 unless a setup call fails.
@@ -33,6 +35,23 @@
 #define N 256   /* floats per buffer */
 
 static aclrtStream s1, s2;
+/* The host waits for the work queued on s so far: by stream synchronisation, by an event recorded
+ * after it ("event"), or by polling aclrtStreamQuery until it says complete ("query"). */
+static void host_waits(aclrtStream s, const char *how) {
+    if (strcmp(how, "event") == 0) {
+        aclrtEvent ev;
+        CHECK(aclrtCreateEvent(&ev));
+        CHECK(aclrtRecordEvent(ev, s));
+        CHECK(aclrtSynchronizeEvent(ev));
+        CHECK(aclrtDestroyEvent(ev));
+    } else if (strcmp(how, "query") == 0) {
+        aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY;
+        while (status != ACL_STREAM_STATUS_COMPLETE) CHECK(aclrtStreamQuery(s, &status));
+    } else {
+        CHECK(aclrtSynchronizeStream(s));
+    }
+}
+
 static aclTensor *tensor_of(void *dev) {
     int64_t shape[1] = {N}, strides[1] = {1};
     return aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, dev);
@@ -81,11 +100,11 @@ int main(int argc, char **argv) {
 
     if (strcmp(mode, "read_before_sync") == 0) {
         CHECK(aclrtMemsetAsync(a, sizeof host, 0, sizeof host, s1));   /* queued work writes a */
-        if (!bug) CHECK(aclrtSynchronizeStream(s1));
+        if (!bug) host_waits(s1, variant);
         status = aclrtMemcpy(host, sizeof host, a, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST);
     } else if (strcmp(mode, "free_in_flight") == 0) {
         CHECK(zero_on(a, s1, NULL, 0));                                 /* queued work writes a */
-        if (!bug) CHECK(aclrtSynchronizeStream(s1));
+        if (!bug) host_waits(s1, variant);
         status = aclrtFree(a);
         freed_a = status == 0;
     } else if (strcmp(mode, "cross_stream") == 0) {
