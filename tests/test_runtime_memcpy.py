@@ -173,6 +173,7 @@ def test_pinned_host_bounds_are_checked(dev, variant, recent_error):
         assert call(h, 48, dev, 48, D2H) == 0
         expect_failure(call(h, 64, dev, 64, D2H), 107000, name, "aclrtMallocHost")
     finally:
+        assert capi.aclrtSynchronizeDevice() == 0   # the async copy must be done before its memory goes
         assert capi.aclrtFreeHost(h) == 0
 
 
