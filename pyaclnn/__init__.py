@@ -73,6 +73,7 @@ _LAZY = {
     "Device": "runtime", "Stream": "runtime", "Event": "runtime",
     "current_device": "runtime", "current_stream": "runtime", "empty_cache": "runtime",
     "ops": None, "runtime": None, "tensor": None,
+    "hazards": "_hazards", "hazard_counts": "_hazards",
 }
 
 __all__ = ["__version__", "AclError", "MissingSymbolError", "check", "get_include", "get_library_dir",

@@ -53,6 +53,15 @@ def stream(acl):
 
 
 @pytest.fixture
+def hazards_off():
+    """The hazard checker off for this test: it provokes an ordering hazard on purpose (whatever
+    PYACLNN_STUB_HAZARDS the suite runs with; docs/hazards.md)."""
+    from pyaclnn._hazards import checker_mode
+    with checker_mode("off"):
+        yield
+
+
+@pytest.fixture
 def recent_error():
     """Callable: the calling thread's pending aclGetRecentErrMsg() text (str or None); clears it."""
     recent_error_message()          # start clean

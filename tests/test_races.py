@@ -54,7 +54,8 @@ def driver(tmp_path_factory):
 
 def run(exe, mode: str, iterations: int) -> None:
     done = subprocess.run([str(exe), mode, str(iterations)], capture_output=True, text=True, timeout=150,
-                          env=subprocess_env({"ASAN_OPTIONS": "detect_leaks=0:quarantine_size_mb=16"}))
+                          env=subprocess_env({"ASAN_OPTIONS": "detect_leaks=0:quarantine_size_mb=16",
+                                              "PYACLNN_STUB_HAZARDS": "off"}))   # races on purpose
     assert done.returncode != 3, f"hang (watchdog):\n{done.stderr}"
     assert done.returncode >= 0, f"killed by signal {-done.returncode}\n{done.stderr}"
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"

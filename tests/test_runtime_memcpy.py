@@ -153,6 +153,7 @@ def test_default_kind_infers_the_direction(dev, host, variant, recent_error):
     other = malloc(64)
     assert call(other, 64, dev, 64, DEFAULT) == 0                      # device -> device
     expect_failure(call(other, 128, dev, 128, DEFAULT), 107000, name, "past the end")
+    assert capi.aclrtSynchronizeDevice() == 0     # the async copy must be done before its memory goes
     free(other)
 
 
@@ -172,6 +173,7 @@ def test_pinned_host_bounds_are_checked(dev, variant, recent_error):
         assert call(h, 48, dev, 48, D2H) == 0
         expect_failure(call(h, 64, dev, 64, D2H), 107000, name, "aclrtMallocHost")
     finally:
+        assert capi.aclrtSynchronizeDevice() == 0   # the async copy must be done before its memory goes
         assert capi.aclrtFreeHost(h) == 0
 
 

@@ -73,7 +73,7 @@ def test_free_refuses_what_it_did_not_hand_out(acl, recent_error):
     expect_failure(capi.aclrtFree(p), 107000, "aclrtFree", "already freed")
 
 
-def test_freeing_memory_with_work_still_queued_is_safe(acl, stream, recent_error):
+def test_freeing_memory_with_work_still_queued_is_safe(acl, stream, recent_error, hazards_off):
     from test_runtime_support import Gate
     p = malloc(1 << 16)
     gate = Gate()

@@ -36,7 +36,7 @@ def test_tasks_run_in_submission_order(acl, stream):
     free(p)
 
 
-def test_work_really_is_deferred_and_memcpy_does_not_wait(acl, stream):
+def test_work_really_is_deferred_and_memcpy_does_not_wait(acl, stream, hazards_off):
     p = malloc(64)
     upload(p, np.zeros(64, np.uint8))
     gate = Gate()
@@ -223,8 +223,9 @@ def test_submit_releases_its_argument_even_on_failure(acl, recent_error):
     assert released == [17, 18]
 
 
-def test_many_threads_share_streams_and_devices(acl):
-    """Several threads submit to their own and to a shared stream concurrently."""
+def test_many_threads_share_streams_and_devices(acl, hazards_off):
+    """Several threads submit to their own and to a shared stream concurrently (the two streams write
+    the same bytes unordered, on purpose: a cross-stream hazard)."""
     shared = create_stream()
     p = malloc(8 * 1024)
     errors = []

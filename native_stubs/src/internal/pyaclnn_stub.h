@@ -105,6 +105,59 @@ PYACLNN_STUB_API void pyaclnn_stub_live_counts(pyaclnn_stub_counts *out);      /
 PYACLNN_STUB_API void pyaclnn_stub_nnopbase_counts(pyaclnn_stub_counts *out);  /* libnnopbase part */
 
 /* ------------------------------------------------------------------------------------------------
+ * Hazard checker (libascendcl; docs/hazards.md). PYACLNN_STUB_HAZARDS=off|report|error and
+ * PYACLNN_STUB_POISON=1 are read once when libascendcl loads.
+ * ------------------------------------------------------------------------------------------------ */
+enum {
+    PYACLNN_HAZARD_READ_BEFORE_SYNC = 0,
+    PYACLNN_HAZARD_FREE_IN_FLIGHT = 1,
+    PYACLNN_HAZARD_CROSS_STREAM = 2,
+    PYACLNN_HAZARD_BAD_WORKSPACE = 3,
+    PYACLNN_HAZARD_UNINITIALIZED_READ = 4,
+};
+/* Bytes a task reads or writes (a conservative [addr, addr + nbytes) extent). */
+typedef struct {
+    const void *addr;
+    uint64_t nbytes;
+    int write;
+} pyaclnn_stub_access;
+/* One finding, as printed on stderr ("pyaclnn-stub hazard: <kind>: <line>"). */
+typedef struct {
+    int kind;                   /* PYACLNN_HAZARD_*                                           */
+    char api[48];               /* the offending API call                                     */
+    char op[48];                /* its operator or task ("Add", "memcpy", "host" ...)         */
+    const void *stream;         /* its stream; NULL for a host-side call                      */
+    const void *other_stream;   /* stream of the conflicting task (NULL if none)              */
+    char other_op[48];          /* the conflicting task's operator ("" if none)               */
+    char other_api[48];         /* the call that queued it                                    */
+    uint64_t lo, hi;            /* the bytes concerned, [lo, hi)                              */
+    uint64_t alloc;             /* base of the allocation holding them (0 if unknown)         */
+    char line[704];
+} pyaclnn_stub_hazard;
+typedef struct {
+    int64_t read_before_sync, free_in_flight, cross_stream, bad_workspace, uninitialized_read;
+} pyaclnn_stub_hazard_counts;
+PYACLNN_STUB_API int pyaclnn_stub_hazard_mode(void);   /* 0 off, 1 report, 2 error */
+PYACLNN_STUB_API int pyaclnn_stub_poison(void);        /* 1 with PYACLNN_STUB_POISON=1 */
+/* Switches the mode (0..2) for tests that provoke hazards on purpose; returns the previous one (-1 for
+ * a bad value). Forgets what was recorded. */
+PYACLNN_STUB_API int pyaclnn_stub_hazard_set_mode(int mode);
+/* Copies up to cap findings (out == NULL: none) and returns how many were copied (out == NULL: how
+ * many there are); clear != 0 empties the list and zeroes the counters. */
+PYACLNN_STUB_API size_t pyaclnn_stub_hazards(pyaclnn_stub_hazard *out, size_t cap, int clear);
+PYACLNN_STUB_API void pyaclnn_stub_hazard_counts_get(pyaclnn_stub_hazard_counts *out);
+/* Logs a finding that another library detected (bad-workspace); nothing when the checker is off. */
+PYACLNN_STUB_API void pyaclnn_stub_hazard_note(int kind, const char *api, const char *op, aclrtStream stream,
+                                               const void *addr, uint64_t nbytes, const char *why);
+/* pyaclnn_stub_stream_submit, with the bytes the task reads and writes and its operator name, for
+ * the checker (accesses are ignored when it is off). */
+PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit_accesses(const char *func, aclrtStream stream,
+                                                              pyaclnn_stub_task_fn run,
+                                                              pyaclnn_stub_task_fn release, void *arg,
+                                                              const char *op, const pyaclnn_stub_access *acc,
+                                                              size_t n_acc);
+
+/* ------------------------------------------------------------------------------------------------
  * Tensors and executors (libnnopbase).
  * ------------------------------------------------------------------------------------------------ */
 #define PYACLNN_STUB_MAX_DIMS 25  /* aclCreateTensor refuses (returns NULL) beyond this rank */

@@ -22,6 +22,7 @@
  * before the kernel has run.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +107,81 @@ void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code
 
 /* ---- phase 2 ------------------------------------------------------------------------------- */
 
+/* The checker's mode: 0 off, 1 report, 2 error (tests may switch it, so it is asked each time). */
+static int hazard_mode(void) { return pyaclnn_stub_hazard_mode(); }
+
+/* PYACLNN_STUB_POISON=1 (read once). */
+static int poisoning(void) {
+    static _Atomic int poison = -1;
+    int p = atomic_load(&poison);
+    if (p < 0) atomic_store(&poison, p = pyaclnn_stub_poison());
+    return p;
+}
+
 static void run_launch(void *arg) {
     aclOpExecutor *block = arg;
+    /* PYACLNN_STUB_POISON=1: a kernel must not rely on what its workspace held before */
+    if (poisoning() && block->launch.workspace && block->launch.workspace_size)
+        memset(block->launch.workspace, 0xFF, (size_t)block->launch.workspace_size);
     block->kernel(&block->launch);
+}
+
+/* Conservative byte extent [*lo, *hi) of the elements a tensor view touches: from its lowest to its
+ * highest element (gaps of a strided view included). 0 if it touches nothing. */
+static int tensor_extent(const pyaclnn_stub_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+    if (!t->present || t->data == NULL) return 0;
+    int64_t first = t->offset, last = t->offset;
+    for (int64_t k = 0; k < t->ndim; k++) {
+        if (t->shape[k] == 0) return 0;
+        int64_t span = (t->shape[k] - 1) * t->strides[k];
+        if (span < 0) first += span;
+        else last += span;
+    }
+    int packed = t->dtype == ACL_INT4 || t->dtype == ACL_FLOAT4_E2M1 || t->dtype == ACL_FLOAT4_E1M2;
+    int64_t b0, b1;
+    if (packed) {
+        b0 = first >= 0 ? first / 2 : -((1 - first) / 2);
+        b1 = last / 2 + 1;
+    } else {
+        int64_t size = (int64_t)nn_scalar_bytes(t->dtype);
+        b0 = first * size;
+        b1 = (last + 1) * size;
+    }
+    *lo = (uintptr_t)t->data + (uintptr_t)b0;
+    *hi = (uintptr_t)t->data + (uintptr_t)b1;
+    return *hi > *lo;
+}
+
+/* Queues a launch with the bytes it reads (inputs) and writes (outputs, workspace), for the checker. */
+static aclError submit_with_accesses(const char *api, aclOpExecutor *launch, aclrtStream stream,
+                                     void (*run)(void *), void (*release)(void *)) {
+    size_t n_tensors = launch->launch.n_inputs + launch->launch.n_outputs;
+    pyaclnn_stub_access small[16];
+    pyaclnn_stub_access *acc = n_tensors + 1 <= 16 ? small : malloc((n_tensors + 1) * sizeof *acc);
+    size_t n = 0;
+    for (size_t i = 0; acc && i < n_tensors; i++) {
+        uintptr_t lo, hi;
+        if (tensor_extent(&launch->tensors[i], &lo, &hi))
+            acc[n++] = (pyaclnn_stub_access){(const void *)lo, hi - lo, i >= launch->launch.n_inputs};
+    }
+    if (acc && launch->launch.workspace && launch->launch.workspace_size)
+        acc[n++] = (pyaclnn_stub_access){launch->launch.workspace, launch->launch.workspace_size, 1};
+    aclError rc = pyaclnn_stub_stream_submit_accesses(api, stream, run, release, launch, launch->launch.op_name,
+                                                      acc, acc ? n : 0);
+    if (acc != small) free(acc);
+    return rc;
+}
+
+/* bad-workspace: the checker reports what phase 2 refuses anyway. */
+static void note_bad_workspace(const char *api, const aclOpExecutor *e, aclrtStream stream, void *workspace,
+                               uint64_t size, const char *fmt, ...) {
+    if (!hazard_mode()) return;
+    char why[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_hazard_note(PYACLNN_HAZARD_BAD_WORKSPACE, api, e->launch.op_name, stream, workspace, size, why);
 }
 
 static void unpin_all(aclOpExecutor *block) {
@@ -206,16 +279,25 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
 
     aclnnStatus rc = ACLNN_SUCCESS;
     if (workspace_size > 0 && workspace == NULL) {
+        note_bad_workspace(api, executor, stream, workspace, workspace_size,
+                           "workspace is NULL but workspaceSize is %llu", (unsigned long long)workspace_size);
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "workspace is NULL but workspaceSize is %llu",
                             (unsigned long long)workspace_size);
         rc = ACLNN_ERR_PARAM_NULLPTR;
     } else if (workspace_size < executor->workspace_required) {
+        note_bad_workspace(api, executor, stream, workspace, workspace_size,
+                           "workspaceSize %llu is smaller than the %llu bytes phase 1 returned",
+                           (unsigned long long)workspace_size, (unsigned long long)executor->workspace_required);
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
                             "workspaceSize %llu is smaller than the %llu bytes phase 1 asked for",
                             (unsigned long long)workspace_size, (unsigned long long)executor->workspace_required);
         rc = ACLNN_ERR_PARAM_INVALID;
     } else if ((rc = check_workspace(api, workspace, workspace_size)) != ACLNN_SUCCESS) {
-        /* reported */
+        note_bad_workspace(api, executor, stream, workspace, workspace_size,
+                           "workspace %p is not %llu bytes of live device memory (refused with %d: %s)", workspace,
+                           (unsigned long long)workspace_size, (int)rc,
+                           pyaclnn_stub_mem_lookup(workspace, 1, NULL, NULL) ? "the allocation is smaller than the size passed"
+                                                                             : "not device memory");
     } else if (executor->deferred_code != ACLNN_SUCCESS) {
         rc = executor->deferred_code;
         pyaclnn_stub_report(rc, api, "%s", executor->deferred_msg);
@@ -241,7 +323,8 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
         }
         /* The stream releases the block (and its pins) after the kernel ran, or at once if submission
          * fails (the runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
-        aclError submit = pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
+        aclError submit = hazard_mode() ? submit_with_accesses(api, launch, stream, run_launch, free_launch)
+                                              : pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
         return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
     }
     if (!repeatable) free(executor);

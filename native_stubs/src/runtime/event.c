@@ -81,6 +81,7 @@ static aclError create_event(const char *func, aclrtEvent *event, uint32_t flags
         rt_pool_put(&event_pool, ev);
         return RT_REPORT(ACL_ERROR_RT_NO_EVENT_RESOURCE, func, "out of host memory for an event");
     }
+    if (rt_hz_mode) rt_hz_event_reset(ev);   /* a pooled object starts unrecorded */
     atomic_fetch_add(&live_events, 1);
     *event = ev;
     return ACL_SUCCESS;
@@ -196,6 +197,7 @@ ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream strea
     ev->record_id = 0;
     ev->stream = NULL;
     pthread_mutex_unlock(&ev->mu);
+    if (rt_hz_mode) rt_hz_event_reset(ev);
     return ACL_SUCCESS;
 }
 
@@ -224,9 +226,15 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus 
     if (rc) return rc;
     if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
     rt_event *ev = event;
+    rt_hz_clock done = {NULL, 0};
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
     *status = is_complete_locked(ev) ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     pthread_mutex_unlock(&ev->mu);
+    if (rt_hz_mode) {   /* "complete" is as good as a synchronisation (docs/hazards.md) */
+        if (*status == ACL_EVENT_STATUS_COMPLETE) rt_hz_host_join(&done);
+        free(done.c);
+    }
     return ACL_SUCCESS;
 }
 
@@ -236,9 +244,15 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventR
     if (rc) return rc;
     if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
     rt_event *ev = event;
+    rt_hz_clock done = {NULL, 0};
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
     *status = is_complete_locked(ev) ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     pthread_mutex_unlock(&ev->mu);
+    if (rt_hz_mode) {
+        if (*status == ACL_EVENT_RECORDED_STATUS_COMPLETE) rt_hz_host_join(&done);
+        free(done.c);
+    }
     return ACL_SUCCESS;
 }
 
@@ -248,6 +262,8 @@ static aclError synchronize_event(const char *func, aclrtEvent event, int32_t ti
     rt_event *ev = event;
     struct timespec deadline;
     if (timeout >= 0) rt_deadline_after_ms(&deadline, timeout);
+    rt_hz_clock done = {NULL, 0};
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
     uint64_t target = ev->record_id;
     rt_stream *s = ev->stream;
@@ -257,11 +273,13 @@ static aclError synchronize_event(const char *func, aclrtEvent event, int32_t ti
                              : pthread_cond_wait(&ev->cv, &ev->mu);
         if (w == ETIMEDOUT && ev->done_id < target) {
             pthread_mutex_unlock(&ev->mu);
+            free(done.c);
             return RT_REPORT(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, func,
                              "event %p was not reached within %d ms", event, timeout);
         }
     }
     pthread_mutex_unlock(&ev->mu);
+    if (rt_hz_mode) rt_hz_host_join(&done);
     if (target != 0 && s && atomic_load(&s->generation) == generation) {
         return rt_stream_take_failure(func, s, index);
     }

@@ -101,6 +101,17 @@ static aclError check_locations(const char *func, void *dst, size_t dst_span, co
     return rc;
 }
 
+/* The hazard check of a synchronous copy or memset (the checker is on); on refusal the pins go. */
+static aclError host_access_checked(const char *func, const pyaclnn_stub_access *acc, size_t n, rt_mem_block **pins) {
+    char msg[800];
+    int code = rt_hz_host_access(func, acc, n, msg, sizeof msg);
+    if (code) {
+        unpin(pins);
+        return RT_REPORT(code, func, "%s", msg);
+    }
+    return ACL_SUCCESS;
+}
+
 /* Parameter checks shared by aclrtMemcpy and aclrtMemcpyAsync; *nothing is set when there is
  * nothing to do. */
 static aclError check_copy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
@@ -128,6 +139,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *
     rt_mem_block *pins[2];
     aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
+    if (rt_hz_mode) {
+        pyaclnn_stub_access acc[2] = {{src, count, 0}, {dst, count, 1}};
+        if ((rc = host_access_checked("aclrtMemcpy", acc, 2, pins))) return rc;
+    }
     if (dst != src) memmove(dst, src, count);
     unpin(pins);
     return ACL_SUCCESS;
@@ -153,7 +168,10 @@ static aclError submit_copy(const char *func, aclrtStream stream, rt_task *t, in
         }
     if (rc == ACL_SUCCESS) rc = rt_stream_enqueue(func, s, t, &index);
     if (rc) unpin(pins);
-    if (rc == ACL_SUCCESS && pageable) rt_stream_wait_index(s, index, NULL);
+    if (rc == ACL_SUCCESS && pageable) {
+        rt_stream_wait_index(s, index, NULL);
+        if (rt_hz_mode) rt_hz_host_saw(s, index);
+    }
     return rc;
 }
 
@@ -204,6 +222,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void 
     aclError rc = check_copy2d("aclrtMemcpy2d", dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable,
                                pins);
     if (rc || nothing) return rc;
+    if (rt_hz_mode) {
+        pyaclnn_stub_access acc[2] = {{src, (height - 1) * spitch + width, 0}, {dst, (height - 1) * dpitch + width, 1}};
+        if ((rc = host_access_checked("aclrtMemcpy2d", acc, 2, pins))) return rc;
+    }
     for (size_t row = 0; row < height; row++)
         memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
     unpin(pins);
@@ -248,6 +270,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
     rt_mem_block *pins[2];
     aclError rc = check_set("aclrtMemset", devPtr, maxCount, count, &nothing, pins);
     if (rc || nothing) return rc;
+    if (rt_hz_mode) {
+        pyaclnn_stub_access acc[1] = {{devPtr, count, 1}};
+        if ((rc = host_access_checked("aclrtMemset", acc, 1, pins))) return rc;
+    }
     memset(devPtr, value & 0xFF, count);
     unpin(pins);
     return ACL_SUCCESS;

@@ -79,6 +79,7 @@ static aclError malloc_device(const char *func, void **devPtr, size_t size, aclr
         return RT_REPORT(ACL_ERROR_RT_MEMORY_ALLOCATION, func,
                          "the host could not provide %zu bytes for device %d", padded, ctx->device);
     }
+    if (rt_hz_poison) rt_hz_malloc((uintptr_t)p, padded);
     *devPtr = p;
     return ACL_SUCCESS;
 }
@@ -120,6 +121,12 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
     if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!devPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "devPtr is NULL");
     rt_mem_range r;
+    if (rt_hz_mode && rt_mem_table_find((uintptr_t)devPtr, &r) && r.base == (uintptr_t)devPtr &&
+        r.kind == RT_MEM_DEVICE) {
+        char msg[800];
+        int code = rt_hz_free(func, (uintptr_t)devPtr, msg, sizeof msg);
+        if (code) return RT_REPORT(code, func, "%s", msg);
+    }
     if (!rt_mem_table_remove((uintptr_t)devPtr, RT_MEM_DEVICE, &r))
         return report_bad_free(func, "devPtr", devPtr, RT_MEM_DEVICE);
     unreserve(r.device, r.size);
@@ -148,8 +155,16 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
     static const char func[] = "aclrtFreeHost";
     if (rt_fork_check(func)) return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
     if (!hostPtr) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "hostPtr is NULL");
+    rt_mem_range r;
+    if (rt_hz_mode && rt_mem_table_find((uintptr_t)hostPtr, &r) && r.base == (uintptr_t)hostPtr &&
+        r.kind == RT_MEM_PINNED) {   /* free-in-flight of pinned memory an async copy still uses */
+        char msg[800];
+        int code = rt_hz_free(func, (uintptr_t)hostPtr, msg, sizeof msg);
+        if (code) return RT_REPORT(code, func, "%s", msg);
+    }
     if (!rt_mem_table_remove((uintptr_t)hostPtr, RT_MEM_PINNED, NULL))
         return report_bad_free(func, "hostPtr", hostPtr, RT_MEM_PINNED);
+    if (rt_hz_mode) rt_hz_forget((uintptr_t)hostPtr);
     return ACL_SUCCESS;
 }
 
@@ -242,5 +257,6 @@ PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p) {
     if (!p) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "pointer is NULL");
     if (!rt_mem_table_remove((uintptr_t)p, RT_MEM_REGISTERED, NULL))
         return report_bad_free(func, "pointer", p, RT_MEM_REGISTERED);
+    if (rt_hz_mode) rt_hz_forget((uintptr_t)p);
     return ACL_SUCCESS;
 }

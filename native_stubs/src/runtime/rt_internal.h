@@ -105,6 +105,12 @@ typedef enum {
 
 typedef struct rt_mem_block rt_mem_block;
 
+/* A vector clock over stream slots (hazard.c); n components, missing ones are 0. */
+typedef struct {
+    uint64_t *c;
+    size_t n;
+} rt_hz_clock;
+
 typedef struct {
     rt_task_kind kind;
     /* Memory blocks the task uses, pinned when it was validated and unpinned by the worker after it
@@ -149,6 +155,8 @@ struct rt_stream {
     pthread_t worker;
     int has_worker;                 /* a worker thread runs (or is starting) for this object */
     int worker_stop;                /* ask the worker to end once the queue is empty         */
+    uint32_t hz_slot;               /* index among all stream objects (hazard clocks)        */
+    rt_hz_clock hz_vc;              /* hazard clock (hazard.c, under its lock)                */
     rt_stream *next_free;
 };
 
@@ -159,6 +167,15 @@ aclError rt_stream_resolve(const char *func, aclrtStream stream, rt_stream **out
 aclError rt_stream_resolve_any(const char *func, aclrtStream stream, rt_stream **out);
 /* Appends a task; *index gets its 1-based position in the stream (may be NULL). */
 aclError rt_stream_enqueue(const char *func, rt_stream *s, const rt_task *task, uint64_t *index);
+/* What the hazard checker needs to know about a RT_TASK_CALL task (NULL: it touches nothing known). */
+typedef struct {
+    const char *op;
+    const pyaclnn_stub_access *acc;
+    size_t n;
+    int is_operator;
+} rt_hz_task;
+aclError rt_stream_enqueue_checked(const char *func, rt_stream *s, const rt_task *task, uint64_t *index,
+                                   const rt_hz_task *info);
 /* Waits until the stream has completed `index` tasks; deadline NULL waits forever (see
  * rt_deadline_after_ms). Returns 0, or 1 on timeout. Does not surface asynchronous failures. */
 int rt_stream_wait_index(rt_stream *s, uint64_t index, const struct timespec *deadline);
@@ -204,6 +221,7 @@ struct rt_event {
     rt_context *ctx;
     int live;
     _Atomic uint64_t generation;
+    rt_hz_clock hz_vc;              /* hazard clock of the latest record (hazard.c)              */
     rt_event *next_free;
 };
 
@@ -257,6 +275,28 @@ void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t 
 void rt_mem_classify(const void *p, rt_mem_range *r);
 /* Same, pinning the block of known memory (r->block, NULL for pageable memory). */
 void rt_mem_classify_pin(const void *p, rt_mem_range *r);
+
+/* ---- hazard checker (hazard.c) ------------------------------------------------------------- */
+
+extern _Atomic int rt_hz_mode;     /* 0 off, 1 report, 2 error (PYACLNN_STUB_HAZARDS, read at load) */
+extern int rt_hz_poison;   /* PYACLNN_STUB_POISON=1                                          */
+/* Each returns 0, or (error mode, a hazard found) the status to refuse the call with, its message in
+ * msg. Every finding is printed and logged whatever the mode. */
+/* With s->mu held, before the task becomes task `index` of s: checks and records its accesses. */
+int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t index, const rt_hz_task *info,
+                  char *msg, size_t len);
+/* A synchronous host access (aclrtMemcpy, aclrtMemset). */
+int rt_hz_host_access(const char *func, const pyaclnn_stub_access *acc, size_t n, char *msg, size_t len);
+/* aclrtFree of the allocation at base; forgets it unless refused. */
+int rt_hz_free(const char *func, uintptr_t base, char *msg, size_t len);
+void rt_hz_forget(uintptr_t base);               /* host ranges unregistered or freed */
+void rt_hz_malloc(uintptr_t base, size_t size);  /* fresh device memory: poison, track writes */
+/* Host synchronisation: snapshot what will have finished, wait, then join it (frees the snapshot). */
+void rt_hz_stream_snapshot(rt_stream *s, rt_hz_clock *out);
+void rt_hz_event_snapshot(rt_event *ev, rt_hz_clock *out);
+void rt_hz_host_join(rt_hz_clock *c);
+void rt_hz_host_saw(rt_stream *s, uint64_t index);   /* the host waited for task `index` of s */
+void rt_hz_event_reset(rt_event *ev);
 
 /* ---- fork (fork.c) -------------------------------------------------------------------------- */
 

@@ -80,6 +80,7 @@ static rt_stream *new_stream_locked(void) {
         free(s);
         return NULL;
     }
+    s->hz_slot = (uint32_t)n_streams;
     all_streams[n_streams++] = s;
     return s;
 }
@@ -142,6 +143,11 @@ void rt_stream_destroy(rt_stream *s, int force) {
     }
     s->state = RT_STREAM_FREE;
     atomic_store(&s->abort, 0);
+    if (rt_hz_mode) {   /* the host has waited for all of its work */
+        rt_hz_clock done;
+        rt_hz_stream_snapshot(s, &done);
+        rt_hz_host_join(&done);
+    }
     atomic_store(&s->ctx, NULL);
     atomic_store(&s->fail_code, 0);   /* failures nobody synchronised on die with the stream */
     int was_user = !s->is_default;
@@ -229,6 +235,11 @@ static int grow_ring(rt_stream *s) {
 }
 
 aclError rt_stream_enqueue(const char *func, rt_stream *s, const rt_task *task, uint64_t *index) {
+    return rt_stream_enqueue_checked(func, s, task, index, NULL);
+}
+
+aclError rt_stream_enqueue_checked(const char *func, rt_stream *s, const rt_task *task, uint64_t *index,
+                                   const rt_hz_task *info) {
     pthread_mutex_lock(&s->mu);
     if (s->state != RT_STREAM_LIVE || atomic_load(&s->abort)) {
         pthread_mutex_unlock(&s->mu);
@@ -239,9 +250,17 @@ aclError rt_stream_enqueue(const char *func, rt_stream *s, const rt_task *task, 
         return RT_REPORT(ACL_ERROR_RT_STREAM_TASK_FULL, func, "out of host memory for the queue of stream %p",
                          (void *)s);
     }
+    uint64_t i = atomic_load(&s->submitted) + 1;
+    if (rt_hz_mode) {   /* the checker decides before the task exists (error mode refuses it) */
+        char msg[800];
+        int code = rt_hz_enqueue(func, s, task, i, info, msg, sizeof msg);
+        if (code) {
+            pthread_mutex_unlock(&s->mu);
+            return RT_REPORT(code, func, "%s", msg);
+        }
+    }
     s->ring[(s->ring_head + s->ring_count) & (s->ring_cap - 1)] = *task;
     s->ring_count++;
-    uint64_t i = atomic_load(&s->submitted) + 1;
     atomic_store(&s->submitted, i);
     atomic_fetch_add(&rt_tasks_in_flight, 1);
     if (s->worker_idle) pthread_cond_signal(&s->work_cv);
@@ -302,8 +321,15 @@ aclError rt_stream_take_failure(const char *func, rt_stream *s, uint64_t upto) {
 /* Waits for the work queued on s so far and surfaces its failure. */
 static aclError synchronize_one(const char *func, rt_stream *s, const struct timespec *deadline,
                                 int32_t timeout_ms) {
+    rt_hz_clock done = {NULL, 0};
+    if (rt_hz_mode) rt_hz_stream_snapshot(s, &done);   /* first: the wait below covers all it names */
     uint64_t target = atomic_load(&s->submitted);
-    if (rt_stream_wait_index(s, target, deadline))
+    int timed_out = rt_stream_wait_index(s, target, deadline);
+    if (rt_hz_mode) {
+        if (!timed_out) rt_hz_host_join(&done);
+        free(done.c);
+    }
+    if (timed_out)
         return RT_REPORT(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, func,
                          "stream %p still has %llu unfinished task(s) after %d ms", (void *)s,
                          (unsigned long long)(target - atomic_load(&s->completed)), timeout_ms);
@@ -397,8 +423,14 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
     rt_stream *s;
     aclError rc = rt_stream_resolve_any(func, stream, &s);
     if (rc) return rc;
+    rt_hz_clock done = {NULL, 0};
+    if (rt_hz_mode) rt_hz_stream_snapshot(s, &done);
     *status = atomic_load(&s->completed) >= atomic_load(&s->submitted) ? ACL_STREAM_STATUS_COMPLETE
                                                                          : ACL_STREAM_STATUS_NOT_READY;
+    if (rt_hz_mode) {   /* "complete" is as good as a synchronisation (docs/hazards.md) */
+        if (*status == ACL_STREAM_STATUS_COMPLETE) rt_hz_host_join(&done);
+        free(done.c);
+    }
     return ACL_SUCCESS;
 }
 
@@ -415,6 +447,14 @@ PYACLNN_STUB_API int32_t pyaclnn_stub_stream_device(aclrtStream stream) {
 PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStream stream,
                                                      pyaclnn_stub_task_fn run,
                                                      pyaclnn_stub_task_fn release, void *arg) {
+    return pyaclnn_stub_stream_submit_accesses(func, stream, run, release, arg, NULL, NULL, 0);
+}
+
+PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit_accesses(const char *func, aclrtStream stream,
+                                                              pyaclnn_stub_task_fn run,
+                                                              pyaclnn_stub_task_fn release, void *arg,
+                                                              const char *op, const pyaclnn_stub_access *acc,
+                                                              size_t n_acc) {
     if (!func) func = "pyaclnn_stub_stream_submit";
     aclError rc;
     rt_stream *s;
@@ -422,7 +462,8 @@ PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit(const char *func, aclrtStre
         rc = RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "no task function to run");
     } else if ((rc = rt_stream_resolve(func, stream, &s)) == ACL_SUCCESS) {
         rt_task t = {.kind = RT_TASK_CALL, .u.call = {run, release, arg}};
-        rc = rt_stream_enqueue(func, s, &t, NULL);
+        rt_hz_task info = {op, acc, n_acc, 1};
+        rc = rt_stream_enqueue_checked(func, s, &t, NULL, op ? &info : NULL);
     }
     if (rc && release) release(arg);
     return rc;
