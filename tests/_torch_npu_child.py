@@ -227,18 +227,60 @@ def cases():
 
 
 def printing():
-    # What `print(t)` of an npu tensor gives next to the same tensor's CPU repr (+ the device suffix);
-    # float tensors need operators the emulator lacks (the test accepts that error, named).
+    # What `print(t)` of an npu tensor gives next to the same tensor's CPU repr. Float tensors run
+    # isfinite, ne, abs, min, max, masked_select ... on the device first (more than 1000 elements:
+    # also the summarising slices and cat).
     res = {}
     for name, make in [("int64", lambda: torch.tensor([[1, -2, 3], [40, 5, 6]])),
                        ("bool", lambda: torch.tensor([True, False])),
                        ("int32_0dim", lambda: torch.tensor(7, dtype=torch.int32)),
-                       ("float32", lambda: torch.tensor([1.5, -2.0, 3.25]))]:
+                       ("float32", lambda: torch.tensor([1.5, -2.0, 3.25])),
+                       ("float32_2d", lambda: torch.arange(12.0).reshape(3, 4) / 7),
+                       ("float32_sci", lambda: torch.tensor([1e-8, 1e8, float("nan"), float("inf"), -0.0, -3.5])),
+                       ("float32_ints", lambda: torch.tensor([1.0, -2.0, 300.0])),
+                       ("float32_0dim", lambda: torch.tensor(-0.125)),
+                       ("float32_empty", lambda: torch.zeros(0, 3)),
+                       ("float32_summarised", lambda: torch.arange(2400.0).reshape(40, 60) / 3),
+                       ("float16", lambda: (torch.arange(-6, 6) * 0.3).to(torch.float16).reshape(3, 4)),
+                       ("bfloat16", lambda: (torch.arange(-6, 6) * 0.3).to(torch.bfloat16)),
+                       ("int32", lambda: torch.tensor([-(2 ** 31), 0, 2 ** 31 - 1], dtype=torch.int32)),
+                       ("uint8", lambda: torch.tensor([0, 7, 255], dtype=torch.uint8)),
+                       ("bool_2d", lambda: torch.tensor([[True, False, True], [False, False, True]]))]:
         host = make()
         try:
-            res[name] = {"npu": repr(host.npu()), "cpu": repr(host), "item": host.npu().reshape(-1)[0].item()}
+            res[name] = {"npu": repr(host.npu()), "cpu": repr(host), "item": host.npu().reshape(-1)[0].item()
+                         if host.numel() else None}
         except Exception as exc:
             res[name] = {"error": f"{type(exc).__name__}: {exc}", "cpu": repr(host)}
+    return res
+
+
+def bool_indexing():
+    # t[mask], t[t > 0] and masked_select on npu (aclnnNonzeroV2 + aclnnIndex, aclnnMaskedSelect) next
+    # to the same code on the CPU.
+    res = {}
+    base = torch.tensor([[0.5, -1.0, 2.0, 0.0], [-3.0, 4.0, -0.25, 7.0], [1.0, 1.0, -1.0, 0.0]])
+    mask = torch.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+    for dt in ("float32", "float16", "bfloat16", "int32", "int64"):
+        for how in ("gt0", "mask2d", "mask_row", "masked_select", "masked_select_bcast"):
+            def run(dev):
+                t = base.to(getattr(torch, dt)).to(dev)
+                m = mask.to(dev)
+                if how == "gt0":
+                    r = t[t > 0]
+                elif how == "mask2d":
+                    r = t[m]
+                elif how == "mask_row":
+                    r = t[torch.tensor([True, False, True], device=dev)]
+                elif how == "masked_select":
+                    r = torch.masked_select(t, m)
+                else:
+                    r = t.masked_select(m[0])
+                return r.cpu().float().tolist(), str(r.dtype), list(r.shape)
+            try:
+                res[f"{dt}/{how}"] = {"npu": run("npu"), "cpu": run("cpu")}
+            except Exception as exc:
+                res[f"{dt}/{how}"] = {"error": f"{type(exc).__name__}: {exc}"}
     return res
 
 

@@ -551,6 +551,10 @@ PROTOTYPES = {
     "aclnnLtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnLtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnMaskedSelect(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnMaskedSelect": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnMaskedSelectGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnMatmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -599,6 +603,10 @@ PROTOTYPES = {
     "aclnnNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnNegGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNonzeroV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNonzeroV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNonzeroV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnPermute": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -907,6 +915,8 @@ DECLARATIONS = {
     "aclnnLtScalarGetWorkspaceSize": "aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLtTensor": "aclnnStatus aclnnLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLtTensorGetWorkspaceSize": "aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnMaskedSelect": "aclnnStatus aclnnMaskedSelect(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnMaskedSelectGetWorkspaceSize": "aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMatmul": "aclnnStatus aclnnMatmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMatmulGetWorkspaceSize": "aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnMax": "aclnnStatus aclnnMax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -931,6 +941,8 @@ DECLARATIONS = {
     "aclnnNeTensorGetWorkspaceSize": "aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeg": "aclnnStatus aclnnNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnNegGetWorkspaceSize": "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNonzeroV2": "aclnnStatus aclnnNonzeroV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNonzeroV2GetWorkspaceSize": "aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPermute": "aclnnStatus aclnnPermute(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPermuteGetWorkspaceSize": "aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor*, const aclIntArray*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowTensorScalar": "aclnnStatus aclnnPowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1246,6 +1258,8 @@ SOURCES = {
     "aclnnLtScalarGetWorkspaceSize": ("aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnLtTensor": ("aclnnStatus aclnnLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
     "aclnnLtTensorGetWorkspaceSize": ("aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_tensor.h"),
+    "aclnnMaskedSelect": ("aclnnStatus aclnnMaskedSelect(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_masked_select.h"),
+    "aclnnMaskedSelectGetWorkspaceSize": ("aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_masked_select.h"),
     "aclnnMatmul": ("aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_matmul.h"),
     "aclnnMatmulGetWorkspaceSize": ("aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_matmul.h"),
     "aclnnMax": ("aclnnStatus aclnnMax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_max.h"),
@@ -1270,6 +1284,8 @@ SOURCES = {
     "aclnnNeTensorGetWorkspaceSize": ("aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
     "aclnnNeg": ("aclnnStatus aclnnNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_neg.h"),
     "aclnnNegGetWorkspaceSize": ("aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
+    "aclnnNonzeroV2": ("aclnnStatus aclnnNonzeroV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nonzero_v2.h"),
+    "aclnnNonzeroV2GetWorkspaceSize": ("aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nonzero_v2.h"),
     "aclnnPermute": ("aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_permute.h"),
     "aclnnPermuteGetWorkspaceSize": ("aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_permute.h"),
     "aclnnPowTensorScalar": ("aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_pow.h"),
@@ -1533,6 +1549,8 @@ OPTIONAL = frozenset({
     "aclnnLtScalarGetWorkspaceSize",
     "aclnnLtTensor",
     "aclnnLtTensorGetWorkspaceSize",
+    "aclnnMaskedSelect",
+    "aclnnMaskedSelectGetWorkspaceSize",
     "aclnnMatmul",
     "aclnnMatmulGetWorkspaceSize",
     "aclnnMax",
@@ -1557,6 +1575,8 @@ OPTIONAL = frozenset({
     "aclnnNeTensorGetWorkspaceSize",
     "aclnnNeg",
     "aclnnNegGetWorkspaceSize",
+    "aclnnNonzeroV2",
+    "aclnnNonzeroV2GetWorkspaceSize",
     "aclnnPermute",
     "aclnnPermuteGetWorkspaceSize",
     "aclnnPowTensorScalar",

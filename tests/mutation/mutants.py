@@ -33,6 +33,7 @@ INDEX = "tests/test_index.py"
 MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
+SELECT = "tests/test_select.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -312,4 +313,22 @@ MUTANTS = [
            "N(ABS), EW_PROMOTE_KEEP, EW_OUT_SAME_DTYPE};", "N(ABS), EW_PROMOTE_KEEP, EW_OUT_CASTABLE};",
            (f"{POINTWISE}::test_invalid_arguments_return_161002",),
            "validation: Abs accepts an out dtype other than self's"),
+    # ---- data-dependent output shapes (select: MaskedSelect, NonzeroV2) and nnopbase's refresh ----
+    Mutant("mselect-broadcast-uses-size1-stride", f"{OPS}/select/masked_select.c",
+           "        strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];",
+           "        strides[d] = d < lead ? 0 : t->strides[d - lead];",
+           (f"{SELECT}::test_masked_select_broadcasts_self_and_mask",),
+           "a size-1 dimension is walked with its stride instead of being broadcast"),
+    Mutant("mselect-accepts-float-mask", f"{OPS}/select/masked_select.c",
+           "        (rc = ew_check_dtype_in(API, \"mask\", mask.dtype, MASK, 2)) ||\n", "",
+           (f"{SELECT}::test_masked_select_validation_codes",), "validation: a FLOAT mask accepted"),
+    Mutant("nonzero-rows-strided-by-numel", f"{OPS}/select/nonzero_v2.c",
+           "        for (int64_t d = 0; d < rank; d++) dst[d * count + k] = it.idx[d];",
+           "        for (int64_t d = 0; d < rank; d++) dst[d * n + k] = it.idx[d];",
+           (f"{SELECT}::test_nonzero_v2_leaves_rank_by_count_on_out",),
+           "coordinates laid out in the allocated [rank, numel] instead of the real [rank, count]"),
+    Mutant("nnopbase-out-shape-not-refreshed", "native_stubs/src/nnopbase/executor.c",
+           "    if (shape->ndim < 0) return ACLNN_SUCCESS;", "    if (shape->ndim >= 0) return ACLNN_SUCCESS;",
+           (f"{SELECT}::test_the_real_shape_is_left_on_outs_acl_tensor_and_the_tail_is_untouched",),
+           "the out tensor keeps its allocated shape after a data-dependent launch"),
 ]

@@ -40,6 +40,8 @@ struct aclOpExecutor {
     size_t n_input_lists, n_output_lists;   /* tensor-list parameters (none yet)                  */
     aclnnStatus deferred_code;        /* non-zero: phase 2 refuses with this code and message       */
     char deferred_msg[240];
+    aclTensor *shape_target;          /* data-dependent output shape: the tensor phase 2 refreshes  */
+    size_t shape_output;              /* ... and the index of that output                           */
     pyaclnn_stub_tensor tensors[];    /* n_inputs + n_outputs snapshots, then the parameters        */
 };
 
@@ -104,7 +106,46 @@ void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code
     va_end(ap);
 }
 
+aclnnStatus pyaclnn_stub_executor_set_out_shape(aclOpExecutor *executor, size_t output_index, aclTensor *target) {
+    static const char API[] = "pyaclnn_stub_executor_set_out_shape";
+    pthread_mutex_lock(&executor_mu);
+    aclnnStatus rc = nn_check_handle(API, "executor", executor, NN_KIND_EXECUTOR, ACLNN_ERR_PARAM_NULLPTR);
+    if (rc == ACLNN_SUCCESS) rc = nn_check_handle(API, "target", target, NN_KIND_TENSOR, ACLNN_ERR_PARAM_NULLPTR);
+    if (rc == ACLNN_SUCCESS && output_index >= executor->launch.n_outputs) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "output index %zu is out of range (%zu outputs)",
+                            output_index, executor->launch.n_outputs);
+        rc = ACLNN_ERR_PARAM_INVALID;
+    }
+    if (rc == ACLNN_SUCCESS) {
+        executor->shape_target = target;
+        executor->shape_output = output_index;
+    }
+    pthread_mutex_unlock(&executor_mu);
+    return rc;
+}
+
 /* ---- phase 2 ------------------------------------------------------------------------------- */
+
+/* After the launch of an operator with a data-dependent output shape: waits for the stream, then
+ * makes the shape its kernel reported the view shape of `target` (if that is still a live tensor;
+ * the caller may have destroyed it, which CANN leaves undefined). */
+static aclnnStatus refresh_out_shape(aclrtStream stream, aclTensor *target, const pyaclnn_stub_shape *shape) {
+    if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;   /* reported */
+    if (shape->ndim < 0) return ACLNN_SUCCESS;   /* the kernel failed: its fault is what sync returned */
+    pthread_mutex_lock(&nn_ownership_lock);
+    if (nn_is(target, NN_KIND_TENSOR)) {
+        pyaclnn_stub_tensor *d = &target->desc;
+        d->ndim = shape->ndim;
+        int64_t stride = 1;
+        for (int64_t k = shape->ndim; k-- > 0;) {
+            d->shape[k] = shape->dims[k];
+            d->strides[k] = stride;
+            stride *= shape->dims[k] > 0 ? shape->dims[k] : 1;
+        }
+    }
+    pthread_mutex_unlock(&nn_ownership_lock);
+    return ACLNN_SUCCESS;
+}
 
 static void run_launch(void *arg) {
     aclOpExecutor *block = arg;
@@ -228,6 +269,9 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
     pthread_mutex_unlock(&executor_mu);
 
     if (rc == ACLNN_SUCCESS && kernel != NULL) {   /* launch is ours alone: consumed, or a clone */
+        pyaclnn_stub_shape out_shape = {.ndim = -1};   /* lives until the sync in refresh_out_shape */
+        aclTensor *shape_target = launch->shape_target;
+        launch->launch.out_shape = shape_target != NULL ? &out_shape : NULL;
         launch->launch.workspace = workspace;
         launch->launch.workspace_size = workspace_size;
         rc = pin_launch(api, launch, workspace, pyaclnn_stub_stream_device(stream));
@@ -238,7 +282,8 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
         /* The stream releases the block (and its pins) after the kernel ran, or at once if submission
          * fails (the runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
         aclError submit = pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
-        return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
+        if (submit != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+        return shape_target != NULL ? refresh_out_shape(stream, shape_target, &out_shape) : ACLNN_SUCCESS;
     }
     if (!repeatable) free(executor);
     return rc;
@@ -327,6 +372,8 @@ static aclnnStatus set_tensor_addr_locked(const char *api, enum slot_space space
     }
     slot->data = addr;
     tensor->desc.data = addr;
+    if (executor->shape_target != NULL && first + index == executor->launch.n_inputs + executor->shape_output)
+        executor->shape_target = tensor;   /* the data-dependent shape now refreshes this tensor */
     return ACLNN_SUCCESS;
 }
 
