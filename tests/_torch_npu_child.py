@@ -284,6 +284,45 @@ def bool_indexing():
     return res
 
 
+def random():
+    # torch's random-number code on npu (aclnnInplaceUniform / InplaceNormal, dropout through
+    # DropoutV3 on Ascend 950 or DropoutGenMaskV2 + DoMask on A2): distribution statistics, the
+    # generator's determinism, and dropout's forward/backward consistency; the test judges them.
+    def stats(t):
+        x = t.float().cpu().double()
+        return {"n": x.numel(), "mean": x.mean().item(), "std": x.std().item(), "min": x.min().item(),
+                "max": x.max().item(), "dtype": str(t.dtype), "device": t.device.type}
+    res = {}
+    n = 100_000
+    for dt in ("float32", "float16", "bfloat16"):
+        d = getattr(torch, dt)
+        res[f"randn/{dt}"] = stats(torch.randn(n, device="npu", dtype=d))
+        res[f"rand/{dt}"] = stats(torch.rand(n, device="npu", dtype=d))
+        res[f"uniform_/{dt}"] = stats(torch.empty(n, device="npu", dtype=d).uniform_(-2, 3))
+        res[f"normal_/{dt}"] = stats(torch.empty(n, device="npu", dtype=d).normal_(1, 2))
+    res["kaiming_uniform_"] = stats(torch.nn.init.kaiming_uniform_(torch.empty(300, 300, device="npu"), a=5 ** 0.5))
+    res["xavier_normal_"] = stats(torch.nn.init.xavier_normal_(torch.empty(300, 300, device="npu")))
+    res["linear_weight"] = stats(torch.nn.Linear(400, 250).npu().weight.detach())
+    torch.npu.manual_seed(1234)
+    a = torch.randn(64, device="npu").cpu()
+    b = torch.randn(64, device="npu").cpu()
+    torch.npu.manual_seed(1234)
+    res["determinism"] = {"same_seed_same_values": bool(torch.equal(a, torch.randn(64, device="npu").cpu())),
+                          "next_call_differs": not bool(torch.equal(a, b))}
+    x = torch.randn(20_000, device="npu").requires_grad_()
+    y = torch.nn.functional.dropout(x, 0.3, training=True)
+    y.backward(torch.ones_like(y))
+    xc, yc, gc = x.detach().cpu(), y.detach().cpu(), x.grad.cpu()
+    kept = yc != 0
+    res["dropout"] = {"kept_fraction": kept.float().mean().item(),
+                      "kept_scaled": bool(torch.allclose(yc[kept], xc[kept] / 0.7, rtol=1e-6, atol=0)),
+                      "grad_matches_mask": bool(torch.equal(gc != 0, kept)) and bool(
+                          torch.allclose(gc[kept], torch.full_like(gc[kept], 1 / 0.7), rtol=1e-6, atol=0)),
+                      "eval_is_identity": bool(torch.equal(
+                          torch.nn.functional.dropout(x.detach(), 0.3, training=False).cpu(), xc))}
+    return res
+
+
 def npu_copies():
     # .npu() / .cpu() / .to("npu") need aclnnInplaceCopy: checked only when the stub exports it.
     res = {}

@@ -110,13 +110,13 @@ def _run(spec: dict, mode: str = "exec", env: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def on_950():
     checks = ["dtypes", "arnq", "gmq", "gmq_wide", "interop", "streams", "npu_copies", "creation", "roundtrip",
-              "cases", "printing", "bool_indexing"]
+              "cases", "printing", "bool_indexing", "random"]
     return _run(_spec(checks), env={"PYACLNN_STUB_SOC": "Ascend950PR"})
 
 
 @pytest.fixture(scope="module")
 def on_910b4():
-    return _run(_spec(["arnq", "gmq"]), env={"PYACLNN_STUB_SOC": "Ascend910B4"})
+    return _run(_spec(["arnq", "gmq", "random"]), env={"PYACLNN_STUB_SOC": "Ascend910B4"})
 
 
 def _ok(result):
@@ -261,6 +261,45 @@ def test_boolean_mask_indexing_on_npu_matches_cpu(on_950):
     for name, row in res.items():
         assert "error" not in row, (name, row.get("error"))
         assert row["npu"] == row["cpu"], name
+
+
+def _assert_random(res):
+    # Statistical checks only (fidelity class s): the NPU's own streams are not reproducible.
+    res = _ok(res)
+    for name, st in res.items():
+        if "/" not in name:
+            continue
+        kind, dt = name.split("/")
+        assert st["dtype"] == f"torch.{dt}" and st["device"] == "npu", name
+        slack = {"float32": 0.0, "float16": 0.01, "bfloat16": 0.03}[dt]      # the dtype's rounding
+        if kind in ("randn", "normal_"):
+            mean, std = (0.0, 1.0) if kind == "randn" else (1.0, 2.0)
+            assert abs(st["mean"] - mean) < 5 * std / st["n"] ** 0.5 + slack * std, name
+            assert abs(st["std"] / std - 1) < 0.015 + slack, name
+            assert st["max"] - st["min"] > 7 * std, name
+        else:
+            lo, hi = (0.0, 1.0) if kind == "rand" else (-2.0, 3.0)
+            assert lo <= st["min"] and st["max"] < hi, name
+            assert abs(st["mean"] - (lo + hi) / 2) < 5 * (hi - lo) / (12 * st["n"]) ** 0.5 + slack, name
+            assert abs(st["std"] / ((hi - lo) / 12 ** 0.5) - 1) < 0.015 + slack, name
+    bound = 1 / 300 ** 0.5                     # kaiming_uniform_(a=sqrt(5)) on fan_in 300: U(-1/sqrt(300), ..)
+    k = res["kaiming_uniform_"]
+    assert -bound <= k["min"] and k["max"] <= bound and abs(k["std"] / (bound / 3 ** 0.5) - 1) < 0.02
+    assert abs(res["xavier_normal_"]["std"] / (2 / 600) ** 0.5 - 1) < 0.02
+    lw = res["linear_weight"]
+    assert lw["device"] == "npu" and lw["max"] <= 1 / 20 and abs(lw["std"] / (1 / 20 / 3 ** 0.5) - 1) < 0.03
+    assert res["determinism"] == {"same_seed_same_values": True, "next_call_differs": True}
+    d = res["dropout"]
+    assert abs(d["kept_fraction"] - 0.7) < 5 * (0.21 / 20_000) ** 0.5, d
+    assert d["kept_scaled"] and d["grad_matches_mask"] and d["eval_is_identity"], d
+
+
+def test_random_numbers_on_npu_950(on_950):
+    _assert_random(on_950["random"])
+
+
+def test_random_numbers_on_npu_910b4(on_910b4):
+    _assert_random(on_910b4["random"])
 
 
 def _arnq_reference(soc):

@@ -295,6 +295,18 @@ PROTOTYPES = {
     "aclnnDivs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnDivsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutDoMask(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutDoMask": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, double prob, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutDoMaskGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutGenMaskV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutGenMaskV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray* shape, double prob, int64_t seed, int64_t offset, aclDataType probDataType, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_double, c_int64, c_int64, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutV3(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutV3": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor* input, const aclTensor* optionalNoiseShape, double p, int64_t seed, int64_t offset, aclTensor* out, aclTensor* maskOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutV3GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_double, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnEmbedding(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnEmbedding": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnEmbeddingDenseBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
@@ -475,6 +487,10 @@ PROTOTYPES = {
     "aclnnInplaceNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceNegGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceNormal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceNormal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceNormalGetWorkspaceSize": (aclnnStatus, (c_void_p, c_float, c_float, c_int64, c_int64, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceOne": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -519,6 +535,10 @@ PROTOTYPES = {
     "aclnnInplaceTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceTriuGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceUniform(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceUniform": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceUniformGetWorkspaceSize": (aclnnStatus, (c_void_p, c_double, c_double, c_uint64, c_uint64, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceZero": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -787,6 +807,12 @@ DECLARATIONS = {
     "aclnnDivModsGetWorkspaceSize": "aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor*, const aclScalar*, int, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDivs": "aclnnStatus aclnnDivs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnDivsGetWorkspaceSize": "aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutDoMask": "aclnnStatus aclnnDropoutDoMask(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutDoMaskGetWorkspaceSize": "aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor*, const aclTensor*, double, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutGenMaskV2": "aclnnStatus aclnnDropoutGenMaskV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": "aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray*, double, int64_t, int64_t, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutV3": "aclnnStatus aclnnDropoutV3(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutV3GetWorkspaceSize": "aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor*, const aclTensor*, double, int64_t, int64_t, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnEmbedding": "aclnnStatus aclnnEmbedding(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnEmbeddingDenseBackward": "aclnnStatus aclnnEmbeddingDenseBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": "aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t, uint64_t, bool, const aclTensor*, uint64_t*, aclOpExecutor**);",
@@ -877,6 +903,8 @@ DECLARATIONS = {
     "aclnnInplaceNeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceNeg": "aclnnStatus aclnnInplaceNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceNegGetWorkspaceSize": "aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceNormal": "aclnnStatus aclnnInplaceNormal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceNormalGetWorkspaceSize": "aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor*, float, float, int64_t, int64_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceOne": "aclnnStatus aclnnInplaceOne(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceOneGetWorkspaceSize": "aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplacePowTensorScalar": "aclnnStatus aclnnInplacePowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -899,6 +927,8 @@ DECLARATIONS = {
     "aclnnInplaceSubsGetWorkspaceSize": "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceTriu": "aclnnStatus aclnnInplaceTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceTriuGetWorkspaceSize": "aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor*, int64_t, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceUniform": "aclnnStatus aclnnInplaceUniform(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceUniformGetWorkspaceSize": "aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor*, double, double, uint64_t, uint64_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceZero": "aclnnStatus aclnnInplaceZero(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnIsFinite": "aclnnStatus aclnnIsFinite(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1130,6 +1160,12 @@ SOURCES = {
     "aclnnDivModsGetWorkspaceSize": ("aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, int mode, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnDivs": ("aclnnStatus aclnnDivs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnDivsGetWorkspaceSize": ("aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
+    "aclnnDropoutDoMask": ("aclnnStatus aclnnDropoutDoMask(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_do_mask.h"),
+    "aclnnDropoutDoMaskGetWorkspaceSize": ("aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, double prob, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_do_mask.h"),
+    "aclnnDropoutGenMaskV2": ("aclnnStatus aclnnDropoutGenMaskV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_gen_mask.h"),
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": ("aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray* shape, double prob, int64_t seed, int64_t offset, aclDataType probDataType, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_gen_mask.h"),
+    "aclnnDropoutV3": ("aclnnStatus aclnnDropoutV3(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_v3.h"),
+    "aclnnDropoutV3GetWorkspaceSize": ("aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor* input, const aclTensor* optionalNoiseShape, double p, int64_t seed, int64_t offset, aclTensor* out, aclTensor* maskOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_v3.h"),
     "aclnnEmbedding": ("aclnnStatus aclnnEmbedding(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_embedding.h"),
     "aclnnEmbeddingDenseBackward": ("aclnnStatus aclnnEmbeddingDenseBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_embedding_dense_backward.h"),
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": ("aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* indices, uint64_t numWeights, uint64_t paddingIdx, bool scaleGradByFreq, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_embedding_dense_backward.h"),
@@ -1220,6 +1256,8 @@ SOURCES = {
     "aclnnInplaceNeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
     "aclnnInplaceNeg": ("aclnnStatus aclnnInplaceNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_neg.h"),
     "aclnnInplaceNegGetWorkspaceSize": ("aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
+    "aclnnInplaceNormal": ("aclnnStatus aclnnInplaceNormal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_normal.h"),
+    "aclnnInplaceNormalGetWorkspaceSize": ("aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_normal.h"),
     "aclnnInplaceOne": ("aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ones.h"),
     "aclnnInplaceOneGetWorkspaceSize": ("aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ones.h"),
     "aclnnInplacePowTensorScalar": ("aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
@@ -1242,6 +1280,8 @@ SOURCES = {
     "aclnnInplaceSubsGetWorkspaceSize": ("aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceTriu": ("aclnnStatus aclnnInplaceTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
     "aclnnInplaceTriuGetWorkspaceSize": ("aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
+    "aclnnInplaceUniform": ("aclnnStatus aclnnInplaceUniform(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_uniform.h"),
+    "aclnnInplaceUniformGetWorkspaceSize": ("aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_uniform.h"),
     "aclnnInplaceZero": ("aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_zero.h"),
     "aclnnInplaceZeroGetWorkspaceSize": ("aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_zero.h"),
     "aclnnIsFinite": ("aclnnStatus aclnnIsFinite(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_isfinite.h"),
@@ -1423,6 +1463,12 @@ OPTIONAL = frozenset({
     "aclnnDivModsGetWorkspaceSize",
     "aclnnDivs",
     "aclnnDivsGetWorkspaceSize",
+    "aclnnDropoutDoMask",
+    "aclnnDropoutDoMaskGetWorkspaceSize",
+    "aclnnDropoutGenMaskV2",
+    "aclnnDropoutGenMaskV2GetWorkspaceSize",
+    "aclnnDropoutV3",
+    "aclnnDropoutV3GetWorkspaceSize",
     "aclnnEmbedding",
     "aclnnEmbeddingDenseBackward",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize",
@@ -1511,6 +1557,8 @@ OPTIONAL = frozenset({
     "aclnnInplaceNeTensorGetWorkspaceSize",
     "aclnnInplaceNeg",
     "aclnnInplaceNegGetWorkspaceSize",
+    "aclnnInplaceNormal",
+    "aclnnInplaceNormalGetWorkspaceSize",
     "aclnnInplaceOne",
     "aclnnInplaceOneGetWorkspaceSize",
     "aclnnInplacePowTensorScalar",
@@ -1533,6 +1581,8 @@ OPTIONAL = frozenset({
     "aclnnInplaceSubsGetWorkspaceSize",
     "aclnnInplaceTriu",
     "aclnnInplaceTriuGetWorkspaceSize",
+    "aclnnInplaceUniform",
+    "aclnnInplaceUniformGetWorkspaceSize",
     "aclnnInplaceZero",
     "aclnnInplaceZeroGetWorkspaceSize",
     "aclnnIsFinite",

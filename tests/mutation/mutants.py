@@ -34,6 +34,7 @@ MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
 SELECT = "tests/test_select.py"
+RANDOM = "tests/test_random.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -331,4 +332,23 @@ MUTANTS = [
            "    if (shape->ndim < 0) return ACLNN_SUCCESS;", "    if (shape->ndim >= 0) return ACLNN_SUCCESS;",
            (f"{SELECT}::test_the_real_shape_is_left_on_outs_acl_tensor_and_the_tail_is_untouched",),
            "the out tensor keeps its allocated shape after a data-dependent launch"),
+    # ---- random numbers (random: Uniform, Normal, dropout) ----
+    Mutant("rnd-philox-key-schedule", f"{OPS}/random/rnd_philox.c",
+           "        k1 += 0xBB67AE85u;", "        k1 += 0x9E3779B9u;",
+           (f"{RANDOM}::test_uniform_float32_is_the_documented_stream",), "Philox's second Weyl constant wrong"),
+    Mutant("rnd-uniform-ignores-offset", f"{OPS}/random/uniform.c",
+           "    rnd_philox(prm->seed, prm->offset, i, w);", "    rnd_philox(prm->seed, 0, i, w);",
+           (f"{RANDOM}::test_uniform_deterministic_per_seed_and_offset_and_streams_differ",),
+           "every offset gives the same stream (torch_npu's successive calls would repeat)"),
+    Mutant("rnd-normal-std-squared", f"{OPS}/random/normal.c",
+           "    float r = (float)z * prm->std + prm->mean;", "    float r = (float)z * prm->std * prm->std + prm->mean;",
+           (f"{RANDOM}::test_normal_mean_std_and_tails",), "normal scales by the variance"),
+    Mutant("rnd-uniform-accepts-reversed-bounds", f"{OPS}/random/uniform.c",
+           "    if (from > to) {", "    if (from > to && 0) {",
+           (f"{RANDOM}::test_uniform_validation_codes",), "validation: from > to accepted"),
+    Mutant("rnd-dropout-keeps-p", f"{OPS}/random/dropout.c",
+           "    float keep = (float)(1 - prm->prob);\n    unsigned char byte = 0;",
+           "    float keep = (float)prm->prob;\n    unsigned char byte = 0;",
+           (f"{RANDOM}::test_gen_mask_is_the_documented_stream_and_keeps_one_minus_p",),
+           "the mask keeps with probability p instead of 1 - p"),
 ]
