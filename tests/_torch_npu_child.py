@@ -323,6 +323,28 @@ def random():
     return res
 
 
+def layer_norm():
+    # nn.LayerNorm forward and backward on npu (aclnnLayerNorm, aclnnLayerNormBackward) next to the CPU.
+    torch.manual_seed(0)
+    ln = torch.nn.LayerNorm(48)
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5)
+        ln.bias.uniform_(-1, 1)
+    lnn = torch.nn.LayerNorm(48).npu()
+    lnn.load_state_dict(ln.state_dict())
+    x = torch.randn(3, 5, 48) * 2 + 0.5
+    xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    yc, yn = ln(xc), lnn(xn)
+    g = torch.randn_like(yc)
+    yc.backward(g)
+    yn.backward(g.npu())
+    rel = lambda a, b: ((a - b.cpu()).abs().max() / a.abs().max()).item()   # noqa: E731
+    half = torch.nn.functional.layer_norm(x.half().npu(), (48,), ln.weight.half().npu(), ln.bias.half().npu())
+    return {"out": rel(yc.detach(), yn.detach()), "dx": rel(xc.grad, xn.grad), "dw": rel(ln.weight.grad, lnn.weight.grad),
+            "db": rel(ln.bias.grad, lnn.bias.grad), "half_dtype": str(half.dtype),
+            "half": rel(yc.detach(), half.float().detach())}
+
+
 def npu_copies():
     # .npu() / .cpu() / .to("npu") need aclnnInplaceCopy: checked only when the stub exports it.
     res = {}

@@ -150,7 +150,8 @@ POINTWISE_OPS = {f"aclnn{n}" for n in (
 # Ordinary-model operators beyond those: data-dependent shapes, random numbers (docs/torch_npu.md).
 MODEL_OPS = {f"aclnn{n}" for n in (
     "MaskedSelect", "NonzeroV2",
-    "InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutDoMask", "DropoutV3")}
+    "InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutDoMask", "DropoutV3",
+    "LayerNorm", "LayerNormBackward")}
 
 
 def test_our_headers_declare_exactly_our_operators(our_ops):

@@ -547,6 +547,14 @@ PROTOTYPES = {
     "aclnnIsFinite": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnIsFiniteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLayerNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLayerNorm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLayerNormBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLayerNormBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* mean, const aclTensor* rstd, const aclTensor* weightOptional, const aclTensor* biasOptional, const aclBoolArray* outputMask, aclTensor* gradInputOut, aclTensor* gradWeightOut, aclTensor* gradBiasOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLayerNormBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLayerNormGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnLeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -933,6 +941,10 @@ DECLARATIONS = {
     "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnIsFinite": "aclnnStatus aclnnIsFinite(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnIsFiniteGetWorkspaceSize": "aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLayerNorm": "aclnnStatus aclnnLayerNorm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLayerNormBackward": "aclnnStatus aclnnLayerNormBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLayerNormBackwardGetWorkspaceSize": "aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclIntArray*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLayerNormGetWorkspaceSize": "aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor*, const aclIntArray*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeScalar": "aclnnStatus aclnnLeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLeScalarGetWorkspaceSize": "aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeTensor": "aclnnStatus aclnnLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1286,6 +1298,10 @@ SOURCES = {
     "aclnnInplaceZeroGetWorkspaceSize": ("aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_zero.h"),
     "aclnnIsFinite": ("aclnnStatus aclnnIsFinite(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_isfinite.h"),
     "aclnnIsFiniteGetWorkspaceSize": ("aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_isfinite.h"),
+    "aclnnLayerNorm": ("aclnnStatus aclnnLayerNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_layer_norm.h"),
+    "aclnnLayerNormBackward": ("aclnnStatus aclnnLayerNormBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_layer_norm_backward.h"),
+    "aclnnLayerNormBackwardGetWorkspaceSize": ("aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* mean, const aclTensor* rstd, const aclTensor* weightOptional, const aclTensor* biasOptional, const aclBoolArray* outputMask, aclTensor* gradInputOut, aclTensor* gradWeightOut, aclTensor* gradBiasOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_layer_norm_backward.h"),
+    "aclnnLayerNormGetWorkspaceSize": ("aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_layer_norm.h"),
     "aclnnLeScalar": ("aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeScalarGetWorkspaceSize": ("aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeTensor": ("aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
@@ -1587,6 +1603,10 @@ OPTIONAL = frozenset({
     "aclnnInplaceZeroGetWorkspaceSize",
     "aclnnIsFinite",
     "aclnnIsFiniteGetWorkspaceSize",
+    "aclnnLayerNorm",
+    "aclnnLayerNormBackward",
+    "aclnnLayerNormBackwardGetWorkspaceSize",
+    "aclnnLayerNormGetWorkspaceSize",
     "aclnnLeScalar",
     "aclnnLeScalarGetWorkspaceSize",
     "aclnnLeTensor",

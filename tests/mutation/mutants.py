@@ -35,6 +35,7 @@ REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
 SELECT = "tests/test_select.py"
 RANDOM = "tests/test_random.py"
+LAYER_NORM = "tests/test_layer_norm.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -351,4 +352,17 @@ MUTANTS = [
            "    float keep = (float)prm->prob;\n    unsigned char byte = 0;",
            (f"{RANDOM}::test_gen_mask_is_the_documented_stream_and_keeps_one_minus_p",),
            "the mask keeps with probability p instead of 1 - p"),
+    # ---- layer_norm ----
+    Mutant("ln-unbiased-variance", f"{OPS}/layer_norm/layer_norm.c",
+           "            double rstd = N ? 1.0 / sqrt(v / (double)N + p->eps) : NAN;",
+           "            double rstd = N ? 1.0 / sqrt(v / (double)(N - 1) + p->eps) : NAN;",
+           (f"{LAYER_NORM}::test_layer_norm_every_dtype",), "LayerNorm divides the variance by N - 1"),
+    Mutant("ln-backward-drops-xhat-term", f"{OPS}/layer_norm/layer_norm.c",
+           "                dx[m * N + j] = rstd * (g - sg / (double)N - xhat * sgx / (double)N);",
+           "                dx[m * N + j] = rstd * (g - sg / (double)N);",
+           (f"{LAYER_NORM}::test_layer_norm_backward_every_dtype",), "the input gradient misses the variance term"),
+    Mutant("ln-accepts-mismatched-weight", f"{OPS}/layer_norm/layer_norm.c",
+           "    if (w.present && w.dtype != ACL_FLOAT && (rc = tv_check_same_dtype(API, \"weightOptional\", w.dtype, \"input\", x.dtype)))\n        return rc;\n",
+           "",
+           (f"{LAYER_NORM}::test_layer_norm_validation_codes",), "validation: a FLOAT16 weight with FLOAT input"),
 ]
