@@ -345,6 +345,22 @@ def layer_norm():
             "half": rel(yc.detach(), half.float().detach())}
 
 
+def gelu():
+    # F.gelu ("none", "tanh") forward and backward on npu (aclnnGeluV2, aclnnGeluBackwardV2) next to the CPU.
+    res = {}
+    x = torch.linspace(-6, 6, 1001)
+    for mode in ("none", "tanh"):
+        xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+        yc = torch.nn.functional.gelu(xc, approximate=mode)
+        yn = torch.nn.functional.gelu(xn, approximate=mode)
+        yc.sum().backward()
+        yn.sum().backward()
+        res[mode] = {"out": (yc - yn.cpu()).abs().max().item(), "grad": (xc.grad - xn.grad.cpu()).abs().max().item(),
+                     "bf16": (yc.detach() - torch.nn.functional.gelu(x.bfloat16().npu(), approximate=mode).float().cpu())
+                     .abs().max().item()}
+    return res
+
+
 def npu_copies():
     # .npu() / .cpu() / .to("npu") need aclnnInplaceCopy: checked only when the stub exports it.
     res = {}

@@ -110,7 +110,7 @@ def _run(spec: dict, mode: str = "exec", env: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def on_950():
     checks = ["dtypes", "arnq", "gmq", "gmq_wide", "interop", "streams", "npu_copies", "creation", "roundtrip",
-              "cases", "printing", "bool_indexing", "random", "layer_norm"]
+              "cases", "printing", "bool_indexing", "random", "layer_norm", "gelu"]
     return _run(_spec(checks), env={"PYACLNN_STUB_SOC": "Ascend950PR"})
 
 
@@ -306,6 +306,13 @@ def test_layer_norm_forward_and_backward_on_npu_match_cpu(on_950):
     res = _ok(on_950["layer_norm"])
     assert res["out"] <= 1e-6 and res["dx"] <= 1e-5 and res["dw"] <= 1e-5 and res["db"] <= 1e-5, res
     assert res["half_dtype"] == "torch.float16" and res["half"] <= 2e-3, res
+
+
+def test_gelu_forward_and_backward_on_npu_match_cpu(on_950):
+    res = _ok(on_950["gelu"])
+    for mode in ("none", "tanh"):
+        assert res[mode]["out"] <= 2e-6 and res[mode]["grad"] <= 2e-6, res       # fp32, values up to 6
+        assert res[mode]["bf16"] <= 0.05, res                                     # bf16 input and output rounding
 
 
 def _arnq_reference(soc):

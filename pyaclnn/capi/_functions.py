@@ -337,6 +337,14 @@ PROTOTYPES = {
     "aclnnGeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnGeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGeluBackwardV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGeluBackwardV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, char* approximate, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeluBackwardV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGeluV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGeluV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeluV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnGroupedDynamicMxQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -836,6 +844,10 @@ DECLARATIONS = {
     "aclnnGeScalarGetWorkspaceSize": "aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGeTensor": "aclnnStatus aclnnGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGeTensorGetWorkspaceSize": "aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGeluBackwardV2": "aclnnStatus aclnnGeluBackwardV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeluBackwardV2GetWorkspaceSize": "aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor*, const aclTensor*, char*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGeluV2": "aclnnStatus aclnnGeluV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeluV2GetWorkspaceSize": "aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuant": "aclnnStatus aclnnGroupedDynamicMxQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1193,6 +1205,10 @@ SOURCES = {
     "aclnnGeScalarGetWorkspaceSize": ("aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeTensor": ("aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
     "aclnnGeTensorGetWorkspaceSize": ("aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_tensor.h"),
+    "aclnnGeluBackwardV2": ("aclnnStatus aclnnGeluBackwardV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gelu_backward_v2.h"),
+    "aclnnGeluBackwardV2GetWorkspaceSize": ("aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, char* approximate, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gelu_backward_v2.h"),
+    "aclnnGeluV2": ("aclnnStatus aclnnGeluV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gelu_v2.h"),
+    "aclnnGeluV2GetWorkspaceSize": ("aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gelu_v2.h"),
     "aclnnGroupedDynamicMxQuant": ("aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantV2": ("aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
@@ -1499,6 +1515,10 @@ OPTIONAL = frozenset({
     "aclnnGeScalarGetWorkspaceSize",
     "aclnnGeTensor",
     "aclnnGeTensorGetWorkspaceSize",
+    "aclnnGeluBackwardV2",
+    "aclnnGeluBackwardV2GetWorkspaceSize",
+    "aclnnGeluV2",
+    "aclnnGeluV2GetWorkspaceSize",
     "aclnnGroupedDynamicMxQuant",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuantV2",

@@ -73,6 +73,7 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "variance and keep rate checked on 200k draws (tests/test_random.py)"),
     (("DropoutDoMask",), C, "given the mask: x / (1 - p) in fp32, one rounding to the out dtype (the NPU "
      "may multiply by the reciprocal: within 1 ulp) (tests/test_random.py)"),
+    (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
     (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "
      "dtype: within 1 ulp of the rounded float64 reference (tests/test_layer_norm.py)"),
     (("MaskedSelect", "NonzeroV2"), A, "moves (MaskedSelect casts to out's dtype with the NPU's Cast rules); "

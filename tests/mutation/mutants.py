@@ -36,6 +36,7 @@ SOFTMAX = "tests/test_softmax.py"
 SELECT = "tests/test_select.py"
 RANDOM = "tests/test_random.py"
 LAYER_NORM = "tests/test_layer_norm.py"
+GELU = "tests/test_gelu.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -365,4 +366,12 @@ MUTANTS = [
            "    if (w.present && w.dtype != ACL_FLOAT && (rc = tv_check_same_dtype(API, \"weightOptional\", w.dtype, \"input\", x.dtype)))\n        return rc;\n",
            "",
            (f"{LAYER_NORM}::test_layer_norm_validation_codes",), "validation: a FLOAT16 weight with FLOAT input"),
+    # ---- gelu ----
+    Mutant("gelu-tanh-constant", f"{OPS}/gelu/gelu.c",
+           "C = 0.044715,", "C = 0.04471,",
+           (f"{GELU}::test_gelu_every_dtype",), "the tanh approximation's cubic coefficient rounded"),
+    Mutant("gelu-grad-drops-density-term", f"{OPS}/gelu/gelu.c",
+           "    return 0.5 * (1.0 + erf(x * SQRT1_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);",
+           "    return 0.5 * (1.0 + erf(x * SQRT1_2));",
+           (f"{GELU}::test_gelu_backward_every_dtype",), "the exact GELU gradient misses x * phi(x)"),
 ]
