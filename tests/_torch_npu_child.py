@@ -361,6 +361,22 @@ def gelu():
     return res
 
 
+def topk_cumsum():
+    # torch.topk and cumsum on npu (aclnnTopk, aclnnCumsum) next to the CPU: a top-k / top-p sampling step.
+    torch.manual_seed(0)
+    logits = torch.randn(4, 64)
+    res = {}
+    v, i = torch.topk(logits.npu(), 8, dim=-1)
+    vc, ic = torch.topk(logits, 8, dim=-1)
+    res["topk"] = bool(torch.equal(v.cpu(), vc)) and bool(torch.equal(i.cpu(), ic))
+    p = torch.softmax(vc, -1)
+    res["cumsum_fp32"] = (torch.cumsum(p.npu(), -1).cpu() - torch.cumsum(p, -1)).abs().max().item()
+    ids = torch.randint(0, 100, (3, 9))
+    res["cumsum_int64"] = bool(torch.equal(torch.cumsum(ids.npu(), 1).cpu(), torch.cumsum(ids, 1)))
+    res["cumsum_bool_to_int"] = bool(torch.equal((ids.npu() > 50).cumsum(1).cpu(), (ids > 50).cumsum(1)))
+    return res
+
+
 def npu_copies():
     # .npu() / .cpu() / .to("npu") need aclnnInplaceCopy: checked only when the stub exports it.
     res = {}

@@ -110,7 +110,7 @@ def _run(spec: dict, mode: str = "exec", env: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def on_950():
     checks = ["dtypes", "arnq", "gmq", "gmq_wide", "interop", "streams", "npu_copies", "creation", "roundtrip",
-              "cases", "printing", "bool_indexing", "random", "layer_norm", "gelu"]
+              "cases", "printing", "bool_indexing", "random", "layer_norm", "gelu", "topk_cumsum"]
     return _run(_spec(checks), env={"PYACLNN_STUB_SOC": "Ascend950PR"})
 
 
@@ -313,6 +313,12 @@ def test_gelu_forward_and_backward_on_npu_match_cpu(on_950):
     for mode in ("none", "tanh"):
         assert res[mode]["out"] <= 2e-6 and res[mode]["grad"] <= 2e-6, res       # fp32, values up to 6
         assert res[mode]["bf16"] <= 0.05, res                                     # bf16 input and output rounding
+
+
+def test_topk_and_cumsum_on_npu_match_cpu(on_950):
+    res = _ok(on_950["topk_cumsum"])
+    assert res["topk"] and res["cumsum_int64"] and res["cumsum_bool_to_int"], res
+    assert res["cumsum_fp32"] <= 2e-7, res
 
 
 def _arnq_reference(soc):

@@ -279,6 +279,10 @@ PROTOTYPES = {
     "aclnnCos": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnCosGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnCumsum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnCumsum": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor* self, int64_t dim, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnCumsumGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -723,6 +727,10 @@ PROTOTYPES = {
     "aclnnSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnTopk": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnTopkGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_int64, c_bool, c_bool, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -815,6 +823,8 @@ DECLARATIONS = {
     "aclnnCeilGetWorkspaceSize": "aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnCos": "aclnnStatus aclnnCos(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnCosGetWorkspaceSize": "aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnCumsum": "aclnnStatus aclnnCumsum(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnCumsumGetWorkspaceSize": "aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor*, int64_t, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDiv": "aclnnStatus aclnnDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnDivGetWorkspaceSize": "aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDivMod": "aclnnStatus aclnnDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1037,6 +1047,8 @@ DECLARATIONS = {
     "aclnnSubGetWorkspaceSize": "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSubs": "aclnnStatus aclnnSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSubsGetWorkspaceSize": "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnTopk": "aclnnStatus aclnnTopk(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnTopkGetWorkspaceSize": "aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor*, int64_t, int64_t, bool, bool, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnTriu": "aclnnStatus aclnnTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnTriuGetWorkspaceSize": "aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
@@ -1176,6 +1188,8 @@ SOURCES = {
     "aclnnCeilGetWorkspaceSize": ("aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ceil.h"),
     "aclnnCos": ("aclnnStatus aclnnCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_cos.h"),
     "aclnnCosGetWorkspaceSize": ("aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cos.h"),
+    "aclnnCumsum": ("aclnnStatus aclnnCumsum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_cumsum.h"),
+    "aclnnCumsumGetWorkspaceSize": ("aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor* self, int64_t dim, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cumsum.h"),
     "aclnnDiv": ("aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnDivGetWorkspaceSize": ("aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnDivMod": ("aclnnStatus aclnnDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
@@ -1398,6 +1412,8 @@ SOURCES = {
     "aclnnSubGetWorkspaceSize": ("aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnSubs": ("aclnnStatus aclnnSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnSubsGetWorkspaceSize": ("aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
+    "aclnnTopk": ("aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_topk.h"),
+    "aclnnTopkGetWorkspaceSize": ("aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_topk.h"),
     "aclnnTriu": ("aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
     "aclnnTriuGetWorkspaceSize": ("aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
     "aclrtCreateContext": ("aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)", "acl/acl_rt.h"),
@@ -1487,6 +1503,8 @@ OPTIONAL = frozenset({
     "aclnnCeilGetWorkspaceSize",
     "aclnnCos",
     "aclnnCosGetWorkspaceSize",
+    "aclnnCumsum",
+    "aclnnCumsumGetWorkspaceSize",
     "aclnnDiv",
     "aclnnDivGetWorkspaceSize",
     "aclnnDivMod",
@@ -1707,6 +1725,8 @@ OPTIONAL = frozenset({
     "aclnnSubGetWorkspaceSize",
     "aclnnSubs",
     "aclnnSubsGetWorkspaceSize",
+    "aclnnTopk",
+    "aclnnTopkGetWorkspaceSize",
     "aclnnTriu",
     "aclnnTriuGetWorkspaceSize",
     "aclDumpOpTensors",

@@ -73,6 +73,9 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "variance and keep rate checked on 200k draws (tests/test_random.py)"),
     (("DropoutDoMask",), C, "given the mask: x / (1 - p) in fp32, one rounding to the out dtype (the NPU "
      "may multiply by the reciprocal: within 1 ulp) (tests/test_random.py)"),
+    (("Cumsum",), C, "integers exact with wrap (a); floats: each prefix a float64 sum rounded once through fp32, "
+     "within 1 ulp of the rounded float64 running sum (tests/test_cumsum_topk.py)"),
+    (("Topk",), A, "selection, data moved: NaN largest, ties in input order (tests/test_cumsum_topk.py)"),
     (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
     (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "
      "dtype: within 1 ulp of the rounded float64 reference (tests/test_layer_norm.py)"),

@@ -37,6 +37,7 @@ SELECT = "tests/test_select.py"
 RANDOM = "tests/test_random.py"
 LAYER_NORM = "tests/test_layer_norm.py"
 GELU = "tests/test_gelu.py"
+CUMSUM_TOPK = "tests/test_cumsum_topk.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -374,4 +375,17 @@ MUTANTS = [
            "    return 0.5 * (1.0 + erf(x * SQRT1_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);",
            "    return 0.5 * (1.0 + erf(x * SQRT1_2));",
            (f"{GELU}::test_gelu_backward_every_dtype",), "the exact GELU gradient misses x * phi(x)"),
+    # ---- cumsum, topk ----
+    Mutant("cumsum-exclusive", f"{OPS}/cumsum/cumsum.c",
+           "                    is += (uint64_t)e->i;\n                    *e = ew_cast((ew_value){.i = (int64_t)is}, ACL_INT64, dt);",
+           "                    uint64_t before = is;\n                    is += (uint64_t)e->i;\n"
+           "                    *e = ew_cast((ew_value){.i = (int64_t)before}, ACL_INT64, dt);",
+           (f"{CUMSUM_TOPK}::test_cumsum_every_dtype_and_dim",), "integer running sums exclude the current element"),
+    Mutant("topk-ties-reversed", f"{OPS}/topk/topk.c",
+           "    return c ? c : (a->index < b->index ? -1 : a->index > b->index);",
+           "    return c ? c : (a->index > b->index ? -1 : a->index < b->index);",
+           (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "ties listed last index first"),
+    Mutant("topk-nan-smallest", f"{OPS}/topk/topk.c",
+           "        if (na || nb) c = na && nb ? 0 : na ? 1 : -1;", "        if (na || nb) c = na && nb ? 0 : na ? -1 : 1;",
+           (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "NaN ranks as the smallest value"),
 ]
