@@ -377,6 +377,26 @@ def topk_cumsum():
     return res
 
 
+def relu_mlp():
+    # A small MLP (Linear, ReLU, Linear) forward and backward on npu (aclnnRelu, aclnnThresholdBackward
+    # with the matmuls and reductions) next to the CPU, plus in-place relu_.
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    netn = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).npu()
+    netn.load_state_dict(net.state_dict())
+    x = torch.randn(16, 12)
+    lc, ln = (net(x) * net(x)).mean(), (netn(x.npu()) * netn(x.npu())).mean()
+    lc.backward()
+    ln.backward()
+    grads = {name: ((p.grad - q.grad.cpu()).abs().max() / p.grad.abs().max()).item()
+             for (name, p), q in zip(net.named_parameters(), netn.parameters())}
+    y = torch.randn(50)
+    yn = y.npu()
+    yn.relu_()
+    return {"loss": abs(lc.item() - ln.item()) / abs(lc.item()), "grads": grads,
+            "inplace": bool(torch.equal(yn.cpu(), torch.relu(y)))}
+
+
 def npu_copies():
     # .npu() / .cpu() / .to("npu") need aclnnInplaceCopy: checked only when the stub exports it.
     res = {}

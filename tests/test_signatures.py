@@ -151,7 +151,8 @@ POINTWISE_OPS = {f"aclnn{n}" for n in (
 MODEL_OPS = {f"aclnn{n}" for n in (
     "MaskedSelect", "NonzeroV2",
     "InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutDoMask", "DropoutV3",
-    "LayerNorm", "LayerNormBackward", "GeluV2", "GeluBackwardV2", "Cumsum", "Topk")}
+    "LayerNorm", "LayerNormBackward", "GeluV2", "GeluBackwardV2", "Cumsum", "Topk",
+    "Relu", "InplaceRelu", "ThresholdBackward")}
 
 
 def test_our_headers_declare_exactly_our_operators(our_ops):

@@ -110,7 +110,7 @@ def _run(spec: dict, mode: str = "exec", env: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def on_950():
     checks = ["dtypes", "arnq", "gmq", "gmq_wide", "interop", "streams", "npu_copies", "creation", "roundtrip",
-              "cases", "printing", "bool_indexing", "random", "layer_norm", "gelu", "topk_cumsum"]
+              "cases", "printing", "bool_indexing", "random", "layer_norm", "gelu", "topk_cumsum", "relu_mlp"]
     return _run(_spec(checks), env={"PYACLNN_STUB_SOC": "Ascend950PR"})
 
 
@@ -319,6 +319,12 @@ def test_topk_and_cumsum_on_npu_match_cpu(on_950):
     res = _ok(on_950["topk_cumsum"])
     assert res["topk"] and res["cumsum_int64"] and res["cumsum_bool_to_int"], res
     assert res["cumsum_fp32"] <= 2e-7, res
+
+
+def test_relu_mlp_forward_and_backward_on_npu_match_cpu(on_950):
+    res = _ok(on_950["relu_mlp"])
+    assert res["loss"] <= 1e-6 and res["inplace"], res
+    assert len(res["grads"]) == 4 and max(res["grads"].values()) <= 1e-5, res
 
 
 def _arnq_reference(soc):

@@ -519,6 +519,10 @@ PROTOTYPES = {
     "aclnnInplaceReciprocal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceReciprocalGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceRelu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceReluGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -667,6 +671,10 @@ PROTOTYPES = {
     "aclnnReduceSum": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnReduceSumGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_bool, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnRelu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnReluGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -727,6 +735,10 @@ PROTOTYPES = {
     "aclnnSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnThresholdBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnThresholdBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnTopk": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -943,6 +955,8 @@ DECLARATIONS = {
     "aclnnInplacePowTensorTensorGetWorkspaceSize": "aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceReciprocal": "aclnnStatus aclnnInplaceReciprocal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceReciprocalGetWorkspaceSize": "aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceRelu": "aclnnStatus aclnnInplaceRelu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceReluGetWorkspaceSize": "aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceRsqrt": "aclnnStatus aclnnInplaceRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceRsqrtGetWorkspaceSize": "aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceSigmoid": "aclnnStatus aclnnInplaceSigmoid(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1017,6 +1031,8 @@ DECLARATIONS = {
     "aclnnReciprocalGetWorkspaceSize": "aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnReduceSum": "aclnnStatus aclnnReduceSum(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnReduceSumGetWorkspaceSize": "aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor*, const aclIntArray*, bool, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnRelu": "aclnnStatus aclnnRelu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnReluGetWorkspaceSize": "aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnRsqrt": "aclnnStatus aclnnRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnRsqrtGetWorkspaceSize": "aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnRsub": "aclnnStatus aclnnRsub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1047,6 +1063,8 @@ DECLARATIONS = {
     "aclnnSubGetWorkspaceSize": "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSubs": "aclnnStatus aclnnSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSubsGetWorkspaceSize": "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnThresholdBackward": "aclnnStatus aclnnThresholdBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnThresholdBackwardGetWorkspaceSize": "aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnTopk": "aclnnStatus aclnnTopk(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnTopkGetWorkspaceSize": "aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor*, int64_t, int64_t, bool, bool, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnTriu": "aclnnStatus aclnnTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1308,6 +1326,8 @@ SOURCES = {
     "aclnnInplacePowTensorTensorGetWorkspaceSize": ("aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow_tensor_tensor.h"),
     "aclnnInplaceReciprocal": ("aclnnStatus aclnnInplaceReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reciprocal.h"),
     "aclnnInplaceReciprocalGetWorkspaceSize": ("aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
+    "aclnnInplaceRelu": ("aclnnStatus aclnnInplaceRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_relu.h"),
+    "aclnnInplaceReluGetWorkspaceSize": ("aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_relu.h"),
     "aclnnInplaceRsqrt": ("aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnInplaceRsqrtGetWorkspaceSize": ("aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnInplaceSigmoid": ("aclnnStatus aclnnInplaceSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_sigmoid.h"),
@@ -1382,6 +1402,8 @@ SOURCES = {
     "aclnnReciprocalGetWorkspaceSize": ("aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
     "aclnnReduceSum": ("aclnnStatus aclnnReduceSum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reduce_sum.h"),
     "aclnnReduceSumGetWorkspaceSize": ("aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reduce_sum.h"),
+    "aclnnRelu": ("aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_relu.h"),
+    "aclnnReluGetWorkspaceSize": ("aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_relu.h"),
     "aclnnRsqrt": ("aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnRsqrtGetWorkspaceSize": ("aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnRsub": ("aclnnStatus aclnnRsub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsub.h"),
@@ -1412,6 +1434,8 @@ SOURCES = {
     "aclnnSubGetWorkspaceSize": ("aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnSubs": ("aclnnStatus aclnnSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnSubsGetWorkspaceSize": ("aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
+    "aclnnThresholdBackward": ("aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_threshold_backward.h"),
+    "aclnnThresholdBackwardGetWorkspaceSize": ("aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_threshold_backward.h"),
     "aclnnTopk": ("aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_topk.h"),
     "aclnnTopkGetWorkspaceSize": ("aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_topk.h"),
     "aclnnTriu": ("aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
@@ -1621,6 +1645,8 @@ OPTIONAL = frozenset({
     "aclnnInplacePowTensorTensorGetWorkspaceSize",
     "aclnnInplaceReciprocal",
     "aclnnInplaceReciprocalGetWorkspaceSize",
+    "aclnnInplaceRelu",
+    "aclnnInplaceReluGetWorkspaceSize",
     "aclnnInplaceRsqrt",
     "aclnnInplaceRsqrtGetWorkspaceSize",
     "aclnnInplaceSigmoid",
@@ -1695,6 +1721,8 @@ OPTIONAL = frozenset({
     "aclnnReciprocalGetWorkspaceSize",
     "aclnnReduceSum",
     "aclnnReduceSumGetWorkspaceSize",
+    "aclnnRelu",
+    "aclnnReluGetWorkspaceSize",
     "aclnnRsqrt",
     "aclnnRsqrtGetWorkspaceSize",
     "aclnnRsub",
@@ -1725,6 +1753,8 @@ OPTIONAL = frozenset({
     "aclnnSubGetWorkspaceSize",
     "aclnnSubs",
     "aclnnSubsGetWorkspaceSize",
+    "aclnnThresholdBackward",
+    "aclnnThresholdBackwardGetWorkspaceSize",
     "aclnnTopk",
     "aclnnTopkGetWorkspaceSize",
     "aclnnTriu",

@@ -75,6 +75,7 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "may multiply by the reciprocal: within 1 ulp) (tests/test_random.py)"),
     (("Cumsum",), C, "integers exact with wrap (a); floats: each prefix a float64 sum rounded once through fp32, "
      "within 1 ulp of the rounded float64 running sum (tests/test_cumsum_topk.py)"),
+    (("Relu", "InplaceRelu", "ThresholdBackward"), A, "compare and move: NaN kept, relu(-0.0) = +0 (tests/test_relu.py)"),
     (("Topk",), A, "selection, data moved: NaN largest, ties in input order (tests/test_cumsum_topk.py)"),
     (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
     (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "

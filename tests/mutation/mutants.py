@@ -38,6 +38,7 @@ RANDOM = "tests/test_random.py"
 LAYER_NORM = "tests/test_layer_norm.py"
 GELU = "tests/test_gelu.py"
 CUMSUM_TOPK = "tests/test_cumsum_topk.py"
+RELU = "tests/test_relu.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -388,4 +389,12 @@ MUTANTS = [
     Mutant("topk-nan-smallest", f"{OPS}/topk/topk.c",
            "        if (na || nb) c = na && nb ? 0 : na ? 1 : -1;", "        if (na || nb) c = na && nb ? 0 : na ? -1 : 1;",
            (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "NaN ranks as the smallest value"),
+    # ---- relu ----
+    Mutant("relu-keeps-zero-boundary-wrong", f"{OPS}/relu/relu.c",
+           "        int keep = is_float ? (float)v.f > (float)p->threshold.f : v.i > p->threshold.i;",
+           "        int keep = is_float ? (float)v.f >= (float)p->threshold.f : v.i >= p->threshold.i;",
+           (f"{RELU}::test_threshold_backward_every_dtype",), "the gradient passes where self equals the threshold"),
+    Mutant("relu-nan-zeroed", f"{OPS}/relu/relu.c",
+           "        int zero = is_float ? v.f <= 0 : v.i < 0;", "        int zero = is_float ? !(v.f > 0) : v.i < 0;",
+           (f"{RELU}::test_relu_every_dtype",), "relu(NaN) gives 0"),
 ]
