@@ -227,19 +227,174 @@ def cases():
 
 
 def printing():
-    # What `print(t)` of an npu tensor gives next to the same tensor's CPU repr (+ the device suffix);
-    # float tensors need operators the emulator lacks (the test accepts that error, named).
+    # What `print(t)` of an npu tensor gives next to the same tensor's CPU repr. Float tensors run
+    # isfinite, ne, abs, min, max, masked_select ... on the device first (more than 1000 elements:
+    # also the summarising slices and cat).
     res = {}
     for name, make in [("int64", lambda: torch.tensor([[1, -2, 3], [40, 5, 6]])),
                        ("bool", lambda: torch.tensor([True, False])),
                        ("int32_0dim", lambda: torch.tensor(7, dtype=torch.int32)),
-                       ("float32", lambda: torch.tensor([1.5, -2.0, 3.25]))]:
+                       ("float32", lambda: torch.tensor([1.5, -2.0, 3.25])),
+                       ("float32_2d", lambda: torch.arange(12.0).reshape(3, 4) / 7),
+                       ("float32_sci", lambda: torch.tensor([1e-8, 1e8, float("nan"), float("inf"), -0.0, -3.5])),
+                       ("float32_ints", lambda: torch.tensor([1.0, -2.0, 300.0])),
+                       ("float32_0dim", lambda: torch.tensor(-0.125)),
+                       ("float32_empty", lambda: torch.zeros(0, 3)),
+                       ("float32_summarised", lambda: torch.arange(2400.0).reshape(40, 60) / 3),
+                       ("float16", lambda: (torch.arange(-6, 6) * 0.3).to(torch.float16).reshape(3, 4)),
+                       ("bfloat16", lambda: (torch.arange(-6, 6) * 0.3).to(torch.bfloat16)),
+                       ("int32", lambda: torch.tensor([-(2 ** 31), 0, 2 ** 31 - 1], dtype=torch.int32)),
+                       ("uint8", lambda: torch.tensor([0, 7, 255], dtype=torch.uint8)),
+                       ("bool_2d", lambda: torch.tensor([[True, False, True], [False, False, True]]))]:
         host = make()
         try:
-            res[name] = {"npu": repr(host.npu()), "cpu": repr(host), "item": host.npu().reshape(-1)[0].item()}
+            res[name] = {"npu": repr(host.npu()), "cpu": repr(host), "item": host.npu().reshape(-1)[0].item()
+                         if host.numel() else None}
         except Exception as exc:
             res[name] = {"error": f"{type(exc).__name__}: {exc}", "cpu": repr(host)}
     return res
+
+
+def bool_indexing():
+    # t[mask], t[t > 0] and masked_select on npu (aclnnNonzeroV2 + aclnnIndex, aclnnMaskedSelect) next
+    # to the same code on the CPU.
+    res = {}
+    base = torch.tensor([[0.5, -1.0, 2.0, 0.0], [-3.0, 4.0, -0.25, 7.0], [1.0, 1.0, -1.0, 0.0]])
+    mask = torch.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+    for dt in ("float32", "float16", "bfloat16", "int32", "int64"):
+        for how in ("gt0", "mask2d", "mask_row", "masked_select", "masked_select_bcast"):
+            def run(dev):
+                t = base.to(getattr(torch, dt)).to(dev)
+                m = mask.to(dev)
+                if how == "gt0":
+                    r = t[t > 0]
+                elif how == "mask2d":
+                    r = t[m]
+                elif how == "mask_row":
+                    r = t[torch.tensor([True, False, True], device=dev)]
+                elif how == "masked_select":
+                    r = torch.masked_select(t, m)
+                else:
+                    r = t.masked_select(m[0])
+                return r.cpu().float().tolist(), str(r.dtype), list(r.shape)
+            try:
+                res[f"{dt}/{how}"] = {"npu": run("npu"), "cpu": run("cpu")}
+            except Exception as exc:
+                res[f"{dt}/{how}"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return res
+
+
+def random():
+    # torch's random-number code on npu (aclnnInplaceUniform / InplaceNormal, dropout through
+    # DropoutV3 on Ascend 950 or DropoutGenMaskV2 + DoMask on A2): distribution statistics, the
+    # generator's determinism, and dropout's forward/backward consistency; the test judges them.
+    def stats(t):
+        x = t.float().cpu().double()
+        return {"n": x.numel(), "mean": x.mean().item(), "std": x.std().item(), "min": x.min().item(),
+                "max": x.max().item(), "dtype": str(t.dtype), "device": t.device.type}
+    res = {}
+    n = 100_000
+    for dt in ("float32", "float16", "bfloat16"):
+        d = getattr(torch, dt)
+        res[f"randn/{dt}"] = stats(torch.randn(n, device="npu", dtype=d))
+        res[f"rand/{dt}"] = stats(torch.rand(n, device="npu", dtype=d))
+        res[f"uniform_/{dt}"] = stats(torch.empty(n, device="npu", dtype=d).uniform_(-2, 3))
+        res[f"normal_/{dt}"] = stats(torch.empty(n, device="npu", dtype=d).normal_(1, 2))
+    res["kaiming_uniform_"] = stats(torch.nn.init.kaiming_uniform_(torch.empty(300, 300, device="npu"), a=5 ** 0.5))
+    res["xavier_normal_"] = stats(torch.nn.init.xavier_normal_(torch.empty(300, 300, device="npu")))
+    res["linear_weight"] = stats(torch.nn.Linear(400, 250).npu().weight.detach())
+    torch.npu.manual_seed(1234)
+    a = torch.randn(64, device="npu").cpu()
+    b = torch.randn(64, device="npu").cpu()
+    torch.npu.manual_seed(1234)
+    res["determinism"] = {"same_seed_same_values": bool(torch.equal(a, torch.randn(64, device="npu").cpu())),
+                          "next_call_differs": not bool(torch.equal(a, b))}
+    x = torch.randn(20_000, device="npu").requires_grad_()
+    y = torch.nn.functional.dropout(x, 0.3, training=True)
+    y.backward(torch.ones_like(y))
+    xc, yc, gc = x.detach().cpu(), y.detach().cpu(), x.grad.cpu()
+    kept = yc != 0
+    res["dropout"] = {"kept_fraction": kept.float().mean().item(),
+                      "kept_scaled": bool(torch.allclose(yc[kept], xc[kept] / 0.7, rtol=1e-6, atol=0)),
+                      "grad_matches_mask": bool(torch.equal(gc != 0, kept)) and bool(
+                          torch.allclose(gc[kept], torch.full_like(gc[kept], 1 / 0.7), rtol=1e-6, atol=0)),
+                      "eval_is_identity": bool(torch.equal(
+                          torch.nn.functional.dropout(x.detach(), 0.3, training=False).cpu(), xc))}
+    return res
+
+
+def layer_norm():
+    # nn.LayerNorm forward and backward on npu (aclnnLayerNorm, aclnnLayerNormBackward) next to the CPU.
+    torch.manual_seed(0)
+    ln = torch.nn.LayerNorm(48)
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5)
+        ln.bias.uniform_(-1, 1)
+    lnn = torch.nn.LayerNorm(48).npu()
+    lnn.load_state_dict(ln.state_dict())
+    x = torch.randn(3, 5, 48) * 2 + 0.5
+    xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    yc, yn = ln(xc), lnn(xn)
+    g = torch.randn_like(yc)
+    yc.backward(g)
+    yn.backward(g.npu())
+    rel = lambda a, b: ((a - b.cpu()).abs().max() / a.abs().max()).item()   # noqa: E731
+    half = torch.nn.functional.layer_norm(x.half().npu(), (48,), ln.weight.half().npu(), ln.bias.half().npu())
+    return {"out": rel(yc.detach(), yn.detach()), "dx": rel(xc.grad, xn.grad), "dw": rel(ln.weight.grad, lnn.weight.grad),
+            "db": rel(ln.bias.grad, lnn.bias.grad), "half_dtype": str(half.dtype),
+            "half": rel(yc.detach(), half.float().detach())}
+
+
+def gelu():
+    # F.gelu ("none", "tanh") forward and backward on npu (aclnnGeluV2, aclnnGeluBackwardV2) next to the CPU.
+    res = {}
+    x = torch.linspace(-6, 6, 1001)
+    for mode in ("none", "tanh"):
+        xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+        yc = torch.nn.functional.gelu(xc, approximate=mode)
+        yn = torch.nn.functional.gelu(xn, approximate=mode)
+        yc.sum().backward()
+        yn.sum().backward()
+        res[mode] = {"out": (yc - yn.cpu()).abs().max().item(), "grad": (xc.grad - xn.grad.cpu()).abs().max().item(),
+                     "bf16": (yc.detach() - torch.nn.functional.gelu(x.bfloat16().npu(), approximate=mode).float().cpu())
+                     .abs().max().item()}
+    return res
+
+
+def topk_cumsum():
+    # torch.topk and cumsum on npu (aclnnTopk, aclnnCumsum) next to the CPU: a top-k / top-p sampling step.
+    torch.manual_seed(0)
+    logits = torch.randn(4, 64)
+    res = {}
+    v, i = torch.topk(logits.npu(), 8, dim=-1)
+    vc, ic = torch.topk(logits, 8, dim=-1)
+    res["topk"] = bool(torch.equal(v.cpu(), vc)) and bool(torch.equal(i.cpu(), ic))
+    p = torch.softmax(vc, -1)
+    res["cumsum_fp32"] = (torch.cumsum(p.npu(), -1).cpu() - torch.cumsum(p, -1)).abs().max().item()
+    ids = torch.randint(0, 100, (3, 9))
+    res["cumsum_int64"] = bool(torch.equal(torch.cumsum(ids.npu(), 1).cpu(), torch.cumsum(ids, 1)))
+    res["cumsum_bool_to_int"] = bool(torch.equal((ids.npu() > 50).cumsum(1).cpu(), (ids > 50).cumsum(1)))
+    return res
+
+
+def relu_mlp():
+    # A small MLP (Linear, ReLU, Linear) forward and backward on npu (aclnnRelu, aclnnThresholdBackward
+    # with the matmuls and reductions) next to the CPU, plus in-place relu_.
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    netn = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).npu()
+    netn.load_state_dict(net.state_dict())
+    x = torch.randn(16, 12)
+    lc, ln = (net(x) * net(x)).mean(), (netn(x.npu()) * netn(x.npu())).mean()
+    lc.backward()
+    ln.backward()
+    grads = {name: ((p.grad - q.grad.cpu()).abs().max() / p.grad.abs().max()).item()
+             for (name, p), q in zip(net.named_parameters(), netn.parameters())}
+    y = torch.randn(50)
+    yn = y.npu()
+    yn.relu_()
+    return {"loss": abs(lc.item() - ln.item()) / abs(lc.item()), "grads": grads,
+            "inplace": bool(torch.equal(yn.cpu(), torch.relu(y)))}
 
 
 def npu_copies():

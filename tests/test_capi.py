@@ -75,13 +75,18 @@ def test_prototype_table_matches_real_declaration(line):
     assert list(got_argtypes) == argtypes
 
 
-def _bound_argtypes(argtypes):
-    """What binding makes of the header's argtypes: const char* parameters also take str."""
-    return [capi._binding.const_char_p if t is c_char_p else t for t in argtypes]
+def _bound_argtypes(line, argtypes):
+    """What binding makes of the header's argtypes: `const char*` parameters also take str (a plain
+    `char*`, which the callee may write, keeps c_char_p)."""
+    inner = line[line.index("(") + 1:line.rindex(")")].strip()
+    params = [] if inner in ("", "void") else [" ".join(a.split()) for a in inner.split(",")]
+    return [capi._binding.const_char_p if t is c_char_p and p == "const char*" else t
+            for p, t in zip(params, argtypes)]
 
 
 def test_every_declaration_is_bound_on_the_stub():
-    names = [parse(ln)[0] for ln in FUNC_LINES]
+    lines = {parse(ln)[0]: ln for ln in FUNC_LINES}
+    names = list(lines)
     assert len(names) > 100
     for name in names:
         if name in capi.OPTIONAL and not capi.available(name):
@@ -89,7 +94,7 @@ def test_every_declaration_is_bound_on_the_stub():
         fn = capi.cfunc(name)
         restype, argtypes = capi.PROTOTYPES[name]
         assert isinstance(fn, ctypes._CFuncPtr), f"{name} is not exported by the stub"
-        assert fn.restype is restype and list(fn.argtypes) == _bound_argtypes(argtypes), name
+        assert fn.restype is restype and list(fn.argtypes) == _bound_argtypes(lines[name], argtypes), name
         # bound once: later lookups hit the module dict (the compiled path's wrapper of fn, if built)
         assert getattr(getattr(capi, name), "ctypes_function", getattr(capi, name)) is fn
         assert capi.cfunc(name) is fn

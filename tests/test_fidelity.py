@@ -1,5 +1,5 @@
 """The support table (pyaclnn/ops/_fidelity.py, `python -m pyaclnn info --ops`) covers every operator
-the emulator's libopapi exports, with a class (a), (b) or (c)."""
+the emulator's libopapi exports, with a class (a), (b), (c) or (s) (statistical: random numbers)."""
 from __future__ import annotations
 
 import os
@@ -37,9 +37,17 @@ def test_the_table_names_only_exported_operators():
     assert sorted(set(FIDELITY) - _exported_operators()) == []
 
 
-def test_classes_are_a_b_or_c_with_a_note():
-    assert all(cls in ("a", "b", "c") and note for cls, note in FIDELITY.values())
+def test_classes_are_a_b_c_or_s_with_a_note():
+    assert all(cls in ("a", "b", "c", "s") and note for cls, note in FIDELITY.values())
     assert fidelity("Exp")[0] == "c" and fidelity("aclnnEqTensor")[0] == "a" and fidelity("NoSuchOp") is None
+
+
+def test_statistical_class_is_only_for_random_operators_and_names_its_test():
+    # (s) says "the values are not the NPU's": only operators whose output is random may have it, and
+    # the note names the test file that checks their distributions.
+    stat = sorted(op for op, (cls, _) in FIDELITY.items() if cls == "s")
+    assert stat == ["aclnnDropoutGenMaskV2", "aclnnDropoutV3", "aclnnInplaceNormal", "aclnnInplaceUniform"]
+    assert all("tests/test_random.py" in FIDELITY[op][1] for op in stat)
 
 
 def test_info_ops_prints_the_table():

@@ -149,8 +149,16 @@ POINTWISE_OPS = {f"aclnn{n}" for n in (
     "InplaceLtScalar", "LeTensor", "InplaceLeTensor", "LeScalar", "InplaceLeScalar")}
 
 
+# Ordinary-model operators beyond those: data-dependent shapes, random numbers (docs/torch_npu.md).
+MODEL_OPS = {f"aclnn{n}" for n in (
+    "MaskedSelect", "NonzeroV2",
+    "InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutDoMask", "DropoutV3",
+    "LayerNorm", "LayerNormBackward", "GeluV2", "GeluBackwardV2", "Cumsum", "Topk",
+    "Relu", "InplaceRelu", "ThresholdBackward")}
+
+
 def test_our_headers_declare_exactly_our_operators(our_ops):
-    assert sorted(our_ops) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS)
+    assert sorted(our_ops) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS | MODEL_OPS)
 
 
 @pytest.mark.parametrize("name", sorted(ELEMENTWISE_OPS))
@@ -159,11 +167,11 @@ def test_elementwise_signatures_are_fully_classified(our_ops, name):
     assert sig.has_launch and sig.fully_classified and sig.domain == "aclnn_math"
 
 
-@pytest.mark.parametrize("name", sorted(DECODER_OPS | POINTWISE_OPS))
+@pytest.mark.parametrize("name", sorted(DECODER_OPS | POINTWISE_OPS | MODEL_OPS))
 def test_decoder_and_pointwise_signatures_are_fully_classified(our_ops, name):
     sig = our_ops[name]
     assert sig.has_launch and sig.fully_classified
-    assert sig.domain in ("aclnn_math", "aclnn_ops_infer", "aclnn_ops_train")
+    assert sig.domain in ("aclnn_math", "aclnn_ops_infer", "aclnn_ops_train", "aclnn_rand")
 
 
 @pytest.mark.parametrize("name", sorted(OUR_OPS))
@@ -662,7 +670,8 @@ def make_toolkit(root: Path, *headers: tuple[str, str]) -> Path:
 
 def test_registry_without_toolkit_is_the_builtin_set(isolated):
     assert signatures.registry() == dict(signatures.builtin())
-    assert sorted(signatures.registry()) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS)
+    assert sorted(signatures.registry()) == sorted(set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS |
+                                                   MODEL_OPS)
 
 
 def test_registry_adds_and_overrides_with_a_toolkit(isolated, monkeypatch):
@@ -672,7 +681,7 @@ def test_registry_adds_and_overrides_with_a_toolkit(isolated, monkeypatch):
     monkeypatch.setenv("ASCEND_HOME_PATH", str(isolated / "toolkit"))
     assert signatures.toolkit_include_dirs() == [inc]
     reg = signatures.registry()
-    assert set(reg) == set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS | {"aclnnExtra"}
+    assert set(reg) == set(OUR_OPS) | ELEMENTWISE_OPS | DECODER_OPS | POINTWISE_OPS | MODEL_OPS | {"aclnnExtra"}
     assert [p.name for p in reg["aclnnAmpUpdateScale"].user_params] == ["s", "out"]  # the toolkit's word
     # The stub backend cannot call toolkit operators: nothing is discovered then.
     monkeypatch.setenv("PYACLNN_BACKEND", "stub")

@@ -287,6 +287,10 @@ PROTOTYPES = {
     "aclnnCos": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnCosGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnCumsum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnCumsum": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor* self, int64_t dim, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnCumsumGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnDiv": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -303,6 +307,18 @@ PROTOTYPES = {
     "aclnnDivs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnDivsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutDoMask(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutDoMask": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, double prob, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutDoMaskGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_double, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutGenMaskV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutGenMaskV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray* shape, double prob, int64_t seed, int64_t offset, aclDataType probDataType, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_double, c_int64, c_int64, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnDropoutV3(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnDropoutV3": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor* input, const aclTensor* optionalNoiseShape, double p, int64_t seed, int64_t offset, aclTensor* out, aclTensor* maskOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnDropoutV3GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_double, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnEmbedding(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnEmbedding": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnEmbeddingDenseBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
@@ -361,6 +377,14 @@ PROTOTYPES = {
     "aclnnGeTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnGeTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGeluBackwardV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGeluBackwardV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, char* approximate, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeluBackwardV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnGeluV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnGeluV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnGeluV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnGroupedDynamicMxQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -523,6 +547,10 @@ PROTOTYPES = {
     "aclnnInplaceNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceNegGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceNormal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceNormal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceNormalGetWorkspaceSize": (aclnnStatus, (c_void_p, c_float, c_float, c_int64, c_int64, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceOne": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -539,6 +567,10 @@ PROTOTYPES = {
     "aclnnInplaceReciprocal": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceReciprocalGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceRelu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceReluGetWorkspaceSize": (aclnnStatus, (c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -567,6 +599,10 @@ PROTOTYPES = {
     "aclnnInplaceTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnInplaceTriuGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnInplaceUniform(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnInplaceUniform": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnInplaceUniformGetWorkspaceSize": (aclnnStatus, (c_void_p, c_double, c_double, c_uint64, c_uint64, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnInplaceZero": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -575,6 +611,14 @@ PROTOTYPES = {
     "aclnnIsFinite": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnIsFiniteGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLayerNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLayerNorm": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLayerNormBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnLayerNormBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* mean, const aclTensor* rstd, const aclTensor* weightOptional, const aclTensor* biasOptional, const aclBoolArray* outputMask, aclTensor* gradInputOut, aclTensor* gradWeightOut, aclTensor* gradBiasOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLayerNormBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnLayerNormGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnLeScalar": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -603,6 +647,10 @@ PROTOTYPES = {
     "aclnnLtTensor": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnLtTensorGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnMaskedSelect(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnMaskedSelect": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnMaskedSelectGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnMatmul": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -659,6 +707,10 @@ PROTOTYPES = {
     "aclnnNeg": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnNegGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnNonzeroV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnNonzeroV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnNonzeroV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)
     "aclnnPermute": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -683,6 +735,10 @@ PROTOTYPES = {
     "aclnnReduceSum": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnReduceSumGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_bool, aclDataType, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnRelu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnReluGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnRsqrt": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -743,6 +799,14 @@ PROTOTYPES = {
     "aclnnSubs": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
     "aclnnSubsGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnThresholdBackward": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnThresholdBackwardGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
+    # aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
+    "aclnnTopk": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
+    # aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)
+    "aclnnTopkGetWorkspaceSize": (aclnnStatus, (c_void_p, c_int64, c_int64, c_bool, c_bool, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
     "aclnnTriu": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
     # aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)
@@ -839,6 +903,8 @@ DECLARATIONS = {
     "aclnnCeilGetWorkspaceSize": "aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnCos": "aclnnStatus aclnnCos(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnCosGetWorkspaceSize": "aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnCumsum": "aclnnStatus aclnnCumsum(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnCumsumGetWorkspaceSize": "aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor*, int64_t, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDiv": "aclnnStatus aclnnDiv(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnDivGetWorkspaceSize": "aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDivMod": "aclnnStatus aclnnDivMod(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -847,6 +913,12 @@ DECLARATIONS = {
     "aclnnDivModsGetWorkspaceSize": "aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor*, const aclScalar*, int, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnDivs": "aclnnStatus aclnnDivs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnDivsGetWorkspaceSize": "aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutDoMask": "aclnnStatus aclnnDropoutDoMask(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutDoMaskGetWorkspaceSize": "aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor*, const aclTensor*, double, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutGenMaskV2": "aclnnStatus aclnnDropoutGenMaskV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": "aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray*, double, int64_t, int64_t, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnDropoutV3": "aclnnStatus aclnnDropoutV3(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnDropoutV3GetWorkspaceSize": "aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor*, const aclTensor*, double, int64_t, int64_t, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnEmbedding": "aclnnStatus aclnnEmbedding(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnEmbeddingDenseBackward": "aclnnStatus aclnnEmbeddingDenseBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": "aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t, uint64_t, bool, const aclTensor*, uint64_t*, aclOpExecutor**);",
@@ -876,6 +948,10 @@ DECLARATIONS = {
     "aclnnGeScalarGetWorkspaceSize": "aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGeTensor": "aclnnStatus aclnnGeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGeTensorGetWorkspaceSize": "aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGeluBackwardV2": "aclnnStatus aclnnGeluBackwardV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeluBackwardV2GetWorkspaceSize": "aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor*, const aclTensor*, char*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnGeluV2": "aclnnStatus aclnnGeluV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnGeluV2GetWorkspaceSize": "aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuant": "aclnnStatus aclnnGroupedDynamicMxQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -957,6 +1033,8 @@ DECLARATIONS = {
     "aclnnInplaceNeTensorGetWorkspaceSize": "aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceNeg": "aclnnStatus aclnnInplaceNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceNegGetWorkspaceSize": "aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceNormal": "aclnnStatus aclnnInplaceNormal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceNormalGetWorkspaceSize": "aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor*, float, float, int64_t, int64_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceOne": "aclnnStatus aclnnInplaceOne(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceOneGetWorkspaceSize": "aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplacePowTensorScalar": "aclnnStatus aclnnInplacePowTensorScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -965,6 +1043,8 @@ DECLARATIONS = {
     "aclnnInplacePowTensorTensorGetWorkspaceSize": "aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceReciprocal": "aclnnStatus aclnnInplaceReciprocal(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceReciprocalGetWorkspaceSize": "aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceRelu": "aclnnStatus aclnnInplaceRelu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceReluGetWorkspaceSize": "aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceRsqrt": "aclnnStatus aclnnInplaceRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceRsqrtGetWorkspaceSize": "aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceSigmoid": "aclnnStatus aclnnInplaceSigmoid(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -979,10 +1059,16 @@ DECLARATIONS = {
     "aclnnInplaceSubsGetWorkspaceSize": "aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor*, const aclScalar*, const aclScalar*, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceTriu": "aclnnStatus aclnnInplaceTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceTriuGetWorkspaceSize": "aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor*, int64_t, uint64_t*, aclOpExecutor**);",
+    "aclnnInplaceUniform": "aclnnStatus aclnnInplaceUniform(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnInplaceUniformGetWorkspaceSize": "aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor*, double, double, uint64_t, uint64_t, uint64_t*, aclOpExecutor**);",
     "aclnnInplaceZero": "aclnnStatus aclnnInplaceZero(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnInplaceZeroGetWorkspaceSize": "aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnIsFinite": "aclnnStatus aclnnIsFinite(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnIsFiniteGetWorkspaceSize": "aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLayerNorm": "aclnnStatus aclnnLayerNorm(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLayerNormBackward": "aclnnStatus aclnnLayerNormBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnLayerNormBackwardGetWorkspaceSize": "aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclIntArray*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnLayerNormGetWorkspaceSize": "aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor*, const aclIntArray*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeScalar": "aclnnStatus aclnnLeScalar(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLeScalarGetWorkspaceSize": "aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLeTensor": "aclnnStatus aclnnLeTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -997,6 +1083,8 @@ DECLARATIONS = {
     "aclnnLtScalarGetWorkspaceSize": "aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnLtTensor": "aclnnStatus aclnnLtTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnLtTensorGetWorkspaceSize": "aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnMaskedSelect": "aclnnStatus aclnnMaskedSelect(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnMaskedSelectGetWorkspaceSize": "aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnMatmul": "aclnnStatus aclnnMatmul(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnMatmulGetWorkspaceSize": "aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*, aclOpExecutor**);",
     "aclnnMax": "aclnnStatus aclnnMax(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1025,6 +1113,8 @@ DECLARATIONS = {
     "aclnnNeTensorGetWorkspaceSize": "aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor*, const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnNeg": "aclnnStatus aclnnNeg(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnNegGetWorkspaceSize": "aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnNonzeroV2": "aclnnStatus aclnnNonzeroV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnNonzeroV2GetWorkspaceSize": "aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPermute": "aclnnStatus aclnnPermute(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnPermuteGetWorkspaceSize": "aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor*, const aclIntArray*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnPowScalarTensor": "aclnnStatus aclnnPowScalarTensor(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1037,6 +1127,8 @@ DECLARATIONS = {
     "aclnnReciprocalGetWorkspaceSize": "aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnReduceSum": "aclnnStatus aclnnReduceSum(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnReduceSumGetWorkspaceSize": "aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor*, const aclIntArray*, bool, aclDataType, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnRelu": "aclnnStatus aclnnRelu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnReluGetWorkspaceSize": "aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnRsqrt": "aclnnStatus aclnnRsqrt(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnRsqrtGetWorkspaceSize": "aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnRsub": "aclnnStatus aclnnRsub(void*, uint64_t, aclOpExecutor*, aclrtStream);",
@@ -1067,6 +1159,10 @@ DECLARATIONS = {
     "aclnnSubGetWorkspaceSize": "aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnSubs": "aclnnStatus aclnnSubs(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnSubsGetWorkspaceSize": "aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor*, const aclScalar*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnThresholdBackward": "aclnnStatus aclnnThresholdBackward(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnThresholdBackwardGetWorkspaceSize": "aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclScalar*, aclTensor*, uint64_t*, aclOpExecutor**);",
+    "aclnnTopk": "aclnnStatus aclnnTopk(void*, uint64_t, aclOpExecutor*, aclrtStream);",
+    "aclnnTopkGetWorkspaceSize": "aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor*, int64_t, int64_t, bool, bool, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnTriu": "aclnnStatus aclnnTriu(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnTriuGetWorkspaceSize": "aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor*, int64_t, aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
@@ -1210,6 +1306,8 @@ SOURCES = {
     "aclnnCeilGetWorkspaceSize": ("aclnnStatus aclnnCeilGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ceil.h"),
     "aclnnCos": ("aclnnStatus aclnnCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_cos.h"),
     "aclnnCosGetWorkspaceSize": ("aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* input, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cos.h"),
+    "aclnnCumsum": ("aclnnStatus aclnnCumsum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_cumsum.h"),
+    "aclnnCumsumGetWorkspaceSize": ("aclnnStatus aclnnCumsumGetWorkspaceSize(const aclTensor* self, int64_t dim, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_cumsum.h"),
     "aclnnDiv": ("aclnnStatus aclnnDiv(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnDivGetWorkspaceSize": ("aclnnStatus aclnnDivGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnDivMod": ("aclnnStatus aclnnDivMod(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
@@ -1218,6 +1316,12 @@ SOURCES = {
     "aclnnDivModsGetWorkspaceSize": ("aclnnStatus aclnnDivModsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, int mode, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
     "aclnnDivs": ("aclnnStatus aclnnDivs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_div.h"),
     "aclnnDivsGetWorkspaceSize": ("aclnnStatus aclnnDivsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_div.h"),
+    "aclnnDropoutDoMask": ("aclnnStatus aclnnDropoutDoMask(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_do_mask.h"),
+    "aclnnDropoutDoMaskGetWorkspaceSize": ("aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, double prob, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_do_mask.h"),
+    "aclnnDropoutGenMaskV2": ("aclnnStatus aclnnDropoutGenMaskV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_gen_mask.h"),
+    "aclnnDropoutGenMaskV2GetWorkspaceSize": ("aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray* shape, double prob, int64_t seed, int64_t offset, aclDataType probDataType, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_gen_mask.h"),
+    "aclnnDropoutV3": ("aclnnStatus aclnnDropoutV3(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_dropout_v3.h"),
+    "aclnnDropoutV3GetWorkspaceSize": ("aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor* input, const aclTensor* optionalNoiseShape, double p, int64_t seed, int64_t offset, aclTensor* out, aclTensor* maskOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_dropout_v3.h"),
     "aclnnEmbedding": ("aclnnStatus aclnnEmbedding(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_embedding.h"),
     "aclnnEmbeddingDenseBackward": ("aclnnStatus aclnnEmbeddingDenseBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_embedding_dense_backward.h"),
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize": ("aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* indices, uint64_t numWeights, uint64_t paddingIdx, bool scaleGradByFreq, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_embedding_dense_backward.h"),
@@ -1247,6 +1351,10 @@ SOURCES = {
     "aclnnGeScalarGetWorkspaceSize": ("aclnnStatus aclnnGeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_scalar.h"),
     "aclnnGeTensor": ("aclnnStatus aclnnGeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_ge_tensor.h"),
     "aclnnGeTensorGetWorkspaceSize": ("aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ge_tensor.h"),
+    "aclnnGeluBackwardV2": ("aclnnStatus aclnnGeluBackwardV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gelu_backward_v2.h"),
+    "aclnnGeluBackwardV2GetWorkspaceSize": ("aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, char* approximate, aclTensor* gradInput, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gelu_backward_v2.h"),
+    "aclnnGeluV2": ("aclnnStatus aclnnGeluV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_gelu_v2.h"),
+    "aclnnGeluV2GetWorkspaceSize": ("aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_gelu_v2.h"),
     "aclnnGroupedDynamicMxQuant": ("aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
     "aclnnGroupedDynamicMxQuantV2": ("aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
@@ -1328,6 +1436,8 @@ SOURCES = {
     "aclnnInplaceNeTensorGetWorkspaceSize": ("aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
     "aclnnInplaceNeg": ("aclnnStatus aclnnInplaceNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_neg.h"),
     "aclnnInplaceNegGetWorkspaceSize": ("aclnnStatus aclnnInplaceNegGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
+    "aclnnInplaceNormal": ("aclnnStatus aclnnInplaceNormal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_normal.h"),
+    "aclnnInplaceNormalGetWorkspaceSize": ("aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_normal.h"),
     "aclnnInplaceOne": ("aclnnStatus aclnnInplaceOne(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_ones.h"),
     "aclnnInplaceOneGetWorkspaceSize": ("aclnnStatus aclnnInplaceOneGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ones.h"),
     "aclnnInplacePowTensorScalar": ("aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
@@ -1336,6 +1446,8 @@ SOURCES = {
     "aclnnInplacePowTensorTensorGetWorkspaceSize": ("aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_pow_tensor_tensor.h"),
     "aclnnInplaceReciprocal": ("aclnnStatus aclnnInplaceReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reciprocal.h"),
     "aclnnInplaceReciprocalGetWorkspaceSize": ("aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(const aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
+    "aclnnInplaceRelu": ("aclnnStatus aclnnInplaceRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_relu.h"),
+    "aclnnInplaceReluGetWorkspaceSize": ("aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_relu.h"),
     "aclnnInplaceRsqrt": ("aclnnStatus aclnnInplaceRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnInplaceRsqrtGetWorkspaceSize": ("aclnnStatus aclnnInplaceRsqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnInplaceSigmoid": ("aclnnStatus aclnnInplaceSigmoid(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_sigmoid.h"),
@@ -1350,10 +1462,16 @@ SOURCES = {
     "aclnnInplaceSubsGetWorkspaceSize": ("aclnnStatus aclnnInplaceSubsGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnInplaceTriu": ("aclnnStatus aclnnInplaceTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
     "aclnnInplaceTriuGetWorkspaceSize": ("aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
+    "aclnnInplaceUniform": ("aclnnStatus aclnnInplaceUniform(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_uniform.h"),
+    "aclnnInplaceUniformGetWorkspaceSize": ("aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_uniform.h"),
     "aclnnInplaceZero": ("aclnnStatus aclnnInplaceZero(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_zero.h"),
     "aclnnInplaceZeroGetWorkspaceSize": ("aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_zero.h"),
     "aclnnIsFinite": ("aclnnStatus aclnnIsFinite(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_isfinite.h"),
     "aclnnIsFiniteGetWorkspaceSize": ("aclnnStatus aclnnIsFiniteGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_isfinite.h"),
+    "aclnnLayerNorm": ("aclnnStatus aclnnLayerNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_layer_norm.h"),
+    "aclnnLayerNormBackward": ("aclnnStatus aclnnLayerNormBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_layer_norm_backward.h"),
+    "aclnnLayerNormBackwardGetWorkspaceSize": ("aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* mean, const aclTensor* rstd, const aclTensor* weightOptional, const aclTensor* biasOptional, const aclBoolArray* outputMask, aclTensor* gradInputOut, aclTensor* gradWeightOut, aclTensor* gradBiasOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_layer_norm_backward.h"),
+    "aclnnLayerNormGetWorkspaceSize": ("aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_layer_norm.h"),
     "aclnnLeScalar": ("aclnnStatus aclnnLeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeScalarGetWorkspaceSize": ("aclnnStatus aclnnLeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_le_scalar.h"),
     "aclnnLeTensor": ("aclnnStatus aclnnLeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_le_tensor.h"),
@@ -1368,6 +1486,8 @@ SOURCES = {
     "aclnnLtScalarGetWorkspaceSize": ("aclnnStatus aclnnLtScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_scalar.h"),
     "aclnnLtTensor": ("aclnnStatus aclnnLtTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_lt_tensor.h"),
     "aclnnLtTensorGetWorkspaceSize": ("aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_lt_tensor.h"),
+    "aclnnMaskedSelect": ("aclnnStatus aclnnMaskedSelect(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_masked_select.h"),
+    "aclnnMaskedSelectGetWorkspaceSize": ("aclnnStatus aclnnMaskedSelectGetWorkspaceSize(const aclTensor* self, const aclTensor* mask, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_masked_select.h"),
     "aclnnMatmul": ("aclnnStatus aclnnMatmul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_matmul.h"),
     "aclnnMatmulGetWorkspaceSize": ("aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_matmul.h"),
     "aclnnMax": ("aclnnStatus aclnnMax(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_max.h"),
@@ -1396,6 +1516,8 @@ SOURCES = {
     "aclnnNeTensorGetWorkspaceSize": ("aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_ne_tensor.h"),
     "aclnnNeg": ("aclnnStatus aclnnNeg(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_neg.h"),
     "aclnnNegGetWorkspaceSize": ("aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_neg.h"),
+    "aclnnNonzeroV2": ("aclnnStatus aclnnNonzeroV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_nonzero_v2.h"),
+    "aclnnNonzeroV2GetWorkspaceSize": ("aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_nonzero_v2.h"),
     "aclnnPermute": ("aclnnStatus aclnnPermute(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, const aclrtStream stream)", "aclnnop/aclnn_permute.h"),
     "aclnnPermuteGetWorkspaceSize": ("aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_permute.h"),
     "aclnnPowScalarTensor": ("aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_pow.h"),
@@ -1408,6 +1530,8 @@ SOURCES = {
     "aclnnReciprocalGetWorkspaceSize": ("aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reciprocal.h"),
     "aclnnReduceSum": ("aclnnStatus aclnnReduceSum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_reduce_sum.h"),
     "aclnnReduceSumGetWorkspaceSize": ("aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, bool keepDims, aclDataType dtype, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_reduce_sum.h"),
+    "aclnnRelu": ("aclnnStatus aclnnRelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_relu.h"),
+    "aclnnReluGetWorkspaceSize": ("aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_relu.h"),
     "aclnnRsqrt": ("aclnnStatus aclnnRsqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnRsqrtGetWorkspaceSize": ("aclnnStatus aclnnRsqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_rsqrt.h"),
     "aclnnRsub": ("aclnnStatus aclnnRsub(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_rsub.h"),
@@ -1438,6 +1562,10 @@ SOURCES = {
     "aclnnSubGetWorkspaceSize": ("aclnnStatus aclnnSubGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
     "aclnnSubs": ("aclnnStatus aclnnSubs(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_sub.h"),
     "aclnnSubsGetWorkspaceSize": ("aclnnStatus aclnnSubsGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_sub.h"),
+    "aclnnThresholdBackward": ("aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_threshold_backward.h"),
+    "aclnnThresholdBackwardGetWorkspaceSize": ("aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_threshold_backward.h"),
+    "aclnnTopk": ("aclnnStatus aclnnTopk(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_topk.h"),
+    "aclnnTopkGetWorkspaceSize": ("aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor* self, int64_t k, int64_t dim, bool largest, bool sorted, aclTensor* valuesOut, aclTensor* indicesOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_topk.h"),
     "aclnnTriu": ("aclnnStatus aclnnTriu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_triu.h"),
     "aclnnTriuGetWorkspaceSize": ("aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_triu.h"),
     "aclrtCreateContext": ("aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)", "acl/acl_rt.h"),
@@ -1531,6 +1659,8 @@ OPTIONAL = frozenset({
     "aclnnCeilGetWorkspaceSize",
     "aclnnCos",
     "aclnnCosGetWorkspaceSize",
+    "aclnnCumsum",
+    "aclnnCumsumGetWorkspaceSize",
     "aclnnDiv",
     "aclnnDivGetWorkspaceSize",
     "aclnnDivMod",
@@ -1539,6 +1669,12 @@ OPTIONAL = frozenset({
     "aclnnDivModsGetWorkspaceSize",
     "aclnnDivs",
     "aclnnDivsGetWorkspaceSize",
+    "aclnnDropoutDoMask",
+    "aclnnDropoutDoMaskGetWorkspaceSize",
+    "aclnnDropoutGenMaskV2",
+    "aclnnDropoutGenMaskV2GetWorkspaceSize",
+    "aclnnDropoutV3",
+    "aclnnDropoutV3GetWorkspaceSize",
     "aclnnEmbedding",
     "aclnnEmbeddingDenseBackward",
     "aclnnEmbeddingDenseBackwardGetWorkspaceSize",
@@ -1567,6 +1703,10 @@ OPTIONAL = frozenset({
     "aclnnGeScalarGetWorkspaceSize",
     "aclnnGeTensor",
     "aclnnGeTensorGetWorkspaceSize",
+    "aclnnGeluBackwardV2",
+    "aclnnGeluBackwardV2GetWorkspaceSize",
+    "aclnnGeluV2",
+    "aclnnGeluV2GetWorkspaceSize",
     "aclnnGroupedDynamicMxQuant",
     "aclnnGroupedDynamicMxQuantGetWorkspaceSize",
     "aclnnGroupedDynamicMxQuantV2",
@@ -1647,6 +1787,8 @@ OPTIONAL = frozenset({
     "aclnnInplaceNeTensorGetWorkspaceSize",
     "aclnnInplaceNeg",
     "aclnnInplaceNegGetWorkspaceSize",
+    "aclnnInplaceNormal",
+    "aclnnInplaceNormalGetWorkspaceSize",
     "aclnnInplaceOne",
     "aclnnInplaceOneGetWorkspaceSize",
     "aclnnInplacePowTensorScalar",
@@ -1655,6 +1797,8 @@ OPTIONAL = frozenset({
     "aclnnInplacePowTensorTensorGetWorkspaceSize",
     "aclnnInplaceReciprocal",
     "aclnnInplaceReciprocalGetWorkspaceSize",
+    "aclnnInplaceRelu",
+    "aclnnInplaceReluGetWorkspaceSize",
     "aclnnInplaceRsqrt",
     "aclnnInplaceRsqrtGetWorkspaceSize",
     "aclnnInplaceSigmoid",
@@ -1669,10 +1813,16 @@ OPTIONAL = frozenset({
     "aclnnInplaceSubsGetWorkspaceSize",
     "aclnnInplaceTriu",
     "aclnnInplaceTriuGetWorkspaceSize",
+    "aclnnInplaceUniform",
+    "aclnnInplaceUniformGetWorkspaceSize",
     "aclnnInplaceZero",
     "aclnnInplaceZeroGetWorkspaceSize",
     "aclnnIsFinite",
     "aclnnIsFiniteGetWorkspaceSize",
+    "aclnnLayerNorm",
+    "aclnnLayerNormBackward",
+    "aclnnLayerNormBackwardGetWorkspaceSize",
+    "aclnnLayerNormGetWorkspaceSize",
     "aclnnLeScalar",
     "aclnnLeScalarGetWorkspaceSize",
     "aclnnLeTensor",
@@ -1687,6 +1837,8 @@ OPTIONAL = frozenset({
     "aclnnLtScalarGetWorkspaceSize",
     "aclnnLtTensor",
     "aclnnLtTensorGetWorkspaceSize",
+    "aclnnMaskedSelect",
+    "aclnnMaskedSelectGetWorkspaceSize",
     "aclnnMatmul",
     "aclnnMatmulGetWorkspaceSize",
     "aclnnMax",
@@ -1715,6 +1867,8 @@ OPTIONAL = frozenset({
     "aclnnNeTensorGetWorkspaceSize",
     "aclnnNeg",
     "aclnnNegGetWorkspaceSize",
+    "aclnnNonzeroV2",
+    "aclnnNonzeroV2GetWorkspaceSize",
     "aclnnPermute",
     "aclnnPermuteGetWorkspaceSize",
     "aclnnPowScalarTensor",
@@ -1727,6 +1881,8 @@ OPTIONAL = frozenset({
     "aclnnReciprocalGetWorkspaceSize",
     "aclnnReduceSum",
     "aclnnReduceSumGetWorkspaceSize",
+    "aclnnRelu",
+    "aclnnReluGetWorkspaceSize",
     "aclnnRsqrt",
     "aclnnRsqrtGetWorkspaceSize",
     "aclnnRsub",
@@ -1757,6 +1913,10 @@ OPTIONAL = frozenset({
     "aclnnSubGetWorkspaceSize",
     "aclnnSubs",
     "aclnnSubsGetWorkspaceSize",
+    "aclnnThresholdBackward",
+    "aclnnThresholdBackwardGetWorkspaceSize",
+    "aclnnTopk",
+    "aclnnTopkGetWorkspaceSize",
     "aclnnTriu",
     "aclnnTriuGetWorkspaceSize",
     "aclDumpOpTensors",

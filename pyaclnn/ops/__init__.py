@@ -32,6 +32,7 @@ from ._amp_update_scale import amp_update_scale
 from ._decoder_ops import cat, embedding, index_select, matmul, mean, reduce_sum, softmax, stack
 from ._grouped_dynamic_mx_quant import (grouped_dynamic_mx_quant, grouped_mxscale_written,
                                         unpack_float4_e1m2)
+from ._select_ops import masked_select, nonzero_v2
 
 __all__ = [
     "call", "prepare", "get", "OpFunction", "PreparedCall", "Scalar", "OperatorNotFoundError",
@@ -40,6 +41,7 @@ __all__ = [
     "amp_update_scale", "add_rms_norm_dynamic_quant",
     "grouped_dynamic_mx_quant", "grouped_mxscale_written", "unpack_float4_e1m2",
     "matmul", "softmax", "reduce_sum", "mean", "cat", "stack", "index_select", "embedding",
+    "masked_select", "nonzero_v2",
 ]
 
 

@@ -7,13 +7,19 @@ Classes (issue 15):
   (b) exact to the vendor's documented algorithm where its source shows it (the quantisers, Axpy);
   (c) tolerance-level: the NPU's transcendental approximations and accumulation order are not
       published; the emulator computes in float64 with libm, rounds once to fp32 and then to the
-      output dtype, and states the tolerance its tests check.
+      output dtype, and states the tolerance its tests check;
+  (s) statistical only: random-number operators. The NPU's generator streams cannot be reproduced
+      without its kernels, so the emulator draws from its own documented stream (Philox4x32-10 keyed
+      by the seed, counter (element, offset)): the same (seed, offset) gives the same numbers,
+      different offsets different streams, and the tests check distributions (bounds, mean,
+      variance, keep rate) on large draws -- never the NPU's values.
 Each class is backed by tests against an independent reference (the test named in the note's
 file: tests/test_elementwise_*.py, tests/test_<operator>.py).
 """
 from __future__ import annotations
 
-A, B, C = "a", "b", "c"
+A, B, C, S = "a", "b", "c", "s"
+CLASSES = (A, B, C, S)
 
 # tolerance of the transcendental operators (tests/test_elementwise_pointwise.py measures it):
 _TRANS = ("libm in float64, rounded once to fp32, then to fp16/bf16: <= 1 ulp of the float64 value "
@@ -69,6 +75,22 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("EmbeddingDenseBackward",), C, "fp32 sums in index order (tests/test_index.py)"),
     (("NLLLoss", "NLLLossBackward"), C,
      "fp32 products and quotients, fp32 sums in target order, one rounding to the output (tests/test_nll_loss.py)"),
+    # data-dependent output shapes: the launch waits and leaves the real shape on out (tests/test_select.py)
+    # random numbers (tests/test_random.py; tests/reference/random.py recomputes the emulator's stream)
+    (("InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutV3"), S,
+     "statistical: the emulator's Philox4x32-10 stream, deterministic per (seed, offset); bounds, mean, "
+     "variance and keep rate checked on 200k draws (tests/test_random.py)"),
+    (("DropoutDoMask",), C, "given the mask: x / (1 - p) in fp32, one rounding to the out dtype (the NPU "
+     "may multiply by the reciprocal: within 1 ulp) (tests/test_random.py)"),
+    (("Cumsum",), C, "integers exact with wrap (a); floats: each prefix a float64 sum rounded once through fp32, "
+     "within 1 ulp of the rounded float64 running sum (tests/test_cumsum_topk.py)"),
+    (("Relu", "InplaceRelu", "ThresholdBackward"), A, "compare and move: NaN kept, relu(-0.0) = +0 (tests/test_relu.py)"),
+    (("Topk",), A, "selection, data moved: NaN largest, ties in input order (tests/test_cumsum_topk.py)"),
+    (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
+    (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "
+     "dtype: within 1 ulp of the rounded float64 reference (tests/test_layer_norm.py)"),
+    (("MaskedSelect", "NonzeroV2"), A, "moves (MaskedSelect casts to out's dtype with the NPU's Cast rules); "
+     "out's view shape refreshed after a synchronising launch (tests/test_select.py)"),
 ]
 
 FIDELITY: dict[str, tuple[str, str]] = {

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import keyword
 import re
 import sys
 from typing import Any
@@ -34,8 +35,10 @@ _byref = ctypes.byref
 
 
 def snake_case(name: str) -> str:
-    """``updatedScaleOut`` -> ``updated_scale_out``."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    """``updatedScaleOut`` -> ``updated_scale_out``; a Python keyword gets a trailing underscore
+    (aclnnInplaceUniform's ``from`` -> ``from_``, PEP 8's convention)."""
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return snake + "_" if keyword.iskeyword(snake) else snake
 
 
 def _bind_symbol(name: str, argtypes) -> Any:

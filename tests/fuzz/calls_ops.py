@@ -157,7 +157,7 @@ def _perturb(w: World, param: dict, value):
     kind = param["kind"]
     if kind == "tensor":
         return _perturb_tensor(w, value)
-    if kind == "double":
+    if kind in ("double", "float"):
         return adv.double(rng, (-2.0, 2.0)), None
     if kind == "int":
         return rng.choice((adv.int64(rng), (value or 0) + rng.choice((-1, 1)), 0, 35, 36, 40, 41, 64)), None
@@ -212,7 +212,7 @@ def call_operator(w: World) -> None:
         w.call("aclrtSetDevice", rng.randrange(w.device_count))
     values = builder(w, v2) if builder else {}
     # Operators without a baseline: NULL pointers, zero numbers (ctypes refuses None for numbers).
-    args = {p["name"]: values.get(p["name"], 0 if p["kind"] in ("int", "double", "dtype") else None)
+    args = {p["name"]: values.get(p["name"], 0 if p["kind"] in ("int", "double", "float", "dtype") else None)
             for p in params}
     foreign = None
     if rng.random() < 0.7:

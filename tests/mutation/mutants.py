@@ -37,6 +37,12 @@ POW = "tests/test_pow.py"
 NLL = "tests/test_nll_loss.py"
 ADDC = "tests/test_addc_lerp.py"
 FOREACH = "tests/test_foreach.py"
+SELECT = "tests/test_select.py"
+RANDOM = "tests/test_random.py"
+LAYER_NORM = "tests/test_layer_norm.py"
+GELU = "tests/test_gelu.py"
+CUMSUM_TOPK = "tests/test_cumsum_topk.py"
+RELU = "tests/test_relu.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -365,4 +371,83 @@ MUTANTS = [
            "N(ABS), EW_PROMOTE_KEEP, EW_OUT_SAME_DTYPE};", "N(ABS), EW_PROMOTE_KEEP, EW_OUT_CASTABLE};",
            (f"{POINTWISE}::test_invalid_arguments_return_161002",),
            "validation: Abs accepts an out dtype other than self's"),
+    # ---- data-dependent output shapes (select: MaskedSelect, NonzeroV2) and nnopbase's refresh ----
+    Mutant("mselect-broadcast-uses-size1-stride", f"{OPS}/select/masked_select.c",
+           "        strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];",
+           "        strides[d] = d < lead ? 0 : t->strides[d - lead];",
+           (f"{SELECT}::test_masked_select_broadcasts_self_and_mask",),
+           "a size-1 dimension is walked with its stride instead of being broadcast"),
+    Mutant("mselect-accepts-float-mask", f"{OPS}/select/masked_select.c",
+           "        (rc = ew_check_dtype_in(API, \"mask\", mask.dtype, MASK, 2)) ||\n", "",
+           (f"{SELECT}::test_masked_select_validation_codes",), "validation: a FLOAT mask accepted"),
+    Mutant("nonzero-rows-strided-by-numel", f"{OPS}/select/nonzero_v2.c",
+           "        for (int64_t d = 0; d < rank; d++) dst[d * count + k] = it.idx[d];",
+           "        for (int64_t d = 0; d < rank; d++) dst[d * n + k] = it.idx[d];",
+           (f"{SELECT}::test_nonzero_v2_leaves_rank_by_count_on_out",),
+           "coordinates laid out in the allocated [rank, numel] instead of the real [rank, count]"),
+    Mutant("nnopbase-out-shape-not-refreshed", "native_stubs/src/nnopbase/executor.c",
+           "    if (shape->ndim < 0) return ACLNN_SUCCESS;", "    if (shape->ndim >= 0) return ACLNN_SUCCESS;",
+           (f"{SELECT}::test_the_real_shape_is_left_on_outs_acl_tensor_and_the_tail_is_untouched",),
+           "the out tensor keeps its allocated shape after a data-dependent launch"),
+    # ---- random numbers (random: Uniform, Normal, dropout) ----
+    Mutant("rnd-philox-key-schedule", f"{OPS}/random/rnd_philox.c",
+           "        k1 += 0xBB67AE85u;", "        k1 += 0x9E3779B9u;",
+           (f"{RANDOM}::test_uniform_float32_is_the_documented_stream",), "Philox's second Weyl constant wrong"),
+    Mutant("rnd-uniform-ignores-offset", f"{OPS}/random/uniform.c",
+           "    rnd_philox(prm->seed, prm->offset, i, w);", "    rnd_philox(prm->seed, 0, i, w);",
+           (f"{RANDOM}::test_uniform_deterministic_per_seed_and_offset_and_streams_differ",),
+           "every offset gives the same stream (torch_npu's successive calls would repeat)"),
+    Mutant("rnd-normal-std-squared", f"{OPS}/random/normal.c",
+           "    float r = (float)z * prm->std + prm->mean;", "    float r = (float)z * prm->std * prm->std + prm->mean;",
+           (f"{RANDOM}::test_normal_mean_std_and_tails",), "normal scales by the variance"),
+    Mutant("rnd-uniform-accepts-reversed-bounds", f"{OPS}/random/uniform.c",
+           "    if (from > to) {", "    if (from > to && 0) {",
+           (f"{RANDOM}::test_uniform_validation_codes",), "validation: from > to accepted"),
+    Mutant("rnd-dropout-keeps-p", f"{OPS}/random/dropout.c",
+           "    float keep = (float)(1 - prm->prob);\n    unsigned char byte = 0;",
+           "    float keep = (float)prm->prob;\n    unsigned char byte = 0;",
+           (f"{RANDOM}::test_gen_mask_is_the_documented_stream_and_keeps_one_minus_p",),
+           "the mask keeps with probability p instead of 1 - p"),
+    # ---- layer_norm ----
+    Mutant("ln-unbiased-variance", f"{OPS}/layer_norm/layer_norm.c",
+           "            double rstd = N ? 1.0 / sqrt(v / (double)N + p->eps) : NAN;",
+           "            double rstd = N ? 1.0 / sqrt(v / (double)(N - 1) + p->eps) : NAN;",
+           (f"{LAYER_NORM}::test_layer_norm_every_dtype",), "LayerNorm divides the variance by N - 1"),
+    Mutant("ln-backward-drops-xhat-term", f"{OPS}/layer_norm/layer_norm.c",
+           "                dx[m * N + j] = rstd * (g - sg / (double)N - xhat * sgx / (double)N);",
+           "                dx[m * N + j] = rstd * (g - sg / (double)N);",
+           (f"{LAYER_NORM}::test_layer_norm_backward_every_dtype",), "the input gradient misses the variance term"),
+    Mutant("ln-accepts-mismatched-weight", f"{OPS}/layer_norm/layer_norm.c",
+           "    if (w.present && w.dtype != ACL_FLOAT && (rc = tv_check_same_dtype(API, \"weightOptional\", w.dtype, \"input\", x.dtype)))\n        return rc;\n",
+           "",
+           (f"{LAYER_NORM}::test_layer_norm_validation_codes",), "validation: a FLOAT16 weight with FLOAT input"),
+    # ---- gelu ----
+    Mutant("gelu-tanh-constant", f"{OPS}/gelu/gelu.c",
+           "C = 0.044715,", "C = 0.04471,",
+           (f"{GELU}::test_gelu_every_dtype",), "the tanh approximation's cubic coefficient rounded"),
+    Mutant("gelu-grad-drops-density-term", f"{OPS}/gelu/gelu.c",
+           "    return 0.5 * (1.0 + erf(x * SQRT1_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);",
+           "    return 0.5 * (1.0 + erf(x * SQRT1_2));",
+           (f"{GELU}::test_gelu_backward_every_dtype",), "the exact GELU gradient misses x * phi(x)"),
+    # ---- cumsum, topk ----
+    Mutant("cumsum-exclusive", f"{OPS}/cumsum/cumsum.c",
+           "                    is += (uint64_t)e->i;\n                    *e = ew_cast((ew_value){.i = (int64_t)is}, ACL_INT64, dt);",
+           "                    uint64_t before = is;\n                    is += (uint64_t)e->i;\n"
+           "                    *e = ew_cast((ew_value){.i = (int64_t)before}, ACL_INT64, dt);",
+           (f"{CUMSUM_TOPK}::test_cumsum_every_dtype_and_dim",), "integer running sums exclude the current element"),
+    Mutant("topk-ties-reversed", f"{OPS}/topk/topk.c",
+           "    return c ? c : (a->index < b->index ? -1 : a->index > b->index);",
+           "    return c ? c : (a->index > b->index ? -1 : a->index < b->index);",
+           (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "ties listed last index first"),
+    Mutant("topk-nan-smallest", f"{OPS}/topk/topk.c",
+           "        if (na || nb) c = na && nb ? 0 : na ? 1 : -1;", "        if (na || nb) c = na && nb ? 0 : na ? -1 : 1;",
+           (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "NaN ranks as the smallest value"),
+    # ---- relu ----
+    Mutant("relu-keeps-zero-boundary-wrong", f"{OPS}/relu/relu.c",
+           "        int keep = is_float ? (float)v.f > (float)p->threshold.f : v.i > p->threshold.i;",
+           "        int keep = is_float ? (float)v.f >= (float)p->threshold.f : v.i >= p->threshold.i;",
+           (f"{RELU}::test_threshold_backward_every_dtype",), "the gradient passes where self equals the threshold"),
+    Mutant("relu-nan-zeroed", f"{OPS}/relu/relu.c",
+           "        int zero = is_float ? v.f <= 0 : v.i < 0;", "        int zero = is_float ? !(v.f > 0) : v.i < 0;",
+           (f"{RELU}::test_relu_every_dtype",), "relu(NaN) gives 0"),
 ]

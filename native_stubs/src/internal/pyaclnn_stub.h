@@ -203,6 +203,13 @@ PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_list_get(const aclTensorList *l
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_scalar_get(const aclScalar *s, aclDataType *dtype,
                                                     unsigned char value[16]);
 
+/* A data-dependent output shape (opbase's OP_OUTSHAPE, e.g. MaskedSelect): the kernel writes the
+ * real shape here; ndim -1 means it reported none (it failed before, or did not run). */
+typedef struct {
+    int64_t ndim;
+    int64_t dims[PYACLNN_STUB_MAX_DIMS];
+} pyaclnn_stub_shape;
+
 /* What a kernel sees when it runs on the stream: snapshots taken at phase-2 time (so tensors may
  * be destroyed, and repeatable executors re-pointed, while the launch is still queued). */
 typedef struct {
@@ -213,6 +220,7 @@ typedef struct {
     const void *params;                   /* operator attributes, immutable after phase 1  */
     void *workspace;
     uint64_t workspace_size;
+    pyaclnn_stub_shape *out_shape;        /* non-NULL only for a data-dependent output shape  */
 } pyaclnn_stub_launch;
 typedef void (*pyaclnn_stub_kernel_fn)(const pyaclnn_stub_launch *launch);
 
@@ -230,6 +238,15 @@ PYACLNN_STUB_API aclOpExecutor *pyaclnn_stub_executor_new(
 PYACLNN_STUB_API void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code,
                                                         const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Data-dependent output shape (opbase's OP_OUTSHAPE): phase 2 of this executor hands its kernel a
+ * pyaclnn_stub_shape (launch->out_shape) to fill, waits for the stream (as CANN's launch of such an
+ * operator synchronises), and then makes the shape the kernel wrote the view shape of `target`, the
+ * aclTensor of output `output_index` (contiguous strides), so that aclGetViewShape on it reports the
+ * real shape, as torch_npu's masked_select reads it. aclSetOutputTensorAddr with that index moves
+ * the refresh to the tensor it is given. Returns 0, or 161002 for a bad index or handle. */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_executor_set_out_shape(aclOpExecutor *executor, size_t output_index,
+                                                                aclTensor *target);
 
 /* Phase 2, shared by every aclnnXxx(workspace, workspaceSize, executor, stream): validates the
  * executor (NULL -> 161001, stale/consumed -> 161002 with a message), the workspace (size > 0 with

@@ -41,6 +41,8 @@ struct aclOpExecutor {
     size_t n_input_lists, n_output_lists;   /* tensor-list parameters (none yet)                  */
     aclnnStatus deferred_code;        /* non-zero: phase 2 refuses with this code and message       */
     char deferred_msg[240];
+    aclTensor *shape_target;          /* data-dependent output shape: the tensor phase 2 refreshes  */
+    size_t shape_output;              /* ... and the index of that output                           */
     pyaclnn_stub_tensor tensors[];    /* n_inputs + n_outputs snapshots, then the parameters        */
 };
 
@@ -105,6 +107,24 @@ void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code
     va_end(ap);
 }
 
+aclnnStatus pyaclnn_stub_executor_set_out_shape(aclOpExecutor *executor, size_t output_index, aclTensor *target) {
+    static const char API[] = "pyaclnn_stub_executor_set_out_shape";
+    pthread_mutex_lock(&executor_mu);
+    aclnnStatus rc = nn_check_handle(API, "executor", executor, NN_KIND_EXECUTOR, ACLNN_ERR_PARAM_NULLPTR);
+    if (rc == ACLNN_SUCCESS) rc = nn_check_handle(API, "target", target, NN_KIND_TENSOR, ACLNN_ERR_PARAM_NULLPTR);
+    if (rc == ACLNN_SUCCESS && output_index >= executor->launch.n_outputs) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "output index %zu is out of range (%zu outputs)",
+                            output_index, executor->launch.n_outputs);
+        rc = ACLNN_ERR_PARAM_INVALID;
+    }
+    if (rc == ACLNN_SUCCESS) {
+        executor->shape_target = target;
+        executor->shape_output = output_index;
+    }
+    pthread_mutex_unlock(&executor_mu);
+    return rc;
+}
+
 /* ---- phase 2 ------------------------------------------------------------------------------- */
 
 /* The checker's mode: 0 off, 1 report, 2 error (tests may switch it, so it is asked each time). */
@@ -116,6 +136,27 @@ static int poisoning(void) {
     int p = atomic_load(&poison);
     if (p < 0) atomic_store(&poison, p = pyaclnn_stub_poison());
     return p;
+}
+
+/* After the launch of an operator with a data-dependent output shape: waits for the stream, then
+ * makes the shape its kernel reported the view shape of `target` (if that is still a live tensor;
+ * the caller may have destroyed it, which CANN leaves undefined). */
+static aclnnStatus refresh_out_shape(aclrtStream stream, aclTensor *target, const pyaclnn_stub_shape *shape) {
+    if (aclrtSynchronizeStream(stream) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;   /* reported */
+    if (shape->ndim < 0) return ACLNN_SUCCESS;   /* the kernel failed: its fault is what sync returned */
+    pthread_mutex_lock(&nn_ownership_lock);
+    if (nn_is(target, NN_KIND_TENSOR)) {
+        pyaclnn_stub_tensor *d = &target->desc;
+        d->ndim = shape->ndim;
+        int64_t stride = 1;
+        for (int64_t k = shape->ndim; k-- > 0;) {
+            d->shape[k] = shape->dims[k];
+            d->strides[k] = stride;
+            stride *= shape->dims[k] > 0 ? shape->dims[k] : 1;
+        }
+    }
+    pthread_mutex_unlock(&nn_ownership_lock);
+    return ACLNN_SUCCESS;
 }
 
 static void run_launch(void *arg) {
@@ -192,9 +233,27 @@ static void unpin_all(aclOpExecutor *block) {
     }
 }
 
+/* The data-dependent output shape a kernel fills. Shared by the queued launch and the phase-2 caller
+ * that reads it after its sync; the last of the two frees it, so a task that outlives the caller's
+ * wait (its stream destroyed meanwhile, the sync refused) never writes freed or stale memory. */
+typedef struct {
+    atomic_int refs;
+    pyaclnn_stub_shape shape;
+} shape_box;
+
+static shape_box *box_of(const pyaclnn_stub_shape *shape) {
+    return shape ? (shape_box *)((unsigned char *)shape - offsetof(shape_box, shape)) : NULL;
+}
+
+static void box_release(shape_box *box) {
+    if (box && atomic_fetch_sub(&box->refs, 1) == 1) free(box);
+}
+
 static void free_launch(void *arg) {
+    shape_box *box = box_of(((aclOpExecutor *)arg)->launch.out_shape);
     unpin_all(arg);   /* memory freed while this launch was queued is released now */
     free(arg);
+    box_release(box);
 }
 
 /* Pins the memory of the launch's tensors and workspace. Returns 0, or reports (under api) and
@@ -314,18 +373,34 @@ aclnnStatus pyaclnn_stub_executor_run(const char *api, void *workspace, uint64_t
     pthread_mutex_unlock(&executor_mu);
 
     if (rc == ACLNN_SUCCESS && kernel != NULL) {   /* launch is ours alone: consumed, or a clone */
+        aclTensor *shape_target = launch->shape_target;
+        shape_box *box = NULL;
+        if (shape_target != NULL) {
+            box = malloc(sizeof *box);
+            if (box == NULL) {
+                free(launch);
+                pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, api, "out of host memory");
+                return ACLNN_ERR_INNER_NULLPTR;
+            }
+            atomic_init(&box->refs, 2);   /* the launch's and ours */
+            box->shape.ndim = -1;
+        }
+        launch->launch.out_shape = box ? &box->shape : NULL;
         launch->launch.workspace = workspace;
         launch->launch.workspace_size = workspace_size;
         rc = pin_launch(api, launch, workspace, pyaclnn_stub_stream_device(stream));
         if (rc != ACLNN_SUCCESS) {
-            free(launch);
+            free_launch(launch);
+            box_release(box);
             return rc;
         }
         /* The stream releases the block (and its pins) after the kernel ran, or at once if submission
          * fails (the runtime has then reported its own code; the aclnn API says "a runtime call failed"). */
         aclError submit = hazard_mode() ? submit_with_accesses(api, launch, stream, run_launch, free_launch)
                                               : pyaclnn_stub_stream_submit(api, stream, run_launch, free_launch, launch);
-        return submit == ACL_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_RUNTIME_ERROR;
+        if (submit == ACL_SUCCESS && box != NULL) rc = refresh_out_shape(stream, shape_target, &box->shape);
+        box_release(box);
+        return submit == ACL_SUCCESS ? rc : ACLNN_ERR_RUNTIME_ERROR;
     }
     if (!repeatable) free(executor);
     return rc;
@@ -414,6 +489,8 @@ static aclnnStatus set_tensor_addr_locked(const char *api, enum slot_space space
     }
     slot->data = addr;
     tensor->desc.data = addr;
+    if (executor->shape_target != NULL && first + index == executor->launch.n_inputs + executor->shape_output)
+        executor->shape_target = tensor;   /* the data-dependent shape now refreshes this tensor */
     return ACLNN_SUCCESS;
 }
 
