@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from ..runtime import Stream
 from ..tensor import as_acl_dtype
 from . import _friendly as F
-from ._registry import function
+from ._launcher import function
 from ._support import register_probe
 
 OP = "aclnnAddRmsNormDynamicQuantV2"
@@ -57,9 +57,9 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
         for pyaclnn tensors (asynchronous).
     """
     values = (x1, x2, gamma, smooth_scale1, smooth_scale2, beta)
-    kind = F.flavor(*values)
-    stream = F.pick_stream(stream, *values)
-    x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t = (None if v is None else F.to_device(v, stream) for v in values)
+    crossing = F.begin(stream, *values)
+    stream = crossing.stream
+    x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t = (crossing.tensor(v) for v in values)
 
     if output_mask is None:
         out1, out2 = True, smooth_scale1 is not None and smooth_scale2 is not None
@@ -76,13 +76,13 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
     for active, shape, acl in ((out1, y_shape, y_acl), (out2, y_shape, y_acl), (True, x1_t.shape, x1_t.acl_dtype),
                                (out1, lead, "float32"), (out2, lead, "float32")):
         # an inactive output still needs a tensor: the operator reads it (shape [1])
-        t, ret = F.new_output(kind, shape if active else (1,), acl, stream, x1)
+        t, ret = crossing.new_output(shape if active else (1,), acl, x1)
         outs.append(t)
         returns.append(ret if active else None)
 
     function(OP)(x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t, float(epsilon), mask, *outs, stream=stream)
     active = [i for i, r in enumerate(returns) if r is not None]
-    results = F.results(kind, [returns[i] for i in active], stream)
+    results = crossing.results([returns[i] for i in active])
     results = results if isinstance(results, tuple) else (results,)
     full: list = [None] * 5
     for i, r in zip(active, results):
