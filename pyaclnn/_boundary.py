@@ -17,6 +17,16 @@ One :class:`Crossing` per call:
   (CPU) torch tensor -- the emulator's case -- makes the call wait for its stream, since torch may
   read or write it as soon as the call returns.
 
+What it costs, and the memory it takes:
+
+* small tensors (decode shapes: at most :data:`pyaclnn._reuse.MAX_BYTES`) that the boundary makes --
+  friendly outputs, copies of numpy inputs -- are reused call after call once nobody holds them
+  (:mod:`pyaclnn._reuse`): no new memory, Tensor or ``aclTensor`` per call;
+* on the emulator, whose device memory is host memory, large numpy arrays are not copied: inputs are
+  used in place and friendly outputs are numpy arrays the kernel writes directly (the host memory is
+  registered with the emulator while used; such a call waits for its stream before it returns, since
+  the caller owns the arrays).  A numpy call then takes about its outputs' bytes, nothing more.
+
 The friendly functions also ask the boundary for their outputs (:meth:`Crossing.new_output`) and
 for the results in the caller's kind (:meth:`Crossing.results`): ``"numpy"`` inputs give numpy
 results (the call waits), ``"torch"`` give torch tensors, ``"tensor"`` give pyaclnn tensors
@@ -24,13 +34,15 @@ results (the call waits), ``"torch"`` give torch tensors, ``"tensor"`` give pyac
 """
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 import numpy as np
 
-from .runtime import Stream, current_stream
-from .tensor import Tensor, as_acl_dtype, empty, from_numpy, host_array
+from . import _reuse, dtypes
+from .runtime import Stream, current_stream, is_stub
+from .tensor import Tensor, as_acl_dtype, host_array, wrap_pointer
 
 NUMPY, TORCH, TENSOR = "numpy", "torch", "tensor"
 
@@ -66,6 +78,19 @@ def stream_for(values, default=None) -> Stream:
         if s is not None:
             return s
     return current_stream()
+
+
+_ZERO_COPY_MIN = _reuse.MAX_BYTES + 1   # host arrays at least this large are used in place (emulator)
+_stub: list = []                        # [is_stub()] once known (the backend never changes)
+
+
+def _in_place(nbytes: int, info) -> bool:
+    """May a host array of ``info``'s type and ``nbytes`` be used by kernels in place?"""
+    if nbytes < _ZERO_COPY_MIN or info.packed or info.carrier:
+        return False
+    if not _stub:
+        _stub.append(is_stub())
+    return _stub[0]
 
 
 def _from_torch(value):
@@ -104,13 +129,29 @@ class Crossing:
         if isinstance(value, (np.ndarray, np.generic)):
             if output and isinstance(value, np.ndarray) and not value.flags.writeable:
                 raise ValueError(f"output {name} is a read-only numpy array")
-            t = from_numpy(value, stream=self.stream)
+            t = self._host_copy(value) if output else self._host_input(value)
             self._keep.append(t)
             if output and isinstance(value, np.ndarray):
                 self._copies.append((t, value))
             return t
         raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array, torch tensor, or a Python "
                         f"number / list), got {type(value).__name__}")
+
+    def _host_input(self, array) -> Tensor:
+        array = np.asarray(array)
+        acl = dtypes.from_numpy(array.dtype)
+        info = dtypes.info(acl)
+        if array.flags.c_contiguous and _in_place(array.nbytes, info):
+            self.sync = True            # the caller may change the array once the call returns
+            return wrap_pointer(array.ctypes.data, array.shape, acl, nbytes=array.nbytes, owner=array,
+                                register=True, stream=self.stream)
+        return self._host_copy(array)
+
+    def _host_copy(self, array) -> Tensor:
+        """A device copy of a host array (reused, for small ones, call after call)."""
+        array = np.asarray(array)
+        t = _reuse.take(array.shape, dtypes.from_numpy(array.dtype), self.stream)
+        return t.copy_from(array, self.stream)
 
     def tensors(self, values, *, output: bool = False, name: str = "tensor"):
         """A tensor-list argument: each element through :meth:`tensor`."""
@@ -124,13 +165,21 @@ class Crossing:
         if self.kind == TORCH:
             import torch
 
-            from . import dtypes
             device = like.device if like is not None and is_torch_tensor(like) else "cpu"
             t = torch.empty(tuple(shape), dtype=dtypes.to_torch(as_acl_dtype(dtype)), device=device)
             if device == "cpu" or getattr(device, "type", None) == "cpu":
                 self.sync = True
             return _from_torch(t), t
-        t = empty(shape, dtype, stream=self.stream)
+        acl = as_acl_dtype(dtype)
+        if self.kind == NUMPY:
+            info = dtypes.info(acl)
+            shape = tuple(shape)
+            if info.numpy is not None and _in_place(info.nbytes(math.prod(shape)), info):
+                array = np.empty(shape, info.numpy)     # the kernel writes the caller's result
+                self.sync = True
+                return wrap_pointer(array.ctypes.data, shape, acl, nbytes=array.nbytes, owner=array,
+                                    register=True, stream=self.stream), array
+        t = _reuse.take(tuple(shape), acl, self.stream)
         return t, t
 
     def finish(self, ok: bool = True) -> None:

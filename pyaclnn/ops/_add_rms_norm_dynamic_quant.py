@@ -16,6 +16,8 @@ from ._support import register_probe
 
 OP = "aclnnAddRmsNormDynamicQuantV2"
 # What the operator may produce (the SoC decides among them; see ops.support_matrix()).
+_INT32 = as_acl_dtype("int32")
+_FLOAT = as_acl_dtype("float32")
 _Y_DTYPES = {"int8": "", "int4": "", "int32": "int4 packed 8 per word", "float8_e4m3fn": "Ascend 950",
              "float8_e5m2": "Ascend 950", "hifloat8": "Ascend 950"}
 
@@ -71,10 +73,10 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
     y_acl = F.choice("y_dtype", y_dtype, _Y_DTYPES)
     lead = tuple(x1_t.shape[:-1])
     n = x1_t.shape[-1] if x1_t.shape else 0
-    y_shape = lead + ((n // 8,) if y_acl == as_acl_dtype("int32") else (n,))
+    y_shape = lead + ((n // 8,) if y_acl == _INT32 else (n,))
     returns, outs = [], []
     for active, shape, acl in ((out1, y_shape, y_acl), (out2, y_shape, y_acl), (True, x1_t.shape, x1_t.acl_dtype),
-                               (out1, lead, "float32"), (out2, lead, "float32")):
+                               (out1, lead, _FLOAT), (out2, lead, _FLOAT)):
         # an inactive output still needs a tensor: the operator reads it (shape [1])
         t, ret = crossing.new_output(shape if active else (1,), acl, x1)
         outs.append(t)

@@ -41,12 +41,12 @@ from ..errors import AclError  # noqa: F401 -- re-exported for callers' type hin
 from ._init import _byref, _check, _quiet, _tls, device_count, init, is_stub, soc_name  # noqa: F401
 from .devices import (Device, _BindScope, _bind_current, _Binding, _DeviceState, _diagnose,  # noqa: F401
                       _resolve_device, _state_for, _states, check_runtime, current_device, current_stream,
-                      iter_states)
+                      holds_forever, iter_states)
 from .events import Event  # noqa: F401
 from .host import (HostRegistration, _registrations, _stub_fn, register_host_memory,  # noqa: F401
                    stub_live_counts)
 from .memory import DeviceBuffer, ExternalMemory, Memory  # noqa: F401
-from .pool import DEFAULT_POOL_LIMIT, MemoryPool, _round_up, empty_cache  # noqa: F401
+from .pool import DEFAULT_POOL_LIMIT, MemoryPool, _round_up, empty_cache, on_empty_cache  # noqa: F401
 from .streams import Stream  # noqa: F401
 
 __all__ = [

@@ -319,6 +319,13 @@ def current_device() -> Device:
     return d
 
 
+def holds_forever(stream) -> bool:
+    """Is ``stream``'s device one pyaclnn holds for the whole process (the default device that
+    :func:`current_device` made)? Caches on such a stream change no lifetime."""
+    d = _default_devices.get(stream._state.id)
+    return d is not None and d._state is stream._state and not d.closed
+
+
 def _resolve_device(device: "Device | int | None") -> Device:
     if device is None:
         return current_device()

@@ -14,7 +14,9 @@ from .devices import Device, _BindScope, _bind_current, _DeviceState, check_runt
 _ROUND = 512                      # allocation granularity of the pool (bytes)
 _LAST = (-1,)                     # map(list.pop, _LAST): move the last element inside one C call
 _SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
-DEFAULT_POOL_LIMIT = 1 << 30      # cached bytes kept per stream before blocks go back to the device
+# The pool's high-water mark: freed bytes a stream keeps for reuse. A free that takes the cache past
+# it synchronises the stream and gives every cached block back to the device (MemoryPool.limit).
+DEFAULT_POOL_LIMIT = 64 << 20
 
 
 def _round_up(n: int) -> int:
@@ -26,8 +28,9 @@ class MemoryPool:
 
     ``allocate(n)`` returns ``(ptr, size)``; ``free(ptr, size)`` puts the block back for later
     allocations **on the same stream** (work queued before the free runs first, in stream order).
-    Blocks are kept by rounded size up to ``limit`` cached bytes; beyond that, or on
-    :meth:`empty_cache`, the stream is synchronised and cached blocks are returned with ``aclrtFree``.
+    Blocks are kept by rounded size up to ``limit`` cached bytes (the high-water mark, default
+    :data:`DEFAULT_POOL_LIMIT` = 64 MiB per stream); a free that goes beyond it, or
+    :meth:`empty_cache`, synchronises the stream and returns the cached blocks with ``aclrtFree``.
     The pool belongs to its stream: closing the stream empties it.
     """
 
@@ -193,6 +196,13 @@ class MemoryPool:
 
 
 _pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()
+_cache_owners: list = []          # callables dropping tensors cached above this layer (on_empty_cache)
+
+
+def on_empty_cache(drop) -> None:
+    """Have :func:`empty_cache` call ``drop()`` first: a layer above the runtime that keeps device
+    tensors for reuse (pyaclnn._reuse) lets them go, so that their memory can be returned too."""
+    _cache_owners.append(drop)
 
 
 def empty_cache(device: "Device | int | None" = None) -> int:
@@ -204,6 +214,8 @@ def empty_cache(device: "Device | int | None" = None) -> int:
     streams.  Memory still used by live tensors is not touched.
     """
     check_runtime()
+    for drop in list(_cache_owners):
+        drop()
     _release.flush()                # memory of objects already collected goes back to its pool first
     wanted = None if device is None else (device.id if isinstance(device, Device) else int(device))
     freed = 0
