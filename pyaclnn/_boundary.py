@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from . import _reuse, dtypes
+from .errors import AclError, recent_error_message
 from .runtime import Stream, current_stream, is_stub
 from .tensor import Tensor, as_acl_dtype, host_array, wrap_pointer
 
@@ -142,16 +143,40 @@ class Crossing:
         acl = dtypes.from_numpy(array.dtype)
         info = dtypes.info(acl)
         if array.flags.c_contiguous and _in_place(array.nbytes, info):
-            self.sync = True            # the caller may change the array once the call returns
-            return wrap_pointer(array.ctypes.data, array.shape, acl, nbytes=array.nbytes, owner=array,
-                                register=True, stream=self.stream)
+            t = self._over_host(array, acl)
+            if t is not None:
+                return t
         return self._host_copy(array)
+
+    def _over_host(self, array: np.ndarray, acl: int) -> Tensor | None:
+        """A tensor over the host array itself (emulator); None when its range cannot be registered
+        (it overlaps, without lying inside, host memory registered for another live tensor: e.g.
+        two overlapping views of one array), and the caller copies instead."""
+        try:
+            t = wrap_pointer(array.ctypes.data, array.shape, acl, nbytes=array.nbytes, owner=array,
+                             register=True, stream=self.stream)
+        except AclError:
+            recent_error_message()
+            return None
+        self.sync = True            # the caller owns the array: the call waits for its stream
+        return t
 
     def _host_copy(self, array) -> Tensor:
         """A device copy of a host array (reused, for small ones, call after call)."""
         array = np.asarray(array)
         t = _reuse.take(array.shape, dtypes.from_numpy(array.dtype), self.stream)
-        return t.copy_from(array, self.stream)
+        if not array.size:
+            return t
+        try:
+            return t.copy_from(array, self.stream)
+        except AclError:
+            if not self.sync:       # nothing of this call lies in registered host memory
+                raise
+            # The array overlaps host memory this call uses in place (a view of an array passed
+            # too): the emulator refuses to copy from part of a registered range, so copy from a
+            # fresh host copy.
+            recent_error_message()
+            return t.copy_from(array.copy(), self.stream)
 
     def tensors(self, values, *, output: bool = False, name: str = "tensor"):
         """A tensor-list argument: each element through :meth:`tensor`."""
@@ -176,9 +201,9 @@ class Crossing:
             shape = tuple(shape)
             if info.numpy is not None and _in_place(info.nbytes(math.prod(shape)), info):
                 array = np.empty(shape, info.numpy)     # the kernel writes the caller's result
-                self.sync = True
-                return wrap_pointer(array.ctypes.data, shape, acl, nbytes=array.nbytes, owner=array,
-                                    register=True, stream=self.stream), array
+                t = self._over_host(array, acl)
+                if t is not None:
+                    return t, array
         t = _reuse.take(tuple(shape), acl, self.stream)
         return t, t
 

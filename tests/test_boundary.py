@@ -130,6 +130,19 @@ def test_numpy_inputs_used_in_place_can_change_after_the_call():
     _same([f for f in first if f is not None], [a for a in again if a is not None])
 
 
+def test_overlapping_views_used_in_place_fall_back_to_copies():
+    x1, x2, g, s1, s2 = _inputs(320, seed=7)
+    a, b = x1[0:160], x1[80:240]                    # 2.5 MiB each, overlapping: one is copied
+    got = _arnq(a, b, g, s1, s2)
+    want = _host(_arnq(*[pyaclnn.from_numpy(v.copy()) for v in (a, b, g, s1, s2)]))
+    _same([r for r in got if r is not None], want)
+    rows = x1[0:160]                                # used in place; gamma is a small view inside it
+    gamma = rows.reshape(-1)[:8192]
+    got = _arnq(rows, x2[0:160], gamma, s1, s2)
+    want = _host(_arnq(*[pyaclnn.from_numpy(v.copy()) for v in (rows, x2[0:160], gamma, s1, s2)]))
+    _same([r for r in got if r is not None], want)
+
+
 def test_pool_high_water_mark_is_documented_and_enforced():
     assert runtime.DEFAULT_POOL_LIMIT == 64 << 20
     s = pyaclnn.Stream()
