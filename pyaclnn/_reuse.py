@@ -31,9 +31,19 @@ PER_LAYOUT = 8              # tensors kept per (shape, dtype): a call may need s
 MAX_LAYOUTS = 8             # layouts kept per stream (least recently used go first)
 
 _getrefcount = sys.getrefcount
-# A cached tensor nobody else holds is referenced by: its slot in the cache's list, the loop
-# variable looking at it, and getrefcount's argument.
-_FREE_REFS = 3
+
+
+def _free_refs() -> int:
+    """What getrefcount reports, in ReuseCache.take's loop, for an object only the cache's list
+    holds (its slot, the loop variable, the argument -- measured rather than assumed, since how the
+    interpreter counts a loop variable differs between Python versions)."""
+    probe = [object()]
+    for t in probe:
+        return _getrefcount(t)
+    raise AssertionError("unreachable")
+
+
+_FREE_REFS = _free_refs()
 
 
 class ReuseCache:
