@@ -23,12 +23,14 @@ Python figures (same shapes, sync after every call), skipped with --no-python:
 * ``friendly_device_vs_c``: ``ops.add_rms_norm_dynamic_quant`` on pyaclnn device tensors over the C
   one-shot. Goal <= 1.5.
 * ``friendly_numpy_vs_c``: the same with numpy arrays in and out (no goal of its own; the memory goal of
-  the numpy path, one host copy in ``Tensor.numpy()``, is a test: tests/test_tensor_numpy.py).
+  the numpy path is measured by benchmarks/numpy_path_memory.py; one host copy in ``Tensor.numpy()`` is a
+  test: tests/test_tensor_numpy.py).
 * ``capi_vs_c``: the ``pyaclnn.capi`` line-by-line AmpUpdateScale sequence over the C one, sync every
   100 calls: taken from benchmarks/launch_overhead.py (``py_capi / c_one_shot``), calling what
   ``capi.<name>`` is once bound (the compiled call path when it was built). Goal <= 4.
-* ``friendly_torch_vs_torch_eager``: left null (torch's own implementation of the math is not written
-  here yet). Goal <= 1.0.
+* ``friendly_torch_vs_torch_eager``: the friendly call on torch CPU tensors (the emulator's device
+  memory is host memory) over torch eager computing the same math (fp32 add, RMS norm, two dynamic
+  int8 quantisations) on the same tensors; null without torch. Goal <= 1.0.
 
 Each figure is the best of ``--repeats`` repeats (the least disturbed; the machine may be shared), the
 ratios are taken between figures of the same run. Prints JSON; asserts nothing.
@@ -113,6 +115,48 @@ def python_friendly(calls: int, repeats: int) -> dict:
     return best
 
 
+def python_torch(calls: int, repeats: int) -> dict | None:
+    """Best mean ns per call: the friendly ARNQ V2 [1, 8192] on torch CPU tensors (the emulator's
+    device memory is host memory), and torch eager computing the same math on the same tensors."""
+    try:
+        import torch
+    except Exception:       # noqa: BLE001 -- torch absent or unloadable
+        return None
+    from pyaclnn import ops
+
+    g = torch.Generator().manual_seed(0)
+    x1, x2 = (torch.randn((1, 8192), generator=g).to(torch.bfloat16) for _ in range(2))
+    gamma, s1, s2 = (torch.empty(8192).uniform_(0.5, 2.0, generator=g).to(torch.bfloat16) for _ in range(3))
+    fn = ops.add_rms_norm_dynamic_quant
+
+    def friendly_call():
+        fn(x1, x2, gamma, smooth_scale1=s1, smooth_scale2=s2, y_dtype="int8")
+
+    def eager_call(eps=1e-6):
+        # The operator's math in torch ops: fp32 add, RMS norm with gamma, then per row and per
+        # smooth scale a dynamic int8 quantisation (scale = max|z| / 127).
+        x = x1.float() + x2.float()
+        x_out = x.to(torch.bfloat16)
+        y = x * torch.rsqrt(x.square().mean(-1, keepdim=True) + eps) * gamma.float()
+        outs = [x_out]
+        for s in (s1, s2):
+            z = y * s.float()
+            scale = z.abs().amax(-1, keepdim=True) / 127.0
+            outs += [torch.round(z / scale).clamp_(-128, 127).to(torch.int8), scale.squeeze(-1)]
+        return outs
+
+    best = {}
+    for name, call in (("friendly_torch_cpu", friendly_call), ("torch_eager_cpu", eager_call)):
+        for _ in range(calls // 10 + 1):   # warm up
+            call()
+        for _ in range(repeats):
+            t0 = time.perf_counter_ns()
+            for _ in range(calls):
+                call()
+            best[name] = min(best.get(name, float("inf")), (time.perf_counter_ns() - t0) / calls)
+    return best
+
+
 def capi_line_by_line(repeats: int) -> dict | None:
     """launch_overhead.py's capi sequence vs its C twin (sync every 100), best of repeats."""
     try:
@@ -168,12 +212,16 @@ def main(argv=None) -> dict:
 
     py = {} if args.no_python else python_friendly(max(args.calls // 4, 50), args.repeats)
     capi = None if args.no_python else capi_line_by_line(args.repeats)
+    torch_figs = None if args.no_python else python_torch(max(args.calls // 4, 50), args.repeats)
+    for name, value in (torch_figs or {}).items():
+        figures[f"py_{name}_us"] = value / 1e3
     for name, value in py.items():
         figures[f"py_{name}_us"] = value / 1e3
     ratios["friendly_device_vs_c"] = goal(py["friendly_device"] / arnq_c if py else None, "<=", 1.5)
     ratios["friendly_numpy_vs_c"] = {"value": round(py["friendly_numpy"] / arnq_c, 2) if py else None,
                                      "goal": None, "met": None}
-    ratios["friendly_torch_vs_torch_eager"] = goal(None, "<=", 1.0)
+    ratios["friendly_torch_vs_torch_eager"] = goal(
+        torch_figs["friendly_torch_cpu"] / torch_figs["torch_eager_cpu"] if torch_figs else None, "<=", 1.0)
     if capi:
         figures["c_amp_sync_every_100_us"] = capi["c_one_shot"] / 1e3
         figures["py_capi_amp_sync_every_100_us"] = capi["py_capi"] / 1e3

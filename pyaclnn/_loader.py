@@ -22,10 +22,12 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import errors as _errors
 from .errors import BackendError, MissingSymbolError
 
 __all__ = ["Backend", "BackendError", "backend", "is_loaded", "stub_include_dir", "stub_library_dir"]
@@ -45,6 +47,13 @@ OPAPI_LIB = "libopapi.so"
 DOMAIN_LIBS = ("libaclnn_ops_infer.so", "libaclnn_ops_train.so", "libaclnn_math.so",
                "libaclnn_sparse.so", "libaclnn_fft.so", "libaclnn_rand.so")
 STUB_LIBS = ("libascendcl.so", "libnnopbase.so", "libopapi.so")
+# The file that marks a toolkit tree made by pyaclnn._toolkit (the emulator dressed as CANN).
+MARKER = "pyaclnn_emulator.info"
+
+
+def is_emulated_toolkit(root: str | os.PathLike) -> bool:
+    """True for a tree made by :func:`pyaclnn._toolkit.toolkit_root` (not to be taken for real CANN)."""
+    return (Path(root) / MARKER).is_file()
 
 
 @dataclass
@@ -98,9 +107,10 @@ class Backend:
 
 def _package_dirs() -> list[Path]:
     # pyaclnn.__path__ may hold several entries: an editable install keeps the sources in the
-    # checkout and the built stub in site-packages/pyaclnn/_stub/.
-    import pyaclnn
-    return [Path(p) for p in getattr(pyaclnn, "__path__", [Path(__file__).parent])]
+    # checkout and the built stub in site-packages/pyaclnn/_stub/. (The package is imported before
+    # any of its modules runs: read it, do not import it.)
+    package = sys.modules.get(__name__.rpartition(".")[0])
+    return [Path(p) for p in getattr(package, "__path__", [Path(__file__).parent])]
 
 
 def stub_library_dir() -> str | None:
@@ -232,7 +242,6 @@ def _open_stub() -> Backend:
 def _find_toolkit() -> tuple[Backend | None, list[str]]:
     """First toolkit whose libraries load; plus a log of what was tried and why it failed."""
     tried = []
-    from ._toolkit import is_emulated_toolkit
     for root, libdir in toolkit_candidates():
         if is_emulated_toolkit(root):   # exec / preload_stub point ASCEND_HOME_PATH at our own tree
             tried.append(f"{root}: pyaclnn's emulated toolkit (the stub), not CANN")
@@ -293,8 +302,22 @@ def _load_once() -> Backend:
     global _backend
     with _lock:
         if _backend is None:
-            _backend = _load()
+            b = _load()
+            _errors.read_recent_message = _recent_message_reader(b)
+            _backend = b
         return _backend
+
+
+def _recent_message_reader(b: Backend):
+    """``aclGetRecentErrMsg`` of the loaded libraries, for pyaclnn.errors (which does not import
+    capi: capi's bindings raise pyaclnn.errors' exceptions)."""
+    try:
+        fn = b.symbol("aclGetRecentErrMsg")
+    except MissingSymbolError:
+        return None
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = []
+    return fn
 
 
 def is_loaded() -> bool:

@@ -33,12 +33,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ._loader import MARKER, is_emulated_toolkit, stub_include_dir, stub_library_dir  # noqa: F401
+from .errors import BackendError
+
 __all__ = ["EMULATOR_VERSION", "MARKER", "COMPAT_LIBS", "toolkit_root", "environment", "is_emulated_toolkit"]
 
 # Must equal PYACLNN_COMPAT_CANN_VERSION (native_stubs/src/compat/compat.h). Deliberately not a
 # CANN release number: torch_npu enables version-gated features only for versions it can parse.
 EMULATOR_VERSION = "pyaclnn-emulator-0.1.0"
-MARKER = "pyaclnn_emulator.info"
 LAYOUT_VERSION = "1"      # bump when the layout changes: old cached trees are then ignored
 COMPAT_LIBS = ("libhccl.so", "libacl_op_compiler.so", "libge_runner.so", "libgraph.so",
                "libacl_tdt_channel.so")
@@ -56,8 +58,6 @@ def _cache_dirs() -> list[Path]:
 
 
 def _stub_dirs() -> tuple[str, str | None]:
-    from ._loader import stub_include_dir, stub_library_dir
-    from .errors import BackendError
     libdir = stub_library_dir()
     if libdir is None:
         raise BackendError("the emulated toolkit needs the stub libraries: none found (build pyaclnn, "
@@ -143,14 +143,8 @@ def toolkit_root() -> Path:
             shutil.rmtree(staging, ignore_errors=True)
         if _is_complete(root, libdir):
             return root
-    from .errors import BackendError
     raise BackendError("could not create the emulated toolkit tree; tried " + "; ".join(errors)
                        + f" (set {ENV_TOOLKIT_DIR} to a writable directory)")
-
-
-def is_emulated_toolkit(root: str | os.PathLike) -> bool:
-    """True for a tree made by :func:`toolkit_root` (the loader must not take it for real CANN)."""
-    return (Path(root) / MARKER).is_file()
 
 
 def environment(root: Path, base: dict[str, str] | None = None) -> dict[str, str]:

@@ -160,12 +160,19 @@ def error_class(code: int) -> type[AclError]:
     return AclApiError
 
 
+# aclGetRecentErrMsg of the loaded libraries: set by pyaclnn._loader when it opens them (until then
+# no call has run, so no message is pending).
+read_recent_message = None
+
+
 def recent_error_message() -> str | None:
     """``aclGetRecentErrMsg()`` as text (reads and clears the thread's pending messages)."""
-    from . import capi
+    read = read_recent_message
+    if read is None:
+        return None
     try:
-        raw = capi.aclGetRecentErrMsg()
-    except (PyaclnnError, OSError):
+        raw = read()
+    except OSError:
         return None
     return raw.decode("utf-8", "replace") if raw else None
 

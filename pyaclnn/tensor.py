@@ -463,8 +463,8 @@ class Tensor:
 
     def to_torch(self):
         """The same data as a torch tensor (zero-copy on the emulator); see :mod:`pyaclnn.torch`."""
-        from . import torch as _torch
-        return _torch.to_torch(self)
+        from ._torch_out import to_torch
+        return to_torch(self)
 
     # -- views ------------------------------------------------------------------------------------
     def as_strided(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":

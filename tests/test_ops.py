@@ -262,9 +262,11 @@ def test_attribute_objects_are_made_and_destroyed():
     assert capi.aclGetBoolArraySize(mask, ctypes.byref(n)) == 0 and n.value == 2
     scalar = _marshal.converter(Param("alpha", "const aclScalar*", Kind.SCALAR))(0.5, stream, post)
     assert scalar
-    tl = _marshal.converter(Param("xs", "const aclTensorList*", Kind.TENSOR_LIST))(
-        [pyaclnn.zeros((2,)), np.ones(3, np.float32)], stream, post)
+    list_conv = _marshal.converter(Param("xs", "const aclTensorList*", Kind.TENSOR_LIST))
+    tl = list_conv([pyaclnn.zeros((2,)), pyaclnn.from_numpy(np.ones(3, np.float32))], stream, post)
     assert capi.aclGetTensorListSize(tl, ctypes.byref(n)) == 0 and n.value == 2
+    with pytest.raises(TypeError, match="pyaclnn._boundary"):    # host data never gets this far
+        list_conv([np.ones(3, np.float32)], stream, post)
     assert _marshal.converter(Param("s", "const char*", Kind.STRING))("rint", stream, post) == b"rint"
     assert _marshal.converter(Param("d", "int64_t", Kind.INT))("float8_e4m3fn", stream, post) \
         == capi.ACL_FLOAT8_E4M3FN

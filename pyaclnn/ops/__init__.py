@@ -20,10 +20,10 @@ from typing import Any
 
 from ..runtime import Stream
 from ._errors import OperatorNotFoundError
-from ._launcher import OpFunction
+from ._launcher import OpFunction, function
 from ._marshal import Scalar
 from ._prepared import (PreparedCall, clear_executor_cache, executor_cache_info, set_executor_cache)
-from ._registry import available, function, load_headers, names, signature, signatures
+from ._registry import available, load_headers, names, signature, signatures
 from ._support import register_probe, support_matrix, support_matrix_markdown
 
 # Friendly functions, one module per operator family (other operators add theirs here).

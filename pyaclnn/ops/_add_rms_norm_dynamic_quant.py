@@ -11,11 +11,13 @@ from typing import Any, Sequence
 from ..runtime import Stream
 from ..tensor import as_acl_dtype
 from . import _friendly as F
-from ._registry import function
+from ._launcher import function
 from ._support import register_probe
 
 OP = "aclnnAddRmsNormDynamicQuantV2"
 # What the operator may produce (the SoC decides among them; see ops.support_matrix()).
+_INT32 = as_acl_dtype("int32")
+_FLOAT = as_acl_dtype("float32")
 _Y_DTYPES = {"int8": "", "int4": "", "int32": "int4 packed 8 per word", "float8_e4m3fn": "Ascend 950",
              "float8_e5m2": "Ascend 950", "hifloat8": "Ascend 950"}
 
@@ -57,9 +59,9 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
         for pyaclnn tensors (asynchronous).
     """
     values = (x1, x2, gamma, smooth_scale1, smooth_scale2, beta)
-    kind = F.flavor(*values)
-    stream = F.pick_stream(stream, *values)
-    x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t = (None if v is None else F.to_device(v, stream) for v in values)
+    crossing = F.begin(stream, *values)
+    stream = crossing.stream
+    x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t = (crossing.tensor(v) for v in values)
 
     if output_mask is None:
         out1, out2 = True, smooth_scale1 is not None and smooth_scale2 is not None
@@ -71,18 +73,18 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
     y_acl = F.choice("y_dtype", y_dtype, _Y_DTYPES)
     lead = tuple(x1_t.shape[:-1])
     n = x1_t.shape[-1] if x1_t.shape else 0
-    y_shape = lead + ((n // 8,) if y_acl == as_acl_dtype("int32") else (n,))
+    y_shape = lead + ((n // 8,) if y_acl == _INT32 else (n,))
     returns, outs = [], []
     for active, shape, acl in ((out1, y_shape, y_acl), (out2, y_shape, y_acl), (True, x1_t.shape, x1_t.acl_dtype),
-                               (out1, lead, "float32"), (out2, lead, "float32")):
+                               (out1, lead, _FLOAT), (out2, lead, _FLOAT)):
         # an inactive output still needs a tensor: the operator reads it (shape [1])
-        t, ret = F.new_output(kind, shape if active else (1,), acl, stream, x1)
+        t, ret = crossing.new_output(shape if active else (1,), acl, x1)
         outs.append(t)
         returns.append(ret if active else None)
 
     function(OP)(x1_t, x2_t, gamma_t, s1_t, s2_t, beta_t, float(epsilon), mask, *outs, stream=stream)
     active = [i for i, r in enumerate(returns) if r is not None]
-    results = F.results(kind, [returns[i] for i in active], stream)
+    results = crossing.results([returns[i] for i in active])
     results = results if isinstance(results, tuple) else (results,)
     full: list = [None] * 5
     for i, r in zip(active, results):

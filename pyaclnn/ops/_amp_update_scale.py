@@ -9,7 +9,7 @@ import numpy as np
 from ..runtime import Stream
 from ..tensor import Tensor, empty
 from . import _friendly as F
-from ._registry import function
+from ._launcher import function
 from ._support import register_probe
 
 OP = "aclnnAmpUpdateScale"
@@ -54,7 +54,7 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
             and found_inf.__class__ is Tensor and (inplace or out is None or out[0].__class__ is Tensor)):
         # device tensors in: no conversion, asynchronous (the hot path of a training loop)
         if stream is None:
-            stream = F.pick_stream(None, current_scale)
+            stream = F.stream_for((current_scale,))
         if inplace:
             o0, o1 = current_scale, growth_tracker
         elif out is not None:
@@ -66,7 +66,7 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
                     int(growth_interval), o0, o1, stream=stream)
         return o0, o1
 
-    kind = F.flavor(current_scale, growth_tracker, found_inf)
+    kind = F.kind_of(current_scale, growth_tracker, found_inf)
     if inplace and kind == F.NUMPY:
         # checked before anything runs, as for out= (a read-only output would be left unchanged)
         for name, value in (("current_scale", current_scale), ("growth_tracker", growth_tracker)):
@@ -74,32 +74,34 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
                 raise ValueError(f"inplace=True: {name} is a read-only numpy array, so the result cannot "
                                  f"be written into it; pass a writeable array (arr.copy()) or use "
                                  f"inplace=False")
-    stream = F.pick_stream(stream, current_scale, growth_tracker, found_inf)
+    crossing = F.Crossing(F.stream_for((current_scale, growth_tracker, found_inf), stream), kind)
+    stream = crossing.stream
     if kind == F.NUMPY:
         # Python numbers become one-element arrays: float32 scale, int32 tracker, found_inf of the
         # scale's dtype. Arrays keep their dtype (the operator checks it).
         scale_host = _host(current_scale, np.float32)
-        scale = F.to_device(scale_host, stream)
-        tracker = F.to_device(_host(growth_tracker, np.int32), stream)
-        found = F.to_device(_host(found_inf, scale_host.dtype), stream)
+        scale = crossing.tensor(scale_host)
+        tracker = crossing.tensor(_host(growth_tracker, np.int32))
+        found = crossing.tensor(_host(found_inf, scale_host.dtype))
     else:
-        scale = F.to_device(current_scale, stream)
-        tracker = F.to_device(growth_tracker, stream)
-        found = F.to_device(found_inf, stream)
+        scale = crossing.tensor(current_scale)
+        tracker = crossing.tensor(growth_tracker)
+        found = crossing.tensor(found_inf)
 
     if inplace:
         outs = [scale, tracker]
         returns = [current_scale, growth_tracker] if kind != F.NUMPY else [scale, tracker]
     elif out is not None:
-        outs = [F.to_device(o, stream) if not isinstance(o, np.ndarray) else o for o in out]
+        outs = [crossing.tensor(o, output=True, name=name) for o, name in zip(out, ("out[0]", "out[1]"))]
         returns = list(out)
     else:
-        new_scale, ret_scale = F.new_output(kind, scale.shape, scale.acl_dtype, stream, current_scale)
-        new_tracker, ret_tracker = F.new_output(kind, tracker.shape, tracker.acl_dtype, stream, growth_tracker)
+        new_scale, ret_scale = crossing.new_output(scale.shape, scale.acl_dtype, current_scale)
+        new_tracker, ret_tracker = crossing.new_output(tracker.shape, tracker.acl_dtype, growth_tracker)
         outs, returns = [new_scale, new_tracker], [ret_scale, ret_tracker]
 
     _launcher()(scale, tracker, found, float(growth_factor), float(backoff_factor), int(growth_interval),
                  outs[0], outs[1], stream=stream)
+    crossing.finish()                   # numpy out= arrays get their results
     if kind == F.NUMPY and inplace:
         stream.synchronize()
         values = [scale.numpy(), tracker.numpy()]
@@ -108,7 +110,7 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
                 orig[...] = value.reshape(orig.shape)
         return tuple(orig if isinstance(orig, np.ndarray) else v
                      for orig, v in zip((current_scale, growth_tracker), values))
-    return F.results(kind, returns, stream)
+    return crossing.results(returns)
 
 
 _fn = None

@@ -11,19 +11,18 @@ import numpy as np
 from ..runtime import Stream
 from ..tensor import as_acl_dtype
 from . import _friendly as F
-from ._registry import function
+from ._launcher import function
 
 
 def _run(op: str, inputs: Sequence[Any], make_args, shape: Sequence[int], dtype: Any, stream: Stream | None) -> Any:
     """Moves `inputs` to the device, allocates the output (`shape`, `dtype`; None: the first input's),
     calls `op` with make_args(device inputs, output) and returns the output in the callers' flavour."""
-    kind = F.flavor(*inputs)
-    stream = F.pick_stream(stream, *inputs)
-    dev = [F.to_device(x, stream) for x in inputs]
-    out, ret = F.new_output(kind, tuple(shape), dev[0].acl_dtype if dtype is None else as_acl_dtype(dtype), stream,
-                            inputs[0])
-    function(op)(*make_args(dev, out), stream=stream)
-    return F.results(kind, [ret], stream)
+    crossing = F.begin(stream, *inputs)
+    dev = [crossing.tensor(x) for x in inputs]
+    out, ret = crossing.new_output(tuple(shape), dev[0].acl_dtype if dtype is None else as_acl_dtype(dtype),
+                                   inputs[0])
+    function(op)(*make_args(dev, out), stream=crossing.stream)
+    return crossing.results([ret])
 
 
 def _wrap(dim: int, rank: int) -> int:

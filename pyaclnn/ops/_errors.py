@@ -60,10 +60,10 @@ def _rebuild_not_found(op, message, libraries, soc, backend):
 _MAX_LISTED = 40
 
 
-def _available_hint(backend: str) -> str:
-    """The hint of a missing operator: what the loaded libraries do implement."""
+def _available_hint(backend: str, available) -> str:
+    """The hint of a missing operator: what the loaded libraries do implement (``available()``,
+    given by the caller: pyaclnn.ops._registry.available)."""
     try:
-        from ._registry import available
         ops = available()
     except Exception:       # noqa: BLE001 -- only used to enrich a message
         ops = []
@@ -76,21 +76,21 @@ def _available_hint(backend: str) -> str:
     return text
 
 
-def not_declared(name: str, header_dirs: list[str], known: int) -> OperatorNotFoundError:
+def not_declared(name: str, header_dirs: list[str], known: int, available) -> OperatorNotFoundError:
     backend, libs = _backend()
     err = OperatorNotFoundError(
         name, f"{name} is not declared by any operator header known to pyaclnn ({known} operators: "
               f"the builtin ones and those of the toolkit's aclnnop/ headers)",
         libs, _soc(), backend, header_dirs)
-    return _with_hint(err, _available_hint(backend))
+    return _with_hint(err, _available_hint(backend, available))
 
 
-def not_exported(name: str, symbol: str) -> OperatorNotFoundError:
+def not_exported(name: str, symbol: str, available) -> OperatorNotFoundError:
     backend, libs = _backend()
     err = OperatorNotFoundError(
         name, f"{symbol} is declared by a header but not exported by the loaded libraries", libs, _soc(),
         backend)
-    return _with_hint(err, _available_hint(backend))
+    return _with_hint(err, _available_hint(backend, available))
 
 
 def _with_hint(err: OperatorNotFoundError, hint: str) -> OperatorNotFoundError:

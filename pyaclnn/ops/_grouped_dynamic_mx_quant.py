@@ -13,10 +13,9 @@ import numpy as np
 from .. import dtypes
 from ..codecs import decode_float4_e1m2, unpack_nibbles
 from ..runtime import Stream
-from ..tensor import Tensor, as_acl_dtype, empty, zeros
+from ..tensor import Tensor, as_acl_dtype, empty, from_numpy, zeros
 from . import _friendly as F
-from ._marshal import is_torch_tensor
-from ._registry import function
+from ._launcher import function
 
 OP = "aclnnGroupedDynamicMxQuantV2"
 BLOCK_ROWS, CHUNK_ROWS = 32, 64
@@ -69,13 +68,13 @@ def grouped_dynamic_mx_quant(x: Any, group_index: Any, *, round_mode: str = "rin
         result), torch tensors for torch inputs (FP4 as uint8 [m, n/2], as torch_npu), pyaclnn
         tensors for pyaclnn tensors (asynchronous).
     """
-    kind = F.flavor(x, group_index)
-    stream = F.pick_stream(stream, x, group_index)
-    x_t = F.to_device(x, stream)
-    if isinstance(group_index, Tensor) or is_torch_tensor(group_index):
-        gi_t = F.to_device(group_index, stream)
+    crossing = F.begin(stream, x, group_index)
+    kind, stream = crossing.kind, crossing.stream
+    x_t = crossing.tensor(x)
+    if isinstance(group_index, Tensor) or F.is_torch_tensor(group_index):
+        gi_t = crossing.tensor(group_index)
     else:   # a sequence of ints or a host array: int32, as the operator requires
-        gi_t = F.to_device(np.asarray(group_index, dtype=np.int32).reshape(-1), stream)
+        gi_t = crossing.tensor(np.asarray(group_index, dtype=np.int32).reshape(-1))
     dst = _dst_acl(dst_type)
     m = x_t.shape[0] if len(x_t.shape) >= 1 else 0      # a wrong rank is the operator's to refuse
     n = x_t.shape[1] if len(x_t.shape) >= 2 else 0
@@ -89,9 +88,9 @@ def grouped_dynamic_mx_quant(x: Any, group_index: Any, *, round_mode: str = "rin
                  y_t, mx_t, stream=stream)
 
     if kind == F.TORCH:
-        from .. import torch as _torch
+        from .._torch_out import to_torch
         y_out = _packed_bytes(y_t) if dst in _FP4 else y_t
-        return _torch.to_torch(y_out), _torch.to_torch(mx_t)
+        return to_torch(y_out), to_torch(mx_t)
     if kind == F.NUMPY:
         stream.synchronize()
         if dst == _FP4[1]:
@@ -145,7 +144,7 @@ def _probe(acl_dtype: int, stream: Stream) -> tuple:
     """Smallest valid V2 call producing ``acl_dtype`` (for the support matrix): bf16 [32, 2], one group."""
     m, n = 32, 2
     x = zeros((m, n), "bfloat16", stream=stream)
-    group_index = F.to_device(np.array([m], np.int32), stream)
+    group_index = from_numpy(np.array([m], np.int32), stream=stream)
     return (x, group_index, "rint", acl_dtype, 32, 0, 0.0, zeros((m, n), acl_dtype, stream=stream),
             zeros((m // CHUNK_ROWS + 1, n, 2), "float8_e8m0", stream=stream))
 

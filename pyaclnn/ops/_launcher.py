@@ -16,29 +16,24 @@ from __future__ import annotations
 
 import ctypes
 import inspect
-import keyword
-import re
-import sys
 from typing import Any
 
 from .. import _shutdown, capi
+from .._boundary import stream_for as _default_stream_for
+from .._boundary import to_tensors
 from ..errors import recent_error_message
-from ..runtime import _tls, current_stream
+from ..runtime import _tls
 from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
 from ..signatures.model import Kind, Role
-from . import _marshal
+from ..tensor import Tensor
+from . import _marshal, _registry
 from ._errors import not_exported, op_error
+from ._prepared import _NOT_CACHEABLE, _cache_config, cached_call, plan_class
+from ._registry import available, signature, snake_case
 
 _c_uint64 = ctypes.c_uint64
 _c_void_p = ctypes.c_void_p
 _byref = ctypes.byref
-
-
-def snake_case(name: str) -> str:
-    """``updatedScaleOut`` -> ``updated_scale_out``; a Python keyword gets a trailing underscore
-    (aclnnInplaceUniform's ``from`` -> ``from_``, PEP 8's convention)."""
-    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-    return snake + "_" if keyword.iskeyword(snake) else snake
 
 
 def _bind_symbol(name: str, argtypes) -> Any:
@@ -78,6 +73,12 @@ class OpFunction:
         # Integers always go through their converter: it checks the C type's range.
         self._convs = tuple(None if p.kind in _AS_IS else _marshal.converter(p) for p in params)
         self._outputs = tuple(i for i, p in enumerate(params) if p.role is not Role.IN)
+        # Tensor parameters, and what the host-data boundary must know of each (see to_tensors).
+        self._tensor_params = tuple(i for i, p in enumerate(params) if p.kind in (Kind.TENSOR, Kind.TENSOR_LIST))
+        self._roles = tuple(None if p.kind not in (Kind.TENSOR, Kind.TENSOR_LIST)
+                            else ("out-list" if p.role is not Role.IN else "list") if p.kind is Kind.TENSOR_LIST
+                            else p.role is not Role.IN for p in params)
+        self._names = tuple(p.name for p in params)
         index: dict[str, int] = {}
         for i, p in enumerate(params):
             index[p.name] = i
@@ -115,10 +116,10 @@ class OpFunction:
             gws_name = self.signature.workspace_function
             gws = _bind_symbol(gws_name, workspace_argtypes(self.signature))
             if gws is None:
-                raise not_exported(self.name, gws_name)
+                raise not_exported(self.name, gws_name, available)
             launch = _bind_symbol(self.name, LAUNCH_ARGTYPES)
             if launch is None:
-                raise not_exported(self.name, self.name)
+                raise not_exported(self.name, self.name, available)
             self._launch = launch
             self._gws = gws
         return self._gws, self._launch
@@ -157,12 +158,35 @@ class OpFunction:
             args = self.bind_args(args, kwargs)
         if stream is None:
             stream = _default_stream(args)
+        for i in self._tensor_params:
+            a = args[i]
+            if a is not None and a.__class__ is not Tensor:
+                return self._call_host(args, stream)    # host data: through the boundary
         with _shutdown.launching(self.name):   # refused once the interpreter exits (pyaclnn/_shutdown.py)
-            if _cache_config.maxsize:
-                out = _cached_call(self, args, stream)
-                if out is not _NOT_CACHEABLE:
-                    return out
-            return self.one_shot(args, stream)
+            return self._launch_tensors(args, stream)
+
+    def _launch_tensors(self, args, stream):
+        if _cache_config.maxsize:
+            out = cached_call(self, args, stream)
+            if out is not _NOT_CACHEABLE:
+                return out
+        return self.one_shot(args, stream)
+
+    def _call_host(self, args, stream):
+        """A call with numpy / torch / Python data: Tensors for them, the launch, then outputs
+        copied back (numpy) and the call waited for where the host reads at once."""
+        with _shutdown.launching(self.name):
+            tensors, crossing = to_tensors(args, self._roles, stream, self._names)
+            ok = False
+            try:
+                self._launch_tensors(tensors, stream)
+                ok = True
+            finally:
+                crossing.finish(ok)
+        outs = self._outputs
+        if len(outs) == 1:
+            return args[outs[0]]
+        return tuple([args[i] for i in outs])
 
     def one_shot(self, args, stream):
         """Phase 1, workspace, phase 2 (no executor reuse)."""
@@ -236,7 +260,6 @@ class OpFunction:
 
     def prepare(self, *args: Any, stream=None, **kwargs: Any):
         """A :class:`~pyaclnn.ops.PreparedCall`: a repeatable executor for these arguments."""
-        from ._prepared import plan_class
         if kwargs or len(args) != self._n:
             args = self.bind_args(args, kwargs)
         if stream is None:
@@ -252,28 +275,20 @@ class _Missing:
 _MISSING = _Missing()
 _BY_VALUE = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM})
 _AS_IS = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.BOOL})     # ctypes converts these without wrapping
-_NOT_CACHEABLE = object()
-
-
-class _CacheConfig:
-    maxsize = 0
-
-
-_cache_config = _CacheConfig()
-
-
-def _cached_call(fn, args, stream):
-    global _cached_call
-    from ._prepared import cached_call
-    _cached_call = cached_call          # bound on first use (the module imports this one)
-    return cached_call(fn, args, stream)
-
-
 def _default_stream(args):
     """The current stream; torch_npu's current stream when NPU torch tensors are passed."""
-    if "torch_npu" in sys.modules:
-        from .. import torch as _torch
-        s = _torch.stream_for(args)
-        if s is not None:
-            return s
-    return current_stream()
+    return _default_stream_for(args)
+
+
+def function(op: str) -> OpFunction:
+    """The (cached) :class:`OpFunction` of an operator (any spelling of ``_registry.c_name``)."""
+    functions = _registry._functions
+    fn = functions.get(op)
+    if fn is None:
+        sig = signature(op)
+        fn = functions.get(sig.name)
+        if fn is None:
+            fn = OpFunction(sig)
+            functions[sig.name] = fn
+        functions[op] = fn
+    return fn

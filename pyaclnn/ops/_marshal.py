@@ -1,13 +1,11 @@
 """Python values -> C arguments of ``aclnnXxxGetWorkspaceSize``, one converter per parameter kind.
 
 A converter is ``conv(value, stream, post) -> C argument``. It may append to ``post`` what must
-happen after phase 2 has returned:
+happen after phase 2 has returned: ``(DESTROY, destroy_fn, handle)`` for an aclScalar / aclIntArray /
+aclTensorList ... made for the call.
 
-* ``(DESTROY, destroy_fn, handle)`` -- an aclScalar / aclIntArray / aclTensorList ... made for the call;
-* ``(KEEP, obj)`` -- an object that must live until then (a temporary device tensor);
-* ``(COPYBACK, tensor, array)`` -- a numpy array passed as an output: copied back after a sync;
-* ``(SYNC,)`` -- a host-memory torch tensor (emulator) was used without a copy: torch may read or
-  write it as soon as the call returns, so the call waits for the stream.
+Tensor arguments are :class:`Tensor` (or None) here: numpy arrays, torch tensors and Python data
+became Tensors at the host-data boundary (:mod:`pyaclnn._boundary`) before the launcher saw them.
 
 By-value parameters whose Python value ctypes converts by itself have no converter (``None``), so
 the hot loop of a call only runs Python code for tensors and handles.
@@ -17,7 +15,6 @@ from __future__ import annotations
 import ctypes
 import operator
 import re
-import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -26,10 +23,10 @@ from .. import capi, dtypes
 from .._cint import bounds as _cint_bounds, check as _cint_check
 from ..codecs import encode_float8_e8m0
 from ..errors import make_error
-from ..signatures.model import Kind, Param, Role
-from ..tensor import Tensor, as_acl_dtype, from_numpy, host_array
+from ..signatures.model import Kind, Param
+from ..tensor import Tensor, as_acl_dtype
 
-DESTROY, KEEP, COPYBACK, SYNC = "destroy", "keep", "copyback", "sync"
+DESTROY = "destroy"
 
 Converter = Callable[[Any, Any, list], Any]
 
@@ -101,50 +98,22 @@ def as_scalar(value: Any) -> Scalar:
 # Tensors
 # ------------------------------------------------------------------------------------------------
 
-def is_torch_tensor(value: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
-
-
-def coerce_tensor(value: Any, stream, post: list, copy_back: bool, name: str = "tensor") -> Tensor | None:
-    """A pyaclnn Tensor for a tensor argument (None stays None).
-
-    numpy arrays are copied to a temporary device tensor on ``stream`` (and, for outputs, copied back
-    after the launch); torch tensors are wrapped without a copy (see :mod:`pyaclnn.torch`).
-    """
+def only_tensor(value: Any, name: str = "tensor") -> Tensor | None:
+    """A tensor argument as the launcher takes it: a Tensor or None."""
     if value is None or isinstance(value, Tensor):
         return value
-    if is_torch_tensor(value):
-        from .. import torch as _torch
-        if value.device.type == "cpu":
-            post.append((SYNC,))
-        return _torch.from_torch(value)
-    if isinstance(value, (list, tuple, int, float, complex)):
-        if copy_back:
-            raise TypeError(f"output {name} cannot be a Python {type(value).__name__}: give a "
-                            f"pyaclnn.Tensor, numpy array or torch tensor to receive the result")
-        value = host_array(value)       # Python data: torch's default dtypes (float -> FLOAT)
-    if isinstance(value, (np.ndarray, np.generic)):
-        t = from_numpy(value, stream=stream)
-        post.append((KEEP, t))
-        if copy_back and isinstance(value, np.ndarray):
-            if not value.flags.writeable:
-                raise ValueError(f"output {name} is a read-only numpy array")
-            post.append((COPYBACK, t, value))
-        return t
-    raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array, torch tensor, or a Python "
-                    f"number / list), got {type(value).__name__}")
+    raise TypeError(f"{name} expects a pyaclnn.Tensor here, got {type(value).__name__}: host data "
+                    f"(numpy, torch, Python lists) goes through pyaclnn._boundary first")
 
 
 def _tensor_converter(p: Param) -> Converter:
-    copy_back = p.role is not Role.IN
     name = p.name
 
     def conv(x, stream, post):
         if x.__class__ is not Tensor:
             if x is None:
                 return None
-            x = coerce_tensor(x, stream, post, copy_back, name)
+            x = only_tensor(x, name)
         m = x._mem
         s = m.streams
         if not s or s[0] is not stream:
@@ -155,15 +124,13 @@ def _tensor_converter(p: Param) -> Converter:
 
 
 def _tensor_list_converter(p: Param) -> Converter:
-    copy_back = p.role is not Role.IN
-
     def conv(xs, stream, post):
         if xs is None:
             return None
         handles = []
         try:
             for x in xs:
-                t = coerce_tensor(x, stream, post, copy_back, p.name)
+                t = only_tensor(x, p.name)
                 if t is None:
                     handles.append(None)
                     continue
@@ -323,23 +290,12 @@ def converter(p: Param) -> Converter:
     raise TypeError(f"parameter {p.name} has a type pyaclnn cannot pass ({p.ctype})")
 
 
-def finish(post: list, stream, ok: bool) -> None:
-    """After phase 2 (or a failure): destroy what the call made, copy outputs back to numpy."""
-    copies, sync = None, False
+def finish(post: list, stream=None, ok: bool = True) -> None:
+    """After phase 2 (or a failure): destroy what the call made."""
     for entry in post:
-        tag = entry[0]
-        if tag is DESTROY:
+        if entry[0] is DESTROY:
             entry[1](entry[2])
-        elif tag is COPYBACK and ok:
-            copies = copies or []
-            copies.append(entry)
-        elif tag is SYNC:
-            sync = True
     post.clear()
-    if copies or (sync and ok):
-        stream.synchronize()
-    for _, t, array in copies or ():
-        array[...] = t.numpy().reshape(array.shape)
 
 
 def cache_key_of(value: Any) -> Any:

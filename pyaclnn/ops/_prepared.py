@@ -24,22 +24,35 @@ import operator
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import capi
 from .._release import finalizer as _finalizer
+from .._boundary import Crossing
 from ..errors import make_error, recent_error_message
 from ..runtime import Stream, _BindScope, _tls
 from ..signatures.model import Kind, Role
 from ..tensor import Tensor
 from . import _marshal, _native
 from ._errors import op_error
-from ._launcher import _NOT_CACHEABLE, OpFunction, _cache_config, snake_case
+from ._registry import snake_case
+
+if TYPE_CHECKING:
+    from ._launcher import OpFunction
+
+# What cached_call returns for a call the executor cache cannot take (the launcher then runs it once).
+_NOT_CACHEABLE = object()
+
+
+class _CacheConfig:
+    maxsize = 0             # executor cache entries per stream; 0 = off (set_executor_cache)
+
+
+_cache_config = _CacheConfig()
 
 _byref = ctypes.byref
 
 
-_ORIGINAL = "original"       # post entry (tag, slot, value): a numpy/torch argument, returned as given
 
 
 class _Slot:
@@ -104,7 +117,7 @@ class PreparedCall:
         destroys: list = []
         slots: list[_Slot] = []
         objs: list = []
-        post: list = []
+        crossing = Crossing(stream)     # numpy / torch arguments given at prepare time
         executor = ctypes.c_void_p()
         workspace = None
         try:
@@ -131,7 +144,7 @@ class PreparedCall:
                     setters.append((capi.cfunc("aclSetOutputTensorAddr"), n_out))
                     n_out += 1
                 copy_back = p.role is not Role.IN
-                t = _marshal.coerce_tensor(a, stream, post, copy_back, p.name)
+                t = crossing.tensor(a, output=copy_back, name=p.name)
                 if t is None:
                     slots.append(_Slot(p.name, i, (), None, None, copy_back))
                     objs.append(None)
@@ -161,7 +174,7 @@ class PreparedCall:
                 capi.aclDestroyTensor(h)
             for f, h in destroys:
                 f(h)
-            _marshal.finish(post, stream, ok=False)
+            crossing.finish(ok=False)
             state.release()
             raise
         self._executor = executor.value
@@ -182,10 +195,10 @@ class PreparedCall:
         self._ws_ptr = workspace[1] if workspace else None
         self._streams = [weakref.ref(stream)]
         self._home = stream._handle                 # the stream its workspace is ordered on
-        self._initial_post = post          # numpy inputs given at prepare time stay uploaded
+        self._initial_crossing = crossing  # numpy inputs given at prepare time stay uploaded
         # Host-memory torch tensors (emulator) are read by torch right after a call: every launch
         # of a plan bound to one waits for its stream.
-        self._host_sync = any(e[0] is _marshal.SYNC for e in post)
+        self._host_sync = crossing.sync
         self._failed = -1
         self._lock = threading.RLock()     # serialises calls of several threads (see _call_slow)
         self._depth = 0
@@ -213,7 +226,7 @@ class PreparedCall:
         self._on_close()
         self._finalizer()
         self._objs[:] = self._nones                 # let the bound tensors go
-        self._initial_post = []
+        self._initial_crossing = None
 
     def _on_close(self) -> None:
         """Hook of the accelerated subclass."""
@@ -273,7 +286,7 @@ class PreparedCall:
         state = stream._state
         if getattr(_tls, "binding", None) is not state.binding:
             state.bind()
-        post = None
+        crossing = None
         if tensors:
             keys = self._keys
             if len(tensors) != len(keys):
@@ -285,10 +298,9 @@ class PreparedCall:
                 try:
                     k = t._key
                 except AttributeError:              # numpy / torch / None: the slow path
-                    if post is None:
-                        post = []
-                    post.append((_ORIGINAL, i, t))     # returned instead of its device view
-                    t = self._coerce(i, t, stream, post)
+                    if crossing is None:
+                        crossing = Crossing(stream)
+                    t = self._coerce(i, t, crossing)    # the original is returned, not its device view
                     if t is None:
                         continue
                     k = t._key
@@ -300,20 +312,20 @@ class PreparedCall:
                     t._mem.note_stream(stream)
                 objs[i] = t
         if named:
-            post = self._apply_named(named, stream, post)
-        if post and not self._host_sync and any(e[0] is _marshal.SYNC for e in post):
+            crossing = self._apply_named(named, stream, crossing)
+        if crossing is not None and not self._host_sync and crossing.sync:
             self._host_sync = True
             self._on_host_memory()
         status = self._run(stream)
         if status:
             if not self._keep:
                 self._objs[:] = self._nones
-            if post:
-                _marshal.finish(post, stream, ok=False)
+            if crossing is not None:
+                crossing.finish(ok=False)
             raise self._failure(status)
-        if post:
-            originals = {e[1]: e[2] for e in post if e[0] is _ORIGINAL}
-            _marshal.finish(post, stream, ok=True)
+        if crossing is not None:
+            originals = crossing.originals
+            crossing.finish(ok=True)
             if self._keep and originals:
                 vals = [originals.get(k, self._objs[k]) for k in self._outputs]
                 return vals[0] if len(vals) == 1 else tuple(vals)
@@ -382,7 +394,7 @@ class PreparedCall:
             wanted[i] = a
         return self._run(stream)
 
-    def _coerce(self, i: int, value: Any, stream: Stream, post: list) -> Tensor | None:
+    def _coerce(self, i: int, value: Any, crossing: Crossing) -> Tensor | None:
         slot = self._slots[i]
         if value is None:
             if slot.handle is not None:
@@ -390,18 +402,20 @@ class PreparedCall:
             return None
         if slot.handle is None:
             raise ValueError(f"{slot.name} was NULL at prepare time; a prepared call cannot add it")
-        return _marshal.coerce_tensor(value, stream, post, slot.copy_back, slot.name)
+        return crossing.tensor(value, output=slot.copy_back, name=slot.name, key=i)
 
-    def _apply_named(self, named: dict, stream: Stream, post) -> list:
-        post = [] if post is None else post
+    def _apply_named(self, named: dict, stream: Stream, crossing: Crossing | None) -> Crossing | None:
         for name, value in named.items():
             k = self._by_name.get(name)
             if k is None:
                 raise TypeError(f"{self.op.__name__} has no tensor parameter {name!r}; "
                                 f"tensor parameters: {self.tensor_names}")
             if not isinstance(value, Tensor):
-                post.append((_ORIGINAL, k, value))
-            t = value if isinstance(value, Tensor) else self._coerce(k, value, stream, post)
+                if crossing is None:
+                    crossing = Crossing(stream)
+                t = self._coerce(k, value, crossing)
+            else:
+                t = value
             if t is None:
                 continue
             if t._key is not self._keys[k] and t._key != self._keys[k]:
@@ -409,7 +423,7 @@ class PreparedCall:
             self._addrs[k] = t._ptr
             t._mem.note_stream(stream)
             self._objs[k] = t
-        return post
+        return crossing
 
     def _note_stream(self, stream: Stream) -> None:
         if stream._handle is None:
@@ -567,24 +581,17 @@ def cached_call(fn: OpFunction, args, stream: Stream):
     kinds = _key_kinds(fn)
     if kinds is None:
         return _NOT_CACHEABLE
-    post: list | None = None
     parts: list = [fn.name]
     addrs: list[int] = []
-    tensors = None                              # args with numpy/torch replaced, if any was
     try:
-        for i, (kind, a) in enumerate(zip(kinds, args)):
+        for kind, a in zip(kinds, args):
             if kind == _TENSOR:
                 if a is None:
                     parts.append(None)
                     addrs.append(0)
                     continue
                 if a.__class__ is not Tensor:
-                    if post is None:
-                        post = []
-                    a = _marshal.coerce_tensor(a, stream, post, fn.params[i].role is not Role.IN,
-                                               fn.params[i].name)
-                    tensors = list(args) if tensors is None else tensors
-                    tensors[i] = a
+                    return _NOT_CACHEABLE           # (a Tensor subclass: the one-shot path takes it)
                 m = a._mem
                 s = m.streams
                 if not s or s[0] is not stream:
@@ -598,34 +605,20 @@ def cached_call(fn: OpFunction, args, stream: Stream):
         key = tuple(parts)
         hash(key)
     except TypeError:
-        if post:
-            _marshal.finish(post, stream, ok=False)
         return _NOT_CACHEABLE
-    except BaseException:
-        if post:
-            _marshal.finish(post, stream, ok=False)
-        raise
-    if tensors is not None:
-        args = tensors
-    ok = False
-    try:
-        with stream.lock:
-            cache = stream.exec_cache
-            if cache is None:
-                cache = stream.exec_cache = ExecutorCache(stream)
-                with _caches_lock:
-                    _caches.add(stream)
-            plan = cache.get(key)
-            if plan is None:
-                plan = plan_class()(fn, args, stream, keep_refs=False)
-                cache.put(key, plan, _cache_config.maxsize)
-            status = plan._launch_addrs(addrs, stream)
-        if status:
-            raise plan._failure(status)
-        ok = True
-    finally:
-        if post:
-            _marshal.finish(post, stream, ok=ok)
+    with stream.lock:
+        cache = stream.exec_cache
+        if cache is None:
+            cache = stream.exec_cache = ExecutorCache(stream)
+            with _caches_lock:
+                _caches.add(stream)
+        plan = cache.get(key)
+        if plan is None:
+            plan = plan_class()(fn, args, stream, keep_refs=False)
+            cache.put(key, plan, _cache_config.maxsize)
+        status = plan._launch_addrs(addrs, stream)
+    if status:
+        raise plan._failure(status)
     outs = fn._outputs
     return args[outs[0]] if len(outs) == 1 else tuple([args[i] for i in outs])
 

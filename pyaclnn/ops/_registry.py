@@ -1,6 +1,7 @@
 """Which operators can be called: the signature registry, name lookup and one launcher per operator."""
 from __future__ import annotations
 
+import keyword
 import os
 import re
 import threading
@@ -63,6 +64,13 @@ def _snake_to_camel(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
+def snake_case(name: str) -> str:
+    """``updatedScaleOut`` -> ``updated_scale_out``; a Python keyword gets a trailing underscore
+    (aclnnInplaceUniform's ``from`` -> ``from_``, PEP 8's convention)."""
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return snake + "_" if keyword.iskeyword(snake) else snake
+
+
 def c_name(op: str) -> str:
     """``AmpUpdateScale`` / ``aclnnAmpUpdateScale`` / ``amp_update_scale`` -> ``aclnnAmpUpdateScale``."""
     if op.startswith("aclnn"):
@@ -82,22 +90,8 @@ def signature(op: str) -> OpSignature:
         for name, s in sigs.items():
             if re.sub(r"[^a-z0-9]", "", name[len("aclnn"):].lower()) == wanted:
                 return s
-        raise not_declared(c_name(op), header_dirs(), len(sigs))
+        raise not_declared(c_name(op), header_dirs(), len(sigs), available)
     return sig
-
-
-def function(op: str):
-    """The (cached) :class:`~pyaclnn.ops._launcher.OpFunction` of an operator."""
-    fn = _functions.get(op)
-    if fn is None:
-        from ._launcher import OpFunction
-        sig = signature(op)
-        fn = _functions.get(sig.name)
-        if fn is None:
-            fn = OpFunction(sig)
-            _functions[sig.name] = fn
-        _functions[op] = fn
-    return fn
 
 
 def names() -> list[str]:

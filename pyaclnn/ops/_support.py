@@ -33,7 +33,8 @@ def probes() -> dict[str, tuple[tuple[str, ...], Callable]]:
 def _probe_here(ops: Iterable[str] | None) -> list[dict[str, Any]]:
     from .. import dtypes as D
     from ..runtime import Stream, soc_name
-    from ._registry import function, signatures
+    from ._launcher import function
+    from ._registry import signatures
 
     soc = soc_name()
     rows: list[dict[str, Any]] = []

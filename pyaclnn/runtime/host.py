@@ -1,0 +1,96 @@
+"""Host memory the emulator's kernels may address (stub only), and the emulator's live counters."""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from .. import _release
+from .._release import finalizer as _finalizer
+from ._init import _check, _quiet, init, is_stub
+
+_stub_fns: dict[str, Any] = {}
+
+
+def _stub_fn(name: str, restype, argtypes):
+    fn = _stub_fns.get(name)
+    if fn is None:
+        from .._loader import backend
+        fn = backend().symbol(name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+        _stub_fns[name] = fn
+    return fn
+
+
+_registrations: dict[int, list] = {}      # base -> [nbytes, count]
+_reg_lock = threading.Lock()
+
+
+def _unregister(base: int) -> None:
+    try:
+        with _reg_lock:
+            entry = _registrations.get(base)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1]:
+                return
+            del _registrations[base]
+        _quiet(_stub_fns["pyaclnn_stub_mem_unregister"](base))
+    except Exception:       # noqa: BLE001
+        pass
+
+
+class HostRegistration:
+    """Host memory made addressable by the emulator's device code (zero-copy wrapping).
+
+    Only the stub needs (and has) this: its "device memory" is host memory, but its kernels check
+    that every address they touch is known to the runtime.  Ranges are counted by base address, so
+    several tensors over one buffer share one registration.
+    """
+
+    def __init__(self, ptr: int, nbytes: int):
+        if not is_stub():
+            raise RuntimeError("host memory registration is an emulator feature; on a real toolkit "
+                               "copy host data to the device instead")
+        register = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
+        _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
+        lookup = _stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
+                          [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p])
+        self.ptr, self.nbytes, self.base = ptr, nbytes, None
+        if _release.pending():
+            _release.flush()    # registrations of dropped wrappers (maybe of this range) go first
+        with _reg_lock:
+            for base, entry in _registrations.items():
+                if base <= ptr and ptr + nbytes <= base + entry[0]:
+                    entry[1] += 1               # inside a range registered earlier: share it
+                    self.base = base
+                    break
+            else:
+                if nbytes and lookup(ptr, nbytes, None, None):
+                    pass                        # device memory (aclrtMalloc): nothing to do
+                elif nbytes:
+                    _check(register(ptr, nbytes), "pyaclnn_stub_mem_register")
+                    _registrations[ptr] = [nbytes, 1]
+                    self.base = ptr
+        self._finalizer = _finalizer(self, _unregister, self.base) if self.base else None
+
+    def release(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+
+
+def register_host_memory(ptr: int, nbytes: int) -> HostRegistration:
+    """Make ``nbytes`` of host memory at ``ptr`` usable by device code (stub only)."""
+    init()
+    return HostRegistration(ptr, nbytes)
+
+
+def stub_live_counts() -> dict[str, int]:
+    """The emulator's live-object counters (``pyaclnn_stub_live_counts``); stub only."""
+    from .._stubinfo import live_counts
+    counts = live_counts()
+    if counts is None:
+        raise RuntimeError("live counts are an emulator feature")
+    return counts
