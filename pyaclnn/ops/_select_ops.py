@@ -15,7 +15,7 @@ from ..errors import make_error
 from ..runtime import Stream
 from ..tensor import Tensor, contiguous_strides
 from . import _friendly as F
-from ._registry import function
+from ._launcher import function
 
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
@@ -34,17 +34,15 @@ def view_shape(t: Tensor) -> tuple[int, ...]:
 
 
 def _run(op: str, inputs: list, max_shape: tuple, dtype: Any, stream: Stream | None) -> Any:
-    kind = F.flavor(*inputs)
-    stream = F.pick_stream(stream, *inputs)
-    dev = [F.to_device(x, stream) for x in inputs]
-    out, ret = F.new_output(kind, max_shape, dtype if dtype is not None else dev[0].acl_dtype, stream, inputs[0])
-    function(op)(*dev, out, stream=stream)
+    crossing = F.begin(stream, *inputs)
+    dev = [crossing.tensor(x) for x in inputs]
+    out, ret = crossing.new_output(max_shape, dev[0].acl_dtype if dtype is None else dtype, inputs[0])
+    function(op)(*dev, out, stream=crossing.stream)
     shape = view_shape(out) if int(np.prod(max_shape)) else max_shape   # an empty launch leaves out as it is
     count = int(np.prod(shape))
-    if kind == F.TORCH:
-        return ret.reshape(-1)[:count].view(shape)
-    res = out.as_strided(shape, contiguous_strides(shape), out.offset)
-    return res.numpy() if kind == F.NUMPY else res
+    if crossing.kind == F.TORCH or isinstance(ret, np.ndarray):   # torch tensor / numpy array the kernel wrote
+        return crossing.results([ret.reshape(-1)[:count].reshape(shape)])
+    return crossing.results([out.as_strided(shape, contiguous_strides(shape), out.offset)])
 
 
 def masked_select(x: Any, mask: Any, *, stream: Stream | None = None) -> Any:
