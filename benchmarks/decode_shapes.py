@@ -118,6 +118,9 @@ def python_friendly(calls: int, repeats: int) -> dict:
 def python_torch(calls: int, repeats: int) -> dict | None:
     """Best mean ns per call: the friendly ARNQ V2 [1, 8192] on torch CPU tensors (the emulator's
     device memory is host memory), and torch eager computing the same math on the same tensors."""
+    # An installed torch-npu is autoloaded by `import torch` and fails outside `pyaclnn exec`; the
+    # torch CPU figures do not need it.
+    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     try:
         import torch
     except Exception:       # noqa: BLE001 -- torch absent or unloadable
