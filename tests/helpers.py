@@ -172,3 +172,25 @@ class DeviceTensor:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def build_c_driver(tmp_path_factory, source: Path, *flags: str) -> Path:
+    """Compiles ``source`` (a program of tests/c/) against the stub's headers and libraries, with the
+    warnings the tests hold them to; skips the test when there is no C compiler."""
+    import shutil
+
+    import pytest
+
+    import pyaclnn
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on PATH")
+    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
+    exe = tmp_path_factory.mktemp(source.stem) / source.stem
+    cmd = [compiler, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", *flags, "-o", str(exe),
+           str(source), f"-I{include}", f"-I{REPO_ROOT / 'native_stubs' / 'src' / 'internal'}",
+           f"-L{libdir}", "-lascendcl", "-lnnopbase", "-lopapi", "-lm", f"-Wl,-rpath,{libdir}"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return exe

@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import ctypes
-import shutil
 import subprocess
 import threading
 
 import pytest
-from helpers import REPO_ROOT, run_python, subprocess_env
+from helpers import REPO_ROOT, build_c_driver, run_python, subprocess_env
 
 import pyaclnn
 from pyaclnn import capi
@@ -26,17 +25,7 @@ RESULT = "stress: threads={t} devices={d} iterations={n} rounds={r} checksum="
 
 @pytest.fixture(scope="module")
 def stress_driver(tmp_path_factory):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler on PATH")
-    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
-    exe = tmp_path_factory.mktemp("stress") / "stress_streams"
-    cmd = [compiler, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", str(exe),
-           str(STRESS_SOURCE), f"-I{include}", f"-I{REPO_ROOT / 'native_stubs' / 'src' / 'internal'}",
-           f"-L{libdir}", "-lascendcl", "-lnnopbase", "-lopapi", "-lm", f"-Wl,-rpath,{libdir}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    return exe
+    return build_c_driver(tmp_path_factory, STRESS_SOURCE)
 
 
 def run_stress(exe, threads: int, devices: int, iterations: int, rounds: int = 1):

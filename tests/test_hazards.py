@@ -13,7 +13,7 @@ import shutil
 import subprocess
 
 import pytest
-from helpers import REPO_ROOT, run_python, subprocess_env
+from helpers import REPO_ROOT, build_c_driver, run_python, subprocess_env
 
 import pyaclnn
 
@@ -34,17 +34,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler on PATH")
-    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
-    exe = tmp_path_factory.mktemp("hazards") / "hazards"
-    cmd = [compiler, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", str(exe),
-           str(SOURCE), f"-I{include}", f"-I{REPO_ROOT / 'native_stubs' / 'src' / 'internal'}",
-           f"-L{libdir}", "-lascendcl", "-lnnopbase", "-lopapi", f"-Wl,-rpath,{libdir}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    return exe
+    return build_c_driver(tmp_path_factory, SOURCE)
 
 
 def run(exe, mode: str, variant: str, hazards: str) -> tuple[int, list[str], str]:
