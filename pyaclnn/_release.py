@@ -46,6 +46,8 @@ _lock = threading.Lock()        # starting / stopping the releaser
 _releaser: threading.Thread | None = None
 _busy: list = []                # the finalizer the releaser is running (flush waits for it too)
 _shutdown = False               # set at exit: nothing runs any more
+_exiting = False                # set when exit begins: the rest runs inline on the exiting thread
+_on_releaser = threading.local()  # .yes on the releaser thread (even after exit stopped naming it)
 
 
 class Finalizer(weakref.ref):
@@ -119,6 +121,7 @@ _LockType = _thread.LockType
 
 
 def _run() -> None:
+    _on_releaser.yes = True
     busy = _busy
     # map(busy.append, iter(get, _STOP)): the item goes from the queue into _busy inside C code, with
     # no bytecode between (so no switch to another thread), so pending() never misses an item that
@@ -158,7 +161,9 @@ def flush(timeout: float | None = 30.0) -> bool:
 
     Called from the releaser itself (a release that allocates) it returns at once.
     """
-    if not pending() or threading.current_thread() is _releaser:
+    # The releaser never waits for itself (a release that frees into a pool that flushes), and
+    # at exit nothing waits: the exiting thread runs what is left, in order.
+    if not pending() or _exiting or getattr(_on_releaser, "yes", False):
         return True
     if _releaser is None:
         if not THREADED or _shutdown:
@@ -181,8 +186,9 @@ def flush(timeout: float | None = 30.0) -> bool:
 
 def _at_exit() -> None:
     """Run every finalizer still registered, newest first, on this thread; then stop for good."""
-    global _shutdown, _releaser
+    global _shutdown, _releaser, _exiting
     with _lock:
+        _exiting = True
         t, _releaser = _releaser, None
     if t is not None and t.is_alive():
         _put(_STOP)

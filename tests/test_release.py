@@ -110,3 +110,22 @@ def test_release_thread_opt_out_releases_inline():
     rc, out, err = run_python(code, {"PYACLNN_RELEASE_THREAD": "0"})
     assert rc == 0, err
     assert out.strip() == "False ['MainThread']"
+
+
+EXIT_WHILE_A_STREAM_IS_RELEASED = """
+import numpy as np
+import pyaclnn
+t = pyaclnn.empty((4,), "float32", stream=pyaclnn.Stream(0))
+try:
+    t.copy_from(np.ones(5, np.float32), stream=pyaclnn.Stream(0))   # refused; the traceback keeps the stream
+except ValueError:
+    print("refused")
+"""
+
+
+def test_exit_does_not_wait_on_a_release_that_flushes():
+    # A stream whose last reference goes at exit is released by the releaser; its pool's close
+    # flushes. Once exit had stopped naming the releaser, that flush waited for the releaser itself,
+    # and the process hung for flush's 30 s timeout before exiting.
+    code, out, err = run_python(EXIT_WHILE_A_STREAM_IS_RELEASED, timeout=15)
+    assert code == 0 and out.strip() == "refused", err
