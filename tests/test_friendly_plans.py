@@ -213,3 +213,66 @@ def test_one_c_call_per_repeated_call():
     finally:
         sys.setprofile(None)
     assert "one_shot" not in seen and "_call_slow" not in seen and "begin" not in seen
+
+
+# ---- torch CPU tensors (the emulator's device memory is host memory) -------------------------------
+
+def _registered(ptr: int, nbytes: int) -> bool:
+    import ctypes
+    lookup = runtime._stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
+                              [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p])
+    return bool(lookup(ptr, nbytes, None, None))
+
+
+def _torch_inputs(host):
+    torch = pytest.importorskip("torch")
+    return [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in host]
+
+
+def test_torch_cpu_calls_match_the_reference_and_leave_no_registration(soc):
+    torch = pytest.importorskip("torch")
+    host = _host(30)
+    tin = _torch_inputs(host)
+    kept = []
+    for _ in range(3):
+        r = _call(tin)
+        assert all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in r)
+        got = [t.view(torch.int16).numpy().view(BF16) if t.dtype == torch.bfloat16 else t.numpy() for t in r]
+        _assert_equal(got, _want(host, soc))
+        # the outputs were registered with the emulator for the call only
+        assert not any(_registered(t.data_ptr(), t.untyped_storage().nbytes()) for t in r)
+        kept.append(r)
+    assert len({t.data_ptr() for r in kept for t in r}) == 15       # fresh torch outputs, all held
+    assert [t.dtype for t in kept[0]] == [torch.int8, torch.int8, torch.bfloat16, torch.float32, torch.float32]
+    assert _plans() == 1
+
+
+def test_torch_results_held_are_never_overwritten(soc):
+    pytest.importorskip("torch")
+    hosts = [_host(40 + k) for k in range(3)]
+    results = [_call(_torch_inputs(h)) for h in hosts]
+    for h, r in zip(hosts, results):
+        assert _bits(r[0].numpy()) == _bits(_want(h, soc)[0])
+        assert _bits(r[4].numpy()) == _bits(_want(h, soc)[4])
+
+
+def test_torch_and_tensor_calls_share_one_plan_per_layout(soc):
+    pytest.importorskip("torch")
+    host = _host(50)
+    _call(_torch_inputs(host))
+    _call([pyaclnn.from_numpy(a) for a in host])
+    assert _plans() == 1
+
+
+def test_large_outputs_are_not_kept(soc):
+    host = _host(60, shape=(64, 8192))        # y1 is 512 KiB, x_out 1 MiB: at the limit ...
+    r = _call([pyaclnn.from_numpy(a) for a in host])
+    del r
+    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
+    big = _host(61, shape=(65, 8192))         # ... x_out above it: the plan keeps no outputs
+    dev = [pyaclnn.from_numpy(a) for a in big]
+    for _ in range(2):
+        got = [t.numpy() for t in _call(dev)]
+    _assert_equal(got, _want(big, soc))
+    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
+    assert _plans() == 2

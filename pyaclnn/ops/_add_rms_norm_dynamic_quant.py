@@ -60,11 +60,14 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
         for pyaclnn tensors (asynchronous).
     """
     values = (x1, x2, gamma, smooth_scale1, smooth_scale2, beta)
-    if stream is None and x1.__class__ is Tensor and output_mask is None:
-        # pyaclnn tensors, repeated layouts (a decode loop): the cached plan, one C call
-        out = _plans.run((OP, epsilon, y_dtype), values,
-                         lambda s: _plan_args(x1, x2, gamma, smooth_scale1, smooth_scale2, beta, epsilon,
-                                              y_dtype))
+    if stream is None and output_mask is None:
+        # Repeated layouts (a decode loop): the cached plan, one C call (see _friendly_plans)
+        if x1.__class__ is Tensor:
+            out = _plans.run((OP, epsilon, y_dtype), values, lambda *t: _plan_args(*t, epsilon, y_dtype))
+        elif F.is_torch_tensor(x1):
+            out = _plans.run_torch((OP, epsilon, y_dtype), values, lambda *t: _plan_args(*t, epsilon, y_dtype))
+        else:
+            out = None
         if out is not None:
             return out
     crossing = F.begin(stream, *values)

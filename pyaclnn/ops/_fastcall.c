@@ -281,7 +281,8 @@ static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
  *   inputs  tuple of the first len(inputs) slots: a Tensor of the prepared layout used on `stream`,
  *           or None where the plan has no tensor;
  *   outs    list of the remaining slots' Tensors, owned by the caller's cache: each must be free
- *           (output_free), since the results go to the caller;
+ *           (output_free), since the results go to the caller; or ints: addresses of host memory
+ *           (torch CPU outputs on the emulator) the caller registered and keeps until the stream ran;
  *   stream  the Stream (its handle is the plan's; its device's binding must be the thread's).
  * Returns the tuple of outs (the launch is queued), an int k when outs[k] is not free (nothing was
  * done), or None when Python must take the call (nothing was done); a failed setter or launch
@@ -313,6 +314,14 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t k = 0; k < n_out; k++) {
         PyObject *t = PyList_GET_ITEM(outs, k);
+        if (PyLong_CheckExact(t)) {     /* host memory the caller registered and keeps until the run */
+            addrs[n_in + k] = PyLong_AsUnsignedLongLong(t);
+            if (addrs[n_in + k] == 0 || (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                Py_RETURN_NONE;
+            }
+            continue;
+        }
         if (!output_free(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) return PyLong_FromSsize_t(k);
         addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, off_ptr));
         if (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred()) {

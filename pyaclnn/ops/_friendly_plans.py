@@ -23,19 +23,30 @@ Why it is safe:
 * Only default streams of the device pyaclnn holds for the whole process keep such caches (as
   :mod:`pyaclnn._reuse`), so a cache changes no lifetime; when such a stream closes its plans stop
   launching (the call then takes the ordinary path and raises what it raises).
-* Anything unusual -- another stream, numpy or torch data, a thread not bound to the device, the
-  interpreter exiting, no C accelerator -- takes the ordinary path.
+* Anything unusual -- another stream, numpy data, NPU torch tensors, a thread not bound to the device,
+  the interpreter exiting, no C accelerator -- takes the ordinary path.
+
+torch CPU tensors on the emulator (:func:`run_torch`) use the same plans: the inputs are wrapped in
+place as the boundary wraps them, the outputs are new ``torch.empty`` tensors as the ordinary path's,
+registered with the emulator for the duration of the call only (so no registration outlives its
+torch storage), and the call waits for its stream, since torch reads the results at once.
 
 Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace and at most
-:data:`SETS` output sets.  ``pyaclnn.empty_cache()`` and ``pyaclnn.ops.clear_executor_cache()`` drop
-them.
+:data:`SETS` output sets, kept only when every output is at most ``pyaclnn._reuse.MAX_BYTES``
+(larger ones are made for each call and not kept).  ``pyaclnn.empty_cache()`` and
+``pyaclnn.ops.clear_executor_cache()`` drop them.
 """
 from __future__ import annotations
 
+import math
+import sys
 import threading
 from typing import Any, Callable
 
-from ..runtime import Stream, _tls, current_stream, holds_forever, on_empty_cache
+from .. import _reuse, dtypes
+from ..errors import recent_error_message
+from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
+from ..runtime.host import hold_host_ranges, release_host_ranges
 from ..tensor import empty
 from ._prepared import _clear_hooks, plan_class
 
@@ -47,13 +58,17 @@ _MISSING = object()
 
 class _Entry:
     """One prepared call and its output sets."""
-    __slots__ = ("plan", "specs", "sets", "returns", "lock", "stream_plans")
+    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs")
 
     def __init__(self, plan, specs: tuple, returns: tuple | None):
         self.plan = plan
         self.stream_plans: list | None = None     # the stream's list of plan finalizers
+        self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
         self.sets: list = []            # lists of output Tensors (only these lists refer to them)
+        # Large outputs are not kept (their cost is the kernel's, and they would hold much memory).
+        small = all(dtypes.nbytes(acl, math.prod(shape)) <= _reuse.MAX_BYTES for shape, acl in specs)
+        self.max_sets = SETS if small else 0
         self.returns = returns          # output positions returned, None where inactive; None: all
         self.lock = threading.Lock()    # adding sets
 
@@ -69,7 +84,7 @@ class _Entry:
         # Every kept set is still held by the caller: another one.
         with self.lock:
             outs = self.new_set(stream)
-            if len(self.sets) < SETS:
+            if len(self.sets) < self.max_sets:
                 self.sets.append(outs)
         r = fast(inputs, outs, stream)
         return r if r.__class__ is tuple else None
@@ -95,6 +110,14 @@ class _StreamPlans:
 _streams: dict = {}         # Stream -> _StreamPlans (default streams held for the whole process only)
 _streams_lock = threading.Lock()
 _off: list = []             # [reason] when the C accelerator is missing
+_is_stub: list = []         # [is_stub()] once known (the backend never changes)
+_cpu: list = []             # [torch.device("cpu")]
+
+
+def _stub() -> bool:
+    if not _is_stub:
+        _is_stub.append(is_stub())
+    return _is_stub[0]
 
 
 def _plans_for(stream: Stream) -> _StreamPlans | None:
@@ -110,14 +133,14 @@ def _plans_for(stream: Stream) -> _StreamPlans | None:
     return sp
 
 
-def run(key: tuple, inputs: tuple, build: Callable[[Stream], Any]):
+def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
     """The outputs of a friendly call through its cached plan, or None when the call must take the
     ordinary path (nothing has been launched then).
 
     ``key``: the operator and its attributes (hashable); ``inputs``: the tensor arguments that come
-    first in the operator's slots, Tensors or None; ``build(stream)`` -> ``(args, specs, returns)``:
-    the full argument list of the operator with its outputs, the outputs' ``(shape, aclDataType)``
-    and which of them the caller gets (None: all, in order), called on a miss.
+    first in the operator's slots, Tensors or None; ``build(*inputs)`` -> ``(fn, args, specs,
+    returns)``: the OpFunction, its full argument list (outputs last, as None), the outputs'
+    ``(shape, aclDataType)`` and which of them the caller gets (None: all, in order), called on a miss.
     """
     stream = current_stream()
     sp = _streams.get(stream)
@@ -131,7 +154,7 @@ def run(key: tuple, inputs: tuple, build: Callable[[Stream], Any]):
     except (AttributeError, TypeError):         # not Tensors, or an unhashable attribute
         return None
     if entry is _MISSING:
-        entry = _add(sp, key, stream, build)
+        entry = _add(sp, key, stream, build, inputs)
     if entry is None or stream._handle is None:
         return None
     try:
@@ -157,12 +180,113 @@ def run(key: tuple, inputs: tuple, build: Callable[[Stream], Any]):
     return tuple([None if i is None else r[i] for i in returns])
 
 
-def _add(sp: _StreamPlans, key: tuple, stream: Stream, build) -> _Entry | None:
+def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
+    """:func:`run` for torch CPU tensors on the emulator (its device memory is host memory): the
+    inputs are wrapped in place (:func:`pyaclnn.torch.from_torch`, cached while each tensor lives),
+    the outputs are new ``torch.empty`` tensors, registered with the emulator only for this call, and
+    the call waits for its stream (torch reads the results at once), as the ordinary path does.
+    Returns the torch outputs, or None (nothing launched) for the ordinary path."""
+    torch = sys.modules.get("torch")
+    if torch is None or not _stub():
+        return None
+    Tensor_ = torch.Tensor
+    for v in values:
+        if v is not None and (not isinstance(v, Tensor_) or not v.is_cpu):
+            return None
+    from ..torch import from_torch
+    inputs = tuple([None if v is None else from_torch(v) for v in values])
+    stream = current_stream()
+    sp = _streams.get(stream)
+    if sp is None:
+        sp = _plans_for(stream)
+        if sp is None:
+            return None
+    try:
+        key = (key, *[None if v is None else v._key for v in inputs])
+        entry = sp.entries.get(key, _MISSING)
+    except TypeError:
+        return None
+    if entry is _MISSING:
+        entry = _add(sp, key, stream, build, inputs)
+    if entry is None or stream._handle is None:
+        return None
+    specs = entry.torch_specs
+    if specs is None:
+        specs = entry.torch_specs = _torch_specs(entry.specs, torch)
+        if not specs:
+            return None
+    empty_ = torch.empty
+    cpu = _cpu[0] if _cpu else _cpu.append(torch.device("cpu")) or _cpu[0]
+    outs = [empty_(shape, dtype=dt, device=cpu) for shape, dt, _ in specs]
+    addrs = [o.data_ptr() for o in outs]
+    held = hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)])
+    if held is None:
+        return None
+    launched = False
+    try:
+        fast = entry.plan._fast_friendly
+        r = fast(inputs, addrs, stream)
+        if r is None:
+            for v in inputs:
+                if v is not None:
+                    v._mem.note_stream(stream)
+            state = stream._state
+            if getattr(_tls, "binding", None) is not state.binding:
+                state.bind()
+            r = fast(inputs, addrs, stream)
+            if r is None:
+                return None
+        launched = True
+        stream.synchronize()
+    except BaseException:
+        if launched:                # interrupted wait: the kernel must be done before the release
+            _sync_quietly(stream)
+        else:
+            _discard(sp, key, entry)
+        raise
+    finally:
+        release_host_ranges(held)
+    returns = entry.returns
+    if returns is None:
+        return tuple(outs)
+    return tuple([None if i is None else outs[i] for i in returns])
+
+
+def _torch_specs(specs: tuple, torch) -> list | None:
+    """(shape, torch dtype, nbytes) per output, as the ordinary path's torch.empty makes them; None
+    when a dtype has no plain torch equivalent (packed types: the ordinary path handles them)."""
+    out = []
+    for shape, acl in specs:
+        info = dtypes.info(acl)
+        if info.packed or info.carrier:
+            return None
+        try:
+            dt = dtypes.to_torch(acl)
+        except ValueError:
+            return None
+        n = dtypes.nbytes(acl, math.prod(shape))
+        if n <= 0 or torch.empty((), dtype=dt).element_size() != info.itemsize:
+            return None
+        out.append((tuple(shape), dt, n))
+    return out
+
+
+def _sync_quietly(stream: Stream) -> None:
+    """Wait for the stream without raising (as the release finalizers do)."""
+    try:
+        with _BindScope(stream._state):
+            stream.pool._sync(stream._handle)
+        recent_error_message()
+    except Exception:       # noqa: BLE001
+        pass
+
+
+def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> _Entry | None:
     """Prepare the plan of a new key (None, remembered, when this call cannot have one: the
     ordinary path then runs it, and raises its errors)."""
     outs = None
     try:
-        fn, args, specs, returns = build(stream)
+        fn, args, specs, returns = build(*inputs)
         entry = _Entry(None, tuple(specs), returns)
         outs = entry.new_set(stream)
         n_out = len(outs)
@@ -177,7 +301,8 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build) -> _Entry | None:
             entry = None
         else:
             entry.plan = plan
-            entry.sets.append(outs)
+            if entry.max_sets:
+                entry.sets.append(outs)
             stream._users.add(plan)             # told when the stream closes: stops launching
             stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
             entry.stream_plans = stream._plans

@@ -87,6 +87,62 @@ def register_host_memory(ptr: int, nbytes: int) -> HostRegistration:
     return HostRegistration(ptr, nbytes)
 
 
+def hold_host_ranges(ranges) -> list | None:
+    """Register host ranges ``(ptr, nbytes)`` for one call (stub only): the bases to give to
+    :func:`release_host_ranges` once the call's stream has run, or None when one cannot be
+    registered (it overlaps, without lying inside, memory the emulator knows): nothing is held then.
+
+    The same bookkeeping as :class:`HostRegistration` (ranges counted by base, shared by ranges
+    inside them), without its objects and finalizers: for the friendly functions' torch outputs,
+    registered only while the call uses them, so that no registration outlives its torch storage.
+    """
+    register = _stub_fns.get("pyaclnn_stub_mem_register")
+    if register is None:
+        if not is_stub():
+            return None
+        register = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
+        _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
+    held: list = []
+    for ptr, nbytes in ranges:
+        base = _hold_one(register, ptr, nbytes)
+        if base is None and _release.pending():
+            _release.flush()    # registrations of dropped wrappers (maybe of this range) go first
+            base = _hold_one(register, ptr, nbytes)
+        if base is None:
+            release_host_ranges(held)
+            return None
+        held.append(base)
+    return held
+
+
+def _hold_one(register, ptr: int, nbytes: int) -> int | None:
+    if not ptr or nbytes <= 0:
+        return None
+    with _reg_lock:
+        if register(ptr, nbytes) == 0:
+            _registrations[ptr] = [nbytes, 1]
+            return ptr
+        for base, entry in _registrations.items():
+            if base <= ptr and ptr + nbytes <= base + entry[0]:
+                entry[1] += 1                   # inside a range registered earlier: share it
+                break
+        else:
+            base = None
+    _recent_error()                             # the refusal's message is not the caller's
+    return base
+
+
+def release_host_ranges(bases: list) -> None:
+    """Release what :func:`hold_host_ranges` held (after the stream that used it has run)."""
+    for base in bases:
+        _unregister(base)
+
+
+def _recent_error() -> None:
+    from ..errors import recent_error_message
+    recent_error_message()
+
+
 def stub_live_counts() -> dict[str, int]:
     """The emulator's live-object counters (``pyaclnn_stub_live_counts``); stub only."""
     from .._stubinfo import live_counts
