@@ -276,3 +276,22 @@ def test_large_outputs_are_not_kept(soc):
     _assert_equal(got, _want(big, soc))
     assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
     assert _plans() == 2
+
+
+def test_plans_survive_the_layout_intern_table_being_emptied(soc):
+    from pyaclnn import tensor as tensor_module
+    host = _host(70)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)
+    tensor_module._keys.clear()         # (emptied when full): new tensors get new, equal key objects
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    got = [t.numpy() for t in _call(dev)]
+    _assert_equal(got, _want(host, soc))
+    assert _plans() == 1
+    seen = []
+    sys.setprofile(lambda frame, event, arg: seen.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        _call(dev)
+    finally:
+        sys.setprofile(None)
+    assert "one_shot" not in seen          # still the cached plan, not the ordinary path

@@ -263,13 +263,23 @@ static int used_on(PyObject *mem, PyObject *stream) {
     return 0;
 }
 
+/* Is `key` the layout key `want`: the same interned object, or (after the intern table was emptied)
+ * an equal tuple of ints and tuples, which compares without running Python code? */
+static int same_key(PyObject *key, PyObject *want) {
+    if (key == want) return 1;
+    if (key == NULL || !PyTuple_CheckExact(key) || !PyTuple_CheckExact(want)) return 0;
+    int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+    if (eq < 0) PyErr_Clear();
+    return eq == 1;
+}
+
 /* Is output tensor `t` free for another call on `stream`: only the caller's list refers to it, it is
  * open, no other view of its memory is open, and its memory was used on `stream` alone (so work
  * queued there later is ordered after every earlier use)? */
 static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
     if (Py_TYPE(t) != tensor_type || Py_REFCNT(t) != 1) return 0;
     PyObject *k = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
-    if (k != key || mem == NULL || ptr == NULL || ptr == Py_None) return 0;
+    if (!same_key(k, key) || mem == NULL || ptr == NULL || ptr == Py_None) return 0;
     PyObject *views = SLOT(mem, off_views), *streams = SLOT(mem, off_streams);
     if (views == NULL || !PyLong_CheckExact(views) || PyLong_AsLong(views) != 1) return 0;
     return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) == 1 &&
@@ -303,7 +313,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
         }
         if (Py_TYPE(t) != tensor_type) Py_RETURN_NONE;
         PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
-        if (key == NULL || key != want || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr) ||
+        if (!same_key(key, want) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr) ||
             !used_on(mem, stream))
             Py_RETURN_NONE;
         addrs[i] = PyLong_AsUnsignedLongLong(ptr);
