@@ -295,3 +295,23 @@ def test_plans_survive_the_layout_intern_table_being_emptied(soc):
     finally:
         sys.setprofile(None)
     assert "one_shot" not in seen          # still the cached plan, not the ordinary path
+
+
+def test_fresh_ranges_are_registered_all_or_none():
+    """The torch path registers its new outputs in one C call; a range the emulator already knows
+    makes it register none (the call then takes the shared bookkeeping, which can share it)."""
+    from pyaclnn.runtime import register_host_memory
+    known = np.zeros(4096, np.uint8)
+    fresh = np.zeros(4096, np.uint8)
+    assert _friendly_plans._fast_host([fresh.ctypes.data], [fresh.nbytes])     # sets the functions up
+    assert _registered(fresh.ctypes.data, fresh.nbytes)
+    _friendly_plans._native_mod[0].unregister_ranges([fresh.ctypes.data])
+    assert not _registered(fresh.ctypes.data, fresh.nbytes)
+    reg = register_host_memory(known.ctypes.data, known.nbytes)
+    try:
+        ok = _friendly_plans._fast_host([fresh.ctypes.data, known.ctypes.data + 64], [fresh.nbytes, 64])
+        assert not ok
+        assert not _registered(fresh.ctypes.data, fresh.nbytes)     # undone
+        assert pyaclnn.errors.recent_error_message() in ("", None)   # the refusal left no message
+    finally:
+        reg.release()

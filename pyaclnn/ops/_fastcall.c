@@ -501,6 +501,60 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
 
 static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(6); }
 
+/* The emulator's host-memory registration (pyaclnn_stub_mem_register / _unregister), set by
+ * set_host_fns; NULL on a real toolkit. */
+typedef int (*mem_register_fn)(void *p, size_t nbytes);
+typedef int (*mem_unregister_fn)(void *p);
+static mem_register_fn mem_register;
+static mem_unregister_fn mem_unregister;
+
+static PyObject *set_host_fns(PyObject *mod, PyObject *args) {
+    unsigned long long reg, unreg;
+    if (!PyArg_ParseTuple(args, "KK", &reg, &unreg)) return NULL;
+    mem_register = (mem_register_fn)(uintptr_t)reg;
+    mem_unregister = (mem_unregister_fn)(uintptr_t)unreg;
+    Py_RETURN_NONE;
+}
+
+/* register_ranges(addrs, nbytes) -> bool: register each fresh host range [addrs[i], +nbytes[i]) with
+ * the emulator, all or none (a refused one -- it overlaps memory the emulator knows -- undoes the
+ * others: False). Under the GIL, so no Python thread sees part of it. For memory nobody else can
+ * know yet (a call's new torch outputs); unregister_ranges releases it after the stream ran. */
+static PyObject *register_ranges(PyObject *mod, PyObject *args) {
+    PyObject *addrs, *sizes;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &addrs, &PyList_Type, &sizes)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(addrs);
+    if (mem_register == NULL || mem_unregister == NULL || PyList_GET_SIZE(sizes) != n) Py_RETURN_FALSE;
+    Py_ssize_t done = 0;
+    for (; done < n; done++) {
+        unsigned long long a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, done));
+        unsigned long long b = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(sizes, done));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            break;
+        }
+        if (a == 0 || b == 0 || mem_register((void *)(uintptr_t)a, (size_t)b) != 0) break;
+    }
+    if (done == n) Py_RETURN_TRUE;
+    while (done-- > 0) mem_unregister((void *)(uintptr_t)PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, done)));
+    Py_RETURN_FALSE;
+}
+
+static PyObject *unregister_ranges(PyObject *mod, PyObject *args) {
+    PyObject *addrs;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &addrs)) return NULL;
+    if (mem_unregister == NULL) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(addrs); i++) {
+        unsigned long long a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, i));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            continue;
+        }
+        mem_unregister((void *)(uintptr_t)a);
+    }
+    Py_RETURN_NONE;
+}
+
 /* set_closing(): the interpreter is exiting (pyaclnn._shutdown): C paths launch nothing from now on. */
 static PyObject *set_closing(PyObject *mod, PyObject *unused) {
     closing = 1;
@@ -511,6 +565,9 @@ static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Tensor, Memory)"},
     {"abi", abi, METH_NOARGS, "ABI version of this accelerator"},
     {"set_closing", set_closing, METH_NOARGS, "Refuse C launches from now on (interpreter exit)."},
+    {"set_host_fns", set_host_fns, METH_VARARGS, "set_host_fns(register, unregister): the emulator's."},
+    {"register_ranges", register_ranges, METH_VARARGS, "Register fresh host ranges, all or none."},
+    {"unregister_ranges", unregister_ranges, METH_VARARGS, "Release ranges register_ranges registered."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,6 +48,7 @@ from ..errors import recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
 from ..tensor import empty
+from . import _native
 from ._prepared import _clear_hooks, plan_class
 
 ENTRIES = 32        # cached plans per stream
@@ -58,12 +59,14 @@ _MISSING = object()
 
 class _Entry:
     """One prepared call and its output sets."""
-    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs")
+    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs",
+                 "torch_sizes")
 
     def __init__(self, plan, specs: tuple, returns: tuple | None):
         self.plan = plan
         self.stream_plans: list | None = None     # the stream's list of plan finalizers
         self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
+        self.torch_sizes: list | None = None      # their nbytes
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
         self.sets: list = []            # lists of output Tensors (only these lists refer to them)
         # Large outputs are not kept (their cost is the kernel's, and they would hold much memory).
@@ -112,6 +115,7 @@ _streams_lock = threading.Lock()
 _off: list = []             # [reason] when the C accelerator is missing
 _is_stub: list = []         # [is_stub()] once known (the backend never changes)
 _cpu: list = []             # [torch.device("cpu")]
+_from_torch: list = []      # [pyaclnn.torch.from_torch] once imported
 
 
 def _stub() -> bool:
@@ -193,7 +197,10 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     for v in values:
         if v is not None and (not isinstance(v, Tensor_) or not v.is_cpu):
             return None
-    from ..torch import from_torch
+    if not _from_torch:
+        from ..torch import from_torch
+        _from_torch.append(from_torch)
+    from_torch = _from_torch[0]
     inputs = tuple([None if v is None else from_torch(v) for v in values])
     stream = current_stream()
     sp = _streams.get(stream)
@@ -215,15 +222,18 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
         specs = entry.torch_specs = _torch_specs(entry.specs, torch)
         if not specs:
             return None
+        entry.torch_sizes = [n for _, _, n in specs]
     empty_ = torch.empty
     cpu = _cpu[0] if _cpu else _cpu.append(torch.device("cpu")) or _cpu[0]
     outs = [empty_(shape, dtype=dt, device=cpu) for shape, dt, _ in specs]
     addrs = [o.data_ptr() for o in outs]
-    held = hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)])
-    if held is None:
-        return None
+    held: list = []             # registrations by the shared bookkeeping (the fallback)
+    fresh = False               # registered by _fast_host (the common case)
     launched = False
     try:
+        fresh = _fast_host(addrs, entry.torch_sizes)
+        if not fresh and not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], held):
+            return None
         fast = entry.plan._fast_friendly
         r = fast(inputs, addrs, stream)
         if r is None:
@@ -245,11 +255,36 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
             _discard(sp, key, entry)
         raise
     finally:
+        if fresh:
+            _native_mod[0].unregister_ranges(addrs)
         release_host_ranges(held)
     returns = entry.returns
     if returns is None:
         return tuple(outs)
     return tuple([None if i is None else outs[i] for i in returns])
+
+
+_native_mod: list = []      # [the accelerator, with the emulator's registration functions set]
+
+
+def _fast_host(addrs: list, sizes: list) -> bool:
+    """Register a call's new torch outputs with the emulator in one C call (all or none): nobody
+    else can know that memory yet, so the shared bookkeeping (runtime.host) is not needed. False:
+    use that bookkeeping instead (it shares ranges and flushes dropped wrappers' registrations)."""
+    if not _native_mod:
+        from ..runtime import _stub_fn
+        mod = _native.module()
+        if mod is None or not hasattr(mod, "register_ranges"):
+            return False
+        import ctypes
+        reg = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
+        unreg = _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
+        mod.set_host_fns(_native.function_address(reg), _native.function_address(unreg))
+        _native_mod.append(mod)
+    if _native_mod[0].register_ranges(addrs, sizes):
+        return True
+    recent_error_message()      # the refusal's message is not the caller's
+    return False
 
 
 def _torch_specs(specs: tuple, torch) -> list | None:
