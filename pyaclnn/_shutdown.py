@@ -20,6 +20,13 @@ _lock = threading.Lock()
 _closing = False
 _active = 0
 _installed = False
+_closing_hooks: list = []    # called (under the GIL) as the exit begins: compiled paths stop launching
+
+
+def on_closing(hook) -> None:
+    """Call ``hook()`` when the exit begins (the compiled launch paths check a flag of their own,
+    since they run without entering :func:`launching`; they launch atomically under the GIL)."""
+    _closing_hooks.append(hook)
 
 
 class ShuttingDownError(RuntimeError):
@@ -44,6 +51,11 @@ def launching(op: str):
 
 def _stop_launches() -> None:
     global _closing
+    for hook in _closing_hooks:
+        try:
+            hook()
+        except Exception:       # noqa: BLE001 -- the exit goes on
+            pass
     with _lock:
         _closing = True
     deadline = time.monotonic() + DRAIN_SECONDS

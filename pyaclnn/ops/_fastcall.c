@@ -28,9 +28,12 @@ typedef int32_t (*launch_fn)(void *workspace, uint64_t workspace_size, void *exe
 
 #define MAX_SLOTS 64
 
-/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams). */
+/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams, .views). */
 static PyTypeObject *tensor_type;
-static Py_ssize_t off_key, off_ptr, off_mem, off_streams;
+static Py_ssize_t off_key, off_ptr, off_mem, off_streams, off_views;
+/* Set (under the GIL) when the interpreter starts exiting: the C paths then launch nothing and send
+ * the call to Python, which refuses it (pyaclnn._shutdown). */
+static int closing;
 static PyObject *str_binding, *str_call_slow;
 
 typedef struct {
@@ -89,13 +92,17 @@ static int thread_is_bound(PlanBase *p) {
 
 static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     PlanBase *p = (PlanBase *)self;
-    if (!p->ready || p->busy || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
+    if (!p->ready || p->busy || closing || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
         return call_slow(self, args, kwargs);
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     if (nargs != 0 && nargs != p->n) return call_slow(self, args, kwargs);
     uint64_t addrs[MAX_SLOTS];
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *t = PyTuple_GET_ITEM(args, i);
+        if (t == Py_None && PyTuple_GET_ITEM(p->keys, i) == Py_None) {
+            addrs[i] = 0;               /* an absent optional tensor stays absent */
+            continue;
+        }
         if (Py_TYPE(t) != tensor_type) return call_slow(self, args, kwargs);
         PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
         if (key == NULL || key != PyTuple_GET_ITEM(p->keys, i) || mem == NULL || ptr == NULL)
@@ -247,6 +254,118 @@ static PyObject *plan_run_addrs(PyObject *self, PyObject *args) {
     return PyLong_FromLong(p->launch(p->workspace, p->workspace_size, p->executor, (void *)(uintptr_t)stream_handle));
 }
 
+/* Is the memory `mem` ordered on `stream` (noted there: note_stream put it in its list)? */
+static int used_on(PyObject *mem, PyObject *stream) {
+    PyObject *streams = SLOT(mem, off_streams);
+    if (streams == NULL || !PyList_CheckExact(streams)) return 0;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(streams); j++)
+        if (PyList_GET_ITEM(streams, j) == stream) return 1;
+    return 0;
+}
+
+/* Is `key` the layout key `want`: the same interned object, or (after the intern table was emptied)
+ * an equal tuple of ints and tuples, which compares without running Python code? */
+static int same_key(PyObject *key, PyObject *want) {
+    if (key == want) return 1;
+    if (key == NULL || !PyTuple_CheckExact(key) || !PyTuple_CheckExact(want)) return 0;
+    int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+    if (eq < 0) PyErr_Clear();
+    return eq == 1;
+}
+
+/* Is output tensor `t` free for another call on `stream`: only the caller's list refers to it, it is
+ * open, no other view of its memory is open, and its memory was used on `stream` alone (so work
+ * queued there later is ordered after every earlier use)? */
+static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
+    if (Py_TYPE(t) != tensor_type || Py_REFCNT(t) != 1) return 0;
+    PyObject *k = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+    if (!same_key(k, key) || mem == NULL || ptr == NULL || ptr == Py_None) return 0;
+    PyObject *views = SLOT(mem, off_views), *streams = SLOT(mem, off_streams);
+    if (views == NULL || !PyLong_CheckExact(views) || PyLong_AsLong(views) != 1) return 0;
+    return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) == 1 &&
+           PyList_GET_ITEM(streams, 0) == stream;
+}
+
+/* _fast_friendly(inputs, outs, stream) -- a friendly call's launch on a cached plan (keep_refs=False),
+ * atomically under the GIL (no Python code runs between the checks and the queued launch):
+ *   inputs  tuple of the first len(inputs) slots: a Tensor of the prepared layout used on `stream`,
+ *           or None where the plan has no tensor;
+ *   outs    list of the remaining slots' Tensors, owned by the caller's cache: each must be free
+ *           (output_free), since the results go to the caller; or ints: addresses of host memory
+ *           (torch CPU outputs on the emulator) the caller registered and keeps until the stream ran;
+ *   stream  the Stream (its handle is the plan's; its device's binding must be the thread's).
+ * Returns the tuple of outs (the launch is queued), an int k when outs[k] is not free (nothing was
+ * done), or None when Python must take the call (nothing was done); a failed setter or launch
+ * raises through _raise_failure. */
+static PyObject *plan_friendly(PyObject *self, PyObject *args) {
+    PlanBase *p = (PlanBase *)self;
+    PyObject *inputs, *outs, *stream;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyTuple_Type, &inputs, &PyList_Type, &outs, &stream)) return NULL;
+    Py_ssize_t n_in = PyTuple_GET_SIZE(inputs), n_out = PyList_GET_SIZE(outs);
+    if (!p->ready || p->busy || closing || p->state == NULL || n_in + n_out != p->n) Py_RETURN_NONE;
+    uint64_t addrs[MAX_SLOTS];
+    for (Py_ssize_t i = 0; i < n_in; i++) {
+        PyObject *t = PyTuple_GET_ITEM(inputs, i), *want = PyTuple_GET_ITEM(p->keys, i);
+        if (t == Py_None) {
+            if (want != Py_None) Py_RETURN_NONE;
+            addrs[i] = 0;
+            continue;
+        }
+        if (Py_TYPE(t) != tensor_type) Py_RETURN_NONE;
+        PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+        if (!same_key(key, want) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr) ||
+            !used_on(mem, stream))
+            Py_RETURN_NONE;
+        addrs[i] = PyLong_AsUnsignedLongLong(ptr);
+        if (addrs[i] == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_out; k++) {
+        PyObject *t = PyList_GET_ITEM(outs, k);
+        if (PyLong_CheckExact(t)) {     /* host memory the caller registered and keeps until the run */
+            addrs[n_in + k] = PyLong_AsUnsignedLongLong(t);
+            if (addrs[n_in + k] == 0 || (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                Py_RETURN_NONE;
+            }
+            continue;
+        }
+        if (!output_free(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) return PyLong_FromSsize_t(k);
+        addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, off_ptr));
+        if (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
+    if (!thread_is_bound(p)) Py_RETURN_NONE;
+    int32_t rc = 0;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        p->wanted[i] = addrs[i];
+        if (p->handles[i] == NULL || addrs[i] == p->bound[i]) continue;
+        void *a = (void *)(uintptr_t)addrs[i];
+        rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], a);
+        if (rc == 0 && p->set2[i] != NULL) rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], a);
+        if (rc != 0) {
+            p->failed = i;
+            break;
+        }
+        p->bound[i] = addrs[i];
+    }
+    if (rc == 0) {
+        p->failed = p->n;
+        rc = p->launch(p->workspace, p->workspace_size, p->executor, p->stream_handle);
+    }
+    if (rc != 0) {
+        p->status = rc;
+        PyObject *result = PyObject_CallMethod(self, "_raise_failure", "i", (int)rc);
+        Py_XDECREF(result);
+        return NULL;
+    }
+    return PyList_AsTuple(outs);
+}
+
 /* Python's slow path re-pointed slot i itself: keep the C copy of the bound address in step. */
 static PyObject *plan_set_bound(PyObject *self, PyObject *args) {
     PlanBase *p = (PlanBase *)self;
@@ -330,6 +449,7 @@ static PyMethodDef plan_methods[] = {
     {"_fast_setup", plan_setup, METH_VARARGS, "Fill the C state of the plan."},
     {"_fast_set_bound", plan_set_bound, METH_VARARGS, "Record an address re-pointed from Python."},
     {"_fast_run_addrs", plan_run_addrs, METH_VARARGS, "Re-point validated addresses and launch."},
+    {"_fast_friendly", plan_friendly, METH_VARARGS, "A friendly call's launch on a cached plan."},
     {"_fast_get_bound", plan_get_bound, METH_VARARGS, "The address slot i holds."},
     {"_fast_set_workspace", plan_set_workspace, METH_VARARGS, "Change the workspace pointer."},
     {"_fast_disable", plan_disable, METH_NOARGS, "Stop using the C path (closed plans)."},
@@ -372,17 +492,82 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     PyObject *tensor, *memory;
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &tensor, &PyType_Type, &memory)) return NULL;
     if (member_offset(tensor, "_key", &off_key) || member_offset(tensor, "_ptr", &off_ptr) ||
-        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams))
+        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams) ||
+        member_offset(memory, "views", &off_views))
         return NULL;
     Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
     Py_RETURN_NONE;
 }
 
-static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(5); }
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(6); }
+
+/* The emulator's host-memory registration (pyaclnn_stub_mem_register / _unregister), set by
+ * set_host_fns; NULL on a real toolkit. */
+typedef int (*mem_register_fn)(void *p, size_t nbytes);
+typedef int (*mem_unregister_fn)(void *p);
+static mem_register_fn mem_register;
+static mem_unregister_fn mem_unregister;
+
+static PyObject *set_host_fns(PyObject *mod, PyObject *args) {
+    unsigned long long reg, unreg;
+    if (!PyArg_ParseTuple(args, "KK", &reg, &unreg)) return NULL;
+    mem_register = (mem_register_fn)(uintptr_t)reg;
+    mem_unregister = (mem_unregister_fn)(uintptr_t)unreg;
+    Py_RETURN_NONE;
+}
+
+/* register_ranges(addrs, nbytes) -> bool: register each fresh host range [addrs[i], +nbytes[i]) with
+ * the emulator, all or none (a refused one -- it overlaps memory the emulator knows -- undoes the
+ * others: False). Under the GIL, so no Python thread sees part of it. For memory nobody else can
+ * know yet (a call's new torch outputs); unregister_ranges releases it after the stream ran. */
+static PyObject *register_ranges(PyObject *mod, PyObject *args) {
+    PyObject *addrs, *sizes;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &addrs, &PyList_Type, &sizes)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(addrs);
+    if (mem_register == NULL || mem_unregister == NULL || PyList_GET_SIZE(sizes) != n) Py_RETURN_FALSE;
+    Py_ssize_t done = 0;
+    for (; done < n; done++) {
+        unsigned long long a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, done));
+        unsigned long long b = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(sizes, done));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            break;
+        }
+        if (a == 0 || b == 0 || mem_register((void *)(uintptr_t)a, (size_t)b) != 0) break;
+    }
+    if (done == n) Py_RETURN_TRUE;
+    while (done-- > 0) mem_unregister((void *)(uintptr_t)PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, done)));
+    Py_RETURN_FALSE;
+}
+
+static PyObject *unregister_ranges(PyObject *mod, PyObject *args) {
+    PyObject *addrs;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &addrs)) return NULL;
+    if (mem_unregister == NULL) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(addrs); i++) {
+        unsigned long long a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, i));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            continue;
+        }
+        mem_unregister((void *)(uintptr_t)a);
+    }
+    Py_RETURN_NONE;
+}
+
+/* set_closing(): the interpreter is exiting (pyaclnn._shutdown): C paths launch nothing from now on. */
+static PyObject *set_closing(PyObject *mod, PyObject *unused) {
+    closing = 1;
+    Py_RETURN_NONE;
+}
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Tensor, Memory)"},
     {"abi", abi, METH_NOARGS, "ABI version of this accelerator"},
+    {"set_closing", set_closing, METH_NOARGS, "Refuse C launches from now on (interpreter exit)."},
+    {"set_host_fns", set_host_fns, METH_VARARGS, "set_host_fns(register, unregister): the emulator's."},
+    {"register_ranges", register_ranges, METH_VARARGS, "Register fresh host ranges, all or none."},
+    {"unregister_ranges", unregister_ranges, METH_VARARGS, "Release ranges register_ranges registered."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 MODULE = "_pyaclnn_fastcall"
-ABI = 5
+ABI = 6
 
 _lock = threading.Lock()
 _module = None
@@ -58,6 +58,8 @@ def _load(path: Path):
     from ..runtime import Memory
     from ..tensor import Tensor
     module.configure(Tensor, Memory)
+    from .. import _shutdown
+    _shutdown.on_closing(module.set_closing)
     return module
 
 

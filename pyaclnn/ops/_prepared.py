@@ -642,8 +642,13 @@ def set_executor_cache(maxsize: int) -> None:
                         c._drop(c.plans.popitem(last=False)[1])
 
 
+_clear_hooks: list = []     # other caches of prepared calls (pyaclnn.ops._friendly_plans)
+
+
 def clear_executor_cache() -> None:
-    """Destroy every cached executor (of every stream)."""
+    """Destroy every cached executor (of every stream), the friendly functions' included."""
+    for hook in _clear_hooks:
+        hook()
     for s in list(_caches):
         c = s.exec_cache
         if c is not None:

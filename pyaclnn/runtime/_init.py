@@ -9,7 +9,16 @@ from .. import _shutdown, capi
 from .._release import finalizer as _finalizer
 from ..errors import make_error, recent_error_message
 
-_tls = threading.local()
+class _ThreadState(threading.local):
+    """Per thread: the current device and stream (set by ``with``) and the device binding. The class
+    defaults make reading an unset one cheap (a missing attribute of a plain threading.local costs
+    an exception inside getattr, on every launch)."""
+    device = None
+    stream = None
+    binding = None
+
+
+_tls = _ThreadState()
 _byref = ctypes.byref
 
 

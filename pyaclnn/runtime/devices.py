@@ -350,4 +350,13 @@ def current_stream() -> "Stream":
     s = getattr(_tls, "stream", None)
     if s is not None and s._handle is not None:
         return s
+    # What current_device().default_stream gives, without its calls when the device is open and its
+    # default stream exists (every launch asks).
+    d = getattr(_tls, "device", None)
+    if d is None:
+        d = _default_devices.get(0)
+    if d is not None:
+        s = d._state.default_stream
+        if s is not None and d._finalizer.alive:
+            return s
     return current_device().default_stream

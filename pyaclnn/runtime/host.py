@@ -87,6 +87,86 @@ def register_host_memory(ptr: int, nbytes: int) -> HostRegistration:
     return HostRegistration(ptr, nbytes)
 
 
+def hold_host_ranges(ranges, held: list) -> bool:
+    """Register host ranges ``(ptr, nbytes)`` for one call (stub only), appending each base to
+    ``held`` as soon as it is held (the caller releases ``held`` with :func:`release_host_ranges`
+    once the call's stream has run, even after an exception); False when one cannot be registered
+    (it overlaps, without lying inside, memory the emulator knows): nothing is held then.
+
+    The same bookkeeping as :class:`HostRegistration` (ranges counted by base, shared by ranges
+    inside them), without its objects and finalizers: for the friendly functions' torch outputs,
+    registered only while the call uses them, so that no registration outlives its torch storage.
+    """
+    if not _call_fns:
+        if not is_stub():
+            return False
+        _bind_call_fns()
+    register = _call_fns[0]
+    pending = list(ranges)
+    for attempt in (0, 1):
+        with _reg_lock:                 # one acquisition for the whole call's ranges
+            while pending and _hold_one(register, *pending[-1], held):
+                pending.pop()
+        if not pending:
+            return True
+        if attempt or not _release.pending():
+            break
+        _release.flush()        # registrations of dropped wrappers (maybe of this range) go first
+    release_host_ranges(held)
+    return False
+
+
+_call_fns: list = []        # [register, unregister] on the compiled call path (pyaclnn.capi._accel)
+
+
+def _bind_call_fns() -> None:
+    from ..capi import _accel
+    register = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
+    unregister = _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
+    _call_fns[:] = [_accel.wrap(register), _accel.wrap(unregister)]
+
+
+def _hold_one(register, ptr: int, nbytes: int, held: list) -> bool:
+    """Under _reg_lock."""
+    if not ptr or nbytes <= 0:
+        return False
+    if register(ptr, nbytes) == 0:
+        _registrations[ptr] = [nbytes, 1]
+        held.append(ptr)
+        return True
+    for base, entry in _registrations.items():
+        if base <= ptr and ptr + nbytes <= base + entry[0]:
+            entry[1] += 1                       # inside a range registered earlier: share it
+            held.append(base)
+            break
+    else:
+        base = None
+    _recent_error()                             # the refusal's message is not the caller's
+    return base is not None
+
+
+def release_host_ranges(held: list) -> None:
+    """Release what :func:`hold_host_ranges` held (after the stream that used it has run); empties
+    ``held``."""
+    unregister = _call_fns[1] if _call_fns else None
+    with _reg_lock:
+        while held:
+            base = held[-1]
+            entry = _registrations.get(base)
+            if entry is not None:
+                entry[1] -= 1
+                if not entry[1]:
+                    del _registrations[base]
+                    if unregister is not None and unregister(base):
+                        _recent_error()
+            held.pop()
+
+
+def _recent_error() -> None:
+    from ..errors import recent_error_message
+    recent_error_message()
+
+
 def stub_live_counts() -> dict[str, int]:
     """The emulator's live-object counters (``pyaclnn_stub_live_counts``); stub only."""
     from .._stubinfo import live_counts

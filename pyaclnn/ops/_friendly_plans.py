@@ -1,0 +1,394 @@
+"""Cached prepared calls behind friendly functions, for repeated calls at decode shapes (issue 13).
+
+A friendly call on pyaclnn tensors repeated with the same layouts and attributes -- a decode loop --
+would run phase 1 again each time, make its outputs and their ``aclTensor`` descriptors, and pass
+through the host-data boundary.  Instead, the first such call prepares a repeatable executor
+(:class:`~pyaclnn.ops.PreparedCall`, which owns its own descriptors and workspace) and keeps it with a
+few sets of output tensors; later calls are one C call (``_fastcall.c``: ``_fast_friendly``) that
+checks the arguments, re-points the addresses that changed and queues the launch.  Results are
+identical: the same kernel runs on the same data.
+
+Why it is safe:
+
+* The key is everything phase 1 sees except data addresses: the operator, its attributes and each
+  tensor's interned layout (dtype, shape, strides, offset, format, storage dims).  Every launch
+  re-points every slot whose address differs from the one the executor holds, so an executor never
+  runs with an address of an earlier call.
+* An output set is handed out again only when nobody else refers to any of its tensors (the caller
+  dropped the results, no view of their memory is open) and their memory was used on this stream
+  alone: work queued later on the stream runs after every earlier use -- the rule of the stream's
+  memory pool and of :mod:`pyaclnn._reuse`.  When the caller still holds the results, another set is
+  made (at most :data:`SETS` per entry; beyond that a fresh set is made for the call and not kept).
+* The check and the launch happen in one C call under the GIL, so two threads never get the same set.
+* Only default streams of the device pyaclnn holds for the whole process keep such caches (as
+  :mod:`pyaclnn._reuse`), so a cache changes no lifetime; when such a stream closes its plans stop
+  launching (the call then takes the ordinary path and raises what it raises).
+* Anything unusual -- another stream, numpy data, NPU torch tensors, a thread not bound to the device,
+  the interpreter exiting, no C accelerator -- takes the ordinary path.
+
+torch CPU tensors on the emulator (:func:`run_torch`) use the same plans: the inputs are wrapped in
+place as the boundary wraps them, the outputs are new ``torch.empty`` tensors as the ordinary path's,
+registered with the emulator for the duration of the call only (so no registration outlives its
+torch storage), and the call waits for its stream, since torch reads the results at once.
+
+Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace and at most
+:data:`SETS` output sets, kept only when every output is at most ``pyaclnn._reuse.MAX_BYTES``
+(larger ones are made for each call and not kept).  ``pyaclnn.empty_cache()`` and
+``pyaclnn.ops.clear_executor_cache()`` drop them.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from typing import Any, Callable
+
+from .. import _reuse, dtypes
+from ..errors import recent_error_message
+from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
+from ..runtime.host import hold_host_ranges, release_host_ranges
+from ..tensor import empty
+from . import _native
+from ._prepared import _clear_hooks, plan_class
+
+ENTRIES = 32        # cached plans per stream
+SETS = 4            # output sets kept per plan
+
+_MISSING = object()
+
+
+class _Entry:
+    """One prepared call and its output sets."""
+    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs",
+                 "torch_sizes")
+
+    def __init__(self, plan, specs: tuple, returns: tuple | None):
+        self.plan = plan
+        self.stream_plans: list | None = None     # the stream's list of plan finalizers
+        self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
+        self.torch_sizes: list | None = None      # their nbytes
+        self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
+        self.sets: list = []            # lists of output Tensors (only these lists refer to them)
+        # Large outputs are not kept (their cost is the kernel's, and they would hold much memory).
+        small = all(dtypes.nbytes(acl, math.prod(shape)) <= _reuse.MAX_BYTES for shape, acl in specs)
+        self.max_sets = SETS if small else 0
+        self.returns = returns          # output positions returned, None where inactive; None: all
+        self.lock = threading.Lock()    # adding sets
+
+    def new_set(self, stream: Stream) -> list:
+        return [empty(shape, acl, stream=stream) for shape, acl in self.specs]
+
+    def launch(self, inputs: tuple, stream: Stream):
+        fast = self.plan._fast_friendly
+        for outs in self.sets:
+            r = fast(inputs, outs, stream)
+            if r.__class__ is tuple or r is None:
+                return r
+        # Every kept set is still held by the caller: another one.
+        with self.lock:
+            outs = self.new_set(stream)
+            if len(self.sets) < self.max_sets:
+                self.sets.append(outs)
+        r = fast(inputs, outs, stream)
+        return r if r.__class__ is tuple else None
+
+    def close(self) -> None:
+        self.sets = []
+        if self.stream_plans is not None:
+            try:
+                self.stream_plans.remove(self.plan._finalizer)
+            except ValueError:
+                pass
+        self.plan.close()
+
+
+class _StreamPlans:
+    __slots__ = ("entries", "lock")
+
+    def __init__(self):
+        self.entries: dict = {}
+        self.lock = threading.Lock()
+
+
+_streams: dict = {}         # Stream -> _StreamPlans (default streams held for the whole process only)
+_streams_lock = threading.Lock()
+_off: list = []             # [reason] when the C accelerator is missing
+_is_stub: list = []         # [is_stub()] once known (the backend never changes)
+_cpu: list = []             # [torch.device("cpu")]
+_from_torch: list = []      # [pyaclnn.torch.from_torch] once imported
+
+
+def _stub() -> bool:
+    if not _is_stub:
+        _is_stub.append(is_stub())
+    return _is_stub[0]
+
+
+def _plans_for(stream: Stream) -> _StreamPlans | None:
+    if _off or not stream.is_default or not holds_forever(stream):
+        return None
+    if not getattr(plan_class(), "accelerated", False):
+        _off.append("no C accelerator")
+        return None
+    with _streams_lock:
+        sp = _streams.get(stream)
+        if sp is None:
+            sp = _streams[stream] = _StreamPlans()
+    return sp
+
+
+def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
+    """The outputs of a friendly call through its cached plan, or None when the call must take the
+    ordinary path (nothing has been launched then).
+
+    ``key``: the operator and its attributes (hashable); ``inputs``: the tensor arguments that come
+    first in the operator's slots, Tensors or None; ``build(*inputs)`` -> ``(fn, args, specs,
+    returns)``: the OpFunction, its full argument list (outputs last, as None), the outputs'
+    ``(shape, aclDataType)`` and which of them the caller gets (None: all, in order), called on a miss.
+    """
+    stream = current_stream()
+    sp = _streams.get(stream)
+    if sp is None:
+        sp = _plans_for(stream)
+        if sp is None:
+            return None
+    try:
+        key = (key, *[None if v is None else v._key for v in inputs])
+        entry = sp.entries.get(key, _MISSING)
+    except (AttributeError, TypeError):         # not Tensors, or an unhashable attribute
+        return None
+    if entry is _MISSING:
+        entry = _add(sp, key, stream, build, inputs)
+    if entry is None or stream._handle is None:
+        return None
+    try:
+        r = entry.launch(inputs, stream)
+        if r is None:
+            # Inputs not yet used on this stream, or a thread not yet bound to the device: do what
+            # the ordinary path would do, then once more.
+            for v in inputs:
+                if v is not None and v._ptr is not None:
+                    v._mem.note_stream(stream)
+            state = stream._state
+            if getattr(_tls, "binding", None) is not state.binding:
+                state.bind()
+            r = entry.launch(inputs, stream)
+            if r is None:
+                return None
+    except BaseException:
+        _discard(sp, key, entry)        # refused at launch (the vendor tiles then): keep no plan for it
+        raise
+    returns = entry.returns
+    if returns is None:
+        return r
+    return tuple([None if i is None else r[i] for i in returns])
+
+
+def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
+    """:func:`run` for torch CPU tensors on the emulator (its device memory is host memory): the
+    inputs are wrapped in place (:func:`pyaclnn.torch.from_torch`, cached while each tensor lives),
+    the outputs are new ``torch.empty`` tensors, registered with the emulator only for this call, and
+    the call waits for its stream (torch reads the results at once), as the ordinary path does.
+    Returns the torch outputs, or None (nothing launched) for the ordinary path."""
+    torch = sys.modules.get("torch")
+    if torch is None or not _stub():
+        return None
+    Tensor_ = torch.Tensor
+    for v in values:
+        if v is not None and (not isinstance(v, Tensor_) or not v.is_cpu):
+            return None
+    if not _from_torch:
+        from ..torch import from_torch
+        _from_torch.append(from_torch)
+    from_torch = _from_torch[0]
+    inputs = tuple([None if v is None else from_torch(v) for v in values])
+    stream = current_stream()
+    sp = _streams.get(stream)
+    if sp is None:
+        sp = _plans_for(stream)
+        if sp is None:
+            return None
+    try:
+        key = (key, *[None if v is None else v._key for v in inputs])
+        entry = sp.entries.get(key, _MISSING)
+    except TypeError:
+        return None
+    if entry is _MISSING:
+        entry = _add(sp, key, stream, build, inputs)
+    if entry is None or stream._handle is None:
+        return None
+    specs = entry.torch_specs
+    if specs is None:
+        specs = entry.torch_specs = _torch_specs(entry.specs, torch)
+        if not specs:
+            return None
+        entry.torch_sizes = [n for _, _, n in specs]
+    empty_ = torch.empty
+    cpu = _cpu[0] if _cpu else _cpu.append(torch.device("cpu")) or _cpu[0]
+    outs = [empty_(shape, dtype=dt, device=cpu) for shape, dt, _ in specs]
+    addrs = [o.data_ptr() for o in outs]
+    held: list = []             # registrations by the shared bookkeeping (the fallback)
+    fresh = False               # registered by _fast_host (the common case)
+    launched = False
+    try:
+        fresh = _fast_host(addrs, entry.torch_sizes)
+        if not fresh and not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], held):
+            return None
+        fast = entry.plan._fast_friendly
+        r = fast(inputs, addrs, stream)
+        if r is None:
+            for v in inputs:
+                if v is not None:
+                    v._mem.note_stream(stream)
+            state = stream._state
+            if getattr(_tls, "binding", None) is not state.binding:
+                state.bind()
+            r = fast(inputs, addrs, stream)
+            if r is None:
+                return None
+        launched = True
+        stream.synchronize()
+    except BaseException:
+        if launched:                # interrupted wait: the kernel must be done before the release
+            _sync_quietly(stream)
+        else:
+            _discard(sp, key, entry)
+        raise
+    finally:
+        if fresh:
+            _native_mod[0].unregister_ranges(addrs)
+        release_host_ranges(held)
+    returns = entry.returns
+    if returns is None:
+        return tuple(outs)
+    return tuple([None if i is None else outs[i] for i in returns])
+
+
+_native_mod: list = []      # [the accelerator, with the emulator's registration functions set]
+
+
+def _fast_host(addrs: list, sizes: list) -> bool:
+    """Register a call's new torch outputs with the emulator in one C call (all or none): nobody
+    else can know that memory yet, so the shared bookkeeping (runtime.host) is not needed. False:
+    use that bookkeeping instead (it shares ranges and flushes dropped wrappers' registrations)."""
+    if not _native_mod:
+        from ..runtime import _stub_fn
+        mod = _native.module()
+        if mod is None or not hasattr(mod, "register_ranges"):
+            return False
+        import ctypes
+        reg = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
+        unreg = _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
+        mod.set_host_fns(_native.function_address(reg), _native.function_address(unreg))
+        _native_mod.append(mod)
+    if _native_mod[0].register_ranges(addrs, sizes):
+        return True
+    recent_error_message()      # the refusal's message is not the caller's
+    return False
+
+
+def _torch_specs(specs: tuple, torch) -> list | None:
+    """(shape, torch dtype, nbytes) per output, as the ordinary path's torch.empty makes them; None
+    when a dtype has no plain torch equivalent (packed types: the ordinary path handles them)."""
+    out = []
+    for shape, acl in specs:
+        info = dtypes.info(acl)
+        if info.packed or info.carrier:
+            return None
+        try:
+            dt = dtypes.to_torch(acl)
+        except ValueError:
+            return None
+        n = dtypes.nbytes(acl, math.prod(shape))
+        if n <= 0 or torch.empty((), dtype=dt).element_size() != info.itemsize:
+            return None
+        out.append((tuple(shape), dt, n))
+    return out
+
+
+def _sync_quietly(stream: Stream) -> None:
+    """Wait for the stream without raising (as the release finalizers do)."""
+    try:
+        with _BindScope(stream._state):
+            stream.pool._sync(stream._handle)
+        recent_error_message()
+    except Exception:       # noqa: BLE001
+        pass
+
+
+def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> _Entry | None:
+    """Prepare the plan of a new key (None, remembered, when this call cannot have one: the
+    ordinary path then runs it, and raises its errors)."""
+    outs = None
+    try:
+        fn, args, specs, returns = build(*inputs)
+        entry = _Entry(None, tuple(specs), returns)
+        outs = entry.new_set(stream)
+        n_out = len(outs)
+        plan = plan_class()(fn, list(args[:len(args) - n_out]) + outs, stream, keep_refs=False)
+    except Exception:       # noqa: BLE001 -- invalid arguments: the ordinary path raises
+        entry = plan = None
+    if plan is not None:
+        slots = plan._slots
+        if (len(slots) < n_out or any(not s.copy_back for s in slots[-n_out:])
+                or any(s.copy_back for s in slots[:-n_out])):
+            plan.close()         # outputs must be the last slots, inputs the first
+            entry = None
+        else:
+            entry.plan = plan
+            if entry.max_sets:
+                entry.sets.append(outs)
+            stream._users.add(plan)             # told when the stream closes: stops launching
+            stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
+            entry.stream_plans = stream._plans
+    del outs
+    with sp.lock:
+        if entry is None and len(sp.entries) >= ENTRIES:
+            return None                         # do not let failures evict good plans
+        old = sp.entries.get(key, _MISSING)
+        if old is not _MISSING:                 # another thread was first
+            if entry is not None:
+                entry.close()
+            return old
+        sp.entries[key] = entry
+        dropped = []
+        while len(sp.entries) > ENTRIES:
+            dropped.append(sp.entries.pop(next(iter(sp.entries))))
+    for e in dropped:
+        if e is not None:
+            e.close()
+    return entry
+
+
+def _discard(sp: _StreamPlans, key: tuple, entry: _Entry) -> None:
+    with sp.lock:
+        if sp.entries.get(key) is not entry:
+            return
+        del sp.entries[key]
+    entry.close()
+
+
+def clear() -> None:
+    """Close every cached plan (and drop its output sets)."""
+    with _streams_lock:
+        sps = list(_streams.values())
+    for sp in sps:
+        with sp.lock:
+            entries = list(sp.entries.values())
+            sp.entries.clear()
+        for e in entries:
+            if e is not None:
+                e.close()
+
+
+def info() -> dict:
+    """Per stream: the cached plans and output sets (for tests and benchmarks)."""
+    with _streams_lock:
+        items = list(_streams.items())
+    return {repr(s): {"plans": sum(e is not None for e in sp.entries.values()),
+                      "sets": sum(len(e.sets) for e in sp.entries.values() if e is not None)}
+            for s, sp in items}
+
+
+on_empty_cache(clear)
+_clear_hooks.append(clear)

@@ -1,0 +1,317 @@
+"""Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py, issue 13):
+repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor and recycle their
+outputs only when nobody holds them.  Values against the NumPy reference (tests/reference), bit for bit.
+"""
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+from reference.add_rms_norm_dynamic_quant import add_rms_norm_dynamic_quant as reference
+from reference.add_rms_norm_dynamic_quant import normalise_soc
+
+import pyaclnn
+from pyaclnn import capi, ops, runtime
+from pyaclnn.ops import _friendly_plans, _native
+
+pytestmark = pytest.mark.skipif(_native.module() is None, reason="needs the C accelerator")
+
+BF16 = ml_dtypes.bfloat16
+
+
+@pytest.fixture(scope="module")
+def soc(acl):
+    return normalise_soc(capi.aclrtGetSocName().decode())
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    ops.clear_executor_cache()
+    yield
+    ops.clear_executor_cache()
+
+
+def _host(seed, shape=(2, 64)):
+    rng = np.random.default_rng(seed)
+    n = shape[-1]
+    return [rng.standard_normal(shape).astype(BF16), rng.standard_normal(shape).astype(BF16),
+            rng.uniform(0.5, 1.5, n).astype(BF16), rng.uniform(0.5, 2, n).astype(BF16),
+            rng.uniform(0.5, 2, n).astype(BF16)]
+
+
+def _call(dev, **kw):
+    return ops.add_rms_norm_dynamic_quant(dev[0], dev[1], dev[2], smooth_scale1=dev[3], smooth_scale2=dev[4],
+                                          **kw)
+
+
+def _want(host, soc, **kw):
+    w = reference(host[0], host[1], host[2], host[3], host[4], None, epsilon=kw.get("epsilon", 1e-6),
+                  output_mask=None, y_dtype="int8", soc=soc, version=2)
+    return [w["y1"], w["y2"], w["x_out"], w["scale1"], w["scale2"]]
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+def _assert_equal(got, want):
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert _bits(g) == _bits(w)
+
+
+def _plans() -> int:
+    return sum(v["plans"] for v in _friendly_plans.info().values())
+
+
+def test_repeated_calls_use_one_plan_and_match_the_reference(soc):
+    host = _host(0)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    for _ in range(3):
+        got = [t.numpy() for t in _call(dev)]
+        _assert_equal(got, _want(host, soc))
+    assert _plans() == 1
+
+
+def test_results_held_by_the_caller_are_never_overwritten(soc):
+    hosts = [_host(seed) for seed in range(6)]
+    kept = []
+    for h in hosts:                 # more calls than output sets kept per plan, all results held
+        kept.append(_call([pyaclnn.from_numpy(a) for a in h]))
+    for h, r in zip(hosts, kept):
+        _assert_equal([t.numpy() for t in r], _want(h, soc))
+    ids = {id(t) for r in kept for t in r}
+    assert len(ids) == 5 * len(hosts)
+
+
+def test_dropped_results_are_recycled_and_new_addresses_are_used(soc):
+    first = _call([pyaclnn.from_numpy(a) for a in _host(1)])
+    ids = [id(t) for t in first]
+    del first
+    host = _host(2)
+    second = _call([pyaclnn.from_numpy(a) for a in host])       # other input memory, same layouts
+    assert [id(t) for t in second] == ids                       # the same output tensors, free again
+    _assert_equal([t.numpy() for t in second], _want(host, soc))
+
+
+def test_an_open_view_keeps_an_output_from_being_recycled(soc):
+    h1 = _host(3)
+    y1 = _call([pyaclnn.from_numpy(a) for a in h1])[0]
+    view = y1[0]
+    before = view.numpy().copy()
+    del y1
+    _call([pyaclnn.from_numpy(a) for a in _host(4)])
+    np.testing.assert_array_equal(view.numpy(), before)
+    np.testing.assert_array_equal(before, _want(h1, soc)[0][0])
+
+
+def test_an_output_used_on_another_stream_is_not_recycled():
+    r = _call([pyaclnn.from_numpy(a) for a in _host(5)])
+    other = pyaclnn.Stream()
+    r[0]._mem.note_stream(other)        # as an operator launched there would
+    y1_id = id(r[0])
+    del r
+    again = _call([pyaclnn.from_numpy(a) for a in _host(5)])
+    assert id(again[0]) != y1_id
+    other.close()
+
+
+def test_attributes_and_layouts_make_separate_plans(soc):
+    host = _host(6)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _assert_equal([t.numpy() for t in _call(dev, epsilon=1e-3)], _want(host, soc, epsilon=1e-3))
+    _assert_equal([t.numpy() for t in _call(dev)], _want(host, soc))
+    wide = _host(7, shape=(1, 128))
+    _assert_equal([t.numpy() for t in _call([pyaclnn.from_numpy(a) for a in wide])], _want(wide, soc))
+    assert _plans() == 3
+
+
+def test_inactive_outputs_are_none():
+    host = _host(8)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    for _ in range(2):
+        y1, y2, x_out, s1, s2 = ops.add_rms_norm_dynamic_quant(dev[0], dev[1], dev[2])
+        assert y2 is None and s2 is None and y1.shape == (2, 64) and s1.shape == (2,)
+    assert _plans() == 1
+
+
+def test_errors_are_those_of_the_ordinary_path():
+    dev = [pyaclnn.from_numpy(a) for a in _host(9)]
+    with pytest.raises(ValueError, match="y_dtype"):
+        _call(dev, y_dtype="float32")
+    bad_gamma = pyaclnn.from_numpy(np.ones(32, BF16))
+    with pytest.raises(pyaclnn.AclError):
+        ops.add_rms_norm_dynamic_quant(dev[0], dev[1], bad_gamma)
+    assert _plans() == 0
+
+
+def test_clear_and_empty_cache_destroy_the_plans():
+    dev = [pyaclnn.from_numpy(a) for a in _host(10)]
+    before = runtime.stub_live_counts()["executors"]
+    r = _call(dev)
+    del r
+    assert _plans() == 1 and runtime.stub_live_counts()["executors"] == before + 1
+    ops.clear_executor_cache()
+    assert _plans() == 0 and runtime.stub_live_counts()["executors"] == before
+    _call(dev)
+    pyaclnn.empty_cache()
+    assert _plans() == 0 and runtime.stub_live_counts()["executors"] == before
+
+
+def test_threads_get_their_own_results(soc):
+    hosts = [_host(20 + k) for k in range(4)]
+    devs = [[pyaclnn.from_numpy(a) for a in h] for h in hosts]
+    wants = [_want(h, soc) for h in hosts]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                r = _call(devs[k])
+                _assert_equal([t.numpy() for t in r], wants[k])
+        except BaseException as exc:    # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_other_streams_take_the_ordinary_path(soc):
+    host = _host(11)
+    s = pyaclnn.Stream()
+    with s:
+        dev = [pyaclnn.from_numpy(a) for a in host]
+        got = [t.numpy() for t in _call(dev)]
+    _assert_equal(got, _want(host, soc))
+    assert _plans() == 0
+    del dev
+    gc.collect()
+    s.close()
+
+
+def test_one_c_call_per_repeated_call():
+    """The hit path launches through the accelerator: no Python-level launcher frame runs."""
+    dev = [pyaclnn.from_numpy(a) for a in _host(12)]
+    _call(dev)
+    seen = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(prof)
+    try:
+        _call(dev)
+    finally:
+        sys.setprofile(None)
+    assert "one_shot" not in seen and "_call_slow" not in seen and "begin" not in seen
+
+
+# ---- torch CPU tensors (the emulator's device memory is host memory) -------------------------------
+
+def _registered(ptr: int, nbytes: int) -> bool:
+    import ctypes
+    lookup = runtime._stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
+                              [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p])
+    return bool(lookup(ptr, nbytes, None, None))
+
+
+def _torch_inputs(host):
+    torch = pytest.importorskip("torch")
+    return [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in host]
+
+
+def test_torch_cpu_calls_match_the_reference_and_leave_no_registration(soc):
+    torch = pytest.importorskip("torch")
+    host = _host(30)
+    tin = _torch_inputs(host)
+    kept = []
+    for _ in range(3):
+        r = _call(tin)
+        assert all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in r)
+        got = [t.view(torch.int16).numpy().view(BF16) if t.dtype == torch.bfloat16 else t.numpy() for t in r]
+        _assert_equal(got, _want(host, soc))
+        # the outputs were registered with the emulator for the call only
+        assert not any(_registered(t.data_ptr(), t.untyped_storage().nbytes()) for t in r)
+        kept.append(r)
+    assert len({t.data_ptr() for r in kept for t in r}) == 15       # fresh torch outputs, all held
+    assert [t.dtype for t in kept[0]] == [torch.int8, torch.int8, torch.bfloat16, torch.float32, torch.float32]
+    assert _plans() == 1
+
+
+def test_torch_results_held_are_never_overwritten(soc):
+    pytest.importorskip("torch")
+    hosts = [_host(40 + k) for k in range(3)]
+    results = [_call(_torch_inputs(h)) for h in hosts]
+    for h, r in zip(hosts, results):
+        assert _bits(r[0].numpy()) == _bits(_want(h, soc)[0])
+        assert _bits(r[4].numpy()) == _bits(_want(h, soc)[4])
+
+
+def test_torch_and_tensor_calls_share_one_plan_per_layout(soc):
+    pytest.importorskip("torch")
+    host = _host(50)
+    _call(_torch_inputs(host))
+    _call([pyaclnn.from_numpy(a) for a in host])
+    assert _plans() == 1
+
+
+def test_large_outputs_are_not_kept(soc):
+    host = _host(60, shape=(64, 8192))        # y1 is 512 KiB, x_out 1 MiB: at the limit ...
+    r = _call([pyaclnn.from_numpy(a) for a in host])
+    del r
+    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
+    big = _host(61, shape=(65, 8192))         # ... x_out above it: the plan keeps no outputs
+    dev = [pyaclnn.from_numpy(a) for a in big]
+    for _ in range(2):
+        got = [t.numpy() for t in _call(dev)]
+    _assert_equal(got, _want(big, soc))
+    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
+    assert _plans() == 2
+
+
+def test_plans_survive_the_layout_intern_table_being_emptied(soc):
+    from pyaclnn import tensor as tensor_module
+    host = _host(70)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)
+    tensor_module._keys.clear()         # (emptied when full): new tensors get new, equal key objects
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    got = [t.numpy() for t in _call(dev)]
+    _assert_equal(got, _want(host, soc))
+    assert _plans() == 1
+    seen = []
+    sys.setprofile(lambda frame, event, arg: seen.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        _call(dev)
+    finally:
+        sys.setprofile(None)
+    assert "one_shot" not in seen          # still the cached plan, not the ordinary path
+
+
+def test_fresh_ranges_are_registered_all_or_none():
+    """The torch path registers its new outputs in one C call; a range the emulator already knows
+    makes it register none (the call then takes the shared bookkeeping, which can share it)."""
+    from pyaclnn.runtime import register_host_memory
+    known = np.zeros(4096, np.uint8)
+    fresh = np.zeros(4096, np.uint8)
+    assert _friendly_plans._fast_host([fresh.ctypes.data], [fresh.nbytes])     # sets the functions up
+    assert _registered(fresh.ctypes.data, fresh.nbytes)
+    _friendly_plans._native_mod[0].unregister_ranges([fresh.ctypes.data])
+    assert not _registered(fresh.ctypes.data, fresh.nbytes)
+    reg = register_host_memory(known.ctypes.data, known.nbytes)
+    try:
+        ok = _friendly_plans._fast_host([fresh.ctypes.data, known.ctypes.data + 64], [fresh.nbytes, 64])
+        assert not ok
+        assert not _registered(fresh.ctypes.data, fresh.nbytes)     # undone
+        assert pyaclnn.errors.recent_error_message() in ("", None)   # the refusal left no message
+    finally:
+        reg.release()
