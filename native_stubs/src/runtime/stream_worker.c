@@ -17,10 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt_internal.h"
 
-#define IDLE_YIELDS 20   /* yields an idle worker makes before it sleeps */
+/* How long an idle worker stays awake (yielding) before it sleeps. Launches often come in quick
+ * succession, with the host spending some microseconds between them (a Python caller ~10-20 us); a
+ * sleeping worker costs the next task a wake-up of 10-30 us. */
+#define IDLE_AWAKE_NS 50000
 
 _Atomic int64_t rt_tasks_in_flight;
 _Atomic int rt_process_exiting;
@@ -77,9 +81,14 @@ static void *worker_main(void *arg) {
             /* Launches often come in quick succession: stay awake briefly before sleeping, which
              * saves the submitter a wake-up call and the next task a wake-up delay. */
             pthread_mutex_unlock(&s->mu);
-            for (int spin = 0; spin < IDLE_YIELDS; spin++) {
+            struct timespec start, now;
+            clock_gettime(CLOCK_MONOTONIC, &start);
+            for (;;) {
                 if (atomic_load(&s->submitted) > atomic_load(&s->completed)) break;
                 sched_yield();
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) >= IDLE_AWAKE_NS)
+                    break;
             }
             pthread_mutex_lock(&s->mu);
         }
