@@ -16,21 +16,12 @@ directory, ``$PYACLNN_STUB_LIBDIR`` for a development build, ``<package>/_stub/l
 from __future__ import annotations
 
 import ctypes
-import importlib.machinery
-import importlib.util
-import os
-import sysconfig
-import threading
 from pathlib import Path
+
+from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_capi"
 ABI = 1
-_OFF = ("0", "off", "no", "false")
-
-_lock = threading.Lock()
-_module = None
-_tried = False
-why_unavailable: str | None = None
 
 # ctypes type -> kind letter of _fastcapi.c (c_size_t etc. are aliases of these on LP64 Linux)
 _INT_KINDS = {ctypes.c_int8: "b", ctypes.c_uint8: "B", ctypes.c_int16: "h", ctypes.c_uint16: "H",
@@ -39,36 +30,7 @@ _ARG_KINDS = {**_INT_KINDS, ctypes.c_double: "d", ctypes.c_float: "f", ctypes.c_
 _RESULT_KINDS = {**_ARG_KINDS, None: "v", ctypes.c_bool: "?", ctypes.c_char_p: "z"}
 
 
-def _disabled() -> str | None:
-    for var in ("PYACLNN_FASTPATH", "PYACLNN_CAPI_FASTPATH"):
-        if os.environ.get(var, "1").strip().lower() in _OFF:
-            return f"disabled by {var}=0"
-    return None
-
-
-def _candidates() -> list[Path]:
-    name = MODULE + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
-    out = []
-    if os.environ.get("PYACLNN_CAPI_FAST_LIB"):
-        out.append(Path(os.environ["PYACLNN_CAPI_FAST_LIB"]))
-    from .._loader import stub_library_dir
-    try:
-        libdir = stub_library_dir()
-        if libdir:
-            out.append(Path(libdir) / name)
-    except Exception:  # noqa: BLE001  no emulator directory: a real toolkit may still be in use
-        pass
-    out.append(Path(__file__).resolve().parent.parent / "_stub" / "lib" / name)
-    return out
-
-
-def _load(path: Path):
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
-    spec = importlib.util.spec_from_file_location(MODULE, str(path), loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    if module.abi() != ABI:
-        raise RuntimeError(f"{path} has ABI {module.abi()}, expected {ABI}")
+def _prepare(module, path: Path) -> None:
     if not module.supported():
         raise RuntimeError(f"{path}: the generic call failed its probes on this platform")
     # The extension reads byref() objects and ctypes instances directly; it checks the layouts on
@@ -78,30 +40,17 @@ def _load(path: Path):
     module.setup(type(ref), ctypes.Array, ctypes._Pointer, ctypes.c_void_p,
                  ((arr, ctypes.addressof(arr)), (vp, ctypes.addressof(vp))),
                  (ref, target, ctypes.addressof(target)))
-    return module
 
 
-def module():
-    """The extension module, or None (then ``why_unavailable`` says why)."""
-    global _module, _tried, why_unavailable
-    if _tried:
-        return _module
-    with _lock:
-        if not _tried:
-            why_unavailable = _disabled()
-            if why_unavailable is None:
-                errors = []
-                for path in _candidates():
-                    if path.is_file():
-                        try:
-                            _module = _load(path)
-                            break
-                        except (ImportError, OSError, RuntimeError, TypeError) as exc:
-                            errors.append(f"{path}: {exc}")
-                if _module is None:
-                    why_unavailable = "; ".join(errors) or f"{MODULE} was not built"
-            _tried = True
-    return _module
+_EXTENSION = OptionalExtension(MODULE, ABI, "PYACLNN_CAPI_FAST_LIB", ("PYACLNN_FASTPATH", "PYACLNN_CAPI_FASTPATH"),
+                               _prepare)
+module = _EXTENSION.module
+
+
+def __getattr__(name: str):
+    if name == "why_unavailable":       # set when module() has looked
+        return _EXTENSION.why_unavailable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _arg_kind(argtype) -> tuple[str, object] | None:
