@@ -24,16 +24,11 @@ static const aclDataType MAX_A2[] = {ACL_FLOAT, ACL_FLOAT16, ACL_UINT8,  ACL_INT
 aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char API[] = "aclnnAmaxGetWorkspaceSize";
-    const char *names[] = {"self", "dim", "out"};
-    const void *ptrs[] = {self, dim, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
     pyaclnn_stub_tensor s, o;
     const int64_t *dv = NULL;
     uint64_t nd;
-    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = tv_int_array_arg(API, "dim", dim, 0, &dv, &nd))) return rc;
+    aclnnStatus rc = red_read_args(API, "dim", self, dim, out, workspaceSize, executor, &s, &o, &dv, &nd);
+    if (rc) return rc;
     if ((rc = tv_check_same_dtype(API, "out", o.dtype, "self", s.dtype))) return rc;
     if ((rc = ew_check_dtype_in(API, "self", s.dtype, AMAX_A2, N(AMAX_A2)))) return rc;
     red_plan plan = {.op = RED_MAX, .compute = s.dtype, .values_out = 0, .index_out = -1};

@@ -162,3 +162,15 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
     free(vals);
     free(args);
 }
+
+aclnnStatus red_read_args(const char *api, const char *dims_name, const aclTensor *self, const aclIntArray *dims,
+                          const aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor,
+                          pyaclnn_stub_tensor *s, pyaclnn_stub_tensor *o, const int64_t **dv, uint64_t *nd) {
+    const char *names[] = {"self", dims_name, "out"};
+    const void *ptrs[] = {self, dims, out};
+    aclnnStatus rc = tv_check_not_null(api, names, ptrs, 3, workspace_size, executor);
+    if (rc) return rc;
+    if ((rc = op_tensor_arg(api, "self", self, s))) return rc;
+    if ((rc = op_tensor_arg(api, "out", out, o))) return rc;
+    return tv_int_array_arg(api, dims_name, dims, 0, dv, nd);
+}

@@ -34,6 +34,11 @@ void red_kernel(const pyaclnn_stub_launch *launch);
  * a dim out of range or repeated. */
 aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, const int64_t *dims, uint64_t n,
                           red_plan *plan);
+/* Phase-1 helper: the reductions' common first checks, in the vendor's order: self, <dims_name>, out,
+ * workspaceSize and executor not NULL; then self's and out's descriptors and the dims array. */
+aclnnStatus red_read_args(const char *api, const char *dims_name, const aclTensor *self, const aclIntArray *dims,
+                          const aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor,
+                          pyaclnn_stub_tensor *s, pyaclnn_stub_tensor *o, const int64_t **dv, uint64_t *nd);
 /* Phase-1 helper: 161002 ("Shape of <name> should be ...") unless out has the reduced shape of self
  * (keepdim: reduced dims become 1, else they go). */
 aclnnStatus red_check_out_shape(const char *api, const char *name, const pyaclnn_stub_tensor *self,

@@ -40,16 +40,11 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
                                            aclDataType dtype, aclTensor *out, uint64_t *workspaceSize,
                                            aclOpExecutor **executor) {
     static const char API[] = "aclnnReduceSumGetWorkspaceSize";
-    const char *names[] = {"self", "dims", "out"};
-    const void *ptrs[] = {self, dims, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
     pyaclnn_stub_tensor s, o;
     const int64_t *dv = NULL;
     uint64_t nd;
-    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = tv_int_array_arg(API, "dims", dims, 0, &dv, &nd))) return rc;
+    aclnnStatus rc = red_read_args(API, "dims", self, dims, out, workspaceSize, executor, &s, &o, &dv, &nd);
+    if (rc) return rc;
     if ((rc = ew_check_dtype_in(API, "self", s.dtype, SUM_A2, N(SUM_A2)))) return rc;
     if ((rc = ew_check_dtype_in(API, "out", o.dtype, SUM_A2, N(SUM_A2)))) return rc;
     if ((rc = ew_check_dtype_in(API, "dtype", dtype, SUM_A2, N(SUM_A2)))) return rc;
@@ -69,16 +64,11 @@ aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize, aclOpExecuto
 aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor *self, const aclIntArray *dim, bool keepDim, aclDataType dtype,
                                       aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char API[] = "aclnnMeanGetWorkspaceSize";
-    const char *names[] = {"self", "dim", "out"};
-    const void *ptrs[] = {self, dim, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
     pyaclnn_stub_tensor s, o;
     const int64_t *dv = NULL;
     uint64_t nd;
-    if ((rc = op_tensor_arg(API, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(API, "out", out, &o))) return rc;
-    if ((rc = tv_int_array_arg(API, "dim", dim, 0, &dv, &nd))) return rc;
+    aclnnStatus rc = red_read_args(API, "dim", self, dim, out, workspaceSize, executor, &s, &o, &dv, &nd);
+    if (rc) return rc;
     if ((rc = ew_check_dtype_in(API, "self", s.dtype, MEAN_A2, N(MEAN_A2)))) return rc;
     if ((rc = ew_check_dtype_in(API, "dtype", dtype, MEAN_A2, N(MEAN_A2)))) return rc;
     if ((rc = ew_check_dtype_in(API, "out", o.dtype, MEAN_A2, N(MEAN_A2)))) return rc;
