@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import errors as _errors
+from ._stubpaths import ENV_STUB_LIBDIR, stub_include_dir, stub_library_dir  # noqa: F401 (re-exported)
 from .errors import BackendError, MissingSymbolError
 
 __all__ = ["Backend", "BackendError", "backend", "is_loaded", "stub_include_dir", "stub_library_dir"]
 
 ENV_BACKEND = "PYACLNN_BACKEND"
-ENV_STUB_LIBDIR = "PYACLNN_STUB_LIBDIR"
 BACKENDS = ("auto", "cann", "stub")
 TOOLKIT_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 TOOLKIT_DEFAULT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
@@ -104,39 +104,6 @@ class Backend:
 # ------------------------------------------------------------------------------------------------
 # Where things are
 # ------------------------------------------------------------------------------------------------
-
-def _package_dirs() -> list[Path]:
-    # pyaclnn.__path__ may hold several entries: an editable install keeps the sources in the
-    # checkout and the built stub in site-packages/pyaclnn/_stub/. (The package is imported before
-    # any of its modules runs: read it, do not import it.)
-    package = sys.modules.get(__name__.rpartition(".")[0])
-    return [Path(p) for p in getattr(package, "__path__", [Path(__file__).parent])]
-
-
-def stub_library_dir() -> str | None:
-    """The bundled stub's library directory: ``$PYACLNN_STUB_LIBDIR`` or ``<pkg>/_stub/lib``."""
-    override = os.environ.get(ENV_STUB_LIBDIR)
-    if override:
-        return str(Path(override).resolve())
-    for entry in _package_dirs():
-        candidate = entry / "_stub" / "lib"
-        if candidate.is_dir():
-            return str(candidate.resolve())
-    return None
-
-
-def stub_include_dir() -> str | None:
-    """The stub's public headers: ``<pkg>/_stub/include``, else ``native_stubs/include`` of a checkout."""
-    for entry in _package_dirs():
-        candidate = entry / "_stub" / "include"
-        if candidate.is_dir():
-            return str(candidate.resolve())
-    for entry in _package_dirs():
-        candidate = entry.parent / "native_stubs" / "include"
-        if candidate.is_dir():
-            return str(candidate.resolve())
-    return None
-
 
 def toolkit_candidates() -> list[tuple[str, str]]:
     """(root, lib64 dir) pairs tried for a real toolkit, in order, without duplicates."""

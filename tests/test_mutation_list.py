@@ -31,5 +31,6 @@ def test_every_operator_family_and_layer_has_mutants():
                       if p.is_dir() and p.name != "common")
     missing = [f for f in families if not any(f"/ops/{f}/" in path for path in files)]
     assert not missing, f"operator families without a mutant (add some to tests/mutation/mutants.py): {missing}"
-    for layer in ("native_stubs/src/numerics/", "native_stubs/src/runtime/", "pyaclnn/"):
+    for layer in ("native_stubs/src/numerics/", "native_stubs/src/runtime/", "native_stubs/src/kernels/",
+                  "native_stubs/src/opbase/", "pyaclnn/"):
         assert any(path.startswith(layer) for path in files), layer

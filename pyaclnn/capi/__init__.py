@@ -47,7 +47,10 @@ from ._binding import signature as _signature
 from ._constants import *  # noqa: F401,F403
 from ._constants import ENUM_MEMBERS  # noqa: F401
 from ._enums import *  # noqa: F401,F403
-from ._functions import DECLARATIONS, OPTIONAL, PROTOTYPES, SOURCES  # noqa: F401
+from ._functions import DECLARATIONS, PROTOTYPES, SOURCES  # noqa: F401
+from ._operators import extend as _extend_with_operators
+
+OPTIONAL = _extend_with_operators()     # + the emulated operators of the catalog (native_stubs/src/ops)
 from ._outparams import deref  # noqa: F401
 from ._types import *  # noqa: F401,F403
 

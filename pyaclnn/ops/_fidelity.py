@@ -40,8 +40,7 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("Neg", "InplaceNeg", "Abs", "Ceil", "InplaceCeil"), A, "exact (no rounding)"),
     (("Sqrt", "InplaceSqrt", "Reciprocal", "InplaceReciprocal"), A,
      "IEEE correctly rounded sqrt and 1/x in fp32 (fp16/bf16 through fp32, one more RNE cast)"),
-    (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin", "Sigmoid",
-      "InplaceSigmoid", "Silu", "SiluBackward", "SigmoidBackward"), C, _TRANS),
+    (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin"), C, _TRANS),
     (("PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor"), C,
      "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
     (("Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps"), C,
@@ -93,8 +92,15 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
      "out's view shape refreshed after a synchronising launch (tests/test_select.py)"),
 ]
 
-FIDELITY: dict[str, tuple[str, str]] = {
-    "aclnn" + name: (cls, note) for names, cls, note in _FAMILIES for name in names}
+def _table() -> dict[str, tuple[str, str]]:
+    from .. import _catalog
+    table = {"aclnn" + name: (cls, note) for names, cls, note in _FAMILIES for name in names}
+    # the operators defined as data carry their class and note in their definition
+    table.update({name: (op["fidelity"], op["note"]) for name, op in _catalog.operators().items()})
+    return table
+
+
+FIDELITY: dict[str, tuple[str, str]] = _table()
 
 
 def fidelity(op: str) -> tuple[str, str] | None:

@@ -1,8 +1,7 @@
 """The signature registry: the operators shipped with pyaclnn plus those of an installed toolkit.
 
-The builtin part (``_builtin.json``) is generated from ``native_stubs/include/aclnnop`` by
-``python -m pyaclnn gen-signatures native_stubs/include/aclnnop -o pyaclnn/signatures/_builtin.json``;
-a test checks it against a fresh parse. Toolkit headers are parsed at run time, once per process,
+The builtin part comes from the operator catalog the emulator's build writes (the headers it ships,
+read by this package's own parser at build time; :mod:`pyaclnn._catalog`). Toolkit headers are parsed at run time, once per process,
 and the result is also cached on disk (keyed by the headers' names, sizes and mtimes).
 """
 
@@ -20,7 +19,6 @@ from typing import Iterable, Mapping
 from .model import OpSignature, registry_from_dict, registry_to_dict
 from .parser import header_files, parse_dir
 
-BUILTIN_PATH = Path(__file__).with_name("_builtin.json")
 #: Bump when the parser's output changes, so that disk caches written by an older version are ignored.
 PARSER_VERSION = 1
 
@@ -33,9 +31,11 @@ _TOOLKIT_DEFAULT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local
 
 @lru_cache(maxsize=1)
 def builtin() -> Mapping[str, OpSignature]:
-    """The operators whose headers pyaclnn ships (and the stub implements)."""
-    with open(BUILTIN_PATH, encoding="utf-8") as f:
-        return registry_from_dict(json.load(f))
+    """The operators whose headers pyaclnn ships (and the stub implements): every ``aclnnop`` header of
+    the built stub, as its build read them into the operator catalog (:mod:`pyaclnn._catalog`).
+    Empty without a built stub."""
+    from .. import _catalog   # (not at import: the emulator's generator loads this package on its own)
+    return registry_from_dict(_catalog.signature_doc())
 
 
 def toolkit_include_dirs() -> list[Path]:

@@ -12,19 +12,17 @@ foreign addresses, run again after it was consumed, destroyed twice.
 from __future__ import annotations
 
 import ctypes
-import json
-from pathlib import Path
 
 import numpy as np
 
-from pyaclnn import capi
+from pyaclnn import _catalog, capi
 
 import adversarial as adv
 from calls_meta import create_tensor
 from world import World
 
 _C = ctypes
-REGISTRY = json.loads((Path(capi.__file__).resolve().parent.parent / "signatures" / "_builtin.json").read_text())["ops"]
+REGISTRY = _catalog.signature_doc()["ops"]   # the built stub's operator signatures
 
 F16_HALF, F16_ONE_AND_HALF = 0x3800, 0x3E00
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from mutants import MUTANTS, Mutant  # noqa: E402
 
-C_SUFFIXES = (".c", ".h", ".cpp", ".txt")        # .txt: CMakeLists
+C_SUFFIXES = (".c", ".h", ".cpp", ".txt", ".toml")   # .txt: CMakeLists; .toml: operator definitions
 IGNORED = shutil.ignore_patterns(".git", "build", ".venv*", "__pycache__", "*.egg-info", ".pytest_cache",
                                  "_stub", "*.so", "dist")
 TEST_TIMEOUT = 300        # seconds per mutant's test run; a hang counts as caught (and is reported)

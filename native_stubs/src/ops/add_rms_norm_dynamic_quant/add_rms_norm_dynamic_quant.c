@@ -11,7 +11,7 @@
 
 #include "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"
 #include "arnq.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 static const char API[] = "aclnnAddRmsNormDynamicQuantGetWorkspaceSize";
 

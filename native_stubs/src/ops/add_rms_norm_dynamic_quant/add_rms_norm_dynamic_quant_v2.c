@@ -13,7 +13,7 @@
 
 #include "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"
 #include "arnq.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 static const char API[] = "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize";
 

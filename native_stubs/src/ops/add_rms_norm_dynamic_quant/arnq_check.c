@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "arnq.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 static int is_x_type(aclDataType dt) { return dt == ACL_FLOAT16 || dt == ACL_BF16; }
 

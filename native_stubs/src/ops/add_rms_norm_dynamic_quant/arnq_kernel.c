@@ -23,13 +23,13 @@
 
 #include "arnq.h"
 #include "arnq_avx2.h"
-#include "op_common.h"
+#include "kernels/device.h"
 #include "arnq_row.h"
 #include "arnq_stream.h"
 #include "arnq_view.h"
 #include "num_inline.h"
 #include "numerics.h"
-#include "op_parallel.h"
+#include "kernels/parallel.h"
 
 #define MAX_THREADS 64
 /* Elements (x1 columns x rows) a thread should get at least: waking a worker and sharing the

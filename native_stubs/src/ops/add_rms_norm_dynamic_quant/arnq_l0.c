@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opbase/checks.h"
 #include "arnq.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 /* ---- phase-1 helpers ------------------------------------------------------------------------ */
 

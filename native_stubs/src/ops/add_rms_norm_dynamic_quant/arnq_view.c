@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "op_common.h"
+#include "kernels/device.h"
 
 void arnq_view_init(arnq_view *v, const pyaclnn_stub_tensor *t, arnq_elem_kind kind, int size,
                     int rows_as_elements) {

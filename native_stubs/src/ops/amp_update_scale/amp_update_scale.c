@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opbase/checks.h"
 #include "aclnnop/aclnn_amp_update_scale.h"
 #include "numerics.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 #define OP_NAME "AmpUpdateScale"
 #define FP16_ROUNDING_ENV "PYACLNN_STUB_AMP_FP16_ROUNDING"

@@ -11,8 +11,8 @@
  * DOUBLE in double; INT32/INT64 in int64 (wrapping to out's width).
  */
 #include "aclnnop/aclnn_arange.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

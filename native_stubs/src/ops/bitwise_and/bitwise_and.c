@@ -4,8 +4,8 @@
  */
 #include "aclnnop/aclnn_bitwise_and_scalar.h"
 #include "aclnnop/aclnn_bitwise_and_tensor.h"
-#include "elementwise/ew_check.h"
-#include "elementwise/ew_pointwise.h"
+#include "opbase/checks.h"
+#include "opbase/pointwise.h"
 
 /* The vendor's list without UINT16 (outside the promotion table the engine implements). */
 static const aclDataType BITAND[] = {ACL_INT16, ACL_INT32, ACL_INT64, ACL_INT8, ACL_UINT8, ACL_BOOL};

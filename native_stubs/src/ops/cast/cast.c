@@ -4,7 +4,7 @@
  * (hicann/ops-math math/cast/op_api/aclnn_cast.cpp).
  */
 #include "aclnnop/aclnn_cast.h"
-#include "elementwise/ew_check.h"
+#include "opbase/checks.h"
 
 /* The vendor's lists without the complex, 4-bit and COMPLEX32 types (not emulated). */
 static const aclDataType CAST_A2[] = {ACL_FLOAT16, ACL_FLOAT,  ACL_DOUBLE, ACL_INT8,   ACL_UINT8,

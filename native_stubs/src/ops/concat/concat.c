@@ -16,8 +16,8 @@
 
 #include "aclnnop/aclnn_cat.h"
 #include "aclnnop/aclnn_stack.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 #define CAT_MAX_TENSORS 4096

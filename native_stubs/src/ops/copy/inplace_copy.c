@@ -6,7 +6,7 @@
  * that overlaps selfRef is read completely before anything is written.
  */
 #include "aclnnop/aclnn_copy.h"
-#include "elementwise/ew_check.h"
+#include "opbase/checks.h"
 
 /* The vendor's list without COMPLEX64/COMPLEX128 (not emulated). */
 static const aclDataType COPY_DTYPES[] = {ACL_INT8,  ACL_INT16,  ACL_INT32,  ACL_INT64,        ACL_UINT8,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "aclnnop/aclnn_cumsum.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define CS_MAX_DIM 8
 

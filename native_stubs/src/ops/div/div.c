@@ -6,7 +6,7 @@
  * fp32 and one RINT cast). Validation and promotion: elementwise/ew_binary.c.
  */
 #include "aclnnop/aclnn_div.h"
-#include "elementwise/ew_binary.h"
+#include "opbase/binary.h"
 #include "aclnn/opdev/op_errno.h"
 #include "pyaclnn_stub.h"
 

@@ -8,8 +8,8 @@
  * (and, as the emulator's own check, out's last dims are weight's). Bit-exact (bytes moved).
  */
 #include "aclnnop/aclnn_embedding.h"
-#include "elementwise/ew_check.h"
-#include "index/idx_gather.h"
+#include "opbase/checks.h"
+#include "kernels/gather.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_embedding_dense_backward.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -6,7 +6,7 @@
 #include "aclnnop/aclnn_fill_scalar.h"
 #include "aclnnop/aclnn_ones.h"
 #include "aclnnop/aclnn_zero.h"
-#include "elementwise/ew_check.h"
+#include "opbase/checks.h"
 
 static const aclDataType FILL_DTYPES[] = {ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_FLOAT16, ACL_INT16, ACL_INT8, ACL_UINT8,
                                           ACL_DOUBLE, ACL_BOOL, ACL_BF16, ACL_UINT16, ACL_UINT32, ACL_UINT64};

@@ -29,8 +29,8 @@
 #include "aclnnop/aclnn_foreach_lerp_scalar.h"
 #include "aclnnop/aclnn_foreach_mul_scalar_v2.h"
 #include "aclnnop/aclnn_foreach_sqrt.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 /* libnnopbase has no accessor for an aclScalarList's elements; its layout comes from its own header
  * (the list handle is validated first through the public aclGetScalarListSize). */
 #include "../../nnopbase/nnopbase_internal.h"

@@ -15,8 +15,8 @@
 
 #include "aclnnop/aclnn_gelu_backward_v2.h"
 #include "aclnnop/aclnn_gelu_v2.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 static const aclDataType GELU[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 

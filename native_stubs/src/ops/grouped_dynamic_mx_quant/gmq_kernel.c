@@ -14,8 +14,8 @@
 #include <stdlib.h>
 
 #include "gmq_kernel.h"
-#include "op_common.h"
-#include "op_parallel.h"
+#include "kernels/device.h"
+#include "kernels/parallel.h"
 
 /* Elements a thread should get at least: fewer, and waking a worker costs more than it saves. */
 #define MIN_ELEMENTS_PER_THREAD (1 << 18)

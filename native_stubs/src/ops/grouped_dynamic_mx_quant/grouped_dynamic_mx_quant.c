@@ -20,11 +20,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opbase/checks.h"
 #include "aclnnop/aclnn_grouped_dynamic_mx_quant.h"
 #include "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"
 #include "numerics.h"
 #include "gmq_kernel.h"
-#include "op_common.h"
+#include "kernels/device.h"
 
 #define TILING_WORKSPACE 32   /* bytes of user workspace the tiling asks for (spec §6) */
 

@@ -10,8 +10,8 @@
  * integer indices before calling (AdvanceIndex::npu_expand_tensors); the emulator has no mask path.
  */
 #include "aclnnop/aclnn_index.h"
-#include "elementwise/ew_check.h"
-#include "index/idx_gather.h"
+#include "opbase/checks.h"
+#include "kernels/gather.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_index_put_impl.h"
-#include "elementwise/ew_check.h"
-#include "index/idx_gather.h"
+#include "opbase/checks.h"
+#include "kernels/gather.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -8,8 +8,8 @@
  * Bit-exact (bytes moved); an index out of range is a device fault.
  */
 #include "aclnnop/aclnn_index_select.h"
-#include "elementwise/ew_check.h"
-#include "index/idx_gather.h"
+#include "opbase/checks.h"
+#include "kernels/gather.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

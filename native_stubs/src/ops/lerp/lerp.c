@@ -11,8 +11,8 @@
  * An empty self or end gives an executor that does nothing.
  */
 #include "aclnnop/aclnn_lerp_scalar.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

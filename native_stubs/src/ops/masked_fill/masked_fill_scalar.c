@@ -4,7 +4,7 @@
  * to selfRef's dtype once, with the NPU's Cast rules. Bit-exact (a move).
  */
 #include "aclnnop/aclnn_masked_fill_scalar.h"
-#include "elementwise/ew_check.h"
+#include "opbase/checks.h"
 
 static const aclDataType SELF[] = {ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_FLOAT16, ACL_INT16,
                                    ACL_INT8,  ACL_UINT8, ACL_DOUBLE, ACL_BOOL,   ACL_BF16};

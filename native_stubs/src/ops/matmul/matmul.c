@@ -12,8 +12,8 @@
 #include "aclnnop/aclnn_batch_matmul.h"
 #include "aclnnop/aclnn_matmul.h"
 #include "aclnnop/aclnn_mm.h"
-#include "elementwise/ew_check.h"
-#include "matmul/mm_engine.h"
+#include "opbase/checks.h"
+#include "kernels/matmul.h"
 
 static aclnnStatus wrong_dim(const char *api, const char *name, const pyaclnn_stub_tensor *t, int64_t want) {
     if (t->ndim == want) return ACLNN_SUCCESS;

@@ -3,7 +3,7 @@
  * (hicann/ops-math math/mul/op_api/aclnn_mul.cpp). Validation and promotion: elementwise/ew_binary.c.
  */
 #include "aclnnop/aclnn_mul.h"
-#include "elementwise/ew_binary.h"
+#include "opbase/binary.h"
 #include "aclnn/opdev/op_errno.h"
 #include "pyaclnn_stub.h"
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "aclnnop/aclnn_permute.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -17,8 +17,8 @@
 
 #include "aclnnop/aclnn_pow.h"
 #include "aclnnop/aclnn_pow_tensor_tensor.h"
-#include "elementwise/ew_check.h"
-#include "elementwise/ew_pointwise.h"
+#include "opbase/checks.h"
+#include "opbase/pointwise.h"
 
 static const aclDataType POW[] = {ACL_FLOAT, ACL_INT32,  ACL_INT64, ACL_FLOAT16, ACL_INT8,
                                   ACL_UINT8, ACL_DOUBLE, ACL_INT16, ACL_BOOL,    ACL_BF16};

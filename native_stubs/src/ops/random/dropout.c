@@ -22,9 +22,9 @@
 #include "aclnnop/aclnn_dropout_do_mask.h"
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
-#include "elementwise/ew_check.h"
-#include "rnd_philox.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/philox.h"
+#include "kernels/view.h"
 
 #define RND_MAX_DIM 8
 #define MASK_ALIGN_BITS 128

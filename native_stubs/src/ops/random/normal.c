@@ -13,8 +13,8 @@
 #include <math.h>
 
 #include "aclnnop/aclnn_normal.h"
-#include "elementwise/ew_check.h"
-#include "rnd_philox.h"
+#include "opbase/checks.h"
+#include "kernels/philox.h"
 
 #define RND_MAX_DIM 8   /* MAX_DIM_LEN */
 

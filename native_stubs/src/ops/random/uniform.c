@@ -9,8 +9,8 @@
  * stream is its own.
  */
 #include "aclnnop/aclnn_uniform.h"
-#include "elementwise/ew_check.h"
-#include "rnd_philox.h"
+#include "opbase/checks.h"
+#include "kernels/philox.h"
 
 #define RND_MAX_DIM 8   /* MAX_SUPPORT_DIMS_NUMS */
 

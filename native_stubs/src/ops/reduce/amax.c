@@ -11,8 +11,8 @@
 #include "aclnnop/aclnn_amax.h"
 #include "aclnnop/aclnn_max.h"
 #include "aclnnop/aclnn_min.h"
-#include "elementwise/ew_check.h"
-#include "reduce/red_engine.h"
+#include "opbase/checks.h"
+#include "kernels/reduce.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

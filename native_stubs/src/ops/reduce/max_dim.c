@@ -11,8 +11,8 @@
 #include "aclnnop/aclnn_argmax.h"
 #include "aclnnop/aclnn_max_dim.h"
 #include "aclnnop/aclnn_min_dim.h"
-#include "elementwise/ew_check.h"
-#include "reduce/red_engine.h"
+#include "opbase/checks.h"
+#include "kernels/reduce.h"
 
 #include <string.h>
 

@@ -12,8 +12,8 @@
  */
 #include "aclnnop/aclnn_mean.h"
 #include "aclnnop/aclnn_reduce_sum.h"
-#include "elementwise/ew_check.h"
-#include "reduce/red_engine.h"
+#include "opbase/checks.h"
+#include "kernels/reduce.h"
 
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_masked_select.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define MS_MAX_DIM 8   /* MAX_DIM_LEN of the vendor's op_api */
 

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "aclnnop/aclnn_nonzero_v2.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define NZ_MAX_DIM 8   /* MAX_SUPPORT_DIMS_NUMS of the vendor's op_api */
 

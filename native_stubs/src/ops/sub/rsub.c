@@ -4,8 +4,8 @@
  * (elementwise/ew_binary.c), so alpha != 1 is the NPU's Axpy with -alpha.
  */
 #include "aclnnop/aclnn_rsub.h"
-#include "elementwise/ew_binary.h"
-#include "elementwise/ew_check.h"
+#include "opbase/binary.h"
+#include "opbase/checks.h"
 
 aclnnStatus aclnnRsubGetWorkspaceSize(const aclTensor *self, const aclTensor *other, const aclScalar *alpha,
                                       aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {

@@ -3,7 +3,7 @@
  * Validation, promotion and the alpha kernels: elementwise/ew_binary.c; arithmetic: ew_engine.h.
  */
 #include "aclnnop/aclnn_sub.h"
-#include "elementwise/ew_binary.h"
+#include "opbase/binary.h"
 #include "aclnn/opdev/op_errno.h"
 #include "pyaclnn_stub.h"
 

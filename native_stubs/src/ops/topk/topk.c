@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_topk.h"
-#include "elementwise/ew_check.h"
-#include "tensorview/tv.h"
+#include "opbase/checks.h"
+#include "kernels/view.h"
 
 #define TOPK_MAX_DIM 8
 

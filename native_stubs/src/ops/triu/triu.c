@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "aclnnop/aclnn_triu.h"
-#include "elementwise/ew_check.h"
+#include "opbase/checks.h"
 
 static const aclDataType TRIU[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_INT16,
                                    ACL_INT32, ACL_INT64,   ACL_UINT8, ACL_BOOL};

@@ -1,0 +1,177 @@
+#include "kernels/matmul.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opbase/checks.h"
+#include "kernels/parallel.h"
+
+#define N(a) (sizeof a / sizeof a[0])
+
+static const aclDataType MM_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+
+aclnnStatus mm_check_dtypes(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                            const pyaclnn_stub_tensor *out, int8_t cubeMathType) {
+    aclnnStatus rc;
+    if ((rc = ew_check_dtype_in(api, "self", a->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
+    if ((rc = ew_check_dtype_in(api, "mat2", b->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
+    if ((rc = ew_check_dtype_in(api, "out", out->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
+    if ((rc = tv_check_same_dtype(api, "self", a->dtype, "mat2", b->dtype))) return rc;
+    if (cubeMathType < 0 || cubeMathType > 3) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "cubeMathType %d is not supported (0 KEEP_DTYPE, 1 "
+                            "ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32)", (int)cubeMathType);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (cubeMathType == MM_KEEP_DTYPE && out->dtype == ACL_FLOAT16 && a->dtype == ACL_FLOAT) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "Input tensor's dtype[DT_FLOAT] should be same with output's dtype[DT_FLOAT16].");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, mm_plan *p,
+                         int64_t *shape, int64_t *ndim) {
+    char ta[200], tb[200];
+    if (a->ndim == 0 || b->ndim == 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Matmul not support %s, %s",
+                            tv_shape_text(a->shape, a->ndim, ta, sizeof ta), tv_shape_text(b->shape, b->ndim, tb, sizeof tb));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    int64_t ka = a->shape[a->ndim - 1], kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
+    if (ka != kb) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "The k-axis of the two inputs are different %s, %s",
+                            tv_shape_text(a->shape, a->ndim, ta, sizeof ta), tv_shape_text(b->shape, b->ndim, tb, sizeof tb));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    p->k = ka;
+    p->m = a->ndim == 1 ? 1 : a->shape[a->ndim - 2];
+    p->n = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+    int64_t abn = a->ndim > 2 ? a->ndim - 2 : 0, bbn = b->ndim > 2 ? b->ndim - 2 : 0;
+    int64_t nb = abn > bbn ? abn : bbn;
+    for (int64_t d = 0; d < nb; d++) {
+        int64_t da = d - (nb - abn), db = d - (nb - bbn);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Broadcast %s and %s failed.",
+                                tv_shape_text(a->shape, a->ndim, ta, sizeof ta),
+                                tv_shape_text(b->shape, b->ndim, tb, sizeof tb));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        p->bshape[d] = sa == 1 ? sb : sa;
+    }
+    p->bndim = (int)nb;
+    int64_t o = 0;
+    for (int64_t d = 0; d < nb; d++) shape[o++] = p->bshape[d];
+    if (a->ndim > 1) shape[o++] = p->m;
+    if (b->ndim > 1) shape[o++] = p->n;
+    *ndim = o;
+    return ACLNN_SUCCESS;
+}
+
+/* The [batch][rows][cols] fp32 copy of a matrix operand: its last two dims (a 1-D operand is a row
+ * (`as_row`) or a column), its batch dims broadcast to the plan's. */
+static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_t rows, int64_t cols, int as_row,
+                          int round_fp16) {
+    int64_t batch = 1;
+    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
+    float *buf = malloc(sizeof(float) * (size_t)(batch * rows * cols) + 1);
+    if (buf == NULL) return NULL;
+    int64_t rs, cs;
+    if (t->ndim == 1) {
+        rs = as_row ? 0 : t->strides[0];
+        cs = as_row ? t->strides[0] : 0;
+    } else {
+        rs = t->strides[t->ndim - 2];
+        cs = t->strides[t->ndim - 1];
+    }
+    int64_t tb = t->ndim > 2 ? t->ndim - 2 : 0;
+    for (int64_t bi = 0; bi < batch; bi++) {
+        int64_t base = t->offset, rem = bi;
+        for (int d = p->bndim - 1; d >= 0; d--) {
+            int64_t i = rem % p->bshape[d];
+            rem /= p->bshape[d];
+            int64_t td = d - (p->bndim - tb);
+            if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
+        }
+        float *dst = buf + bi * rows * cols;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) {
+                const unsigned char *src = tv_at(t, base + r * rs + c * cs);
+                float v;
+                if (t->dtype == ACL_FLOAT) memcpy(&v, src, sizeof v);
+                else v = (float)ew_cast(ew_load(src, t->dtype), t->dtype, ACL_FLOAT).f;
+                if (round_fp16) v = (float)ew_cast((ew_value){v, 0}, ACL_FLOAT, ACL_FLOAT16).f;
+                dst[r * cols + c] = v;
+            }
+    }
+    return buf;
+}
+
+typedef struct {
+    const mm_plan *p;
+    const float *a, *b, *bias;
+    float *c;
+} mm_job;
+
+/* Rows [begin, end) of the stacked [batch * m] output rows: c[i, :] = sum_k a[i, k] * b[k, :], in fp32. */
+static void mm_rows(void *ctx, size_t begin, size_t end) {
+    const mm_job *j = ctx;
+    int64_t m = j->p->m, k = j->p->k, n = j->p->n;
+    for (size_t row = begin; row < end; row++) {
+        int64_t bi = (int64_t)row / m;
+        const float *arow = j->a + (int64_t)row * k;
+        const float *bm = j->b + bi * k * n;
+        float *crow = j->c + (int64_t)row * n;
+        for (int64_t x = 0; x < n; x++) crow[x] = 0.0f;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float av = arow[kk];
+            const float *brow = bm + kk * n;
+            for (int64_t x = 0; x < n; x++) crow[x] += av * brow[x];
+        }
+        if (j->p->has_bias) {
+            const float *bias = j->bias + (int64_t)row * n;
+            for (int64_t x = 0; x < n; x++)
+                crow[x] = j->p->beta == 0.0f ? j->p->alpha * crow[x]
+                                             : j->p->beta * bias[x] + j->p->alpha * crow[x];
+        }
+    }
+}
+
+void mm_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const mm_plan *p = launch->params;
+    const pyaclnn_stub_tensor *a = &launch->inputs[0], *b = &launch->inputs[1], *out = &launch->outputs[0];
+    int64_t batch = 1;
+    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
+    float *A = load_matrix(a, p, p->m, p->k, 1, p->fp16_inputs);
+    float *B = load_matrix(b, p, p->k, p->n, 0, p->fp16_inputs);
+    float *C = malloc(sizeof(float) * (size_t)(batch * p->m * p->n) + 1);
+    float *bias = NULL;
+    if (p->has_bias && A && B && C) {
+        /* The bias broadcast to [m, n] (batch 1: Addmm is 2-D). */
+        const pyaclnn_stub_tensor *s = &launch->inputs[2];
+        bias = malloc(sizeof(float) * (size_t)(p->m * p->n) + 1);
+        if (bias) {
+            int64_t rs = s->ndim == 2 && s->shape[0] != 1 ? s->strides[0] : 0;
+            int64_t cs = s->ndim >= 1 && s->shape[s->ndim - 1] != 1 ? s->strides[s->ndim - 1] : 0;
+            for (int64_t r = 0; r < p->m; r++)
+                for (int64_t c = 0; c < p->n; c++)
+                    bias[r * p->n + c] = (float)ew_cast(ew_load(tv_at(s, s->offset + r * rs + c * cs), s->dtype),
+                                                        s->dtype, ACL_FLOAT).f;
+        }
+    }
+    if (A == NULL || B == NULL || C == NULL || (p->has_bias && bias == NULL)) {
+        tv_fail_oom(launch);
+    } else {
+        mm_job job = {p, A, B, bias, C};
+        size_t rows = (size_t)(batch * p->m);
+        size_t min_rows = (size_t)(1 + (1 << 16) / (p->k * p->n + 1));
+        op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
+        tv_store_float(out, C);
+    }
+    free(A);
+    free(B);
+    free(C);
+    free(bias);
+}

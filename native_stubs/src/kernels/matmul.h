@@ -1,0 +1,47 @@
+/*
+ * The matmul engine (aclnnMm, BatchMatMul, Matmul, Addmm): out = self @ mat2 with torch.matmul's shape
+ * rules (1-D operands get a unit dim that is dropped again; batch dims broadcast), any strides.
+ *
+ * Accumulation (stated, class c): every operand is widened to fp32 (fp16/bf16 exactly), products and
+ * sums are fp32, summed in k order, and the fp32 result is rounded once (RNE) to out's dtype. That is
+ * the cube unit's data path (fp16/bf16 in, fp32 accumulator in L0C, cast on the way out); its order
+ * of partial sums is not published, so results agree with an NPU to a tolerance, not bit for bit.
+ * cubeMathType USE_FP16 (2) first rounds fp32 operands to fp16, as the vendor's op_api does;
+ * ALLOW_FP32_DOWN_PRECISION (1) and USE_HF32 (3) let the NPU use HF32 for fp32 operands: the emulator
+ * keeps fp32 (more precise than an NPU in that mode).
+ *
+ * A hand-written loop, not a BLAS: the NPU's fp32-accumulator semantics for fp16/bf16 inputs, and
+ * results that do not depend on which CPU kernel a BLAS picks at run time, come for free; the rows
+ * are spread over threads (ops/common/op_parallel). See README "Matmul on the emulator".
+ */
+#ifndef PYACLNN_MM_ENGINE_H
+#define PYACLNN_MM_ENGINE_H
+
+#include "kernels/view.h"
+
+typedef struct {
+    int64_t bshape[PYACLNN_STUB_MAX_DIMS];   /* broadcast batch shape                              */
+    int bndim;
+    int64_t m, k, n;
+    int fp16_inputs;                         /* cubeMathType USE_FP16 with fp32 operands            */
+    int has_bias;                            /* Addmm: out = beta * inputs[2] + alpha * (a @ b)     */
+    float alpha, beta;
+} mm_plan;
+
+/* Phase 1: the plan for torch.matmul(self, mat2) shapes; 161002 if the k dims differ or the batch dims
+ * do not broadcast. The expected out shape goes to shape/ndim. */
+aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, mm_plan *p,
+                         int64_t *shape, int64_t *ndim);
+
+/* Kernel: outputs[0] = inputs[0] @ inputs[1] (Addmm: inputs[2] is the bias, broadcast to [m, n]). */
+void mm_kernel(const pyaclnn_stub_launch *launch);
+
+/* cubeMathType values (aclnn_util.h of the matmul op_api). */
+enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };
+
+/* Phase-1 dtype rules shared by the matmul operators: self, mat2 and out FLOAT / FLOAT16 / BF16, self and
+ * mat2 equal, cubeMathType 0..3, and (KEEP_DTYPE) no FLOAT16 out from FLOAT inputs -> 161002. */
+aclnnStatus mm_check_dtypes(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                            const pyaclnn_stub_tensor *out, int8_t cubeMathType);
+
+#endif

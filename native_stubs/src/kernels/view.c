@@ -1,0 +1,118 @@
+#include "kernels/view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t) {
+    it->t = t;
+    memset(it->idx, 0, sizeof it->idx);
+    it->off = t->offset;
+}
+
+void tv_iter_next(tv_iter *it) {
+    const pyaclnn_stub_tensor *t = it->t;
+    for (int64_t d = t->ndim - 1; d >= 0; d--) {
+        it->off += t->strides[d];
+        if (++it->idx[d] < t->shape[d]) return;
+        it->off -= t->strides[d] * t->shape[d];
+        it->idx[d] = 0;
+    }
+}
+
+int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
+    int64_t off = t->offset;
+    for (int64_t d = t->ndim - 1; d >= 0; d--) {
+        off += (lin % t->shape[d]) * t->strides[d];
+        lin /= t->shape[d];
+    }
+    return off;
+}
+
+unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t) {
+    int64_t n = pyaclnn_stub_numel(t);
+    size_t isz = ew_itemsize(t->dtype);
+    unsigned char *buf = malloc((size_t)n * isz + 1);
+    if (buf == NULL) return NULL;
+    tv_iter it;
+    tv_iter_init(&it, t);
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) memcpy(buf + i * (int64_t)isz, tv_at(t, it.off), isz);
+    return buf;
+}
+
+void tv_scatter_bytes(const pyaclnn_stub_tensor *t, const unsigned char *src) {
+    int64_t n = pyaclnn_stub_numel(t);
+    size_t isz = ew_itemsize(t->dtype);
+    tv_iter it;
+    tv_iter_init(&it, t);
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) memcpy(tv_at(t, it.off), src + i * (int64_t)isz, isz);
+}
+
+static double as_double(ew_value v, aclDataType dt) {
+    return ew_repr_of(dt) == EW_REPR_F ? v.f : (double)v.i;
+}
+
+double *tv_load_double(const pyaclnn_stub_tensor *t) {
+    int64_t n = pyaclnn_stub_numel(t);
+    double *buf = malloc((size_t)n * sizeof(double) + 1);
+    if (buf == NULL) return NULL;
+    tv_iter it;
+    tv_iter_init(&it, t);
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) buf[i] = as_double(ew_load(tv_at(t, it.off), t->dtype), t->dtype);
+    return buf;
+}
+
+float *tv_load_float(const pyaclnn_stub_tensor *t) {
+    int64_t n = pyaclnn_stub_numel(t);
+    float *buf = malloc((size_t)n * sizeof(float) + 1);
+    if (buf == NULL) return NULL;
+    tv_iter it;
+    tv_iter_init(&it, t);
+    if (t->dtype == ACL_FLOAT) {
+        for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) memcpy(&buf[i], tv_at(t, it.off), sizeof(float));
+        return buf;
+    }
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it))
+        buf[i] = (float)ew_cast(ew_load(tv_at(t, it.off), t->dtype), t->dtype, ACL_FLOAT).f;
+    return buf;
+}
+
+void tv_store_double(const pyaclnn_stub_tensor *t, const double *src) {
+    int64_t n = pyaclnn_stub_numel(t);
+    tv_iter it;
+    tv_iter_init(&it, t);
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it))
+        ew_store(tv_at(t, it.off), t->dtype, ew_cast((ew_value){src[i], 0}, ACL_DOUBLE, t->dtype));
+}
+
+void tv_store_float(const pyaclnn_stub_tensor *t, const float *src) {
+    int64_t n = pyaclnn_stub_numel(t);
+    tv_iter it;
+    tv_iter_init(&it, t);
+    if (t->dtype == ACL_FLOAT) {
+        for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) memcpy(tv_at(t, it.off), &src[i], sizeof(float));
+        return;
+    }
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it))
+        ew_store(tv_at(t, it.off), t->dtype, ew_cast((ew_value){src[i], 0}, ACL_FLOAT, t->dtype));
+}
+
+static int view_ok(const pyaclnn_stub_launch *l, const pyaclnn_stub_tensor *t, const char *kind, size_t i) {
+    if (!t->present || pyaclnn_stub_numel(t) == 0) return 1;
+    if (op_view_in_device_memory(t, (int)(8 * ew_itemsize(t->dtype)))) return 1;
+    pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: %s %zu view (data %p, offset %lld) is not in device "
+                           "memory", l->op_name, kind, i, t->data, (long long)t->offset);
+    return 0;
+}
+
+int tv_launch_views_ok(const pyaclnn_stub_launch *launch) {
+    for (size_t i = 0; i < launch->n_inputs; i++)
+        if (!view_ok(launch, &launch->inputs[i], "input", i)) return 0;
+    for (size_t i = 0; i < launch->n_outputs; i++)
+        if (!view_ok(launch, &launch->outputs[i], "output", i)) return 0;
+    return 1;
+}
+
+void tv_fail_oom(const pyaclnn_stub_launch *launch) {
+    pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", launch->op_name);
+}

@@ -1,0 +1,50 @@
+/*
+ * Tensor-view helpers shared by the non-elementwise families (indexing, matmul, reductions, softmax,
+ * shape ops): walking a strided view in row-major order, moving whole views to and from contiguous
+ * host buffers (bytes, or values widened to double), the kernel-side memory checks, and executor
+ * creation for a kernel with its own parameter block. Element conversions are the elementwise
+ * engine's (elementwise/ew_dtype.h: the NPU's Cast rules), so every family rounds the same way.
+ */
+#ifndef PYACLNN_TV_H
+#define PYACLNN_TV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aclnn/aclnn_base.h"
+#include "kernels/dtype.h"
+#include "kernels/device.h"
+
+/* Row-major walk over a view: `off` is the current element's offset (elements, from the storage base). */
+typedef struct {
+    const pyaclnn_stub_tensor *t;
+    int64_t idx[PYACLNN_STUB_MAX_DIMS];
+    int64_t off;
+} tv_iter;
+
+void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t);
+void tv_iter_next(tv_iter *it);
+
+/* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
+int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
+
+static inline unsigned char *tv_at(const pyaclnn_stub_tensor *t, int64_t off) {
+    return (unsigned char *)t->data + off * (int64_t)ew_itemsize(t->dtype);
+}
+
+/* Contiguous copies of a whole view (malloc'ed; NULL if out of memory; the caller frees). */
+unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t);
+double *tv_load_double(const pyaclnn_stub_tensor *t);          /* each element widened exactly */
+float *tv_load_float(const pyaclnn_stub_tensor *t);            /* float dtypes: fp32 (fp16/bf16 exact) */
+/* Writes contiguous bytes / values into the view (values rounded to its dtype with the NPU's Cast). */
+void tv_scatter_bytes(const pyaclnn_stub_tensor *t, const unsigned char *src);
+void tv_store_double(const pyaclnn_stub_tensor *t, const double *src);
+void tv_store_float(const pyaclnn_stub_tensor *t, const float *src);
+
+/* Kernel side: 1 if every present input and output view lies in device memory; otherwise records a
+ * device fault naming the operator and returns 0 (the kernel must then write nothing). */
+int tv_launch_views_ok(const pyaclnn_stub_launch *launch);
+/* Kernel side: records "out of host memory" for the operator. */
+void tv_fail_oom(const pyaclnn_stub_launch *launch);
+
+#endif

@@ -1,0 +1,344 @@
+#include "opbase/checks.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opbase/opbase.h"
+
+aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
+                              aclOpExecutor *const *executor) {
+    for (size_t i = 0; i < n; i++) {
+        if (args[i].ptr == NULL) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", args[i].name);
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    if (workspaceSize == NULL || executor == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", workspaceSize == NULL ? "workspaceSize"
+                                                                                         : "executor");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ew_scalar_arg(const char *api, const char *name, const aclScalar *s, aclDataType *dtype,
+                          ew_value *value) {
+    unsigned char bytes[16];
+    char b[24];
+    if (pyaclnn_stub_scalar_get(s, dtype, bytes) != ACLNN_SUCCESS) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "%s (%p) is not a live aclScalar (destroyed, never created, or another kind of object)",
+                            name, (const void *)s);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (!ew_scalar_value(*dtype, bytes, value)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported by the emulator (real, "
+                            "integer or bool scalars)", name, op_dtype_name(*dtype, b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+const char *ew_dtype_list(const aclDataType *list, size_t n, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        char b[24];
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", op_dtype_name(list[i], b));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+aclnnStatus ew_check_dtype_in(const char *api, const char *name, aclDataType dtype, const aclDataType *list,
+                              size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == dtype) return ACLNN_SUCCESS;
+    char b[24], all[256];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported (supported: %s)", name,
+                        op_dtype_name(dtype, b), ew_dtype_list(list, n, all, sizeof all));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus ew_check_max_dim(const char *api, const char *name, const pyaclnn_stub_tensor *t, int max_dim) {
+    if (t->ndim <= max_dim) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s has %lld dimensions; at most %d are supported", name,
+                        (long long)t->ndim, max_dim);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus ew_broadcast(const char *api, const char *na, const pyaclnn_stub_tensor *a, const char *nb,
+                         const pyaclnn_stub_tensor *b, int64_t shape[PYACLNN_STUB_MAX_DIMS], int64_t *ndim) {
+    int64_t n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int64_t d = 0; d < n; d++) {
+        int64_t da = d - (n - a->ndim), db = d - (n - b->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            char ta[200], tb[200];
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s shape %s and %s shape %s can not broadcast", na,
+                                tv_shape_text(a->shape, a->ndim, ta, sizeof ta), nb,
+                                tv_shape_text(b->shape, b->ndim, tb, sizeof tb));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        shape[d] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ew_check_shape(const char *api, const char *name, const pyaclnn_stub_tensor *t,
+                           const int64_t *shape, int64_t ndim) {
+    int same = t->ndim == ndim;
+    for (int64_t d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    if (same) return ACLNN_SUCCESS;
+    char want[200], got[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Shape of %s should be %s, but current is %s", name,
+                        tv_shape_text(shape, ndim, want, sizeof want), tv_shape_text(t->shape, t->ndim, got, sizeof got));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan *plan, int empty,
+                             const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
+                             uint64_t *workspaceSize, aclOpExecutor **executor) {
+    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, empty ? NULL : ew_kernel, plan, sizeof *plan, inputs,
+                                                 n_inputs, &output, 1, 0);
+    if (e == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    *workspaceSize = 0;
+    *executor = e;
+    return ACLNN_SUCCESS;
+}
+
+int ew_soc_is_950(void) { return pyaclnn_stub_soc_family() == PYACLNN_SOC_950; }
+
+aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out) {
+    if (t == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", param);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (pyaclnn_stub_tensor_get(t, out) != ACLNN_SUCCESS) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
+                            "%s (%p) is not a live aclTensor (destroyed, never created, or another kind of object)",
+                            param, (const void *)t);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
+                             size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
+                             const aclTensor *const *outputs, size_t n_outputs, uint64_t *workspaceSize,
+                             aclOpExecutor **executor) {
+    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, kernel, params, params_size, inputs, n_inputs, outputs,
+                                                 n_outputs, 0);
+    if (e == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    *workspaceSize = 0;
+    *executor = e;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
+                              const uint64_t *workspaceSize, aclOpExecutor *const *executor) {
+    ew_ptr_arg args[32];
+    if (n > sizeof args / sizeof args[0]) n = sizeof args / sizeof args[0];
+    for (size_t i = 0; i < n; i++) args[i] = (ew_ptr_arg){names[i], ptrs[i]};
+    return ew_check_not_null(api, args, n, workspaceSize, executor);
+}
+
+aclnnStatus tv_tensor_list_arg(const char *api, const char *name, const aclTensorList *l, size_t cap,
+                               const aclTensor **items, pyaclnn_stub_tensor *snaps, size_t *n) {
+    if (l == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    const aclTensor *const *its;
+    uint64_t size;
+    if (pyaclnn_stub_tensor_list_get(l, &its, &size) != ACLNN_SUCCESS) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclTensorList", name, (const void *)l);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (size > cap) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s has %llu tensors; the emulator takes at most %zu", name,
+                            (unsigned long long)size, cap);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    for (uint64_t i = 0; i < size; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s[%llu]", name, (unsigned long long)i);
+        aclnnStatus rc = op_tensor_arg(api, nm, its[i], &snaps[i]);
+        if (rc) return rc;
+        items[i] = its[i];
+    }
+    *n = (size_t)size;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
+                             const int64_t **values, uint64_t *n) {
+    if (a == NULL && !allow_null) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (pyaclnn_stub_int_array_get(a, values, n) != ACLNN_SUCCESS) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclIntArray", name, (const void *)a);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus tv_wrap_dim(const char *api, const char *name, int64_t dim, int64_t rank, int64_t *wrapped) {
+    int64_t r = rank > 0 ? rank : 1;
+    if (dim < -r || dim >= r) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s must be within range [%lld, %lld], but got %lld.",
+                            name, (long long)-r, (long long)(r - 1), (long long)dim);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    *wrapped = dim < 0 ? dim + r : dim;
+    return ACLNN_SUCCESS;
+}
+
+const char *tv_shape_text(const int64_t *shape, int64_t ndim, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int64_t d = 0; d < ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+aclnnStatus tv_check_same_dtype(const char *api, const char *na, aclDataType a, const char *nb, aclDataType b) {
+    if (a == b) return ACLNN_SUCCESS;
+    char ba[24], bb[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be the same as %s dtype %s.", na,
+                        op_dtype_name(a, ba), nb, op_dtype_name(b, bb));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* ---- the standard steps of the definitions (opbase.h) ------------------------------------ */
+
+
+/* The dtype of parameter i once read: a tensor's, a scalar's, or an aclDataType argument. */
+static int dtype_of(const op_call *c, int i, aclDataType *dt) {
+    switch (c->def->params[i].kind) {
+    case OP_K_TENSOR:
+        if (!c->t[i].present) return 0;
+        *dt = c->t[i].dtype;
+        return 1;
+    case OP_K_SCALAR:
+        if (c->s[i].dtype == ACL_DT_UNDEFINED) return 0;
+        *dt = c->s[i].dtype;
+        return 1;
+    case OP_K_DTYPE:
+        *dt = (aclDataType)c->arg[i].i;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* not_null p ...: 161001 naming the first NULL operand, then workspaceSize, executor. */
+aclnnStatus opc_not_null(op_call *c, const op_step *s) {
+    ew_ptr_arg ptrs[OP_MAX_STEP_PARAMS];
+    for (int k = 0; k < s->np; k++) ptrs[k] = (ew_ptr_arg){op_pname(c, s, k), op_argument(c, s, k)->p};
+    return ew_check_not_null(c->api, ptrs, s->np, c->workspace_size, c->executor);
+}
+
+static aclnnStatus read_param(op_call *c, int i, const char *name) {
+    const op_param *p = &c->def->params[i];
+    const void *v = c->arg[i].p;
+    aclnnStatus rc = ACLNN_SUCCESS;
+    switch (p->kind) {
+    case OP_K_TENSOR:
+        if (v == NULL && p->optional) c->t[i].present = 0;
+        else rc = op_tensor_arg(c->api, name, v, &c->t[i]);
+        break;
+    case OP_K_SCALAR:
+        c->s[i].dtype = ACL_DT_UNDEFINED;
+        if (v == NULL && p->optional) break;
+        if (v == NULL) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s is NULL", name);
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+        rc = ew_scalar_arg(c->api, name, v, &c->s[i].dtype, &c->s[i].v);
+        break;
+    case OP_K_INT_ARRAY:
+        c->ints[i].v = NULL;
+        c->ints[i].n = 0;
+        rc = tv_int_array_arg(c->api, name, v, p->optional, &c->ints[i].v, &c->ints[i].n);
+        break;
+    default: break;
+    }
+    if (rc == ACLNN_SUCCESS) c->read |= 1u << i;
+    return rc;
+}
+
+/* read [p ...]: snapshots of the operands (all tensors, scalars and int arrays when none is named), in
+ * order: 161001 for a NULL one that is not optional, 161002 for one that is not a live object. */
+aclnnStatus opc_read(op_call *c, const op_step *s) {
+    aclnnStatus rc;
+    if (s->np == 0) {
+        for (int i = 0; i < c->def->n_params; i++)
+            if ((rc = read_param(c, i, c->def->params[i].name))) return rc;
+        return ACLNN_SUCCESS;
+    }
+    for (int k = 0; k < s->np; k++)
+        if ((rc = read_param(c, s->p[k], op_pname(c, s, k)))) return rc;
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_in p ... LIST: each operand's dtype in the SoC's list (absent optional operands pass). */
+aclnnStatus opc_dtype_in(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    for (int k = 0; k < s->np; k++) {
+        aclDataType dt;
+        if (!dtype_of(c, s->p[k], &dt)) continue;
+        aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, k), dt, list, n);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* same_dtype a b: b's dtype equals a's ("a dtype X should be the same as b dtype Y."). */
+aclnnStatus opc_same_dtype(op_call *c, const op_step *s) {
+    aclDataType a, b;
+    if (!dtype_of(c, s->p[0], &a) || !dtype_of(c, s->p[1], &b)) return ACLNN_SUCCESS;
+    return tv_check_same_dtype(c->api, op_pname(c, s, 0), a, op_pname(c, s, 1), b);
+}
+
+/* max_dim p ... N: at most N dimensions. */
+aclnnStatus opc_max_dim(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        aclnnStatus rc = ew_check_max_dim(c->api, op_pname(c, s, k), op_tensor(c, s, k), (int)s->n);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* same_shape a b: a has b's shape ("Shape of a should be [..], but current is [..]"). */
+aclnnStatus opc_same_shape(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *b = op_tensor(c, s, 1);
+    return ew_check_shape(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), b->shape, b->ndim);
+}
+
+/* broadcast a b: the broadcast shape of a and b becomes the result shape (161002 if they do not). */
+aclnnStatus opc_broadcast(op_call *c, const op_step *s) {
+    return ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), op_pname(c, s, 1), op_tensor(c, s, 1),
+                        c->shape, &c->ndim);
+}
+
+/* shape p: p has the result shape a step computed. */
+aclnnStatus opc_shape(op_call *c, const op_step *s) {
+    return ew_check_shape(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), c->shape, c->ndim);
+}
+
+/* empty p ...: the launch does nothing when an operand has no element. */
+aclnnStatus opc_empty(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++)
+        if (op_tensor(c, s, k)->present && pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}

@@ -1,0 +1,96 @@
+/*
+ * Phase-1 helpers shared by the elementwise operators: argument snapshots, the vendor's checks
+ * (dtype support lists, max rank, broadcasting, output shape) with its status codes and messages,
+ * and executor creation around ew_kernel.
+ */
+#ifndef PYACLNN_EW_CHECK_H
+#define PYACLNN_EW_CHECK_H
+
+#include <stddef.h>
+
+#include "aclnn/aclnn_base.h"
+#include "kernels/elementwise.h"
+#include "kernels/device.h"
+
+#define EW_MAX_DIM 8   /* MAX_DIM_LEN of the vendor's elementwise op_apis */
+
+/* A pointer argument for the null check, in the vendor's order. */
+typedef struct {
+    const char *name;
+    const void *ptr;
+} ew_ptr_arg;
+
+/* 161001 naming the first NULL among args[0..n) (then workspaceSize, executor). */
+aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
+                              aclOpExecutor *const *executor);
+
+/* Snapshot of a scalar argument (non-NULL): 161002 if it is not a live aclScalar or the engine
+ * cannot read its dtype. */
+aclnnStatus ew_scalar_arg(const char *api, const char *name, const aclScalar *s, aclDataType *dtype,
+                          ew_value *value);
+
+/* 161002 "<name> dtype X is not supported (...)" unless t's dtype is in list[0..n). */
+aclnnStatus ew_check_dtype_in(const char *api, const char *name, aclDataType dtype, const aclDataType *list,
+                              size_t n);
+
+/* 161002 if t has more than max_dim dimensions. */
+aclnnStatus ew_check_max_dim(const char *api, const char *name, const pyaclnn_stub_tensor *t, int max_dim);
+
+/* Broadcast shape of a and b (torch rules); 161002 naming both shapes if they do not broadcast. */
+aclnnStatus ew_broadcast(const char *api, const char *na, const pyaclnn_stub_tensor *a, const char *nb,
+                         const pyaclnn_stub_tensor *b, int64_t shape[PYACLNN_STUB_MAX_DIMS], int64_t *ndim);
+
+/* 161002 "Shape of <name> should be [...], but current is [...]" unless t has that shape. */
+aclnnStatus ew_check_shape(const char *api, const char *name, const pyaclnn_stub_tensor *t,
+                           const int64_t *shape, int64_t ndim);
+
+/* Creates the executor running ew_kernel with `plan` (or nothing when `empty`), reports the
+ * workspace (0) and hands it out. 561101 if out of memory. */
+aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan *plan, int empty,
+                             const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
+                             uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/* Defines phase 2 of operator `fn`: runs its executor on the stream. */
+#define EW_DEFINE_PHASE2(fn)                                                                              \
+    aclnnStatus fn(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) { \
+        return pyaclnn_stub_executor_run(#fn, workspace, workspaceSize, executor, stream);                 \
+    }
+
+/* The SoC's generation: 1 on Ascend950 (regbase, "arch35"), 0 on Atlas A2/A3. */
+int ew_soc_is_950(void);
+
+/* "BOOL, INT8, ..." of a support list, for messages. */
+const char *ew_dtype_list(const aclDataType *list, size_t n, char *buf, size_t size);
+
+/* Snapshot of a tensor argument of a phase-1 function `api`. NULL -> reports and returns
+ * ACLNN_ERR_PARAM_NULLPTR; a pointer that is not a live aclTensor (destroyed, foreign, another
+ * kind of object) -> reports and returns ACLNN_ERR_PARAM_INVALID. */
+aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out);
+
+/* Creates the executor running `kernel` (NULL: a launch that does nothing) with a copy of `params`,
+ * reports workspace 0 and hands it out; 561101 if out of memory. */
+aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
+                             size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
+                             const aclTensor *const *outputs, size_t n_outputs, uint64_t *workspaceSize,
+                             aclOpExecutor **executor);
+
+/* Phase-1 helpers. */
+/* 161001 naming the first NULL pointer of (names[i], ptrs[i]), then workspaceSize/executor. */
+aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
+                              const uint64_t *workspaceSize, aclOpExecutor *const *executor);
+/* Snapshot of an aclTensorList's elements (at most `cap`): 161001 if NULL or an element is NULL, 161002 if
+ * not a live list / element / more than cap elements. */
+aclnnStatus tv_tensor_list_arg(const char *api, const char *name, const aclTensorList *l, size_t cap,
+                               const aclTensor **items, pyaclnn_stub_tensor *snaps, size_t *n);
+/* An aclIntArray's values (NULL -> n = 0 when allow_null, else 161001; not live -> 161002). */
+aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
+                             const int64_t **values, uint64_t *n);
+/* dim wrapped into [0, rank) (rank 0 counts as 1, as torch's maybe_wrap_dim); 161002 with the vendor's
+ * message if out of range. */
+aclnnStatus tv_wrap_dim(const char *api, const char *name, int64_t dim, int64_t rank, int64_t *wrapped);
+/* "[2, 3]" */
+const char *tv_shape_text(const int64_t *shape, int64_t ndim, char *buf, size_t size);
+/* 161002 unless the two dtypes are equal ("<a> dtype X should be the same as <b> dtype Y"). */
+aclnnStatus tv_check_same_dtype(const char *api, const char *na, aclDataType a, const char *nb, aclDataType b);
+
+#endif

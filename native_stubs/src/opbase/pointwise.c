@@ -1,0 +1,247 @@
+#include "opbase/pointwise.h"
+
+#include <math.h>
+
+#include "opbase/checks.h"
+#include "opbase/opbase.h"
+
+static int in_list(aclDataType dt, const aclDataType *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == dt) return 1;
+    return 0;
+}
+
+aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar) {
+    if (ew_is_float(self)) return self;
+    if (ew_is_float(scalar)) return self == ACL_BOOL || ew_is_integral(self, 1) ? ACL_FLOAT : ACL_DT_UNDEFINED;
+    if (self == ACL_BOOL) return ew_promote(self, scalar == ACL_BOOL ? ACL_BOOL : ACL_INT64);
+    return self;
+}
+
+static aclDataType unary_compute(ew_promote_rule rule, aclDataType self) {
+    if (rule == EW_PROMOTE_INT_TO_FLOAT && ew_is_integral(self, 1)) return ACL_FLOAT;
+    if (rule == EW_PROMOTE_BOOL_INT64_TO_FLOAT && (self == ACL_BOOL || self == ACL_INT64)) return ACL_FLOAT;
+    return self;
+}
+
+/* Step 4's output rule: result dtype `r` (of the op) into out's dtype. */
+static aclnnStatus out_dtype(const char *api, ew_out_rule rule, const char *self_name, const char *out_name,
+                             aclDataType self, aclDataType r, aclDataType out) {
+    char b1[24], b2[24];
+    static const aclDataType FLOATS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+    switch (rule) {
+    case EW_OUT_SAME_DTYPE:
+        if (out != self) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be the same as %s dtype %s",
+                                out_name, op_dtype_name(out, b1), self_name, op_dtype_name(self, b2));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        return ACLNN_SUCCESS;
+    case EW_OUT_BOOL:
+        if (out != ACL_BOOL) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported (supported: BOOL)",
+                                out_name, op_dtype_name(out, b1));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        return ACLNN_SUCCESS;
+    case EW_OUT_FLOAT:
+        if (!in_list(out, FLOATS, 4)) {
+            char all[128];
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported (supported: %s)",
+                                out_name, op_dtype_name(out, b1), ew_dtype_list(FLOATS, 4, all, sizeof all));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        break;
+    case EW_OUT_CASTABLE: break;
+    }
+    if (!ew_can_cast(r, out) || ew_itemsize(out) == 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Result dtype %s can't be cast to the desired output type %s",
+                            op_dtype_name(r, b1), op_dtype_name(out, b2));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_out_dtype(const ew_pointwise_call *c, aclDataType self, aclDataType r, aclDataType out) {
+    return out_dtype(c->api, c->out_rule, c->self_name, c->out_name, self, r, out);
+}
+
+static aclnnStatus null_check(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    ew_ptr_arg ptrs[3];
+    size_t n = 0;
+    ptrs[n++] = (ew_ptr_arg){c->self_name, c->self};
+    if (c->other_name != NULL)
+        ptrs[n++] = (ew_ptr_arg){c->other_name, c->other != NULL ? (const void *)c->other : (const void *)c->other_scalar};
+    if (!c->inplace) ptrs[n++] = (ew_ptr_arg){c->out_name, c->out};
+    return ew_check_not_null(c->api, ptrs, n, workspaceSize, executor);
+}
+
+aclnnStatus ew_unary_phase1(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    aclnnStatus rc = null_check(c, workspaceSize, executor);
+    if (rc) return rc;
+    const char *api = c->api;
+    pyaclnn_stub_tensor self, out;
+    if ((rc = op_tensor_arg(api, c->self_name, c->self, &self))) return rc;
+    if (c->inplace) out = self;
+    else if ((rc = op_tensor_arg(api, c->out_name, c->out, &out))) return rc;
+    if ((rc = ew_check_dtype_in(api, c->self_name, self.dtype, c->dtypes, c->n_dtypes))) return rc;
+    aclDataType p = unary_compute(c->promote, self.dtype);
+    if ((rc = check_out_dtype(c, self.dtype, ew_result_dtype(c->op, p), out.dtype))) return rc;
+    if ((rc = ew_check_max_dim(api, c->self_name, &self, EW_MAX_DIM))) return rc;
+    if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, self.shape, self.ndim))) return rc;
+    ew_plan plan = {.op = c->op, .compute = p, .n_inputs = 1};
+    const aclTensor *inputs[1] = {c->self};
+    return ew_make_executor(api, c->op_name, &plan, pyaclnn_stub_numel(&self) == 0, inputs, 1, c->out,
+                            workspaceSize, executor);
+}
+
+/* The pair forms' compute dtype (torch's promotion, or the vendor's scalar promotion), checked against
+ * the op and the output rule. */
+static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, ew_promote_rule promote,
+                                ew_out_rule rule, const char *self_name, aclDataType self, const char *other_name,
+                                aclDataType other, int scalar_form, const char *out_name, aclDataType out,
+                                aclDataType *compute) {
+    aclDataType sdt = scalar_form ? other : ACL_DT_UNDEFINED;
+    aclDataType p = scalar_form ? ew_scalar_promote(self, sdt) : ew_promote(self, other);
+    char b1[24], b2[24];
+    if (p == ACL_DT_UNDEFINED || (!ew_is_float(p) && op == EW_OP_BITAND && ew_is_float(sdt))) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s and %s dtype %s can not promote dtype",
+                            self_name, op_dtype_name(self, b1), other_name, op_dtype_name(other, b2));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (op == EW_OP_BITAND && ew_is_float(p)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "bitwise and needs integral or BOOL operands, the promoted "
+                            "dtype is %s", op_dtype_name(p, b1));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    p = unary_compute(promote, p);
+    aclnnStatus rc = out_dtype(api, rule, self_name, out_name, self, bool_result ? ACL_BOOL : ew_result_dtype(op, p),
+                               out);
+    if (rc) return rc;
+    *compute = p;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ew_pair_phase1(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    aclnnStatus rc = null_check(c, workspaceSize, executor);
+    if (rc) return rc;
+    const char *api = c->api;
+    int scalar_form = c->other == NULL;
+    pyaclnn_stub_tensor self, other, out;
+    aclDataType sdt = ACL_DT_UNDEFINED;
+    ew_value sval = {0, 0};
+    if ((rc = op_tensor_arg(api, c->self_name, c->self, &self))) return rc;
+    if (scalar_form) {
+        if ((rc = ew_scalar_arg(api, c->other_name, c->other_scalar, &sdt, &sval))) return rc;
+    } else if ((rc = op_tensor_arg(api, c->other_name, c->other, &other))) {
+        return rc;
+    }
+    if (c->inplace) out = self;
+    else if ((rc = op_tensor_arg(api, c->out_name, c->out, &out))) return rc;
+
+    int64_t bshape[PYACLNN_STUB_MAX_DIMS], bndim = self.ndim;
+    for (int64_t d = 0; d < self.ndim; d++) bshape[d] = self.shape[d];
+    if (c->inplace && !scalar_form) {   /* CheckInplace first, as the vendor does */
+        if ((rc = ew_broadcast(api, c->self_name, &self, c->other_name, &other, bshape, &bndim))) return rc;
+        if ((rc = ew_check_shape(api, c->self_name, &self, bshape, bndim))) return rc;
+    }
+    if ((rc = ew_check_dtype_in(api, c->self_name, self.dtype, c->dtypes, c->n_dtypes))) return rc;
+    if (!scalar_form && (rc = ew_check_dtype_in(api, c->other_name, other.dtype, c->dtypes, c->n_dtypes))) return rc;
+    aclDataType p;
+    if ((rc = pair_compute(api, c->op, 0, c->promote, c->out_rule, c->self_name, self.dtype, c->other_name,
+                           scalar_form ? sdt : other.dtype, scalar_form, c->out_name, out.dtype, &p)))
+        return rc;
+    if ((rc = ew_check_max_dim(api, c->self_name, &self, EW_MAX_DIM))) return rc;
+    if (scalar_form) {
+        if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, self.shape, self.ndim))) return rc;
+    } else {
+        if ((rc = ew_check_max_dim(api, c->other_name, &other, EW_MAX_DIM))) return rc;
+        if ((rc = ew_broadcast(api, c->self_name, &self, c->other_name, &other, bshape, &bndim))) return rc;
+        if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, bshape, bndim))) return rc;
+    }
+    ew_plan plan = {.op = c->op, .compute = p, .n_inputs = scalar_form ? 1 : 2, .scalar_second = scalar_form};
+    if (scalar_form) plan.scalar = ew_cast(sval, sdt, p);   /* the scalar as a tensor of the compute dtype */
+    int empty = pyaclnn_stub_numel(&self) == 0 || (!scalar_form && pyaclnn_stub_numel(&other) == 0);
+    const aclTensor *inputs[2] = {c->self, c->other};
+    return ew_make_executor(api, c->op_name, &plan, empty, inputs, scalar_form ? 1 : 2, c->out, workspaceSize,
+                            executor);
+}
+
+/* ---- the pointwise steps of the definitions (opbase.h, the ew_spec of each operator) --------- */
+
+static const ew_spec *spec_of(const op_call *c) { return c->def->spec; }
+
+aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute) {
+    return spec->op == EW_OP_FN && spec->bool_result ? ACL_BOOL : ew_result_dtype(spec->op, compute);
+}
+
+/* pw_out self out: the unary compute dtype (the spec's promotion of self) and out's dtype rule. */
+aclnnStatus opc_pw_out(op_call *c, const op_step *s) {
+    const ew_spec *sp = spec_of(c);
+    aclDataType self = op_tensor(c, s, 0)->dtype, p = unary_compute(sp->promote, self);
+    aclnnStatus rc = out_dtype(c->api, sp->out, op_pname(c, s, 0), op_pname(c, s, 1), self,
+                               ew_spec_result(sp, p), op_tensor(c, s, 1)->dtype);
+    if (rc == ACLNN_SUCCESS) c->compute = p;
+    return rc;
+}
+
+/* pw_pair_out self other out: the pair compute dtype (other a tensor or a scalar) and out's dtype rule. */
+aclnnStatus opc_pw_pair_out(op_call *c, const op_step *s) {
+    const ew_spec *sp = spec_of(c);
+    int scalar_form = c->def->params[s->p[1]].kind == OP_K_SCALAR;
+    aclDataType other = scalar_form ? op_scalar_of(c, s, 1)->dtype : op_tensor(c, s, 1)->dtype;
+    return pair_compute(c->api, sp->op, sp->op == EW_OP_FN && sp->bool_result, sp->promote, sp->out,
+                        op_pname(c, s, 0), op_tensor(c, s, 0)->dtype,
+                        op_pname(c, s, 1), other, scalar_form, op_pname(c, s, 2), op_tensor(c, s, 2)->dtype,
+                        &c->compute);
+}
+
+/* pw_plan in [other]: the engine's plan over the inputs (a scalar other becomes the plan's second
+ * operand, cast to the compute dtype); nothing to launch when an input is empty. */
+aclnnStatus opc_pw_plan(op_call *c, const op_step *s) {
+    const ew_spec *sp = spec_of(c);
+    ew_plan *plan = op_params(c, sizeof *plan);
+    plan->op = sp->op;
+    plan->compute = c->compute;
+    if (sp->op == EW_OP_FN) {
+        plan->fn = ew_is_float(c->compute) ? sp->f : sp->i;
+        plan->bool_result = sp->bool_result;
+        if (plan->fn == NULL) {   /* the definition's dtype lists admit a dtype it has no function for */
+            char b[24];
+            pyaclnn_stub_report(ACLNN_ERR_INNER, c->api, "no %s kernel for the compute dtype %s",
+                                c->def->name, op_dtype_name(c->compute, b));
+            return ACLNN_ERR_INNER;
+        }
+    }
+    plan->n_inputs = 0;
+    for (int k = 0; k < s->np; k++) {
+        if (c->def->params[s->p[k]].kind == OP_K_SCALAR) {
+            const op_scalar *sc = op_scalar_of(c, s, k);
+            plan->scalar_second = 1;
+            plan->scalar = ew_cast(sc->v, sc->dtype, c->compute);   /* the scalar as a tensor of the compute dtype */
+            continue;
+        }
+        plan->n_inputs++;
+        if (pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* pw_attrs a ...: the operator's attributes (scalars, doubles, integers, bools) as doubles in the plan's
+ * attr[] (after pw_plan), in order; an absent optional scalar is NaN. */
+aclnnStatus opc_pw_attrs(op_call *c, const op_step *s) {
+    ew_plan *plan = (ew_plan *)c->params;
+    for (int k = 0; k < s->np && k < 4; k++) {
+        const op_arg *a = op_argument(c, s, k);
+        switch (c->def->params[s->p[k]].kind) {
+        case OP_K_SCALAR: {
+            const op_scalar *sc = op_scalar_of(c, s, k);
+            plan->attr[k] = sc->dtype == ACL_DT_UNDEFINED ? NAN : ew_value_to_double(sc->v, sc->dtype);
+            break;
+        }
+        case OP_K_DOUBLE: plan->attr[k] = a->d; break;
+        default: plan->attr[k] = (double)a->i; break;
+        }
+    }
+    return ACLNN_SUCCESS;
+}

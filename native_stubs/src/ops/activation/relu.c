@@ -1,0 +1,124 @@
+/*
+ * aclnnRelu, aclnnInplaceRelu and aclnnThresholdBackward (relu's backward: torch_npu calls
+ * threshold_backward(grad, result, 0)) (hicann/ops-nn activation/relu/op_api/aclnn_relu.cpp,
+ * activation/threshold_grad_v2_d/op_api/aclnn_threshold_backward.cpp).
+ *
+ *   relu(x) = x > 0 ? x : 0 (NaN stays NaN, as torch; UINT8 is copied)
+ *   thresholdBackward(dy, x, t) = x > t ? dy : 0, x and dy broadcast, t compared as FLOAT for float
+ *   dtypes (the vendor's ToFloat) and exactly for integers.
+ * Moves and comparisons: bit-exact (class a).
+ *
+ * BF16: the vendor's relu check admits it for SoC versions from 910B to 910E; the emulator also
+ * admits it on Ascend 950 (the regbase list of threshold_backward has it, and torch_npu's bf16
+ * models call relu there).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/view.h"
+#include "opbase/checks.h"
+#include "ops_decls.h"
+
+/* threshold_backward: the 910 list, + BF16 (A2/A3, 950), + INT64 (950 with threshold 0: ReluGrad) */
+static const aclDataType TB[] = {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8, ACL_BF16, ACL_INT64};
+
+void relu_kernel(const pyaclnn_stub_launch *launch) {
+    const pyaclnn_stub_tensor *x = &launch->inputs[0], *y = &launch->outputs[0];
+    if (!tv_launch_views_ok(launch)) return;
+    int64_t n = pyaclnn_stub_numel(x);
+    unsigned char *buf = tv_gather_bytes(x);    /* all of x first: x and y may alias (in place) */
+    if (buf == NULL) {
+        tv_fail_oom(launch);
+        return;
+    }
+    size_t isz = ew_itemsize(x->dtype);
+    int is_float = ew_repr_of(x->dtype) == EW_REPR_F;
+    for (int64_t i = 0; i < n; i++) {
+        unsigned char *p = buf + i * (int64_t)isz;
+        ew_value v = ew_load(p, x->dtype);
+        int zero = is_float ? v.f <= 0 : v.i < 0;     /* NaN <= 0 is false: NaN stays */
+        if (zero) memset(p, 0, isz);                  /* +0 in every dtype (relu(-0.0) = +0) */
+    }
+    tv_scatter_bytes(y, buf);
+    free(buf);
+}
+
+/* relu_nothing self out: the vendor's early return -- empty, or UINT8 in place (relu is a copy). */
+aclnnStatus opc_relu_nothing(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    if (pyaclnn_stub_numel(self) == 0 || (s->p[0] == s->p[1] && self->dtype == ACL_UINT8)) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- aclnnThresholdBackward ---------------------------------------------------------------- */
+
+typedef struct {
+    ew_value threshold;                    /* FLOAT value for float dtypes, the integer otherwise */
+    int64_t ndim;
+    int64_t shape[PYACLNN_STUB_MAX_DIMS];  /* the broadcast shape */
+} tb_params;
+
+static void bcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *st) {
+    int64_t lead = ndim - t->ndim;
+    for (int64_t d = 0; d < ndim; d++) st[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
+}
+
+void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
+    const tb_params *p = launch->params;
+    const pyaclnn_stub_tensor *dy = &launch->inputs[0], *x = &launch->inputs[1], *out = &launch->outputs[0];
+    if (!tv_launch_views_ok(launch)) return;
+    int64_t sd[PYACLNN_STUB_MAX_DIMS], sx[PYACLNN_STUB_MAX_DIMS], idx[PYACLNN_STUB_MAX_DIMS] = {0}, n = 1;
+    bcast_strides(dy, p->ndim, sd);
+    bcast_strides(x, p->ndim, sx);
+    for (int64_t d = 0; d < p->ndim; d++) n *= p->shape[d];
+    size_t isz = ew_itemsize(out->dtype);
+    int is_float = ew_repr_of(x->dtype) == EW_REPR_F;
+    unsigned char *buf = malloc((size_t)n * isz + 1);   /* all reads before any write: out may alias */
+    if (buf == NULL) {
+        tv_fail_oom(launch);
+        return;
+    }
+    int64_t od = dy->offset, ox = x->offset;
+    for (int64_t i = 0; i < n; i++) {
+        ew_value v = ew_load(tv_at(x, ox), x->dtype);
+        int keep = is_float ? (float)v.f > (float)p->threshold.f : v.i > p->threshold.i;
+        if (keep) memcpy(buf + i * (int64_t)isz, tv_at(dy, od), isz);
+        else memset(buf + i * (int64_t)isz, 0, isz);
+        for (int64_t d = p->ndim - 1; d >= 0; d--) {
+            od += sd[d];
+            ox += sx[d];
+            if (++idx[d] < p->shape[d]) break;
+            od -= sd[d] * idx[d];
+            ox -= sx[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    tv_scatter_bytes(out, buf);
+    free(buf);
+}
+
+/* tb_dtypes gradOutput self threshold: both in the SoC's list, which depends on the threshold (the 950's
+ * ReluGrad path takes INT64 only for a threshold of 0). */
+aclnnStatus opc_tb_dtypes(op_call *c, const op_step *s) {
+    const op_scalar *t = op_scalar_of(c, s, 2);
+    float tf = (float)ew_value_to_double(t->v, t->dtype);
+    pyaclnn_soc_family soc = pyaclnn_stub_soc_family();
+    size_t n_list = soc == PYACLNN_SOC_OTHER ? 5 : soc == PYACLNN_SOC_950 && tf == 0.0f ? 7 : 6;
+    aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), op_tensor(c, s, 0)->dtype, TB, n_list);
+    return rc ? rc : ew_check_dtype_in(c->api, op_pname(c, s, 1), op_tensor(c, s, 1)->dtype, TB, n_list);
+}
+
+/* tb_plan threshold gradOutput self: the threshold as the kernel compares it (FLOAT for float dtypes, the
+ * vendor's ToFloat; converted to self's dtype otherwise) over the broadcast shape. */
+aclnnStatus opc_tb_plan(op_call *c, const op_step *s) {
+    const op_scalar *t = op_scalar_of(c, s, 0);
+    const pyaclnn_stub_tensor *dy = op_tensor(c, s, 1), *x = op_tensor(c, s, 2);
+    tb_params *prm = op_params(c, sizeof *prm);
+    prm->ndim = c->ndim;
+    for (int64_t d = 0; d < c->ndim; d++) prm->shape[d] = c->shape[d];
+    if (ew_repr_of(x->dtype) == EW_REPR_F) prm->threshold.f = (double)(float)ew_value_to_double(t->v, t->dtype);
+    else prm->threshold = ew_cast(t->v, t->dtype, x->dtype);
+    if (pyaclnn_stub_numel(dy) == 0 || pyaclnn_stub_numel(x) == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
