@@ -342,3 +342,16 @@ aclnnStatus opc_empty(op_call *c, const op_step *s) {
         if (op_tensor(c, s, k)->present && pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- steps of the pointwise and conversion families (Addcmul/Addcdiv, SWhere) ----------------- */
+
+/* broadcast_with p "name": p broadcast with the result shape so far (a step's: broadcast ...), which the
+ * message calls "name" ("self shape [..] and tensor1 * tensor2 shape [..] can not broadcast"), becomes the
+ * result shape. */
+aclnnStatus opc_broadcast_with(op_call *c, const op_step *s) {
+    pyaclnn_stub_tensor result = *op_tensor(c, s, 0);   /* only its shape is read */
+    result.ndim = c->ndim;
+    for (int64_t d = 0; d < c->ndim; d++) result.shape[d] = c->shape[d];
+    return ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), s->text != NULL ? s->text : "", &result,
+                        c->shape, &c->ndim);
+}
