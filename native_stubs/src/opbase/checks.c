@@ -345,6 +345,12 @@ aclnnStatus opc_empty(op_call *c, const op_step *s) {
 
 /* ---- steps of the pointwise and conversion families (Addcmul/Addcdiv, SWhere) ----------------- */
 
+int ew_in_list(aclDataType dt, const aclDataType *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == dt) return 1;
+    return 0;
+}
+
 /* broadcast_with p "name": p broadcast with the result shape so far (a step's: broadcast ...), which the
  * message calls "name" ("self shape [..] and tensor1 * tensor2 shape [..] can not broadcast"), becomes the
  * result shape. */

@@ -67,12 +67,6 @@ static aclDataType division_dtype(ew_opcode op, aclDataType p) {
     return p;
 }
 
-static int in_list(aclDataType dt, const aclDataType *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (list[i] == dt) return 1;
-    return 0;
-}
-
 /* arith_dtype self other [alpha] out LIST: promoteType (of two tensors, or the scalar forms' rules), then
  * the vendor's checks on it: defined, alpha castable to it, no bool subtraction, in LIST, castable to
  * out (in place out is selfRef). Leaves it in c->compute. */
@@ -111,7 +105,7 @@ aclnnStatus opc_arith_dtype(op_call *c, const op_step *s) {
                             "(use logical_xor, or cast to an integer dtype)");
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!in_list(p, list, n_list)) {
+    if (!ew_in_list(p, list, n_list)) {
         char all[256];
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Input dtype %s is not implemented, it should be in dtype "
                             "support list %s", op_dtype_name(p, b1), ew_dtype_list(list, n_list, all, sizeof all));
@@ -139,8 +133,8 @@ static void choose_alpha(ew_opcode op, aclDataType p, aclDataType adt, ew_value 
     static const aclDataType AXPY_950[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     static const aclDataType AXPY_A2_ADD[] = {ACL_FLOAT, ACL_INT32, ACL_FLOAT16};
     static const aclDataType AXPY_A2_SUB[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-    int axpy = ew_soc_is_950() ? in_list(p, AXPY_950, 3)
-                               : (negate ? in_list(p, AXPY_A2_SUB, 3) : in_list(p, AXPY_A2_ADD, 3));
+    int axpy = ew_soc_is_950() ? ew_in_list(p, AXPY_950, 3)
+                               : (negate ? ew_in_list(p, AXPY_A2_SUB, 3) : ew_in_list(p, AXPY_A2_ADD, 3));
     if (axpy) {
         plan->alpha_mode = EW_ALPHA_AXPY_F32;
         plan->alpha.f = negate ? -af : af;   /* the vendor passes alpha->ToFloat() (negated for Sub) */

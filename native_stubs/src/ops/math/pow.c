@@ -59,8 +59,7 @@ static aclnnStatus cannot_cast(const char *api, aclDataType result, aclDataType 
 
 static aclnnStatus check_in_list(const char *api, const char *what, aclDataType dt, const aclDataType *list,
                                  size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (list[i] == dt) return ACLNN_SUCCESS;
+    if (ew_in_list(dt, list, n)) return ACLNN_SUCCESS;
     char b[24], all[160];
     pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be in dtype support list [%s].", what,
                         op_dtype_name(dt, b), ew_dtype_list(list, n, all, sizeof all));
