@@ -59,10 +59,10 @@ each message line; hexadecimal addresses (``0x...`` -> ``0x?``: handles, device 
 differ between runs); the task number in stream fault messages (``task 17 on stream`` -> ``task # on
 stream``: it counts the launches since the process started, so it depends on which calls ran
 before). The workspace handed to phase 2 is pre-filled with a fixed byte and not hashed. The replay
-processes run with PYACLNN_STUB_KERNEL_THREADS=1: with several kernel threads, an in-place operator
-whose output view overlaps itself (a 0 stride, e.g. InplaceExp on an expanded view) writes its
-elements in an order that depends on how rows are split between threads (found while building
-this corpus; with the variable unset, small tensors like these run on one thread anyway).
+processes run with PYACLNN_STUB_KERNEL_THREADS=3 (PYACLNN_CORPUS_THREADS), so that even these small
+tensors are spread over threads: the baseline was recorded with one thread, so the replay also shows
+that no result depends on the thread count (an in-place operator on an output view that overlaps
+itself, a 0 stride, used to: found while building this corpus, fixed in the elementwise engine).
 Every other PYACLNN_STUB_* variable is removed (PYACLNN_STUB_ARNQ_* / _AMP_* switch arithmetic
 variants on purpose), except PYACLNN_STUB_LIBDIR, which picks the build under test. The recorder
 checks determinism by recording twice (``record`` does that by default) and stores nothing if a
@@ -578,9 +578,9 @@ def child_env(soc: str) -> dict:
            if not (k.startswith("PYACLNN_STUB_") and k != "PYACLNN_STUB_LIBDIR") and k != "ASCEND_RT_VISIBLE_DEVICES"}
     env["PYACLNN_STUB_SOC"] = soc
     env["PYACLNN_BACKEND"] = "stub"
-    # One kernel thread: an in-place operator whose output view overlaps itself (a 0 stride) writes
-    # its elements in an order that depends on how the rows are split between threads.
-    env["PYACLNN_STUB_KERNEL_THREADS"] = "1"
+    # Kernels spread even these small inputs over 3 threads (PYACLNN_CORPUS_THREADS), so the replay also
+    # shows that no result depends on the thread count (the baseline was recorded with one).
+    env["PYACLNN_STUB_KERNEL_THREADS"] = os.environ.get("PYACLNN_CORPUS_THREADS", "3")
     paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
