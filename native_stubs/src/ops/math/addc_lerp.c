@@ -86,6 +86,7 @@ aclnnStatus opc_lerp_max_dim(op_call *c, const op_step *s) {
 
 aclnnStatus opc_lerp_plan(op_call *c, const op_step *s) {
     aclDataType self = op_tensor(c, s, 0)->dtype;
-    scalar_plan(c, self, 2, op_scalar_of(c, s, 1), ew_soc_is_950() ? ACL_FLOAT : self);   /* the op_api's weight tensor */
+    /* the op_api's weight tensor */
+    scalar_plan(c, self, 2, op_scalar_of(c, s, 1), ew_soc_is_950() ? ACL_FLOAT : self);
     return ACLNN_SUCCESS;
 }

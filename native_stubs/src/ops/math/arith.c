@@ -2,7 +2,9 @@
  * The steps of the binary arithmetic operators (arith.toml: Add, Sub, Rsub, Mul, Div, DivMod and their
  * scalar and in-place forms), following the vendor's op_api (hicann/ops-math math/{add,sub,mul,div}/op_api):
  *   arith_mode mode                      DivMod's mode is 0, 1 or 2
- *   arith_dtype self other [alpha] out L the compute dtype (promoteType, the scalar forms' rules) and its checks
+ *   arith_dtype self other [alpha] out   the compute dtype (promoteType, the scalar forms' rules) and its checks
+ *   arith_in LIST                        ... in the support list
+ *   arith_out out                        ... castable to out
  *   arith_plan self other [alpha]        the engine's plan, with the kernel alpha selects
  * Arithmetic: src/kernels/elementwise.h.
  */
@@ -67,21 +69,18 @@ static aclDataType division_dtype(ew_opcode op, aclDataType p) {
     return p;
 }
 
-/* arith_dtype self other [alpha] out LIST: promoteType (of two tensors, or the scalar forms' rules), then
- * the vendor's checks on it: defined, alpha castable to it, no bool subtraction, in LIST, castable to
- * out (in place out is selfRef). Leaves it in c->compute. */
+/* arith_dtype self other [alpha] out: promoteType (of two tensors, or the scalar forms' rules: these read
+ * out's dtype), then the vendor's checks on it: defined, alpha castable to it, no bool subtraction. Leaves
+ * it in c->compute. */
 aclnnStatus opc_arith_dtype(op_call *c, const op_step *s) {
     ew_opcode op = arith_op(c);
     int scalar_form = c->def->params[s->p[1]].kind == OP_K_SCALAR, has_alpha = s->np == 4;
-    int inplace = s->p[0] == s->p[s->np - 1];
     aclDataType self = op_tensor(c, s, 0)->dtype, out = op_tensor(c, s, s->np - 1)->dtype;
     aclDataType sdt = ACL_DT_UNDEFINED, adt = ACL_DT_UNDEFINED;
     ew_value sval = {0, 0}, aval = {0, 0};
     if (scalar_form) sdt = op_scalar_of(c, s, 1)->dtype, sval = op_scalar_of(c, s, 1)->v;
     if (has_alpha) adt = op_scalar_of(c, s, 2)->dtype, aval = op_scalar_of(c, s, 2)->v;
     aclDataType other = scalar_form ? sdt : op_tensor(c, s, 1)->dtype;
-    size_t n_list;
-    const aclDataType *list = op_list(s->list, &n_list);
 
     char b1[24], b2[24];
     aclDataType p = scalar_form ? scalar_compute_dtype(op, self, sdt, sval, has_alpha, adt, aval, out)
@@ -105,19 +104,30 @@ aclnnStatus opc_arith_dtype(op_call *c, const op_step *s) {
                             "(use logical_xor, or cast to an integer dtype)");
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!ew_in_list(p, list, n_list)) {
-        char all[256];
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Input dtype %s is not implemented, it should be in dtype "
-                            "support list %s", op_dtype_name(p, b1), ew_dtype_list(list, n_list, all, sizeof all));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (!ew_can_cast(p, out) || ew_itemsize(out) == 0) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Promote dtype %s can't be cast to the desired output "
-                            "type %s%s", op_dtype_name(p, b1), op_dtype_name(out, b2), inplace ? " (selfRef)" : "");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
     c->compute = p;
     return ACLNN_SUCCESS;
+}
+
+/* arith_in LIST: the compute dtype (promoteType) in the support list. */
+aclnnStatus opc_arith_in(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    if (ew_in_list(c->compute, list, n)) return ACLNN_SUCCESS;
+    char b[24], all[256];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Input dtype %s is not implemented, it should be in dtype "
+                        "support list %s", op_dtype_name(c->compute, b), ew_dtype_list(list, n, all, sizeof all));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* arith_out out: the compute dtype castable to out's (in place: selfRef's, which the message says). */
+aclnnStatus opc_arith_out(op_call *c, const op_step *s) {
+    aclDataType out = op_tensor(c, s, 0)->dtype;
+    if (ew_can_cast(c->compute, out) && ew_itemsize(out) != 0) return ACLNN_SUCCESS;
+    char b1[24], b2[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Promote dtype %s can't be cast to the desired output type "
+                        "%s%s", op_dtype_name(c->compute, b1), op_dtype_name(out, b2),
+                        c->def->params[s->p[0]].role == OP_INOUT ? " (selfRef)" : "");
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 /* Which kernel applies alpha (aclnn_add.cpp / aclnn_sub.cpp: IsEqualToOne, IsSupportAxpy(V2)). */

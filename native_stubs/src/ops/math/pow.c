@@ -2,7 +2,8 @@
  * The steps of the pow operators (pow.toml), following the vendor's op_api (hicann/ops-math
  * math/pow/op_api/aclnn_pow.cpp, aclnn_pow_tensor_tensor.cpp):
  *   pow_not_both_bool self exponent           BOOL ** BOOL refused (tensor ** tensor, before the lists)
- *   pow_scalar_dtype self exponent out LIST   the scalar forms' dtype checks and compute dtype
+ *   pow_in self exponent LIST                 the scalar forms' dtypes in the support list
+ *   pow_scalar_dtype self exponent out        ... their promotion and compute dtype, castable to out
  *   pow_scalar_plan self exponent             Ascend 950's checks on a scalar exponent, then the plan
  */
 #include <math.h>
@@ -57,28 +58,29 @@ static aclnnStatus cannot_cast(const char *api, aclDataType result, aclDataType 
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-static aclnnStatus check_in_list(const char *api, const char *what, aclDataType dt, const aclDataType *list,
-                                 size_t n) {
-    if (ew_in_list(dt, list, n)) return ACLNN_SUCCESS;
-    char b[24], all[160];
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be in dtype support list [%s].", what,
-                        op_dtype_name(dt, b), ew_dtype_list(list, n, all, sizeof all));
-    return ACLNN_ERR_PARAM_INVALID;
+/* pow_in self exponent LIST: the base's and the exponent's dtypes (tensor or scalar) in LIST. */
+aclnnStatus opc_pow_in(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    for (int k = 0; k < 2; k++) {
+        aclDataType dt = operand_dtype(c, s, k);
+        if (ew_in_list(dt, list, n)) continue;
+        char b[24], all[160];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s should be in dtype support list [%s].",
+                            k == 0 ? "Self" : "exp", op_dtype_name(dt, b), ew_dtype_list(list, n, all, sizeof all));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
 }
 
-/* pow_scalar_dtype self exponent out LIST, one of self and exponent a scalar: the base's and the exponent's
- * dtypes in LIST; their plain promotion defined and castable to out; the compute dtype (c->compute)
- * defined, not BOOL ** BOOL, castable to out (all 161002). */
+/* pow_scalar_dtype self exponent out, one of self and exponent a scalar: their plain promotion defined
+ * and castable to out; the compute dtype (c->compute) defined, not BOOL ** BOOL, castable to out
+ * (all 161002). */
 aclnnStatus opc_pow_scalar_dtype(op_call *c, const op_step *s) {
     const char *api = c->api;
     int scalar_is_base = c->def->params[s->p[0]].kind == OP_K_SCALAR;
     aclDataType self_dt = operand_dtype(c, s, 0), exp_dt = operand_dtype(c, s, 1), out = op_tensor(c, s, 2)->dtype;
     aclDataType tensor = scalar_is_base ? exp_dt : self_dt, sdt = scalar_is_base ? self_dt : exp_dt;
-    size_t n;
-    const aclDataType *list = op_list(s->list, &n);
-    aclnnStatus rc;
-    if ((rc = check_in_list(api, "Self", self_dt, list, n)) || (rc = check_in_list(api, "exp", exp_dt, list, n)))
-        return rc;
     aclDataType plain = ew_promote(self_dt, exp_dt);
     if (plain == ACL_DT_UNDEFINED) return cannot_promote(api, "self", self_dt, exp_dt);
     if (!ew_can_cast(plain, out)) return cannot_cast(api, plain, out);
