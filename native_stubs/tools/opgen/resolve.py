@@ -71,7 +71,8 @@ def resolve_steps(fam: Family, op: Op) -> None:
         required = [p.name for p in op.params if p.kind in pointer_kinds and not p.optional]
         checks.insert(0, "not_null " + " ".join(required))
     if not any(c.split()[0] == "read" for c in checks):
-        k = 0
+        # right after the (first run of) not_null steps
+        k = next(i for i, c in enumerate(checks) if c.split()[0] == "not_null")
         while k < len(checks) and checks[k].split()[0] == "not_null":
             k += 1
         checks.insert(k, "read")
