@@ -145,7 +145,10 @@ def test_timeouts_and_versions(acl, ascendcl):
     ("aclmdlInitDump", (), FEATURE_NOT_SUPPORT),
     ("aclrtReserveMemAddress", (None, 64, 0, None, 0), FEATURE_NOT_SUPPORT),
     ("aclrtMallocPhysical", (None, 64, None, 0), FEATURE_NOT_SUPPORT),
-    ("aclGetDeviceCapability", (0, 0, None), FEATURE_NOT_SUPPORT),
+    ("aclrtIpcMemClose", (b"key",), FEATURE_NOT_SUPPORT),
+    ("aclrtIpcGetEventHandle", (None, None), FEATURE_NOT_SUPPORT),
+    ("aclrtDeviceTaskAbort", (0, 0), FEATURE_NOT_SUPPORT),
+    ("aclrtGetHardwareSyncAddr", (None,), FEATURE_NOT_SUPPORT),
     ("aclrtDeviceCanAccessPeer", (None, 0, 1), FEATURE_NOT_SUPPORT),
     ("aclrtBinaryLoadFromData", (None, 0, None, None), FEATURE_NOT_SUPPORT),
     ("rtKernelLaunch", (None, 1, None, 0, None, None), 0x17),      # hacl_rt.h RT_ERROR_FEATURE_NOT_SUPPROT
