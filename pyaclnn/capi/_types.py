@@ -30,10 +30,24 @@ _ENUM_ALIASES = {"aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocP
                  "aclrtHostRegisterType", "aclrtMallocAttrType", "aclrtMemLocationType", "aclrtCmoType",
                  "aclrtDevAttr", "aclCannAttr"}
 
-# Host functions and callbacks (acl_rt.h): void (*)(void *). Keep the CFUNCTYPE object alive while the
-# runtime may call it.
-aclrtCallback = CFUNCTYPE(None, c_void_p)
-aclrtHostFunc = CFUNCTYPE(None, c_void_p)
+
+
+def _function_pointer(name: str, restype, *argtypes):
+    """A CFUNCTYPE class that also takes None (C's NULL function pointer) as an argument, as C does."""
+    base = CFUNCTYPE(restype, *argtypes)
+
+    def from_param(cls, obj):
+        return None if obj is None else base.from_param(obj)
+
+    return type(name, (base,), {"_flags_": base._flags_, "_restype_": base._restype_,
+                                "_argtypes_": base._argtypes_, "from_param": classmethod(from_param),
+                                "__module__": __name__})
+
+
+# Host functions and callbacks (acl_rt.h): void (*)(void *). Wrap a Python function as
+# ``aclrtHostFunc(fn)`` and keep that object alive as long as the runtime may call it.
+aclrtCallback = _function_pointer("aclrtCallback", None, c_void_p)
+aclrtHostFunc = _function_pointer("aclrtHostFunc", None, c_void_p)
 
 
 class aclrtMallocAttrValue(Union):

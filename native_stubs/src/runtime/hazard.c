@@ -469,6 +469,12 @@ int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t ind
     return code;
 }
 
+/* The stream whose host function or callback the calling thread runs (UINT32_MAX: none). That code
+ * sits at one point of its stream: the stream's earlier work is before it, its later work after it. */
+static _Thread_local uint32_t tls_host_slot = UINT32_MAX;
+
+void rt_hz_host_in_stream(rt_stream *s) { tls_host_slot = s ? s->hz_slot : UINT32_MAX; }
+
 int rt_hz_host_access(const char *func, const pyaclnn_stub_access *acc, size_t n, char *msg, size_t len) {
     if (msg && len) msg[0] = '\0';
     int found = 0;
@@ -479,7 +485,7 @@ int rt_hz_host_access(const char *func, const pyaclnn_stub_access *acc, size_t n
         if (!place(&acc[i], &spots[m])) continue;
         placed *p = &spots[m++];
         prune(p->alloc);
-        const hz_record *r = found ? NULL : first_conflict(p->alloc, p->lo, p->hi, p->write, &host_clock, UINT32_MAX);
+        const hz_record *r = found ? NULL : first_conflict(p->alloc, p->lo, p->hi, p->write, &host_clock, tls_host_slot);
         if (r) {
             conflict(0, func, "host", NULL, p->write, p->lo, p->hi, p->alloc, r, SYNC_TAIL, msg, len);
             found = 1;

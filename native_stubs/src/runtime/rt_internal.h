@@ -321,6 +321,9 @@ void rt_hz_event_snapshot(rt_event *ev, rt_hz_clock *out);
 void rt_hz_host_join(rt_hz_clock *c);
 void rt_hz_host_saw(rt_stream *s, uint64_t index);   /* the host waited for task `index` of s */
 void rt_hz_event_reset(rt_event *ev);
+/* Host code running inside stream s (a host function or callback; NULL when it returns): host accesses
+ * it makes are ordered with all of s's work, before or after it. Per thread. */
+void rt_hz_host_in_stream(rt_stream *s);
 
 /* ---- fork (fork.c) -------------------------------------------------------------------------- */
 

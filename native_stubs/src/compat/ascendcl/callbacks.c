@@ -25,7 +25,9 @@
  * (107015, reported by the stream's next synchronisation) and the callback never runs.
  *
  * Hazard checker: the task takes its stream's clock (RT_HZ_SYNC_SNAPSHOT); when the function runs the
- * host joins it, so host code in a host function or callback may use what the stream produced before it.
+ * host joins it, and while it runs, the host accesses it makes count as ordered with all of its stream's
+ * work (rt_hz_host_in_stream): host code in a host function or callback may use what its stream produced
+ * before it, and the stream's later work waits for it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,6 +48,7 @@ typedef struct report {
     int block;
     int state;
     rt_hz_clock snapshot;   /* the stream's hazard clock at the callback's task (moved from the task) */
+    rt_stream *stream;
 } report;
 
 typedef struct subscriber {   /* a thread that has subscribed streams or reports to run */
@@ -159,7 +162,9 @@ static void join_host_view(rt_hz_clock *c) {
 static void run_host_func(void *p) {
     host_task *t = p;
     join_host_view(&t->snapshot);
+    if (rt_hz_mode) rt_hz_host_in_stream(t->s);
     t->host_fn(t->arg);
+    if (rt_hz_mode) rt_hz_host_in_stream(NULL);
 }
 
 static void run_callback(void *p) {
@@ -180,6 +185,7 @@ static void run_callback(void *p) {
     r->fn = t->cb_fn;
     r->user_data = t->arg;
     r->block = t->block;
+    r->stream = t->s;
     r->state = QUEUED;
     r->snapshot = t->snapshot;   /* moved: the thread that runs the callback joins it */
     t->snapshot.c = NULL;
@@ -373,7 +379,9 @@ ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout) {
         report *r = batch;
         batch = r->next;
         join_host_view(&r->snapshot);
+        if (rt_hz_mode) rt_hz_host_in_stream(r->stream);
         r->fn(r->user_data);
+        if (rt_hz_mode) rt_hz_host_in_stream(NULL);
         pthread_mutex_lock(&cb_mu);
         if (r->block) {   /* the stream's task frees it once it sees DONE */
             r->state = DONE;
