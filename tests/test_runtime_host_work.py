@@ -365,3 +365,34 @@ def test_event_wait_status_argument_checks(acl):
         capi.aclrtDestroyEvent(event)
     expect_failure(capi.aclrtQueryEventWaitStatus(event, ctypes.byref(status)), PARAM_INVALID,
                    "aclrtQueryEventWaitStatus", "not a live event")
+
+
+def test_forked_child_gets_507899_from_the_new_entry_points():
+    code, out, err = run_python("""
+        import ctypes, os, signal
+        from pyaclnn import capi
+        assert capi.aclrtSetDevice(0) == 0
+        s = ctypes.c_void_p()
+        assert capi.aclrtCreateStream(ctypes.byref(s)) == 0           # starts a stream worker: the runtime is up
+        p = ctypes.c_void_p()
+        assert capi.aclrtMalloc(ctypes.byref(p), 64, 0) == 0
+        f = capi.aclrtHostFunc(lambda a: None)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(10)
+            v, i = ctypes.c_int64(), ctypes.c_int32()
+            codes = [capi.aclrtLaunchHostFunc(s, f, None), capi.aclrtValueWrite(p, 1, 0, s),
+                     capi.aclrtValueWait(p, 1, 0, s), capi.aclrtProcessReport(10),
+                     capi.aclrtSubscribeReport(1, s), capi.aclrtGetDeviceInfo(0, 101, ctypes.byref(v)),
+                     capi.aclrtGetPrimaryCtxState(0, None, ctypes.byref(i)), capi.aclrtStreamGetId(s, ctypes.byref(i)),
+                     capi.aclrtHostRegisterV2(p, 64, 2), capi.aclrtCmoAsync(p, 8, 0, s)]
+            os.write(1, (" ".join(map(str, codes)) + "\\n").encode())
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert capi.aclrtLaunchHostFunc(s, f, None) == 0 and capi.aclrtSynchronizeStream(s) == 0
+        capi.aclrtFree(p)
+        capi.aclrtDestroyStream(s)
+    """, timeout=60)
+    assert code == 0, err
+    assert out.split() == ["507899"] * 10
