@@ -24,7 +24,9 @@
  * the clock of the latest write queued before it whose value satisfies the wait's condition (the
  * write that releases it, when the program is written that way round; a wait queued before any such
  * write orders nothing). Host functions and callbacks take their stream's clock at their task
- * (RT_HZ_SYNC_SNAPSHOT); the host joins it when the function runs, as after a synchronisation.
+ * (RT_HZ_SYNC_SNAPSHOT); the host joins it when the function runs, as after a synchronisation, and
+ * the host accesses the function makes count as ordered with all of its stream's work
+ * (rt_hz_host_in_stream): the work queued after it on that stream waits for it.
  */
 #include <inttypes.h>
 #include <stdio.h>
