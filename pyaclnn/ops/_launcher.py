@@ -29,7 +29,7 @@ from ..tensor import Tensor
 from . import _marshal, _registry
 from ._errors import not_exported, op_error
 from ._prepared import _NOT_CACHEABLE, _cache_config, cached_call, plan_class
-from ._registry import available, signature, snake_case
+from ._registry import DATA_DEPENDENT_SHAPE, available, signature, snake_case
 
 _c_uint64 = ctypes.c_uint64
 _c_void_p = ctypes.c_void_p
@@ -66,6 +66,8 @@ class OpFunction:
         params = sig.user_params
         self.params = params
         self._n = len(params)
+        # Output shape from the data: phase 2 synchronises (see DATA_DEPENDENT_SHAPE).
+        self.data_dependent = sig.name in DATA_DEPENDENT_SHAPE
         # Numbers passed by value need no Python conversion when ctypes accepts them as they are;
         # when it does not (a numpy float32, a dtype name for an int64 ...) the call is retried
         # with the converters in `_by_value`.
@@ -166,7 +168,8 @@ class OpFunction:
             return self._launch_tensors(args, stream)
 
     def _launch_tensors(self, args, stream):
-        if _cache_config.maxsize:
+        # A cached (repeatable) executor would leave a data-dependent shape on its own descriptor.
+        if _cache_config.maxsize and not self.data_dependent:
             out = cached_call(self, args, stream)
             if out is not _NOT_CACHEABLE:
                 return out

@@ -107,6 +107,13 @@ class PreparedCall:
         gws, launch = fn.bind()
         if stream._handle is None:
             raise RuntimeError("stream is closed")
+        if fn.data_dependent:
+            # phase 2 would write the real output shape into the plan's own aclTensor, which the
+            # caller never sees (the result would keep its full, allocated shape)
+            raise NotImplementedError(
+                f"prepare(): {fn.__name__} sets its output shape from the data at launch; a prepared call "
+                f"cannot hand that shape back -- call the operator directly (ops.{fn.__name__}(...) or its "
+                f"friendly function), which returns the real shape")
         self.op = fn
         self._launch = launch
         self._keep = keep_refs
