@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _env
 from . import errors as _errors
 from .errors import BackendError, MissingSymbolError
 
@@ -115,7 +116,7 @@ def _package_dirs() -> list[Path]:
 
 def stub_library_dir() -> str | None:
     """The bundled stub's library directory: ``$PYACLNN_STUB_LIBDIR`` or ``<pkg>/_stub/lib``."""
-    override = os.environ.get(ENV_STUB_LIBDIR)
+    override = _env.path(ENV_STUB_LIBDIR)
     if override:
         return str(Path(override).resolve())
     for entry in _package_dirs():
@@ -140,7 +141,7 @@ def stub_include_dir() -> str | None:
 
 def toolkit_candidates() -> list[tuple[str, str]]:
     """(root, lib64 dir) pairs tried for a real toolkit, in order, without duplicates."""
-    roots = [os.environ[v] for v in TOOLKIT_ENV_VARS if os.environ.get(v)]
+    roots = [r for r in map(_env.path, TOOLKIT_ENV_VARS) if r]
     roots += list(TOOLKIT_DEFAULT_ROOTS)
     arch = platform.machine()
     out, seen = [], set()
@@ -159,15 +160,14 @@ def _has_base_libs(libdir: Path) -> bool:
 
 def _opp_path(root: str) -> Path:
     # set_env.sh exports ASCEND_OPP_PATH=<root>/opp; assume the same when it is not set.
-    return Path(os.environ.get("ASCEND_OPP_PATH") or Path(root) / "opp")
+    return Path(_env.path("ASCEND_OPP_PATH") or Path(root) / "opp")
 
 
 def custom_op_libraries(root: str) -> list[Path]:
     """Vendor ``libcust_opapi.so`` files, highest priority first (torch_npu / nnopbase order)."""
     out = []
-    for entry in os.environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":"):
-        if entry:
-            out.append(Path(entry) / "op_api" / "lib" / "libcust_opapi.so")
+    for entry in _env.path_list("ASCEND_CUSTOM_OPP_PATH"):
+        out.append(Path(entry) / "op_api" / "lib" / "libcust_opapi.so")
     vendors = _opp_path(root) / "vendors"
     config = vendors / "config.ini"
     if config.is_file():
