@@ -249,7 +249,10 @@ class Tensor:
         return (self._storage_elements(),)
 
     def is_contiguous(self) -> bool:
-        """Row-major contiguous (dimensions of size 1 may have any stride)."""
+        """Row-major contiguous (dimensions of size 1 may have any stride; an empty tensor is
+        contiguous whatever its strides, as in torch)."""
+        if 0 in self.shape:
+            return True
         expected = 1
         for d, s in zip(reversed(self.shape), reversed(self.strides)):
             if d != 1 and s != expected:

@@ -169,6 +169,18 @@ def test_nonzero_v2_leaves_rank_by_count_on_out():
     np.testing.assert_array_equal(out.numpy().reshape(-1)[:4], [0, 1, 1, 0])   # contiguous in the real shape
 
 
+def test_nonzero_v2_without_non_zeros_leaves_rank_by_0_with_torchs_strides():
+    """No non-zero element: out's view becomes [rank, 0], whose contiguous strides count the zero-size
+    dimension as 1 -- (1, 1), as torch gives shape (2, 0) (issue 27, point 11)."""
+    import ctypes
+    from pyaclnn import capi
+    out = pyaclnn.empty((2, 6), "int64")
+    ops.NonzeroV2(np.zeros((2, 3), np.float32), out)
+    p, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
+    assert capi.aclGetViewStrides(out.acl_handle(), ctypes.byref(p), ctypes.byref(n)) == 0
+    assert view_shape(out) == (2, 0) and [p[i] for i in range(n.value)] == [1, 1]
+
+
 def test_nonzero_v2_matches_torch_cpu():
     torch = pytest.importorskip("torch")
     x = torch.from_numpy(sample("float32", (5, 3)))
