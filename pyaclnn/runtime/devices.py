@@ -107,12 +107,15 @@ class _DeviceState:
         self.binding: _Binding | None = None
         self.default_stream: Stream | None = None
         self.lost: str | None = None       # what reset it behind our back (see _diagnose)
+        self._closing = False              # the last reference went; _close has not finished
         # Bound once so that releases still work while modules are torn down at exit.
         self._set_ctx = capi.aclrtSetCurrentContext
         self._reset = capi.aclrtResetDevice
 
     def acquire(self) -> None:
         with self.lock:
+            if self._closing:
+                self._close()               # a close cut short by an interrupt: finish it first
             if self.refs == 0:
                 self._open()
             self.refs += 1
@@ -121,6 +124,30 @@ class _DeviceState:
         with self.lock:
             self.refs -= 1
             if self.refs == 0:
+                self._closing = True
+                self._close()
+
+    def acquire_into(self, ref: list) -> None:
+        """Take a reference and put this state into ``ref`` (empty before) in one interrupt-free
+        run, so an interrupt never leaves a reference that no cell holds (issue 27, point 4)."""
+        with self.lock:
+            if self._closing:
+                self._close()
+            if self.refs == 0:
+                self._open()
+            self.refs += 1
+            ref += (self,)
+
+    def release_from(self, ref: list) -> None:
+        """Drop the reference :meth:`acquire_into` put into ``ref``; idempotent and resumable (the
+        cell empties with the count; a close cut short is finished by the next call)."""
+        with self.lock:
+            if ref:
+                del ref[:]
+                self.refs -= 1
+                if self.refs == 0:
+                    self._closing = True
+            if self._closing and self.refs == 0:
                 self._close()
 
     def _open(self) -> None:
@@ -140,12 +167,15 @@ class _DeviceState:
             previous.state.bind()       # aclrtSetDevice moved this thread; put it back
 
     def _close(self) -> None:
+        # Resumable: each step finds nothing left once it has run.
         stream, self.default_stream = self.default_stream, None
         if stream is not None:
             stream._close_quietly()
         self.binding = None
         self.lost = None
-        _quiet(self._reset(self.id))
+        if self._closing:
+            self._closing = False
+            _quiet(self._reset(self.id))
 
     def bind(self) -> None:
         """Make this device's context current on the calling thread."""
@@ -169,6 +199,12 @@ class _DeviceState:
 # How a device's default stream is made: installed by .streams, which builds on this module (a
 # stream needs a device; a device only needs *a* stream factory).
 _new_default_stream: "Callable[[_DeviceState], Stream]" = None  # type: ignore[assignment]
+
+
+def _drop_reference(ref: list) -> None:
+    """Release the device reference in ``ref`` once (see ``_DeviceState.release_from``)."""
+    if ref:
+        ref[0].release_from(ref)
 
 
 class _BindScope:
@@ -225,9 +261,10 @@ class Device:
             device_id = device_id.id
         device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
         self._state = _state_for(device_id)
-        self._state.acquire()
-        self._finalizer = _finalizer(self, self._state.release)
         self._saved: list = []
+        ref: list = []          # the reference, owned by the finalizer before it is taken
+        self._finalizer = _finalizer(self, _drop_reference, ref)
+        self._state.acquire_into(ref)
 
     # -- identity ---------------------------------------------------------------------------------
     @property
