@@ -123,7 +123,17 @@ def drain(fn, cell: list) -> int:
     """
     if not cell:
         return 0
+    fn = c_callable(fn)
     return _sum(map(fn, filter(None, map(cell.pop, _repeat(-1, len(cell))))))
+
+
+def c_callable(fn):
+    """``fn``, or for a ``pyaclnn.capi`` function not yet bound (a Python stand-in, which would run
+    bytecode -- an interrupt point -- inside the chain) the bound C-level function."""
+    if getattr(fn, "_capi_stand_in", False):
+        from . import capi
+        return capi.c_function(fn.__name__)
+    return fn
 
 
 _sum = sum

@@ -27,6 +27,7 @@ import numpy as np
 from . import capi, dtypes
 from ._interruptible import until_idle as _until_idle
 from ._cint import INT64_MAX, CIntRangeError, check_all
+from ._release import c_callable as _c_callable
 from ._release import drain as _drain
 from ._release import finalizer as _finalizer
 from .errors import ClosedError, make_error, recent_error_message
@@ -370,7 +371,7 @@ class Tensor:
     def _new_acl_tensor_into(self, cell: list, address: int | None) -> None:
         args = self._create_args(address)
         # cell.extend(map(...)): the handle is stored by the same C call that creates it
-        cell.extend(map(capi.aclCreateTensor, *[(a,) for a in args]))
+        cell.extend(map(_c_callable(capi.aclCreateTensor), *[(a,) for a in args]))
         if not cell[-1]:
             del cell[-1]
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensor")

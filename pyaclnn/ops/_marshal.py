@@ -32,11 +32,13 @@ from ..tensor import Tensor, as_acl_dtype
 
 DESTROY = "destroy"       # (kept for callers of the old (DESTROY, fn, handle) entries)
 _partial = functools.partial
+_c = _release.c_callable
 
 
 def _make_into(post: list, create, destroy, *args) -> int:
     """``create(*args)`` with its handle stored in ``post`` as ``partial(destroy, handle)`` inside the
     same C call chain; returns the handle (0 if creation failed: nothing is kept then)."""
+    create, destroy = _c(create), _c(destroy)
     post.extend(map(_partial, (destroy,), map(create, *[(a,) for a in args])))
     h = post[-1].args[0]
     if not h:
@@ -169,14 +171,14 @@ class _ListEntry:
     __slots__ = ("destroy_list", "destroy_member", "members", "lst")
 
     def __init__(self, destroy_list, destroy_member):
-        self.destroy_list = destroy_list
-        self.destroy_member = destroy_member
+        self.destroy_list = _c(destroy_list)
+        self.destroy_member = _c(destroy_member)
         self.members: list = []
         self.lst: list = []
 
     def create(self, create_list, name: str, handles: list) -> int:
         arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
-        self.lst.extend(map(create_list, (arr,), (len(handles),)))
+        self.lst.extend(map(_c(create_list), (arr,), (len(handles),)))
         if not self.lst[-1]:
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, name)
         return self.lst[-1]
@@ -220,7 +222,7 @@ def _scalar_list(xs, stream, post):
     handles = []
     for x in xs:
         s = as_scalar(x)
-        entry.members.extend(map(capi.aclCreateScalar, (s._data.ctypes.data,), (s.acl_dtype,)))
+        entry.members.extend(map(_c(capi.aclCreateScalar), (s._data.ctypes.data,), (s.acl_dtype,)))
         if not entry.members[-1]:
             del entry.members[-1]
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalar")

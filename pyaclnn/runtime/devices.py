@@ -4,6 +4,7 @@ and the diagnosis of resets and finalizes done through capi behind pyaclnn's bac
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -201,6 +202,15 @@ class _DeviceState:
 _new_default_stream: "Callable[[_DeviceState], Stream]" = None  # type: ignore[assignment]
 
 
+def _undo_enter(saved: list, entry: tuple) -> None:
+    """A ``with device:`` whose ``__enter__`` was cut short: forget its entry and reference."""
+    try:
+        saved.remove(entry)
+    except ValueError:
+        pass
+    _drop_reference(entry[2])
+
+
 def _drop_reference(ref: list) -> None:
     """Release the device reference in ``ref`` once (see ``_DeviceState.release_from``)."""
     if ref:
@@ -296,19 +306,28 @@ class Device:
 
     def __enter__(self) -> "Device":
         self._require_open()
-        self._state.acquire()
-        self._saved.append((getattr(_tls, "device", None), getattr(_tls, "stream", None)))
-        _tls.device = self
-        _tls.stream = None
-        self._state.bind()
+        ref: list = []          # the block's reference (see _DeviceState.acquire_into)
+        entry = (getattr(_tls, "device", None), getattr(_tls, "stream", None), ref)
+        undo = functools.partial(_undo_enter, self._saved, entry)
+        self._saved.append(entry)
+        try:
+            self._state.acquire_into(ref)
+            _tls.device = self
+            _tls.stream = None
+            self._state.bind()
+        except BaseException:
+            # (no __exit__ follows) The first call: the releaser forgets the entry and its reference.
+            _release._put(undo)
+            _tls.device, _tls.stream = entry[0], entry[1]
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        device, stream = self._saved.pop()
+        device, stream, ref = self._saved.pop()
         _tls.device, _tls.stream = device, stream
         if device is not None and not device.closed:
             device._state.bind()
-        self._state.release()
+        _drop_reference(ref)
 
     def _require_open(self) -> None:
         if self.closed:
