@@ -202,6 +202,11 @@ class _DeviceState:
 _new_default_stream: "Callable[[_DeviceState], Stream]" = None  # type: ignore[assignment]
 
 
+def _drop_saved(saved: list) -> None:
+    for entry in list(saved):
+        _drop_reference(entry[2])
+
+
 def _undo_enter(saved: list, entry: tuple) -> None:
     """A ``with device:`` whose ``__enter__`` was cut short: forget its entry and reference."""
     try:
@@ -272,6 +277,9 @@ class Device:
         device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
         self._state = _state_for(device_id)
         self._saved: list = []
+        # References of `with` blocks whose __exit__ an interrupt cut short stay in _saved: they go
+        # when this object dies (a second finalizer: close() must not drop an open block's).
+        _finalizer(self, _drop_saved, self._saved)
         ref: list = []          # the reference, owned by the finalizer before it is taken
         self._finalizer = _finalizer(self, _drop_reference, ref)
         self._state.acquire_into(ref)
@@ -323,11 +331,13 @@ class Device:
         return self
 
     def __exit__(self, *exc) -> None:
-        device, stream, ref = self._saved.pop()
+        # The entry leaves _saved only after its reference was dropped (see __init__).
+        device, stream, ref = self._saved[-1]
         _tls.device, _tls.stream = device, stream
         if device is not None and not device.closed:
             device._state.bind()
         _drop_reference(ref)
+        self._saved.pop()
 
     def _require_open(self) -> None:
         if self.closed:
