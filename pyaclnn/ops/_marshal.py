@@ -33,17 +33,22 @@ from ..tensor import Tensor, as_acl_dtype
 DESTROY = "destroy"       # (kept for callers of the old (DESTROY, fn, handle) entries)
 _partial = functools.partial
 _c = _release.c_callable
+_FunctionType = type(lambda: None)
 
 
-def _make_into(post: list, create, destroy, *args) -> int:
-    """``create(*args)`` with its handle stored in ``post`` as ``partial(destroy, handle)`` inside the
+def _make_into(post: list, create, destroy, a, b) -> int:
+    """``create(a, b)`` with its handle stored in ``post`` as ``partial(destroy, handle)`` inside the
     same C call chain; returns the handle (0 if creation failed: nothing is kept then)."""
-    create, destroy = _c(create), _c(destroy)
-    post.extend(map(_partial, (destroy,), map(create, *[(a,) for a in args])))
+    if create.__class__ is _FunctionType:       # (a capi stand-in: see _release.c_callable)
+        create = _c(create)
+    if destroy.__class__ is _FunctionType:
+        destroy = _c(destroy)
+    post.extend(map(_partial, (destroy,), map(create, (a,), (b,))))
     h = post[-1].args[0]
     if not h:
         del post[-1]
     return h
+
 
 Converter = Callable[[Any, Any, list], Any]
 
@@ -347,7 +352,7 @@ def finish(post: list, stream=None, ok: bool = True) -> None:
 
 _sum = sum
 _LAST = (-1,)
-_CALL = _release.CALL
+_CALL = functools.partial.__call__      # (unbound: calls the partial it is given)
 
 
 class CallTemps:
