@@ -376,7 +376,7 @@ class CallTemps:
         self.pool = pool
 
     def release(self) -> None:
-        if self.execs[0]:                   # phase 1 ran, phase 2 did not
+        if self.execs and self.execs[0]:    # phase 1 ran, phase 2 did not
             if _release.drain(capi.aclDestroyAclOpExecutor, self.execs):
                 recent_error_message()
         if self.ws:
