@@ -35,7 +35,6 @@ from __future__ import annotations
 import _thread
 import atexit
 import itertools
-import operator
 import os
 import threading
 import weakref
@@ -118,8 +117,8 @@ def drain(fn, cell: list) -> int:
     """``fn(item)`` for each item of ``cell`` (last first), each taken out of the cell by the same C
     call chain that releases it, so that an interrupt lands before an item is taken or after it was
     released, never in between; false items (0, None, a NULL ``c_void_p``) are dropped unreleased.
-    ``fn`` must be a C function returning a status (a ctypes or capi function, a ``functools.partial``
-    of one through :data:`CALL`). Returns the sum of the statuses (non-zero: something failed).
+    ``fn`` must be a C function returning a status (a ctypes or capi function). Returns the sum of
+    the statuses (non-zero: something failed).
     """
     if not cell:
         return 0
@@ -138,7 +137,6 @@ def c_callable(fn):
 
 _sum = sum
 _repeat = itertools.repeat
-CALL = operator.methodcaller("__call__")   # drain(CALL, cell) for a cell of partial(destroy, handle)
 
 
 def _run_inline(f: Finalizer) -> None:
@@ -211,16 +209,11 @@ def _dispatch(item) -> None:
             _claimed.pop(f, None)
     elif kind is _LockType:                 # a flush() marker: everything before it has run
         item.release()
-    else:                                   # a job handed over by an interrupted call (handover)
+    else:
+        # A job an interrupted call handed over (ops._marshal.CallTemps ...): call sites put it with
+        # _put directly, as the first call of their except clause (a helper's entry would be an
+        # interrupt point before the put).
         item()
-
-
-def handover(job) -> None:
-    """Have the releaser run ``job()`` (a resumable release of an interrupted call's temporaries).
-
-    Call sites that must not lose the job put it with ``_put`` directly as the first call of their
-    ``except`` clause: calling this function is itself an interrupt point (its entry)."""
-    _put(job)
 
 
 def pending() -> bool:
