@@ -18,7 +18,7 @@ import ctypes
 import inspect
 from typing import Any
 
-from .. import _interruptible, _shutdown, capi
+from .. import _interruptible, _shutdown
 from .._release import _put
 from .._boundary import stream_for as _default_stream_for
 from .._boundary import to_tensors

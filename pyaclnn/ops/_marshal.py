@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import operator
 import re
 from typing import Any, Callable
@@ -339,18 +340,24 @@ def finish(post: list, stream=None, ok: bool = True) -> None:
     """After phase 2 (or a failure): destroy what the call made, last first. Resumable: a
     ``partial(destroy, handle)`` leaves ``post`` in the C call chain that destroys it, a list entry
     after it ran (running it again finds nothing)."""
-    failed = 0
-    while post:
-        if post[-1].__class__ is _partial:
-            failed |= _sum(map(_CALL, map(post.pop, _LAST)))
-        else:
-            post[-1]()
-            del post[-1]
+    if not post:
+        return
+    if _ListEntry not in map(type, post):       # (the common case: one C chain for them all)
+        failed = _sum(map(_CALL, map(post.pop, _repeat(-1, len(post)))))
+    else:
+        failed = 0
+        while post:
+            if post[-1].__class__ is _partial:
+                failed |= _sum(map(_CALL, map(post.pop, _LAST)))
+            else:
+                post[-1]()
+                del post[-1]
     if failed:
         recent_error_message()
 
 
 _sum = sum
+_repeat = itertools.repeat
 _LAST = (-1,)
 _CALL = functools.partial.__call__      # (unbound: calls the partial it is given)
 

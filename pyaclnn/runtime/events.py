@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .. import _interruptible, _release, capi
 from .._release import finalizer as _finalizer
-from ._init import _byref, _check, _quiet
+from ._init import _byref, _check
 from ..errors import recent_error_message
 from .devices import (Device, _BindScope, _bind_current, _DeviceState, _drop_reference, _resolve_device,
                       current_stream)

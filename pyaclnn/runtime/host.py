@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _release
 from .._release import finalizer as _finalizer
-from ._init import _check, _quiet, init, is_stub
+from ._init import _check, init, is_stub
 
 _stub_fns: dict[str, Any] = {}
 
