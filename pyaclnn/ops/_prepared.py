@@ -635,7 +635,10 @@ def cached_call(fn: OpFunction, args, stream: Stream):
 def set_executor_cache(maxsize: int) -> None:
     """Enable (``maxsize > 0``: prepared executors kept per stream, LRU) or disable (0) the cache of
     one-shot calls.  Keys: operator, dtypes, shapes, strides, offsets, formats, attribute values,
-    stream (hence device) -- never data addresses.  Disabling drops the cached executors."""
+    stream (hence device) -- never data addresses.  Disabling drops the cached executors.
+    Operators whose output shape depends on the data (``ops._registry.DATA_DEPENDENT_SHAPE``:
+    MaskedSelect, NonzeroV2 ...) always run once: a cached executor would keep their real output
+    shape in its own aclTensor."""
     if maxsize < 0:
         raise ValueError("maxsize must be >= 0")
     _cache_config.maxsize = int(maxsize)
