@@ -342,3 +342,15 @@ aclnnStatus opc_empty(op_call *c, const op_step *s) {
         if (op_tensor(c, s, k)->present && pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- reduce, activation (softmax), norm, loss families ------------------------------------ */
+
+/* can_cast a b: a's dtype can be cast to b's (torch's canCast): "Can not cast from X to Y.". */
+aclnnStatus opc_can_cast(op_call *c, const op_step *s) {
+    aclDataType a, b;
+    if (!dtype_of(c, s->p[0], &a) || !dtype_of(c, s->p[1], &b) || ew_can_cast(a, b)) return ACLNN_SUCCESS;
+    char x[24], y[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Can not cast from %s to %s.", op_dtype_name(a, x),
+                        op_dtype_name(b, y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
