@@ -209,23 +209,17 @@ aclnnStatus opc_nll_reduced_shape(op_call *c, const op_step *s) {
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-/* nll_total_weight totalWeightOut: the forward's total weight output holds one element. */
+/* nll_total_weight t: the total weight holds one element (the forward's output totalWeightOut, the
+ * backward's input totalWeight: each with its vendor's message). */
 aclnnStatus opc_nll_total_weight(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *tw = op_tensor(c, s, 0);
     if (pyaclnn_stub_numel(tw) == 1) return ACLNN_SUCCESS;
     char a[200];
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Shape of %s tensor should be [1], but current is %s.",
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api,
+                        c->def->params[s->p[0]].role == OP_IN
+                            ? "Expected %s to be a single element tensor, but current is %s."
+                            : "Shape of %s tensor should be [1], but current is %s.",
                         op_pname(c, s, 0), tv_shape_text(tw->shape, tw->ndim, a, sizeof a));
-    return ACLNN_ERR_PARAM_INVALID;
-}
-
-/* nll_backward_total_weight totalWeight: the backward's total weight input holds one element. */
-aclnnStatus opc_nll_backward_total_weight(op_call *c, const op_step *s) {
-    const pyaclnn_stub_tensor *tw = op_tensor(c, s, 0);
-    if (pyaclnn_stub_numel(tw) == 1) return ACLNN_SUCCESS;
-    char a[200];
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected %s to be a single element tensor, but current is "
-                        "%s.", op_pname(c, s, 0), tv_shape_text(tw->shape, tw->ndim, a, sizeof a));
     return ACLNN_ERR_PARAM_INVALID;
 }
 
