@@ -109,8 +109,42 @@ def fidelity(op: str) -> tuple[str, str] | None:
 
 
 def format_table() -> str:
-    """The support table, one operator a line: name, class, note."""
+    """The support table, one operator a line: name, class, family, note."""
+    from .. import _catalog
+    ops = _catalog.operators()
     width = max(len(op) for op in FIDELITY)
-    lines = [f"{'operator':<{width}}  class  how", f"{'-' * width}  -----  ---"]
-    lines += [f"{op:<{width}}  ({cls})    {note}" for op, (cls, note) in sorted(FIDELITY.items())]
+    fam = {name: ops[name]["family"] if name in ops else "-" for name in FIDELITY}
+    fwidth = max(len(f) for f in fam.values())
+    lines = [f"{'operator':<{width}}  class  {'family':<{fwidth}}  how",
+             f"{'-' * width}  -----  {'-' * fwidth}  ---"]
+    lines += [f"{op:<{width}}  ({cls})    {fam[op]:<{fwidth}}  {note}" for op, (cls, note) in sorted(FIDELITY.items())]
+    return "\n".join(lines)
+
+
+def describe(op: str) -> str:
+    """Everything the catalog says of one operator: prototype, family, vendor source, fidelity, dtypes per SoC,
+    and the checks phase 1 runs in order (``python -m pyaclnn info --ops aclnnRelu``)."""
+    from .. import _catalog
+    from ..signatures import builtin
+    name = op if op.startswith("aclnn") else "aclnn" + op
+    sig = builtin().get(name)
+    entry = _catalog.operators().get(name)
+    if sig is None:
+        raise KeyError(f"{name} is not an operator of the emulator (python -m pyaclnn info --ops lists them)")
+    params = ", ".join(f"{p.ctype} {p.name}" for p in sig.params)
+    lines = [f"{name}GetWorkspaceSize({params})", f"  header     aclnnop/{sig.header}  (@domain {sig.domain})"]
+    cls = fidelity(name)
+    if cls:
+        lines.append(f"  fidelity   ({cls[0]}) {cls[1]}")
+    if entry:
+        lines += [f"  family     {entry['family']}  ({entry['definition']})"]
+        if entry.get("source"):
+            lines.append(f"  follows    {entry['source']}")
+        for param, socs in entry["dtypes"].items():
+            if socs["A2"] == socs["950"]:
+                lines.append(f"  dtypes     {param}: {' '.join(socs['950'])}")
+            else:
+                lines.append(f"  dtypes     {param}: Ascend950 {' '.join(socs['950']) or '-'}; "
+                             f"Atlas A2/A3 {' '.join(socs['A2']) or '-'}")
+        lines.append("  checks     " + "\n             ".join(entry["checks"]))
     return "\n".join(lines)

@@ -160,11 +160,15 @@ def resolve(families: list[Family], sig) -> dict[str, str]:
 
 
 def dtype_tables(op: Op) -> dict[str, dict[str, list[str]]]:
-    """{parameter: {SoC: dtypes}} from the operator's dtype_in steps (for the catalog and the support table)."""
+    """{parameter: {SoC: dtypes}} from the operator's steps that check a dtype list (the catalog, the support
+    table): each tensor or scalar operand of such a step, the first list that names it."""
     out: dict[str, dict[str, list[str]]] = {}
     for st in op.steps:
-        if st.name == "dtype_in" and st.dlist is not None:
+        if st.dlist is not None:
             for i in st.params:
+                kinds = ("tensor", "tensor_list") + (("scalar", "dtype") if st.name == "dtype_in" else ())
+                if op.params[i].kind not in kinds:   # a family step may take a scalar for another reason
+                    continue
                 out.setdefault(op.params[i].name, {soc: list(v) for soc, v in
                                                    zip(("other", "A2", "950"), st.dlist.socs)})
     return out

@@ -20,9 +20,6 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
-/* threshold_backward: the 910 list, + BF16 (A2/A3, 950), + INT64 (950 with threshold 0: ReluGrad) */
-static const aclDataType TB[] = {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8, ACL_BF16, ACL_INT64};
-
 void relu_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *x = &launch->inputs[0], *y = &launch->outputs[0];
     if (!tv_launch_views_ok(launch)) return;
@@ -82,15 +79,15 @@ void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
     free(buf);
 }
 
-/* tb_dtypes gradOutput self threshold: both in the SoC's list, which depends on the threshold (the 950's
- * ReluGrad path takes INT64 only for a threshold of 0). */
+/* tb_dtypes gradOutput self threshold TB: both in the SoC's list; on the 950 its last entry (INT64, the
+ * ReluGrad path) only for a threshold of 0. */
 aclnnStatus opc_tb_dtypes(op_call *c, const op_step *s) {
     const op_scalar *t = op_scalar_of(c, s, 2);
-    float tf = (float)ew_value_to_double(t->v, t->dtype);
-    pyaclnn_soc_family soc = pyaclnn_stub_soc_family();
-    size_t n_list = soc == PYACLNN_SOC_OTHER ? 5 : soc == PYACLNN_SOC_950 && tf == 0.0f ? 7 : 6;
-    aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), op_tensor(c, s, 0)->dtype, TB, n_list);
-    return rc ? rc : ew_check_dtype_in(c->api, op_pname(c, s, 1), op_tensor(c, s, 1)->dtype, TB, n_list);
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    if (pyaclnn_stub_soc_family() == PYACLNN_SOC_950 && (float)ew_value_to_double(t->v, t->dtype) != 0.0f) n--;
+    aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), op_tensor(c, s, 0)->dtype, list, n);
+    return rc ? rc : ew_check_dtype_in(c->api, op_pname(c, s, 1), op_tensor(c, s, 1)->dtype, list, n);
 }
 
 /* tb_plan threshold gradOutput self: the threshold as the kernel compares it (FLOAT for float dtypes, the
