@@ -16,7 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .. import _env
 from .model import OpSignature, registry_from_dict, registry_to_dict
 from .parser import header_files, parse_dir
 
@@ -47,6 +46,7 @@ def toolkit_include_dirs() -> list[Path]:
     standard install paths), the order in which torch_npu resolves operator symbols. Nothing is found
     when ``PYACLNN_BACKEND=stub``: then only the builtin operators can be called.
     """
+    from .. import _env   # (not at import: the emulator's generator loads this package on its own)
     if os.environ.get("PYACLNN_BACKEND", "").lower() == "stub":
         return []
     dirs: list[Path] = []
@@ -115,6 +115,7 @@ def _fingerprint(root: Path) -> str:
 
 
 def _cache_dir() -> Path:
+    from .. import _env
     if _env.path("PYACLNN_CACHE_DIR"):
         return Path(os.environ["PYACLNN_CACHE_DIR"])
     base = _env.path("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
