@@ -29,6 +29,12 @@ int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     return off;
 }
 
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides) {
+    int64_t lead = ndim - t->ndim;
+    for (int64_t d = 0; d < ndim; d++)
+        strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
+}
+
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
     size_t isz = ew_itemsize(t->dtype);

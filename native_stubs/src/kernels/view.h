@@ -32,6 +32,10 @@ static inline unsigned char *tv_at(const pyaclnn_stub_tensor *t, int64_t off) {
     return (unsigned char *)t->data + off * (int64_t)ew_itemsize(t->dtype);
 }
 
+/* Strides (elements) of t as a view of a broadcast shape of ndim dims (t right-aligned, torch's rule): 0
+ * along the dims t lacks or has size 1 in. */
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides);
+
 /* Contiguous copies of a whole view (malloc'ed; NULL if out of memory; the caller frees). */
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t);
 double *tv_load_double(const pyaclnn_stub_tensor *t);          /* each element widened exactly */
