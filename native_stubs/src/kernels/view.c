@@ -35,6 +35,17 @@ void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *s
         strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
 }
 
+void tv_bcast2_init(tv_bcast2 *it, const int64_t *shape, int64_t ndim, const pyaclnn_stub_tensor *a,
+                    const pyaclnn_stub_tensor *b) {
+    it->ndim = ndim;
+    it->shape = shape;
+    tv_broadcast_strides(a, ndim, it->st[0]);
+    tv_broadcast_strides(b, ndim, it->st[1]);
+    memset(it->idx, 0, sizeof it->idx);
+    it->off[0] = a->offset;
+    it->off[1] = b->offset;
+}
+
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
     size_t isz = ew_itemsize(t->dtype);

@@ -151,34 +151,6 @@ aclnnStatus tv_check_not_null(const char *api, const char *const *names, const v
     return ew_check_not_null(api, args, n, workspaceSize, executor);
 }
 
-aclnnStatus tv_tensor_list_arg(const char *api, const char *name, const aclTensorList *l, size_t cap,
-                               const aclTensor **items, pyaclnn_stub_tensor *snaps, size_t *n) {
-    if (l == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    const aclTensor *const *its;
-    uint64_t size;
-    if (pyaclnn_stub_tensor_list_get(l, &its, &size) != ACLNN_SUCCESS) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclTensorList", name, (const void *)l);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (size > cap) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s has %llu tensors; the emulator takes at most %zu", name,
-                            (unsigned long long)size, cap);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    for (uint64_t i = 0; i < size; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s[%llu]", name, (unsigned long long)i);
-        aclnnStatus rc = op_tensor_arg(api, nm, its[i], &snaps[i]);
-        if (rc) return rc;
-        items[i] = its[i];
-    }
-    *n = (size_t)size;
-    return ACLNN_SUCCESS;
-}
-
 aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
                              const int64_t **values, uint64_t *n) {
     if (a == NULL && !allow_null) {

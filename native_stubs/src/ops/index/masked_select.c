@@ -29,30 +29,21 @@ void masked_select_kernel(const pyaclnn_stub_launch *launch) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: a view is not in device memory", launch->op_name);
         return;
     }
-    int64_t ss[PYACLNN_STUB_MAX_DIMS], ms[PYACLNN_STUB_MAX_DIMS], idx[PYACLNN_STUB_MAX_DIMS] = {0};
-    tv_broadcast_strides(self, prm->ndim, ss);
-    tv_broadcast_strides(mask, prm->ndim, ms);
+    tv_bcast2 it;   /* self and mask over their broadcast shape */
+    tv_bcast2_init(&it, prm->shape, prm->ndim, self, mask);
     int64_t n = 1;
     for (int64_t d = 0; d < prm->ndim; d++) n *= prm->shape[d];
     const unsigned char *sbase = self->data, *mbase = mask->data;
     unsigned char *obase = out->data;
-    int64_t soff = self->offset, moff = mask->offset, count = 0;
+    int64_t count = 0;
     int same = self->dtype == out->dtype;
-    for (int64_t i = 0; i < n; i++) {
-        if (mbase[moff] != 0) {   /* BOOL, or UINT8 cast to BOOL: non-zero is true */
+    for (int64_t i = 0; i < n; i++, tv_bcast2_next(&it)) {
+        if (mbase[it.off[1]] != 0) {   /* BOOL, or UINT8 cast to BOOL: non-zero is true */
             unsigned char *dst = obase + (out->offset + count * out->strides[0]) * (int64_t)out_isz;
-            const unsigned char *src = sbase + soff * (int64_t)self_isz;
+            const unsigned char *src = sbase + it.off[0] * (int64_t)self_isz;
             if (same) memcpy(dst, src, out_isz);
             else ew_store(dst, out->dtype, ew_cast(ew_load(src, self->dtype), self->dtype, out->dtype));
             count++;
-        }
-        for (int64_t d = prm->ndim - 1; d >= 0; d--) {   /* next row-major index of the broadcast shape */
-            soff += ss[d];
-            moff += ms[d];
-            if (++idx[d] < prm->shape[d]) break;
-            soff -= ss[d] * idx[d];
-            moff -= ms[d] * idx[d];
-            idx[d] = 0;
         }
     }
     if (launch->out_shape != NULL) {
