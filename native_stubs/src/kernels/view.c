@@ -114,6 +114,27 @@ void tv_store_float(const pyaclnn_stub_tensor *t, const float *src) {
         ew_store(tv_at(t, it.off), t->dtype, ew_cast((ew_value){src[i], 0}, ACL_FLOAT, t->dtype));
 }
 
+int tv_may_self_overlap(const pyaclnn_stub_tensor *t) {
+    /* dims of size > 1 by |stride| ascending; each stride must step over everything the smaller ones reach */
+    int64_t st[PYACLNN_STUB_MAX_DIMS], sz[PYACLNN_STUB_MAX_DIMS];
+    int n = 0;
+    for (int64_t d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) return 0;   /* empty: nothing is written */
+        if (t->shape[d] == 1) continue;
+        int64_t s = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        int k = n++;
+        while (k > 0 && st[k - 1] > s) st[k] = st[k - 1], sz[k] = sz[k - 1], k--;
+        st[k] = s;
+        sz[k] = t->shape[d];
+    }
+    int64_t reach = 0;   /* the largest offset the smaller dims reach */
+    for (int k = 0; k < n; k++) {
+        if (st[k] <= reach) return 1;
+        if (__builtin_mul_overflow(st[k], sz[k] - 1, &st[k]) || __builtin_add_overflow(reach, st[k], &reach)) return 1;
+    }
+    return 0;
+}
+
 static int view_ok(const pyaclnn_stub_launch *l, const pyaclnn_stub_tensor *t, const char *kind, size_t i) {
     if (!t->present || pyaclnn_stub_numel(t) == 0) return 1;
     if (op_view_in_device_memory(t, (int)(8 * ew_itemsize(t->dtype)))) return 1;

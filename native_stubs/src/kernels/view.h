@@ -69,6 +69,12 @@ void tv_scatter_bytes(const pyaclnn_stub_tensor *t, const unsigned char *src);
 void tv_store_double(const pyaclnn_stub_tensor *t, const double *src);
 void tv_store_float(const pyaclnn_stub_tensor *t, const float *src);
 
+/* 1 unless the view provably addresses each of its elements at a distinct place (torch's "internal
+ * overlap": a size > 1 dimension of stride 0, or strides that interleave). A kernel that writes such
+ * an output from several threads would leave whichever write came last: it writes it from one thread,
+ * in row-major order, so results never depend on the thread count. */
+int tv_may_self_overlap(const pyaclnn_stub_tensor *t);
+
 /* Kernel side: 1 if every present input and output view lies in device memory; otherwise records a
  * device fault naming the operator and returns 0 (the kernel must then write nothing). */
 int tv_launch_views_ok(const pyaclnn_stub_launch *launch);
