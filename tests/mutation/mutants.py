@@ -373,8 +373,8 @@ MUTANTS = [
            "validation: Abs accepts an out dtype other than self's"),
     # ---- data-dependent output shapes (select: MaskedSelect, NonzeroV2) and nnopbase's refresh ----
     Mutant("mselect-broadcast-uses-size1-stride", "native_stubs/src/kernels/view.c",
-           "        strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];",
-           "        strides[d] = d < lead ? 0 : t->strides[d - lead];",
+           "strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];",
+           "strides[d] = d < lead ? 0 : t->strides[d - lead];",
            (f"{SELECT}::test_masked_select_broadcasts_self_and_mask",),
            "a size-1 dimension is walked with its stride instead of being broadcast"),
     Mutant("mselect-accepts-float-mask", f"{OPS}/index/index.toml",

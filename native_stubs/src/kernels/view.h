@@ -25,39 +25,30 @@ typedef struct {
 void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t);
 void tv_iter_next(tv_iter *it);
 
+/* Strides of t (elements) as a view of a broadcast shape of ndim dims (torch's rules): 0 along the
+ * leading dims t lacks and along its dims of size 1. */
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides);
+
+/* Row-major walk of two views over their broadcast shape: off[k] is operand k's current element offset
+ * (elements, from its storage base). */
+typedef struct {
+    int64_t ndim;
+    const int64_t *shape;                    /* the broadcast shape (the caller's, kept during the walk) */
+    int64_t idx[PYACLNN_STUB_MAX_DIMS];
+    int64_t st[2][PYACLNN_STUB_MAX_DIMS];
+    int64_t off[2];
+} tv_bcast2;
+
+/* Starts the walk of a and b over shape[0..ndim) at element 0; returns the number of elements. */
+int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                       const int64_t *shape, int64_t ndim);
+void tv_bcast2_next(tv_bcast2 *it);
+
 /* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
 
 static inline unsigned char *tv_at(const pyaclnn_stub_tensor *t, int64_t off) {
     return (unsigned char *)t->data + off * (int64_t)ew_itemsize(t->dtype);
-}
-
-/* Strides (elements) of t as a view of a broadcast shape of ndim dims (t right-aligned, torch's rule): 0
- * along the dims t lacks or has size 1 in. */
-void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides);
-
-/* Row-major walk over a broadcast shape of two views (each right-aligned, size-1 dims repeated): off[0] and
- * off[1] are the current element's offsets in a and b (elements, from the storage base). */
-typedef struct {
-    int64_t ndim;
-    const int64_t *shape;                     /* the broadcast shape (the caller's, alive during the walk) */
-    int64_t st[2][PYACLNN_STUB_MAX_DIMS];
-    int64_t idx[PYACLNN_STUB_MAX_DIMS];
-    int64_t off[2];
-} tv_bcast2;
-
-void tv_bcast2_init(tv_bcast2 *it, const int64_t *shape, int64_t ndim, const pyaclnn_stub_tensor *a,
-                    const pyaclnn_stub_tensor *b);
-
-static inline void tv_bcast2_next(tv_bcast2 *it) {
-    for (int64_t d = it->ndim - 1; d >= 0; d--) {
-        it->off[0] += it->st[0][d];
-        it->off[1] += it->st[1][d];
-        if (++it->idx[d] < it->shape[d]) return;
-        it->off[0] -= it->st[0][d] * it->idx[d];
-        it->off[1] -= it->st[1][d] * it->idx[d];
-        it->idx[d] = 0;
-    }
 }
 
 /* Contiguous copies of a whole view (malloc'ed; NULL if out of memory; the caller frees). */

@@ -30,9 +30,7 @@ void masked_select_kernel(const pyaclnn_stub_launch *launch) {
         return;
     }
     tv_bcast2 it;   /* self and mask over their broadcast shape */
-    tv_bcast2_init(&it, prm->shape, prm->ndim, self, mask);
-    int64_t n = 1;
-    for (int64_t d = 0; d < prm->ndim; d++) n *= prm->shape[d];
+    int64_t n = tv_bcast2_init(&it, self, mask, prm->shape, prm->ndim);
     const unsigned char *sbase = self->data, *mbase = mask->data;
     unsigned char *obase = out->data;
     int64_t count = 0;
