@@ -127,7 +127,9 @@ typedef struct {
         struct { void *dst; const void *src; size_t count; } copy;
         struct { void *dst; const void *src; size_t dpitch, spitch, width, height; } copy2d;
         struct { void *dst; size_t count; int value; } set;
-        struct { rt_event *event; uint64_t id; } mark;   /* RECORD and WAIT */
+        /* RECORD: the event and the record's id. WAIT: the record it waits for, captured when the
+         * wait was enqueued: task `index` of stream `stream` (event.c). */
+        struct { rt_event *event; uint64_t id; rt_stream *stream; uint64_t index; } mark;
     } u;
 } rt_task;
 
@@ -147,6 +149,10 @@ struct rt_stream {
     int state;                      /* RT_STREAM_FREE / RT_STREAM_LIVE                  */
     _Atomic int abort;              /* force-destroy: drop the pending tasks            */
     _Atomic(rt_event *) waiting_on; /* event the worker is blocked on (RT_TASK_WAIT)    */
+    /* Index of the last event record task this stream's worker has reached (monotonic over the
+     * object's life, as task indices are): a wait for task i of this stream is satisfied once this
+     * is >= i. Written by the worker before it wakes the event's waiters. */
+    _Atomic uint64_t records_reached;
     _Atomic uint64_t generation;
     _Atomic(rt_context *) ctx;
     int is_default;
@@ -241,9 +247,9 @@ struct rt_event {
     rt_event *next_free;
 };
 
-/* Worker hooks for RT_TASK_RECORD / RT_TASK_WAIT. */
-void rt_event_reach(rt_event *ev, uint64_t id);
-void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id);
+/* Worker hooks for RT_TASK_RECORD (task `index` of stream s) / RT_TASK_WAIT (the task t). */
+void rt_event_reach(rt_stream *s, uint64_t index, rt_event *ev, uint64_t id);
+void rt_event_wait(rt_stream *s, const rt_task *t);
 void rt_event_wake(rt_event *ev);   /* wakes a worker blocked on ev (force-destroy) */
 int64_t rt_event_count(void);
 

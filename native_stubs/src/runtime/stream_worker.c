@@ -65,10 +65,10 @@ static void run_task(rt_stream *s, const rt_task *t, uint64_t index) {
         if (!skip) memset(t->u.set.dst, t->u.set.value, t->u.set.count);
         break;
     case RT_TASK_RECORD:   /* always reached, even when dropping work: nobody waits forever */
-        rt_event_reach(t->u.mark.event, t->u.mark.id);
+        rt_event_reach(s, index, t->u.mark.event, t->u.mark.id);
         break;
     case RT_TASK_WAIT:
-        if (!skip) rt_event_wait(s, t->u.mark.event, t->u.mark.id);
+        if (!skip) rt_event_wait(s, t);
         break;
     }
 }
