@@ -148,7 +148,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
 }
 
 static aclError reset_device(const char *func, int32_t deviceId, int force) {
-    aclError rc = check_device_id(func, deviceId);
+    /* A forked child must not wait for the parent's stream workers, which do not exist here. */
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
+    rc = check_device_id(func, deviceId);
     if (rc) return rc;
     pthread_mutex_lock(&devices_mu);
     if (set_count[deviceId] == 0) {
