@@ -146,6 +146,7 @@ struct rt_stream {
     _Atomic uint64_t completed;     /* tasks ever finished (written under mu)           */
     int host_waiters;               /* host threads blocked on done_cv                  */
     int worker_idle;                /* worker blocked on work_cv                        */
+    int worker_untimed;             /* ... without a deadline (it went to sleep while live) */
     int state;                      /* RT_STREAM_FREE / RT_STREAM_LIVE                  */
     _Atomic int abort;              /* force-destroy: drop the pending tasks            */
     _Atomic(rt_event *) waiting_on; /* event the worker is blocked on (RT_TASK_WAIT)    */
@@ -162,8 +163,9 @@ struct rt_stream {
     uint64_t fail_task;             /* index (1-based) of the failing task              */
     int fail_more;                  /* failures after the first one                     */
     char fail_msg[768];
-    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker is stopped
-     * and joined at aclFinalize and started again when the stream object is reused. */
+    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker retires
+     * after idling there briefly (or is stopped and joined at aclFinalize) and is started again when
+     * the stream object is reused. */
     pthread_t worker;
     int has_worker;                 /* a worker thread runs (or is starting) for this object */
     int worker_stop;                /* ask the worker to end once the queue is empty         */
@@ -224,6 +226,8 @@ int rt_worker_start(rt_stream *s);
 /* Stops s's worker and joins it; s must be idle and out of anyone else's reach (pooled, with the
  * pool locked). Does nothing when s has no worker or when called from that worker. */
 void rt_worker_join(rt_stream *s);
+/* Joins the workers of pooled streams that retired after idling (stream_worker.c). */
+void rt_workers_join_retired(void);
 extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
 extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */
 

@@ -1,16 +1,26 @@
 /*
  * The worker thread of a stream: takes tasks in order and runs them, with no lock held while a
- * task runs. Each stream object keeps its worker for life (pooled streams keep theirs idle), so
- * creating a stream from the pool costs no thread creation.
+ * task runs. A live stream keeps its worker however long it idles (launches may come at any time).
  *
- * Workers block every signal. aclFinalize stops and joins the workers of pooled (destroyed)
- * streams, so that a program that releases everything before aclFinalize ends with no thread of
- * ours (valgrind then sees no thread stack "possibly lost"); a reused stream object starts a new
- * worker. Workers of streams still live at aclFinalize keep running: joining them could wait for
- * work forever. No worker keeps the process alive: exit() ends them, and once exit() has begun
- * (rt_process_exiting) they stop running queued work and only mark it complete, so that the
- * process can wind down while the host's memory is being torn down.
+ * A destroyed stream's object goes to the pool (stream.c) and its worker retires once it has idled
+ * there for POOLED_IDLE_NS: it exits, and the retiring worker joins the workers that retired before
+ * it (the exited threads' stacks and TLS are released at once, and at most the newest retiree is
+ * left unjoined); aclFinalize joins what is left. So 2000 streams created and destroyed leave no
+ * 2000 threads behind (issue 27), while a loop that destroys and creates streams reuses a pooled
+ * object with its worker still running. A reused object whose worker has retired starts a new one.
+ *
+ * Workers block the asynchronous signals (SIGINT, SIGALRM, SIGTERM, ...: the application's threads,
+ * e.g. Python's main thread, handle those) but not the synchronous fault signals (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS): a fault in a task reaches the process's handler (a
+ * sanitizer's report, a crash handler) on the faulting thread; blocked, the kernel would kill the
+ * process silently. aclFinalize stops and joins the workers of pooled (destroyed) streams, so that a
+ * program that releases everything before aclFinalize ends with no thread of ours (valgrind then
+ * sees no thread stack "possibly lost"). Workers of streams still live at aclFinalize keep running:
+ * joining them could wait for work forever. No worker keeps the process alive: exit() ends them, and
+ * once exit() has begun (rt_process_exiting) they stop running queued work and only mark it
+ * complete, so that the process can wind down while the host's memory is being torn down.
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,11 +30,14 @@
 #include <time.h>
 
 #include "rt_internal.h"
+#include "../common/thread_signals.h"
 
 /* How long an idle worker stays awake (yielding) before it sleeps. Launches often come in quick
  * succession, with the host spending some microseconds between them (a Python caller ~10-20 us); a
  * sleeping worker costs the next task a wake-up of 10-30 us. */
 #define IDLE_AWAKE_NS 50000
+/* How long the worker of a destroyed (pooled) stream idles before it retires. */
+#define POOLED_IDLE_MS 100
 
 _Atomic int64_t rt_tasks_in_flight;
 _Atomic int rt_process_exiting;
@@ -73,8 +86,61 @@ static void run_task(rt_stream *s, const rt_task *t, uint64_t index) {
     }
 }
 
+/* ---- retired workers ------------------------------------------------------------------------ */
+
+/* Workers that retired and are not joined yet (they have exited, or are about to). */
+static pthread_mutex_t retired_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t *retired;
+static size_t n_retired, cap_retired;
+
+static void join_all(pthread_t *list, size_t n) {
+    for (size_t i = 0; i < n; i++) pthread_join(list[i], NULL);
+    free(list);
+}
+
+/* Takes the list of retired workers (the caller joins them). */
+static pthread_t *take_retired(size_t *n) {
+    pthread_t *list = retired;
+    *n = n_retired;
+    retired = NULL;
+    n_retired = cap_retired = 0;
+    return list;
+}
+
+/* A retiring worker lists itself, to be joined by the next retiree (or aclFinalize), and takes the
+ * workers that retired before it, which it joins once it has let go of its stream (retire_finish).
+ * Called with the stream's lock held, in the step that clears has_worker, so aclFinalize, which
+ * joins the pooled streams' workers and then the listed ones, never misses a retiring worker. A
+ * thread only ever joins threads listed before it took the list, so no two wait for each other.
+ * Returns 1 if listed (0: out of memory, the caller detaches itself). */
+static int retire_list_self(pthread_t **before, size_t *n) {
+    pthread_mutex_lock(&retired_mu);
+    *before = take_retired(n);
+    retired = malloc(4 * sizeof *retired);
+    int listed = retired != NULL;   /* read under the lock: the next retiree may take the list at once */
+    if (listed) {
+        cap_retired = 4;
+        retired[n_retired++] = pthread_self();
+    }
+    pthread_mutex_unlock(&retired_mu);
+    return listed;
+}
+
+void rt_workers_join_retired(void) {
+    pthread_mutex_lock(&retired_mu);
+    size_t n;
+    pthread_t *list = take_retired(&n);
+    pthread_mutex_unlock(&retired_mu);
+    join_all(list, n);
+}
+
+/* ---- the worker ------------------------------------------------------------------------------ */
+
 static void *worker_main(void *arg) {
     rt_stream *s = arg;
+    int retiring = 0, listed = 0;
+    pthread_t *before = NULL;   /* retired workers this one joins on its way out */
+    size_t n_before = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->ring_count == 0) {
@@ -94,10 +160,26 @@ static void *worker_main(void *arg) {
         }
         while (s->ring_count == 0 && !s->worker_stop) {
             s->worker_idle = 1;
-            pthread_cond_wait(&s->work_cv, &s->mu);
+            if (s->state == RT_STREAM_FREE) {   /* pooled: retire unless reused soon */
+                struct timespec deadline;
+                rt_deadline_after_ms(&deadline, POOLED_IDLE_MS);
+                int w = pthread_cond_timedwait(&s->work_cv, &s->mu, &deadline);
+                if (w == ETIMEDOUT && s->ring_count == 0 && !s->worker_stop && s->state == RT_STREAM_FREE &&
+                    !atomic_load(&rt_process_exiting)) {
+                    retiring = 1;
+                    s->has_worker = 0;   /* from now on nobody joins us through the stream */
+                    listed = retire_list_self(&before, &n_before);
+                    s->worker_idle = 0;
+                    break;
+                }
+            } else {   /* live: sleeps until work comes or the stream is destroyed (stream.c wakes it) */
+                s->worker_untimed = 1;
+                pthread_cond_wait(&s->work_cv, &s->mu);
+                s->worker_untimed = 0;
+            }
             s->worker_idle = 0;
         }
-        if (s->ring_count == 0) break;   /* asked to stop (rt_worker_join), nothing left to run */
+        if (s->ring_count == 0) break;   /* asked to stop (rt_worker_join) or retiring, nothing to run */
         rt_task task = s->ring[s->ring_head];
         s->ring_head = (s->ring_head + 1) & (s->ring_cap - 1);
         s->ring_count--;
@@ -114,6 +196,10 @@ static void *worker_main(void *arg) {
         if (s->host_waiters) pthread_cond_broadcast(&s->done_cv);
     }
     pthread_mutex_unlock(&s->mu);
+    if (retiring) {   /* s is not touched any more: a new worker may own it already */
+        if (!listed) pthread_detach(pthread_self());
+        join_all(before, n_before);
+    }
     return NULL;
 }
 
@@ -122,9 +208,9 @@ int rt_worker_start(rt_stream *s) {
     pthread_once(&exit_hook_once, install_exit_hook);
     rt_fork_note_start();
     s->worker_stop = 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the new thread inherits "everything blocked" */
+    sigset_t mask, old;
+    stub_worker_sigmask(&mask);   /* asynchronous signals blocked, faults open (thread_signals.h) */
+    pthread_sigmask(SIG_SETMASK, &mask, &old);   /* the new thread inherits it */
     int rc = pthread_create(&s->worker, NULL, worker_main, s);   /* joinable: see rt_worker_join */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     s->has_worker = rc == 0;
