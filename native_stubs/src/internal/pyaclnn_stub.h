@@ -80,6 +80,10 @@ PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void 
  * host memory (pinned or registered), which every device may address. */
 PYACLNN_STUB_API void *pyaclnn_stub_mem_pin(const void *p, int32_t *device);
 PYACLNN_STUB_API void pyaclnn_stub_mem_unpin(void *pin);   /* NULL: nothing */
+/* What the host can back (runtime/host_memory.c): the smaller of MemTotal and the process's cgroup
+ * memory limits, read from the /proc and /sys tree under `root` (NULL: the real one), in bytes; 0 if
+ * MemTotal cannot be read. The default device capacity is made from it (device.c). */
+PYACLNN_STUB_API uint64_t pyaclnn_stub_host_memory_limit(const char *root);
 /* Host memory that device code may address directly (zero-copy wrapping of host arrays/tensors). */
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes);
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p);
