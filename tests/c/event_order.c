@@ -46,9 +46,9 @@ static void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
-/* A slow kernel: 300 ms, then writes 7 into its buffer (declared to the checker as a write). */
+/* A slow kernel: 150 ms, then writes 7 into its buffer (declared to the checker as a write). */
 static void slow_write(void *arg) {
-    sleep_ms(300);
+    sleep_ms(150);
     float *p = arg;
     for (int i = 0; i < N; i++) p[i] = 7.0f;
 }

@@ -208,7 +208,7 @@ def _threaded(args) -> int:
         print("VIOLATION", v)
     verdict = "OK" if not run.violations else "FAILED"
     print(f"fuzz: seed={args.seed} threads={args.threads}{' tsan-safe' if tsan_safe else ''} calls={run.calls} "
-          f"violations={len(run.violations)} "
+          f"forks={run.shared.forks} violations={len(run.violations)} "
           f"time={time.monotonic() - started:.1f}s {verdict}")
     return 0 if not run.violations else 1
 

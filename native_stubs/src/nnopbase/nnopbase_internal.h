@@ -40,7 +40,7 @@ extern pthread_mutex_t executor_mu;
  * picked by the tensor's address; tensor.c), so a reader never gets a mix of two descriptions while
  * aclInitTensor or an address setter runs in another thread (issue 27). Lock order: executor_mu,
  * nn_ownership_lock, then a tensor lock; nothing else is taken while one is held. */
-#define NN_TENSOR_LOCKS 64
+#define NN_TENSOR_LOCKS 16   /* few: fork() holds them all (ThreadSanitizer tracks at most 64 held locks) */
 extern pthread_mutex_t nn_tensor_locks[NN_TENSOR_LOCKS];
 pthread_mutex_t *nn_tensor_lock(const void *tensor);
 /* Sets the description's data address (the setters), under the tensor's lock. */

@@ -3,11 +3,12 @@
  * task runs. A live stream keeps its worker however long it idles (launches may come at any time).
  *
  * A destroyed stream's object goes to the pool (stream.c) and its worker retires once it has idled
- * there for POOLED_IDLE_NS: it exits, and the retiring worker joins the workers that retired before
- * it (the exited threads' stacks and TLS are released at once, and at most the newest retiree is
- * left unjoined); aclFinalize joins what is left. So 2000 streams created and destroyed leave no
- * 2000 threads behind (issue 27), while a loop that destroys and creates streams reuses a pooled
- * object with its worker still running. A reused object whose worker has retired starts a new one.
+ * there for POOLED_IDLE_MS: it detaches itself and ends (its stack and TLS go with it; a joinable
+ * thread nobody joins would keep them, and ThreadSanitizer reports it as a leak at exit).
+ * aclFinalize joins the pooled workers that have not retired yet and waits for the retiring ones to
+ * end. So 2000 streams created and destroyed leave no 2000 threads behind (issue 27), while a loop
+ * that destroys and creates streams reuses a pooled object with its worker still running. A reused
+ * object whose worker has retired starts a new one.
  *
  * Workers block the asynchronous signals (SIGINT, SIGALRM, SIGTERM, ...: the application's threads,
  * e.g. Python's main thread, handle those) but not the synchronous fault signals (SIGSEGV, SIGBUS,
@@ -88,59 +89,19 @@ static void run_task(rt_stream *s, const rt_task *t, uint64_t index) {
 
 /* ---- retired workers ------------------------------------------------------------------------ */
 
-/* Workers that retired and are not joined yet (they have exited, or are about to). */
-static pthread_mutex_t retired_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t *retired;
-static size_t n_retired, cap_retired;
-
-static void join_all(pthread_t *list, size_t n) {
-    for (size_t i = 0; i < n; i++) pthread_join(list[i], NULL);
-    free(list);
-}
-
-/* Takes the list of retired workers (the caller joins them). */
-static pthread_t *take_retired(size_t *n) {
-    pthread_t *list = retired;
-    *n = n_retired;
-    retired = NULL;
-    n_retired = cap_retired = 0;
-    return list;
-}
-
-/* A retiring worker lists itself, to be joined by the next retiree (or aclFinalize), and takes the
- * workers that retired before it, which it joins once it has let go of its stream (retire_finish).
- * Called with the stream's lock held, in the step that clears has_worker, so aclFinalize, which
- * joins the pooled streams' workers and then the listed ones, never misses a retiring worker. A
- * thread only ever joins threads listed before it took the list, so no two wait for each other.
- * Returns 1 if listed (0: out of memory, the caller detaches itself). */
-static int retire_list_self(pthread_t **before, size_t *n) {
-    pthread_mutex_lock(&retired_mu);
-    *before = take_retired(n);
-    retired = malloc(4 * sizeof *retired);
-    int listed = retired != NULL;   /* read under the lock: the next retiree may take the list at once */
-    if (listed) {
-        cap_retired = 4;
-        retired[n_retired++] = pthread_self();
-    }
-    pthread_mutex_unlock(&retired_mu);
-    return listed;
-}
+/* Workers between their decision to retire and their end (a few instructions: they detach). */
+static _Atomic int retiring;
 
 void rt_workers_join_retired(void) {
-    pthread_mutex_lock(&retired_mu);
-    size_t n;
-    pthread_t *list = take_retired(&n);
-    pthread_mutex_unlock(&retired_mu);
-    join_all(list, n);
+    /* aclFinalize: let the retiring workers finish, so none is left running (valgrind, TSan) */
+    for (int i = 0; i < 100000 && atomic_load(&retiring) > 0; i++) sched_yield();
 }
 
 /* ---- the worker ------------------------------------------------------------------------------ */
 
 static void *worker_main(void *arg) {
     rt_stream *s = arg;
-    int retiring = 0, listed = 0;
-    pthread_t *before = NULL;   /* retired workers this one joins on its way out */
-    size_t n_before = 0;
+    int retire = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->ring_count == 0) {
@@ -166,9 +127,9 @@ static void *worker_main(void *arg) {
                 int w = pthread_cond_timedwait(&s->work_cv, &s->mu, &deadline);
                 if (w == ETIMEDOUT && s->ring_count == 0 && !s->worker_stop && s->state == RT_STREAM_FREE &&
                     !atomic_load(&rt_process_exiting)) {
-                    retiring = 1;
+                    retire = 1;
                     s->has_worker = 0;   /* from now on nobody joins us through the stream */
-                    listed = retire_list_self(&before, &n_before);
+                    atomic_fetch_add(&retiring, 1);
                     s->worker_idle = 0;
                     break;
                 }
@@ -196,9 +157,9 @@ static void *worker_main(void *arg) {
         if (s->host_waiters) pthread_cond_broadcast(&s->done_cv);
     }
     pthread_mutex_unlock(&s->mu);
-    if (retiring) {   /* s is not touched any more: a new worker may own it already */
-        if (!listed) pthread_detach(pthread_self());
-        join_all(before, n_before);
+    if (retire) {   /* s is not touched any more: a new worker may own it already */
+        pthread_detach(pthread_self());   /* nobody joins a retiree: its thread goes when it returns */
+        atomic_fetch_sub(&retiring, 1);
     }
     return NULL;
 }
