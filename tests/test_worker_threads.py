@@ -2,8 +2,9 @@
 
 * Worker threads blocked every signal, so the kernel killed the process at a fault on one without
   running any handler: ASan printed no report for a fault in a stream task or a kernel. Stream workers
-  now block only the asynchronous signals (SIGINT, SIGALRM, SIGTERM, ... stay with the application's
-  threads) and let the synchronous fault signals through (tests/c/worker_fault.c).
+  and the kernels' pool threads now block only the asynchronous signals (SIGINT, SIGALRM, SIGTERM, ...
+  stay with the application's threads) and let the synchronous fault signals through
+  (tests/c/worker_fault.c).
 * 2000 streams created and destroyed left 2000 idle worker threads until aclFinalize; a destroyed
   stream's worker now retires after idling briefly in the pool (tests/c/stream_threads.c).
 """
@@ -20,10 +21,6 @@ from helpers import REPO_ROOT, build_c_driver, subprocess_env
 FAULTS = [signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT, signal.SIGTRAP]
 ASYNC = [signal.SIGINT, signal.SIGALRM, signal.SIGTERM, signal.SIGCHLD, signal.SIGUSR1, signal.SIGHUP]
 ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
-# The kernels' pool creates its threads in src/ops/common/op_parallel.c, which still blocks every
-# signal: it has to take its mask from native_stubs/src/common/thread_signals.h as the stream workers do.
-POOL_PENDING = pytest.mark.xfail(strict=True, reason="op_parallel.c (src/ops, the lead's area) does not use "
-                                                     "stub_worker_sigmask yet")
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +50,6 @@ def test_stream_workers_block_asynchronous_signals_but_not_faults(fault_driver):
         assert set(ASYNC) <= mask, sorted(set(ASYNC) - mask)
 
 
-@POOL_PENDING
 def test_kernel_pool_threads_block_asynchronous_signals_but_not_faults(fault_driver):
     pool = thread_masks(fault_driver)["other"]
     assert pool
@@ -81,7 +77,6 @@ def test_a_fault_in_a_stream_task_reaches_the_process_signal_handler(fault_drive
     check_fault_was_seen(*run_fault(fault_driver, "stream"))
 
 
-@POOL_PENDING
 def test_a_fault_in_a_kernel_pool_thread_reaches_the_process_signal_handler(fault_driver):
     check_fault_was_seen(*run_fault(fault_driver, "pool"))
 
