@@ -99,10 +99,12 @@ static void check_kernel(const pyaclnn_stub_launch *launch) {
     if (!same_view(&launch->inputs[0], &p->validated)) atomic_fetch_add(p->differ, 1);
 }
 
-static pyaclnn_stub_launch seen;   /* what record_kernel saw last */
+static pyaclnn_stub_launch seen;   /* what record_kernel saw last (its pointers die with the launch) */
 static pyaclnn_stub_tensor seen_tensors[3];
+static int seen_param;
 static void record_kernel(const pyaclnn_stub_launch *launch) {
     seen = *launch;
+    seen_param = *(const int *)launch->params;
     for (size_t i = 0; i < launch->n_inputs + launch->n_outputs && i < 3; i++)
         seen_tensors[i] = i < launch->n_inputs ? launch->inputs[i] : launch->outputs[i - launch->n_inputs];
 }
@@ -167,7 +169,7 @@ int main(int argc, char **argv) {
         CHECK(aclSetAclOpExecutorRepeatable(e));
         run(e);
         CHECK(aclrtSynchronizeStream(NULL));
-        if (seen.n_inputs != 2 || seen.n_outputs != 1 || *(const int *)seen.params != 7 ||
+        if (seen.n_inputs != 2 || seen.n_outputs != 1 || seen_param != 7 ||
             strcmp(seen.op_name, "Rec") != 0)
             FAIL("the launch header is wrong");
         if (!same_view(&seen_tensors[0], &in[0]) || seen_tensors[1].present != 0 || !same_view(&seen_tensors[2], &out[0]))
