@@ -355,7 +355,7 @@ MUTANTS = [
            (f"{FOREACH}::test_mul_and_add_scalar_bit_exact_vs_torch[bfloat16]",),
            "a BF16 list's scalar is rounded to BF16 instead of kept FLOAT"),
     Mutant("foreach-list-length-unchecked", f"{OPS}/foreach/foreach.c",
-           "        if (size != n) {", "        if (0) {",
+           "        if (LIST(c, s, k).n != n) {", "        if (0) {",
            (f"{FOREACH}::test_invalid_arguments_return_161002",), "validation: out shorter than x1 accepted"),
     Mutant("lerp-weight-on-start", "native_stubs/src/kernels/elementwise.c",
            "if (p->op == EW_OP_LERP) t = (float)s * (b - a);", "if (p->op == EW_OP_LERP) t = (float)s * (a - b);",

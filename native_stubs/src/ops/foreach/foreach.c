@@ -88,13 +88,9 @@ static fe_layout layout(const op_call *c, const op_step *s) {
     return L;
 }
 
-/* The elements of list operand k (a step before has validated it). */
-static const aclTensor *const *items_of(const op_call *c, const op_step *s, int k, uint64_t *n) {
-    const aclTensor *const *items = NULL;
-    *n = 0;
-    (void)pyaclnn_stub_tensor_list_get(op_argument(c, s, k)->p, &items, n);
-    return items;
-}
+/* The list of operand k as fe_lists left it: its handles and size (c->lists; snapshots once fe_dtypes
+ * took them). */
+#define LIST(c, s, k) ((c)->lists[(s)->p[k]])
 
 /* "x1[3]": the message name of element i of list operand k. */
 static const char *element_name(const op_call *c, const op_step *s, int k, uint64_t i, char *buf, size_t size) {
@@ -102,7 +98,7 @@ static const char *element_name(const op_call *c, const op_step *s, int k, uint6
     return buf;
 }
 
-/* fe_lists l ...: each a live aclTensorList without a NULL element. */
+/* fe_lists l ...: each a live aclTensorList without a NULL element (kept in c->lists). */
 aclnnStatus opc_fe_lists(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++) {
         const aclTensorList *l = op_argument(c, s, k)->p;
@@ -119,6 +115,9 @@ aclnnStatus opc_fe_lists(op_call *c, const op_step *s) {
                                     (unsigned long long)i);
                 return ACLNN_ERR_PARAM_INVALID;
             }
+        LIST(c, s, k).v = items;
+        LIST(c, s, k).t = NULL;
+        LIST(c, s, k).n = n;
     }
     return ACLNN_SUCCESS;
 }
@@ -157,36 +156,35 @@ static aclnnStatus bad_scalar_dtype(const char *api, const char *name, aclDataTy
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-/* The dtype of x1[0] (fe_dtypes has read it); FLOAT for an empty x1. */
-static aclDataType list_dtype(const op_call *c, const op_step *s) {
-    uint64_t n;
-    const aclTensor *const *x1 = items_of(c, s, 0, &n);
-    pyaclnn_stub_tensor t;
-    if (n == 0 || pyaclnn_stub_tensor_get(x1[0], &t) != ACLNN_SUCCESS) return ACL_FLOAT;
-    return t.dtype;
-}
-
+/* fe_dtypes x1 .. out [scalar] LIST: x1[0]'s dtype in LIST; every element of every list (snapshots into
+ * c->lists, in one scratch block) of x1[0]'s dtype; the scalar's dtype allowed for it. Nothing for an
+ * empty x1. */
 aclnnStatus opc_fe_dtypes(op_call *c, const op_step *s) {
     fe_layout L = layout(c, s);
     const char *api = c->api;
-    uint64_t n;
-    const aclTensor *const *x1 = items_of(c, s, 0, &n);
+    uint64_t n = LIST(c, s, 0).n, total = 0;
     if (n == 0) return ACLNN_SUCCESS;
     pyaclnn_stub_tensor t;
     char first[64];
     aclnnStatus rc;
-    if ((rc = op_tensor_arg(api, element_name(c, s, 0, 0, first, sizeof first), x1[0], &t))) return rc;
+    if ((rc = op_tensor_arg(api, element_name(c, s, 0, 0, first, sizeof first), LIST(c, s, 0).v[0], &t))) return rc;
     aclDataType dt = t.dtype;
     size_t n_list;
     const aclDataType *list = op_list(s->list, &n_list);
     if ((rc = ew_check_dtype_in(api, op_pname(c, s, 0), dt, list, n_list))) return rc;
+    for (int k = 0; k <= L.n_lists; k++) total += LIST(c, s, k).n;
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * (size_t)total);
+    if (snaps == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
     for (int k = 0; k <= L.n_lists; k++) {
-        uint64_t size;
-        const aclTensor *const *items = items_of(c, s, k, &size);
-        for (uint64_t i = 0; i < size; i++) {
+        LIST(c, s, k).t = snaps;
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++, snaps++) {
             char name[64];
             element_name(c, s, k, i, name, sizeof name);
-            if ((rc = op_tensor_arg(api, name, items[i], &t)) || (rc = tv_check_same_dtype(api, name, t.dtype, first, dt)))
+            if ((rc = op_tensor_arg(api, name, LIST(c, s, k).v[i], snaps)) ||
+                (rc = tv_check_same_dtype(api, name, snaps->dtype, first, dt)))
                 return rc;
         }
     }
@@ -198,15 +196,15 @@ aclnnStatus opc_fe_dtypes(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* fe_lengths x1 .. out [scalar]: every list as long as x1, and one scalar per tensor. */
 aclnnStatus opc_fe_lengths(op_call *c, const op_step *s) {
     fe_layout L = layout(c, s);
-    uint64_t n, size;
-    (void)items_of(c, s, 0, &n);
+    uint64_t n = LIST(c, s, 0).n;
     for (int k = 1; k <= L.n_lists; k++) {
-        (void)items_of(c, s, k, &size);
-        if (size != n) {
+        if (LIST(c, s, k).n != n) {
             pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s has %llu tensors, %s has %llu; they must match",
-                                op_pname(c, s, k), (unsigned long long)size, op_pname(c, s, 0), (unsigned long long)n);
+                                op_pname(c, s, k), (unsigned long long)LIST(c, s, k).n, op_pname(c, s, 0),
+                                (unsigned long long)n);
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
@@ -221,51 +219,45 @@ aclnnStatus opc_fe_lengths(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* fe_shapes x1 .. out: at most 8 dims; every tensor of x1's tensor's shape (fe_dtypes' snapshots). */
 aclnnStatus opc_fe_shapes(op_call *c, const op_step *s) {
     fe_layout L = layout(c, s);
-    const char *api = c->api;
-    uint64_t n, size;
-    const aclTensor *const *x1 = items_of(c, s, 0, &n);
-    for (uint64_t i = 0; i < n; i++) {
-        pyaclnn_stub_tensor first, t;
-        aclnnStatus rc;
-        if ((rc = op_tensor_arg(api, op_pname(c, s, 0), x1[i], &first)) ||
-            (rc = ew_check_max_dim(api, op_pname(c, s, 0), &first, EW_MAX_DIM)))
-            return rc;
+    for (uint64_t i = 0; i < LIST(c, s, 0).n; i++) {
+        const pyaclnn_stub_tensor *first = &LIST(c, s, 0).t[i];
+        aclnnStatus rc = ew_check_max_dim(c->api, op_pname(c, s, 0), first, EW_MAX_DIM);
+        if (rc) return rc;
         for (int k = 1; k <= L.n_lists; k++) {
             char name[64];
             element_name(c, s, k, i, name, sizeof name);
-            if ((rc = op_tensor_arg(api, name, items_of(c, s, k, &size)[i], &t)) ||
-                (rc = ew_check_shape(api, name, &t, first.shape, first.ndim)))
-                return rc;
+            if ((rc = ew_check_shape(c->api, name, &LIST(c, s, k).t[i], first->shape, first->ndim))) return rc;
         }
     }
     return ACLNN_SUCCESS;
 }
 
-/* fe_plan: the parameter block (the plan, one scalar per tensor of a scalar list, whose elements are read
- * and checked here) and the executor over every list's tensors (then the scalars tensor) into out's. */
+/* fe_plan x1 .. out [scalar]: the parameter block (the plan, one scalar per tensor of a scalar list, whose
+ * elements are read and checked here) and the executor over every list's tensors (then the scalars tensor)
+ * into out's, from phase 1's snapshots. The step builds it: the block outgrows op_params with long lists. */
 aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     fe_layout L = layout(c, s);
     const char *api = c->api;
     const ew_spec *sp = c->def->spec;
     int k_scalar = L.n_lists + 1;
-    uint64_t n, size;
-    (void)items_of(c, s, 0, &n);
+    uint64_t n = LIST(c, s, 0).n, size;
     aclDataType sdt = L.kind == FE_SCALAR ? op_scalar_of(c, s, k_scalar)->dtype : ACL_DT_UNDEFINED;
     const aclScalar *const *slist = NULL;
     if (L.kind == FE_SCALAR_LIST) (void)pyaclnn_stub_scalar_list_get(op_argument(c, s, k_scalar)->p, &slist, &size);
 
     size_t bytes = sizeof(fe_params) + (L.kind == FE_SCALAR_LIST ? n : 0) * sizeof(ew_value);
-    fe_params *p = calloc(1, bytes);
-    const aclTensor **inputs = calloc((size_t)(L.n_lists * n + 1), sizeof *inputs);
-    if (p == NULL || inputs == NULL) {
-        free(p);
-        free(inputs);
+    size_t n_in = (size_t)(L.n_lists * n) + (L.kind == FE_SCALAR_TENSOR);
+    fe_params *p = op_scratch(c, bytes);
+    pyaclnn_stub_tensor *in = op_scratch(c, sizeof *in * (n_in + (size_t)n));
+    if (p == NULL || in == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    aclDataType dt = list_dtype(c, s);
+    /* FLOAT for an empty x1 */
+    aclDataType dt = n > 0 ? LIST(c, s, 0).t[0].dtype : ACL_FLOAT;
     p->n_lists = L.n_lists;
     p->scalar_kind = L.kind;
     p->count = n;
@@ -279,33 +271,28 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     if (L.kind == FE_SCALAR)
         p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
                                  p->plan.compute);
-    aclnnStatus rc = ACLNN_SUCCESS;
     for (uint64_t j = 0; L.kind == FE_SCALAR_LIST && j < n; j++) {
         aclDataType d;
         ew_value v;
         char name[32];
         snprintf(name, sizeof name, "scalars[%llu]", (unsigned long long)j);
-        if ((rc = ew_scalar_arg(api, name, slist[j], &d, &v)) == ACLNN_SUCCESS && n > 0 && !scalar_dtype_ok(dt, d))
-            rc = bad_scalar_dtype(api, name, d, dt);
-        if (rc) break;
+        aclnnStatus rc = ew_scalar_arg(api, name, slist[j], &d, &v);
+        if (rc == ACLNN_SUCCESS && !scalar_dtype_ok(dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
+        if (rc) return rc;
         p->scalars[j] = ew_cast(ew_cast(v, d, p->scalar_dtype), p->scalar_dtype, p->plan.compute);
     }
     if (L.kind == FE_SCALAR_TENSOR) p->scalar_dtype = p->plan.compute;
-    if (rc == ACLNN_SUCCESS) {
-        size_t n_in = 0;
-        for (int k = 0; k < L.n_lists; k++) {
-            const aclTensor *const *items = items_of(c, s, k, &size);
-            for (uint64_t i = 0; i < n; i++) inputs[n_in++] = items[i];
-        }
-        if (L.kind == FE_SCALAR_TENSOR) inputs[n_in++] = op_argument(c, s, k_scalar)->p;
-        c->made = pyaclnn_stub_executor_new(c->def->name, n > 0 ? fe_kernel : NULL, p, bytes, inputs, n_in,
-                                            items_of(c, s, L.n_lists, &size), (size_t)n, 0);
-        if (c->made == NULL) {
-            pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-            rc = ACLNN_ERR_INNER_CREATE_EXECUTOR;
-        }
+    /* inputs: every input list's snapshots (then the scalars tensor), outputs: out's */
+    size_t j = 0;
+    for (int k = 0; k < L.n_lists; k++)
+        for (uint64_t i = 0; i < n; i++) in[j++] = LIST(c, s, k).t[i];
+    if (L.kind == FE_SCALAR_TENSOR) in[j++] = *op_tensor(c, s, k_scalar);
+    for (uint64_t i = 0; i < n; i++) in[n_in + i] = LIST(c, s, L.n_lists).t[i];
+    c->made = pyaclnn_stub_executor_new_snapshots(c->def->name, n > 0 ? fe_kernel : NULL, p, bytes, in, n_in,
+                                                  in + n_in, (size_t)n, 0);
+    if (c->made == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    free(p);
-    free(inputs);
-    return rc;
+    return ACLNN_SUCCESS;
 }
