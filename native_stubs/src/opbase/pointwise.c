@@ -18,8 +18,9 @@ aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar) {
     return self;
 }
 
-static aclDataType unary_compute(ew_promote_rule rule, aclDataType self) {
+static aclDataType unary_compute(ew_promote_rule rule, aclDataType self, aclDataType out) {
     if (rule == EW_PROMOTE_INT_TO_FLOAT && ew_is_integral(self, 1)) return ACL_FLOAT;
+    if (rule == EW_PROMOTE_INT_TO_OUT && ew_is_integral(self, 1)) return out;
     if (rule == EW_PROMOTE_BOOL_INT64_TO_FLOAT && (self == ACL_BOOL || self == ACL_INT64)) return ACL_FLOAT;
     return self;
 }
@@ -49,6 +50,18 @@ static aclnnStatus out_dtype(const char *api, ew_out_rule rule, const char *self
             char all[128];
             pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported (supported: %s)",
                                 out_name, op_dtype_name(out, b1), ew_dtype_list(FLOATS, 4, all, sizeof all));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        break;
+    case EW_OUT_COMPUTE:
+        if (out != r && r == self) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be the same as %s dtype %s",
+                                out_name, op_dtype_name(out, b1), self_name, op_dtype_name(self, b2));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (out != r) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s should be %s", out_name,
+                                op_dtype_name(out, b1), op_dtype_name(r, b2));
             return ACLNN_ERR_PARAM_INVALID;
         }
         break;
@@ -85,7 +98,7 @@ aclnnStatus ew_unary_phase1(const ew_pointwise_call *c, uint64_t *workspaceSize,
     if (c->inplace) out = self;
     else if ((rc = op_tensor_arg(api, c->out_name, c->out, &out))) return rc;
     if ((rc = ew_check_dtype_in(api, c->self_name, self.dtype, c->dtypes, c->n_dtypes))) return rc;
-    aclDataType p = unary_compute(c->promote, self.dtype);
+    aclDataType p = unary_compute(c->promote, self.dtype, out.dtype);
     if ((rc = check_out_dtype(c, self.dtype, ew_result_dtype(c->op, p), out.dtype))) return rc;
     if ((rc = ew_check_max_dim(api, c->self_name, &self, EW_MAX_DIM))) return rc;
     if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, self.shape, self.ndim))) return rc;
@@ -114,7 +127,7 @@ static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, 
                             "dtype is %s", op_dtype_name(p, b1));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    p = unary_compute(promote, p);
+    p = unary_compute(promote, p, out);
     aclnnStatus rc = out_dtype(api, rule, self_name, out_name, self, bool_result ? ACL_BOOL : ew_result_dtype(op, p),
                                out);
     if (rc) return rc;
@@ -178,7 +191,7 @@ aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute) {
 /* pw_out self out: the unary compute dtype (the spec's promotion of self) and out's dtype rule. */
 aclnnStatus opc_pw_out(op_call *c, const op_step *s) {
     const ew_spec *sp = spec_of(c);
-    aclDataType self = op_tensor(c, s, 0)->dtype, p = unary_compute(sp->promote, self);
+    aclDataType self = op_tensor(c, s, 0)->dtype, p = unary_compute(sp->promote, self, op_tensor(c, s, 1)->dtype);
     aclnnStatus rc = out_dtype(c->api, sp->out, op_pname(c, s, 0), op_pname(c, s, 1), self,
                                ew_spec_result(sp, p), op_tensor(c, s, 1)->dtype);
     if (rc == ACLNN_SUCCESS) c->compute = p;
@@ -221,7 +234,7 @@ aclnnStatus opc_pw_plan(op_call *c, const op_step *s) {
             plan->scalar = ew_cast(sc->v, sc->dtype, c->compute);   /* the scalar as a tensor of the compute dtype */
             continue;
         }
-        plan->n_inputs++;
+        if (plan->n_inputs++ == 0) plan->in_dtype = op_tensor(c, s, k)->dtype;
         if (pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
     }
     return ACLNN_SUCCESS;

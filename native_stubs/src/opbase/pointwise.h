@@ -23,6 +23,7 @@ typedef enum {
     EW_PROMOTE_KEEP = 0,          /* compute in self's dtype                                      */
     EW_PROMOTE_INT_TO_FLOAT,      /* integral and BOOL inputs compute in FLOAT (Sqrt, Cos, ...)    */
     EW_PROMOTE_BOOL_INT64_TO_FLOAT, /* only BOOL and INT64 go to FLOAT (Exp)                       */
+    EW_PROMOTE_INT_TO_OUT,        /* integral and BOOL inputs compute in out's dtype (Log1p)       */
 } ew_promote_rule;
 
 typedef enum {
@@ -30,6 +31,8 @@ typedef enum {
     EW_OUT_SAME_DTYPE,            /* out has self's dtype                                          */
     EW_OUT_FLOAT,                 /* out is FLOAT, FLOAT16, BF16 or DOUBLE, and castable            */
     EW_OUT_BOOL,                  /* out is BOOL                                                   */
+    EW_OUT_COMPUTE,               /* out has the compute dtype: self's (float self) or the promoted
+                                   * one (Log10: OP_CHECK_DTYPE_NOT_SAME / NOT_MATCH(out, FLOAT))     */
 } ew_out_rule;
 
 typedef struct {
