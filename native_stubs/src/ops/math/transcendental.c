@@ -39,7 +39,47 @@ ew_value tanh_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
 
 ew_value tanh_backward_f(const ew_plan *p, ew_value dy, ew_value y, ew_value z) {
     (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(dy.f * fma(-y.f, y.f, 1.0));
+    if (p->compute == ACL_DOUBLE) return vm_out_double(dy.f * (1.0 - y.f * y.f));
     float t = vm_fma(-vm_in(y), vm_in(y), 1.0f);
     return vm_out(p, t * vm_in(dy));
+}
+
+/* ---- logarithms (math/log/op_kernel/arch35/log_dag.h; integral inputs: op_kernel_aicpu/log_aicpu.cpp) ---- */
+
+/* Log2 / Log10 on the AI core: Cast, Muls(scale 1), Adds(shift 0), Log, Muls(1 / ln(base)) in fp32, the
+ * factor computed by the tiling in float: 1.0f / log(base) (std::log of a float). Integral and BOOL inputs
+ * go to the AI CPU kernel: std::log2 / std::log10 of the integer (in double), stored as FLOAT. */
+static ew_value log_base(const ew_plan *p, ew_value x, float inv_ln_base, double (*f64)(double)) {
+    if (p->compute == ACL_DOUBLE) return vm_out_double(f64(x.f));
+    if (ew_is_integral(p->in_dtype, 1)) return vm_out(p, (float)f64(x.f));
+    float v = vm_in(x) * 1.0f + 0.0f;
+    return vm_out(p, vm_ln(v) * inv_ln_base);
+}
+
+ew_value log_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(log(x.f));
+    return vm_out(p, vm_ln(vm_in(x)));
+}
+
+ew_value log2_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    return log_base(p, x, 1.0f / logf(2.0f), log2);
+}
+
+ew_value log10_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    return log_base(p, x, 1.0f / logf(10.0f), log10);
+}
+
+/* log1p (math/log1p/op_kernel/arch35/log1p_dag.h): u = x + 1; ln(u) * (x / (u - 1)), corrected where the
+ * rounding of u lost x entirely (u == 1: x itself, so -0.0 stays -0.0) and at u == inf. */
+ew_value log1p_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(log1p(x.f));
+    float v = vm_in(x), u = v + 1.0f;
+    float r = vm_ln(u) * (v / (u - 1.0f));
+    if (u == 1.0f) r = v;
+    if (u == INFINITY) r = INFINITY;
+    return vm_out(p, r);
 }
