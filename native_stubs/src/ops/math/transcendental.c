@@ -83,3 +83,103 @@ ew_value log1p_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     if (u == INFINITY) r = INFINITY;
     return vm_out(p, r);
 }
+
+/* ---- exp2 = Pow(2, x) (math/pow/op_api/aclnn_exp2.cpp) ------------------------------------------------
+ * The Pow kernel is AscendC's Power library (DOUBLE_FLOAT_TECH), not published: exp2 in double rounded to
+ * fp32 (fp16: then to fp16, the fp16 kernel's output); DOUBLE (AI CPU) in double. */
+ew_value exp2_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(exp2(x.f));
+    return vm_out(p, (float)exp2(x.f));
+}
+
+/* ---- expm1 (math/expm1/op_kernel/arch35/expm1_dag.h, a SIMT kernel) ------------------------------------
+ * |x| > 2: the device's expm1f (libm expm1 in double rounded to fp32). Otherwise x = n ln2 + r (Cody-Waite
+ * with two fused steps, n = 0 for |x| < 0.41), expm1(r) by a degree-6 polynomial with fused multiply-adds,
+ * then 2^n * expm1(r) + (2^n - 1) fused; x == 0 gives x + x (keeps -0.0). */
+static float expm1_32(float x) {
+    float direct = (float)expm1((double)x);
+    float n = fabsf(x) < 0.4099999964237213f ? 0.0f : roundf(x * 1.4426950216293335f);
+    float r = vm_fma(-n, 0.693145751953125f, x);
+    r = vm_fma(-n, 0.000001428606765330187f, r);
+    int top = n == 128.0f;
+    float e = top ? n - 1.0f : n;
+    float q = vm_fma(0.0013879507314413786f, r, 0.008382412604987621f);
+    q = vm_fma(q, r, 0.04166783019900322f);
+    q = vm_fma(q, r, 0.1666639745235443f);
+    q = vm_fma(q, r, 0.4999999403953552f);
+    q = vm_fma(r * q, r, r);
+    float t = (float)exp2((double)e);
+    float v = vm_fma(q, t, t - 1.0f);
+    v = top ? v + v : v;
+    if (e > 128.0f) v = INFINITY;
+    if (e < -25.0f) v = -1.0f;
+    if (x == 0.0f) v = x + x;
+    return fabsf(x) > 2.0f ? direct : v;
+}
+
+ew_value expm1_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    return vm_out(p, expm1_32(vm_in(x)));
+}
+
+/* ---- erf, erfc (Vec::Erf / Vec::Erfc of the vendor's elementwise library, not published), erfinv (the
+ * device's erfinvf, a SIMT kernel): the function in double rounded to fp32; DOUBLE (AI CPU) in double. */
+ew_value erf_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(erf(x.f));
+    return vm_out(p, (float)erf(x.f));
+}
+
+ew_value erfc_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(erfc(x.f));
+    return vm_out(p, (float)erfc(x.f));
+}
+
+/* erfinv in double: Giles' single-precision approximation ("Approximating the erfinv function", 2010), then
+ * two Newton steps on erf (erfc near +-1, where 1 - |y| is exact) -- far below fp32's resolution. */
+static double erfinv64(double y) {
+    if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
+    if (y == 0.0) return y;
+    if (fabs(y) == 1.0) return copysign(INFINITY, y);
+    double w = -log((1.0 - y) * (1.0 + y)), x;
+    if (w < 5.0) {
+        w -= 2.5;
+        x = 2.81022636e-08;
+        x = 3.43273939e-07 + x * w;
+        x = -3.5233877e-06 + x * w;
+        x = -4.39150654e-06 + x * w;
+        x = 0.00021858087 + x * w;
+        x = -0.00125372503 + x * w;
+        x = -0.00417768164 + x * w;
+        x = 0.246640727 + x * w;
+        x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        x = -0.000200214257;
+        x = 0.000100950558 + x * w;
+        x = 0.00134934322 + x * w;
+        x = -0.00367342844 + x * w;
+        x = 0.00573950773 + x * w;
+        x = -0.0076224613 + x * w;
+        x = 0.00943887047 + x * w;
+        x = 1.00167406 + x * w;
+        x = 2.83297682 + x * w;
+    }
+    x *= y;
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    for (int k = 0; k < 2; k++) {
+        double d = two_over_sqrt_pi * exp(-x * x);
+        /* erf(x) - y; for |y| >= 0.5 through erfc: erf(|x|) - |y| = (1 - |y|) - erfc(|x|), y's sign back */
+        double err = fabs(y) < 0.5 ? erf(x) - y : (y > 0 ? 1.0 : -1.0) * ((1.0 - fabs(y)) - erfc(fabs(x)));
+        if (d == 0.0) break;
+        x -= err / d;
+    }
+    return x;
+}
+
+ew_value erfinv_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    return vm_out(p, (float)erfinv64(x.f));
+}
