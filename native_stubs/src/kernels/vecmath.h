@@ -15,6 +15,7 @@
 #define PYACLNN_VECMATH_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -52,5 +53,23 @@ static inline ew_value vm_out(const ew_plan *p, float r) {
 
 /* A double result (DOUBLE compute dtypes: the vendor's AI CPU kernels compute in double). */
 static inline ew_value vm_out_double(double r) { return (ew_value){r, 0}; }
+
+/* The vector unit's Min / Max as the kernels use them: a NaN operand gives NaN. */
+static inline float vm_min(float a, float b) { return isnan(a) || isnan(b) ? NAN : (b < a ? b : a); }
+static inline float vm_max(float a, float b) { return isnan(a) || isnan(b) ? NAN : (b > a ? b : a); }
+
+/* A unary element function: f32 on the fp32 value (fp16/bf16/fp32 compute dtypes; NULL: f64 rounded once to
+ * fp32, the model of an unpublished device function), f64 for DOUBLE (the AI CPU kernels). */
+static inline ew_value vm_unary(const ew_plan *p, ew_value x, float (*f32)(float), double (*f64)(double)) {
+    if (p->compute == ACL_DOUBLE) return vm_out_double(f64(x.f));
+    return vm_out(p, f32 != NULL ? f32(vm_in(x)) : (float)f64((double)vm_in(x)));
+}
+
+/* Defines the ew_fn_type `name` as vm_unary(f32, f64). */
+#define VM_UNARY_FN(name, f32, f64)                                           \
+    ew_value name(const ew_plan *p, ew_value x, ew_value y, ew_value z) {    \
+        (void)y, (void)z;                                                     \
+        return vm_unary(p, x, f32, f64);                                      \
+    }
 
 #endif
