@@ -133,6 +133,128 @@ def erfinv64(y):
     return np.where(y == 0, y, np.copysign(x, y))
 
 
+def libm32(f):
+    """An unpublished device function: the float64 function, rounded to fp32."""
+    def g(x):
+        with np.errstate(all="ignore"):
+            return f(np.asarray(x, F).astype(np.float64)).astype(F)
+    return g
+
+
+def nan_min(a, b):
+    return np.where(np.isnan(a) | np.isnan(b), F(np.nan), np.minimum(a, b)).astype(F)
+
+
+def nan_max(a, b):
+    return np.where(np.isnan(a) | np.isnan(b), F(np.nan), np.maximum(a, b)).astype(F)
+
+
+def round_away(v):
+    v64 = np.asarray(v, F).astype(np.float64)
+    return np.copysign(np.floor(np.abs(v64) + 0.5), v64).astype(F)   # roundf (half away from zero, -0 kept)
+
+
+def tan32(x):
+    """math/tan/op_kernel/arch35/tan_simt.h."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        fn = round_away(x * F(0.6366197723675814))
+        # x - fn * c in one C expression: contracted to a fused multiply-add by the device compiler
+        t1 = fma32(-fn, np.full_like(fn, F(1.5)), x)
+        t2 = fma32(-fn, np.full_like(fn, F(0.0703125)), t1)
+        s3 = fn * F(4.83826794896619e-04)
+        e3 = fma32(fn, np.full_like(fn, F(4.83826794896619e-04)), -s3)
+        r = (t2 - s3) - e3
+        r2 = r * r
+        r3 = r2 * r
+        q = np.full_like(r, F(4.3763746355e-03))
+        for c in (8.9335614893e-05, 1.0835969442e-02, 2.1282127874e-02, 5.4059927854e-02, 1.3332663237e-01,
+                  3.3333349758e-01):
+            q = fma32(q, r2, F(c))
+        t = fma32(r3, q, r)
+        odd = (np.nan_to_num(fn).astype(np.int64) & 1) == 1
+        res = np.where(odd, F(-1) / t, t)
+    special = (np.abs(x) >= F(1e7)) | ~np.isfinite(x)
+    return np.where(special, F(np.nan), res).astype(F)
+
+
+def sinh32(x):
+    """math/sinh/op_kernel/arch35/sinh_dag.h."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        ax, x2 = np.abs(x), x * x
+        q = F(0.0000027557319) * x2 + F(0.00019841270)
+        q = q * x2 + F(0.008333347)
+        q = q * x2 + F(0.16666667)
+        taylor = x + q * (x2 * x)
+        e = exp32(ax + F(-0.6931471805599453))
+        big = e - F(0.25) / e
+        big = np.where(x < 0, -big, big)
+        r = np.where(ax < 1, taylor, big)
+    return np.where(ax >= 90, np.where(x < 0, F(-np.inf), F(np.inf)), r).astype(F)
+
+
+def cosh32(x):
+    """math/cosh/op_kernel/arch35/cosh.h."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        ax = np.abs(x)
+        n = nan_min(np.trunc(ax * F(1.442695041)), F(126))
+        r = fma32(n, np.full_like(n, F(-0.6931471825)), ax)
+        r = fma32(n, np.full_like(n, F(1.9046542e-9)), r)
+        nn = np.where(np.isnan(n), F(0), n)
+        p2 = (((nn + F(12583037.0)).view(np.uint32).astype(np.uint64) << 23) & 0xFFFFFFFF).astype(np.uint32)
+        q = exp32(r) * p2.view(F)
+        y = q * F(2) + (F(1) / q) * F(0.125)
+    return np.where(ax >= 90, F(np.inf), y).astype(F)
+
+
+def asinh32(x):
+    """math/asinh/op_kernel/arch35/asinh.h, the 19 steps."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        ax = np.abs(x)
+        b = F(1) / ax
+        r = np.sqrt(b * b + F(1))
+        r = ax + ax / (r + b)
+        u = r + F(1)
+        s = nan_min(nan_max(u + F(-1), F(1e-45)), F(3.4028235e34))
+        small = ax < F(10)
+        res = (ln32(u) * np.where(small, r, F(1))) / np.where(small, s, F(1))
+        inv = F(1) / ax
+        corr = (ln32(ax) + F(0.6931472)) + inv * inv
+        c = np.where(small, corr, F(3.4028235e34))
+        c = np.where((ax >= F(268435456.0)) | np.isnan(ax), corr, c)
+        out = nan_min(res, c)
+        out = np.where(ax < F(0.00024414063), ax, out)
+    return np.where(x >= 0, out, out * F(-1)).astype(F)
+
+
+def acosh32(x):
+    """math/acosh/op_kernel/arch35/acosh.h, the 13 steps."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        lg = ln32(x) + F(0.693147180559945286227)
+        t = x + F(-1)
+        d = t + np.sqrt(t * t + (t + t))
+        u = d + F(1)
+        res = ln32(u) * d
+        s = nan_min(nan_max(u + F(-1), F(1e-45)), F(3.4028235e34))
+        return nan_min(res / s, lg)
+
+
+def atanh32(x):
+    """math/atanh/op_kernel/arch35/atanh_simt.h (the compiler's contractions fused)."""
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        sq = x * x
+        q = fma32(sq, np.full_like(sq, F(1) / F(7)), F(1) / F(5))
+        q = fma32(sq, q, F(1) / F(3))
+        small = fma32(x * sq, q, x)
+        big = np.arctanh(x.astype(np.float64)).astype(F)
+    return np.where((x > F(-0.125)) & (x < F(0.125)), small, big).astype(F)
+
+
 def tanh_backward32(dy, y):
     dy, y = np.asarray(dy, F), np.asarray(y, F)
     with np.errstate(all="ignore"):
@@ -161,7 +283,13 @@ class Unary:
     cast_out: bool = True            # out may have another float dtype than self (Log10: no)
     grid: tuple[float, float, int] = (2.0 ** -24, 128.0, 397)  # the dense fp32 check: [lo, hi), every n-th
     torch_bound: int | None = None   # fp32 ulp vs torch CPU (None: bound32 + 1)
+    range16: float | None = None     # the fp16/bf16 bound holds for |x| below this (None: every value)
 
+
+# The trigonometric and hyperbolic lists (the 910B / 910_93 / RegBase ones) and every float out.
+TRIG = names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 UINT8 BOOL BF16")
+TRIG_OUT = names("FLOAT FLOAT16 DOUBLE BF16")
+FL = ["float32", "float16", "bfloat16", "float64"]
 
 UNARY = {
     "Tanh": Unary(names("FLOAT FLOAT16 BOOL UINT8 INT8 INT16 INT32 INT64 BF16"),
@@ -179,7 +307,7 @@ UNARY = {
     "Log10": Unary(names("BOOL UINT8 INT8 INT16 INT32 INT64 BF16 FLOAT16 FLOAT DOUBLE"),
                    names("BOOL UINT8 INT8 INT16 INT32 INT64 BF16 FLOAT16 FLOAT DOUBLE"),
                    names("BF16 FLOAT16 FLOAT DOUBLE"), log_base32(F(1) / F(np.log(10))), np.log10, bound32=2, bound16=1,
-                   ref64=np.log10, cast_out=False, out_list=["float32", "float16", "bfloat16", "float64"], domain=(0, 50),
+                   ref64=np.log10, cast_out=False, out_list=FL, domain=(0, 50),
                    int_ref=lambda v: np.log10(v).astype(F)),
     "Log1p": Unary(names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 BOOL UINT8 BF16"),
                    names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 BOOL UINT8 BF16"),
@@ -202,6 +330,24 @@ UNARY = {
                     names("FLOAT FLOAT16 BF16 BOOL INT8 INT16 INT32 INT64 UINT8"),
                     lambda x: R.cast(erfinv64(x), "float32"), erfinv64, bound32=0, domain=(-1, 1),
                     grid=(2.0 ** -24, 1.0, 3989)),
+    "Tan": Unary(TRIG, TRIG, TRIG, tan32, np.tan, bound32=1, ref64=np.tan, out_list=FL,
+                 domain=(-20, 20), grid=(2.0 ** -24, 0.785, 397), range16=8, torch_bound=1000),
+    "Asin": Unary(TRIG, TRIG, TRIG_OUT, libm32(np.arcsin), np.arcsin, bound32=0, ref64=np.arcsin,
+                  out_list=FL, domain=(-1.2, 1.2), grid=(2.0 ** -24, 1.0, 397)),
+    "Acos": Unary(TRIG, TRIG, TRIG, libm32(np.arccos), np.arccos, bound32=0, ref64=np.arccos,
+                  out_list=FL, domain=(-1.2, 1.2), grid=(2.0 ** -24, 1.0, 397)),
+    "Atan": Unary(TRIG, TRIG, TRIG_OUT, libm32(np.arctan), np.arctan, bound32=0, ref64=np.arctan,
+                  out_list=FL, domain=(-30, 30)),
+    "Sinh": Unary(TRIG, TRIG, TRIG_OUT, sinh32, np.sinh, bound32=24, bound16=1, ref64=np.sinh, out_list=FL,
+                  domain=(-12, 12)),
+    "Cosh": Unary(TRIG, TRIG, TRIG_OUT, cosh32, np.cosh, bound32=1, ref64=np.cosh, out_list=FL,
+                  domain=(-12, 12)),
+    "Asinh": Unary(TRIG, TRIG, TRIG_OUT, asinh32, np.arcsinh, bound32=3, bound16=1, ref64=np.arcsinh, out_list=FL,
+                   domain=(-40, 40), grid=(2.0 ** -24, 2.0 ** 40, 397)),
+    "Acosh": Unary(TRIG, TRIG, TRIG, acosh32, np.arccosh, bound32=3, ref64=np.arccosh, out_list=FL,
+                   domain=(0.5, 40), grid=(2.0 ** -24, 2.0 ** 40, 397)),
+    "Atanh": Unary(TRIG, TRIG, TRIG_OUT, atanh32, np.arctanh, bound32=1, ref64=np.arctanh, out_list=FL,
+                   domain=(-1.1, 1.1), grid=(2.0 ** -24, 1.0, 397)),
 }
 
 
@@ -295,6 +441,8 @@ def test_unary_within_bound_of_float64_everywhere(op):
         if name not in u.dtypes_950:
             continue
         xs = every_value(name)
+        if u.range16 is not None:
+            xs = xs[np.abs(xs.astype(np.float64)) < u.range16]
         got = getattr(ops, op)(xs, np.zeros_like(xs))
         same_bits(got, unary_ref(op, xs, name))
         with np.errstate(all="ignore"):
@@ -331,6 +479,17 @@ def test_tanh_specials():
     same_bits(got, tanh32(x))
     assert np.signbit(got[1]) == False  # noqa: E712  (the kernel's (-0)*(-0) + (-0) = +0; torch gives -0.0)
     assert got[2] == 1 and got[3] == -1 and np.isnan(got[4]) and got[7] == 1 and got[8] == -1
+
+
+def test_tan_error_beyond_pi_over_4_is_the_reduction_s():
+    # Beyond pi/4 the kernel's fp32 Cody-Waite reduction dominates: |error| <= 1.3 * 2^-24 * (1 + tan^2 x) *
+    # max(1, |x|) (measured), i.e. the conditioning of tan at x; bit-exact against the kernel's steps (above).
+    x = fp32_grid(0.785, 1e4, 101)
+    got = ops.Tan(x, np.zeros_like(x)).astype(np.float64)
+    t = np.tan(x.astype(np.float64))
+    assert np.all(np.abs(got - t) <= 1.3 * 2.0 ** -24 * (1 + t * t) * np.maximum(1, np.abs(x)))
+    big = F([1e7, -3e7, np.inf, np.nan, 9.9999e6])        # NaN from 1e7 (the kernel's choice), fused steps below
+    same_bits(ops.Tan(big, np.zeros(5, F)), tan32(big))
 
 
 # ---- pair operators (backwards) ------------------------------------------------------------------
@@ -411,10 +570,11 @@ def test_catalog_lists_are_the_vendor_lists():
     from pyaclnn import _catalog
     cat = _catalog.operators()
     for op, u in UNARY.items():
-        d = cat[f"aclnn{op}"]["dtypes"]["self"]
+        d = next(iter(cat[f"aclnn{op}"]["dtypes"].values()))          # the first checked: self / input
         assert names(" ".join(d["950"])) == u.dtypes_950 and names(" ".join(d["A2"])) == u.dtypes_a2, op
         if u.inplace:
-            assert names(" ".join(cat[f"aclnnInplace{op}"]["dtypes"]["selfRef"]["950"])) == u.inplace, op
+            d = next(iter(cat[f"aclnnInplace{op}"]["dtypes"].values()))
+            assert names(" ".join(d["950"])) == u.inplace, op
     for op, b in BINARY.items():
         d = cat[f"aclnn{op}"]["dtypes"][b.args[0]]
         assert names(" ".join(d["950"])) == b.dtypes_950 and names(" ".join(d["A2"])) == b.dtypes_a2, op
@@ -455,7 +615,9 @@ def test_binary_validation_codes(op):
 TORCH_X = {"float32": sample("float32", (64,), RNG), "float16": sample("float16", (64,), RNG),
            "bfloat16": sample("bfloat16", (64,), RNG)}
 TORCH_OPS = {"Tanh": "tanh", "Log": "log", "Log2": "log2", "Log10": "log10", "Log1p": "log1p", "Exp2": "exp2",
-             "Expm1": "expm1", "Erf": "erf", "Erfc": "erfc", "Erfinv": "erfinv"}
+             "Expm1": "expm1", "Erf": "erf", "Erfc": "erfc", "Erfinv": "erfinv", "Tan": "tan", "Asin": "asin",
+             "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh",
+             "Atanh": "atanh"}
 
 _TORCH_BODY = """
 def run(key, f):

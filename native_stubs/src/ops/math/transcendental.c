@@ -30,10 +30,7 @@ static float tanh32(float x) {
     return ax >= 0.6f ? big : poly;
 }
 
-ew_value tanh_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    return vm_out(p, tanh32(vm_in(x)));
-}
+VM_UNARY_FN(tanh_f, tanh32, NULL)
 
 /* ---- tanh backward (math/tanh_grad/op_kernel/arch35): dy * (1 + (-y) * y) -------------------------- */
 
@@ -56,11 +53,7 @@ static ew_value log_base(const ew_plan *p, ew_value x, float inv_ln_base, double
     return vm_out(p, vm_ln(v) * inv_ln_base);
 }
 
-ew_value log_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(log(x.f));
-    return vm_out(p, vm_ln(vm_in(x)));
-}
+VM_UNARY_FN(log_f, vm_ln, log)
 
 ew_value log2_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     (void)y, (void)z;
@@ -74,24 +67,20 @@ ew_value log10_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
 
 /* log1p (math/log1p/op_kernel/arch35/log1p_dag.h): u = x + 1; ln(u) * (x / (u - 1)), corrected where the
  * rounding of u lost x entirely (u == 1: x itself, so -0.0 stays -0.0) and at u == inf. */
-ew_value log1p_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(log1p(x.f));
-    float v = vm_in(x), u = v + 1.0f;
+static float log1p32(float v) {
+    float u = v + 1.0f;
     float r = vm_ln(u) * (v / (u - 1.0f));
     if (u == 1.0f) r = v;
     if (u == INFINITY) r = INFINITY;
-    return vm_out(p, r);
+    return r;
 }
+
+VM_UNARY_FN(log1p_f, log1p32, log1p)
 
 /* ---- exp2 = Pow(2, x) (math/pow/op_api/aclnn_exp2.cpp) ------------------------------------------------
  * The Pow kernel is AscendC's Power library (DOUBLE_FLOAT_TECH), not published: exp2 in double rounded to
  * fp32 (fp16: then to fp16, the fp16 kernel's output); DOUBLE (AI CPU) in double. */
-ew_value exp2_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(exp2(x.f));
-    return vm_out(p, (float)exp2(x.f));
-}
+VM_UNARY_FN(exp2_f, NULL, exp2)
 
 /* ---- expm1 (math/expm1/op_kernel/arch35/expm1_dag.h, a SIMT kernel) ------------------------------------
  * |x| > 2: the device's expm1f (libm expm1 in double rounded to fp32). Otherwise x = n ln2 + r (Cody-Waite
@@ -118,24 +107,13 @@ static float expm1_32(float x) {
     return fabsf(x) > 2.0f ? direct : v;
 }
 
-ew_value expm1_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    return vm_out(p, expm1_32(vm_in(x)));
-}
+VM_UNARY_FN(expm1_f, expm1_32, NULL)
 
 /* ---- erf, erfc (Vec::Erf / Vec::Erfc of the vendor's elementwise library, not published), erfinv (the
  * device's erfinvf, a SIMT kernel): the function in double rounded to fp32; DOUBLE (AI CPU) in double. */
-ew_value erf_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(erf(x.f));
-    return vm_out(p, (float)erf(x.f));
-}
+VM_UNARY_FN(erf_f, NULL, erf)
 
-ew_value erfc_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    if (p->compute == ACL_DOUBLE) return vm_out_double(erfc(x.f));
-    return vm_out(p, (float)erfc(x.f));
-}
+VM_UNARY_FN(erfc_f, NULL, erfc)
 
 /* erfinv in double: Giles' single-precision approximation ("Approximating the erfinv function", 2010), then
  * two Newton steps on erf (erfc near +-1, where 1 - |y| is exact) -- far below fp32's resolution. */
@@ -179,7 +157,127 @@ static double erfinv64(double y) {
     return x;
 }
 
-ew_value erfinv_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
-    (void)y, (void)z;
-    return vm_out(p, (float)erfinv64(x.f));
+VM_UNARY_FN(erfinv_f, NULL, erfinv64)
+
+/* ---- trigonometric and hyperbolic ------------------------------------------------------------------------
+ * SIMT kernels are C compiled by the vendor's clang-based compiler, whose default -ffp-contract=on fuses a
+ * multiply and an add written in one expression (a + b * c): those are vm_fma here. */
+
+/* tan (math/tan/op_kernel/arch35/tan_simt.h): |x| >= 1e7, inf and NaN give NaN; x = fn pi/2 + r (3-part
+ * Cody-Waite), tan(r) = r + r^3 P(r^2), -1 / tan(r) in odd quadrants. */
+static float tan32(float x) {
+    float ax = fabsf(x);
+    if (ax >= 1e7f || isinf(x) || isnan(x)) return NAN;
+    float fn = roundf(x * 0.6366197723675814f);
+    int32_t k = (int32_t)fn;
+    float t1 = vm_fma(-fn, 1.5f, x);                 /* x - fn * c: one expression, contracted */
+    float t2 = vm_fma(-fn, 0.0703125f, t1);
+    float s3 = fn * 4.83826794896619e-04f;
+    float e3 = vm_fma(fn, 4.83826794896619e-04f, -s3);
+    float r = (t2 - s3) - e3;
+    float r2 = r * r, r3 = r2 * r;
+    float q = 4.3763746355e-03f;
+    q = vm_fma(q, r2, 8.9335614893e-05f);
+    q = vm_fma(q, r2, 1.0835969442e-02f);
+    q = vm_fma(q, r2, 2.1282127874e-02f);
+    q = vm_fma(q, r2, 5.4059927854e-02f);
+    q = vm_fma(q, r2, 1.3332663237e-01f);
+    q = vm_fma(q, r2, 3.3333349758e-01f);
+    float t = vm_fma(r3, q, r);
+    return (k & 1) ? -1.0f / t : t;
 }
+
+VM_UNARY_FN(tan_f, tan32, tan)
+
+VM_UNARY_FN(asin_f, NULL, asin)
+
+VM_UNARY_FN(acos_f, NULL, acos)
+
+VM_UNARY_FN(atan_f, NULL, atan)
+
+/* sinh (math/sinh/op_kernel/arch35/sinh_dag.h): |x| < 1: x + x^3 P(x^2) (Muls/Adds, one rounding each);
+ * else e/2 - 0.25/(e/2) with e/2 = exp(|x| - ln2), signed; |x| >= 90: +-inf. */
+static float sinh32(float x) {
+    float ax = fabsf(x), x2 = x * x;
+    float q = 0.0000027557319f * x2 + 0.00019841270f;
+    q = q * x2 + 0.008333347f;
+    q = q * x2 + 0.16666667f;
+    float taylor = x + q * (x2 * x);
+    float e = vm_exp(ax + -0.6931471805599453f);
+    float big = e - 0.25f / e;
+    if (x < 0.0f) big = -big;
+    float r = ax < 1.0f ? taylor : big;
+    if (ax >= 90.0f) r = x < 0.0f ? -INFINITY : INFINITY;
+    return r;
+}
+
+VM_UNARY_FN(sinh_f, sinh32, sinh)
+
+/* cosh (math/cosh/op_kernel/arch35/cosh.h): n = min(trunc(|x| log2 e), 126), r = |x| - n ln2 (two fused
+ * Cody-Waite steps), e^x / 4 = exp(r) 2^(n-2) (the power built from the exponent bits), then
+ * 2 (e^x/4) + 0.125 / (e^x/4) (Reciprocal taken as IEEE 1/x); |x| >= 90: +inf. */
+static float cosh32(float x) {
+    float ax = fabsf(x);
+    float n = vm_min(truncf(ax * 1.442695041f), 126.0f);
+    float r = vm_fma(n, -0.6931471825f, ax);
+    r = vm_fma(n, 1.9046542e-9f, r);
+    float p2 = vm_float((vm_bits(n + 12583037.0f) << 23));
+    float q = vm_exp(r) * p2;
+    float y = q * 2.0f + (1.0f / q) * 0.125f;
+    return ax >= 90.0f ? INFINITY : y;
+}
+
+VM_UNARY_FN(cosh_f, cosh32, cosh)
+
+/* asinh (math/asinh/op_kernel/arch35/asinh.h, its 19 steps): r = |x| + |x| / (sqrt(1/x^2 + 1) + 1/|x|),
+ * u = r + 1, res = ln(u) (times r / clip(u - 1) for |x| < 10), corrected by min(res, ln|x| + ln2 + 1/x^2)
+ * (below 10; that term alone from 2^28; NaN passed through); |x| < 2^-12: |x|; x's sign (x >= 0) last. */
+static float asinh32(float x) {
+    float ax = fabsf(x);
+    float b = 1.0f / ax;
+    float r = sqrtf(b * b + 1.0f);
+    r = ax + ax / (r + b);
+    float u = r + 1.0f;
+    float s = vm_min(vm_max(u + -1.0f, 1.0e-45f), 3.4028235e34f);
+    float res = vm_ln(u);
+    int small = ax < 10.0f;
+    res = (res * (small ? r : 1.0f)) / (small ? s : 1.0f);
+    float inv = 1.0f / ax;
+    float corr = (vm_ln(ax) + 0.6931472f) + inv * inv;
+    float c = small ? corr : 3.4028235e34f;
+    if (ax >= 268435456.0f) c = corr;
+    if (!(ax == ax)) c = corr;
+    float out = vm_min(res, c);
+    if (ax < 0.00024414063f) out = ax;
+    return x >= 0.0f ? out : out * -1.0f;
+}
+
+VM_UNARY_FN(asinh_f, asinh32, asinh)
+
+/* acosh (math/acosh/op_kernel/arch35/acosh.h, its 13 steps): t = x - 1, d = t + sqrt(t*t + 2t),
+ * u = d + 1, min(ln(u) * d / clip(u - 1), ln(x) + ln2). */
+static float acosh32(float x) {
+    float lg = vm_ln(x) + 0.693147180559945286227f;
+    float t = x + -1.0f;
+    float d = t + sqrtf(t * t + (t + t));
+    float u = d + 1.0f;
+    float res = vm_ln(u) * d;
+    float s = vm_min(vm_max(u + -1.0f, 1.0e-45f), 3.4028235e34f);
+    return vm_min(res / s, lg);
+}
+
+VM_UNARY_FN(acosh_f, acosh32, acosh)
+
+/* atanh (math/atanh/op_kernel/arch35/atanh_simt.h): |x| < 0.125: x + x^3 (1/3 + x^2 (1/5 + x^2 / 7)) (the
+ * compiler's contractions fused), else the device's atanhf (libm in double rounded to fp32). */
+static float atanh32(float x) {
+    if (x > -0.125f && x < 0.125f) {
+        float sq = x * x;
+        float q = vm_fma(sq, 1.0f / 7.0f, 1.0f / 5.0f);
+        q = vm_fma(sq, q, 1.0f / 3.0f);
+        return vm_fma(x * sq, q, x);
+    }
+    return (float)atanh((double)x);
+}
+
+VM_UNARY_FN(atanh_f, atanh32, atanh)
