@@ -25,7 +25,8 @@ A2 = "Ascend910B4"
 TORCH_PAIR = "2.13.0"
 # Every dtype the engine holds, named as the tests name them (aclDataType names in the catalog).
 ACL_NAMES = {"float32": "FLOAT", "float16": "FLOAT16", "bfloat16": "BF16", "float64": "DOUBLE", "int8": "INT8",
-             "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "bool": "BOOL"}
+             "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "bool": "BOOL", "uint16": "UINT16",
+             "uint32": "UINT32", "uint64": "UINT64"}
 NP_NAMES = {v: k for k, v in ACL_NAMES.items()}
 ALL = list(ACL_NAMES)
 

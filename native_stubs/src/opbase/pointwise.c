@@ -21,6 +21,7 @@ aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar) {
 static aclDataType unary_compute(ew_promote_rule rule, aclDataType self, aclDataType out) {
     if (rule == EW_PROMOTE_INT_TO_FLOAT && ew_is_integral(self, 1)) return ACL_FLOAT;
     if (rule == EW_PROMOTE_INT_TO_OUT && ew_is_integral(self, 1)) return out;
+    if (rule == EW_PROMOTE_TO_OUT) return out;
     if (rule == EW_PROMOTE_BOOL_INT64_TO_FLOAT && (self == ACL_BOOL || self == ACL_INT64)) return ACL_FLOAT;
     return self;
 }
@@ -65,6 +66,11 @@ static aclnnStatus out_dtype(const char *api, ew_out_rule rule, const char *self
             return ACLNN_ERR_PARAM_INVALID;
         }
         break;
+    case EW_OUT_ANY:
+        if (ew_itemsize(out) != 0) return ACLNN_SUCCESS;
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s is not supported by the emulator", out_name,
+                            op_dtype_name(out, b1));
+        return ACLNN_ERR_PARAM_INVALID;
     case EW_OUT_CASTABLE: break;
     }
     if (!ew_can_cast(r, out) || ew_itemsize(out) == 0) {
@@ -115,7 +121,8 @@ static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, 
                                 aclDataType other, int scalar_form, const char *out_name, aclDataType out,
                                 aclDataType *compute) {
     aclDataType sdt = scalar_form ? other : ACL_DT_UNDEFINED;
-    aclDataType p = scalar_form ? ew_scalar_promote(self, sdt) : ew_promote(self, other);
+    aclDataType p = promote == EW_PROMOTE_TO_OUT ? out
+                    : scalar_form ? ew_scalar_promote(self, sdt) : ew_promote(self, other);
     char b1[24], b2[24];
     if (p == ACL_DT_UNDEFINED || (!ew_is_float(p) && op == EW_OP_BITAND && ew_is_float(sdt))) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s dtype %s and %s dtype %s can not promote dtype",

@@ -24,6 +24,7 @@ typedef enum {
     EW_PROMOTE_INT_TO_FLOAT,      /* integral and BOOL inputs compute in FLOAT (Sqrt, Cos, ...)    */
     EW_PROMOTE_BOOL_INT64_TO_FLOAT, /* only BOOL and INT64 go to FLOAT (Exp)                       */
     EW_PROMOTE_INT_TO_OUT,        /* integral and BOOL inputs compute in out's dtype (Log1p)       */
+    EW_PROMOTE_TO_OUT,            /* every input is cast to out's dtype and computed there (LogAddExp) */
 } ew_promote_rule;
 
 typedef enum {
@@ -33,6 +34,7 @@ typedef enum {
     EW_OUT_BOOL,                  /* out is BOOL                                                   */
     EW_OUT_COMPUTE,               /* out has the compute dtype: self's (float self) or the promoted
                                    * one (Log10: OP_CHECK_DTYPE_NOT_SAME / NOT_MATCH(out, FLOAT))     */
+    EW_OUT_ANY,                   /* no rule: the result is cast to out, whatever it is (Atan2)     */
 } ew_out_rule;
 
 typedef struct {
