@@ -255,6 +255,63 @@ def atanh32(x):
     return np.where((x > F(-0.125)) & (x < F(0.125)), small, big).astype(F)
 
 
+def atan2_taylor32(x):
+    x2 = x * x
+    y = x2 * F(1 / 13) + F(-1 / 11)                                # Axpy: Muls then Add
+    for c in (F(1) / F(9), F(-1) / F(7), F(1) / F(5), F(-1) / F(3), F(1)):
+        y = fma32(y, x2, c)                                           # MulDstAdd
+    return y * x
+
+
+def atan2_lt1_32(x):
+    t = np.abs((x + F(-0.4142135623730950)) / (x * F(0.4142135623730950) + F(1)))
+    return nan_min(atan2_taylor32(t) + F(0.392699081698724155), atan2_taylor32(x))
+
+
+def atan2_32(x1, x2):
+    """math/atan2/op_kernel/arch35/atan2_dag.h, Atan2Compute."""
+    x1, x2 = np.asarray(x1, F), np.asarray(x2, F)
+    with np.errstate(all="ignore"):
+        x = x1 / x2
+        sign = np.where(np.signbit(x), F(-1), F(1))
+        a = nan_min(np.abs(x), F(1e7))
+        t = np.abs((a + F(-1)) / (a + F(1)))
+        y = nan_min(atan2_lt1_32(t) + F(0.78539816339744831), atan2_lt1_32(a)) * sign
+        pi, pi2 = F(3.14159265358979323846), F(1.5707963267948966192313216916398)
+        y = y + np.where(x2 < 0, np.where(x1 >= 0, pi, -pi), F(0))
+    n1, n2, z1, z2 = np.signbit(x1), np.signbit(x2), x1 == 0, x2 == 0
+    for cond, v in [(n1 & z2 & n2, -pi2), (~n1 & z2 & n2, pi2), (z1 & n1 & n2, -pi), (z1 & n1 & ~n2, F(-0.0)),
+                    (z1 & ~n1 & n2, pi), (z1 & ~n1 & ~n2, F(0)), (n1 & (x2 == np.inf), F(-0.0)),
+                    ((x1 == np.inf) & (x2 == np.inf), F(0.78539816339744831)),
+                    ((x1 == -np.inf) & (x2 == np.inf), F(-0.78539816339744831)),
+                    ((x1 == np.inf) & (x2 == -np.inf), F(2.3561944901923448)),
+                    ((x1 == -np.inf) & (x2 == -np.inf), F(-2.3561944901923448))]:
+        y = np.where(cond, v, y)
+    return y.astype(F)
+
+
+def logaddexp_steps(a, b, base2, dtype):
+    """math/log_add_exp/op_kernel/arch35/log_add_exp_dag.h: each step rounded to `dtype` (float16: the base-e
+    template computes fp16 in fp16), else fp32."""
+    def r(v):
+        return R.cast(np.asarray(v, F), dtype).astype(F) if dtype == "float16" else np.asarray(v, F)
+    a, b = np.asarray(a, F), np.asarray(b, F)
+    with np.errstate(all="ignore"):
+        mx, mn = nan_max(a, b), nan_min(a, b)
+        d = np.where((mn == np.inf) | (mx == -np.inf), F(0), r(a - b))
+        t = -np.abs(d)
+        if base2:
+            t = (t + F(0)) * F(np.log(2))
+        e = r(exp32(t))
+        u = r(e + F(1))
+        lg = r(r(ln32(u)) * r(e / r(u + F(-1))))
+        lg = np.where(u == F(1), e, lg)
+        lg = np.where(u == F(np.inf), F(np.inf), lg)
+        if base2:
+            lg = lg * (F(1) / F(np.log(2)))
+        return r(mx + lg)
+
+
 def tanh_backward32(dy, y):
     dy, y = np.asarray(dy, F), np.asarray(y, F)
     with np.errstate(all="ignore"):
@@ -355,15 +412,64 @@ UNARY = {
 class Binary:
     dtypes_950: list[str]
     dtypes_a2: list[str]
-    ref32: Callable
-    ref64: Callable
+    ref: Callable                    # (a, b, compute dtype) -> the result in the compute dtype (a, b cast to it)
     args: tuple[str, str, str]       # parameter names, for the messages
+    compute: Callable                # (input dtype, out dtype) -> the compute dtype
+    outs: list[str] | None = None    # out dtypes the operator takes (None: the inputs' own)
+    f64: Callable | None = None      # the float64 function, for the error bound
+    bound32: int = 0                 # max ulp fp32 vs float64 rounded to fp32 (measured)
+    bound16: int = 0                 # ... fp16 / bf16
+    inplace: bool = False            # Inplace<name>(selfRef, other)
+    second: tuple[float, float] | None = (-1.2, 1.2)   # where the second operand is sampled (None: like self)
+    scaled: bool = False             # the bound is in ulps of max(|a|, |b|, |result|) (cancellation near 0)
 
 
+def _in_compute(f32, f64):
+    """A reference from its fp32 steps and its DOUBLE function."""
+    def ref(a, b, c):
+        with np.errstate(all="ignore"):
+            if c == "float64":
+                return f64(a.astype(np.float64), b.astype(np.float64))
+            return R.cast(f32(a.astype(F), b.astype(F)), c)
+    return ref
+
+
+def _logaddexp_ref(base2):
+    def ref(a, b, c):
+        return R.cast(logaddexp_steps(a.astype(F), b.astype(F), base2, "float32" if base2 else c), c)
+    return ref
+
+
+def _logaddexp64(base2):
+    def f(a, b):
+        return np.logaddexp2(a, b) if base2 else np.logaddexp(a, b)
+    return f
+
+
+LAE = names("FLOAT FLOAT16 DOUBLE INT8 UINT8 INT16 UINT16 INT32 UINT32 INT64 UINT64 BOOL BF16")
 BINARY = {
     "TanhBackward": Binary(names("FLOAT FLOAT16 DOUBLE BF16"), names("FLOAT FLOAT16 DOUBLE BF16"),
-                           tanh_backward32, tanh_backward64, ("gradOutput", "output", "gradInput")),
+                           _in_compute(tanh_backward32, tanh_backward64), ("gradOutput", "output", "gradInput"),
+                           lambda name, out: name),
+    "Atan2": Binary(names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 BOOL UINT8 BF16"),
+                    names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 BOOL UINT8 BF16"),
+                    _in_compute(atan2_32, np.arctan2), ("self", "other", "out"),
+                    lambda name, out: name if name in FLOATS else "float32", outs=ALL, f64=np.arctan2, bound32=4,
+                    bound16=1, inplace=True, second=None),
+    "LogAddExp": Binary(LAE, LAE, _logaddexp_ref(False), ("self", "other", "out"), lambda name, out: out,
+                        outs=names("FLOAT16 FLOAT BF16"), f64=_logaddexp64(False), bound32=3, bound16=3,
+                        second=None, scaled=True),
+    "LogAddExp2": Binary(LAE, LAE, _logaddexp_ref(True), ("self", "other", "out"), lambda name, out: out,
+                         outs=names("FLOAT16 FLOAT BF16"), f64=_logaddexp64(True), bound32=3, bound16=1,
+                         second=None, scaled=True),
 }
+
+
+def out_for(b: Binary, name: str) -> str:
+    """The out dtype the tests give inputs of dtype `name`."""
+    if b.outs is None or name in b.outs and (name in FLOATS or b.outs == ALL and name in FLOATS):
+        return name
+    return "float32"
 
 
 def check(got, want, name: str):
@@ -492,27 +598,87 @@ def test_tan_error_beyond_pi_over_4_is_the_reduction_s():
     same_bits(ops.Tan(big, np.zeros(5, F)), tan32(big))
 
 
-# ---- pair operators (backwards) ------------------------------------------------------------------
+# ---- pair operators ------------------------------------------------------------------
 
 BINARY_CASES = [(op, d) for op, b in BINARY.items() for d in b.dtypes_950]
+
+
+def binary_ref(op: str, a: np.ndarray, b: np.ndarray, out: str) -> np.ndarray:
+    spec = BINARY[op]
+    c = spec.compute(dtype_name(a), out)
+    aa, bb = np.broadcast_arrays(R.cast(a, c), R.cast(b, c))
+    return R.cast(spec.ref(aa, bb, c), out)
+
+
+def binary_inputs(op: str, name: str, shape_a, shape_b):
+    b = BINARY[op]
+    other = sample(name, shape_b, RNG) if b.second is None or name not in FLOATS else \
+        R.cast(RNG.uniform(*b.second, shape_b), name)
+    return sample(name, shape_a, RNG), other
 
 
 @pytest.mark.parametrize("op,name", BINARY_CASES, ids=[f"{o}-{d}" for o, d in BINARY_CASES])
 def test_binary_every_dtype_broadcast_and_strided(op, name):
     b = BINARY[op]
-    a, y = sample(name, (4, 1, 9), RNG), R.cast(RNG.uniform(-1.2, 1.2, (3, 1)), name)
-    got = getattr(ops, op)(a, y, np.zeros((4, 3, 9), R.np_dtype(name)))
-    aa, yy = np.broadcast_arrays(a, y)
-    if name == "float64":
-        with np.errstate(all="ignore"):
-            want = b.ref64(aa.astype(np.float64), yy.astype(np.float64))
-    else:
-        want = R.cast(b.ref32(aa.astype(F), yy.astype(F)), name)
-    same_bits(got, want)
+    a, y = binary_inputs(op, name, (4, 1, 9), (3, 1))
+    out = out_for(b, name)
+    got = getattr(ops, op)(a, y, np.zeros((4, 3, 9), R.np_dtype(out)))
+    check(got, binary_ref(op, a, y, out), out)
     if name == "float32":
-        a2, y2 = sample(name, (6, 8), RNG), R.cast(RNG.uniform(-1, 1, (6, 8)), name)
-        same_bits(getattr(ops, op)(strided(a2, transpose=True), strided(y2), np.zeros((6, 8), F)), b.ref32(a2, y2))
+        a2, y2 = binary_inputs(op, name, (6, 8), (6, 8))
+        same_bits(getattr(ops, op)(strided(a2, transpose=True), strided(y2), np.zeros((6, 8), F)),
+                  binary_ref(op, a2, y2, "float32"))
         assert getattr(ops, op)(np.zeros((0, 8), F), np.zeros((1, 8), F), np.zeros((0, 8), F)).shape == (0, 8)
+        if b.inplace:
+            view = strided(a2)
+            getattr(ops, "Inplace" + op)(view, y2[:1])                  # other broadcast to selfRef
+            same_bits(view.numpy(), binary_ref(op, a2, y2[:1], "float32"))
+            assert code(getattr(ops, "Inplace" + op), a2[:1], y2) == INVALID   # the result is not selfRef's shape
+
+
+@pytest.mark.parametrize("op", [op for op, b in BINARY.items() if b.f64 is not None])
+def test_binary_within_bound_of_float64(op):
+    b = BINARY[op]
+    n = 200_000
+    mag = 10.0 ** RNG.uniform(-6, 6, (2, n))
+    x = (RNG.choice([-1.0, 1.0], (2, n)) * mag).astype(F)
+    x[1, : n // 4] = x[0, : n // 4] * F(1 + 2 ** -10)                    # near-equal pairs
+    for name, bound in (("float32", b.bound32), ("float16", b.bound16), ("bfloat16", b.bound16)):
+        a, y = R.cast(x[0], name), R.cast(x[1], name)
+        got = getattr(ops, op)(a, y, np.zeros(n, R.np_dtype(name)))
+        check(got, binary_ref(op, a, y, name), name)
+        with np.errstate(all="ignore"):
+            w64 = b.f64(a.astype(np.float64), y.astype(np.float64))
+            if b.scaled:
+                scale = np.maximum(np.maximum(np.abs(a.astype(np.float64)), np.abs(y.astype(np.float64))), np.abs(w64))
+                unit = 2.0 ** (np.floor(np.log2(np.maximum(scale, 1e-30))) - {"float32": 23, "float16": 10,
+                                                                                 "bfloat16": 7}[name])
+                err = np.abs(got.astype(np.float64) - w64) / unit
+                assert err[np.isfinite(err)].max() <= bound, name
+                assert np.array_equal(np.isnan(got.astype(np.float64)), np.isnan(w64)), name
+                continue
+        assert ulp(got, R.cast(w64, name), name).max() <= bound, name
+
+
+def test_atan2_and_logaddexp_specials():
+    z = F([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan])
+    a, y = [v.reshape(-1) for v in np.meshgrid(z, z)]
+    same_bits(ops.Atan2(a, y, np.zeros_like(a)), atan2_32(a, y))
+    torch = pytest.importorskip("torch")
+    want = torch.atan2(torch.from_numpy(a), torch.from_numpy(y)).numpy()
+    zero = (a == 0) & ~np.isnan(y)              # the signed-zero cases the kernel selects are IEEE's (torch's)
+    same_bits(ops.Atan2(a, y, np.zeros_like(a))[zero], want[zero])
+    for op, f in (("LogAddExp", np.logaddexp), ("LogAddExp2", np.logaddexp2)):
+        got = getattr(ops, op)(a, y, np.zeros_like(a))
+        with np.errstate(all="ignore"):
+            same_bits(got[~np.isnan(got)], f(a, y)[~np.isnan(got)])
+        assert np.array_equal(np.isnan(got), np.isnan(a) | np.isnan(y))
+    x16 = R.cast(RNG.standard_normal(500) * 8, "float16")                  # base e in fp16 arithmetic
+    y16 = R.cast(RNG.standard_normal(500) * 8, "float16")
+    same_bits(ops.LogAddExp(x16, y16, np.zeros(500, np.float16)),
+              R.cast(logaddexp_steps(x16.astype(F), y16.astype(F), False, "float16"), "float16"))
+    same_bits(ops.Atan2(np.int32([1, -2, 0]), np.int64([0, 3, -1]), np.zeros(3, np.int32)),
+              R.cast(atan2_32(F([1, -2, 0]), F([0, 3, -1])), "int32"))     # any out dtype: cast to it
 
 
 def test_tanh_backward_matches_torch_autograd():
@@ -545,7 +711,7 @@ def _unary_calls(op: str, u: Unary, soc_list: list[str]) -> list:
 def _binary_calls(op: str, b: Binary, soc_list: list[str]) -> list:
     calls, want = [], []
     for name in ALL:
-        calls.append((op, [("t", name, [2, 3]), ("t", name, [3]), ("t", name, [2, 3])]))
+        calls.append((op, [("t", name, [2, 3]), ("t", name, [3]), ("t", out_for(b, name), [2, 3])]))
         want.append(0 if name in soc_list else INVALID)
     return calls, want
 
@@ -576,7 +742,7 @@ def test_catalog_lists_are_the_vendor_lists():
             d = next(iter(cat[f"aclnnInplace{op}"]["dtypes"].values()))
             assert names(" ".join(d["950"])) == u.inplace, op
     for op, b in BINARY.items():
-        d = cat[f"aclnn{op}"]["dtypes"][b.args[0]]
+        d = next(iter(cat[f"aclnn{op}"]["dtypes"].values()))
         assert names(" ".join(d["950"])) == b.dtypes_950 and names(" ".join(d["A2"])) == b.dtypes_a2, op
 
 
@@ -602,18 +768,30 @@ def test_binary_validation_codes(op):
     f = getattr(ops, op)
     x = np.zeros((2, 3), F)
     assert code(f, None, x, x) == NULLPTR and code(f, x, None, x) == NULLPTR and code(f, x, x, None) == NULLPTR
-    assert code(f, x, x.astype(np.float16), x) == INVALID                          # dtypes differ
-    assert code(f, x, x, x.astype(np.float16)) == INVALID                          # out dtype differs
-    assert code(f, x.astype(np.int32), x.astype(np.int32), x.astype(np.int32)) == INVALID
+    for bad in [n for n in ALL if n not in BINARY[op].dtypes_950][:1]:
+        assert code(f, x.astype(R.np_dtype(bad)), x.astype(R.np_dtype(bad)), x) == INVALID
     assert code(f, x, np.zeros((4, 3), F), x) == INVALID                           # no broadcast
     assert code(f, x, np.zeros((3,), F), np.zeros((3,), F)) == INVALID             # out shape
     assert code(f, np.zeros((1,) * 9, F), np.zeros((1,) * 9, F), np.zeros((1,) * 9, F)) == INVALID
+
+
+def test_binary_dtype_rules():
+    x = np.zeros((2, 3), F)
+    tb = ops.TanhBackward                                # one dtype for all three
+    assert code(tb, x, x.astype(np.float16), x) == INVALID and code(tb, x, x, x.astype(np.float16)) == INVALID
+    for op in ("LogAddExp", "LogAddExp2"):               # out in FLOAT16 / FLOAT / BF16; inputs cast to it
+        assert code(getattr(ops, op), x, x, x.astype(np.float64)) == INVALID
+        assert code(getattr(ops, op), x.astype(np.float64), x.astype(np.uint16), x.astype(np.float16)) == 0
+    assert code(ops.Atan2, x.astype(np.uint16), x, x) == INVALID
 
 
 # ---- torch_npu on the emulator: torch's calls reach these operators and match torch CPU ---------------
 
 TORCH_X = {"float32": sample("float32", (64,), RNG), "float16": sample("float16", (64,), RNG),
            "bfloat16": sample("bfloat16", (64,), RNG)}
+TORCH_Y = {"float32": sample("float32", (64,), RNG), "float16": sample("float16", (64,), RNG),
+           "bfloat16": sample("bfloat16", (64,), RNG)}
+TORCH_BINARY = {"Atan2": "atan2", "LogAddExp": "logaddexp", "LogAddExp2": "logaddexp2"}
 TORCH_OPS = {"Tanh": "tanh", "Log": "log", "Log2": "log2", "Log10": "log10", "Log1p": "log1p", "Exp2": "exp2",
              "Expm1": "expm1", "Erf": "erf", "Erfc": "erfc", "Erfinv": "erfinv", "Tan": "tan", "Asin": "asin",
              "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh",
@@ -637,6 +815,12 @@ for op, fn in SPEC["unary"].items():
         run(f"{op}-{name}", lambda: getattr(torch, fn)(x.npu()))
         run(f"{op}_-{name}", lambda: inplace(fn, x))
     run(f"{op}-int32", lambda: getattr(torch, fn)(torch.arange(-3, 4, dtype=torch.int32).npu()))
+for op, fn in SPEC["binary"].items():
+    for name, xd in SPEC["x"].items():
+        x, y = T(dec(xd)), T(dec(SPEC["y"][name]))
+        run(f"{op}-{name}", lambda: getattr(torch, fn)(x.npu(), y.npu()))
+        if op == "Atan2":
+            run(f"{op}_-{name}", lambda: x.npu().atan2_(y.npu()))
 # tanh's backward: autograd on npu calls aclnnTanhBackward
 x = T(dec(SPEC["x"]["float32"])).npu().requires_grad_()
 y = torch.tanh(x)
@@ -648,7 +832,9 @@ OUT["tanh_y"] = enc(to_np(y))
 
 @pytest.fixture(scope="module")
 def on_npu():
-    return torch_npu_run(_TORCH_BODY, {"unary": TORCH_OPS, "x": {k: enc(v) for k, v in TORCH_X.items()}})
+    return torch_npu_run(_TORCH_BODY, {"unary": TORCH_OPS, "binary": TORCH_BINARY,
+                                       "x": {k: enc(v) for k, v in TORCH_X.items()},
+                                       "y": {k: enc(v) for k, v in TORCH_Y.items()}})
 
 
 @pytest.mark.parametrize("op", list(TORCH_OPS))
@@ -674,6 +860,28 @@ def test_torch_npu_calls_match_torch_cpu(on_npu, op):
         same_bits(got, unary_ref(op, np.arange(-3, 4, dtype=np.int32), "float32"))
     else:                                                            # refused as the vendor refuses it
         assert "161002" in on_npu[f"{op}-int32"]["error"]
+
+
+@pytest.mark.parametrize("op", list(TORCH_BINARY))
+def test_torch_npu_pair_calls(on_npu, op):
+    import torch
+    for name, x in TORCH_X.items():
+        y = TORCH_Y[name]
+        assert "error" not in on_npu[f"{op}-{name}"], on_npu[f"{op}-{name}"]
+        got = dec(on_npu[f"{op}-{name}"])
+        same_bits(got, binary_ref(op, x, y, name))                    # the emulator's operator ran
+        if op == "Atan2":
+            same_bits(dec(on_npu[f"{op}_-{name}"]), got)
+        tx, ty = (torch.from_numpy(v.astype(np.float32)) for v in (x, y))
+        want = R.cast(getattr(torch, TORCH_BINARY[op])(tx, ty).numpy(), name)
+        # against torch CPU: within the operator's stated bound (LogAddExp: of max(|x|, |y|, |result|))
+        with np.errstate(all="ignore"):
+            scale = np.maximum(np.maximum(np.abs(x.astype(np.float64)), np.abs(y.astype(np.float64))),
+                               np.abs(want.astype(np.float64)))
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        ok = np.isnan(got.astype(np.float64)) == np.isnan(want.astype(np.float64))
+        tol = {"float32": 2.0 ** -20, "float16": 2.0 ** -8, "bfloat16": 2.0 ** -5}[name]      # a few ulp
+        assert ok.all() and np.nan_to_num(err / np.maximum(scale, 1e-30), posinf=0).max() <= tol, name
 
 
 def test_torch_npu_tanh_backward(on_npu):

@@ -281,3 +281,96 @@ static float atanh32(float x) {
 }
 
 VM_UNARY_FN(atanh_f, atanh32, atanh)
+
+/* ---- atan2 (math/atan2/op_kernel/arch35/atan2_dag.h, Atan2Compute) ----------------------------------------
+ * atan(x1 / x2) by two nested reductions (tan(pi/4), tan(pi/8)) and a degree-13 Taylor series, the quadrant
+ * added, then the signed zeros and infinities fixed by select. Axpy is Muls then Add; MulDstAdd fused. */
+static float atan2_taylor(float x) {
+    float x2 = x * x;
+    float y = x2 * (1.0f / 13.0f) + -1.0f / 11.0f;
+    y = vm_fma(y, x2, 1.0f / 9.0f);
+    y = vm_fma(y, x2, -1.0f / 7.0f);
+    y = vm_fma(y, x2, 1.0f / 5.0f);
+    y = vm_fma(y, x2, -1.0f / 3.0f);
+    y = vm_fma(y, x2, 1.0f);
+    return y * x;
+}
+
+static float atan2_lt1(float x) {
+    float t = fabsf((x + -0.4142135623730950f) / (x * 0.4142135623730950f + 1.0f));
+    return vm_min(atan2_taylor(t) + 0.392699081698724155f, atan2_taylor(x));
+}
+
+static float atan2_atan(float x) {
+    float sign = vm_or_sign(1.0f, x);
+    float a = vm_min(fabsf(x), 10000000.0f);
+    float t = fabsf((a + -1.0f) / (a + 1.0f));
+    return vm_min(atan2_lt1(t) + 0.78539816339744831f, atan2_lt1(a)) * sign;
+}
+
+static float atan2_32(float x1, float x2) {
+    const float pi = 3.14159265358979323846f, pi_2 = 1.5707963267948966192313216916398f;
+    float y = atan2_atan(x1 / x2);
+    float adjust = 0.0f;
+    if (x2 < 0.0f) adjust = x1 >= 0.0f ? pi : -pi;
+    y = y + adjust;
+    int n1 = signbit(x1) != 0, n2 = signbit(x2) != 0, z1 = x1 == 0.0f, z2 = x2 == 0.0f;
+    if (n1 && z2 && n2) y = -pi_2;
+    if (!n1 && z2 && n2) y = pi_2;
+    if (z1 && n1 && n2) y = -pi;
+    if (z1 && n1 && !n2) y = -0.0f;
+    if (z1 && !n1 && n2) y = pi;
+    if (z1 && !n1 && !n2) y = 0.0f;
+    if (n1 && x2 == INFINITY) y = -0.0f;
+    if (x1 == INFINITY && x2 == INFINITY) y = 0.78539816339744831f;
+    if (x1 == -INFINITY && x2 == INFINITY) y = -0.78539816339744831f;
+    if (x1 == INFINITY && x2 == -INFINITY) y = 2.3561944901923448f;
+    if (x1 == -INFINITY && x2 == -INFINITY) y = -2.3561944901923448f;
+    return y;
+}
+
+ew_value atan2_f(const ew_plan *p, ew_value x1, ew_value x2, ew_value z) {
+    (void)z;
+    if (p->compute == ACL_DOUBLE) return vm_out_double(atan2(x1.f, x2.f));
+    return vm_out(p, atan2_32(vm_in(x1), vm_in(x2)));
+}
+
+/* ---- logaddexp, logaddexp2 (math/log_add_exp/op_kernel/arch35/log_add_exp_dag.h) --------------------------
+ * max(a, b) + log1p(exp(-|a - b|)) with a - b taken as 0 where both are the same infinity, log1p by the
+ * compensated ln(1 + e) * e / ((1 + e) - 1). Base e: fp32 and FLOAT16 in their own dtype (the simplified
+ * template has no Cast: fp16 steps round to fp16), BF16 in fp32. Base 2: the full template in fp32,
+ * exp((-|d| + 0) ln2) and the log1p times 1 / ln2 (ln2 = logf(2)). */
+typedef float (*vm_round_fn)(float);
+
+static float round_none(float x) { return x; }
+static float round_f16(float x) { return (float)ew_cast((ew_value){x, 0}, ACL_FLOAT, ACL_FLOAT16).f; }
+
+static float logaddexp32(float a, float b, int base2, vm_round_fn r) {
+    float mx = vm_max(a, b), mn = vm_min(a, b);
+    float d = r(a - b);
+    if (mn == INFINITY || mx == -INFINITY) d = 0.0f;
+    float t = -fabsf(d);
+    if (base2) t = (t + 0.0f) * logf(2.0f);
+    float e = r(vm_exp(t));
+    float u = r(e + 1.0f);
+    float l = r(r(vm_ln(u)) * r(e / r(u + -1.0f)));
+    if (u == 1.0f) l = e;
+    if (u == INFINITY) l = INFINITY;
+    if (base2) l = l * (1.0f / logf(2.0f));
+    return r(mx + l);
+}
+
+static ew_value logaddexp_any(const ew_plan *p, ew_value a, ew_value b, int base2) {
+    vm_round_fn r = !base2 && p->compute == ACL_FLOAT16 ? round_f16 : round_none;
+    return vm_out(p, logaddexp32(vm_in(a), vm_in(b), base2, r));
+}
+
+ew_value logaddexp_f(const ew_plan *p, ew_value a, ew_value b, ew_value z) {
+    (void)z;
+    return logaddexp_any(p, a, b, 0);
+}
+
+ew_value logaddexp2_f(const ew_plan *p, ew_value a, ew_value b, ew_value z) {
+    (void)z;
+    return logaddexp_any(p, a, b, 1);
+}
