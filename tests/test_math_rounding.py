@@ -223,7 +223,7 @@ def test_in_place_strided_and_empty(op):
     assert getattr(ops, op)(np.zeros((0, 2), F), np.zeros((0, 2), F)).shape == (0, 2)
 
 
-DECIMALS = [0, 1, 2, 3, 5, 8, 38, 39, -1, -2, -3, -4, -5, -7, -8, -9, -10, -38, -39, -308, -309]
+DECIMALS = [0, 1, 2, 3, 5, 8, 38, 39, -1, -2, -3, -4, -5, -7, -8, -9, -10, -38, -39, -308, -309, -(2 ** 63), 2 ** 63 - 1]
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "float64", "int32", "int64"])

@@ -3,7 +3,6 @@
  * isneginf / isposinf. x arrives in the compute dtype (self's); float functions return a value exact in it.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "kernels/vecmath.h"
 #include "ops_decls.h"
@@ -56,20 +55,26 @@ static float rint_signed(float v) { return vm_or_sign(rintf(v), v); }
 
 static float round32(float x, int64_t d) {
     if (d == 0) return rint_signed(x);
-    if (llabs(d) > 38) return NAN;                            /* RoundNan: 0 / 0 */
-    float pw = (float)pow(10.0, (double)llabs(d));
+    if (d > 38 || d < -38) return NAN;                        /* RoundNan: 0 / 0 */
+    float pw = (float)pow(10.0, fabs((double)d));
     return d > 0 ? rint_signed(x * pw) / pw : rint_signed(x / pw) * pw;
 }
 
 static double round64(double x, int64_t d) {
     if (d == 0) return copysign(rint(x), x);
-    double pw = pow(10.0, (double)llabs(d));
+    double pw = pow(10.0, fabs((double)d));
     return d > 0 ? copysign(rint(x * pw), x) / pw : copysign(rint(x / pw), x) * pw;
+}
+
+/* The decimals attribute (pw_attrs carries it as a double: clamped back into int64). */
+static int64_t decimals_of(const ew_plan *p) {
+    double d = p->attr[0];
+    return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
 }
 
 ew_value round_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     (void)y, (void)z;
-    int64_t d = (int64_t)p->attr[0];
+    int64_t d = decimals_of(p);
     if (p->compute == ACL_DOUBLE) return vm_out_double(round64(x.f, d));
     return vm_out(p, round32(vm_in(x), d));
 }
@@ -116,7 +121,7 @@ static int64_t round_int64(int64_t x, int64_t d) {
 
 ew_value round_i(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     (void)y, (void)z;
-    int64_t d = (int64_t)p->attr[0];
+    int64_t d = decimals_of(p);
     return ival(p->compute == ACL_INT32 ? round_int32((int32_t)x.i, d) : round_int64(x.i, d));
 }
 
