@@ -326,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_info = sub.add_parser("info", help="backend, libraries, SoC, devices, versions")
     p_info.add_argument("--json", action="store_true", help="print one JSON object")
-    p_info.add_argument("--ops", action="store_true", help="the emulated operators and their fidelity class")
+    p_info.add_argument("--ops", nargs="*", metavar="OP",
+                        help="the emulated operators and their fidelity class; with names, each one in full "
+                             "(prototype, family, vendor source, dtypes per SoC, the checks of phase 1)")
     p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
     sub.add_parser("exec", add_help=False,
@@ -342,9 +344,16 @@ def main(argv: list[str] | None = None) -> int:
         return gen_signatures_main(argv[1:])
     args = parser.parse_args(argv)
     try:
-        if args.command == "info" and args.ops:
-            from .ops._fidelity import format_table
-            print(format_table())
+        if args.command == "info" and args.ops is not None:
+            from .ops._fidelity import describe, format_table
+            if not args.ops:
+                print(format_table())
+                return 0
+            try:
+                print("\n\n".join(describe(op) for op in args.ops))
+            except KeyError as exc:
+                print(f"pyaclnn: {exc.args[0]}", file=sys.stderr)
+                return 2
             return 0
         if args.command == "info":
             info = collect_info()

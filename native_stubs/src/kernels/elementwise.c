@@ -6,6 +6,7 @@
 
 #include "kernels/device.h"
 #include "kernels/parallel.h"
+#include "kernels/view.h"
 
 #define MAX_OPERANDS 4             /* out, in0, in1, in2 */
 #define CHUNK 256                  /* elements converted per step                          */
@@ -443,7 +444,9 @@ void ew_kernel(const pyaclnn_stub_launch *launch) {
         }
     }
     coalesce(&L);
-    op_parallel_for((size_t)total, op_thread_count((size_t)total, MIN_ELEMENTS_PER_THREAD), run_range, &L);
+    /* an output that addresses some elements twice is written in row-major order by one thread */
+    size_t threads = tv_may_self_overlap(out) ? 1 : op_thread_count((size_t)total, MIN_ELEMENTS_PER_THREAD);
+    op_parallel_for((size_t)total, threads, run_range, &L);
 done:
     for (int k = 0; k < MAX_OPERANDS; k++) free(scratch[k]);
 }

@@ -20,6 +20,36 @@ void tv_iter_next(tv_iter *it) {
     }
 }
 
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides) {
+    int64_t lead = ndim - t->ndim;
+    for (int64_t d = 0; d < ndim; d++) strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
+}
+
+int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                       const int64_t *shape, int64_t ndim) {
+    int64_t n = 1;
+    it->ndim = ndim;
+    it->shape = shape;
+    memset(it->idx, 0, sizeof it->idx);
+    tv_broadcast_strides(a, ndim, it->st[0]);
+    tv_broadcast_strides(b, ndim, it->st[1]);
+    it->off[0] = a->offset;
+    it->off[1] = b->offset;
+    for (int64_t d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+void tv_bcast2_next(tv_bcast2 *it) {
+    for (int64_t d = it->ndim - 1; d >= 0; d--) {
+        it->off[0] += it->st[0][d];
+        it->off[1] += it->st[1][d];
+        if (++it->idx[d] < it->shape[d]) return;
+        it->off[0] -= it->st[0][d] * it->idx[d];
+        it->off[1] -= it->st[1][d] * it->idx[d];
+        it->idx[d] = 0;
+    }
+}
+
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     int64_t off = t->offset;
     for (int64_t d = t->ndim - 1; d >= 0; d--) {
@@ -95,6 +125,27 @@ void tv_store_float(const pyaclnn_stub_tensor *t, const float *src) {
     }
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it))
         ew_store(tv_at(t, it.off), t->dtype, ew_cast((ew_value){src[i], 0}, ACL_FLOAT, t->dtype));
+}
+
+int tv_may_self_overlap(const pyaclnn_stub_tensor *t) {
+    /* dims of size > 1 by |stride| ascending; each stride must step over everything the smaller ones reach */
+    int64_t st[PYACLNN_STUB_MAX_DIMS], sz[PYACLNN_STUB_MAX_DIMS];
+    int n = 0;
+    for (int64_t d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) return 0;   /* empty: nothing is written */
+        if (t->shape[d] == 1) continue;
+        int64_t s = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+        int k = n++;
+        while (k > 0 && st[k - 1] > s) st[k] = st[k - 1], sz[k] = sz[k - 1], k--;
+        st[k] = s;
+        sz[k] = t->shape[d];
+    }
+    int64_t reach = 0;   /* the largest offset the smaller dims reach */
+    for (int k = 0; k < n; k++) {
+        if (st[k] <= reach) return 1;
+        if (__builtin_mul_overflow(st[k], sz[k] - 1, &st[k]) || __builtin_add_overflow(reach, st[k], &reach)) return 1;
+    }
+    return 0;
 }
 
 static int view_ok(const pyaclnn_stub_launch *l, const pyaclnn_stub_tensor *t, const char *kind, size_t i) {

@@ -25,6 +25,25 @@ typedef struct {
 void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t);
 void tv_iter_next(tv_iter *it);
 
+/* Strides of t (elements) as a view of a broadcast shape of ndim dims (torch's rules): 0 along the
+ * leading dims t lacks and along its dims of size 1. */
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides);
+
+/* Row-major walk of two views over their broadcast shape: off[k] is operand k's current element offset
+ * (elements, from its storage base). */
+typedef struct {
+    int64_t ndim;
+    const int64_t *shape;                    /* the broadcast shape (the caller's, kept during the walk) */
+    int64_t idx[PYACLNN_STUB_MAX_DIMS];
+    int64_t st[2][PYACLNN_STUB_MAX_DIMS];
+    int64_t off[2];
+} tv_bcast2;
+
+/* Starts the walk of a and b over shape[0..ndim) at element 0; returns the number of elements. */
+int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                       const int64_t *shape, int64_t ndim);
+void tv_bcast2_next(tv_bcast2 *it);
+
 /* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
 
@@ -40,6 +59,12 @@ float *tv_load_float(const pyaclnn_stub_tensor *t);            /* float dtypes: 
 void tv_scatter_bytes(const pyaclnn_stub_tensor *t, const unsigned char *src);
 void tv_store_double(const pyaclnn_stub_tensor *t, const double *src);
 void tv_store_float(const pyaclnn_stub_tensor *t, const float *src);
+
+/* 1 unless the view provably addresses each of its elements at a distinct place (torch's "internal
+ * overlap": a size > 1 dimension of stride 0, or strides that interleave). A kernel that writes such
+ * an output from several threads would leave whichever write came last: it writes it from one thread,
+ * in row-major order, so results never depend on the thread count. */
+int tv_may_self_overlap(const pyaclnn_stub_tensor *t);
 
 /* Kernel side: 1 if every present input and output view lies in device memory; otherwise records a
  * device fault naming the operator and returns 0 (the kernel must then write nothing). */

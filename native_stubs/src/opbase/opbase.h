@@ -34,6 +34,7 @@
 #define OP_MAX_STEP_PARAMS 16    /* parameter operands of one step                                  */
 #define OP_MAX_IO 16             /* tensors of an executor taken from single-tensor parameters      */
 #define OP_PARAMS_MAX 2048       /* bytes of a kernel's parameter block                             */
+#define OP_MAX_SCRATCH 4         /* blocks of memory the steps of one call may take (op_scratch)     */
 
 /* What a parameter carries (the signature registry's kinds, pyaclnn/signatures/model.py). */
 typedef enum {
@@ -140,13 +141,26 @@ typedef struct op_call {
     uint64_t workspace;                      /* workspace bytes phase 2 needs                     */
     size_t params_size;                      /* bytes of params the kernel gets                   */
     _Alignas(16) unsigned char params[OP_PARAMS_MAX];
-    /* Executor tensors: by default the definition's inputs/outputs; a step may replace them (lists). */
+    /* Executor tensors: by default the definition's inputs/outputs; a step may replace them (lists),
+     * with the snapshots phase 1 validated (NULL: phase 1 takes them from the handles when it builds
+     * the executor). The executor runs these snapshots, never a re-read of the handles, so that
+     * another thread re-describing a tensor (aclInitTensor ...) cannot make it run what was not checked. */
     const aclTensor *const *in_handles;
+    const pyaclnn_stub_tensor *in_snaps;
     size_t n_in;
     const aclTensor *const *out_handles;
+    const pyaclnn_stub_tensor *out_snaps;
     size_t n_out;
     aclOpExecutor *made;                     /* a step built the executor itself (rare)           */
     int shape_output;                        /* >= 0: data-dependent shape of this output         */
+    /* Tensor lists once read (read_list), by parameter index: the list's own handles and their snapshots. */
+    struct {
+        const aclTensor *const *v;
+        pyaclnn_stub_tensor *t;
+        uint64_t n;
+    } lists[OP_MAX_PARAMS];
+    void *scratch[OP_MAX_SCRATCH];           /* op_scratch's blocks, freed when phase 1 ends      */
+    uint8_t n_scratch;
 } op_call;
 
 /* Runs phase 1 of `def` (called by the generated GetWorkspaceSize functions). */
@@ -173,6 +187,10 @@ static inline const aclDataType *op_list(const op_dtype_list *l, size_t *n) {
 
 /* The parameter block the kernel gets: a step fills it once (`size` bytes, zeroed first). */
 void *op_params(op_call *c, size_t size);
+
+/* `size` zeroed bytes that live until phase 1 ends (list snapshots, executor tensor arrays); NULL if out of
+ * memory or the call already holds OP_MAX_SCRATCH blocks. */
+void *op_scratch(op_call *c, size_t size);
 
 /* Index of parameter `name` of the operator, -1 if it has none. */
 int op_param_index(const op_def *def, const char *name);

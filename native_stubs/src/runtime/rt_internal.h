@@ -70,6 +70,12 @@ int rt_visible_device_count(const char **why);
 /* Emulated memory capacity of every device in bytes (PYACLNN_STUB_DEVICE_MEMORY or the SoC's HBM). */
 uint64_t rt_device_capacity(void);
 
+/* For the compatibility layer (src/compat/ascendcl/): */
+/* ACL_SUCCESS, or ACL_ERROR_RT_INVALID_DEVICEID reported under func unless id names a visible device. */
+aclError rt_device_check(const char *func, int32_t id);
+int rt_device_is_set(int32_t id);            /* aclrtSetDevice'd and not reset: its default context lives */
+int32_t rt_device_logic_id(int32_t id);      /* the physical index behind a visible device id            */
+
 /* ---- contexts (context.c) -------------------------------------------------------------------- */
 
 struct rt_context {
@@ -121,7 +127,9 @@ typedef struct {
         struct { void *dst; const void *src; size_t count; } copy;
         struct { void *dst; const void *src; size_t dpitch, spitch, width, height; } copy2d;
         struct { void *dst; size_t count; int value; } set;
-        struct { rt_event *event; uint64_t id; } mark;   /* RECORD and WAIT */
+        /* RECORD: the event and the record's id. WAIT: the record it waits for, captured when the
+         * wait was enqueued: task `index` of stream `stream` (event.c). */
+        struct { rt_event *event; uint64_t id; rt_stream *stream; uint64_t index; } mark;
     } u;
 } rt_task;
 
@@ -138,9 +146,14 @@ struct rt_stream {
     _Atomic uint64_t completed;     /* tasks ever finished (written under mu)           */
     int host_waiters;               /* host threads blocked on done_cv                  */
     int worker_idle;                /* worker blocked on work_cv                        */
+    int worker_untimed;             /* ... without a deadline (it went to sleep while live) */
     int state;                      /* RT_STREAM_FREE / RT_STREAM_LIVE                  */
     _Atomic int abort;              /* force-destroy: drop the pending tasks            */
     _Atomic(rt_event *) waiting_on; /* event the worker is blocked on (RT_TASK_WAIT)    */
+    /* Index of the last event record task this stream's worker has reached (monotonic over the
+     * object's life, as task indices are): a wait for task i of this stream is satisfied once this
+     * is >= i. Written by the worker before it wakes the event's waiters. */
+    _Atomic uint64_t records_reached;
     _Atomic uint64_t generation;
     _Atomic(rt_context *) ctx;
     int is_default;
@@ -150,8 +163,9 @@ struct rt_stream {
     uint64_t fail_task;             /* index (1-based) of the failing task              */
     int fail_more;                  /* failures after the first one                     */
     char fail_msg[768];
-    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker is stopped
-     * and joined at aclFinalize and started again when the stream object is reused. */
+    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker retires
+     * after idling there briefly (or is stopped and joined at aclFinalize) and is started again when
+     * the stream object is reused. */
     pthread_t worker;
     int has_worker;                 /* a worker thread runs (or is starting) for this object */
     int worker_stop;                /* ask the worker to end once the queue is empty         */
@@ -173,7 +187,17 @@ typedef struct {
     const pyaclnn_stub_access *acc;
     size_t n;
     int is_operator;
+    /* Ordering the task carries beyond stream order (RT_HZ_SYNC_*; 0: none). */
+    int sync;
+    const void *sync_addr;        /* VALUE_WRITE / VALUE_WAIT: the 8 bytes of device memory    */
+    uint64_t sync_value;
+    uint32_t sync_flag;           /* VALUE_WAIT: ACL_STREAM_WAIT_VALUE_GEQ .. _NOR             */
+    rt_hz_clock *snapshot;        /* SNAPSHOT: gets the stream's clock as of this task          */
 } rt_hz_task;
+/* aclrtValueWrite / aclrtValueWait order work across streams like an event record / wait (the wait
+ * joins the clock of the latest queued write whose value satisfies it); host functions and callbacks
+ * (SNAPSHOT) take the stream's clock at their task, which the host joins when they run. */
+enum { RT_HZ_SYNC_NONE = 0, RT_HZ_SYNC_VALUE_WRITE = 1, RT_HZ_SYNC_VALUE_WAIT = 2, RT_HZ_SYNC_SNAPSHOT = 3 };
 aclError rt_stream_enqueue_checked(const char *func, rt_stream *s, const rt_task *task, uint64_t *index,
                                    const rt_hz_task *info);
 /* Waits until the stream has completed `index` tasks; deadline NULL waits forever (see
@@ -202,6 +226,8 @@ int rt_worker_start(rt_stream *s);
 /* Stops s's worker and joins it; s must be idle and out of anyone else's reach (pooled, with the
  * pool locked). Does nothing when s has no worker or when called from that worker. */
 void rt_worker_join(rt_stream *s);
+/* Waits for the workers of pooled streams that are retiring (detaching) to end (stream_worker.c). */
+void rt_workers_join_retired(void);
 extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
 extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */
 
@@ -225,9 +251,9 @@ struct rt_event {
     rt_event *next_free;
 };
 
-/* Worker hooks for RT_TASK_RECORD / RT_TASK_WAIT. */
-void rt_event_reach(rt_event *ev, uint64_t id);
-void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id);
+/* Worker hooks for RT_TASK_RECORD (task `index` of stream s) / RT_TASK_WAIT (the task t). */
+void rt_event_reach(rt_stream *s, uint64_t index, rt_event *ev, uint64_t id);
+void rt_event_wait(rt_stream *s, const rt_task *t);
 void rt_event_wake(rt_event *ev);   /* wakes a worker blocked on ev (force-destroy) */
 int64_t rt_event_count(void);
 
@@ -271,6 +297,14 @@ void rt_mem_unpin(rt_mem_block *block);                            /* NULL: noth
 int rt_mem_table_overlaps(uintptr_t p, size_t n);
 void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs);
 
+/* Device memory in use on a device and its high-water mark since the process started (memory.c). */
+void rt_device_memory_usage(int32_t device, uint64_t *used, uint64_t *peak);
+/* aclrtMemcpy / aclrtMemcpyAsync with their checks and messages under `func` (memcpy.c). */
+aclError rt_memcpy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                   aclrtMemcpyKind kind);
+aclError rt_memcpy_async(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                         aclrtMemcpyKind kind, aclrtStream stream);
+
 /* Where p points: fills *r (kind RT_MEM_PAGEABLE with base = p if unknown). */
 void rt_mem_classify(const void *p, rt_mem_range *r);
 /* Same, pinning the block of known memory (r->block, NULL for pageable memory). */
@@ -297,6 +331,9 @@ void rt_hz_event_snapshot(rt_event *ev, rt_hz_clock *out);
 void rt_hz_host_join(rt_hz_clock *c);
 void rt_hz_host_saw(rt_stream *s, uint64_t index);   /* the host waited for task `index` of s */
 void rt_hz_event_reset(rt_event *ev);
+/* Host code running inside stream s (a host function or callback; NULL when it returns): host accesses
+ * it makes are ordered with all of s's work, before or after it. Per thread. */
+void rt_hz_host_in_stream(rt_stream *s);
 
 /* ---- fork (fork.c) -------------------------------------------------------------------------- */
 

@@ -44,7 +44,9 @@ def attach_signatures(families: list[Family], sig) -> dict[str, str]:
             if s is None:
                 raise DefinitionError(f"{op.file} ({op.name}): the header parser does not find the prototype")
             user = [p for p in s.params if p.kind.value not in ("workspace_size", "executor")]
-            if [(p.ctype, p.name) for p in user] != [(c, n) for c, n in op.cparams]:
+            # the parser drops the const of a by-value parameter ("const bool accumulate" reads back as bool)
+            written = [(c[6:] if c.startswith("const ") and "*" not in c else c, n) for c, n in op.cparams]
+            if [(p.ctype, p.name) for p in user] != written:
                 raise DefinitionError(f"{op.file} ({op.name}): params {op.cparams} read back as "
                                       f"{[(p.ctype, p.name) for p in user]}")
             bad = [p.name for p in user if p.kind.value == "unknown"]
@@ -134,21 +136,41 @@ def resolve_executor(op: Op) -> None:
         raise DefinitionError(f"{where}: more than 16 executor inputs or outputs")
 
 
+def check_list_names(families: list[Family]) -> None:
+    """A dtype list's C name is its family's and its own: two definition files of one family folder may not
+    give one name to two different lists."""
+    used: dict[str, tuple[DtypeList, str]] = {}
+    for fam in families:
+        for op in fam.ops:
+            for st in op.steps:
+                if st.dlist is None:
+                    continue
+                seen, where = used.setdefault(st.dlist.c_name, (st.dlist, op.file))
+                if seen.socs != st.dlist.socs:
+                    raise DefinitionError(f"{op.file} ({op.name}): dtype list {st.dlist.name} differs from the list "
+                                          f"of that name in {where} (same family folder); rename one")
+
+
 def resolve(families: list[Family], sig) -> dict[str, str]:
     texts = attach_signatures(families, sig)
     for fam in families:
         for op in fam.ops:
             resolve_steps(fam, op)
             resolve_executor(op)
+    check_list_names(families)
     return texts
 
 
 def dtype_tables(op: Op) -> dict[str, dict[str, list[str]]]:
-    """{parameter: {SoC: dtypes}} from the operator's dtype_in steps (for the catalog and the support table)."""
+    """{parameter: {SoC: dtypes}} from the operator's steps that check a dtype list (the catalog, the support
+    table): each tensor or scalar operand of such a step, the first list that names it."""
     out: dict[str, dict[str, list[str]]] = {}
     for st in op.steps:
-        if st.name == "dtype_in" and st.dlist is not None:
+        if st.dlist is not None:
             for i in st.params:
+                kinds = ("tensor", "tensor_list") + (("scalar", "dtype") if st.name == "dtype_in" else ())
+                if op.params[i].kind not in kinds:   # a family step may take a scalar for another reason
+                    continue
                 out.setdefault(op.params[i].name, {soc: list(v) for soc, v in
                                                    zip(("other", "A2", "950"), st.dlist.socs)})
     return out

@@ -20,9 +20,6 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
-/* threshold_backward: the 910 list, + BF16 (A2/A3, 950), + INT64 (950 with threshold 0: ReluGrad) */
-static const aclDataType TB[] = {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8, ACL_BF16, ACL_INT64};
-
 void relu_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *x = &launch->inputs[0], *y = &launch->outputs[0];
     if (!tv_launch_views_ok(launch)) return;
@@ -59,19 +56,12 @@ typedef struct {
     int64_t shape[PYACLNN_STUB_MAX_DIMS];  /* the broadcast shape */
 } tb_params;
 
-static void bcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *st) {
-    int64_t lead = ndim - t->ndim;
-    for (int64_t d = 0; d < ndim; d++) st[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
-}
-
 void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
     const tb_params *p = launch->params;
     const pyaclnn_stub_tensor *dy = &launch->inputs[0], *x = &launch->inputs[1], *out = &launch->outputs[0];
     if (!tv_launch_views_ok(launch)) return;
-    int64_t sd[PYACLNN_STUB_MAX_DIMS], sx[PYACLNN_STUB_MAX_DIMS], idx[PYACLNN_STUB_MAX_DIMS] = {0}, n = 1;
-    bcast_strides(dy, p->ndim, sd);
-    bcast_strides(x, p->ndim, sx);
-    for (int64_t d = 0; d < p->ndim; d++) n *= p->shape[d];
+    tv_bcast2 it;   /* it.off: dy's, x's */
+    int64_t n = tv_bcast2_init(&it, dy, x, p->shape, p->ndim);
     size_t isz = ew_itemsize(out->dtype);
     int is_float = ew_repr_of(x->dtype) == EW_REPR_F;
     unsigned char *buf = malloc((size_t)n * isz + 1);   /* all reads before any write: out may alias */
@@ -79,34 +69,25 @@ void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
         return;
     }
-    int64_t od = dy->offset, ox = x->offset;
-    for (int64_t i = 0; i < n; i++) {
-        ew_value v = ew_load(tv_at(x, ox), x->dtype);
+    for (int64_t i = 0; i < n; i++, tv_bcast2_next(&it)) {
+        ew_value v = ew_load(tv_at(x, it.off[1]), x->dtype);
         int keep = is_float ? (float)v.f > (float)p->threshold.f : v.i > p->threshold.i;
-        if (keep) memcpy(buf + i * (int64_t)isz, tv_at(dy, od), isz);
+        if (keep) memcpy(buf + i * (int64_t)isz, tv_at(dy, it.off[0]), isz);
         else memset(buf + i * (int64_t)isz, 0, isz);
-        for (int64_t d = p->ndim - 1; d >= 0; d--) {
-            od += sd[d];
-            ox += sx[d];
-            if (++idx[d] < p->shape[d]) break;
-            od -= sd[d] * idx[d];
-            ox -= sx[d] * idx[d];
-            idx[d] = 0;
-        }
     }
     tv_scatter_bytes(out, buf);
     free(buf);
 }
 
-/* tb_dtypes gradOutput self threshold: both in the SoC's list, which depends on the threshold (the 950's
- * ReluGrad path takes INT64 only for a threshold of 0). */
+/* tb_dtypes gradOutput self threshold TB: both in the SoC's list; on the 950 its last entry (INT64, the
+ * ReluGrad path) only for a threshold of 0. */
 aclnnStatus opc_tb_dtypes(op_call *c, const op_step *s) {
     const op_scalar *t = op_scalar_of(c, s, 2);
-    float tf = (float)ew_value_to_double(t->v, t->dtype);
-    pyaclnn_soc_family soc = pyaclnn_stub_soc_family();
-    size_t n_list = soc == PYACLNN_SOC_OTHER ? 5 : soc == PYACLNN_SOC_950 && tf == 0.0f ? 7 : 6;
-    aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), op_tensor(c, s, 0)->dtype, TB, n_list);
-    return rc ? rc : ew_check_dtype_in(c->api, op_pname(c, s, 1), op_tensor(c, s, 1)->dtype, TB, n_list);
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    if (pyaclnn_stub_soc_family() == PYACLNN_SOC_950 && (float)ew_value_to_double(t->v, t->dtype) != 0.0f) n--;
+    aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), op_tensor(c, s, 0)->dtype, list, n);
+    return rc ? rc : ew_check_dtype_in(c->api, op_pname(c, s, 1), op_tensor(c, s, 1)->dtype, list, n);
 }
 
 /* tb_plan threshold gradOutput self: the threshold as the kernel compares it (FLOAT for float dtypes, the

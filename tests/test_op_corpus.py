@@ -1,0 +1,191 @@
+"""The differential operator corpus: today's behaviour of every operator, replayed against the build.
+
+tests/data/op_corpus/ holds ~30,000 calls (every operator libopapi.so exports, ~190-260 calls each:
+valid ones and invalid ones) with what the emulator did with each on Ascend950PR and Ascend910B4:
+status codes, normalised messages, workspace sizes and a sha256 of every tensor allocation after the
+run (tests/tools/op_corpus.py explains the format, what is normalised and how to record). Any
+difference fails, listing (operator, call index, expected, got).
+
+The whole corpus is replayed (about 5 s per SoC here); PYACLNN_CORPUS_SAMPLE=N replays only the
+systematic calls plus N random calls per operator, for a quicker look.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+import op_corpus as oc  # noqa: E402
+
+# Coverage floors of the recorded corpus (what it achieved when recorded, with some slack).
+MIN_SUCCESSFUL = 30          # calls whose phase 1, launch(es) and synchronisation all returned 0
+MIN_FAILURE_MESSAGES = 10    # distinct failure messages (phase 1, phase 2, synchronisation)
+# Operators the SoC does not run at all: every call fails in phase 1 (by design).
+UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDynamicMxQuantV2", "Ascend910B4")}
+SHOW = 20
+
+
+def _sample() -> int | None:
+    value = os.environ.get("PYACLNN_CORPUS_SAMPLE")
+    return int(value) if value else None
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    specs = oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)
+    expected = {soc: oc.load_json(oc.results_file(soc)) for soc in oc.SOCS}
+    return specs, expected
+
+
+_replayed: dict = {}
+
+
+def replayed(soc: str, specs: dict) -> dict:
+    """{(op, index): result} of replaying the corpus on `soc` (once per session)."""
+    if soc not in _replayed:
+        _replayed[soc] = oc.run_calls(soc, oc.sample_work(specs, _sample()))
+    return _replayed[soc]
+
+
+def describe(diffs: list, total: int, soc: str) -> str:
+    per_op = collections.Counter(op for op, *_ in diffs)
+    lines = [f"{len(diffs)} of {total} replayed calls differ from the recorded baseline on {soc} "
+             f"(per operator: {dict(per_op.most_common())})"]
+    for op, i, want, got in diffs[:SHOW]:
+        keys = sorted(k for k in set(want or {}) | set(got or {}) if (want or {}).get(k) != (got or {}).get(k))
+        lines.append(f"  {op} call #{i} differs in {keys}\n    expected {want}\n    got      {got}")
+    if len(diffs) > SHOW:
+        lines.append(f"  ... and {len(diffs) - SHOW} more")
+    lines.append("The rewrite must be bit-identical: fix the code, never re-record to make this pass "
+                 "(tests/tools/op_corpus.py says when re-recording an operator is legitimate).")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("soc", oc.SOCS)
+def test_replay_matches_the_recorded_baseline(corpus, soc):
+    specs, expected = corpus
+    got = replayed(soc, specs)
+    diffs = oc.compare(specs, expected[soc], got)
+    assert not diffs, describe(diffs, len(got), soc)
+    if _sample() is None:
+        assert len(got) == sum(len(e["calls"]) for e in specs["ops"].values())
+
+
+def test_every_exported_operator_is_in_the_corpus(corpus):
+    specs, expected = corpus
+    exported = oc.exported_operators()
+    missing = sorted(set(exported) - set(specs["ops"]))
+    assert not missing, (f"operators exported by libopapi.so without recorded calls: {missing}; record them "
+                         "with `python tests/tools/op_corpus.py record` (only new operators are recorded)")
+    for soc in oc.SOCS:
+        assert set(expected[soc]["ops"]) == set(specs["ops"]), soc
+        for op, entry in specs["ops"].items():
+            assert len(expected[soc]["ops"][op]) == len(entry["calls"]), (soc, op)
+
+
+@pytest.mark.parametrize("soc", oc.SOCS)
+def test_corpus_coverage(corpus, soc):
+    """Every operator is launched successfully often enough and fails in enough different ways."""
+    specs, expected = corpus
+    weak = []
+    for op in specs["ops"]:
+        ok, messages = oc._summarise(expected[soc]["ops"][op])
+        need_ok = 0 if (op, soc) in UNSUPPORTED else MIN_SUCCESSFUL
+        if ok < need_ok or messages < MIN_FAILURE_MESSAGES:
+            weak.append((op, ok, messages))
+    assert not weak, f"{soc}: (operator, successful calls, distinct failure messages) below the floors: {weak}"
+    for op, soc_ in UNSUPPORTED:
+        if soc_ == soc:
+            assert oc._summarise(expected[soc]["ops"][op])[0] == 0, f"{op} now runs on {soc}: drop it from UNSUPPORTED"
+
+
+@pytest.mark.parametrize("soc", oc.SOCS[:1])
+def test_a_changed_result_is_caught(corpus, soc, monkeypatch):
+    """The comparison cannot pass silently: a tampered baseline (a status, a message, an output
+    hash, a view shape) is reported, call by call."""
+    monkeypatch.delenv("PYACLNN_CORPUS_COMPARE", raising=False)
+    specs, expected = corpus
+    got = replayed(soc, specs)
+    # the baseline here is this replay itself (so a build whose NaN bits differ from the recording's
+    # cannot add differences of its own), then tampered
+    n = collections.Counter(op for op, _ in got)
+    tampered = {"ops": {op: [copy.deepcopy(got.get((op, i))) for i in range(max(i for o, i in got if o == op) + 1)]
+                        for op in n}}
+    ops = tampered["ops"]
+    targets = []
+    for (op, i), res in sorted(got.items()):
+        if oc.succeeded(res) and isinstance(res.get("h"), list) and len(targets) < 2:
+            ops[op][i] = dict(ops[op][i], h=["0" * 16] + ops[op][i]["h"][1:])
+            targets.append((op, i))
+        elif res.get("s1") not in (0, None) and len(targets) in (2, 3):
+            ops[op][i] = dict(ops[op][i], m1=(ops[op][i]["m1"] or "") + " (changed)")
+            targets.append((op, i))
+    data_shape = [(op, i) for (op, i), res in sorted(got.items()) if "v" in res]
+    if data_shape:
+        op, i = data_shape[0]
+        ops[op][i] = dict(ops[op][i], v={k: [v[0] + 1] + v[1:] if v else [1] for k, v in ops[op][i]["v"].items()})
+        targets.append((op, i))
+    assert len(targets) >= 5
+    diffs = oc.compare(specs, tampered, got)
+    assert [(op, i) for op, i, *_ in diffs] == sorted(targets)
+    text = describe(diffs, len(got), soc)
+    for op, i in targets:
+        assert f"{op} call #{i} differs" in text
+
+
+def test_a_changed_call_is_caught(corpus, tmp_path, monkeypatch):
+    """End to end: replaying a call whose input data differ from the recorded one (another fill seed)
+    yields another output hash, which the replay reports."""
+    monkeypatch.delenv("PYACLNN_CORPUS_COMPARE", raising=False)
+    specs, expected = corpus
+    soc = oc.SOCS[0]
+    op = "aclnnAdd"
+    results = expected[soc]["ops"][op]
+    i = next(k for k, res in enumerate(results) if oc.succeeded(res) and len(res["h"]) == 3)
+    call = copy.deepcopy(specs["ops"][op]["calls"][i])
+    first = next(a for a in call["a"] if isinstance(a, dict) and "fill" in a and a["fill"].get("m") != "pat")
+    first["fill"] = {"m": "raw", "s": 12345}
+    one = {"format": specs["format"], "ops": {op: {"params": specs["ops"][op]["params"], "calls": [call]}}}
+    path = tmp_path / "changed.json.gz"
+    oc.save_json(path, one)
+    got = oc.run_calls(soc, [(op, [0])], str(path))[(op, 0)]
+    diffs = oc.compare(one, {"ops": {op: [results[i]]}}, {(op, 0): got})
+    assert len(diffs) == 1 and diffs[0][3]["h"] != results[i]["h"]
+
+
+def test_corpus_files_are_small():
+    sizes = {p.name: p.stat().st_size for p in oc.CORPUS_DIR.glob("*.json.gz")}
+    assert set(sizes) == {oc.SPECS_FILE} | {oc.results_file(s).name for s in oc.SOCS}
+    assert sum(sizes.values()) < 6 * 2 ** 20, sizes
+
+
+def test_normalisation():
+    raw = (b"[PID: 4242] 2026-12-01-01:02:03.456.789 aclnnAddGetWorkspaceSize(161002): self (0x7f00dead10) is not "
+           b"a live aclTensor\n[PID: 4242] 2026-12-01-01:02:03.456.790 aclrtSynchronizeStream(507015): task 17 on "
+           b"stream 0x55aa failed: x\n")
+    assert oc.normalise(raw) == ("aclnnAddGetWorkspaceSize(161002): self (0x?) is not a live aclTensor\n"
+                                 "aclrtSynchronizeStream(507015): task # on stream 0x? failed: x")
+    assert oc.normalise(None) is None
+
+
+def test_fill_rules_are_stable():
+    """The bytes a fill rule makes must never change (the recorded hashes depend on them)."""
+    def digest(fill, dtype, n):
+        return hashlib.sha256(oc.fill_bytes(fill, dtype, n)).hexdigest()[:16]
+    assert digest({"m": "raw", "s": 7}, 0, 64) == "59a93c207c345a5a"
+    assert oc.fill_bytes({"m": "int", "s": 1, "lo": 0, "hi": 2}, 12, 16).hex() == "00010001010100000100000001010101"
+    assert digest({"m": "uni", "s": 3, "lo": -3.0, "hi": 3.0}, 27, 64) == "073c9383b4155a50"     # BF16
+    assert digest({"m": "uni", "s": 3, "lo": -3.0, "hi": 3.0}, 1, 64) == "f190954071875822"      # FLOAT16
+    assert digest({"m": "uni", "s": 3, "lo": -3.0, "hi": 3.0}, 0, 64) == "989dc468bd5e9719"      # FLOAT
+    assert digest({"m": "int", "s": 5, "lo": -8, "hi": 9}, 9, 64) == "69a5075b31b09b28"          # INT64
+    assert oc.fill_bytes({"m": "const", "v": 1.0}, 27, 4) == bytes.fromhex("803f803f")
+    assert oc.fill_bytes({"m": "const", "v": 1.0}, 1, 4) == bytes.fromhex("003c003c")
+    assert oc.fill_bytes({"m": "list", "v": [3, 7]}, 3, 12) == bytes.fromhex("030000000700000000000000")
+    assert oc.fill_bytes({"m": "pat", "b": 0xA5}, 0, 3) == b"\xa5\xa5\xa5"
+    assert oc.padded_size(1) == 64 and oc.padded_size(32) == 64 and oc.padded_size(33) == 96

@@ -1,0 +1,139 @@
+"""The operator generator (native_stubs/tools/opgen): what it makes of a definition, and the one-line errors
+it stops the build with when a definition is wrong (native_stubs/DESIGN.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+OPGEN = REPO / "native_stubs" / "tools" / "opgen" / "__main__.py"
+SIGNATURES = REPO / "pyaclnn" / "signatures"
+TEMPLATES = (REPO / "native_stubs" / "src" / "ops" / "templates.toml").read_text()
+
+FAMILY = """
+[family]
+domain = "aclnn_math"
+spec_type = "ew_spec"
+spec_header = "opbase/pointwise.h"
+
+[lists]
+FL = { A2 = "FLOAT FLOAT16", 950 = "FLOAT FLOAT16 BF16" }
+"""
+ROW = """
+[[op]]
+name = "Twice"
+doc = "out = 2 * self."
+params = "const aclTensor* self, aclTensor* out"
+checks = ["not_null self out", "dtype_in self FL", "same_shape out self", "twice_plan self"]
+kernel = "twice_kernel"
+fidelity = "a"
+note = "exact"
+"""
+
+
+def run(tmp_path: Path, family: str, templates: str = TEMPLATES, static: str | None = None):
+    ops = tmp_path / "ops"
+    (ops / "fam").mkdir(parents=True, exist_ok=True)
+    (ops / "templates.toml").write_text(templates)
+    (ops / "fam" / "fam.toml").write_text(textwrap.dedent(family))
+    cmd = [sys.executable, str(OPGEN), "--ops", str(ops), "--signatures", str(SIGNATURES), "--out", str(tmp_path / "gen")]
+    if static is not None:
+        inc = tmp_path / "include" / "aclnnop"
+        inc.mkdir(parents=True, exist_ok=True)
+        (inc / "aclnn_twice.h").write_text(static)
+        cmd += ["--static-include", str(tmp_path / "include")]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_a_definition_becomes_tables_functions_header_and_catalog(tmp_path):
+    proc = run(tmp_path, FAMILY + ROW)
+    assert proc.returncode == 0, proc.stderr
+    gen = tmp_path / "gen"
+    c = (gen / "ops_defs.c").read_text()
+    assert "aclnnStatus aclnnTwiceGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize" in c
+    assert "return op_phase1(&D_Twice, a, workspaceSize, executor);" in c
+    assert 'pyaclnn_stub_executor_run("aclnnTwice", workspace' in c
+    # the steps in order, their operands by index, the per-SoC list (other = A2's)
+    assert '{opc_dtype_in, "dtype_in", {0}, 1, 0, 0, &DL_fam_FL, NULL, NULL}' in c
+    assert "DL_fam_FL_other[] = {ACL_FLOAT, ACL_FLOAT16}" in c and "DL_fam_FL_950[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}" in c
+    decls = (gen / "ops_decls.h").read_text()
+    assert "aclnnStatus opc_twice_plan(op_call *c, const op_step *s);" in decls
+    assert "void twice_kernel(const pyaclnn_stub_launch *launch);" in decls
+    header = (gen / "include" / "aclnnop" / "aclnn_twice.h").read_text()
+    assert "ACLNN_API aclnnStatus aclnnTwice(void* workspace" in header and "@domain aclnn_math" in header
+    cat = json.loads((gen / "ops.json").read_text())
+    sig = cat["signatures"]["ops"]["aclnnTwice"]
+    assert [(p["name"], p["role"]) for p in sig["params"]][:2] == [("self", "in"), ("out", "out")]
+    op = cat["operators"]["aclnnTwice"]
+    assert op["fidelity"] == "a" and op["dtypes"]["self"]["950"] == ["FLOAT", "FLOAT16", "BF16"]
+    # the implied first steps: not_null of the pointers, then read
+    assert op["checks"][:2] == ["not_null self out", "read"]
+
+
+def test_rows_on_templates_expand_with_their_variables(tmp_path):
+    family = FAMILY + """
+[[op]]
+name = "Thing"
+template = ["unary", "unary_inplace"]
+ew = "NEG"
+dtypes = "FL"
+fidelity = "a"
+note = "exact"
+"""
+    proc = run(tmp_path, family)
+    assert proc.returncode == 0, proc.stderr
+    cat = json.loads((tmp_path / "gen" / "ops.json").read_text())
+    assert {"aclnnThing", "aclnnInplaceThing"} <= set(cat["operators"])
+    assert cat["signatures"]["ops"]["aclnnInplaceThing"]["header"] == "aclnn_thing.h"
+    c = (tmp_path / "gen" / "ops_defs.c").read_text()
+    assert "static const ew_spec SPEC_InplaceThing = {.op = EW_OP_NEG, .promote = EW_PROMOTE_KEEP" in c
+
+
+@pytest.mark.parametrize("change,message", [
+    ('checks = ["not_null self out", "dtype_in self NOPE"]', "'NOPE' is not a parameter of aclnnTwice"),
+    ('checks = ["dtype_in self FL", "Bad-Step self"]', "a step name is lower_case"),
+    ('fidelity = "z"', "fidelity must be a, b, c or s"),
+    ('params = "const aclTensor*"', "cannot read parameter"),
+    ('name = "twice"', "the name is the part after 'aclnn'"),
+])
+def test_definition_errors_name_the_file_operator_and_problem(tmp_path, change, message):
+    key = change.split(" = ")[0]
+    row = "\n".join(change if line.startswith(key + " = ") else line for line in ROW.splitlines())
+    proc = run(tmp_path, FAMILY + row)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("opgen: error: ") and message in proc.stderr and "fam.toml" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_dtype_missing_field_and_unknown_template(tmp_path):
+    proc = run(tmp_path, FAMILY.replace('"FLOAT FLOAT16"', '"FLOAT HALF"') + ROW)
+    assert proc.returncode == 1 and "unknown dtype(s) HALF" in proc.stderr
+    proc = run(tmp_path, FAMILY + ROW.replace('note = "exact"\n', ""))
+    assert proc.returncode == 1 and "missing field 'note'" in proc.stderr
+    proc = run(tmp_path, FAMILY + '[[op]]\nname = "X"\ntemplate = "nope"\n')
+    assert proc.returncode == 1 and "unknown template 'nope'" in proc.stderr
+    proc = run(tmp_path, FAMILY + '[[op]]\nname = "X"\ntemplate = "unary"\nfidelity = "a"\nnote = "n"\n')
+    assert proc.returncode == 1 and "uses $dtypes, which the row does not give" in proc.stderr
+
+
+def test_an_operator_is_defined_once(tmp_path):
+    proc = run(tmp_path, FAMILY + ROW + ROW)
+    assert proc.returncode == 1 and "operator Twice is also defined in" in proc.stderr
+
+
+def test_a_generated_header_may_not_also_be_hand_written(tmp_path):
+    proc = run(tmp_path, FAMILY + ROW, static="/* old */\n")
+    assert proc.returncode == 1 and "aclnn_twice.h" in proc.stderr and "delete the hand-written copies" in proc.stderr
+
+
+def test_unchanged_outputs_are_not_rewritten(tmp_path):
+    assert run(tmp_path, FAMILY + ROW).returncode == 0
+    out = tmp_path / "gen" / "ops_defs.c"
+    before = out.stat().st_mtime_ns
+    assert run(tmp_path, FAMILY + ROW).returncode == 0
+    assert out.stat().st_mtime_ns == before          # so the build does not recompile anything
