@@ -245,3 +245,15 @@ aclnnStatus opc_pw_attrs(op_call *c, const op_step *s) {
     }
     return ACLNN_SUCCESS;
 }
+
+/* pw_scalars a [b]: the operator's scalar attributes (bounds, thresholds ...) cast to the compute dtype, as the
+ * vendor's op_api converts them to tensors of that dtype (ConvertToTensor), in the plan's vattr[] (after
+ * pw_plan), in order; an absent optional scalar leaves 0. */
+aclnnStatus opc_pw_scalars(op_call *c, const op_step *s) {
+    ew_plan *plan = (ew_plan *)c->params;
+    for (int k = 0; k < s->np && k < 2; k++) {
+        const op_scalar *sc = op_scalar_of(c, s, k);
+        if (sc->dtype != ACL_DT_UNDEFINED) plan->vattr[k] = ew_cast(sc->v, sc->dtype, c->compute);
+    }
+    return ACLNN_SUCCESS;
+}
