@@ -32,12 +32,20 @@ class Op:
     out_a2: list[str] | None
     inplace: bool = True
     unary: bool = False
+    rank_checked_if_contiguous: bool = True   # LogicalNot checks 8 dimensions only on non-contiguous tensors
 
 
 LG_AND = names("FLOAT FLOAT16 INT32 DOUBLE BF16 INT8 UINT8 INT16 INT64 BOOL")
 
+LG_OR_OUT_950 = names("INT64 INT32 INT16 INT8 UINT8 DOUBLE FLOAT FLOAT16 BF16 BOOL") + UNSIGNED
+LG_XOR = names("FLOAT16 FLOAT DOUBLE INT8 UINT8 INT16 INT32 INT64 BOOL BF16")
+LG_NOT = names("UINT8 INT8 INT16 INT32 INT64 FLOAT16 FLOAT DOUBLE BOOL BF16")
+
 OPS = {
     "LogicalAnd": Op(np.logical_and, LG_AND, LG_AND, None, None),
+    "LogicalOr": Op(np.logical_or, LG_AND, LG_AND, LG_OR_OUT_950, LG_AND),
+    "LogicalXor": Op(np.logical_xor, LG_XOR, LG_XOR, LG_XOR, LG_XOR, inplace=False),
+    "LogicalNot": Op(np.logical_not, LG_NOT, LG_NOT, LG_NOT, LG_NOT, unary=True, rank_checked_if_contiguous=False),
 }
 
 
@@ -138,7 +146,8 @@ def calls_and_codes(soc: str) -> list[tuple]:
             ok_out = outs is None or d in outs
             out.append((op, [t("float32")] * n + [t(d)], 0 if ok_out else INVALID))
         out.append((op, [t("float32")] * n + [t("bool", (3, 2))], INVALID))           # out's shape
-        out.append((op, [t("float32", [1] * 9)] * n + [t("bool", [1] * 9)], INVALID))  # 9 dimensions
+        out.append((op, [t("float32", [1] * 9)] * n + [t("bool", [1] * 9)],           # 9 dimensions
+                    INVALID if o.rank_checked_if_contiguous else 0))
         if n == 2:
             out.append((op, [t("float32", (2, 3)), t("float32", (4, 3)), t("bool", (2, 3))], INVALID))
         if o.inplace:
@@ -148,6 +157,16 @@ def calls_and_codes(soc: str) -> list[tuple]:
                 out.append(("Inplace" + op, [t("float32", (1, 3)), t("float32", (2, 3))], INVALID))
                 out.append(("Inplace" + op, [t("float32", (2, 3)), t("float32", (3,))], 0))
     return out
+
+
+def test_logical_not_checks_rank_of_non_contiguous_tensors_only():
+    x = np.zeros([1] * 8 + [4], np.float32)
+    assert ops.LogicalNot(x, np.zeros(x.shape, bool)).shape == x.shape                 # 9 dimensions, contiguous
+    view = strided(np.zeros([2] * 9, np.float32))
+    assert code(ops.LogicalNot, view, np.zeros([2] * 9, bool)) == INVALID
+    assert code(ops.InplaceLogicalNot, view) == INVALID
+    same_bits(ops.LogicalNot(strided(np.float32([[0, 2], [np.nan, -0.0]])), np.zeros((2, 2), np.int8)),
+              np.int8([[1, 0], [0, 1]]))
 
 
 def test_validation_codes_950():
@@ -193,6 +212,14 @@ TORCH_CASES = [
     ("logical_and", ["float32", "int32"], None),
     ("logical_and", ["bool", "bfloat16"], "float32"),
     ("logical_and_", ["float32", "float32"], None),
+    ("logical_or", ["float16", "int8"], None),
+    ("logical_or", ["float32", "float32"], "int32"),
+    ("logical_or_", ["int64", "bool"], None),
+    ("logical_xor", ["float32", "bool"], None),
+    ("logical_xor", ["int32", "int32"], "float16"),
+    ("logical_not", ["float32"], None),
+    ("logical_not", ["int8"], "int32"),
+    ("logical_not_", ["float16"], None),
 ]
 
 
