@@ -342,3 +342,12 @@ aclnnStatus opc_empty(op_call *c, const op_step *s) {
         if (op_tensor(c, s, k)->present && pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- standard steps added with the logical family ------------------------------------------------ */
+
+/* not_null_inner p ...: as not_null (the same message), but the status is 561103 (ACLNN_ERR_INNER_NULLPTR), as
+ * the op_apis that wrap their null checks in CHECK_RET(CheckNotNull(...), ACLNN_ERR_INNER_NULLPTR) return. */
+aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
+    aclnnStatus rc = opc_not_null(c, s);
+    return rc == ACLNN_ERR_PARAM_NULLPTR ? ACLNN_ERR_INNER_NULLPTR : rc;
+}
