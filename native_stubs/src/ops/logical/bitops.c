@@ -62,6 +62,17 @@ aclnnStatus opc_bitwise_scalar_promote(op_call *c, const op_step *s) {
     return promoted_into(c, s, a, sc->dtype, p);
 }
 
+static int is_unsigned(aclDataType dt) {
+    return dt == ACL_UINT8 || dt == ACL_UINT16 || dt == ACL_UINT32 || dt == ACL_UINT64;
+}
+
+/* The shift amount y of the compute dtype clamped into [0, bits - 1] (an unsigned amount is never negative). */
+static unsigned shift_amount(const ew_plan *p, ew_value y) {
+    int64_t bits = 8 * (int64_t)ew_itemsize(p->compute);
+    if (is_unsigned(p->compute)) return (uint64_t)y.i > (uint64_t)(bits - 1) ? (unsigned)(bits - 1) : (unsigned)y.i;
+    return y.i < 0 ? 0 : y.i > bits - 1 ? (unsigned)(bits - 1) : (unsigned)y.i;
+}
+
 static ew_value wrap(const ew_plan *p, uint64_t v) { return ew_cast((ew_value){0, (int64_t)v}, ACL_INT64, p->compute); }
 
 ew_value bitwise_not_i(const ew_plan *p, ew_value a, ew_value b, ew_value c) {
@@ -80,4 +91,16 @@ ew_value bitwise_xor_i(const ew_plan *p, ew_value a, ew_value b, ew_value c) {
     (void)c;
     if (p->compute == ACL_BOOL) return (ew_value){0, (a.i != 0) != (b.i != 0)};
     return wrap(p, (uint64_t)a.i ^ (uint64_t)b.i);
+}
+
+ew_value left_shift_i(const ew_plan *p, ew_value a, ew_value b, ew_value c) {
+    (void)c;
+    return wrap(p, (uint64_t)a.i << shift_amount(p, b));
+}
+
+ew_value right_shift_i(const ew_plan *p, ew_value a, ew_value b, ew_value c) {
+    (void)c;
+    unsigned s = shift_amount(p, b);
+    if (is_unsigned(p->compute)) return wrap(p, (uint64_t)a.i >> s);   /* the value as unsigned (UINT64 >= 2^63) */
+    return (ew_value){0, a.i >> s};                                     /* sign-extended: arithmetic */
 }
