@@ -10,6 +10,8 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels/vecmath.h"
 #include "numerics/numerics.h"
@@ -123,4 +125,144 @@ ew_value threshold_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
 ew_value threshold_i(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     (void)y, (void)z;
     return x.i <= p->vattr[0].i ? p->vattr[1] : x;
+}
+
+/* ---- steps of the transcendental activations ---------------------------------------------------------------- */
+
+/* The dtype of step operand k (a tensor's or a scalar's). */
+static aclDataType operand_dtype(op_call *c, const op_step *s, int k) {
+    return c->def->params[s->p[k]].kind == OP_K_SCALAR ? op_scalar_of(c, s, k)->dtype : op_tensor(c, s, k)->dtype;
+}
+
+/* act_to_float a ...: each operand's dtype can be cast to FLOAT ("<a> dtype X can not cast to float32."). */
+aclnnStatus opc_act_to_float(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        aclDataType dt = operand_dtype(c, s, k);
+        if (ew_can_cast(dt, ACL_FLOAT)) continue;
+        char b[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s can not cast to float32.", op_pname(c, s, k),
+                            op_dtype_name(dt, b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* act_castable a b: a's dtype can be cast to b's (OP_CHECK_RESULT_DTYPE_CAST_FAILED). */
+aclnnStatus opc_act_castable(op_call *c, const op_step *s) {
+    aclDataType a = operand_dtype(c, s, 0), b = operand_dtype(c, s, 1);
+    if (ew_can_cast(a, b)) return ACLNN_SUCCESS;
+    char b1[24], b2[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Result type %s can't be cast to the desired output type %s.",
+                        op_dtype_name(a, b1), op_dtype_name(b, b2));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* celu_alpha alpha: alpha (as float) is not 0 (nor NaN: the vendor tests !(a > 0 || a < 0)). */
+aclnnStatus opc_celu_alpha(op_call *c, const op_step *s) {
+    const op_scalar *sc = op_scalar_of(c, s, 0);
+    float a = (float)ew_value_to_double(sc->v, sc->dtype);
+    if (a > 0.0f || a < 0.0f) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "alpha cannot be 0 for CELU.");
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* ---- Elu (elu_dag.h; DOUBLE: elu_aicpu.cpp) ---------------------------------------------------------------- */
+
+/* std::stod(std::to_string(f)): the AI CPU kernel's float attribute as double (6 decimals). */
+static double aicpu_attr(float f) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%f", (double)f);
+    return strtod(buf, NULL);
+}
+
+static double elu_aicpu(double x, float alpha, float scale, float iscale) {
+    if (fabsf(alpha - 1.0f) < FLT_EPSILON && fabsf(scale - 1.0f) < FLT_EPSILON && fabsf(iscale - 1.0f) < FLT_EPSILON)
+        return x >= 0 ? x : exp(x) - 1.0;
+    double a = aicpu_attr(alpha), s = aicpu_attr(scale), i = aicpu_attr(iscale);
+    if (fabsf(scale - 1.0f) < FLT_EPSILON && fabsf(iscale - 1.0f) < FLT_EPSILON) return x >= 0 ? x : a * (exp(x) - 1.0);
+    return x >= 0 ? x * s : a * s * (exp(x * i) - 1.0);
+}
+
+ew_value elu_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    float alpha = attr_f(p, 0), scale = attr_f(p, 1), iscale = attr_f(p, 2);
+    if (isinf(alpha) || isnan(alpha) || isinf(iscale) || isnan(iscale)) {
+        /* the op_api's other route: Threshold(x, 0, -alpha) in fp32 (DOUBLE too), then Muls(scale) */
+        float v = (float)x.f;
+        return vm_out(p, (v <= 0.0f ? -alpha : v) * scale);
+    }
+    if (p->compute == ACL_DOUBLE) return vm_out_double(elu_aicpu(x.f, alpha, scale, iscale));
+    float v = vm_in(x), zz = v * iscale, t;
+    if (p->compute == ACL_FLOAT) t = (zz * (1.0f / 120.0f) + 1.0f / 24.0f) * zz;   /* five terms */
+    else t = zz * (1.0f / 24.0f);                                                 /* four terms */
+    t = ((t + 1.0f / 6.0f) * zz + 0.5f) * zz;
+    float poly = (t + 1.0f) * zz;
+    float em1 = vm_exp(zz) - 1.0f;
+    float neg = (fabsf(zz) < 0.1f ? poly : em1) * alpha;
+    return vm_out(p, (v > 0.0f ? v : neg) * scale);
+}
+
+/* ---- Celu (celu_v2.h: expm1 by Kahan's u * (e - 1) / ln(e) for |u| < 0.5, then max(0, x) + min(0, a expm1)) -- */
+
+ew_value celu_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    float alpha = attr_f(p, 0), inv = 1.0f / alpha, v = vm_in(x);
+    if (p->compute == ACL_FLOAT) v = v + 0.0f;                 /* the fp32 path's Adds(x, 0): -0.0 -> +0.0 */
+    float u = v * inv, e = vm_exp(u), naive = e - 1.0f, ln = vm_ln(e);
+    float kahan = u * (e - 1.0f) / ln;
+    if (ln == 0.0f) kahan = u;
+    float r = max_nan(v, 0.0f) + min_nan((fabsf(u) < 0.5f ? kahan : naive) * alpha, 0.0f);
+    return p->compute == ACL_FLOAT ? vm_out(p, r + 0.0f) : round_out(p, r);
+}
+
+/* ---- Softplus (softplus_v2.h): log1p(exp(beta x)) / beta below the threshold, x above -------------------- */
+
+ew_value softplus_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    float beta = attr_f(p, 0), threshold = attr_f(p, 1);
+    float inv = fabsf(beta) <= FLT_EPSILON ? INFINITY : 1.0f / beta;   /* the tiling's SafeInvBeta */
+    float v = vm_in(x), t = v * beta;
+    int above = t > threshold;
+    float e = vm_exp(above ? 0.0f : t), u = e + 1.0f;
+    float log1p = u == 1.0f ? e : vm_ln(u) * (e / (u - 1.0f));
+    if (e + 1.0f == INFINITY) log1p = INFINITY;
+    float r = above ? v : log1p * inv;
+    return p->compute == ACL_FLOAT ? vm_out(p, r) : round_out(p, r);
+}
+
+/* ---- Mish (mish_dag.h) and the tanh(softplus(x)) MishGrad shares ------------------------------------------ */
+
+/* tanh(log1p(exp(x))): (2e^-x + 1) / (2e^-x + 1 + 2e^-2x) for x >= 0, (e^2x + 2e^x) / (e^2x + 2e^x + 2) below. */
+static float tanh_softplus(float x) {
+    float a = vm_exp(x * -1.0f), b = vm_exp(x * -2.0f);
+    a = a * 2.0f + 1.0f;
+    b = a + b * 2.0f;
+    float pos = a / b;
+    float n = vm_fma(vm_exp(x), 2.0f, vm_exp(x * 2.0f));   /* Axpy: e^2x + 2 e^x */
+    float neg = n / (n + 2.0f);
+    return x < 0.0f ? neg : pos;
+}
+
+ew_value mish_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    float v = vm_in(x);
+    return vm_out(p, tanh_softplus(v) * v);
+}
+
+/* ---- LogSigmoid (log_sigmoid_dag.h): min(x, 0) - log1p(exp(-|x|)) ------------------------------------------ */
+
+ew_value log_sigmoid_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    float v = vm_in(x), e = vm_exp(fabsf(v) * -1.0f), u = e + 1.0f;
+    float log1p = u != 1.0f ? vm_ln(u) * (e / (u - 1.0f)) : e;
+    return vm_out(p, min_nan(v, 0.0f) - log1p);
+}
+
+/* ---- Logit (kernel not published): log(z / (1 - z)), z = clamp(x, eps, 1 - eps) when eps >= 0 ------------- */
+
+ew_value logit_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    double eps = p->attr[0], v = x.f;
+    if (eps >= 0) v = v < eps ? eps : v > 1.0 - eps ? 1.0 - eps : v;
+    return vm_out(p, (float)log(v / (1.0 - v)));
 }
