@@ -266,3 +266,179 @@ ew_value logit_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     if (eps >= 0) v = v < eps ? eps : v > 1.0 - eps ? 1.0 - eps : v;
     return vm_out(p, (float)log(v / (1.0 - v)));
 }
+
+/* ======== backwards (act_grad.toml): x0 is gradOutput (LogitGrad: x), x1 the forward's input or result ======== */
+
+/* leaky_relu_is_result negativeSlope selfIsResult: a negative slope cannot run on the forward's result. */
+aclnnStatus opc_leaky_relu_is_result(op_call *c, const op_step *s) {
+    const op_scalar *sc = op_scalar_of(c, s, 0);
+    double slope = ew_value_to_double(sc->v, sc->dtype);
+    if (!(op_argument(c, s, 1)->i && slope < 0.0)) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "In-place leakyRelu backward calculation is triggered with a "
+                        "negativeSlope which is not supported, while negativeSlope: [%e], selfIsResult: [%d]. This is "
+                        "caused by calling in-place forward function with a negative slope, please call out-of-place "
+                        "version instead.", slope, 1);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* elu_is_result alpha isResult: a negative alpha cannot run on the forward's result. */
+aclnnStatus opc_elu_is_result(op_call *c, const op_step *s) {
+    const op_scalar *sc = op_scalar_of(c, s, 0);
+    if (!(op_argument(c, s, 1)->i && (float)ew_value_to_double(sc->v, sc->dtype) < 0.0f)) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "In-place elu backward calculation is triggered with a negative "
+                        "slope which is not supported. This is caused by calling in-place forward function with a "
+                        "negative slope, please call out-of-place version instead.");
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+static int kernel_float(aclDataType dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
+
+/* softplus_bw_compute gradOutput self: both cast to FLOAT unless they share a dtype the kernel takes. */
+aclnnStatus opc_softplus_bw_compute(op_call *c, const op_step *s) {
+    aclDataType g = op_tensor(c, s, 0)->dtype, x = op_tensor(c, s, 1)->dtype;
+    c->compute = kernel_float(g) && g == x ? g : ACL_FLOAT;
+    return ACLNN_SUCCESS;
+}
+
+/* softshrink_bw_compute gradOutput self: both cast to FLOAT when their dtypes differ. */
+aclnnStatus opc_softshrink_bw_compute(op_call *c, const op_step *s) {
+    aclDataType g = op_tensor(c, s, 0)->dtype, x = op_tensor(c, s, 1)->dtype;
+    c->compute = g == x ? g : ACL_FLOAT;
+    return ACLNN_SUCCESS;
+}
+
+/* hardshrink_bw_promote gradOutput self gradInput LIST: the promoted dtype, in LIST, castable to gradInput. */
+aclnnStatus opc_hardshrink_bw_promote(op_call *c, const op_step *s) {
+    aclDataType g = op_tensor(c, s, 0)->dtype, x = op_tensor(c, s, 1)->dtype, out = op_tensor(c, s, 2)->dtype;
+    aclDataType p = ew_promote(g, x);
+    char b1[24], b2[24], all[128];
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    int listed = 0;
+    for (size_t i = 0; i < n; i++) listed |= list[i] == p;
+    if (p == ACL_DT_UNDEFINED) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "GradOutput dtype %s and self dtype %s can not promote "
+                            "dtype.", op_dtype_name(g, b1), op_dtype_name(x, b2));
+    } else if (!listed) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "promote dtype %s should be in dtype support list [%s].",
+                            op_dtype_name(p, b1), ew_dtype_list(list, n, all, sizeof all));
+    } else if (!ew_can_cast(p, out)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Result type %s can't be cast to the desired output type "
+                            "%s.", op_dtype_name(p, b1), op_dtype_name(out, b2));
+    } else {
+        c->compute = p;
+        return ACLNN_SUCCESS;
+    }
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* broadcast_unless_empty a b out: out has the broadcast shape of a and b, checked only when the launch does
+ * something (HardshrinkBackward returns for empty inputs before it checks the broadcast). */
+aclnnStatus opc_broadcast_unless_empty(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    aclnnStatus rc = ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), op_pname(c, s, 1), op_tensor(c, s, 1),
+                                  c->shape, &c->ndim);
+    return rc ? rc : ew_check_shape(c->api, op_pname(c, s, 2), op_tensor(c, s, 2), c->shape, c->ndim);
+}
+
+/* HardtanhGrad (hardtanh_grad_dag.h): grad where min < x < max (fp32 compares) or x is NaN, else 0. */
+ew_value hardtanh_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float v = vm_in(x);
+    return (v < attr_f(p, 1) && v > attr_f(p, 0)) || v != v ? g : (ew_value){0.0, 0};
+}
+
+/* LeakyReluGrad (leaky_relu_grad_dag.h): x > 0 ? g : g * slope, in fp32 (DOUBLE: the AI CPU kernel). */
+ew_value leaky_relu_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float slope = attr_f(p, 0);
+    if (p->compute == ACL_DOUBLE) return vm_out_double(x.f > 0 ? g.f : g.f * (double)slope);
+    float gv = vm_in(g);
+    return vm_out(p, x.f > 0 ? gv : gv * slope);
+}
+
+/* EluGradV2 (elu_grad_v2_dag.h), negcoef = alpha * scale (the tiling, in float): on the result y,
+ * y <= 0 ? (g * inputScale) * (y + negcoef) : g * scale; on the input x, x <= 0 ?
+ * ((g * inputScale) * negcoef) * exp(x * inputScale) : g * scale. */
+ew_value elu_backward_f(const ew_plan *p, ew_value g, ew_value y, ew_value z) {
+    (void)z;
+    float scale = attr_f(p, 1), iscale = attr_f(p, 2), neg = attr_f(p, 0) * scale;
+    float gv = vm_in(g), v = vm_in(y), r;
+    if (p->attr[3] != 0) r = v <= 0.0f ? gv * iscale * (v + neg) : gv * scale;
+    else r = v <= 0.0f ? gv * iscale * neg * vm_exp(v * iscale) : gv * scale;
+    return vm_out(p, r);
+}
+
+/* SoftplusV2Grad (softplus_v2_grad_kernel.h): t = x * beta; t > threshold (compared with t - t + threshold,
+ * so never for an infinite t) ? g : g / (1 + exp(-t)). */
+ew_value softplus_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float t = vm_in(x) * attr_f(p, 0), gv = vm_in(g);
+    float d = gv / (vm_exp(-t) + 1.0f);
+    return vm_out(p, t > (t - t) + attr_f(p, 1) ? gv : d);
+}
+
+/* MishGrad (mish_grad_dag.h, tanh(softplus(x)) computed): (t - x (t^2 - 1) / (1 + exp(-x))) * g. */
+ew_value mish_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float v = vm_in(x), t = tanh_softplus(v);
+    float d = t - (t * t - 1.0f) * v / (vm_exp(v * -1.0f) + 1.0f);
+    return vm_out(p, d * vm_in(g));
+}
+
+/* HardSwishGrad (hard_swish_grad.h): d = x / 3 + 1/2, 0 below -3, 1 above 3 (V2: strict bounds); g * d. */
+static ew_value hardswish_grad(const ew_plan *p, ew_value g, ew_value x, int strict) {
+    float v = vm_in(x), d = v * (1.0f / 3.0f) + 0.5f;
+    d = (strict ? v > -3.0f : v >= -3.0f) ? d : 0.0f;
+    d = (strict ? v < 3.0f : v <= 3.0f) ? d : 1.0f;
+    return vm_out(p, vm_in(g) * d);
+}
+
+ew_value hardswish_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    return hardswish_grad(p, g, x, 0);
+}
+
+ew_value hardswish_backward_v2_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    return hardswish_grad(p, g, x, 1);
+}
+
+/* HardSigmoidGrad (hard_sigmoid_grad.h): g * alpha where 0 < x * alpha + beta < 1, else 0 (bf16 CAST_ROUND). */
+ew_value hardsigmoid_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float t = vm_in(x) * HS_ALPHA + HS_BETA, r = vm_in(g) * HS_ALPHA;
+    r = t > 0.0f ? r : 0.0f;
+    r = t < 1.0f ? r : 0.0f;
+    return p->compute == ACL_BF16 ? round_out(p, r) : vm_out(p, r);
+}
+
+/* LogSigmoidGrad (logsigmoid_grad_dag.h): (x < 0 ? 1 : e) / (1 + e) * g, e = exp(-|x|). */
+ew_value log_sigmoid_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float v = vm_in(x), e = vm_exp(fabsf(v) * -1.0f);
+    return vm_out(p, (v < 0.0f ? 1.0f : e) / (e + 1.0f) * vm_in(g));
+}
+
+/* SoftShrinkGrad (soft_shrink_grad.h): g where |x| > lambd or x is NaN, else 0. */
+ew_value softshrink_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float v = vm_in(x);
+    return fabsf(v) > attr_f(p, 0) || v != v ? g : (ew_value){0.0, 0};
+}
+
+/* HardShrinkGrad (hard_shrink_grad.h): 0 where |x| <= lambd (a negative lambd counts as 0), else g. */
+ew_value hardshrink_backward_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    float l = attr_f(p, 0);
+    return fabsf(vm_in(x)) <= (l < 0.0f ? 0.0f : l) ? (ew_value){0.0, 0} : g;
+}
+
+/* LogitGrad (kernel not published): dy / (x (1 - x)); outside [0, 1] NaN (eps < 0), outside [eps, 1 - eps]
+ * 0 (eps >= 0); in double, rounded once to fp32. */
+ew_value logit_grad_f(const ew_plan *p, ew_value x, ew_value dy, ew_value z) {
+    (void)z;
+    double eps = p->attr[0], v = x.f;
+    if (eps < 0 ? (v < 0 || v > 1) : (v < eps || v > 1.0 - eps)) return vm_out(p, eps < 0 ? NAN : 0.0f);
+    return vm_out(p, (float)(dy.f / (v * (1.0 - v))));
+}
