@@ -30,7 +30,12 @@ def stub_library_dir() -> str | None:
 
 
 def stub_include_dir() -> str | None:
-    """The stub's public headers: ``<pkg>/_stub/include``, else ``native_stubs/include`` of a checkout."""
+    """The stub's public headers: beside ``$PYACLNN_STUB_LIBDIR`` (a build tree's ``include``, as the build
+    assembles it), else ``<pkg>/_stub/include``, else ``native_stubs/include`` of a checkout (without the
+    operator headers the build generates)."""
+    override = os.environ.get(ENV_STUB_LIBDIR)
+    if override and (Path(override) / ".." / "include" / "acl").is_dir():
+        return str((Path(override) / ".." / "include").resolve())
     for entry in _package_dirs():
         candidate = entry / "_stub" / "include"
         if candidate.is_dir():

@@ -30,7 +30,11 @@ SCALAR = {"int": c_int, "aclError": c_int, "aclnnStatus": c_int32, "int32_t": c_
           "uint16_t": c_uint16, "int8_t": c_int8}
 ENUMS = {"aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy", "aclrtMemAttr",
          "aclrtRunMode", "aclrtStreamStatus", "aclrtEventStatus", "aclrtEventRecordedStatus",
-         "aclrtLastErrLevel"}
+         "aclrtEventWaitStatus", "aclrtLastErrLevel", "aclrtCallbackBlockType", "aclrtHostRegisterType",
+         "aclrtCmoType", "aclrtDevAttr", "aclCannAttr"}
+# Structures and function pointers travel as the ctypes classes of the same name (sizes checked below).
+RECORDS = {"aclrtPtrAttributes", "aclrtMallocConfig", "aclrtMemUsageInfo", "aclrtMemcpyBatchAttr", "aclrtUuid",
+           "aclrtCallback", "aclrtHostFunc"}
 VOID_PTR_TYPEDEFS = {"aclrtStream", "aclrtEvent", "aclrtContext"}
 OPAQUE = {"aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray", "aclTensorList",
           "aclScalarList", "aclOpExecutor"}
@@ -52,6 +56,8 @@ def expected_ctype(c: str):
         t = c_void_p
     elif base in ENUMS:
         t = c_int
+    elif base in RECORDS:
+        t = getattr(capi, base)
     else:
         t = SCALAR[base]
     for _ in range(stars):
@@ -268,7 +274,8 @@ def _header_enums() -> dict[str, list[str]]:
     enums = {}
     for text in _header_sources().values():
         for m in re.finditer(r"typedef enum\s*\w*\s*\{([^{}]*)\}\s*(\w+)\s*;", text):
-            enums[m.group(2)] = [item.split("=")[0].strip() for item in m.group(1).split(",") if item.strip()]
+            body = re.sub(r"\bACL_DEPRECATED_MESSAGE\s*\([^()]*\)", " ", m.group(1))   # deprecated members
+            enums[m.group(2)] = [item.split("=")[0].strip() for item in body.split(",") if item.strip()]
     return enums
 
 
@@ -416,7 +423,7 @@ def test_each_c_enum_is_an_int_enum_of_its_header_members(enum_name):
     real = dict(e.split("=") for e in ENUM_LINES)
     cls = getattr(capi, enum_name)
     assert issubclass(cls, enum.IntEnum)
-    assert [m.name for m in cls] == members
+    assert list(cls.__members__) == members          # aliases (deprecated spellings) included
     for m in members:
         assert getattr(cls, m) == getattr(capi, m) == int(real[m])
         assert type(getattr(capi, m)) is int              # the plain constant stays an int

@@ -334,10 +334,20 @@ def test_stub_dir_searches_every_package_path_entry(monkeypatch, tmp_path):
     assert pyaclnn.get_include() == str(site / "_stub" / "include")
 
 
+def test_include_dir_of_a_build_tree_in_use(monkeypatch, tmp_path):
+    # PYACLNN_STUB_LIBDIR=<build>/lib: the headers the build assembled beside it (generated ones included)
+    import pyaclnn
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "include" / "acl").mkdir(parents=True)
+    monkeypatch.setenv("PYACLNN_STUB_LIBDIR", str(tmp_path / "lib"))
+    assert pyaclnn.get_include() == str(tmp_path / "include")
+
+
 def test_include_dir_falls_back_to_checkout_headers(monkeypatch):
     import pyaclnn
     checkout = Path(pyaclnn.__file__).resolve().parent.parent
     monkeypatch.setattr(pyaclnn, "__path__", [str(checkout / "pyaclnn")])
+    monkeypatch.delenv("PYACLNN_STUB_LIBDIR", raising=False)
     if (checkout / "pyaclnn" / "_stub" / "include").is_dir():
         pytest.skip("an installed stub include dir shadows the checkout")
     assert pyaclnn.get_include() == str(checkout / "native_stubs" / "include")

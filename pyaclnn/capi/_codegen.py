@@ -30,7 +30,13 @@ EXTRA_CONSTANTS = {"ACL_MAJOR_VERSION": 1, "ACL_MINOR_VERSION": 17, "ACL_PATCH_V
 
 ENUM_TYPES = ["aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy", "aclrtMemAttr",
               "aclrtRunMode", "aclMemType", "aclLogLevel", "aclrtStreamStatus", "aclrtEventStatus",
-              "aclrtEventRecordedStatus", "aclrtEventWaitStatus", "aclrtLastErrLevel"]
+              "aclrtEventRecordedStatus", "aclrtEventWaitStatus", "aclrtLastErrLevel", "aclrtCallbackBlockType",
+              "aclrtHostRegisterType", "aclrtMallocAttrType", "aclrtMemLocationType", "aclrtCmoType",
+              "aclrtDevAttr", "aclCannAttr"]
+# Structures, unions and function-pointer types of the headers: ctypes classes of _types.py, same names.
+RECORD_TYPES = ["aclrtMallocAttrValue", "aclrtMallocAttribute", "aclrtMallocConfig", "aclrtMemLocation",
+                "aclrtPtrAttributes", "aclrtMemUsageInfo", "aclrtMemcpyBatchAttr", "aclrtUuid"]
+CALLBACK_TYPES = ["aclrtCallback", "aclrtHostFunc"]
 HANDLE_TYPES = ["aclrtStream", "aclrtEvent", "aclrtContext"]           # typedef void*
 OPAQUE_STRUCTS = ["aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray",
                   "aclTensorList", "aclScalarList", "aclOpExecutor", "aclDataBuffer"]
@@ -40,6 +46,7 @@ SCALARS = {"void": "None", "int": "c_int", "int32_t": "c_int32", "uint32_t": "c_
            "aclError": "aclError", "aclnnStatus": "aclnnStatus", "aclFloat16": "aclFloat16"}
 SCALARS.update({t: t for t in ENUM_TYPES})
 SCALARS.update({t: t for t in HANDLE_TYPES})
+SCALARS.update({t: t for t in RECORD_TYPES + CALLBACK_TYPES})
 
 
 def ctypes_expr(ctype: str) -> str:
@@ -103,6 +110,7 @@ def param_names(headers: dict[str, str], protos: dict) -> dict:
 
 
 ENUM_DEF = re.compile(r"typedef enum\s*(\w*)\s*\{([^{}]*)\}\s*(\w+)\s*;")
+MEMBER_ATTRIBUTE = re.compile(r"\bACL_DEPRECATED_MESSAGE\s*\([^()]*\)")
 
 
 def header_enums(headers: dict[str, str]) -> dict[str, tuple[str, list[str]]]:
@@ -110,7 +118,8 @@ def header_enums(headers: dict[str, str]) -> dict[str, tuple[str, list[str]]]:
     out = {}
     for path, text in headers.items():
         for m in ENUM_DEF.finditer(text):
-            members = [item.split("=")[0].strip() for item in m.group(2).split(",") if item.strip()]
+            body = MEMBER_ATTRIBUTE.sub(" ", m.group(2))
+            members = [item.split("=")[0].strip() for item in body.split(",") if item.strip()]
             out[m.group(3)] = (path, members)
     return out
 
@@ -131,7 +140,12 @@ def enum_group(name: str, value: int) -> str:
         return "rt_error"
     if name.startswith("ACL_ERROR") or name == "ACL_SUCCESS":
         return "acl_error"
-    for prefix, group in [("ACL_FORMAT_", "aclFormat"), ("ACL_FRACTAL_", "aclFormat"),
+    for prefix, group in [("ACL_STREAM_WAIT_VALUE_", "wait_value"), ("ACL_HOST_REG_", "host_reg_flag"),
+                          ("ACL_CALLBACK_", "aclrtCallbackBlockType"),
+                          ("ACL_HOST_REGISTER_", "aclrtHostRegisterType"), ("ACL_RT_MEM_ATTR_", "aclrtMallocAttrType"),
+                          ("ACL_MEM_LOCATION_TYPE_", "aclrtMemLocationType"), ("ACL_RT_CMO_TYPE_", "aclrtCmoType"),
+                          ("ACL_DEV_ATTR_", "aclrtDevAttr"), ("ACL_CANN_ATTR_", "aclCannAttr"),
+                          ("ACL_FORMAT_", "aclFormat"), ("ACL_FRACTAL_", "aclFormat"),
                           ("ACL_MEMCPY_", "aclrtMemcpyKind"), ("ACL_MEM_MALLOC_", "aclrtMemMallocPolicy"),
                           ("ACL_MEM_TYPE_", "aclrtMemMallocPolicy"), ("ACL_MEM_ACCESS_", "aclrtMemMallocPolicy"),
                           ("ACL_MEMTYPE_", "aclMemType"), ("ACL_DDR_MEM", "aclrtMemAttr"),
@@ -162,6 +176,15 @@ GROUP_TITLES = {
     "aclrtEventRecordedStatus": "aclrtEventRecordedStatus (acl/acl_rt.h)",
     "aclrtEventWaitStatus": "aclrtEventWaitStatus (acl/acl_rt.h)",
     "aclrtLastErrLevel": "aclrtLastErrLevel (acl/acl_rt.h)",
+    "aclrtCallbackBlockType": "aclrtCallbackBlockType (acl/acl_rt.h): aclrtLaunchCallback",
+    "aclrtHostRegisterType": "aclrtHostRegisterType (acl/acl_rt.h): aclrtHostRegister",
+    "aclrtMallocAttrType": "aclrtMallocAttrType (acl/acl_rt.h): aclrtMallocHostWithCfg",
+    "aclrtMemLocationType": "aclrtMemLocationType (acl/acl_rt.h): aclrtPointerGetAttributes, aclrtMemcpyBatch",
+    "aclrtCmoType": "aclrtCmoType (acl/acl_rt.h): aclrtCmoAsync",
+    "aclrtDevAttr": "aclrtDevAttr (acl/acl_rt.h): aclrtGetDeviceInfo",
+    "aclCannAttr": "aclCannAttr (acl/acl_base_rt.h): aclGetCannAttribute",
+    "wait_value": "conditions of aclrtValueWait (#define, acl/acl_rt.h)",
+    "host_reg_flag": "aclrtHostRegisterV2 flags (#define, acl/acl_rt.h)",
     "event_flag": "event flags (#define, acl/acl_rt.h): aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag",
     "stream_flag": "stream flags (#define, acl/acl_rt.h): aclrtCreateStreamWithConfig",
     "version": "interface version of the mirrored headers (#define, acl/acl_rt.h)",

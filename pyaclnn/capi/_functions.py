@@ -11,7 +11,8 @@ from ._types import *  # noqa: F401,F403
 from ._types import (  # noqa: F401  (the enum typedefs: c_int aliases, not the public IntEnums)
     aclDataType, aclFormat, aclrtMemcpyKind, aclrtMemMallocPolicy, aclrtMemAttr,
     aclrtRunMode, aclMemType, aclLogLevel, aclrtStreamStatus, aclrtEventStatus,
-    aclrtEventRecordedStatus, aclrtEventWaitStatus, aclrtLastErrLevel)
+    aclrtEventRecordedStatus, aclrtEventWaitStatus, aclrtLastErrLevel, aclrtCallbackBlockType, aclrtHostRegisterType,
+    aclrtMallocAttrType, aclrtMemLocationType, aclrtCmoType, aclrtDevAttr, aclCannAttr)
 
 # fmt: off
 PROTOTYPES = {
@@ -59,6 +60,10 @@ PROTOTYPES = {
     "aclFloatToFloat16": (aclFloat16, (c_float,)),
     # aclnnStatus aclGetBoolArraySize(const aclBoolArray* array, uint64_t* size)
     "aclGetBoolArraySize": (aclnnStatus, (c_void_p, POINTER(c_uint64))),
+    # aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t* value)
+    "aclGetCannAttribute": (aclError, (aclCannAttr, POINTER(c_int32))),
+    # aclError aclGetCannAttributeList(const aclCannAttr** cannAttrList, size_t* num)
+    "aclGetCannAttributeList": (aclError, (POINTER(POINTER(aclCannAttr)), POINTER(c_size_t))),
     # aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType)
     "aclGetDataType": (aclnnStatus, (c_void_p, POINTER(aclDataType))),
     # aclnnStatus aclGetFloatArraySize(const aclFloatArray* array, uint64_t* size)
@@ -103,6 +108,8 @@ PROTOTYPES = {
     "aclSetRawTensorAddr": (aclnnStatus, (c_void_p, c_void_p)),
     # aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)
     "aclSetTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
+    # aclError aclrtCmoAsync(void* src, size_t size, aclrtCmoType cmoType, aclrtStream stream)
+    "aclrtCmoAsync": (aclError, (c_void_p, c_size_t, aclrtCmoType, aclrtStream)),
     # aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)
     "aclrtCreateContext": (aclError, (POINTER(aclrtContext), c_int32)),
     # aclError aclrtCreateEvent(aclrtEvent* event)
@@ -123,6 +130,8 @@ PROTOTYPES = {
     "aclrtDestroyStream": (aclError, (aclrtStream,)),
     # aclError aclrtDestroyStreamForce(aclrtStream stream)
     "aclrtDestroyStreamForce": (aclError, (aclrtStream,)),
+    # aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid* uuid)
+    "aclrtDeviceGetUuid": (aclError, (c_int32, POINTER(aclrtUuid))),
     # aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent)
     "aclrtEventElapsedTime": (aclError, (POINTER(c_float), aclrtEvent, aclrtEvent)),
     # aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t* timestamp)
@@ -137,22 +146,42 @@ PROTOTYPES = {
     "aclrtGetDevice": (aclError, (POINTER(c_int32),)),
     # aclError aclrtGetDeviceCount(uint32_t* count)
     "aclrtGetDeviceCount": (aclError, (POINTER(c_uint32),)),
+    # aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value)
+    "aclrtGetDeviceInfo": (aclError, (c_uint32, aclrtDevAttr, POINTER(c_int64))),
     # aclError aclrtGetLastError(aclrtLastErrLevel level)
     "aclrtGetLastError": (aclError, (aclrtLastErrLevel,)),
+    # aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t* const logicDevId)
+    "aclrtGetLogicDevIdByUserDevId": (aclError, (c_int32, POINTER(c_int32))),
     # aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total)
     "aclrtGetMemInfo": (aclError, (aclrtMemAttr, POINTER(c_size_t), POINTER(c_size_t))),
+    # aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo* memUsageInfo, size_t inputNum, size_t* outputNum)
+    "aclrtGetMemUsageInfo": (aclError, (c_int32, POINTER(aclrtMemUsageInfo), c_size_t, POINTER(c_size_t))),
+    # aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t* flags, int32_t* active)
+    "aclrtGetPrimaryCtxState": (aclError, (c_int32, POINTER(c_uint32), POINTER(c_int32))),
     # aclError aclrtGetRunMode(aclrtRunMode* runMode)
     "aclrtGetRunMode": (aclError, (POINTER(aclrtRunMode),)),
     # const char* aclrtGetSocName(void)
     "aclrtGetSocName": (c_char_p, ()),
     # aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion, int32_t* patchVersion)
     "aclrtGetVersion": (aclError, (POINTER(c_int32), POINTER(c_int32), POINTER(c_int32))),
+    # aclError aclrtHostRegister(void* ptr, uint64_t size, aclrtHostRegisterType type, void** devPtr)
+    "aclrtHostRegister": (aclError, (c_void_p, c_uint64, aclrtHostRegisterType, POINTER(c_void_p))),
+    # aclError aclrtHostRegisterV2(void* ptr, uint64_t size, uint32_t flag)
+    "aclrtHostRegisterV2": (aclError, (c_void_p, c_uint64, c_uint32)),
+    # aclError aclrtHostUnregister(void* ptr)
+    "aclrtHostUnregister": (aclError, (c_void_p,)),
+    # aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream)
+    "aclrtLaunchCallback": (aclError, (aclrtCallback, c_void_p, aclrtCallbackBlockType, aclrtStream)),
+    # aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args)
+    "aclrtLaunchHostFunc": (aclError, (aclrtStream, aclrtHostFunc, c_void_p)),
     # aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy)
     "aclrtMalloc": (aclError, (POINTER(c_void_p), c_size_t, aclrtMemMallocPolicy)),
     # aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy)
     "aclrtMallocAlign32": (aclError, (POINTER(c_void_p), c_size_t, aclrtMemMallocPolicy)),
     # aclError aclrtMallocHost(void** hostPtr, size_t size)
     "aclrtMallocHost": (aclError, (POINTER(c_void_p), c_size_t)),
+    # aclError aclrtMallocHostWithCfg(void** ptr, uint64_t size, aclrtMallocConfig* cfg)
+    "aclrtMallocHostWithCfg": (aclError, (POINTER(c_void_p), c_uint64, POINTER(aclrtMallocConfig))),
     # aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind)
     "aclrtMemcpy": (aclError, (c_void_p, c_size_t, c_void_p, c_size_t, aclrtMemcpyKind)),
     # aclError aclrtMemcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind)
@@ -161,16 +190,28 @@ PROTOTYPES = {
     "aclrtMemcpy2dAsync": (aclError, (c_void_p, c_size_t, c_void_p, c_size_t, c_size_t, c_size_t, aclrtMemcpyKind, aclrtStream)),
     # aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)
     "aclrtMemcpyAsync": (aclError, (c_void_p, c_size_t, c_void_p, c_size_t, aclrtMemcpyKind, aclrtStream)),
+    # aclError aclrtMemcpyAsyncWithCondition(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)
+    "aclrtMemcpyAsyncWithCondition": (aclError, (c_void_p, c_size_t, c_void_p, c_size_t, aclrtMemcpyKind, aclrtStream)),
+    # aclError aclrtMemcpyBatch(void** dsts, size_t* destMaxs, void** srcs, size_t* sizes, size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes, size_t numAttrs, size_t* failIndex)
+    "aclrtMemcpyBatch": (aclError, (POINTER(c_void_p), POINTER(c_size_t), POINTER(c_void_p), POINTER(c_size_t), c_size_t, POINTER(aclrtMemcpyBatchAttr), POINTER(c_size_t), c_size_t, POINTER(c_size_t))),
+    # aclError aclrtMemcpyBatchAsync(void** dsts, size_t* destMaxs, void** srcs, size_t* sizes, size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes, size_t numAttrs, size_t* failIndex, aclrtStream stream)
+    "aclrtMemcpyBatchAsync": (aclError, (POINTER(c_void_p), POINTER(c_size_t), POINTER(c_void_p), POINTER(c_size_t), c_size_t, POINTER(aclrtMemcpyBatchAttr), POINTER(c_size_t), c_size_t, POINTER(c_size_t), aclrtStream)),
     # aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
     "aclrtMemset": (aclError, (c_void_p, c_size_t, c_int32, c_size_t)),
     # aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)
     "aclrtMemsetAsync": (aclError, (c_void_p, c_size_t, c_int32, c_size_t, aclrtStream)),
     # aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
     "aclrtPeekAtLastError": (aclError, (aclrtLastErrLevel,)),
+    # aclError aclrtPointerGetAttributes(const void* ptr, aclrtPtrAttributes* attributes)
+    "aclrtPointerGetAttributes": (aclError, (c_void_p, POINTER(aclrtPtrAttributes))),
+    # aclError aclrtProcessReport(int32_t timeout)
+    "aclrtProcessReport": (aclError, (c_int32,)),
     # aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status)
     "aclrtQueryEvent": (aclError, (aclrtEvent, POINTER(aclrtEventStatus))),
     # aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status)
     "aclrtQueryEventStatus": (aclError, (aclrtEvent, POINTER(aclrtEventRecordedStatus))),
+    # aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus* status)
+    "aclrtQueryEventWaitStatus": (aclError, (aclrtEvent, POINTER(aclrtEventWaitStatus))),
     # aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     "aclrtRecordEvent": (aclError, (aclrtEvent, aclrtStream)),
     # aclError aclrtResetDevice(int32_t deviceId)
@@ -183,10 +224,14 @@ PROTOTYPES = {
     "aclrtSetCurrentContext": (aclError, (aclrtContext,)),
     # aclError aclrtSetDevice(int32_t deviceId)
     "aclrtSetDevice": (aclError, (c_int32,)),
+    # aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId)
+    "aclrtStreamGetId": (aclError, (aclrtStream, POINTER(c_int32))),
     # aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status)
     "aclrtStreamQuery": (aclError, (aclrtStream, POINTER(aclrtStreamStatus))),
     # aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
     "aclrtStreamWaitEvent": (aclError, (aclrtStream, aclrtEvent)),
+    # aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
+    "aclrtSubscribeReport": (aclError, (c_uint64, aclrtStream)),
     # aclError aclrtSynchronizeDevice(void)
     "aclrtSynchronizeDevice": (aclError, ()),
     # aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
@@ -199,6 +244,12 @@ PROTOTYPES = {
     "aclrtSynchronizeStream": (aclError, (aclrtStream,)),
     # aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
     "aclrtSynchronizeStreamWithTimeout": (aclError, (aclrtStream, c_int32)),
+    # aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)
+    "aclrtUnSubscribeReport": (aclError, (c_uint64, aclrtStream)),
+    # aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+    "aclrtValueWait": (aclError, (c_void_p, c_uint64, c_uint32, aclrtStream)),
+    # aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)
+    "aclrtValueWrite": (aclError, (c_void_p, c_uint64, c_uint32, aclrtStream)),
     # aclnnStatus AclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex, const size_t relativeIndex, aclTensorList* tensors, void* addr)
     "AclSetDynamicInputTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_size_t, c_void_p, c_void_p)),
     # aclnnStatus AclSetDynamicOutputTensorAddr(aclOpExecutor* executor, size_t irIndex, const size_t relativeIndex, aclTensorList* tensors, void* addr)
@@ -267,6 +318,8 @@ DECLARATIONS = {
     "aclFloat16ToFloat": "float aclFloat16ToFloat(aclFloat16);",
     "aclFloatToFloat16": "aclFloat16 aclFloatToFloat16(float);",
     "aclGetBoolArraySize": "aclnnStatus aclGetBoolArraySize(const aclBoolArray*, uint64_t*);",
+    "aclGetCannAttribute": "aclError aclGetCannAttribute(aclCannAttr, int32_t*);",
+    "aclGetCannAttributeList": "aclError aclGetCannAttributeList(const aclCannAttr**, size_t*);",
     "aclGetDataType": "aclnnStatus aclGetDataType(const aclTensor*, aclDataType*);",
     "aclGetFloatArraySize": "aclnnStatus aclGetFloatArraySize(const aclFloatArray*, uint64_t*);",
     "aclGetFormat": "aclnnStatus aclGetFormat(const aclTensor*, aclFormat*);",
@@ -301,6 +354,7 @@ DECLARATIONS = {
     "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, int64_t, double, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInit": "aclnnStatus aclnnInit(const char*);",
+    "aclrtCmoAsync": "aclError aclrtCmoAsync(void*, size_t, aclrtCmoType, aclrtStream);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
     "aclrtCreateEvent": "aclError aclrtCreateEvent(aclrtEvent*);",
     "aclrtCreateEventExWithFlag": "aclError aclrtCreateEventExWithFlag(aclrtEvent*, uint32_t);",
@@ -311,6 +365,7 @@ DECLARATIONS = {
     "aclrtDestroyEvent": "aclError aclrtDestroyEvent(aclrtEvent);",
     "aclrtDestroyStream": "aclError aclrtDestroyStream(aclrtStream);",
     "aclrtDestroyStreamForce": "aclError aclrtDestroyStreamForce(aclrtStream);",
+    "aclrtDeviceGetUuid": "aclError aclrtDeviceGetUuid(int32_t, aclrtUuid*);",
     "aclrtEventElapsedTime": "aclError aclrtEventElapsedTime(float*, aclrtEvent, aclrtEvent);",
     "aclrtEventGetTimestamp": "aclError aclrtEventGetTimestamp(aclrtEvent, uint64_t*);",
     "aclrtFree": "aclError aclrtFree(void*);",
@@ -318,37 +373,58 @@ DECLARATIONS = {
     "aclrtGetCurrentContext": "aclError aclrtGetCurrentContext(aclrtContext*);",
     "aclrtGetDevice": "aclError aclrtGetDevice(int32_t*);",
     "aclrtGetDeviceCount": "aclError aclrtGetDeviceCount(uint32_t*);",
+    "aclrtGetDeviceInfo": "aclError aclrtGetDeviceInfo(uint32_t, aclrtDevAttr, int64_t*);",
     "aclrtGetLastError": "aclError aclrtGetLastError(aclrtLastErrLevel);",
+    "aclrtGetLogicDevIdByUserDevId": "aclError aclrtGetLogicDevIdByUserDevId(int32_t, int32_t*);",
     "aclrtGetMemInfo": "aclError aclrtGetMemInfo(aclrtMemAttr, size_t*, size_t*);",
+    "aclrtGetMemUsageInfo": "aclError aclrtGetMemUsageInfo(int32_t, aclrtMemUsageInfo*, size_t, size_t*);",
+    "aclrtGetPrimaryCtxState": "aclError aclrtGetPrimaryCtxState(int32_t, uint32_t*, int32_t*);",
     "aclrtGetRunMode": "aclError aclrtGetRunMode(aclrtRunMode*);",
     "aclrtGetSocName": "const char* aclrtGetSocName(void);",
     "aclrtGetVersion": "aclError aclrtGetVersion(int32_t*, int32_t*, int32_t*);",
+    "aclrtHostRegister": "aclError aclrtHostRegister(void*, uint64_t, aclrtHostRegisterType, void**);",
+    "aclrtHostRegisterV2": "aclError aclrtHostRegisterV2(void*, uint64_t, uint32_t);",
+    "aclrtHostUnregister": "aclError aclrtHostUnregister(void*);",
+    "aclrtLaunchCallback": "aclError aclrtLaunchCallback(aclrtCallback, void*, aclrtCallbackBlockType, aclrtStream);",
+    "aclrtLaunchHostFunc": "aclError aclrtLaunchHostFunc(aclrtStream, aclrtHostFunc, void*);",
     "aclrtMalloc": "aclError aclrtMalloc(void**, size_t, aclrtMemMallocPolicy);",
     "aclrtMallocAlign32": "aclError aclrtMallocAlign32(void**, size_t, aclrtMemMallocPolicy);",
     "aclrtMallocHost": "aclError aclrtMallocHost(void**, size_t);",
+    "aclrtMallocHostWithCfg": "aclError aclrtMallocHostWithCfg(void**, uint64_t, aclrtMallocConfig*);",
     "aclrtMemcpy": "aclError aclrtMemcpy(void*, size_t, const void*, size_t, aclrtMemcpyKind);",
     "aclrtMemcpy2d": "aclError aclrtMemcpy2d(void*, size_t, const void*, size_t, size_t, size_t, aclrtMemcpyKind);",
     "aclrtMemcpy2dAsync": "aclError aclrtMemcpy2dAsync(void*, size_t, const void*, size_t, size_t, size_t, aclrtMemcpyKind, aclrtStream);",
     "aclrtMemcpyAsync": "aclError aclrtMemcpyAsync(void*, size_t, const void*, size_t, aclrtMemcpyKind, aclrtStream);",
+    "aclrtMemcpyAsyncWithCondition": "aclError aclrtMemcpyAsyncWithCondition(void*, size_t, const void*, size_t, aclrtMemcpyKind, aclrtStream);",
+    "aclrtMemcpyBatch": "aclError aclrtMemcpyBatch(void**, size_t*, void**, size_t*, size_t, aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*);",
+    "aclrtMemcpyBatchAsync": "aclError aclrtMemcpyBatchAsync(void**, size_t*, void**, size_t*, size_t, aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*, aclrtStream);",
     "aclrtMemset": "aclError aclrtMemset(void*, size_t, int32_t, size_t);",
     "aclrtMemsetAsync": "aclError aclrtMemsetAsync(void*, size_t, int32_t, size_t, aclrtStream);",
     "aclrtPeekAtLastError": "aclError aclrtPeekAtLastError(aclrtLastErrLevel);",
+    "aclrtPointerGetAttributes": "aclError aclrtPointerGetAttributes(const void*, aclrtPtrAttributes*);",
+    "aclrtProcessReport": "aclError aclrtProcessReport(int32_t);",
     "aclrtQueryEvent": "aclError aclrtQueryEvent(aclrtEvent, aclrtEventStatus*);",
     "aclrtQueryEventStatus": "aclError aclrtQueryEventStatus(aclrtEvent, aclrtEventRecordedStatus*);",
+    "aclrtQueryEventWaitStatus": "aclError aclrtQueryEventWaitStatus(aclrtEvent, aclrtEventWaitStatus*);",
     "aclrtRecordEvent": "aclError aclrtRecordEvent(aclrtEvent, aclrtStream);",
     "aclrtResetDevice": "aclError aclrtResetDevice(int32_t);",
     "aclrtResetDeviceForce": "aclError aclrtResetDeviceForce(int32_t);",
     "aclrtResetEvent": "aclError aclrtResetEvent(aclrtEvent, aclrtStream);",
     "aclrtSetCurrentContext": "aclError aclrtSetCurrentContext(aclrtContext);",
     "aclrtSetDevice": "aclError aclrtSetDevice(int32_t);",
+    "aclrtStreamGetId": "aclError aclrtStreamGetId(aclrtStream, int32_t*);",
     "aclrtStreamQuery": "aclError aclrtStreamQuery(aclrtStream, aclrtStreamStatus*);",
     "aclrtStreamWaitEvent": "aclError aclrtStreamWaitEvent(aclrtStream, aclrtEvent);",
+    "aclrtSubscribeReport": "aclError aclrtSubscribeReport(uint64_t, aclrtStream);",
     "aclrtSynchronizeDevice": "aclError aclrtSynchronizeDevice(void);",
     "aclrtSynchronizeDeviceWithTimeout": "aclError aclrtSynchronizeDeviceWithTimeout(int32_t);",
     "aclrtSynchronizeEvent": "aclError aclrtSynchronizeEvent(aclrtEvent);",
     "aclrtSynchronizeEventWithTimeout": "aclError aclrtSynchronizeEventWithTimeout(aclrtEvent, int32_t);",
     "aclrtSynchronizeStream": "aclError aclrtSynchronizeStream(aclrtStream);",
     "aclrtSynchronizeStreamWithTimeout": "aclError aclrtSynchronizeStreamWithTimeout(aclrtStream, int32_t);",
+    "aclrtUnSubscribeReport": "aclError aclrtUnSubscribeReport(uint64_t, aclrtStream);",
+    "aclrtValueWait": "aclError aclrtValueWait(void*, uint64_t, uint32_t, aclrtStream);",
+    "aclrtValueWrite": "aclError aclrtValueWrite(void*, uint64_t, uint32_t, aclrtStream);",
 }
 
 # The C prototype with the header's parameter names, and the header that declares it
@@ -382,6 +458,8 @@ SOURCES = {
     "aclFloat16ToFloat": ("float aclFloat16ToFloat(aclFloat16 value)", "acl/acl_base_rt.h"),
     "aclFloatToFloat16": ("aclFloat16 aclFloatToFloat16(float value)", "acl/acl_base_rt.h"),
     "aclGetBoolArraySize": ("aclnnStatus aclGetBoolArraySize(const aclBoolArray* array, uint64_t* size)", "aclnn/acl_meta.h"),
+    "aclGetCannAttribute": ("aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t* value)", "acl/acl_base_rt.h"),
+    "aclGetCannAttributeList": ("aclError aclGetCannAttributeList(const aclCannAttr** cannAttrList, size_t* num)", "acl/acl_base_rt.h"),
     "aclGetDataType": ("aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType)", "aclnn/acl_meta.h"),
     "aclGetFloatArraySize": ("aclnnStatus aclGetFloatArraySize(const aclFloatArray* array, uint64_t* size)", "aclnn/acl_meta.h"),
     "aclGetFormat": ("aclnnStatus aclGetFormat(const aclTensor* tensor, aclFormat* format)", "aclnn/acl_meta.h"),
@@ -416,6 +494,7 @@ SOURCES = {
     "aclnnGroupedDynamicMxQuantV2": ("aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
     "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, int64_t scaleAlg, double dstTypeMax, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
     "aclnnInit": ("aclnnStatus aclnnInit(const char* configPath)", "aclnn/aclnn_base.h"),
+    "aclrtCmoAsync": ("aclError aclrtCmoAsync(void* src, size_t size, aclrtCmoType cmoType, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtCreateContext": ("aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)", "acl/acl_rt.h"),
     "aclrtCreateEvent": ("aclError aclrtCreateEvent(aclrtEvent* event)", "acl/acl_rt.h"),
     "aclrtCreateEventExWithFlag": ("aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag)", "acl/acl_rt.h"),
@@ -426,6 +505,7 @@ SOURCES = {
     "aclrtDestroyEvent": ("aclError aclrtDestroyEvent(aclrtEvent event)", "acl/acl_rt.h"),
     "aclrtDestroyStream": ("aclError aclrtDestroyStream(aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtDestroyStreamForce": ("aclError aclrtDestroyStreamForce(aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtDeviceGetUuid": ("aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid* uuid)", "acl/acl_rt.h"),
     "aclrtEventElapsedTime": ("aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent)", "acl/acl_rt.h"),
     "aclrtEventGetTimestamp": ("aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t* timestamp)", "acl/acl_rt.h"),
     "aclrtFree": ("aclError aclrtFree(void* devPtr)", "acl/acl_rt.h"),
@@ -433,37 +513,58 @@ SOURCES = {
     "aclrtGetCurrentContext": ("aclError aclrtGetCurrentContext(aclrtContext* context)", "acl/acl_rt.h"),
     "aclrtGetDevice": ("aclError aclrtGetDevice(int32_t* deviceId)", "acl/acl_rt.h"),
     "aclrtGetDeviceCount": ("aclError aclrtGetDeviceCount(uint32_t* count)", "acl/acl_rt.h"),
+    "aclrtGetDeviceInfo": ("aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value)", "acl/acl_rt.h"),
     "aclrtGetLastError": ("aclError aclrtGetLastError(aclrtLastErrLevel level)", "acl/acl_rt.h"),
+    "aclrtGetLogicDevIdByUserDevId": ("aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t* const logicDevId)", "acl/acl_rt.h"),
     "aclrtGetMemInfo": ("aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total)", "acl/acl_rt.h"),
+    "aclrtGetMemUsageInfo": ("aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo* memUsageInfo, size_t inputNum, size_t* outputNum)", "acl/acl_rt.h"),
+    "aclrtGetPrimaryCtxState": ("aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t* flags, int32_t* active)", "acl/acl_rt.h"),
     "aclrtGetRunMode": ("aclError aclrtGetRunMode(aclrtRunMode* runMode)", "acl/acl_rt.h"),
     "aclrtGetSocName": ("const char* aclrtGetSocName(void)", "acl/acl_base_rt.h"),
     "aclrtGetVersion": ("aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion, int32_t* patchVersion)", "acl/acl_rt.h"),
+    "aclrtHostRegister": ("aclError aclrtHostRegister(void* ptr, uint64_t size, aclrtHostRegisterType type, void** devPtr)", "acl/acl_rt.h"),
+    "aclrtHostRegisterV2": ("aclError aclrtHostRegisterV2(void* ptr, uint64_t size, uint32_t flag)", "acl/acl_rt.h"),
+    "aclrtHostUnregister": ("aclError aclrtHostUnregister(void* ptr)", "acl/acl_rt.h"),
+    "aclrtLaunchCallback": ("aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtLaunchHostFunc": ("aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args)", "acl/acl_rt.h"),
     "aclrtMalloc": ("aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy)", "acl/acl_rt.h"),
     "aclrtMallocAlign32": ("aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy)", "acl/acl_rt.h"),
     "aclrtMallocHost": ("aclError aclrtMallocHost(void** hostPtr, size_t size)", "acl/acl_rt.h"),
+    "aclrtMallocHostWithCfg": ("aclError aclrtMallocHostWithCfg(void** ptr, uint64_t size, aclrtMallocConfig* cfg)", "acl/acl_rt.h"),
     "aclrtMemcpy": ("aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind)", "acl/acl_rt.h"),
     "aclrtMemcpy2d": ("aclError aclrtMemcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind)", "acl/acl_rt.h"),
     "aclrtMemcpy2dAsync": ("aclError aclrtMemcpy2dAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, aclrtMemcpyKind kind, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtMemcpyAsync": ("aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtMemcpyAsyncWithCondition": ("aclError aclrtMemcpyAsyncWithCondition(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtMemcpyBatch": ("aclError aclrtMemcpyBatch(void** dsts, size_t* destMaxs, void** srcs, size_t* sizes, size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes, size_t numAttrs, size_t* failIndex)", "acl/acl_rt.h"),
+    "aclrtMemcpyBatchAsync": ("aclError aclrtMemcpyBatchAsync(void** dsts, size_t* destMaxs, void** srcs, size_t* sizes, size_t numBatches, aclrtMemcpyBatchAttr* attrs, size_t* attrsIndexes, size_t numAttrs, size_t* failIndex, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtMemset": ("aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)", "acl/acl_rt.h"),
     "aclrtMemsetAsync": ("aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtPeekAtLastError": ("aclError aclrtPeekAtLastError(aclrtLastErrLevel level)", "acl/acl_rt.h"),
+    "aclrtPointerGetAttributes": ("aclError aclrtPointerGetAttributes(const void* ptr, aclrtPtrAttributes* attributes)", "acl/acl_rt.h"),
+    "aclrtProcessReport": ("aclError aclrtProcessReport(int32_t timeout)", "acl/acl_rt.h"),
     "aclrtQueryEvent": ("aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status)", "acl/acl_rt.h"),
     "aclrtQueryEventStatus": ("aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status)", "acl/acl_rt.h"),
+    "aclrtQueryEventWaitStatus": ("aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus* status)", "acl/acl_rt.h"),
     "aclrtRecordEvent": ("aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtResetDevice": ("aclError aclrtResetDevice(int32_t deviceId)", "acl/acl_rt.h"),
     "aclrtResetDeviceForce": ("aclError aclrtResetDeviceForce(int32_t deviceId)", "acl/acl_rt.h"),
     "aclrtResetEvent": ("aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtSetCurrentContext": ("aclError aclrtSetCurrentContext(aclrtContext context)", "acl/acl_rt.h"),
     "aclrtSetDevice": ("aclError aclrtSetDevice(int32_t deviceId)", "acl/acl_rt.h"),
+    "aclrtStreamGetId": ("aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId)", "acl/acl_rt.h"),
     "aclrtStreamQuery": ("aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status)", "acl/acl_rt.h"),
     "aclrtStreamWaitEvent": ("aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)", "acl/acl_rt.h"),
+    "aclrtSubscribeReport": ("aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtSynchronizeDevice": ("aclError aclrtSynchronizeDevice(void)", "acl/acl_rt.h"),
     "aclrtSynchronizeDeviceWithTimeout": ("aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)", "acl/acl_rt.h"),
     "aclrtSynchronizeEvent": ("aclError aclrtSynchronizeEvent(aclrtEvent event)", "acl/acl_rt.h"),
     "aclrtSynchronizeEventWithTimeout": ("aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)", "acl/acl_rt.h"),
     "aclrtSynchronizeStream": ("aclError aclrtSynchronizeStream(aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtSynchronizeStreamWithTimeout": ("aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)", "acl/acl_rt.h"),
+    "aclrtUnSubscribeReport": ("aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtValueWait": ("aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)", "acl/acl_rt.h"),
+    "aclrtValueWrite": ("aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream)", "acl/acl_rt.h"),
 }
 
 # Functions a real toolkit may lack (operators; newer meta API). Binding is lazy for all of

@@ -196,6 +196,13 @@ typedef enum {
 } aclLogLevel;
 
 typedef enum {
+  ACL_CANN_ATTR_UNDEFINED = -1,
+  ACL_CANN_ATTR_INF_NAN = 0,
+  ACL_CANN_ATTR_BF16 = 1,
+  ACL_CANN_ATTR_JIT_COMPILE = 2
+} aclCannAttr;
+
+typedef enum {
     ACL_MEMTYPE_DEVICE = 0,
     ACL_MEMTYPE_HOST = 1,
     ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT = 2
@@ -215,6 +222,11 @@ ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
  * runtime's default branch), so do not size FP4 buffers with it.
  */
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
+
+/* The CANN attributes available (value 1) in this environment; the list is static. */
+ACL_FUNC_VISIBILITY aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);
+/* *value = 1 if the attribute is available, else 0. */
+ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);
 
 /* Name of the (emulated) chip, e.g. "Ascend910B4"; NULL on failure. The string is static. */
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);

@@ -6,6 +6,9 @@
  *   aclSetCompileopt          stores the option value (A2 SoCs call it during init); the emulated
  *                             operators are not compiled, so the values change nothing
  *   aclopCompileAndExecute(V2) ACL_ERROR_RT_FEATURE_NOT_SUPPORT: no aclop path on the emulator
+ *   aclGenGraphAndDumpForOp, aclCreateGraphDumpOpt, aclDestroyGraphDumpOpt
+ *                             the same (graph dumps of aclop operators); the create returns NULL, and
+ *                             destroying NULL does nothing
  *
  * aclGetCompileoptSize / aclGetCompileopt are deliberately absent: torch_npu treats a missing
  * function as "no value", whereas a present one must report the sizes of CANN's default values.
@@ -60,4 +63,22 @@ ACL_FUNC_VISIBILITY aclError aclopCompileAndExecuteV2(const char *opType,
     aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
     const char *opPath, aclrtStream stream) {
     return pyaclnn_stub_compat_unsupported(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclopCompileAndExecuteV2", ACLOP);
+}
+
+ACL_FUNC_VISIBILITY aclError aclGenGraphAndDumpForOp(const char *opType,
+    int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[],
+    int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[],
+    const aclopAttr *attr, aclopEngineType engineType,
+    const char *graphDumpPath, const aclGraphDumpOption *graphDumpOpt) {
+    return pyaclnn_stub_compat_unsupported(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclGenGraphAndDumpForOp", ACLOP);
+}
+
+ACL_FUNC_VISIBILITY aclGraphDumpOption *aclCreateGraphDumpOpt() {
+    pyaclnn_stub_compat_unsupported(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclCreateGraphDumpOpt", ACLOP);
+    return NULL;
+}
+
+ACL_FUNC_VISIBILITY aclError aclDestroyGraphDumpOpt(const aclGraphDumpOption *graphDumpOpt) {
+    if (!graphDumpOpt) return ACL_SUCCESS;   /* nothing was created: nothing to destroy */
+    return pyaclnn_stub_compat_unsupported(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclDestroyGraphDumpOpt", ACLOP);
 }

@@ -26,6 +26,7 @@
 
 static int physical_count = 1;
 static int visible_count;                 /* -1: ASCEND_RT_VISIBLE_DEVICES unusable */
+static int32_t visible_ids[RT_MAX_DEVICES];   /* physical index of each visible device id */
 static char visible_error[200];
 static uint64_t capacity_bytes;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -70,6 +71,7 @@ static void load_config(void) {
     const char *mem_env = getenv("PYACLNN_STUB_DEVICE_MEMORY");
     capacity_bytes = (parse_u64(mem_env, &v) == 0 && v > 0) ? (uint64_t)v : rt_soc_hbm_bytes();
 
+    for (int i = 0; i < RT_MAX_DEVICES; i++) visible_ids[i] = i;
     const char *vis = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (vis == NULL) {
         visible_count = physical_count;
@@ -85,7 +87,7 @@ static void load_config(void) {
             visible_count = -1;
             return;
         }
-        used++;
+        visible_ids[used++] = (int32_t)ids[i];
     }
     if (used == 0) {
         snprintf(visible_error, sizeof visible_error,
@@ -228,4 +230,21 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) 
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, "aclrtSynchronizeDeviceWithTimeout",
                          "timeout %d ms is invalid; expected -1 (wait forever) or a value >= 0", timeout);
     return synchronize_device("aclrtSynchronizeDeviceWithTimeout", timeout);
+}
+
+/* ---- for the compatibility layer ------------------------------------------------------------- */
+
+aclError rt_device_check(const char *func, int32_t id) { return check_device_id(func, id); }
+
+int rt_device_is_set(int32_t id) {
+    if (id < 0 || id >= RT_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&devices_mu);
+    int set = set_count[id] > 0;
+    pthread_mutex_unlock(&devices_mu);
+    return set;
+}
+
+int32_t rt_device_logic_id(int32_t id) {
+    pthread_once(&config_once, load_config);
+    return id >= 0 && id < RT_MAX_DEVICES ? visible_ids[id] : -1;
 }

@@ -18,6 +18,15 @@
  * the same stream covering the same bytes makes it redundant, or (oldest first) beyond RECORD_CAP.
  * All state sits behind one mutex; the hooks run only when the checker is on, so with it off the
  * runtime pays one branch on a flag read at load time.
+ *
+ * aclrtValueWrite / aclrtValueWait (src/compat/ascendcl/values.c) are synchronisation, not data
+ * accesses: a value write keeps its stream's clock for its address and value, and a value wait joins
+ * the clock of the latest write queued before it whose value satisfies the wait's condition (the
+ * write that releases it, when the program is written that way round; a wait queued before any such
+ * write orders nothing). Host functions and callbacks take their stream's clock at their task
+ * (RT_HZ_SYNC_SNAPSHOT); the host joins it when the function runs, as after a synchronisation, and
+ * the host accesses the function makes count as ordered with all of its stream's work
+ * (rt_hz_host_in_stream): the work queued after it on that stream waits for it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,6 +91,52 @@ static void clock_join(rt_hz_clock *into, const rt_hz_clock *from) {
 static void clock_copy(rt_hz_clock *into, const rt_hz_clock *from) {
     if (into->n) memset(into->c, 0, into->n * sizeof *into->c);
     clock_join(into, from);
+}
+
+/* ---- value writes (aclrtValueWrite) ----------------------------------------------------------- */
+
+#define VALUE_WRITE_CAP 1024   /* writes remembered over all addresses (oldest dropped first) */
+
+typedef struct {
+    uintptr_t addr;
+    uint64_t value;
+    rt_hz_clock vc;            /* the writing stream's clock, this write included */
+} hz_value_write;
+
+static hz_value_write *vwrites;   /* in queueing order */
+static size_t n_vwrites, cap_vwrites;
+
+/* Same test as the device (STARS conditional ISA: GEQ is the signed BGE). */
+static int value_satisfies(uint64_t current, uint64_t value, uint32_t flag) {
+    switch (flag) {
+    case 0: return (int64_t)current >= (int64_t)value;   /* ACL_STREAM_WAIT_VALUE_GEQ */
+    case 1: return current == value;                     /* ACL_STREAM_WAIT_VALUE_EQ  */
+    case 2: return (current & value) != 0;               /* ACL_STREAM_WAIT_VALUE_AND */
+    case 3: return ~(current | value) != 0;              /* ACL_STREAM_WAIT_VALUE_NOR */
+    default: return 0;
+    }
+}
+
+static void value_write_note(uintptr_t addr, uint64_t value, const rt_hz_clock *vc) {
+    if (n_vwrites == VALUE_WRITE_CAP) {   /* bounded: forget the oldest */
+        free(vwrites[0].vc.c);
+        memmove(vwrites, vwrites + 1, (n_vwrites - 1) * sizeof *vwrites);
+        n_vwrites--;
+    }
+    if (n_vwrites == cap_vwrites) {
+        size_t cap = cap_vwrites ? cap_vwrites * 2 : 16;
+        hz_value_write *grown = realloc(vwrites, cap * sizeof *grown);
+        if (!grown) return;
+        vwrites = grown;
+        cap_vwrites = cap;
+    }
+    hz_value_write *w = &vwrites[n_vwrites];
+    w->addr = addr;
+    w->value = value;
+    w->vc.c = NULL;
+    w->vc.n = 0;
+    clock_join(&w->vc, vc);
+    n_vwrites++;
 }
 
 /* ---- allocations and their access records ---------------------------------------------------- */
@@ -353,6 +408,16 @@ int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t ind
     clock_set(&s->hz_vc, self, index);
     if (t->kind == RT_TASK_RECORD) clock_copy(&t->u.mark.event->hz_vc, &s->hz_vc);
     if (t->kind == RT_TASK_WAIT) clock_join(&s->hz_vc, &t->u.mark.event->hz_vc);
+    if (info && info->sync == RT_HZ_SYNC_VALUE_WAIT)
+        for (size_t i = n_vwrites; i-- > 0;)   /* the latest satisfying write queued before the wait */
+            if (vwrites[i].addr == (uintptr_t)info->sync_addr &&
+                value_satisfies(vwrites[i].value, info->sync_value, info->sync_flag)) {
+                clock_join(&s->hz_vc, &vwrites[i].vc);
+                break;
+            }
+    if (info && info->sync == RT_HZ_SYNC_VALUE_WRITE)
+        value_write_note((uintptr_t)info->sync_addr, info->sync_value, &s->hz_vc);
+    if (info && info->sync == RT_HZ_SYNC_SNAPSHOT && info->snapshot) clock_copy(info->snapshot, &s->hz_vc);
 
     int refused = 0, reported = 0, uninit_reported = 0;
     placed where[8];
@@ -406,6 +471,12 @@ int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t ind
     return code;
 }
 
+/* The stream whose host function or callback the calling thread runs (UINT32_MAX: none). That code
+ * sits at one point of its stream: the stream's earlier work is before it, its later work after it. */
+static _Thread_local uint32_t tls_host_slot = UINT32_MAX;
+
+void rt_hz_host_in_stream(rt_stream *s) { tls_host_slot = s ? s->hz_slot : UINT32_MAX; }
+
 int rt_hz_host_access(const char *func, const pyaclnn_stub_access *acc, size_t n, char *msg, size_t len) {
     if (msg && len) msg[0] = '\0';
     int found = 0;
@@ -416,7 +487,7 @@ int rt_hz_host_access(const char *func, const pyaclnn_stub_access *acc, size_t n
         if (!place(&acc[i], &spots[m])) continue;
         placed *p = &spots[m++];
         prune(p->alloc);
-        const hz_record *r = found ? NULL : first_conflict(p->alloc, p->lo, p->hi, p->write, &host_clock, UINT32_MAX);
+        const hz_record *r = found ? NULL : first_conflict(p->alloc, p->lo, p->hi, p->write, &host_clock, tls_host_slot);
         if (r) {
             conflict(0, func, "host", NULL, p->write, p->lo, p->hi, p->alloc, r, SYNC_TAIL, msg, len);
             found = 1;
@@ -458,6 +529,8 @@ PYACLNN_STUB_API int pyaclnn_stub_hazard_set_mode(int mode) {
     if (old != mode) {
         for (size_t i = 0; i < n_allocs; i++) alloc_free(allocs[i]);
         n_allocs = 0;
+        for (size_t i = 0; i < n_vwrites; i++) free(vwrites[i].vc.c);
+        n_vwrites = 0;
         atomic_store(&rt_hz_mode, mode);
     }
     pthread_mutex_unlock(&hz_mu);

@@ -133,19 +133,24 @@ static aclError check_copy(const char *func, void *dst, size_t destMax, const vo
     return check_locations(func, dst, count, src, count, kind, pageable, pins);
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                                         aclrtMemcpyKind kind) {
+aclError rt_memcpy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                   aclrtMemcpyKind kind) {
     int nothing, pageable;
     rt_mem_block *pins[2];
-    aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &nothing, &pageable, pins);
+    aclError rc = check_copy(func, dst, destMax, src, count, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
     if (rt_hz_mode) {
         pyaclnn_stub_access acc[2] = {{src, count, 0}, {dst, count, 1}};
-        if ((rc = host_access_checked("aclrtMemcpy", acc, 2, pins))) return rc;
+        if ((rc = host_access_checked(func, acc, 2, pins))) return rc;
     }
     if (dst != src) memmove(dst, src, count);
     unpin(pins);
     return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                         aclrtMemcpyKind kind) {
+    return rt_memcpy("aclrtMemcpy", dst, destMax, src, count, kind);
 }
 
 /* Enqueues t (with pins, which the worker drops after the task) on stream; waits for it when a host
@@ -177,7 +182,11 @@ static aclError submit_copy(const char *func, aclrtStream stream, rt_task *t, in
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                               aclrtMemcpyKind kind, aclrtStream stream) {
-    static const char func[] = "aclrtMemcpyAsync";
+    return rt_memcpy_async("aclrtMemcpyAsync", dst, destMax, src, count, kind, stream);
+}
+
+aclError rt_memcpy_async(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                         aclrtMemcpyKind kind, aclrtStream stream) {
     int nothing, pageable;
     rt_mem_block *pins[2];
     aclError rc = check_copy(func, dst, destMax, src, count, kind, &nothing, &pageable, pins);

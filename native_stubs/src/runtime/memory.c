@@ -27,12 +27,14 @@
 
 static pthread_mutex_t capacity_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t used_bytes[RT_MAX_DEVICES];
+static uint64_t peak_bytes[RT_MAX_DEVICES];   /* aclrtGetMemUsageInfo's memPeakSize */
 
 static int reserve(int32_t device, size_t bytes, uint64_t *used, uint64_t *capacity) {
     *capacity = rt_device_capacity();
     pthread_mutex_lock(&capacity_mu);
     int ok = bytes <= *capacity - used_bytes[device] && used_bytes[device] <= *capacity;
     if (ok) used_bytes[device] += bytes;
+    if (used_bytes[device] > peak_bytes[device]) peak_bytes[device] = used_bytes[device];
     *used = used_bytes[device];
     pthread_mutex_unlock(&capacity_mu);
     return ok;
@@ -41,6 +43,13 @@ static int reserve(int32_t device, size_t bytes, uint64_t *used, uint64_t *capac
 static void unreserve(int32_t device, size_t bytes) {
     pthread_mutex_lock(&capacity_mu);
     used_bytes[device] -= bytes;
+    pthread_mutex_unlock(&capacity_mu);
+}
+
+void rt_device_memory_usage(int32_t device, uint64_t *used, uint64_t *peak) {
+    pthread_mutex_lock(&capacity_mu);
+    *used = device >= 0 && device < RT_MAX_DEVICES ? used_bytes[device] : 0;
+    *peak = device >= 0 && device < RT_MAX_DEVICES ? peak_bytes[device] : 0;
     pthread_mutex_unlock(&capacity_mu);
 }
 

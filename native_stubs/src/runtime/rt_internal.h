@@ -70,6 +70,12 @@ int rt_visible_device_count(const char **why);
 /* Emulated memory capacity of every device in bytes (PYACLNN_STUB_DEVICE_MEMORY or the SoC's HBM). */
 uint64_t rt_device_capacity(void);
 
+/* For the compatibility layer (src/compat/ascendcl/): */
+/* ACL_SUCCESS, or ACL_ERROR_RT_INVALID_DEVICEID reported under func unless id names a visible device. */
+aclError rt_device_check(const char *func, int32_t id);
+int rt_device_is_set(int32_t id);            /* aclrtSetDevice'd and not reset: its default context lives */
+int32_t rt_device_logic_id(int32_t id);      /* the physical index behind a visible device id            */
+
 /* ---- contexts (context.c) -------------------------------------------------------------------- */
 
 struct rt_context {
@@ -173,7 +179,17 @@ typedef struct {
     const pyaclnn_stub_access *acc;
     size_t n;
     int is_operator;
+    /* Ordering the task carries beyond stream order (RT_HZ_SYNC_*; 0: none). */
+    int sync;
+    const void *sync_addr;        /* VALUE_WRITE / VALUE_WAIT: the 8 bytes of device memory    */
+    uint64_t sync_value;
+    uint32_t sync_flag;           /* VALUE_WAIT: ACL_STREAM_WAIT_VALUE_GEQ .. _NOR             */
+    rt_hz_clock *snapshot;        /* SNAPSHOT: gets the stream's clock as of this task          */
 } rt_hz_task;
+/* aclrtValueWrite / aclrtValueWait order work across streams like an event record / wait (the wait
+ * joins the clock of the latest queued write whose value satisfies it); host functions and callbacks
+ * (SNAPSHOT) take the stream's clock at their task, which the host joins when they run. */
+enum { RT_HZ_SYNC_NONE = 0, RT_HZ_SYNC_VALUE_WRITE = 1, RT_HZ_SYNC_VALUE_WAIT = 2, RT_HZ_SYNC_SNAPSHOT = 3 };
 aclError rt_stream_enqueue_checked(const char *func, rt_stream *s, const rt_task *task, uint64_t *index,
                                    const rt_hz_task *info);
 /* Waits until the stream has completed `index` tasks; deadline NULL waits forever (see
@@ -271,6 +287,14 @@ void rt_mem_unpin(rt_mem_block *block);                            /* NULL: noth
 int rt_mem_table_overlaps(uintptr_t p, size_t n);
 void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs);
 
+/* Device memory in use on a device and its high-water mark since the process started (memory.c). */
+void rt_device_memory_usage(int32_t device, uint64_t *used, uint64_t *peak);
+/* aclrtMemcpy / aclrtMemcpyAsync with their checks and messages under `func` (memcpy.c). */
+aclError rt_memcpy(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                   aclrtMemcpyKind kind);
+aclError rt_memcpy_async(const char *func, void *dst, size_t destMax, const void *src, size_t count,
+                         aclrtMemcpyKind kind, aclrtStream stream);
+
 /* Where p points: fills *r (kind RT_MEM_PAGEABLE with base = p if unknown). */
 void rt_mem_classify(const void *p, rt_mem_range *r);
 /* Same, pinning the block of known memory (r->block, NULL for pageable memory). */
@@ -297,6 +321,9 @@ void rt_hz_event_snapshot(rt_event *ev, rt_hz_clock *out);
 void rt_hz_host_join(rt_hz_clock *c);
 void rt_hz_host_saw(rt_stream *s, uint64_t index);   /* the host waited for task `index` of s */
 void rt_hz_event_reset(rt_event *ev);
+/* Host code running inside stream s (a host function or callback; NULL when it returns): host accesses
+ * it makes are ordered with all of s's work, before or after it. Per thread. */
+void rt_hz_host_in_stream(rt_stream *s);
 
 /* ---- fork (fork.c) -------------------------------------------------------------------------- */
 

@@ -462,7 +462,7 @@ PYACLNN_STUB_API aclError pyaclnn_stub_stream_submit_accesses(const char *func, 
         rc = RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "no task function to run");
     } else if ((rc = rt_stream_resolve(func, stream, &s)) == ACL_SUCCESS) {
         rt_task t = {.kind = RT_TASK_CALL, .u.call = {run, release, arg}};
-        rt_hz_task info = {op, acc, n_acc, 1};
+        rt_hz_task info = {.op = op, .acc = acc, .n = n_acc, .is_operator = 1};
         rc = rt_stream_enqueue_checked(func, s, &t, NULL, op ? &info : NULL);
     }
     if (rc && release) release(arg);

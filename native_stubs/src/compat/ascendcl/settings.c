@@ -9,6 +9,7 @@
  *   aclrtCtxSetSysParamOpt / aclrtCtxGetSysParamOpt options of the current context; a context that
  *                                                   never set one reads the process value
  *   aclrtSetOpExecuteTimeOut / ...V2                stored operator timeout (V2 reports it back)
+ *   aclrtSetOpWaitTimeout                           stored timeout of event waits (HCCL sets it)
  *   aclsysGetCANNVersion / aclsysGetVersionStr      PYACLNN_COMPAT_CANN_VERSION for every package
  */
 #include <pthread.h>
@@ -24,6 +25,7 @@
 
 static _Atomic int sat_mode = ACL_RT_OVERFLOW_MODE_INFNAN;
 static _Atomic uint64_t op_timeout_us;                 /* 0: never set (no timeout) */
+static _Atomic uint32_t op_wait_timeout_s;             /* 0: waits never time out */
 
 static pthread_mutex_t opt_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t process_opt[OPT_COUNT];
@@ -155,6 +157,14 @@ ACL_FUNC_VISIBILITY aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64
     *actualTimeout = timeout;   /* no hardware granularity to round to */
     pyaclnn_stub_compat_trace("aclrtSetOpExecuteTimeOutV2", "%llu us stored",
                               (unsigned long long)timeout);
+    return ACL_SUCCESS;
+}
+
+/* The vendor's runtime applies it to the device's event-wait tasks (seconds; 0 = no timeout); emulated
+ * stream waits never time out. */
+ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
+    atomic_store(&op_wait_timeout_s, timeout);
+    pyaclnn_stub_compat_trace("aclrtSetOpWaitTimeout", "%u s stored (emulated stream waits never time out)", timeout);
     return ACL_SUCCESS;
 }
 

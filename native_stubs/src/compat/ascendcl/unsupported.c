@@ -2,7 +2,7 @@
  * libascendcl entry points that torch_npu binds at load time (BIND_NOW) but that belong to CANN
  * features the emulator does not have: the aclop compile-and-run path (tensor descriptions, data
  * buffers, operator attributes), model dumps, virtual memory management, IPC memory sharing, peer
- * access, kernel binaries and device capability queries. On Ascend950 torch_npu is aclnn-only and
+ * access, kernel binaries and fault recovery. On Ascend950 torch_npu is aclnn-only and
  * never takes these paths for ordinary tensors; when something does call one, it gets
  * ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000) -- or NULL / an "undefined" value where the function
  * returns no status -- and a message for aclGetRecentErrMsg.
@@ -105,18 +105,12 @@ ACL_FUNC_VISIBILITY aclError aclmdlSetDump(const char *dumpCfgPath) { return REF
 ACL_FUNC_VISIBILITY aclError aclmdlFinalizeDump() { return REFUSE("aclmdlFinalizeDump", DUMP); }
 
 /* ---- devices ----------------------------------------------------------------------------------- */
-ACL_FUNC_VISIBILITY aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value) {
-    return REFUSE("aclGetDeviceCapability", "core counts and cache sizes of an emulated device");
-}
 ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
                                                       int32_t peerDeviceId) {
     return REFUSE("aclrtDeviceCanAccessPeer", "peer-to-peer access between emulated devices");
 }
 ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
     return REFUSE("aclrtDeviceEnablePeerAccess", "peer-to-peer access between emulated devices");
-}
-ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout) {
-    return REFUSE("aclrtProcessReport", "callback report threads (aclrtSubscribeReport)");
 }
 
 /* The process id the driver knows this process by: on the emulator, the process itself. */
@@ -156,6 +150,23 @@ ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(uint64_t shareabl
 ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum) {
     return REFUSE("aclrtMemSetPidToShareableHandle", IPC);
 }
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flags) {
+    return REFUSE("aclrtIpcMemGetExportKey", IPC);
+}
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key) { return REFUSE("aclrtIpcMemClose", IPC); }
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flags) {
+    return REFUSE("aclrtIpcMemImportByKey", IPC);
+}
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num) {
+    return REFUSE("aclrtIpcMemSetImportPid", IPC);
+}
+#define IPC_EVENT "sharing events between processes (aclrtCreateEventExWithFlag refuses ACL_EVENT_IPC too)"
+ACL_FUNC_VISIBILITY aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle) {
+    return REFUSE("aclrtIpcGetEventHandle", IPC_EVENT);
+}
+ACL_FUNC_VISIBILITY aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event) {
+    return REFUSE("aclrtIpcOpenEventHandle", IPC_EVENT);
+}
 
 /* ---- kernel binaries (acl_rt.h) ---------------------------------------------------------------- */
 #define BINARY "loading device kernel binaries; the emulator has no device code"
@@ -169,4 +180,21 @@ ACL_FUNC_VISIBILITY aclError aclrtBinaryGetFunction(const aclrtBinHandle binHand
 }
 ACL_FUNC_VISIBILITY aclError aclrtGetFunctionAddr(aclrtFuncHandle funcHandle, void **aicAddr, void **aivAddr) {
     return REFUSE("aclrtGetFunctionAddr", BINARY);
+}
+ACL_FUNC_VISIBILITY aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
+                                                           aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+                                                           void *hostArgs, size_t argsSize,
+                                                           aclrtPlaceHolderInfo *placeHolderArray,
+                                                           size_t placeHolderNum) {
+    return REFUSE("aclrtLaunchKernelWithHostArgs", BINARY);
+}
+ACL_FUNC_VISIBILITY aclError aclrtGetHardwareSyncAddr(void **addr) {
+    return REFUSE("aclrtGetHardwareSyncAddr", "the cores' hardware synchronisation registers (device kernels only)");
+}
+
+/* ---- fault recovery (acl_rt.h) ----------------------------------------------------------------- */
+/* Stopping a device's work mid-flight is part of the vendor's fault recovery (after a device or memory
+ * error, which the emulator never has); aclrtDestroyStreamForce drops one stream's pending work. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout) {
+    return REFUSE("aclrtDeviceTaskAbort", "aborting a device's tasks for fault recovery");
 }
