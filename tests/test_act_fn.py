@@ -240,6 +240,19 @@ def logit_ref(x, eps):
         return back(np.log(v / (1 - v)).astype(F), dtype_name(x))
 
 
+GELU_K, GELU_C = math.sqrt(2 / math.pi), 0.044715
+
+
+def gelu_tanh64(x):
+    """GeluV2's tanh form in float64 with the C library's tanh (gelu.c's arithmetic)."""
+    return np.vectorize(lambda v: 0.5 * v * (1.0 + math.tanh(GELU_K * (v + GELU_C * v * v * v))),
+                        otypes=[np.float64])(np.asarray(x, np.float64))
+
+
+def gelu_ref(x):
+    return back(gelu_tanh64(x).astype(F), dtype_name(x))
+
+
 # ---- the operators ---------------------------------------------------------------------------------
 
 @dataclass
@@ -292,6 +305,7 @@ ACTS = {
                  by_value=True,
                  scale=0.5, f64=lambda x: np.log(np.clip(x, 1e-3, 1 - 1e-3) / (1 - np.clip(x, 1e-3, 1 - 1e-3))),
                  ulp=(0, 0), domain=(0.0, 1.0)),
+    "Gelu": Act(gelu_ref, F3, F3, out_f16=INVALID, f64=gelu_tanh64, ulp=(0, 1)),
 }
 
 
@@ -401,6 +415,15 @@ def test_piecewise_specials():
     # CAST_ROUND: a tie rounds away from zero (RINT would give the even neighbour)
     h = np.float16([2.0 ** -10 * 3])            # hardswish of a tiny positive value: x * 3 / 6 in fp32
     assert call("Hardswish", [h], ()).tobytes() == hardswish_ref(h).tobytes()
+
+
+def test_gelu_is_gelu_v2_tanh():
+    # the vendor's Gelu kernel is its GeluV2 tanh kernel: the same values, every fp16/bf16 input
+    for name in ("float16", "bfloat16"):
+        x = np.arange(0, 1 << 16, dtype=np.uint32).astype(np.uint16).view(R.np_dtype(name))
+        same_bits(call("Gelu", [x], ()), ops.GeluV2(x, 1, np.zeros_like(x)))
+    x = sample("float32", (50, 50), RNG)
+    same_bits(call("Gelu", [x], ()), ops.GeluV2(x, 1, np.zeros_like(x)))
 
 
 def test_transcendental_specials():

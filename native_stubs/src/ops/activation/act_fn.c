@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "activation/gelu.h"
 #include "kernels/vecmath.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
@@ -265,6 +266,14 @@ ew_value logit_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
     double eps = p->attr[0], v = x.f;
     if (eps >= 0) v = v < eps ? eps : v > 1.0 - eps ? 1.0 - eps : v;
     return vm_out(p, (float)log(v / (1.0 - v)));
+}
+
+/* ---- Gelu: the vendor's kernel is GeluV2's tanh one (gelu_dag.h = gelu_v2_dag.h GeluV2Tanh), so the values are
+ * GeluV2(approximate = tanh)'s: gelu.c's float64 arithmetic, rounded once to fp32, then to the dtype. ---------- */
+
+ew_value gelu_tanh_f(const ew_plan *p, ew_value x, ew_value y, ew_value z) {
+    (void)y, (void)z;
+    return vm_out(p, (float)gelu(x.f, 1));
 }
 
 /* ======== backwards (act_grad.toml): x0 is gradOutput (LogitGrad: x), x1 the forward's input or result ======== */
