@@ -451,3 +451,32 @@ ew_value logit_grad_f(const ew_plan *p, ew_value x, ew_value dy, ew_value z) {
     if (eps < 0 ? (v < 0 || v > 1) : (v < eps || v > 1.0 - eps)) return vm_out(p, eps < 0 ? NAN : 0.0f);
     return vm_out(p, (float)(dy.f / (v * (1.0 - v))));
 }
+
+/* gelu_bw_promote gradOutput self LIST: the compute dtype is the promoted one, which must be in LIST (the
+ * operands' own dtypes are not checked; the result is cast to gradInput's). */
+aclnnStatus opc_gelu_bw_promote(op_call *c, const op_step *s) {
+    aclDataType g = op_tensor(c, s, 0)->dtype, x = op_tensor(c, s, 1)->dtype, p = ew_promote(g, x);
+    char b1[24], b2[24], all[128];
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    if (p == ACL_DT_UNDEFINED) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "GradOutput dtype %s and Self dtype %s can not be "
+                            "promoted.", op_dtype_name(g, b1), op_dtype_name(x, b2));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == p) {
+            c->compute = p;
+            return ACLNN_SUCCESS;
+        }
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "promoteType dtype %s should be in dtype support list %s.",
+                        op_dtype_name(p, b1), ew_dtype_list(list, n, all, sizeof all));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* GeluGrad: GeluBackwardV2's tanh kernel (gelu_grad_dag.h = gelu_grad_v2_dag.h GeluGradV2TanhCustom):
+ * g * gelu'(x) in float64 (gelu.c), rounded once to fp32, then to the compute dtype. */
+ew_value gelu_backward_tanh_f(const ew_plan *p, ew_value g, ew_value x, ew_value z) {
+    (void)z;
+    return vm_out(p, (float)(g.f * gelu_grad(x.f, 1)));
+}
