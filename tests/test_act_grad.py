@@ -282,6 +282,9 @@ def test_specials():
     for op, b in BACKS.items():
         if op != "LogitGrad":
             same_bits(b.run(g, x, np.zeros_like(x)), b.ref(g, x))
+    # SoftplusBackward: beta * self equal to the threshold takes the sigmoid branch (the compare is strict)
+    at = F([5.0, 5.0000005])
+    same_bits(ops.SoftplusBackward(np.ones_like(at), at, 2.0, 10.0, np.zeros_like(at)), F([1 / (1 + exp32(F(-10))), 1]))
     # on the forward's result (isResult): y <= 0 uses y + alpha * scale; a negative alpha is refused
     y = F([-1.5, -0.5, 0.0, 2.0])
     gy = F([1.0, 2.0, 3.0, 4.0])
