@@ -18,13 +18,13 @@ import pytest
 import pyaclnn
 from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, fp32_grid, names, same_bits, sample, torch_npu_run
 from _op_helpers import strided
+from _pointwise_calls import SOC950, TORCH_EVAL_BODY, assert_codes
 from pyaclnn import ops
 from reference import elementwise as R
 
 RNG = np.random.default_rng(2032)
 F = np.float32
 FLOATS = ("float32", "float16", "bfloat16", "float64")
-SOC950 = "Ascend950PR"
 
 
 def dtype_name(a: np.ndarray) -> str:
@@ -513,50 +513,12 @@ def calls_and_codes(soc: str) -> list[tuple]:
     return out
 
 
-def _codes_here(cases):
-    def arg(a):
-        if a[0] == "t":
-            return np.ones(a[2], R.np_dtype(a[1]))
-        if a[0] == "s":
-            return ops.Scalar(a[1], a[2])
-        return a[1] if a[0] == "v" else None
-    return [code(getattr(ops, op), *[arg(a) for a in args]) for op, args, _ in cases]
-
-
-def _codes_on(soc: str, cases) -> list[int]:
-    """The codes on another SoC, in one child process (_math_ops's child, with by-value arguments ("v", x))."""
-    import json
-    import helpers
-    import _math_ops
-    child = _math_ops._CHILD.replace("    return None", '    return a[1] if a[0] == "v" else None')
-    rc, stdout, stderr = helpers.run_python(child.replace("sys.stdin.read()", repr(json.dumps(
-        [[op, args] for op, args, _ in cases]))),
-                                         {"PYACLNN_STUB_SOC": soc, "PYTHONPATH": str(helpers.REPO_ROOT / "tests")},
-                                         timeout=300)
-    lines = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
-    assert rc == 0 and lines, stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
-
-
 @pytest.mark.parametrize("soc", [SOC950, A2])
 def test_validation_codes(soc):
-    cases = calls_and_codes(soc)
-    got = _codes_here(cases) if soc != A2 else _codes_on(A2, cases)
-    bad = [(c[0], c[1], c[2], g) for c, g in zip(cases, got) if c[2] != g]
-    assert not bad, bad[:5]
+    assert_codes(calls_and_codes(soc), soc)
 
 
 # ---- torch_npu on the emulator -------------------------------------------------------------------
-
-_TORCH_BODY = """
-import torch.nn.functional as Fn
-for case in SPEC["cases"]:
-    fn = eval(case["fn"])
-    args = [T(dec(a)) for a in case["args"]]
-    got = fn(*[a.npu() for a in args])
-    want = fn(*args)
-    OUT[case["id"]] = [enc(to_np(got)), enc(to_np(want))]
-"""
 
 # (torch call, input dtypes, bound against torch CPU: 0 bit for bit, an int a max ulp distance, a float an absolute
 # error (where the vendor's formula differs from torch's: Hardsigmoid's x/6 + 1/2 against (x + 3) / 6 cancels
@@ -593,7 +555,7 @@ def test_torch_npu_calls_match_torch_cpu():
     for k, (fn, dts, _) in enumerate(TORCH_CASES):
         spec["cases"].append({"id": str(k), "fn": fn,
                               "args": [enc(sample(d, (3, 17), rng, specials=False)) for d in dts]})
-    res = torch_npu_run(_TORCH_BODY, spec)
+    res = torch_npu_run(TORCH_EVAL_BODY, spec)
     for k, (fn, dts, bound) in enumerate(TORCH_CASES):
         got, want = (dec(v) for v in res[str(k)])
         if bound == 0 or dts[0] not in FLOATS:

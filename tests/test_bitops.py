@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 import pyaclnn
-from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, same_bits, status_codes, torch_npu_run
+from _math_ops import A2, ALL, INVALID, NULLPTR, dec, enc, same_bits, torch_npu_run
 from _math_ops import names as _names
 from _op_helpers import INNER_NULLPTR, strided
+from _pointwise_calls import SOC950, TORCH_EVAL_BODY, assert_codes
 from pyaclnn import ops
 from reference import elementwise as R
 
 RNG = np.random.default_rng(2033)
 UNSIGNED = ["uint16", "uint32", "uint64"]
 EVERY = ALL + UNSIGNED
-SOC950 = "Ascend950PR"
 
 
 def names(text: str) -> list[str]:
@@ -340,35 +340,12 @@ def calls_and_codes(soc: str) -> list[tuple]:
     return out
 
 
-def _arg(a):
-    if a[0] == "t":
-        return np.ones(a[2], R.np_dtype(a[1]))
-    if a[0] == "s":
-        return ops.Scalar(a[1], a[2])
-    return None
-
-
 @pytest.mark.parametrize("soc", [SOC950, A2])
 def test_validation_codes(soc):
-    cases = calls_and_codes(soc)
-    if soc == A2:
-        got = status_codes([[op, args] for op, args, _ in cases], A2)
-    else:
-        got = [code(getattr(ops, op), *[_arg(a) for a in args]) for op, args, _ in cases]
-    bad = [(c[0], c[1], c[2], g) for c, g in zip(cases, got) if c[2] != g]
-    assert not bad, bad[:5]
+    assert_codes(calls_and_codes(soc), soc)
 
 
 # ---- torch_npu on the emulator -----------------------------------------------------------------------
-
-_TORCH_BODY = """
-for case in SPEC["cases"]:
-    fn = eval(case["fn"])
-    args = [T(dec(a)) for a in case["args"]]
-    got = fn(*[a.npu() for a in args])
-    want = fn(*args)
-    OUT[case["id"]] = [enc(to_np(got)), enc(to_np(want))]
-"""
 
 TORCH_CASES = [
     ("lambda x, y: torch.bitwise_or(x, y)", ["int32", "int8"]),
@@ -393,7 +370,7 @@ def test_torch_npu_calls_match_torch_cpu():
         return RNG.integers(0, 8, (3, 11)).astype(d[7:]) if d.startswith("amount:") else ints(d, (3, 11))
     spec = {"cases": [{"id": str(k), "fn": fn, "args": [enc(arg(d)) for d in dts]}
                       for k, (fn, dts) in enumerate(TORCH_CASES)]}
-    res = torch_npu_run(_TORCH_BODY, spec)
+    res = torch_npu_run(TORCH_EVAL_BODY, spec)
     for case in spec["cases"]:
         got, want = (dec(v) for v in res[case["id"]])
         same_bits(got, want)

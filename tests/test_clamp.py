@@ -14,13 +14,13 @@ import pytest
 
 import helpers
 import pyaclnn
-from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, names, same_bits, sample, status_codes, torch_npu_run
+from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, names, same_bits, sample, torch_npu_run
 from _op_helpers import strided
+from _pointwise_calls import SOC950, TORCH_EVAL_BODY, assert_codes
 from pyaclnn import ops
 from reference import elementwise as R
 
 RNG = np.random.default_rng(2034)
-SOC950 = "Ascend950PR"
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 CLAMP = names("FLOAT16 FLOAT INT32 INT64 INT16 INT8 UINT8 DOUBLE BF16")
 INT_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-2**15, 2**15 - 1), "int32": (-2**31, 2**31 - 1),
@@ -254,35 +254,12 @@ def calls_and_codes(soc: str) -> list[tuple]:
     return out
 
 
-def _arg(a):
-    if a[0] == "t":
-        return np.ones(a[2], R.np_dtype(a[1]))
-    if a[0] == "s":
-        return ops.Scalar(a[1], a[2])
-    return None
-
-
 @pytest.mark.parametrize("soc", [SOC950, A2])
 def test_validation_codes(soc):
-    cases = calls_and_codes(soc)
-    if soc == A2:
-        got = status_codes([[op, args] for op, args, _ in cases], A2)
-    else:
-        got = [code(getattr(ops, op), *[_arg(a) for a in args]) for op, args, _ in cases]
-    bad = [(c[0], c[1], c[2], g) for c, g in zip(cases, got) if c[2] != g]
-    assert not bad, bad[:5]
+    assert_codes(calls_and_codes(soc), soc)
 
 
 # ---- torch_npu on the emulator -----------------------------------------------------------------------
-
-_TORCH_BODY = """
-for case in SPEC["cases"]:
-    fn = eval(case["fn"])
-    args = [T(dec(a)) for a in case["args"]]
-    got = fn(*[a.npu() for a in args])
-    want = fn(*args)
-    OUT[case["id"]] = [enc(to_np(got)), enc(to_np(want))]
-"""
 
 TORCH_CASES = [
     ("lambda x: torch.clamp(x, -1.5, 2.25)", [("float32", (3, 17))]),
@@ -304,7 +281,7 @@ TORCH_CASES = [
 def test_torch_npu_calls_match_torch_cpu():
     spec = {"cases": [{"id": str(k), "fn": fn, "args": [enc(sample(d, s, RNG)) for d, s in args]}
                       for k, (fn, args) in enumerate(TORCH_CASES)]}
-    res = torch_npu_run(_TORCH_BODY, spec)
+    res = torch_npu_run(TORCH_EVAL_BODY, spec)
     for case in spec["cases"]:
         got, want = (dec(v) for v in res[case["id"]])
         same_bits(got, want)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import pyaclnn
-from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, names, same_bits, sample, status_codes, torch_npu_run
+from _math_ops import A2, ALL, INVALID, NULLPTR, code, dec, enc, names, same_bits, sample, torch_npu_run
 from _op_helpers import strided
+from _pointwise_calls import SOC950, assert_codes
 from pyaclnn import ops
 from reference import elementwise as R
 
@@ -169,21 +170,9 @@ def test_logical_not_checks_rank_of_non_contiguous_tensors_only():
               np.int8([[1, 0], [0, 1]]))
 
 
-def test_validation_codes_950():
-    cases = calls_and_codes("Ascend950PR")
-    got = []
-    for op, args, _ in cases:
-        arr = [None if a[0] == "n" else np.ones(a[2], R.np_dtype(a[1])) for a in args]
-        got.append(code(getattr(ops, op), *arr))
-    bad = [(c[0], c[1], c[2], g) for c, g in zip(cases, got) if c[2] != g]
-    assert not bad, bad[:5]
-
-
-def test_validation_codes_a2():
-    cases = calls_and_codes(A2)
-    got = status_codes([[op, args] for op, args, _ in cases], A2)
-    bad = [(c[0], c[1], c[2], g) for c, g in zip(cases, got) if c[2] != g]
-    assert not bad, bad[:5]
+@pytest.mark.parametrize("soc", [SOC950, A2])
+def test_validation_codes(soc):
+    assert_codes(calls_and_codes(soc), soc)
 
 
 # ---- torch_npu on the emulator -------------------------------------------------------------------
