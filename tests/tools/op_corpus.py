@@ -649,8 +649,9 @@ def results_file(soc: str) -> Path:
 # ---- generation -------------------------------------------------------------------------------------
 
 def registry_params() -> dict:
-    """Parameter lists of the operators, from pyaclnn's shipped registry (generation time only)."""
-    data = json.loads((REPO / "pyaclnn" / "signatures" / "_builtin.json").read_text())["ops"]
+    """Parameter lists of the operators, from the signature registry of the emulator's catalog (ops.json next to
+    the libopapi.so in use, which the build derives from the operator definitions; generation time only)."""
+    data = json.loads((Path(libopapi_path()).parent / "ops.json").read_text())["signatures"]["ops"]
     return {name: [[p["name"], p["kind"], p["ctype"], p["role"], bool(p["optional"])] for p in op["params"]]
             for name, op in data.items()}
 
@@ -880,6 +881,10 @@ POOLS = {
     "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3,
     "NonzeroV2": (0, 1, 2, 4, 6, 3, 9, 11, 12), "Mean": (0, 3, 9, 1, 6, 2, 4, 11, 27),
 }
+# the logical family's integer operators and the activations' backwards (few valid calls from any dtype)
+POOLS.update({"BitwiseNot": (2, 3, 4, 6, 9, 12), "BitwiseOrScalar": (2, 3, 4, 6, 9, 12),
+              "BitwiseXorScalar": (2, 3, 4, 6, 9, 12), "LeftShift": (2, 3, 4, 6, 9), "LeftShifts": (2, 3, 4, 6, 9),
+              "RightShift": (2, 3, 4, 6, 9), "EluBackward": F3})
 
 
 def _base_op(op: str) -> str:
