@@ -20,35 +20,35 @@ int op_param_index(const op_def *def, const char *name) {
     return -1;
 }
 
-static aclnnStatus make_executor(op_call *c) {
+aclnnStatus op_make_executor(op_call *c, int with_tensors) {
     const op_def *d = c->def;
     const aclTensor *ins[OP_MAX_IO], *outs[OP_MAX_IO];
     const aclTensor *const *in = c->in_handles, *const *out = c->out_handles;
     size_t n_in = c->n_in, n_out = c->n_out;
     if (in == NULL) {
-        for (size_t k = 0; k < d->n_inputs; k++) ins[k] = c->arg[d->inputs[k]].p;
+        for (size_t k = 0; k < d->n_inputs; k++) ins[k] = d->inputs[k] < 0 ? NULL : c->arg[d->inputs[k]].p;
         in = ins;
         n_in = d->n_inputs;
     }
     if (out == NULL) {
-        for (size_t k = 0; k < d->n_outputs; k++) outs[k] = c->arg[d->outputs[k]].p;
+        for (size_t k = 0; k < d->n_outputs; k++) outs[k] = d->outputs[k] < 0 ? NULL : c->arg[d->outputs[k]].p;
         out = outs;
         n_out = d->n_outputs;
     }
-    aclOpExecutor *e = pyaclnn_stub_executor_new(d->name, c->nothing ? NULL : c->kernel, c->params, c->params_size, in,
-                                                 n_in, out, n_out, c->workspace);
+    if (!with_tensors) n_in = n_out = 0;
+    aclOpExecutor *e = pyaclnn_stub_executor_new(op_exec_name(c), c->nothing ? NULL : c->kernel, c->params,
+                                                 c->params_size, in, n_in, out, n_out, c->workspace);
     if (e == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    if (c->shape_output >= 0 && !c->nothing &&
+    if (c->shape_output >= 0 && !c->nothing && with_tensors &&
         pyaclnn_stub_executor_set_out_shape(e, (size_t)c->shape_output, (aclTensor *)out[c->shape_output]) != 0) {
         aclDestroyAclOpExecutor(e);
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    *c->workspace_size = c->workspace;
-    *c->executor = e;
+    c->made = e;
     return ACLNN_SUCCESS;
 }
 
@@ -65,6 +65,7 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
     c.compute = ACL_DT_UNDEFINED;
     c.kernel = def->kernel;
     c.nothing = 0;
+    c.done = 0;
     c.workspace = 0;
     c.params_size = 0;
     c.in_handles = c.out_handles = NULL;
@@ -77,11 +78,13 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
             if (c.made != NULL) aclDestroyAclOpExecutor(c.made);
             return rc;
         }
+        if (c.done) break;
     }
-    if (c.made != NULL) {
-        *workspaceSize = c.workspace;
-        *executor = c.made;
-        return ACLNN_SUCCESS;
+    if (c.made == NULL) {
+        aclnnStatus rc = op_make_executor(&c, 1);
+        if (rc != ACLNN_SUCCESS) return rc;
     }
-    return make_executor(&c);
+    *workspaceSize = c.workspace;
+    *executor = c.made;
+    return ACLNN_SUCCESS;
 }
