@@ -43,7 +43,7 @@ import numpy as np
 from . import _reuse, dtypes
 from .errors import AclError, recent_error_message
 from .runtime import Stream, current_stream, is_stub
-from .tensor import Tensor, as_acl_dtype, host_array, wrap_pointer
+from .tensor import Tensor, as_acl_dtype, empty, host_array, wrap_pointer
 
 NUMPY, TORCH, TENSOR = "numpy", "torch", "tensor"
 
@@ -101,11 +101,15 @@ def _from_torch(value):
 
 class Crossing:
     """What one call brought across the boundary, and what must happen on its way back."""
-    __slots__ = ("stream", "kind", "_keep", "_copies", "sync", "originals")
+    __slots__ = ("stream", "kind", "_keep", "_copies", "sync", "originals", "fresh_outputs")
 
-    def __init__(self, stream: Stream, kind: str = NUMPY):
+    def __init__(self, stream: Stream, kind: str = NUMPY, fresh_outputs: bool = False):
         self.stream = stream
         self.kind = kind
+        # Outputs of an operator whose output shape depends on the data: its launch rewrites the
+        # output's aclTensor, so such an output must never be a reusable tensor (pyaclnn._reuse),
+        # whose next user would get the rewritten shape.
+        self.fresh_outputs = fresh_outputs
         self._keep: list = []           # temporary device tensors: alive until finish()
         self._copies: list = []         # (device tensor, numpy array) outputs to copy back
         self.sync = False               # a host-memory torch tensor was used in place
@@ -130,7 +134,7 @@ class Crossing:
         if isinstance(value, (np.ndarray, np.generic)):
             if output and isinstance(value, np.ndarray) and not value.flags.writeable:
                 raise ValueError(f"output {name} is a read-only numpy array")
-            t = self._host_copy(value) if output else self._host_input(value)
+            t = self._host_copy(value, fresh=self.fresh_outputs) if output else self._host_input(value)
             self._keep.append(t)
             if output and isinstance(value, np.ndarray):
                 self._copies.append((t, value))
@@ -161,10 +165,11 @@ class Crossing:
         self.sync = True            # the caller owns the array: the call waits for its stream
         return t
 
-    def _host_copy(self, array) -> Tensor:
-        """A device copy of a host array (reused, for small ones, call after call)."""
+    def _host_copy(self, array, fresh: bool = False) -> Tensor:
+        """A device copy of a host array (reused, for small ones, call after call, unless ``fresh``)."""
         array = np.asarray(array)
-        t = _reuse.take(array.shape, dtypes.from_numpy(array.dtype), self.stream)
+        acl = dtypes.from_numpy(array.dtype)
+        t = empty(array.shape, acl, stream=self.stream) if fresh else _reuse.take(array.shape, acl, self.stream)
         if not array.size:
             return t
         try:
@@ -204,7 +209,8 @@ class Crossing:
                 t = self._over_host(array, acl)
                 if t is not None:
                     return t, array
-        t = _reuse.take(tuple(shape), acl, self.stream)
+        t = empty(tuple(shape), acl, stream=self.stream) if self.fresh_outputs else \
+            _reuse.take(tuple(shape), acl, self.stream)
         return t, t
 
     def finish(self, ok: bool = True) -> None:
@@ -228,11 +234,11 @@ class Crossing:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def to_tensors(values, outputs, stream: Stream, names=None) -> tuple[list, Crossing]:
+def to_tensors(values, outputs, stream: Stream, names=None, fresh_outputs: bool = False) -> tuple[list, Crossing]:
     """Every tensor argument of ``values`` as a Tensor (``outputs[i]``: True for an output,
     None for a non-tensor argument, "list" / "out-list" for a tensor list); returns the new
     argument list and the :class:`Crossing` to finish after the launch."""
-    crossing = Crossing(stream)
+    crossing = Crossing(stream, fresh_outputs=fresh_outputs)
     out = list(values)
     try:
         for i, role in enumerate(outputs):
@@ -250,10 +256,10 @@ def to_tensors(values, outputs, stream: Stream, names=None) -> tuple[list, Cross
     return out, crossing
 
 
-def begin(stream: Stream | None, *values: Any) -> Crossing:
+def begin(stream: Stream | None, *values: Any, fresh_outputs: bool = False) -> Crossing:
     """The crossing of a friendly function called with ``values`` (its stream picked as
     :func:`stream_for` does, its kind as :func:`kind_of`)."""
-    return Crossing(stream_for(values, stream), kind_of(*values))
+    return Crossing(stream_for(values, stream), kind_of(*values), fresh_outputs)
 
 
 __all__ = ["NUMPY", "TORCH", "TENSOR", "Crossing", "begin", "is_torch_tensor", "kind_of", "stream_for",

@@ -41,8 +41,10 @@ class OptionalExtension:
 
     def candidates(self) -> list[Path]:
         out = []
-        if os.environ.get(self.lib_env):
-            out.append(Path(os.environ[self.lib_env]))
+        from . import _env
+        override = _env.path(self.lib_env)
+        if override:
+            out.append(Path(override))
         from ._loader import stub_library_dir
         try:
             libdir = stub_library_dir()

@@ -5,8 +5,16 @@ only between bytecodes, so Ctrl-C would wait for the device. These helpers wait 
 ``SLICE_MS`` with the ``...WithTimeout`` form of the call instead; between slices the interpreter runs
 pending signal handlers, so Ctrl-C raises ``KeyboardInterrupt`` from the wait within one slice. The
 work already queued keeps running (as after an interrupted wait on an NPU).
+
+Calls that wait inside C for the work queued before them -- a copy from pageable host memory
+(``aclrtMemcpyAsync`` returns once that copy ran), the launch of an operator whose output shape
+depends on the data (its phase 2 synchronises) -- first wait here with :func:`until_idle`, so that
+the C call only waits for its own task (issue 27, point 5).
 """
 from __future__ import annotations
+
+import ctypes
+import time
 
 from . import capi
 
@@ -25,3 +33,33 @@ def wait(timed_call, args: tuple, timeout_code: int) -> int:
             return status
         capi.aclGetRecentErrMsg()                      # the slice's timeout message
         capi.aclrtGetLastError(capi.ACL_RT_THREAD_LEVEL)   # and its last-error code
+
+
+def sync_stream(handle: int) -> int:
+    """``aclrtSynchronizeStream(handle)`` in slices (the same status, failures taken as it takes them)."""
+    return wait(capi.aclrtSynchronizeStreamWithTimeout, (handle,), capi.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+
+
+_sleep = time.sleep
+_COMPLETE = capi.ACL_STREAM_STATUS_COMPLETE
+MAX_POLL_S = 0.005
+
+
+def until_idle(handle: int) -> None:
+    """Wait until the work queued on stream ``handle`` so far has run, without taking an asynchronous
+    failure from it (that stays for the next synchronisation, as the C call that follows would
+    leave it): ``aclrtStreamQuery`` between sleeps of at most ``MAX_POLL_S``, where Ctrl-C lands.
+    Returns at once when nothing is queued (one C call); a failing query ends the wait (the C call
+    that follows reports the stream's problem)."""
+    query = capi.aclrtStreamQuery
+    status = ctypes.c_int()
+    ref = ctypes.byref(status)
+    if query(handle, ref) or status.value == _COMPLETE:
+        return
+    delay = 0.0002
+    while True:
+        _sleep(delay)
+        if query(handle, ref) or status.value == _COMPLETE:
+            return
+        if delay < MAX_POLL_S:
+            delay *= 2

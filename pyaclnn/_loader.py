@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _env
 from . import errors as _errors
 from ._stubpaths import ENV_STUB_LIBDIR, stub_include_dir, stub_library_dir  # noqa: F401 (re-exported)
 from .errors import BackendError, MissingSymbolError
@@ -107,7 +108,7 @@ class Backend:
 
 def toolkit_candidates() -> list[tuple[str, str]]:
     """(root, lib64 dir) pairs tried for a real toolkit, in order, without duplicates."""
-    roots = [os.environ[v] for v in TOOLKIT_ENV_VARS if os.environ.get(v)]
+    roots = [r for r in map(_env.path, TOOLKIT_ENV_VARS) if r]
     roots += list(TOOLKIT_DEFAULT_ROOTS)
     arch = platform.machine()
     out, seen = [], set()
@@ -126,15 +127,14 @@ def _has_base_libs(libdir: Path) -> bool:
 
 def _opp_path(root: str) -> Path:
     # set_env.sh exports ASCEND_OPP_PATH=<root>/opp; assume the same when it is not set.
-    return Path(os.environ.get("ASCEND_OPP_PATH") or Path(root) / "opp")
+    return Path(_env.path("ASCEND_OPP_PATH") or Path(root) / "opp")
 
 
 def custom_op_libraries(root: str) -> list[Path]:
     """Vendor ``libcust_opapi.so`` files, highest priority first (torch_npu / nnopbase order)."""
     out = []
-    for entry in os.environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":"):
-        if entry:
-            out.append(Path(entry) / "op_api" / "lib" / "libcust_opapi.so")
+    for entry in _env.path_list("ASCEND_CUSTOM_OPP_PATH"):
+        out.append(Path(entry) / "op_api" / "lib" / "libcust_opapi.so")
     vendors = _opp_path(root) / "vendors"
     config = vendors / "config.ini"
     if config.is_file():

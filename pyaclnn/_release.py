@@ -10,8 +10,13 @@ no Python code at all: the weak reference's callback is ``SimpleQueue.put``, a C
 queues the :class:`Finalizer`. A daemon thread, the releaser, takes it from the queue and runs the
 release. Python runs signal handlers on the main thread only, so nothing interrupts the releaser.
 
-* ``f()`` (``close()``) still releases at once, on the calling thread, exactly once (the entry is
-  taken from the registry by one ``dict.pop``).
+* ``f()`` (``close()``) still releases at once, on the calling thread, exactly once: the call claims
+  the finalizer (no interrupt point between the test and the mark), runs the release, and forgets
+  it. A signal can still interrupt *that* release part-way on the main thread; the call then hands
+  the finalizer to the releaser (one ``SimpleQueue.put``, the first call of its handler), which
+  runs the release again from the start. So every release function must be *resumable*: each step
+  takes what it releases out of its container in the same C call (or interrupt-free bytecode run)
+  that releases it (:func:`drain`), and steps that find nothing do nothing (issue 27, point 4).
 * An object dropped without ``close()`` is released a moment later, not before ``del`` returns.
   :func:`flush` waits until every release queued so far has run; the calls whose result depends on
   them flush first: :func:`pyaclnn.empty_cache`, pool ``stats``, :func:`pyaclnn.runtime.stub_live_counts`,
@@ -29,19 +34,21 @@ from __future__ import annotations
 
 import _thread
 import atexit
+import itertools
 import os
 import threading
 import weakref
 from time import monotonic as _monotonic
 from queue import SimpleQueue
 
-__all__ = ["Finalizer", "finalizer", "flush", "pending"]
+__all__ = ["Finalizer", "drain", "finalizer", "flush", "pending"]
 
 _queue: SimpleQueue = SimpleQueue()
 _put = _queue.put               # the weakref callback: C code, queues the dead object's Finalizer
 # On unless PYACLNN_RELEASE_THREAD=0 (inline releases: not interrupt-safe; see docs/hardening.md).
 THREADED = os.environ.get("PYACLNN_RELEASE_THREAD", "1").strip() != "0"
 _live: dict = {}                # Finalizer -> (function, args); insertion order = creation order
+_claimed: dict = {}             # Finalizer -> True while an explicit call runs its release
 _lock = threading.Lock()        # starting / stopping the releaser
 _releaser: threading.Thread | None = None
 _busy: list = []                # the finalizer the releaser is running (flush waits for it too)
@@ -62,10 +69,23 @@ class Finalizer(weakref.ref):
     __ne__ = object.__ne__
 
     def __call__(self):                     # noqa: D102 -- as weakref.finalize.__call__
-        info = _live.pop(self, None)
-        if info is not None and not _shutdown:
-            return info[0](*info[1])
-        return None
+        # The claim: no call (so no interrupt point, and no switch to another thread) between the
+        # test and the mark. The releaser skips a claimed finalizer that its referent's death queued.
+        if self in _claimed or self not in _live or _shutdown:
+            return None
+        _claimed[self] = True
+        try:
+            info = _live[self]
+            result = info[0](*info[1])
+        except BaseException:
+            # Cut short (a KeyboardInterrupt from a signal handler on the main thread): the releaser
+            # runs the (resumable) release again and then forgets the finalizer. This put is the
+            # first call of the handler, so it happens whatever is raised next.
+            _put((self,))
+            raise
+        del _live[self]
+        del _claimed[self]
+        return result
 
     @property
     def alive(self) -> bool:
@@ -93,9 +113,37 @@ def finalizer(obj, func, *args) -> Finalizer:
     return f
 
 
+def drain(fn, cell: list) -> int:
+    """``fn(item)`` for each item of ``cell`` (last first), each taken out of the cell by the same C
+    call chain that releases it, so that an interrupt lands before an item is taken or after it was
+    released, never in between; false items (0, None, a NULL ``c_void_p``) are dropped unreleased.
+    ``fn`` must be a C function returning a status (a ctypes or capi function). Returns the sum of
+    the statuses (non-zero: something failed).
+    """
+    if not cell:
+        return 0
+    fn = c_callable(fn)
+    return _sum(map(fn, filter(None, map(cell.pop, _repeat(-1, len(cell))))))
+
+
+def c_callable(fn):
+    """``fn``, or for a ``pyaclnn.capi`` function not yet bound (a Python stand-in, which would run
+    bytecode -- an interrupt point -- inside the chain) the bound C-level function."""
+    if getattr(fn, "_capi_stand_in", False):
+        from . import capi
+        return capi.c_function(fn.__name__)
+    return fn
+
+
+_sum = sum
+_repeat = itertools.repeat
+
+
 def _run_inline(f: Finalizer) -> None:
     """The callback without the releaser: release on the dying object's thread (as weakref.finalize,
     and as interruptible)."""
+    if f in _claimed:
+        return                  # an explicit call is running it
     info = _live.pop(f, None)
     if info is not None and not _shutdown:
         try:
@@ -130,12 +178,7 @@ def _run() -> None:
         item = busy[-1]
         info = None
         try:
-            if type(item) is _LockType:     # a flush() marker: everything before it has run
-                item.release()
-                continue
-            info = _live.pop(item, None)
-            if info is not None and not _shutdown:
-                info[0](*info[1])
+            _dispatch(item)
         except BaseException:       # noqa: BLE001 -- a release never takes the releaser down
             pass
         finally:
@@ -144,6 +187,33 @@ def _run() -> None:
             # before this one counts as done.
             item = info = None
             busy.clear()
+
+
+def _dispatch(item) -> None:
+    """Run one queued item (on the releaser, or at exit)."""
+    kind = type(item)
+    if kind is Finalizer:                   # its referent died
+        if item in _claimed:
+            return                          # an explicit call runs it: it finishes or hands it over
+        info = _live.pop(item, None)
+        if info is not None and not _shutdown:
+            info[0](*info[1])
+    elif kind is tuple:                     # (finalizer,): an explicit call cut short, to resume
+        f = item[0]
+        info = _live.get(f)
+        try:
+            if info is not None and not _shutdown:
+                info[0](*info[1])
+        finally:
+            _live.pop(f, None)
+            _claimed.pop(f, None)
+    elif kind is _LockType:                 # a flush() marker: everything before it has run
+        item.release()
+    else:
+        # A job an interrupted call handed over (ops._marshal.CallTemps ...): call sites put it with
+        # _put directly, as the first call of their except clause (a helper's entry would be an
+        # interrupt point before the put).
+        item()
 
 
 def pending() -> bool:
@@ -195,16 +265,15 @@ def _at_exit() -> None:
         t.join(5.0)
     get = _queue.get_nowait
     try:
-        while _live:
-            # objects that die meanwhile queue themselves: run those first
+        while _live or not _queue.empty():
+            # objects that die meanwhile, and interrupted releases, are queued: run those first
             while not _queue.empty():
-                item = get()
-                if isinstance(item, Finalizer):
-                    _call_quietly(item)
-                elif type(item) is _LockType:
-                    item.release()
+                _dispatch_quietly(get())
+            _claimed.clear()                # (a claim of a thread still running at exit)
             if _live:
-                _call_quietly(next(reversed(_live)))
+                f = next(reversed(_live))
+                _call_quietly(f)
+                _live.pop(f, None)          # run once, whatever it did
     finally:
         _shutdown = True
 
@@ -216,11 +285,19 @@ def _call_quietly(f: Finalizer) -> None:
         pass
 
 
+def _dispatch_quietly(item) -> None:
+    try:
+        _dispatch(item)
+    except BaseException:       # noqa: BLE001 -- as _call_quietly
+        pass
+
+
 def _after_fork_in_child() -> None:
     global _releaser, _lock
     _releaser = None            # the parent's thread does not exist here; start one on demand
     _lock = threading.Lock()    # another parent thread may have held it at the fork
     _busy.clear()
+    _claimed.clear()            # claims of parent threads that do not exist here
     if THREADED and (_live or not _queue.empty()):
         _start()
 

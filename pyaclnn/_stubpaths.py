@@ -1,10 +1,12 @@
-"""Where the bundled stub lies (its libraries, headers and operator catalog); imports nothing of pyaclnn,
-so that the modules every other one needs (capi, errors) may ask."""
+"""Where the bundled stub lies (its libraries, headers and operator catalog); imports nothing of pyaclnn
+but _env, so that the modules every other one needs (capi, errors) may ask."""
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+
+from . import _env
 
 ENV_STUB_LIBDIR = "PYACLNN_STUB_LIBDIR"
 
@@ -19,7 +21,7 @@ def _package_dirs() -> list[Path]:
 
 def stub_library_dir() -> str | None:
     """The bundled stub's library directory: ``$PYACLNN_STUB_LIBDIR`` or ``<pkg>/_stub/lib``."""
-    override = os.environ.get(ENV_STUB_LIBDIR)
+    override = _env.path(ENV_STUB_LIBDIR)
     if override:
         return str(Path(override).resolve())
     for entry in _package_dirs():
@@ -33,7 +35,7 @@ def stub_include_dir() -> str | None:
     """The stub's public headers: beside ``$PYACLNN_STUB_LIBDIR`` (a build tree's ``include``, as the build
     assembles it), else ``<pkg>/_stub/include``, else ``native_stubs/include`` of a checkout (without the
     operator headers the build generates)."""
-    override = os.environ.get(ENV_STUB_LIBDIR)
+    override = _env.path(ENV_STUB_LIBDIR)
     if override and (Path(override) / ".." / "include" / "acl").is_dir():
         return str((Path(override) / ".." / "include").resolve())
     for entry in _package_dirs():

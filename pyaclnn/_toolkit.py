@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 from ._loader import MARKER, is_emulated_toolkit, stub_include_dir, stub_library_dir  # noqa: F401
+from . import _env
 from .errors import BackendError
 
 __all__ = ["EMULATOR_VERSION", "MARKER", "COMPAT_LIBS", "toolkit_root", "environment", "is_emulated_toolkit"]
@@ -49,9 +50,9 @@ ENV_TOOLKIT_DIR = "PYACLNN_TOOLKIT_DIR"
 
 def _cache_dirs() -> list[Path]:
     out = []
-    if os.environ.get(ENV_TOOLKIT_DIR):
+    if _env.path(ENV_TOOLKIT_DIR):
         out.append(Path(os.environ[ENV_TOOLKIT_DIR]))
-    xdg = os.environ.get("XDG_CACHE_HOME")
+    xdg = _env.path("XDG_CACHE_HOME")
     out.append(Path(xdg) / "pyaclnn" if xdg else Path.home() / ".cache" / "pyaclnn")
     out.append(Path(tempfile.gettempdir()) / f"pyaclnn-{os.getuid()}")
     return out

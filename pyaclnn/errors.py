@@ -189,6 +189,19 @@ class ClosedError(PyaclnnError, RuntimeError):
     """A pyaclnn object (tensor, stream, event ...) was used after ``close()``."""
 
 
+class ConfigError(PyaclnnError, ValueError):
+    """An environment variable pyaclnn reads holds a value it cannot use.
+
+    ``variable`` names it, ``code`` is the errno of the problem (``errno.ENAMETOOLONG`` for a path
+    longer than the system takes), and the message says what a valid value is.
+    """
+
+    def __init__(self, variable: str, code: int, message: str):
+        self.variable = variable
+        self.code = code
+        super().__init__(message)
+
+
 # Set by pyaclnn.runtime once the Pythonic layer holds devices: (code) -> explanation or None.
 _diagnose = None
 # Runtime codes a vanished context, stream or runtime produces (107xxx caller, 507xxx device).

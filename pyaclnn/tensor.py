@@ -25,9 +25,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import capi, dtypes
+from ._interruptible import until_idle as _until_idle
 from ._cint import INT64_MAX, CIntRangeError, check_all
+from ._release import c_callable as _c_callable
+from ._release import drain as _drain
 from ._release import finalizer as _finalizer
-from .errors import ClosedError, make_error
+from .errors import ClosedError, make_error, recent_error_message
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
@@ -166,13 +169,11 @@ _CLOSED_KEY = ("closed",)
 
 
 def _destroy_cell(destroy, cell: list) -> None:
-    """Destroy the handles in ``cell``; the cell is emptied first, so no path destroys one twice."""
-    items = cell[:]
-    del cell[:]
+    """Destroy the handles in ``cell``, each taken out of it by the C call chain that destroys it
+    (resumable: no path destroys one twice, an interrupt loses none)."""
     try:
-        for h in items:
-            if h:
-                destroy(h)
+        if _drain(destroy, cell):
+            recent_error_message()
     except Exception:       # noqa: BLE001 -- finalizers must not raise
         pass
 
@@ -249,7 +250,10 @@ class Tensor:
         return (self._storage_elements(),)
 
     def is_contiguous(self) -> bool:
-        """Row-major contiguous (dimensions of size 1 may have any stride)."""
+        """Row-major contiguous (dimensions of size 1 may have any stride; an empty tensor is
+        contiguous whatever its strides, as in torch)."""
+        if 0 in self.shape:
+            return True
         expected = 1
         for d, s in zip(reversed(self.shape), reversed(self.strides)):
             if d != 1 and s != expected:
@@ -352,7 +356,8 @@ class Tensor:
         self._new_acl_tensor_into(cell, address)
         return cell[0]
 
-    def _new_acl_tensor_into(self, cell: list, address: int | None) -> None:
+    def _create_args(self, address: int | None = None) -> tuple:
+        """The arguments of ``aclCreateTensor`` for this view."""
         if self._ptr is None:
             raise ClosedError(_CLOSED_TEXT)
         n = len(self.shape)
@@ -360,9 +365,13 @@ class Tensor:
         strides = (_c_int64 * n)(*self.strides) if n else None
         sd = self.storage_dims
         sdims = (_c_int64 * len(sd))(*sd) if sd else None
+        return (dims, n, self.acl_dtype, strides, self.offset, self.format, sdims, len(sd),
+                self._ptr if address is None else address)
+
+    def _new_acl_tensor_into(self, cell: list, address: int | None) -> None:
+        args = self._create_args(address)
         # cell.extend(map(...)): the handle is stored by the same C call that creates it
-        cell.extend(map(capi.aclCreateTensor, (dims,), (n,), (self.acl_dtype,), (strides,), (self.offset,),
-                        (self.format,), (sdims,), (len(sd),), (self._ptr if address is None else address,)))
+        cell.extend(map(_c_callable(capi.aclCreateTensor), *[(a,) for a in args]))
         if not cell[-1]:
             del cell[-1]
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensor")
@@ -379,14 +388,18 @@ class Tensor:
         mem = self._mem
         if mem is _CLOSED:
             return
-        if self._handle_fin is not None:
-            self._handle_fin()
-            self._handle_fin = None
+        # One interrupt-free run: the tensor is closed and its memory no longer counts it; the
+        # releases that follow are resumable, and what an interrupt leaves behind goes when the
+        # handle's finalizer (this tensor's death) or the memory's (its death) runs.
+        fin = self._handle_fin
+        self._handle_fin = None
         self._handle = 0
         self._mem = _CLOSED
         self._key = _CLOSED_KEY
         self._ptr = None
         mem.views -= 1
+        if fin is not None:
+            fin()
         if mem.views <= 0:
             mem.release()
 
@@ -591,10 +604,13 @@ def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
     n = host.nbytes
     if n:
         # Stream-ordered, so that a recycled pool block is not overwritten under queued work. From
-        # pageable memory the call returns once the copy is done (the host array may then go).
+        # pageable memory the call returns once the copy is done (the host array may then go), so
+        # it waits in C for the work queued before it: wait for that here, where Ctrl-C can land
+        # (issue 27, point 5).
         _bind_current(stream._state)        # a fresh thread may not be bound to the device yet
-        status = capi.aclrtMemcpyAsync(dst, n, host.ctypes.data, n, capi.ACL_MEMCPY_HOST_TO_DEVICE,
-                                       stream.handle)
+        handle = stream.handle
+        _until_idle(handle)
+        status = capi.aclrtMemcpyAsync(dst, n, host.ctypes.data, n, capi.ACL_MEMCPY_HOST_TO_DEVICE, handle)
         if status:
             raise make_error(status, "aclrtMemcpyAsync")
 

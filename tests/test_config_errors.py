@@ -102,3 +102,54 @@ print(from_numpy.__name__, Tensor.__name__, ops.__name__, "annotations" in dir()
 """, {"PYACLNN_BACKEND": "stub"})
     assert rc == 0, err
     assert out.split() == ["from_numpy", "Tensor", "pyaclnn.ops", "False"]
+
+
+# ---- over-long path variables (issue 27, point 9) ---------------------------------------------
+# A 100k-character value made the first stat() fail with a bare "OSError: [Errno 36] File name too
+# long" that named no variable; now it is a ConfigError naming the variable and what it should hold.
+
+LONG_PATH_CASES = {
+    # variable: what to run (each must reach the code that reads the variable)
+    "ASCEND_HOME_PATH": "import numpy as np, pyaclnn; pyaclnn.from_numpy(np.float32([1.0]))",
+    "ASCEND_TOOLKIT_HOME": "import numpy as np, pyaclnn; pyaclnn.from_numpy(np.float32([1.0]))",
+    "ASCEND_CUSTOM_OPP_PATH": "from pyaclnn.signatures import toolkit_include_dirs; toolkit_include_dirs()",
+    "PYACLNN_STUB_LIBDIR": "import numpy as np, pyaclnn; pyaclnn.from_numpy(np.float32([1.0]))",
+    "PYACLNN_CAPI_FAST_LIB": "from pyaclnn.capi import _accel; _accel.module()",
+    "PYACLNN_FASTCALL_LIB": "from pyaclnn.ops import _native; _native.module()",
+    "ASCEND_OPP_PATH": "from pyaclnn._loader import custom_op_libraries; custom_op_libraries('/nonexistent')",
+    "PYACLNN_TOOLKIT_DIR": "from pyaclnn._toolkit import _cache_dirs; _cache_dirs()",
+    "PYACLNN_CACHE_DIR": "from pyaclnn.signatures.catalog import _cache_dir; _cache_dir()",
+    "XDG_CACHE_HOME": "from pyaclnn.signatures.catalog import _cache_dir; _cache_dir()",
+}
+
+
+@pytest.mark.parametrize("variable", sorted(LONG_PATH_CASES))
+@pytest.mark.parametrize("value", ["/x" * 50_000, "/opt/" + "y" * 300], ids=["100k", "component"])
+def test_an_over_long_path_variable_raises_a_config_error_naming_it(variable, value):
+    env = {variable: value}
+    if variable.startswith("ASCEND_"):
+        env["PYACLNN_BACKEND"] = "auto"        # (the stub backend looks for no toolkit)
+    rc, out, err = run_python(f"""
+import errno
+from pyaclnn import _env
+from pyaclnn.errors import ConfigError
+try:
+    {LONG_PATH_CASES[variable]}
+    print("NO ERROR")
+except ConfigError as exc:
+    assert exc.variable == {variable!r} and exc.code == errno.ENAMETOOLONG, (exc.variable, exc.code)
+    assert isinstance(exc, ValueError)
+    print("CONFIG", str(exc)[:600])
+""", env)
+    assert rc == 0, err[-1500:]
+    assert out.startswith("CONFIG"), out[:400]
+    assert f"{variable} is not a usable path" in out and f"Set {variable} to" in out
+    assert "File name too long" not in out and len(out) < 1000      # the value itself is not echoed
+
+
+def test_a_colon_list_is_checked_entry_by_entry_and_good_paths_pass():
+    from pyaclnn import _env
+    assert _env.check("ASCEND_HOME_PATH", "/usr/local/Ascend/ascend-toolkit/latest")
+    assert _env.check("ASCEND_HOME_PATH", "/" + "a" * _env.NAME_MAX)
+    with pytest.raises(pyaclnn.errors.ConfigError, match="one of its components"):
+        _env.check("ASCEND_CUSTOM_OPP_PATH", "/" + "a" * (_env.NAME_MAX + 1))

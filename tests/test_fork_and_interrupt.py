@@ -106,3 +106,81 @@ print("DONE", round(time.monotonic() - t0, 2))
     assert words[0] == "INTERRUPTED", out
     assert float(words[1]) < 1.5, out
     assert words[2] == "DONE" and float(words[3]) >= 2.5, out
+
+
+# ---- Ctrl-C in calls that wait for queued work (issue 27, point 5) --------------------------------
+# With seconds of work queued, SIGINT took effect only when the work was done in a numpy-in/out
+# ops.matmul (2.4 s for 1.5 s queued), ops.masked_select (2.5 s) and a from_numpy loop (1.4 s): a
+# copy from pageable host memory, the synchronising phase 2 of a data-dependent operator and the
+# pool's give-back each waited inside C. Now each waits where a signal handler can run.
+
+CALLS = {
+    "matmul-numpy": "ops.matmul(a, b)",
+    "masked_select-numpy": "ops.masked_select(xs, ms)",
+    "masked_select-tensor": "ops.masked_select(txs, tms)",          # no upload: the launch's own wait
+    "MaskedSelect-generic": "ops.MaskedSelect(txs, tms, pyaclnn.empty((4096,), 'float32'))",
+    "nonzero_v2-tensor": "ops.nonzero_v2(tms)",
+    "from_numpy-loop": "[pyaclnn.from_numpy(a) for _ in range(n)]",
+    "copy_from": "ta.copy_from(a)",
+    "empty_cache": "pyaclnn.empty((1 << 16,)).close(); pyaclnn.empty_cache()",
+    "stream-close": "side.close()",
+}
+
+LATENCY = PRELUDE + r"""
+import gc, json
+import numpy as np
+from pyaclnn import ops
+from pyaclnn._stubinfo import live_counts, leaked
+
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal((64, 64)).astype(np.float32)
+xs, ms = rng.standard_normal(4096).astype(np.float32), rng.random(4096) < 0.5
+txs, tms, ta = pyaclnn.from_numpy(xs), pyaclnn.from_numpy(ms), pyaclnn.from_numpy(a)
+stream = rt.current_stream()
+closing = sys.argv[1] == "stream-close"
+side = rt.Stream() if closing else None
+
+def settle():
+    stream.synchronize(); gc.collect(); ops.clear_executor_cache(); pyaclnn.empty_cache()
+
+def call(n):
+    CALL
+
+
+call(3)                                     # warm up (caches, bindings)
+settle()
+base = live_counts()
+if closing:                                 # a stream whose close waits for its queued work
+    side = rt.Stream()
+    pyaclnn.from_numpy(a, stream=side)
+WORK = side if closing else stream
+sleep_on(WORK, 4.0)
+sent = []
+threading.Timer(0.3, lambda: (sent.append(time.monotonic()), os.kill(os.getpid(), signal.SIGINT))).start()
+t0 = time.monotonic()
+try:
+    call(1000000)
+    result = "NOT INTERRUPTED"
+except KeyboardInterrupt:
+    result = "INTERRUPTED"
+took = time.monotonic() - (sent[0] if sent else t0)
+if not WORK.closed:
+    WORK.synchronize()
+del side, WORK
+settle()
+print(json.dumps({"result": result, "latency": round(took, 3), "leaked": leaked(base, live_counts())}))
+"""
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_ctrl_c_lands_at_once_in_calls_that_wait_for_queued_work(call):
+    code = LATENCY.replace("CALL", CALLS[call])
+    rc, out, err = run_python(code, args=[call], timeout=120)
+    assert rc == 0, err[-3000:]
+    import json
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["result"] == "INTERRUPTED", result
+    # 3.7 s of work were still queued when the signal came; the waits check for signals every 5 ms
+    # (polls) or 50 ms (slices). The bound leaves room for a loaded 2-core machine's scheduling.
+    assert result["latency"] < 0.3, result
+    assert result["leaked"] == {}, result

@@ -176,3 +176,21 @@ def test_codecs_reject_unknown_names_and_modes():
         codecs.encode_float4_e2m1([1.0], "hybrid")
     with pytest.raises(ValueError):
         codecs.encode_hifloat8([1.0], "rint")
+
+
+def test_codecs_e8m0_rint_ties_go_to_the_even_code():
+    """1.5 * 2^k lies halfway between 2^k (code 127 + k) and 2^(k+1): "rint" keeps the even code of
+    the two, "round" always goes up (issue 27, point 11: 3.0 = 1.5 * 2^1 is code 128, not 129). Down
+    to the fp32 subnormal tie 1.5 * 2^-127 (between code 0 = 2^-127 and code 1), which stays at 0."""
+    k = np.arange(-127, 128)
+    x = (1.5 * 2.0 ** k).astype(np.float32)
+    lower = 127 + k
+    even = np.where(lower % 2 == 0, lower, lower + 1)
+    assert codecs.encode_float8_e8m0(np.float32([3.0]), "rint").tolist() == [128]
+    assert codecs.encode_float8_e8m0(np.float32([6.0]), "rint").tolist() == [130]   # 1.5 * 2^2: 129 is odd
+    np.testing.assert_array_equal(codecs.encode_float8_e8m0(x, "rint"), even)
+    np.testing.assert_array_equal(codecs.encode_float8_e8m0(-x, "rint"), even)      # the sign is dropped
+    np.testing.assert_array_equal(codecs.encode_float8_e8m0(x[1:], "round"), np.minimum(lower[1:] + 1, 0xFE))
+    # just off the tie, both go to the nearer code
+    above = np.nextafter(x[1:-1], np.float32(np.inf))
+    np.testing.assert_array_equal(codecs.encode_float8_e8m0(above, "rint"), lower[1:-1] + 1)

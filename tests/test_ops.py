@@ -284,6 +284,22 @@ def test_attribute_objects_are_made_and_destroyed():
     assert ops.Scalar(1.5, "bf16").acl_dtype == capi.ACL_BF16
 
 
+def test_python_ints_are_int64_scalars_and_int64_tensors():
+    """A Python int is torch's int64: an aclScalar of ACL_INT64, and tensor data of ACL_INT64 (issue 27,
+    point 11). 2**40 + 3 does not fit int32: as ACL_INT32 it would be refused or wrap."""
+    big = 2 ** 40 + 3
+    s = _marshal.as_scalar(big)
+    assert s.acl_dtype == capi.ACL_INT64 and int(s._data) == big
+    assert _marshal.as_scalar(7).acl_dtype == capi.ACL_INT64
+    x = np.array([1, -2, 5], np.int64)
+    got = ops.Adds(x, big, 1, np.zeros(3, np.int64))               # the scalar reaches the kernel whole
+    np.testing.assert_array_equal(got, x + big)
+    assert pyaclnn.from_numpy(7).dtype_name == "ACL_INT64"
+    assert pyaclnn.from_numpy([1, 2]).dtype_name == "ACL_INT64"
+    got = ops.Add(x, big, 1, np.zeros(3, np.int64))                # a Python int as tensor data
+    np.testing.assert_array_equal(got, x + big)
+
+
 def test_python_float_is_a_double_scalar():
     """A Python float is a C double, and torch_npu passes it as an ACL_DOUBLE aclScalar: its value
     must reach the operator unrounded. 0.1 is not a float32 value, so a float64 tensor plus 0.1 shows

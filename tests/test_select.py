@@ -169,6 +169,18 @@ def test_nonzero_v2_leaves_rank_by_count_on_out():
     np.testing.assert_array_equal(out.numpy().reshape(-1)[:4], [0, 1, 1, 0])   # contiguous in the real shape
 
 
+def test_nonzero_v2_without_non_zeros_leaves_rank_by_0_with_torchs_strides():
+    """No non-zero element: out's view becomes [rank, 0], whose contiguous strides count the zero-size
+    dimension as 1 -- (1, 1), as torch gives shape (2, 0) (issue 27, point 11)."""
+    import ctypes
+    from pyaclnn import capi
+    out = pyaclnn.empty((2, 6), "int64")
+    ops.NonzeroV2(np.zeros((2, 3), np.float32), out)
+    p, n = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_uint64()
+    assert capi.aclGetViewStrides(out.acl_handle(), ctypes.byref(p), ctypes.byref(n)) == 0
+    assert view_shape(out) == (2, 0) and [p[i] for i in range(n.value)] == [1, 1]
+
+
 def test_nonzero_v2_matches_torch_cpu():
     torch = pytest.importorskip("torch")
     x = torch.from_numpy(sample("float32", (5, 3)))
@@ -189,3 +201,48 @@ def test_nonzero_v2_validation_codes():
     assert code_of(nz, x.astype(ml_dtypes.bfloat16), np.zeros((2, 6), np.int64)) == INVALID   # no BF16 on 950
     assert code_of(nz, np.ones((1,) * 9, np.float32), np.zeros((9, 1), np.int64)) == INVALID  # more than 8 dims
     assert raw_null_status("aclnnNonzeroV2GetWorkspaceSize", 2) == NULLPTR
+
+
+# ---- with the executor cache on (issue 27, point 3) ---------------------------------------------
+# A cached call runs a repeatable executor with its own aclTensor descriptors: the real shape of a
+# data-dependent launch landed on the plan's descriptor, and every call returned the full-size output.
+
+@pytest.fixture
+def executor_cache():
+    ops.set_executor_cache(64)
+    try:
+        yield
+    finally:
+        ops.set_executor_cache(0)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "tensor"])
+def test_data_dependent_shapes_are_right_on_every_call_with_the_executor_cache_on(executor_cache, kind):
+    wrap = (lambda a: a) if kind == "numpy" else pyaclnn.from_numpy
+    x = np.arange(200, dtype=np.float32)
+    for p in (0.5, 0.1, 0.9, 0.5, 0.0, 1.0):        # repeated layouts: a cached executor would be reused
+        m = mask_of((200,), p)
+        got = ops.masked_select(wrap(x), wrap(m))
+        got = got if kind == "numpy" else got.numpy()
+        assert got.shape == (int(m.sum()),)
+        same_bits(got, x[m])
+        nz = ops.nonzero_v2(wrap(m.reshape(20, 10)))
+        nz = nz if kind == "numpy" else nz.numpy()
+        np.testing.assert_array_equal(nz, np.array(np.nonzero(m.reshape(20, 10))))
+
+
+def test_the_generic_call_leaves_the_real_shape_on_out_with_the_executor_cache_on(executor_cache):
+    x = pyaclnn.from_numpy(np.arange(12, dtype=np.float32))
+    for step in (2, 3, 4, 2):
+        m = pyaclnn.from_numpy(np.arange(12) % step == 0)
+        out = pyaclnn.empty((12,), "float32")     # (out's aclTensor keeps the shape of its launch)
+        ops.MaskedSelect(x, m, out)
+        assert view_shape(out) == (len(range(0, 12, step)),)
+    assert ops.executor_cache_info()["size"] == 0        # such launches are never cached
+
+
+def test_a_data_dependent_operator_cannot_be_prepared():
+    x = pyaclnn.from_numpy(np.arange(4, dtype=np.float32))
+    m = pyaclnn.from_numpy(np.array([1, 0, 1, 0], bool))
+    with pytest.raises(NotImplementedError, match="output shape from the data"):
+        ops.prepare("MaskedSelect", x, m, pyaclnn.empty((4,), "float32"))

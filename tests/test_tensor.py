@@ -153,6 +153,19 @@ def meta(handle: int) -> dict:
             "offset": off.value, "addr": addr.value}
 
 
+def test_zero_size_dimensions_count_as_1_in_contiguous_strides():
+    """torch gives shape (2, 0, 3) the strides (3, 3, 1): a zero-size dimension counts as 1 in the
+    strides of the dimensions before it (issue 27, point 11), on the Tensor and on its aclTensor."""
+    assert contiguous_strides((2, 0, 3)) == (3, 3, 1)
+    assert contiguous_strides((0, 4)) == (4, 1) and contiguous_strides((3, 0)) == (1, 1)
+    for shape, strides in (((2, 0, 3), (3, 3, 1)), ((0, 2, 2), (4, 2, 1)), ((4, 0), (1, 1))):
+        t = pyaclnn.empty(shape, "float32")
+        assert t.strides == strides and t.is_contiguous()
+        assert meta(t.acl_handle())["strides"] == list(strides)
+        assert t.reshape(shape).strides == strides
+        t.close()
+
+
 def test_acl_tensor_describes_the_view():
     t = pyaclnn.from_numpy(np.zeros((4, 6), np.float16), format="NCHW")
     h = t.acl_handle()

@@ -79,6 +79,18 @@ def cfunc(name: str):
     return fn
 
 
+def c_function(name: str):
+    """What ``capi.<name>`` becomes once bound (bound now): the compiled or ctypes function. Unlike the
+    module's stand-in before the first call, calling it runs no Python code, so a signal handler
+    cannot raise between the C call and its result reaching the C code that called it (the
+    interrupt-safe idioms of pyaclnn._release rely on that)."""
+    fn = _calls.get(name)
+    if fn is None:
+        cfunc(name)
+        fn = _calls[name]
+    return fn
+
+
 def _unbound(name: str):
     """The module-level stand-in of C function ``name`` until its first call: binds, then forwards."""
     def call(*args):
@@ -89,6 +101,7 @@ def _unbound(name: str):
         return fn(*args)
     call.__name__ = call.__qualname__ = name
     call.__module__ = __name__
+    call._capi_stand_in = True
     call.__doc__ = _docstring(name)
     call.__signature__ = _signature(name)
     return call

@@ -16,6 +16,7 @@ Never imported at run time; the generated files are checked in.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -336,14 +337,12 @@ def generate_enums(source: str, values: dict, in_headers: dict, enum_typedefs: l
 
 
 def default_headers() -> Path:
-    """The stub's public header tree, found as pyaclnn.get_include() finds it (pyaclnn/_stubpaths.py, loaded on its
-    own: this script imports nothing of the package)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("_codegen_stubpaths", HERE.parent / "_stubpaths.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    found = mod.stub_include_dir()
-    return Path(found) if found else HERE.parent.parent / "native_stubs" / "include"
+    """The stub's public header tree, where pyaclnn.get_include() looks (pyaclnn/_stubpaths.py; this script
+    imports nothing of the package): beside $PYACLNN_STUB_LIBDIR, installed, else the checkout's static headers."""
+    libdir = os.environ.get("PYACLNN_STUB_LIBDIR")
+    candidates = [Path(libdir) / ".." / "include"] if libdir else []
+    candidates += [HERE.parent / "_stub" / "include", HERE.parent.parent / "native_stubs" / "include"]
+    return next((c.resolve() for c in candidates if (c / "acl").is_dir()), candidates[-1])
 
 
 def main(argv=None) -> int:

@@ -19,8 +19,12 @@ def extend() -> frozenset[str]:
     """Adds the catalog's operators missing from the static tables; returns OPTIONAL with them."""
     from .. import _catalog
     from ..signatures import LAUNCH_ARGTYPES, registry_from_dict, workspace_argtypes
+    try:
+        doc = _catalog.signature_doc()
+    except Exception:   # noqa: BLE001 -- e.g. an unusable PYACLNN_STUB_LIBDIR: the loader reports it when
+        return OPTIONAL  # something is called; importing the C names must not fail on the environment
     added = set()
-    for name, sig in registry_from_dict(_catalog.signature_doc()).items():
+    for name, sig in registry_from_dict(doc).items():
         phase1 = sig.workspace_function
         if phase1 in PROTOTYPES:
             continue

@@ -44,6 +44,7 @@ import threading
 from typing import Any, Callable
 
 from .. import _reuse, dtypes
+from .._release import _put
 from ..errors import recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
@@ -175,8 +176,10 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
             r = entry.launch(inputs, stream)
             if r is None:
                 return None
-    except BaseException:
-        _discard(sp, key, entry)        # refused at launch (the vendor tiles then): keep no plan for it
+    except Exception:
+        # refused at launch (the vendor tiles then): keep no plan for it. (Not on a KeyboardInterrupt:
+        # the plan is sound, and preparing it again on every interrupt only costs.)
+        _discard(sp, key, entry)
         raise
     returns = entry.returns
     if returns is None:
@@ -227,12 +230,15 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     cpu = _cpu[0] if _cpu else _cpu.append(torch.device("cpu")) or _cpu[0]
     outs = [empty_(shape, dtype=dt, device=cpu) for shape, dt, _ in specs]
     addrs = [o.data_ptr() for o in outs]
-    held: list = []             # registrations by the shared bookkeeping (the fallback)
-    fresh = False               # registered by _fast_host (the common case)
+    # What this call holds, owned from before it is taken: ranges registered by _fast_host (the
+    # common case: a True lands in `fresh` inside the C call that registers) or by the shared
+    # bookkeeping (`held`, the fallback). Released after the stream ran, inline, or -- on any
+    # exception, a KeyboardInterrupt included -- by the releaser thread (issue 27, point 4).
+    hold = _TorchHold(stream, addrs)
     launched = False
     try:
-        fresh = _fast_host(addrs, entry.torch_sizes)
-        if not fresh and not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], held):
+        if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
+                not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], hold.held):
             return None
         fast = entry.plan._fast_friendly
         r = fast(inputs, addrs, stream)
@@ -245,19 +251,16 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
                 state.bind()
             r = fast(inputs, addrs, stream)
             if r is None:
+                hold.release(wait=False)
                 return None
         launched = True
         stream.synchronize()
-    except BaseException:
-        if launched:                # interrupted wait: the kernel must be done before the release
-            _sync_quietly(stream)
-        else:
+        hold.release(wait=False)
+    except BaseException as exc:
+        _put(hold)                  # the first call: the releaser waits for the stream, then lets go
+        if not launched and not isinstance(exc, KeyboardInterrupt):
             _discard(sp, key, entry)
         raise
-    finally:
-        if fresh:
-            _native_mod[0].unregister_ranges(addrs)
-        release_host_ranges(held)
     returns = entry.returns
     if returns is None:
         return tuple(outs)
@@ -267,10 +270,34 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
 _native_mod: list = []      # [the accelerator, with the emulator's registration functions set]
 
 
-def _fast_host(addrs: list, sizes: list) -> bool:
+class _TorchHold:
+    """The host ranges a torch call registered (see run_torch); calling it waits for the stream and
+    lets them go. Resumable: the flag leaves ``fresh`` in the run that unregisters, each base leaves
+    ``held`` with its count."""
+    __slots__ = ("stream", "addrs", "fresh", "held")
+
+    def __init__(self, stream: Stream, addrs: list):
+        self.stream = stream
+        self.addrs = addrs
+        self.fresh: list = []       # [True] once _fast_host registered the ranges
+        self.held: list = []        # bases held through runtime.host's bookkeeping
+
+    def release(self, wait: bool = True) -> None:
+        if wait:
+            _sync_quietly(self.stream)      # the kernel must be done with the memory first
+        if self.fresh and self.fresh[-1]:
+            del self.fresh[:]
+            _native_mod[0].unregister_ranges(self.addrs)
+        release_host_ranges(self.held)
+
+    __call__ = release
+
+
+def _fast_host(addrs: list, sizes: list, flag: list | None = None) -> bool:
     """Register a call's new torch outputs with the emulator in one C call (all or none): nobody
     else can know that memory yet, so the shared bookkeeping (runtime.host) is not needed. False:
-    use that bookkeeping instead (it shares ranges and flushes dropped wrappers' registrations)."""
+    use that bookkeeping instead (it shares ranges and flushes dropped wrappers' registrations).
+    The outcome lands in ``flag`` inside the C call that registers."""
     if not _native_mod:
         from ..runtime import _stub_fn
         mod = _native.module()
@@ -281,8 +308,12 @@ def _fast_host(addrs: list, sizes: list) -> bool:
         unreg = _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
         mod.set_host_fns(_native.function_address(reg), _native.function_address(unreg))
         _native_mod.append(mod)
-    if _native_mod[0].register_ranges(addrs, sizes):
+    if flag is None:
+        flag = []
+    flag.extend(map(_native_mod[0].register_ranges, (addrs,), (sizes,)))
+    if flag[-1]:
         return True
+    del flag[:]
     recent_error_message()      # the refusal's message is not the caller's
     return False
 
@@ -309,9 +340,10 @@ def _torch_specs(specs: tuple, torch) -> list | None:
 def _sync_quietly(stream: Stream) -> None:
     """Wait for the stream without raising (as the release finalizers do)."""
     try:
-        with _BindScope(stream._state):
-            stream.pool._sync(stream._handle)
-        recent_error_message()
+        if stream._handle is not None:
+            with _BindScope(stream._state):
+                if stream.pool._sync(stream._handle):
+                    recent_error_message()
     except Exception:       # noqa: BLE001
         pass
 

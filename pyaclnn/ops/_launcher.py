@@ -18,18 +18,19 @@ import ctypes
 import inspect
 from typing import Any
 
-from .. import _shutdown, capi
+from .. import _interruptible, _shutdown
+from .._release import _put
 from .._boundary import stream_for as _default_stream_for
 from .._boundary import to_tensors
-from ..errors import recent_error_message
 from ..runtime import _tls
 from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
 from ..signatures.model import Kind, Role
 from ..tensor import Tensor
 from . import _marshal, _registry
 from ._errors import not_exported, op_error
+from ._marshal import CallTemps
 from ._prepared import _NOT_CACHEABLE, _cache_config, cached_call, plan_class
-from ._registry import available, signature, snake_case
+from ._registry import DATA_DEPENDENT_SHAPE, available, signature, snake_case
 
 _c_uint64 = ctypes.c_uint64
 _c_void_p = ctypes.c_void_p
@@ -66,6 +67,8 @@ class OpFunction:
         params = sig.user_params
         self.params = params
         self._n = len(params)
+        # Output shape from the data: phase 2 synchronises (see DATA_DEPENDENT_SHAPE).
+        self.data_dependent = sig.name in DATA_DEPENDENT_SHAPE
         # Numbers passed by value need no Python conversion when ctypes accepts them as they are;
         # when it does not (a numpy float32, a dtype name for an int64 ...) the call is retried
         # with the converters in `_by_value`.
@@ -166,7 +169,8 @@ class OpFunction:
             return self._launch_tensors(args, stream)
 
     def _launch_tensors(self, args, stream):
-        if _cache_config.maxsize:
+        # A cached (repeatable) executor would leave a data-dependent shape on its own descriptor.
+        if _cache_config.maxsize and not self.data_dependent:
             out = cached_call(self, args, stream)
             if out is not _NOT_CACHEABLE:
                 return out
@@ -176,7 +180,7 @@ class OpFunction:
         """A call with numpy / torch / Python data: Tensors for them, the launch, then outputs
         copied back (numpy) and the call waited for where the host reads at once."""
         with _shutdown.launching(self.name):
-            tensors, crossing = to_tensors(args, self._roles, stream, self._names)
+            tensors, crossing = to_tensors(args, self._roles, stream, self._names, self.data_dependent)
             ok = False
             try:
                 self._launch_tensors(tensors, stream)
@@ -199,9 +203,14 @@ class OpFunction:
         state = stream._state
         if getattr(_tls, "binding", None) is not state.binding:
             state.bind()
-        post: list = []
-        executor = _c_void_p()       # before phase 1: an exception after it finds what it made here
+        if self.data_dependent:
+            # Its phase 2 synchronises in C: wait for the queued work here, where Ctrl-C can land
+            # (issue 27, point 5), so that phase 2 only waits for this launch.
+            _interruptible.until_idle(handle)
+        temps = CallTemps(stream.pool)      # owns what this call makes, from before it makes it
         try:
+            post = temps.post
+            executor = temps.executor
             cargs = [a if c is None else c(a, stream, post) for c, a in zip(self._convs, args)]
             size = _c_uint64()
             try:
@@ -212,35 +221,25 @@ class OpFunction:
             if status:
                 raise op_error(status, self.signature.workspace_function, self.name)
             nbytes = size.value
+            ws = None
             if nbytes:
-                pool = stream.pool
-                ws: list = []
-                try:
-                    block = pool.allocate_into(nbytes, ws)
-                    # Forget the executor before the launch consumes it (no interrupt can come
-                    # between these lines): an interrupt afterwards must not destroy it again.
-                    ex = executor.value
-                    executor.value = None
-                    status = self._launch(ws[0], nbytes, ex, handle)
-                finally:
-                    if ws:
-                        pool.free_cell(ws, nbytes)
-            else:
-                ex = executor.value
-                executor.value = None
-                status = self._launch(None, 0, ex, handle)
+                temps.nbytes = nbytes
+                temps.pool.allocate_into(nbytes, temps.ws)
+                ws = temps.ws[0]
+            # Forget the executor before the launch consumes it (no interrupt point between these
+            # lines): an interrupt afterwards must not destroy it again.
+            ex = executor.value
+            executor.value = None
+            status = self._launch(ws, nbytes, ex, handle)
             if status:
                 raise op_error(status, self.name, self.name)
+            temps.release()                 # workspace back to the pool (stream-ordered), objects destroyed
         except BaseException:
-            # Any exception, KeyboardInterrupt included: release what this call made.
-            if executor.value:                        # phase 1 ran, phase 2 did not
-                capi.aclDestroyAclOpExecutor(executor)
-                recent_error_message()
-            if post:
-                _marshal.finish(post, stream, ok=False)
+            # Any exception, KeyboardInterrupt included. The first call of the handler: the releaser
+            # thread (which no signal interrupts) releases what this call made, resuming a release
+            # cut short.
+            _put(temps)
             raise
-        if post:
-            _marshal.finish(post, stream, ok=True)
         outs = self._outputs
         if len(outs) == 1:
             return args[outs[0]]

@@ -1,8 +1,10 @@
 """Python values -> C arguments of ``aclnnXxxGetWorkspaceSize``, one converter per parameter kind.
 
 A converter is ``conv(value, stream, post) -> C argument``. It may append to ``post`` what must
-happen after phase 2 has returned: ``(DESTROY, destroy_fn, handle)`` for an aclScalar / aclIntArray /
-aclTensorList ... made for the call.
+happen after phase 2 has returned: ``functools.partial(destroy_fn, handle)`` for an aclScalar /
+aclIntArray / aclTensorList ... made for the call, put there by the same C call chain that creates
+the handle (and taken out by the one that destroys it, :func:`finish`), so that a KeyboardInterrupt
+never finds a handle that ``post`` does not hold (issue 27, point 4).
 
 Tensor arguments are :class:`Tensor` (or None) here: numpy arrays, torch tensors and Python data
 became Tensors at the host-data boundary (:mod:`pyaclnn._boundary`) before the launcher saw them.
@@ -13,6 +15,8 @@ the hot loop of a call only runs Python code for tensors and handles.
 from __future__ import annotations
 
 import ctypes
+import functools
+import itertools
 import operator
 import re
 from typing import Any, Callable
@@ -22,11 +26,30 @@ import numpy as np
 from .. import capi, dtypes
 from .._cint import bounds as _cint_bounds, check as _cint_check
 from ..codecs import encode_float8_e8m0
-from ..errors import make_error
+from .. import _release
+from ..errors import make_error, recent_error_message
 from ..signatures.model import Kind, Param
 from ..tensor import Tensor, as_acl_dtype
 
-DESTROY = "destroy"
+DESTROY = "destroy"       # (kept for callers of the old (DESTROY, fn, handle) entries)
+_partial = functools.partial
+_c = _release.c_callable
+_FunctionType = type(lambda: None)
+
+
+def _make_into(post: list, create, destroy, a, b) -> int:
+    """``create(a, b)`` with its handle stored in ``post`` as ``partial(destroy, handle)`` inside the
+    same C call chain; returns the handle (0 if creation failed: nothing is kept then)."""
+    if create.__class__ is _FunctionType:       # (a capi stand-in: see _release.c_callable)
+        create = _c(create)
+    if destroy.__class__ is _FunctionType:
+        destroy = _c(destroy)
+    post.extend(map(_partial, (destroy,), map(create, (a,), (b,))))
+    h = post[-1].args[0]
+    if not h:
+        del post[-1]
+    return h
+
 
 Converter = Callable[[Any, Any, list], Any]
 
@@ -127,32 +150,53 @@ def _tensor_list_converter(p: Param) -> Converter:
     def conv(xs, stream, post):
         if xs is None:
             return None
+        entry = _ListEntry(capi.aclDestroyTensorList, capi.aclDestroyTensor)
+        post.append(entry)              # owns the tensors, then the list that takes them over
         handles = []
-        try:
-            for x in xs:
-                t = only_tensor(x, p.name)
-                if t is None:
-                    handles.append(None)
-                    continue
-                t._mem.note_stream(stream)
-                handles.append(t.new_acl_tensor())      # the list takes ownership of these
-            arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
-            lst = capi.aclCreateTensorList(arr, len(handles))
-            if not lst:
-                raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateTensorList")
-        except BaseException:
-            for h in handles:
-                if h:
-                    capi.aclDestroyTensor(h)
-            raise
-        post.append((DESTROY, capi.aclDestroyTensorList, lst))
-        return lst
+        for x in xs:
+            t = only_tensor(x, p.name)
+            if t is None:
+                handles.append(None)
+                continue
+            t._mem.note_stream(stream)
+            t._new_acl_tensor_into(entry.members, None)
+            handles.append(entry.members[-1])
+        return entry.create(capi.aclCreateTensorList, "aclCreateTensorList", handles)
     return conv
 
 
 # ------------------------------------------------------------------------------------------------
 # Scalars and arrays
 # ------------------------------------------------------------------------------------------------
+
+class _ListEntry:
+    """A ``post`` entry for an aclTensorList / aclScalarList and its members: the members' handles
+    are put into ``members`` by the C calls that make them, the list's into ``lst`` by the one that
+    makes it (and takes the members over). Calling it releases whichever owns them: the list if it
+    was made, else each member. Resumable (pyaclnn._release)."""
+    __slots__ = ("destroy_list", "destroy_member", "members", "lst")
+
+    def __init__(self, destroy_list, destroy_member):
+        self.destroy_list = _c(destroy_list)
+        self.destroy_member = _c(destroy_member)
+        self.members: list = []
+        self.lst: list = []
+
+    def create(self, create_list, name: str, handles: list) -> int:
+        arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
+        self.lst.extend(map(_c(create_list), (arr,), (len(handles),)))
+        if not self.lst[-1]:
+            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, name)
+        return self.lst[-1]
+
+    def __call__(self) -> None:
+        if self.lst and self.lst[-1]:
+            del self.members[:]             # the list owns them (same run as the test)
+            _release.drain(self.destroy_list, self.lst)
+        else:
+            del self.lst[:]
+            _release.drain(self.destroy_member, self.members)
+
 
 def new_scalar(value: Any) -> int:
     s = as_scalar(value)
@@ -162,31 +206,34 @@ def new_scalar(value: Any) -> int:
     return h
 
 
+def _scalar_into(post: list, value: Any) -> int:
+    s = as_scalar(value)
+    h = _make_into(post, capi.aclCreateScalar, capi.aclDestroyScalar, s._data.ctypes.data, s.acl_dtype)
+    if not h:
+        raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalar")
+    return h
+
+
 def _scalar(x, stream, post):
     if x is None:
         return None
-    h = new_scalar(x)
-    post.append((DESTROY, capi.aclDestroyScalar, h))
-    return h
+    return _scalar_into(post, x)
 
 
 def _scalar_list(xs, stream, post):
     if xs is None:
         return None
+    entry = _ListEntry(capi.aclDestroyScalarList, capi.aclDestroyScalar)
+    post.append(entry)
     handles = []
-    try:
-        for x in xs:
-            handles.append(new_scalar(x))
-        arr = (ctypes.c_void_p * max(len(handles), 1))(*handles)
-        lst = capi.aclCreateScalarList(arr, len(handles))
-        if not lst:
-            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalarList")
-    except BaseException:
-        for h in handles:
-            capi.aclDestroyScalar(h)
-        raise
-    post.append((DESTROY, capi.aclDestroyScalarList, lst))
-    return lst
+    for x in xs:
+        s = as_scalar(x)
+        entry.members.extend(map(_c(capi.aclCreateScalar), (s._data.ctypes.data,), (s.acl_dtype,)))
+        if not entry.members[-1]:
+            del entry.members[-1]
+            raise make_error(capi.ACLNN_ERR_PARAM_INVALID, "aclCreateScalar")
+        handles.append(entry.members[-1])
+    return entry.create(capi.aclCreateScalarList, "aclCreateScalarList", handles)
 
 
 def _array_converter(create: str, destroy: str, ctype, coerce) -> Converter:
@@ -196,10 +243,9 @@ def _array_converter(create: str, destroy: str, ctype, coerce) -> Converter:
         values = [coerce(v) for v in np.asarray(xs).reshape(-1).tolist()] \
             if isinstance(xs, np.ndarray) else [coerce(v) for v in xs]
         arr = (ctype * len(values))(*values) if values else None
-        h = getattr(capi, create)(arr, len(values))
+        h = _make_into(post, getattr(capi, create), getattr(capi, destroy), arr, len(values))
         if not h:
             raise make_error(capi.ACLNN_ERR_PARAM_INVALID, create)
-        post.append((DESTROY, getattr(capi, destroy), h))
         return h
     return conv
 
@@ -291,11 +337,61 @@ def converter(p: Param) -> Converter:
 
 
 def finish(post: list, stream=None, ok: bool = True) -> None:
-    """After phase 2 (or a failure): destroy what the call made."""
-    for entry in post:
-        if entry[0] is DESTROY:
-            entry[1](entry[2])
-    post.clear()
+    """After phase 2 (or a failure): destroy what the call made, last first. Resumable: a
+    ``partial(destroy, handle)`` leaves ``post`` in the C call chain that destroys it, a list entry
+    after it ran (running it again finds nothing)."""
+    if not post:
+        return
+    if _ListEntry not in map(type, post):       # (the common case: one C chain for them all)
+        failed = _sum(map(_CALL, map(post.pop, _repeat(-1, len(post)))))
+    else:
+        failed = 0
+        while post:
+            if post[-1].__class__ is _partial:
+                failed |= _sum(map(_CALL, map(post.pop, _LAST)))
+            else:
+                post[-1]()
+                del post[-1]
+    if failed:
+        recent_error_message()
+
+
+_sum = sum
+_repeat = itertools.repeat
+_LAST = (-1,)
+_CALL = functools.partial.__call__      # (unbound: calls the partial it is given)
+
+
+class CallTemps:
+    """What one launch makes and gives back: the attribute objects (``post``), the executor phase 1
+    writes (``executor``, a ``c_void_p`` held in ``execs`` until phase 2 consumes it: the launch
+    sets it to NULL first), a workspace block (``ws``, ``nbytes`` from ``pool``).
+
+    :meth:`release` is resumable. The launch releases inline on success; on any exception (a
+    KeyboardInterrupt included) its handler's first call hands the object to the releaser thread
+    (``pyaclnn._release._put(temps)``), which calls it -- so nothing is lost whatever the interrupt
+    point (issue 27, point 4).
+    """
+    __slots__ = ("post", "executor", "execs", "ws", "nbytes", "pool")
+
+    def __init__(self, pool):
+        self.post: list = []
+        self.executor = ctypes.c_void_p()
+        self.execs = [self.executor]
+        self.ws: list = []
+        self.nbytes = 0
+        self.pool = pool
+
+    def release(self) -> None:
+        if self.execs and self.execs[0]:    # phase 1 ran, phase 2 did not
+            if _release.drain(capi.aclDestroyAclOpExecutor, self.execs):
+                recent_error_message()
+        if self.ws:
+            self.pool.free_cell(self.ws, self.nbytes)
+        if self.post:
+            finish(self.post)
+
+    __call__ = release                      # (what the releaser calls)
 
 
 def cache_key_of(value: Any) -> Any:

@@ -26,11 +26,13 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from .. import capi
+from .. import _release, capi
+from .._release import _put
 from .._release import finalizer as _finalizer
 from .._boundary import Crossing
 from ..errors import make_error, recent_error_message
 from ..runtime import Stream, _BindScope, _tls
+from ..runtime.devices import _drop_reference
 from ..signatures.model import Kind, Role
 from ..tensor import Tensor
 from . import _marshal, _native
@@ -68,30 +70,27 @@ class _Slot:
         self.copy_back = copy_back  # an output: numpy arrays given for it are copied back
 
 
-def _release_plan(executor: int, handles: list, destroys: list, workspace, streams: list, state,
-                  destroy_executor, destroy_tensor) -> None:
+def _release_plan(execs: list, handles: list, destroys: list, ws: list, ws_nbytes: list, pool,
+                  streams: list, ref: list, destroy_executor, destroy_tensor) -> None:
+    # Resumable (pyaclnn._release): each handle leaves its list in the C call that destroys it.
     try:
-        for ref in streams:
-            s = ref()
-            if s is not None and s._handle is not None:
-                with _BindScope(s._state):
-                    if s.pool._sync(s._handle):
-                        recent_error_message()
-        if destroy_executor(executor):
+        if execs or handles or ws:
+            for r in streams:
+                s = r()
+                if s is not None and s._handle is not None:
+                    with _BindScope(s._state):
+                        if s.pool._sync(s._handle):
+                            recent_error_message()
+        if _release.drain(destroy_executor, execs):
             recent_error_message()
-        for h in handles:
-            destroy_tensor(h)
-        for fn, h in destroys:
-            fn(h)
-        if workspace is not None:
-            pool, ptr, size = workspace
-            pool.free(ptr, size)
+        if _release.drain(destroy_tensor, handles):
+            recent_error_message()
+        _marshal.finish(destroys)
+        if ws:
+            pool.free_cell(ws, ws_nbytes[0])
     except Exception:       # noqa: BLE001 -- finalizers must not raise
         pass
-    finally:
-        handles.clear()
-        destroys.clear()
-        state.release()
+    _drop_reference(ref)
 
 
 class PreparedCall:
@@ -107,20 +106,37 @@ class PreparedCall:
         gws, launch = fn.bind()
         if stream._handle is None:
             raise RuntimeError("stream is closed")
+        if fn.data_dependent:
+            # phase 2 would write the real output shape into the plan's own aclTensor, which the
+            # caller never sees (the result would keep its full, allocated shape)
+            raise NotImplementedError(
+                f"prepare(): {fn.__name__} sets its output shape from the data at launch; a prepared call "
+                f"cannot hand that shape back -- call the operator directly (ops.{fn.__name__}(...) or its "
+                f"friendly function), which returns the real shape")
         self.op = fn
         self._launch = launch
         self._keep = keep_refs
         self.stream = stream if keep_refs else None     # cached plans must not keep their stream
         state = stream._state
-        state.acquire()
-        handles: list[int] = []
-        destroys: list = []
+        handles: list[int] = []         # the plan's aclTensors
+        destroys: list = []             # its attribute objects (a _marshal post list)
         slots: list[_Slot] = []
         objs: list = []
         crossing = Crossing(stream)     # numpy / torch arguments given at prepare time
         executor = ctypes.c_void_p()
-        workspace = None
+        execs = [executor]              # phase 1 writes the executor into it
+        ws: list = []                   # the workspace block
+        ws_nbytes = [0]
+        ref: list = []                  # the device reference
+        self._streams = [weakref.ref(stream)]
+        # The finalizer owns every container before anything is made (issue 27, point 4): an
+        # exception at any point -- a KeyboardInterrupt included -- leaves nothing unowned.
+        fin = None
         try:
+            fin = self._finalizer = _finalizer(
+                self, _release_plan, execs, handles, destroys, ws, ws_nbytes, stream.pool, self._streams, ref,
+                capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
+            state.acquire_into(ref)
             state.bind()
             cargs = []
             n_in = n_out = 0
@@ -131,10 +147,8 @@ class PreparedCall:
                         f"calls support plain tensors only -- call the operator directly")
                 if p.kind is not Kind.TENSOR:
                     # Attribute objects (aclScalar, aclIntArray ...) live as long as the executor.
-                    made: list = []
                     conv = fn._by_value[i] or fn._convs[i]
-                    cargs.append(conv(a, stream, made))
-                    destroys += [(e[1], e[2]) for e in made if e[0] is _marshal.DESTROY]
+                    cargs.append(conv(a, stream, destroys))
                     continue
                 setters = []
                 if p.role is not Role.OUT:
@@ -151,8 +165,8 @@ class PreparedCall:
                     cargs.append(None)
                     continue
                 t._mem.note_stream(stream)
-                h = t.new_acl_tensor()
-                handles.append(h)
+                t._new_acl_tensor_into(handles, None)
+                h = handles[-1]
                 slots.append(_Slot(p.name, i, tuple(setters), h, t._key, copy_back))
                 objs.append(t)
                 cargs.append(h)
@@ -162,20 +176,16 @@ class PreparedCall:
                 raise op_error(status, fn.signature.workspace_function, fn.name)
             status = capi.aclSetAclOpExecutorRepeatable(executor)
             if status:
-                err = make_error(status, "aclSetAclOpExecutorRepeatable")
-                capi.aclDestroyAclOpExecutor(executor)
-                raise err
+                raise make_error(status, "aclSetAclOpExecutorRepeatable")   # (the finalizer destroys it)
             self.workspace_size = size.value
             if size.value:
-                ptr, block = stream.pool.allocate(size.value)
-                workspace = (stream.pool, ptr, block)
+                ws_nbytes[0] = size.value
+                stream.pool.allocate_into(size.value, ws)
+            workspace = (stream.pool, ws[0], ws_nbytes[0]) if ws else None
         except BaseException:
-            for h in handles:
-                capi.aclDestroyTensor(h)
-            for f, h in destroys:
-                f(h)
+            if fin is not None:
+                fin()                   # resumable: cut short, the releaser finishes it
             crossing.finish(ok=False)
-            state.release()
             raise
         self._executor = executor.value
         self._slots = tuple(slots)
@@ -193,7 +203,6 @@ class PreparedCall:
         self._pick_outputs = operator.itemgetter(*self._outputs) if self._outputs else (lambda objs: None)
         self._workspace = workspace
         self._ws_ptr = workspace[1] if workspace else None
-        self._streams = [weakref.ref(stream)]
         self._home = stream._handle                 # the stream its workspace is ordered on
         self._initial_crossing = crossing  # numpy inputs given at prepare time stay uploaded
         # Host-memory torch tensors (emulator) are read by torch right after a call: every launch
@@ -202,9 +211,6 @@ class PreparedCall:
         self._failed = -1
         self._lock = threading.RLock()     # serialises calls of several threads (see _call_slow)
         self._depth = 0
-        self._finalizer = _finalizer(
-            self, _release_plan, executor.value, handles, destroys, workspace, self._streams, state,
-            capi.aclDestroyAclOpExecutor, capi.aclDestroyTensor)
         self._setup_fast(stream, state)
         if keep_refs:
             stream._users.add(self)
@@ -343,36 +349,43 @@ class PreparedCall:
 
     def _run(self, stream: Stream) -> int:
         """Re-point the changed addresses (one ctypes call each) and launch; returns the status."""
-        other_ws = self._workspace is not None and stream._handle != self._home
-        if other_ws:                                  # a workspace ordered on that stream
-            ptr, block = stream.pool.allocate(self.workspace_size)
-            self._set_workspace(ptr)
+        ws_ptr = self._ws_ptr
+        temps = None
+        if self._workspace is not None and stream._handle != self._home:
+            temps = _marshal.CallTemps(stream.pool)   # a workspace ordered on that stream
         try:
-            addrs, slots, executor = self._addrs, self._slots, self._executor
-            for i, slot in enumerate(slots):
-                a = addrs[i]
-                if slot.handle is not None and a != self._bound_get(i):
-                    for setter, index in slot.setters:
-                        status = setter(executor, index, slot.handle, a)
-                        if status:
-                            self._failed = i
-                            return status
-                    self._bound_set(i, a)
-            self._failed = len(slots)
-            return self._launch(self._ws_ptr, self.workspace_size, executor, stream._handle)
-        finally:
-            if other_ws:
-                self._set_workspace(self._workspace[1])
-                stream.pool.free(ptr, block)
+            if temps is not None:
+                temps.nbytes = self.workspace_size
+                stream.pool.allocate_into(self.workspace_size, temps.ws)
+                ws_ptr = temps.ws[0]
+            status = self._repoint_and_launch(ws_ptr, stream)
+            if temps is not None:
+                temps.release()                   # (stream-ordered: after the launch)
+            return status
+        except BaseException:
+            if temps is not None:
+                _put(temps)                       # the first call: the releaser gives it back
+            raise
+
+    def _repoint_and_launch(self, ws_ptr, stream: Stream) -> int:
+        addrs, slots, executor = self._addrs, self._slots, self._executor
+        for i, slot in enumerate(slots):
+            a = addrs[i]
+            if slot.handle is not None and a != self._bound_get(i):
+                for setter, index in slot.setters:
+                    status = setter(executor, index, slot.handle, a)
+                    if status:
+                        self._failed = i
+                        return status
+                self._bound_set(i, a)
+        self._failed = len(slots)
+        return self._launch(ws_ptr, self.workspace_size, executor, stream._handle)
 
     def _bound_get(self, i: int) -> int:
         return self._bound[i]
 
     def _bound_set(self, i: int, addr: int) -> None:
         self._bound[i] = addr
-
-    def _set_workspace(self, ptr: int) -> None:
-        self._ws_ptr = ptr
 
     def _failed_slot(self) -> int:
         return self._failed
@@ -480,10 +493,6 @@ def _accelerated_class(base: type) -> type:
                 list(self._bound), list(self._outputs), self._addrs.buffer_info()[0])
             if self._host_sync:
                 self._fast_disable()        # launches must wait: the Python path does that
-
-        def _set_workspace(self, ptr: int) -> None:
-            PreparedCall._set_workspace(self, ptr)
-            self._fast_set_workspace(ptr or 0)
 
         def _raise_failure(self, status: int) -> None:     # called from C
             self._failed = self._fast_failed
@@ -626,7 +635,10 @@ def cached_call(fn: OpFunction, args, stream: Stream):
 def set_executor_cache(maxsize: int) -> None:
     """Enable (``maxsize > 0``: prepared executors kept per stream, LRU) or disable (0) the cache of
     one-shot calls.  Keys: operator, dtypes, shapes, strides, offsets, formats, attribute values,
-    stream (hence device) -- never data addresses.  Disabling drops the cached executors."""
+    stream (hence device) -- never data addresses.  Disabling drops the cached executors.
+    Operators whose output shape depends on the data (``ops._registry.DATA_DEPENDENT_SHAPE``:
+    MaskedSelect, NonzeroV2 ...) always run once: a cached executor would keep their real output
+    shape in its own aclTensor."""
     if maxsize < 0:
         raise ValueError("maxsize must be >= 0")
     _cache_config.maxsize = int(maxsize)

@@ -66,7 +66,7 @@ def init() -> None:
     with _init_lock:
         if _initialised:
             return
-        status = capi.aclInit(None)
+        status = _acl_init_null()
         if status not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
             raise make_error(status, "aclInit")
         fin_ref = capi.aclFinalizeReference
@@ -74,6 +74,22 @@ def init() -> None:
                    None if getattr(fin_ref, "missing", False) else fin_ref, capi.aclFinalize)
         _shutdown.install()   # after a finalizer exists: at exit, launches stop before finalizers run
         _initialised = True
+
+
+_init_null: list = []
+
+
+def _acl_init_null() -> int:
+    """``aclInit(NULL)`` through a binding whose argument ctypes converts in C: capi's ``const char*``
+    converter is Python code, and a KeyboardInterrupt raised inside it reaches the caller as a
+    ``ctypes.ArgumentError`` (checked on every resource creation, see devices.check_runtime)."""
+    if not _init_null:
+        from .._loader import backend
+        fn = backend().symbol("aclInit")
+        fn.argtypes = [ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        _init_null.append(fn)
+    return _init_null[0](None)
 
 
 def is_stub() -> bool:
@@ -103,7 +119,7 @@ def _runtime_finalized() -> bool:
     fin_ref = capi.aclFinalizeReference
     if not _initialised or getattr(fin_ref, "missing", False):
         return False
-    status = capi.aclInit(None)
+    status = _acl_init_null()
     if status not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
         recent_error_message()
         return False

@@ -4,6 +4,7 @@ and the diagnosis of resets and finalizes done through capi behind pyaclnn's bac
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -107,12 +108,15 @@ class _DeviceState:
         self.binding: _Binding | None = None
         self.default_stream: Stream | None = None
         self.lost: str | None = None       # what reset it behind our back (see _diagnose)
+        self._closing = False              # the last reference went; _close has not finished
         # Bound once so that releases still work while modules are torn down at exit.
         self._set_ctx = capi.aclrtSetCurrentContext
         self._reset = capi.aclrtResetDevice
 
     def acquire(self) -> None:
         with self.lock:
+            if self._closing:
+                self._close()               # a close cut short by an interrupt: finish it first
             if self.refs == 0:
                 self._open()
             self.refs += 1
@@ -121,6 +125,30 @@ class _DeviceState:
         with self.lock:
             self.refs -= 1
             if self.refs == 0:
+                self._closing = True
+                self._close()
+
+    def acquire_into(self, ref: list) -> None:
+        """Take a reference and put this state into ``ref`` (empty before) in one interrupt-free
+        run, so an interrupt never leaves a reference that no cell holds (issue 27, point 4)."""
+        with self.lock:
+            if self._closing:
+                self._close()
+            if self.refs == 0:
+                self._open()
+            self.refs += 1
+            ref += (self,)
+
+    def release_from(self, ref: list) -> None:
+        """Drop the reference :meth:`acquire_into` put into ``ref``; idempotent and resumable (the
+        cell empties with the count; a close cut short is finished by the next call)."""
+        with self.lock:
+            if ref:
+                del ref[:]
+                self.refs -= 1
+                if self.refs == 0:
+                    self._closing = True
+            if self._closing and self.refs == 0:
                 self._close()
 
     def _open(self) -> None:
@@ -140,12 +168,15 @@ class _DeviceState:
             previous.state.bind()       # aclrtSetDevice moved this thread; put it back
 
     def _close(self) -> None:
+        # Resumable: each step finds nothing left once it has run.
         stream, self.default_stream = self.default_stream, None
         if stream is not None:
             stream._close_quietly()
         self.binding = None
         self.lost = None
-        _quiet(self._reset(self.id))
+        if self._closing:
+            self._closing = False
+            _quiet(self._reset(self.id))
 
     def bind(self) -> None:
         """Make this device's context current on the calling thread."""
@@ -169,6 +200,26 @@ class _DeviceState:
 # How a device's default stream is made: installed by .streams, which builds on this module (a
 # stream needs a device; a device only needs *a* stream factory).
 _new_default_stream: "Callable[[_DeviceState], Stream]" = None  # type: ignore[assignment]
+
+
+def _drop_saved(saved: list) -> None:
+    for entry in list(saved):
+        _drop_reference(entry[2])
+
+
+def _undo_enter(saved: list, entry: tuple) -> None:
+    """A ``with device:`` whose ``__enter__`` was cut short: forget its entry and reference."""
+    try:
+        saved.remove(entry)
+    except ValueError:
+        pass
+    _drop_reference(entry[2])
+
+
+def _drop_reference(ref: list) -> None:
+    """Release the device reference in ``ref`` once (see ``_DeviceState.release_from``)."""
+    if ref:
+        ref[0].release_from(ref)
 
 
 class _BindScope:
@@ -225,9 +276,13 @@ class Device:
             device_id = device_id.id
         device_id = _check_cint(int(device_id), "int32_t", "device_id", "pyaclnn.Device")
         self._state = _state_for(device_id)
-        self._state.acquire()
-        self._finalizer = _finalizer(self, self._state.release)
         self._saved: list = []
+        # References of `with` blocks whose __exit__ an interrupt cut short stay in _saved: they go
+        # when this object dies (a second finalizer: close() must not drop an open block's).
+        _finalizer(self, _drop_saved, self._saved)
+        ref: list = []          # the reference, owned by the finalizer before it is taken
+        self._finalizer = _finalizer(self, _drop_reference, ref)
+        self._state.acquire_into(ref)
 
     # -- identity ---------------------------------------------------------------------------------
     @property
@@ -259,19 +314,30 @@ class Device:
 
     def __enter__(self) -> "Device":
         self._require_open()
-        self._state.acquire()
-        self._saved.append((getattr(_tls, "device", None), getattr(_tls, "stream", None)))
-        _tls.device = self
-        _tls.stream = None
-        self._state.bind()
+        ref: list = []          # the block's reference (see _DeviceState.acquire_into)
+        entry = (getattr(_tls, "device", None), getattr(_tls, "stream", None), ref)
+        undo = functools.partial(_undo_enter, self._saved, entry)
+        self._saved.append(entry)
+        try:
+            self._state.acquire_into(ref)
+            _tls.device = self
+            _tls.stream = None
+            self._state.bind()
+        except BaseException:
+            # (no __exit__ follows) The first call: the releaser forgets the entry and its reference.
+            _release._put(undo)
+            _tls.device, _tls.stream = entry[0], entry[1]
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        device, stream = self._saved.pop()
+        # The entry leaves _saved only after its reference was dropped (see __init__).
+        device, stream, ref = self._saved[-1]
         _tls.device, _tls.stream = device, stream
         if device is not None and not device.closed:
             device._state.bind()
-        self._state.release()
+        _drop_reference(ref)
+        self._saved.pop()
 
     def _require_open(self) -> None:
         if self.closed:

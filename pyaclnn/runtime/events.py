@@ -4,22 +4,26 @@ from __future__ import annotations
 import ctypes
 from typing import TYPE_CHECKING
 
-from .. import _interruptible, capi
+from .. import _interruptible, _release, capi
 from .._release import finalizer as _finalizer
-from ._init import _byref, _check, _quiet
-from .devices import Device, _BindScope, _bind_current, _DeviceState, _resolve_device, current_stream
+from ._init import _byref, _check
+from ..errors import recent_error_message
+from .devices import (Device, _BindScope, _bind_current, _DeviceState, _drop_reference, _resolve_device,
+                      current_stream)
 
 if TYPE_CHECKING:
     from .streams import Stream
 
-def _release_event(state: _DeviceState, handle: int, destroy) -> None:
+def _release_event(state: _DeviceState, hcell: list, destroy, ref: list) -> None:
+    # Resumable: the handle leaves its cell in the call that destroys it, the reference with its count.
     try:
-        with _BindScope(state):
-            _quiet(destroy(handle))
+        if hcell:
+            with _BindScope(state):
+                if _release.drain(destroy, hcell):
+                    recent_error_message()
     except Exception:       # noqa: BLE001
         pass
-    finally:
-        state.release()
+    _drop_reference(ref)
 
 
 class Event:
@@ -32,19 +36,25 @@ class Event:
     def __init__(self, *, timing: bool = True, device: "Device | int | None" = None):
         dev = _resolve_device(device)
         state = dev._state
-        state.acquire()
-        try:
+        self._state = state
+        self._handle: int | None = None
+        self.timing = timing
+        hcell: list = []            # the aclrtEvent (a c_void_p aclrtCreateEventWithFlag writes)
+        ref: list = []              # the device reference
+        fin = None
+        try:                        # the finalizer owns both cells first (see DeviceBuffer)
+            fin = self._finalizer = _finalizer(self, _release_event, state, hcell, capi.aclrtDestroyEvent, ref)
+            state.acquire_into(ref)
             state.bind()
             h = ctypes.c_void_p()
+            hcell += (h,)
             flag = capi.ACL_EVENT_TIME_LINE if timing else capi.ACL_EVENT_SYNC
             _check(capi.aclrtCreateEventWithFlag(_byref(h), flag), "aclrtCreateEventWithFlag")
+            self._handle = hcell[0] = h.value
         except BaseException:
-            state.release()
+            if fin is not None:
+                fin()
             raise
-        self._state = state
-        self._handle: int | None = h.value
-        self.timing = timing
-        self._finalizer = _finalizer(self, _release_event, state, h.value, capi.aclrtDestroyEvent)
 
     @property
     def handle(self) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _release
 from .._release import finalizer as _finalizer
-from ._init import _check, _quiet, init, is_stub
+from ._init import _check, init, is_stub
 
 _stub_fns: dict[str, Any] = {}
 
@@ -25,19 +25,32 @@ def _stub_fn(name: str, restype, argtypes):
 
 _registrations: dict[int, list] = {}      # base -> [nbytes, count]
 _reg_lock = threading.Lock()
+_to_unregister: list = []                  # bases whose last holder let go, not yet unregistered
 
 
-def _unregister(base: int) -> None:
-    try:
-        with _reg_lock:
+def _drop_holds(bases: list) -> None:
+    """Let go of the registrations whose bases ``bases`` holds (last first), each leaving the list
+    with its count in one interrupt-free run (issue 27, point 4); unregister those nobody holds."""
+    with _reg_lock:
+        while bases:
+            base = bases[-1]
             entry = _registrations.get(base)
-            if entry is None:
-                return
-            entry[1] -= 1
-            if entry[1]:
-                return
-            del _registrations[base]
-        _quiet(_stub_fns["pyaclnn_stub_mem_unregister"](base))
+            del bases[-1]
+            if entry is not None:
+                entry[1] -= 1
+                if not entry[1]:
+                    del _registrations[base]
+                    _to_unregister.append(base)
+    if _to_unregister:
+        unregister = _call_fns[1] if _call_fns else _stub_fns.get("pyaclnn_stub_mem_unregister")
+        if unregister is not None and _release.drain(unregister, _to_unregister):
+            _recent_error()
+
+
+def _unregister(cell: list) -> None:
+    # Resumable: the base leaves the cell with its count (see _drop_holds).
+    try:
+        _drop_holds(cell)
     except Exception:       # noqa: BLE001
         pass
 
@@ -59,26 +72,33 @@ class HostRegistration:
         lookup = _stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
                           [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p])
         self.ptr, self.nbytes, self.base = ptr, nbytes, None
+        cell: list = []         # the base held, owned by the finalizer before it is taken
+        self._finalizer = _finalizer(self, _unregister, cell)
         if _release.pending():
             _release.flush()    # registrations of dropped wrappers (maybe of this range) go first
         with _reg_lock:
             for base, entry in _registrations.items():
                 if base <= ptr and ptr + nbytes <= base + entry[0]:
                     entry[1] += 1               # inside a range registered earlier: share it
+                    cell += (base,)
                     self.base = base
                     break
             else:
                 if nbytes and lookup(ptr, nbytes, None, None):
                     pass                        # device memory (aclrtMalloc): nothing to do
                 elif nbytes:
-                    _check(register(ptr, nbytes), "pyaclnn_stub_mem_register")
+                    # booked before the C call (an interrupt after it finds the booking)
                     _registrations[ptr] = [nbytes, 1]
+                    cell += (ptr,)
+                    status = register(ptr, nbytes)
+                    if status:
+                        del _registrations[ptr]
+                        del cell[:]
+                        _check(status, "pyaclnn_stub_mem_register")
                     self.base = ptr
-        self._finalizer = _finalizer(self, _unregister, self.base) if self.base else None
 
     def release(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
+        self._finalizer()
 
 
 def register_host_memory(ptr: int, nbytes: int) -> HostRegistration:
@@ -130,10 +150,15 @@ def _hold_one(register, ptr: int, nbytes: int, held: list) -> bool:
     """Under _reg_lock."""
     if not ptr or nbytes <= 0:
         return False
-    if register(ptr, nbytes) == 0:
+    if ptr not in _registrations:
+        # booked before the C call, undone if it refuses (an interrupt after it finds the booking)
         _registrations[ptr] = [nbytes, 1]
-        held.append(ptr)
-        return True
+        held += (ptr,)
+        if register(ptr, nbytes) == 0:
+            return True
+        if held and held[-1] == ptr:
+            del held[-1]
+            del _registrations[ptr]
     for base, entry in _registrations.items():
         if base <= ptr and ptr + nbytes <= base + entry[0]:
             entry[1] += 1                       # inside a range registered earlier: share it
@@ -147,19 +172,8 @@ def _hold_one(register, ptr: int, nbytes: int, held: list) -> bool:
 
 def release_host_ranges(held: list) -> None:
     """Release what :func:`hold_host_ranges` held (after the stream that used it has run); empties
-    ``held``."""
-    unregister = _call_fns[1] if _call_fns else None
-    with _reg_lock:
-        while held:
-            base = held[-1]
-            entry = _registrations.get(base)
-            if entry is not None:
-                entry[1] -= 1
-                if not entry[1]:
-                    del _registrations[base]
-                    if unregister is not None and unregister(base):
-                        _recent_error()
-            held.pop()
+    ``held``. Resumable: what an interrupt leaves in ``held`` is released by the next call."""
+    _drop_holds(held)
 
 
 def _recent_error() -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._release import finalizer as _finalizer
 from ._init import _quiet
-from .devices import _BindScope, current_stream
+from .devices import _BindScope, _drop_reference, current_stream
 from .host import register_host_memory
 
 if TYPE_CHECKING:
@@ -65,24 +65,16 @@ def _sync_others(streams: list) -> None:
                 _quiet(s.pool._sync(s._handle))
 
 
-def _drop_reference(ref: list) -> None:
-    """Release the device state in ``ref`` once, however many paths try (emptied before use)."""
-    items = ref[:]
-    del ref[:]
-    if items:
-        items[0].release()
-
-
-def _release_buffer(pool: MemoryPool, cell: list, size: int, streams: list, ref: list) -> None:
+def _release_buffer(pool: MemoryPool, cell: list, nbytes: int, streams: list, ref: list) -> None:
+    # Resumable (pyaclnn._release): run again after an interrupt, it finishes what is left.
     try:
         if len(streams) > 1 and cell:
             _sync_others(streams)
-        pool.free_cell(cell, size)
+        pool.free_cell(cell, nbytes)
     except Exception:       # noqa: BLE001
         pass
-    finally:
-        streams.clear()
-        _drop_reference(ref)
+    streams.clear()
+    _drop_reference(ref)
 
 
 class DeviceBuffer(Memory):
@@ -93,25 +85,26 @@ class DeviceBuffer(Memory):
         stream = current_stream() if stream is None else stream
         state = stream._state
         pool = stream.pool
+        super().__init__(None, nbytes, [stream])
         cell: list = []                 # the block's address (see MemoryPool.allocate_into)
-        ref: list = []                  # the device reference, dropped once by whoever empties it
-        self._finalizer = None
+        ref: list = []                  # the device reference (see _DeviceState.acquire_into)
+        # The finalizer owns both cells before anything is taken: an exception at any point (a
+        # KeyboardInterrupt included) leaves nothing unowned; this object's death, or the explicit
+        # call below, gives back what the cells hold by then.
+        fin = None
         try:
-            state.acquire()
-            ref.append(state)
-            size = pool.allocate_into(nbytes, cell)
-            super().__init__(cell[0], nbytes, [stream])
-            self.size = size
-            self._finalizer = _finalizer(self, _release_buffer, pool, cell, size, self.streams, ref)
+            fin = self._finalizer = _finalizer(self, _release_buffer, pool, cell, nbytes, self.streams, ref)
+            state.acquire_into(ref)
+            self.size = pool.allocate_into(nbytes, cell)
+            self.ptr = cell[0]
         except BaseException:
-            # Any exception, KeyboardInterrupt included. Both cells are emptied before use, so a
-            # finalizer registered just before the interrupt finds nothing left to release.
-            pool.free_cell(cell, nbytes)
-            _drop_reference(ref)
+            if fin is not None:
+                fin()
             raise
 
 
 def _release_external(streams: list, registration, owner) -> None:
+    # Resumable: syncing again is harmless, and the registration releases once.
     try:
         for s in streams:
             if s._handle is not None:
@@ -121,8 +114,7 @@ def _release_external(streams: list, registration, owner) -> None:
             registration.release()
     except Exception:       # noqa: BLE001
         pass
-    finally:
-        streams.clear()
+    streams.clear()
 
 
 class ExternalMemory(Memory):

@@ -4,15 +4,16 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
+from collections import defaultdict
 
-from .. import _release, capi
+from .. import _interruptible, _release, capi
 from .._cint import check as _check_cint
 from ..errors import make_error, recent_error_message
 from ._init import _byref, _quiet, is_stub
 from .devices import Device, _BindScope, _bind_current, _DeviceState, check_runtime
 
 _ROUND = 512                      # allocation granularity of the pool (bytes)
-_LAST = (-1,)                     # map(list.pop, _LAST): move the last element inside one C call
+_c_void_p = ctypes.c_void_p
 _SIZE_MAX = 2**(8 * ctypes.sizeof(ctypes.c_size_t)) - 1
 # The pool's high-water mark: freed bytes a stream keeps for reuse. A free that takes the cache past
 # it synchronises the stream and gives every cached block back to the device (MemoryPool.limit).
@@ -36,6 +37,13 @@ class MemoryPool:
     real toolkit); a free that goes beyond it, or
     :meth:`empty_cache`, synchronises the stream and returns the cached blocks with ``aclrtFree``.
     The pool belongs to its stream: closing the stream empties it.
+
+    Interrupts (issue 27, point 4): a KeyboardInterrupt may land wherever the interpreter checks
+    for signals -- a function's entry, the end of a call, a loop's back edge -- but never inside a
+    run of other bytecodes. Every step that moves a block between owners (a caller's cell, the
+    returns list, a free list, the list of blocks going back to the device) and updates the
+    counters is such a run, so each block always has exactly one owner and the counters match:
+    ``in_use`` counts the blocks in cells and in the returns list.
     """
 
     def __init__(self, state: _DeviceState, stream_handle: int, limit: int | None = None):
@@ -43,15 +51,16 @@ class MemoryPool:
             limit = DEFAULT_POOL_LIMIT if is_stub() else CANN_POOL_LIMIT
         self._state = state
         self._stream_handle = stream_handle
-        self._free_lists: dict[int, list[int]] = {}
+        self._free_lists: defaultdict[int, list] = defaultdict(list)
         # Reentrant, because the garbage collector may run a buffer's finalizer (which frees into
-        # this pool) inside any of our critical sections, on the same thread; such a nested free is
-        # parked in _nested_frees and applied by the next call, never inside the section it hit.
-        # "Nested" is "this thread owns the lock" (RLock._is_owned, what threading.Condition uses):
-        # no flag of ours that an interrupt between two bytecodes could leave set.
+        # this pool) inside any of our critical sections, on the same thread. Every free first goes
+        # to _returns (one interrupt-free step), which the pool applies under its lock -- never
+        # inside the section such a nested free hit. "Nested" is "this thread owns the lock"
+        # (RLock._is_owned, what threading.Condition uses): no flag an interrupt could leave set.
         self._lock = threading.RLock()
         self._owned = self._lock._is_owned
-        self._nested_frees: list[tuple[int, int]] = []
+        self._returns: list[tuple] = []           # (ptr or c_void_p, size) given back, not yet applied
+        self._doomed: list[dict] = []             # free lists on their way back to the device
         self.limit = limit
         self.closed = False
         self.cached_bytes = 0
@@ -62,13 +71,13 @@ class MemoryPool:
         self.reuses = 0
         self._malloc = capi.aclrtMalloc
         self._free_fn = capi.aclrtFree
-        self._sync = capi.aclrtSynchronizeStream
+        self._sync = _interruptible.sync_stream       # (Ctrl-C can interrupt it: issue 27, point 5)
         _pools.add(self)
 
     def stats(self) -> dict:
         """Counters: blocks/bytes in use, cached bytes, device mallocs/frees, reuses."""
         _release.flush()                # blocks of collected tensors are back first
-        self._apply_nested_frees()
+        self._apply_returns()
         return {"in_use_blocks": self.in_use_blocks, "in_use_bytes": self.in_use_bytes,
                 "cached_bytes": self.cached_bytes,
                 "cached_blocks": sum(len(v) for v in self._free_lists.values()),
@@ -83,38 +92,49 @@ class MemoryPool:
     def allocate_into(self, nbytes: int, cell: list) -> int:
         """Allocate and put the block's address into ``cell`` (empty before); returns its size.
 
-        The address lands in ``cell`` inside the C call that takes it, so an exception raised at
-        any point (a KeyboardInterrupt from a signal handler included) finds it there: the caller
-        gives it back with :meth:`free_cell`.
+        The address lands in ``cell`` in the same step that counts the block in use (for a new
+        block: a ``c_void_p`` that ``aclrtMalloc`` writes, made an int afterwards), so an exception
+        raised at any point (a KeyboardInterrupt from a signal handler included) finds it there:
+        the caller gives it back with :meth:`free_cell`.
         """
         size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
         if size > _SIZE_MAX:
             _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
                         "aclrtMalloc")
-        self._apply_nested_frees()
+        self._apply_returns()
         if self._take_cached(size, cell):
             return size
         if _release.pending():
             # blocks of collected tensors are on their way back (pyaclnn._release): wait for them
             # rather than allocate more device memory
             _release.flush()
+            self._apply_returns()
             if self._take_cached(size, cell):
                 return size
         self._device_malloc_into(size, cell)
-        with self._lock:
-            self.in_use_blocks += 1
-            self.in_use_bytes += size
         return size
 
-    def _apply_nested_frees(self) -> None:
-        if not self._nested_frees or self._owned():   # (nested in a section: leave them parked)
+    def _apply_returns(self) -> None:
+        """Move returned blocks to the free lists (not inside a section of this thread: they wait)."""
+        if not self._returns or self._owned():
             return
-        while True:
-            try:
-                ptr, size = self._nested_frees.pop()   # one at a time: an interrupt loses none
-            except IndexError:
-                return
-            self.free(ptr, size)
+        with self._lock:
+            returns = self._returns
+            free_lists = self._free_lists
+            while returns:                  # (the back edge is the only interrupt point: between blocks)
+                ptr, size = returns[0]      # the oldest: a nested free only appends
+                if ptr.__class__ is _c_void_p:
+                    ptr = ptr.value         # a block aclrtMalloc wrote into a cell (or NULL: none)
+                blocks = free_lists[size]
+                if ptr:
+                    blocks += (ptr,)
+                    self.cached_bytes += size
+                del returns[0]
+                self.in_use_blocks -= 1
+                self.in_use_bytes -= size
+            over = self.closed or self.cached_bytes > self.limit
+        if over:                            # (a closed pool keeps nothing)
+            self.empty_cache()
 
     def _take_cached(self, size: int, cell: list) -> bool:
         with self._lock:
@@ -123,7 +143,9 @@ class MemoryPool:
             blocks = self._free_lists.get(size)
             if not blocks:
                 return False
-            cell.extend(map(blocks.pop, _LAST))     # one C call: the block is never in between
+            # one interrupt-free run: the block moves into the cell with the counters
+            cell += blocks[-1:]
+            del blocks[-1]
             self.cached_bytes -= size
             self.reuses += 1
             self.in_use_blocks += 1
@@ -132,73 +154,94 @@ class MemoryPool:
 
     def _device_malloc_into(self, size: int, cell: list) -> None:
         _bind_current(self._state)
-        p = ctypes.c_void_p()
-        cell.append(p)                           # aclrtMalloc writes the address into the cell
-        status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
+        p = _c_void_p()
+        ref = _byref(p)
+        # one interrupt-free run: the cell owns p (and what aclrtMalloc writes into it), counted in use
+        cell += (p,)
+        self.in_use_blocks += 1
+        self.in_use_bytes += size
+        self.device_mallocs += 1
+        status = self._malloc(ref, size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
         if status == capi.ACL_ERROR_RT_MEMORY_ALLOCATION and (self.cached_bytes or _release.pending()):
             recent_error_message()
             _release.flush()                     # blocks of collected tensors come back first
             self.empty_cache()                   # give cached blocks back, then try once more
-            status = self._malloc(_byref(p), size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
+            status = self._malloc(ref, size, capi.ACL_MEM_MALLOC_HUGE_FIRST)
         if status:
-            del cell[:]
-            raise make_error(status, "aclrtMalloc")
-        self.device_mallocs += 1
-        cell[0] = p.value
+            err = make_error(status, "aclrtMalloc")
+            if cell and cell[-1] is p:           # (one interrupt-free run, as above)
+                del cell[-1]
+                self.in_use_blocks -= 1
+                self.in_use_bytes -= size
+                self.device_mallocs -= 1
+            raise err
+        cell[-1] = p.value
 
     def free_cell(self, cell: list, nbytes: int) -> None:
-        """Give back the block :meth:`allocate_into` put into ``cell`` (and empty it); idempotent."""
-        items = cell[:]
-        del cell[:]          # emptied before the call: an interrupt now cannot make it run twice
-        if items and (ptr := getattr(items[0], "value", items[0])):
-            self.free(ptr, _round_up(nbytes))
+        """Give back the block :meth:`allocate_into` put into ``cell`` (and empty it); idempotent.
+
+        The block leaves the cell and enters the pool in one interrupt-free run."""
+        if cell:
+            size = _round_up(nbytes)
+            if cell:
+                self._returns += ((cell[0], size),)
+                del cell[:]
+            self._apply_returns()
 
     def free(self, ptr: int, size: int) -> None:
         """Return a block (stream-ordered: reusable at once by later work on this stream)."""
-        if self._owned():                        # a finalizer run by the GC inside our own section
-            self._nested_frees.append((ptr, size))
-            return
-        self._apply_nested_frees()
-        with self._lock:
-            self.in_use_blocks -= 1
-            self.in_use_bytes -= size
-            if not self.closed:
-                self._free_lists.setdefault(size, []).append(ptr)
-                self.cached_bytes += size
-                if self.cached_bytes <= self.limit:
-                    return
-                ptr = None
-        if ptr is not None:                      # the stream is gone: nothing is queued on it
-            self._release([ptr])
-        else:
-            self.empty_cache()
+        self._returns += ((ptr, size),)
+        self._apply_returns()
 
     def empty_cache(self) -> int:
-        """Synchronise the stream and give every cached block back to the device; returns the bytes."""
+        """Synchronise the stream and give every cached block back to the device; returns the bytes.
+
+        Resumable: the blocks move to the pool's list of blocks going back to the device in one
+        interrupt-free run, and each leaves it in the C call that frees it, so a call cut short by
+        an interrupt leaves the rest to the next one."""
         _release.flush()                # blocks of collected tensors are back first
-        self._apply_nested_frees()
+        self._apply_returns()
+        fresh: defaultdict = defaultdict(list)
+        freed = 0
         with self._lock:
-            blocks = [p for lst in self._free_lists.values() for p in lst]
-            freed = self.cached_bytes
-            self._free_lists.clear()
-            self.cached_bytes = 0
-        if blocks:
-            with _BindScope(self._state):
+            if any(self._free_lists.values()):
+                # one interrupt-free run: the free lists become blocks on their way to the device
+                old = self._free_lists
+                self._free_lists = fresh
+                self._doomed += (old,)
+                freed = self.cached_bytes
+                self.cached_bytes = 0
+        self._give_back()
+        return freed
+
+    def _give_back(self) -> None:
+        doomed = self._doomed
+        if not doomed:
+            return
+        with _BindScope(self._state):
+            if not self.closed:
+                # (its work may still use them; a closed pool's stream was synchronised and destroyed)
                 _quiet(self._sync(self._stream_handle))
-                self._release(blocks)
-        return freed if blocks else 0
+            while doomed:
+                lists = doomed[0]
+                for blocks in list(lists.values()):
+                    n = len(blocks)
+                    if _release.drain(self._free_fn, blocks):
+                        recent_error_message()
+                    self.device_frees += n
+                if doomed and doomed[0] is lists:     # (another thread may have finished it)
+                    del doomed[0]
 
     def _release(self, blocks: list[int]) -> None:
         with _BindScope(self._state):
-            for p in blocks:
-                _quiet(self._free_fn(p))
-                self.device_frees += 1
+            _release.drain(self._free_fn, blocks)
 
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
         self.empty_cache()
         with self._lock:
             self.closed = True
+        self._give_back()
 
 
 _pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()

@@ -6,34 +6,40 @@ import threading
 import weakref
 from typing import Any
 
-from .. import _interruptible, capi
+from .. import _interruptible, _release, capi
 from .._cint import check as _check_cint
 from .._release import finalizer as _finalizer
-from ..errors import make_error
+from ..errors import make_error, recent_error_message
 from ._init import _byref, _check, _quiet, _tls
 from . import devices as _devices
-from .devices import (Device, _BindScope, _bind_current, _DeviceState, _resolve_device,
+from .devices import (Device, _BindScope, _bind_current, _DeviceState, _drop_reference, _resolve_device,
                       check_runtime)
 from .events import Event
 from .pool import MemoryPool
 
 
-def _release_stream(state: _DeviceState, handle: int, pool: MemoryPool, owned: bool, counted: bool,
+def _release_stream(state: _DeviceState, hcell: list, pcell: list, owned: bool, ref: list,
                     plans: list) -> None:
+    # Resumable (pyaclnn._release): the plans' finalizers run once each, the pool empties step by
+    # step, the handle leaves its cell in the call that destroys it, the reference with its count.
     try:
         for plan in plans:
             plan()
         plans.clear()
-        with _BindScope(state):
-            _quiet(pool._sync(handle))
-            pool._close()
-            if owned:
-                _quiet(capi_destroy_stream(handle))
+        if hcell:
+            with _BindScope(state):
+                if hcell[0]:
+                    _quiet(_interruptible.sync_stream(hcell[0]))
+                for pool in pcell:
+                    pool._close()
+                if owned:
+                    if _release.drain(capi_destroy_stream, hcell):
+                        recent_error_message()
+                else:
+                    del hcell[:]            # not ours to destroy
     except Exception:       # noqa: BLE001 -- finalizers must not raise
         pass
-    finally:
-        if counted:
-            state.release()
+    _drop_reference(ref)
 
 
 capi_destroy_stream: Any = None   # bound on first stream creation (kept for use during shutdown)
@@ -76,35 +82,46 @@ class Stream:
         global capi_destroy_stream
         self.is_default = False
         self.owned = owned
-        if counted:
-            state.acquire()
-        try:
-            if handle is None:
-                state.bind()
-                h = ctypes.c_void_p()
-                if priority or flags:
-                    _check(capi.aclrtCreateStreamWithConfig(_byref(h), priority, flags),
-                           "aclrtCreateStreamWithConfig")
-                else:
-                    _check(capi.aclrtCreateStream(_byref(h)), "aclrtCreateStream")
-                handle = h.value
-        except BaseException:
-            if counted:
-                state.release()
-            raise
         if capi_destroy_stream is None:
             capi_destroy_stream = capi.aclrtDestroyStream
         self._state = state
-        self._handle: int | None = handle
-        self._c_handle = ctypes.c_void_p(handle)      # pre-converted for hot-path C calls
-        self.pool = MemoryPool(state, handle)
+        self._handle: int | None = None
         self._plans: list = []            # finalizers of cached prepared calls (ops executor cache)
         self._users: weakref.WeakSet = weakref.WeakSet()   # prepared calls told when it closes
         self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
         self.lock = threading.Lock()
         self._saved: list = []
-        self._finalizer = _finalizer(self, _release_stream, state, handle, self.pool, owned,
-                                           counted, self._plans)
+        # The finalizer owns the cells before anything is taken (issue 27, point 4): an exception
+        # at any point leaves the reference, the handle and the pool to it.
+        hcell: list = []                  # the aclrtStream (a c_void_p aclrtCreateStream writes)
+        pcell: list = []                  # its MemoryPool
+        ref: list = []                    # the device reference (counted streams)
+        fin = None
+        try:
+            fin = self._finalizer = _finalizer(self, _release_stream, state, hcell, pcell, owned, ref,
+                                               self._plans)
+            if counted:
+                state.acquire_into(ref)
+            if handle is None:
+                state.bind()
+                h = ctypes.c_void_p()
+                hcell += (h,)
+                if priority or flags:
+                    _check(capi.aclrtCreateStreamWithConfig(_byref(h), priority, flags),
+                           "aclrtCreateStreamWithConfig")
+                else:
+                    _check(capi.aclrtCreateStream(_byref(h)), "aclrtCreateStream")
+                handle = hcell[0] = h.value
+            else:
+                hcell += (handle,)
+            pcell += (MemoryPool(state, handle),)
+            self.pool = pcell[0]
+            self._c_handle = ctypes.c_void_p(handle)      # pre-converted for hot-path C calls
+            self._handle = handle
+        except BaseException:
+            if fin is not None:
+                fin()
+            raise
 
     # -- identity ---------------------------------------------------------------------------------
     @property

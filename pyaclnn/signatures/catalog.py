@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from .. import _env
 from .model import OpSignature, registry_from_dict, registry_to_dict
 from .parser import header_files, parse_dir
 
@@ -49,9 +50,9 @@ def toolkit_include_dirs() -> list[Path]:
     if os.environ.get("PYACLNN_BACKEND", "").lower() == "stub":
         return []
     dirs: list[Path] = []
-    for root in filter(None, os.environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":")):
+    for root in _env.path_list("ASCEND_CUSTOM_OPP_PATH"):
         dirs.append(Path(root) / "op_api" / "include")
-    roots = [os.environ[v] for v in _TOOLKIT_ROOT_VARS if os.environ.get(v)]
+    roots = [r for r in map(_env.path, _TOOLKIT_ROOT_VARS) if r]
     for root in roots or _TOOLKIT_DEFAULT_ROOTS:
         found = [Path(root) / sub for sub in _TOOLKIT_SUBDIRS if (Path(root) / sub).is_dir()]
         if found:
@@ -114,9 +115,9 @@ def _fingerprint(root: Path) -> str:
 
 
 def _cache_dir() -> Path:
-    if os.environ.get("PYACLNN_CACHE_DIR"):
+    if _env.path("PYACLNN_CACHE_DIR"):
         return Path(os.environ["PYACLNN_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = _env.path("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "pyaclnn"
 
 

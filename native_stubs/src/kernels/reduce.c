@@ -4,53 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opbase/checks.h"
 #include "kernels/parallel.h"
-
-aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, const int64_t *dims, uint64_t n,
-                          red_plan *plan) {
-    int64_t rank = self->ndim > 0 ? self->ndim : 1;
-    memset(plan->reduce, 0, sizeof plan->reduce);
-    if (n == 0) {
-        for (int64_t d = 0; d < self->ndim; d++) plan->reduce[d] = 1;
-        return ACLNN_SUCCESS;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        if (dims[i] >= rank || dims[i] < -rank) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "provided dim %lld must be in the range of [%lld, %lld].",
-                                (long long)dims[i], (long long)-rank, (long long)(rank - 1));
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        int64_t d = dims[i] < 0 ? dims[i] + rank : dims[i];
-        if (plan->reduce[d]) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Dim %lld appears multiple times in the list of dims.",
-                                (long long)d);
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-        plan->reduce[d] = 1;
-    }
-    if (self->ndim == 0) plan->reduce[0] = 0;   /* a 0-d tensor has nothing to reduce */
-    return ACLNN_SUCCESS;
-}
-
-static void red_out_shape(const pyaclnn_stub_tensor *self, const red_plan *plan, int keepdim, int64_t *shape,
-                          int64_t *ndim) {
-    int64_t o = 0;
-    for (int64_t d = 0; d < self->ndim; d++) {
-        if (!plan->reduce[d]) shape[o++] = self->shape[d];
-        else if (keepdim) shape[o++] = 1;
-    }
-    *ndim = o;
-}
-
-aclnnStatus red_check_out_shape(const char *api, const char *name, const pyaclnn_stub_tensor *self,
-                                const red_plan *plan, int keepdim, const pyaclnn_stub_tensor *out) {
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    red_out_shape(self, plan, keepdim, shape, &ndim);
-    return ew_check_shape(api, name, out, shape, ndim);
-}
 
 /* NaN-aware "a beats b" for MAX / MIN (NaN beats everything; the first NaN is kept). */
 static int beats(red_op op, double a, double b) {
@@ -161,16 +115,4 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
     }
     free(vals);
     free(args);
-}
-
-aclnnStatus red_read_args(const char *api, const char *dims_name, const aclTensor *self, const aclIntArray *dims,
-                          const aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor,
-                          pyaclnn_stub_tensor *s, pyaclnn_stub_tensor *o, const int64_t **dv, uint64_t *nd) {
-    const char *names[] = {"self", dims_name, "out"};
-    const void *ptrs[] = {self, dims, out};
-    aclnnStatus rc = tv_check_not_null(api, names, ptrs, 3, workspace_size, executor);
-    if (rc) return rc;
-    if ((rc = op_tensor_arg(api, "self", self, s))) return rc;
-    if ((rc = op_tensor_arg(api, "out", out, o))) return rc;
-    return tv_int_array_arg(api, dims_name, dims, 0, dv, nd);
 }

@@ -1,8 +1,11 @@
 /*
  * The reduction engine (aclnnReduceSum, Mean, Amax, Max, Min, MaxDim, MinDim, ArgMax): over the dims
  * a plan marks, for every position of the kept dims, in row-major order. Inputs may have any strides;
- * results go through the view helpers (tensorview/tv.h) into outputs of any strides. Output positions are
- * spread over threads (ops/common/op_parallel); each sums its own line, so threads never change a result.
+ * results go through the view helpers (kernels/view.h) into outputs of any strides. Output positions are
+ * spread over threads (kernels/parallel.h); each sums its own line, so threads never change a result.
+ * A red_plan is also the reduce family's spec type: each definition (src/ops/reduce/reduce.toml) gives
+ * the operation and the outputs, and its steps (src/ops/reduce/reduce.c) mark the dims and the compute
+ * dtype of the call.
  *
  * Arithmetic (fidelity):
  *   SUM / MEAN over float compute dtypes: the values (cast to the compute dtype first, as the vendor's
@@ -29,19 +32,5 @@ typedef struct {
 } red_plan;
 
 void red_kernel(const pyaclnn_stub_launch *launch);
-
-/* Phase-1 helper: marks the dims (wrapped; an empty list marks all), 161002 with the vendor's messages for
- * a dim out of range or repeated. */
-aclnnStatus red_mark_dims(const char *api, const pyaclnn_stub_tensor *self, const int64_t *dims, uint64_t n,
-                          red_plan *plan);
-/* Phase-1 helper: the reductions' common first checks, in the vendor's order: self, <dims_name>, out,
- * workspaceSize and executor not NULL; then self's and out's descriptors and the dims array. */
-aclnnStatus red_read_args(const char *api, const char *dims_name, const aclTensor *self, const aclIntArray *dims,
-                          const aclTensor *out, uint64_t *workspace_size, aclOpExecutor **executor,
-                          pyaclnn_stub_tensor *s, pyaclnn_stub_tensor *o, const int64_t **dv, uint64_t *nd);
-/* Phase-1 helper: 161002 ("Shape of <name> should be ...") unless out has the reduced shape of self
- * (keepdim: reduced dims become 1, else they go). */
-aclnnStatus red_check_out_shape(const char *api, const char *name, const pyaclnn_stub_tensor *self,
-                                const red_plan *plan, int keepdim, const pyaclnn_stub_tensor *out);
 
 #endif

@@ -20,6 +20,36 @@ void tv_iter_next(tv_iter *it) {
     }
 }
 
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides) {
+    int64_t lead = ndim - t->ndim;
+    for (int64_t d = 0; d < ndim; d++) strides[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
+}
+
+int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                       const int64_t *shape, int64_t ndim) {
+    int64_t n = 1;
+    it->ndim = ndim;
+    it->shape = shape;
+    memset(it->idx, 0, sizeof it->idx);
+    tv_broadcast_strides(a, ndim, it->st[0]);
+    tv_broadcast_strides(b, ndim, it->st[1]);
+    it->off[0] = a->offset;
+    it->off[1] = b->offset;
+    for (int64_t d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+void tv_bcast2_next(tv_bcast2 *it) {
+    for (int64_t d = it->ndim - 1; d >= 0; d--) {
+        it->off[0] += it->st[0][d];
+        it->off[1] += it->st[1][d];
+        if (++it->idx[d] < it->shape[d]) return;
+        it->off[0] -= it->st[0][d] * it->idx[d];
+        it->off[1] -= it->st[1][d] * it->idx[d];
+        it->idx[d] = 0;
+    }
+}
+
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     int64_t off = t->offset;
     for (int64_t d = t->ndim - 1; d >= 0; d--) {

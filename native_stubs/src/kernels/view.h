@@ -25,6 +25,25 @@ typedef struct {
 void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t);
 void tv_iter_next(tv_iter *it);
 
+/* Strides of t (elements) as a view of a broadcast shape of ndim dims (torch's rules): 0 along the
+ * leading dims t lacks and along its dims of size 1. */
+void tv_broadcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *strides);
+
+/* Row-major walk of two views over their broadcast shape: off[k] is operand k's current element offset
+ * (elements, from its storage base). */
+typedef struct {
+    int64_t ndim;
+    const int64_t *shape;                    /* the broadcast shape (the caller's, kept during the walk) */
+    int64_t idx[PYACLNN_STUB_MAX_DIMS];
+    int64_t st[2][PYACLNN_STUB_MAX_DIMS];
+    int64_t off[2];
+} tv_bcast2;
+
+/* Starts the walk of a and b over shape[0..ndim) at element 0; returns the number of elements. */
+int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
+                       const int64_t *shape, int64_t ndim);
+void tv_bcast2_next(tv_bcast2 *it);
+
 /* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
 

@@ -310,18 +310,21 @@ aclnnStatus opc_same_dtype(op_call *c, const op_step *s) {
     return tv_check_same_dtype(c->api, op_pname(c, s, 0), a, op_pname(c, s, 1), b);
 }
 
-/* max_dim p ... N: at most N dimensions. */
+/* max_dim p ... N: at most N dimensions (absent optional operands pass). */
 aclnnStatus opc_max_dim(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++) {
+        if (!op_tensor(c, s, k)->present) continue;
         aclnnStatus rc = ew_check_max_dim(c->api, op_pname(c, s, k), op_tensor(c, s, k), (int)s->n);
         if (rc) return rc;
     }
     return ACLNN_SUCCESS;
 }
 
-/* same_shape a b: a has b's shape ("Shape of a should be [..], but current is [..]"). */
+/* same_shape a b: a has b's shape ("Shape of a should be [..], but current is [..]"; an absent optional a
+ * passes). */
 aclnnStatus opc_same_shape(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *b = op_tensor(c, s, 1);
+    if (!op_tensor(c, s, 0)->present) return ACLNN_SUCCESS;
     return ew_check_shape(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), b->shape, b->ndim);
 }
 
@@ -341,6 +344,18 @@ aclnnStatus opc_empty(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++)
         if (op_tensor(c, s, k)->present && pyaclnn_stub_numel(op_tensor(c, s, k)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
+}
+
+/* ---- reduce, activation (softmax), norm, loss families ------------------------------------ */
+
+/* can_cast a b: a's dtype can be cast to b's (torch's canCast): "Can not cast from X to Y.". */
+aclnnStatus opc_can_cast(op_call *c, const op_step *s) {
+    aclDataType a, b;
+    if (!dtype_of(c, s->p[0], &a) || !dtype_of(c, s->p[1], &b) || ew_can_cast(a, b)) return ACLNN_SUCCESS;
+    char x[24], y[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Can not cast from %s to %s.", op_dtype_name(a, x),
+                        op_dtype_name(b, y));
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 /* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,

@@ -20,18 +20,25 @@ int op_param_index(const op_def *def, const char *name) {
     return -1;
 }
 
+/* The handle the executor gets for tensor parameter i: NULL when it was read as absent (an optional NULL,
+ * or an output the call leaves out, e.g. by an outputMask), or for a slot no parameter fills (i = -1). */
+static const aclTensor *io_handle(const op_call *c, int i) {
+    if (i < 0) return NULL;
+    return (c->read >> i & 1u) && !c->t[i].present ? NULL : c->arg[i].p;
+}
+
 aclnnStatus op_make_executor(op_call *c, int with_tensors) {
     const op_def *d = c->def;
     const aclTensor *ins[OP_MAX_IO], *outs[OP_MAX_IO];
     const aclTensor *const *in = c->in_handles, *const *out = c->out_handles;
     size_t n_in = c->n_in, n_out = c->n_out;
     if (in == NULL) {
-        for (size_t k = 0; k < d->n_inputs; k++) ins[k] = d->inputs[k] < 0 ? NULL : c->arg[d->inputs[k]].p;
+        for (size_t k = 0; k < d->n_inputs; k++) ins[k] = io_handle(c, d->inputs[k]);
         in = ins;
         n_in = d->n_inputs;
     }
     if (out == NULL) {
-        for (size_t k = 0; k < d->n_outputs; k++) outs[k] = d->outputs[k] < 0 ? NULL : c->arg[d->outputs[k]].p;
+        for (size_t k = 0; k < d->n_outputs; k++) outs[k] = io_handle(c, d->outputs[k]);
         out = outs;
         n_out = d->n_outputs;
     }

@@ -137,12 +137,28 @@ def resolve_executor(op: Op) -> None:
         raise DefinitionError(f"{where}: more than 16 executor inputs or outputs")
 
 
+def check_list_names(families: list[Family]) -> None:
+    """A dtype list's C name is its family's and its own: two definition files of one family folder may not
+    give one name to two different lists."""
+    used: dict[str, tuple[DtypeList, str]] = {}
+    for fam in families:
+        for op in fam.ops:
+            for st in op.steps:
+                if st.dlist is None:
+                    continue
+                seen, where = used.setdefault(st.dlist.c_name, (st.dlist, op.file))
+                if seen.socs != st.dlist.socs:
+                    raise DefinitionError(f"{op.file} ({op.name}): dtype list {st.dlist.name} differs from the list "
+                                          f"of that name in {where} (same family folder); rename one")
+
+
 def resolve(families: list[Family], sig) -> dict[str, str]:
     texts = attach_signatures(families, sig)
     for fam in families:
         for op in fam.ops:
             resolve_steps(fam, op)
             resolve_executor(op)
+    check_list_names(families)
     return texts
 
 

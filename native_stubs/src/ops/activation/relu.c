@@ -56,19 +56,12 @@ typedef struct {
     int64_t shape[PYACLNN_STUB_MAX_DIMS];  /* the broadcast shape */
 } tb_params;
 
-static void bcast_strides(const pyaclnn_stub_tensor *t, int64_t ndim, int64_t *st) {
-    int64_t lead = ndim - t->ndim;
-    for (int64_t d = 0; d < ndim; d++) st[d] = d < lead || t->shape[d - lead] == 1 ? 0 : t->strides[d - lead];
-}
-
 void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
     const tb_params *p = launch->params;
     const pyaclnn_stub_tensor *dy = &launch->inputs[0], *x = &launch->inputs[1], *out = &launch->outputs[0];
     if (!tv_launch_views_ok(launch)) return;
-    int64_t sd[PYACLNN_STUB_MAX_DIMS], sx[PYACLNN_STUB_MAX_DIMS], idx[PYACLNN_STUB_MAX_DIMS] = {0}, n = 1;
-    bcast_strides(dy, p->ndim, sd);
-    bcast_strides(x, p->ndim, sx);
-    for (int64_t d = 0; d < p->ndim; d++) n *= p->shape[d];
+    tv_bcast2 it;   /* it.off: dy's, x's */
+    int64_t n = tv_bcast2_init(&it, dy, x, p->shape, p->ndim);
     size_t isz = ew_itemsize(out->dtype);
     int is_float = ew_repr_of(x->dtype) == EW_REPR_F;
     unsigned char *buf = malloc((size_t)n * isz + 1);   /* all reads before any write: out may alias */
@@ -76,20 +69,11 @@ void threshold_backward_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
         return;
     }
-    int64_t od = dy->offset, ox = x->offset;
-    for (int64_t i = 0; i < n; i++) {
-        ew_value v = ew_load(tv_at(x, ox), x->dtype);
+    for (int64_t i = 0; i < n; i++, tv_bcast2_next(&it)) {
+        ew_value v = ew_load(tv_at(x, it.off[1]), x->dtype);
         int keep = is_float ? (float)v.f > (float)p->threshold.f : v.i > p->threshold.i;
-        if (keep) memcpy(buf + i * (int64_t)isz, tv_at(dy, od), isz);
+        if (keep) memcpy(buf + i * (int64_t)isz, tv_at(dy, it.off[0]), isz);
         else memset(buf + i * (int64_t)isz, 0, isz);
-        for (int64_t d = p->ndim - 1; d >= 0; d--) {
-            od += sd[d];
-            ox += sx[d];
-            if (++idx[d] < p->shape[d]) break;
-            od -= sd[d] * idx[d];
-            ox -= sx[d] * idx[d];
-            idx[d] = 0;
-        }
     }
     tv_scatter_bytes(out, buf);
     free(buf);

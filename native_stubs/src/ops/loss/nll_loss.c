@@ -8,26 +8,15 @@
  * Arithmetic (class c): every product and quotient in fp32, the sums in fp32 in target order (the
  * vendor's kernel splits them over cores in an order it does not publish), one rounding to the output
  * dtype. A target outside [0, C) that is not ignoreIndex is a device fault.
- * Validation in the vendor's order (both operators):
- *   1. every tensor non-NULL                                                            -> 161001
- *   2. weight (backward: and gradOutput, totalWeight) of self's dtype; self's dtype castable to the
- *      outputs; self FLOAT/FLOAT16/BF16; target INT64/UINT8/INT32                       -> 161002
- *   3. reduction in 0..2                                                                -> 161002
- *   4. self 1-D or 2-D, target 0-D or 1-D matching it, weight [C], the outputs' shapes  -> 161002
+ * Validation: nll_loss.toml, in the vendor's order, with the steps below.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aclnnop/aclnn_nll_loss.h"
-#include "aclnnop/aclnn_nll_loss_backward.h"
-#include "opbase/checks.h"
 #include "kernels/view.h"
-
-#define N(a) (sizeof a / sizeof a[0])
-
-static const aclDataType SELF_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-static const aclDataType TARGET_DTYPES[] = {ACL_INT64, ACL_UINT8, ACL_INT32};
+#include "opbase/checks.h"
+#include "ops_decls.h"
 
 enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
 
@@ -63,7 +52,7 @@ static int load_targets(const pyaclnn_stub_launch *launch, const nll_plan *p, co
     return 1;
 }
 
-static void nll_loss_kernel(const pyaclnn_stub_launch *launch) {
+void nll_loss_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const nll_plan *p = launch->params;
     const pyaclnn_stub_tensor *out = &launch->outputs[0], *tw_out = &launch->outputs[1];
@@ -100,7 +89,7 @@ done:
     free(t);
 }
 
-static void nll_loss_backward_kernel(const pyaclnn_stub_launch *launch) {
+void nll_loss_backward_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const nll_plan *p = launch->params;
     const pyaclnn_stub_tensor *out = &launch->outputs[0];
@@ -128,19 +117,27 @@ done:
     free(t);
 }
 
-/* ---- phase 1 -------------------------------------------------------------------------------- */
+/* ---- steps ---------------------------------------------------------------------------------- */
 
-static aclnnStatus check_castable(const char *api, aclDataType from, aclDataType to) {
-    if (ew_can_cast(from, to) && ew_itemsize(to) != 0) return ACLNN_SUCCESS;
-    char b1[24], b2[24];
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Result dtype %s can't be cast to the desired output type %s",
-                        op_dtype_name(from, b1), op_dtype_name(to, b2));
-    return ACLNN_ERR_PARAM_INVALID;
+/* nll_castable self out ...: self's dtype can be cast to each output's (one the emulator has elements for). */
+aclnnStatus opc_nll_castable(op_call *c, const op_step *s) {
+    aclDataType from = op_tensor(c, s, 0)->dtype;
+    for (int k = 1; k < s->np; k++) {
+        aclDataType to = op_tensor(c, s, k)->dtype;
+        if (ew_can_cast(from, to) && ew_itemsize(to) != 0) continue;
+        char b1[24], b2[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Result dtype %s can't be cast to the desired output "
+                            "type %s", op_dtype_name(from, b1), op_dtype_name(to, b2));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
 }
 
-static aclnnStatus check_reduction(const char *api, int64_t reduction) {
+/* nll_reduction reduction: 0 (none), 1 (mean) or 2 (sum). */
+aclnnStatus opc_nll_reduction(op_call *c, const op_step *s) {
+    int64_t reduction = op_argument(c, s, 0)->i;
     if (reduction >= REDUCTION_NONE && reduction <= REDUCTION_SUM) return ACLNN_SUCCESS;
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Reduction should be between 0 and 2, but current is %lld.",
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Reduction should be between 0 and 2, but current is %lld.",
                         (long long)reduction);
     return ACLNN_ERR_PARAM_INVALID;
 }
@@ -180,111 +177,68 @@ static aclnnStatus check_self_target_weight(const char *api, const pyaclnn_stub_
     return ACLNN_SUCCESS;
 }
 
+/* nll_shapes self target weight: self 1-D or 2-D, target 0-D (self 1-D) or 1-D of self's rows, weight [C]. */
+aclnnStatus opc_nll_shapes(op_call *c, const op_step *s) {
+    return check_self_target_weight(c->api, op_tensor(c, s, 0), op_tensor(c, s, 1), op_tensor(c, s, 2), 0);
+}
+
+/* nll_backward_shapes self target weight: as nll_shapes, with the backward's rule and message for a target
+ * that does not match self. */
+aclnnStatus opc_nll_backward_shapes(op_call *c, const op_step *s) {
+    return check_self_target_weight(c->api, op_tensor(c, s, 0), op_tensor(c, s, 1), op_tensor(c, s, 2), 1);
+}
+
 /* A one-element tensor of at most one dimension. */
 static int is_single(const pyaclnn_stub_tensor *t) { return t->ndim <= 1 && pyaclnn_stub_numel(t) == 1; }
 
-aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target, const aclTensor *weight,
-                                         int64_t reduction, int64_t ignoreIndex, aclTensor *out,
-                                         aclTensor *totalWeightOut, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnNLLLossGetWorkspaceSize";
-    const char *names[] = {"self", "target", "weight", "out", "totalWeightOut"};
-    const void *ptrs[] = {self, target, weight, out, totalWeightOut};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 5, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor s, t, w, o, tw;
-    if ((rc = op_tensor_arg(API, "self", self, &s)) || (rc = op_tensor_arg(API, "target", target, &t)) ||
-        (rc = op_tensor_arg(API, "weight", weight, &w)) || (rc = op_tensor_arg(API, "out", out, &o)) ||
-        (rc = op_tensor_arg(API, "totalWeightOut", totalWeightOut, &tw)))
-        return rc;
-    if ((rc = tv_check_same_dtype(API, "weight", w.dtype, "self", s.dtype)) ||
-        (rc = check_castable(API, s.dtype, o.dtype)) || (rc = check_castable(API, s.dtype, tw.dtype)) ||
-        (rc = ew_check_dtype_in(API, "self", s.dtype, SELF_DTYPES, N(SELF_DTYPES))) ||
-        (rc = ew_check_dtype_in(API, "target", t.dtype, TARGET_DTYPES, N(TARGET_DTYPES))) ||
-        (rc = check_reduction(API, reduction)) || (rc = check_self_target_weight(API, &s, &t, &w, 0)))
-        return rc;
+/* nll_reduced_shape t@name self reduction: t (the forward's out, the backward's gradOutput) is [N] for
+ * reduction 0 over a 2-D self, else a single element (that message calls it by its label). */
+aclnnStatus opc_nll_reduced_shape(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *t = op_tensor(c, s, 0), *self = op_tensor(c, s, 1);
+    const char *name = c->def->params[s->p[0]].name;
     char a[200];
-    int64_t rows = s.ndim == 2 ? s.shape[0] : 1, classes = s.shape[s.ndim - 1];
-    if (reduction == REDUCTION_NONE && s.ndim == 2) {
-        if (o.ndim != 1 || o.shape[0] != rows) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Expect out shape [%lld], but got: %s.",
-                                (long long)rows, tv_shape_text(o.shape, o.ndim, a, sizeof a));
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    } else if (!is_single(&o)) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Expected a single element out tensor, but got: %s",
-                            tv_shape_text(o.shape, o.ndim, a, sizeof a));
+    if (op_argument(c, s, 2)->i == REDUCTION_NONE && self->ndim == 2) {
+        if (t->ndim == 1 && t->shape[0] == self->shape[0]) return ACLNN_SUCCESS;
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expect %s shape [%lld], but got: %s.", name,
+                            (long long)self->shape[0], tv_shape_text(t->shape, t->ndim, a, sizeof a));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (pyaclnn_stub_numel(&tw) != 1) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Shape of totalWeightOut tensor should be [1], but current "
-                            "is %s.", tv_shape_text(tw.shape, tw.ndim, a, sizeof a));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (pyaclnn_stub_numel(&s) == 0 && classes == 0 && pyaclnn_stub_numel(&t) > 0)
-        return invalid(API, "Target is out of bounds");
-    nll_plan plan = {reduction, ignoreIndex, rows, classes};
-    const aclTensor *in[3] = {self, target, weight};
-    const aclTensor *outs[2] = {out, totalWeightOut};
-    /* An empty self runs the kernel too: no rows give NaN (mean) or 0 (sum) and a total weight of 0, as the
-     * vendor's Fill branch does; reduction 0 writes nothing. */
-    int nothing = reduction == REDUCTION_NONE && pyaclnn_stub_numel(&s) == 0;
-    return tv_make_executor(API, "NLLLoss", nothing ? NULL : nll_loss_kernel, &plan, sizeof plan, in, 3, outs, 2,
-                            workspaceSize, executor);
+    if (is_single(t)) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected a single element %s tensor, but got: %s",
+                        op_pname(c, s, 0), tv_shape_text(t->shape, t->ndim, a, sizeof a));
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
-aclnnStatus aclnnNLLLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnNLLLoss", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-                                                 const aclTensor *target, const aclTensor *weight, int64_t reduction,
-                                                 int64_t ignoreIndex, const aclTensor *totalWeight, aclTensor *out,
-                                                 uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnNLLLossBackwardGetWorkspaceSize";
-    const char *names[] = {"gradOutput", "self", "target", "weight", "totalWeight", "out"};
-    const void *ptrs[] = {gradOutput, self, target, weight, totalWeight, out};
-    aclnnStatus rc = tv_check_not_null(API, names, ptrs, 6, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor g, s, t, w, tw, o;
-    if ((rc = op_tensor_arg(API, "gradOutput", gradOutput, &g)) || (rc = op_tensor_arg(API, "self", self, &s)) ||
-        (rc = op_tensor_arg(API, "target", target, &t)) || (rc = op_tensor_arg(API, "weight", weight, &w)) ||
-        (rc = op_tensor_arg(API, "totalWeight", totalWeight, &tw)) || (rc = op_tensor_arg(API, "out", out, &o)))
-        return rc;
-    if ((rc = tv_check_same_dtype(API, "weight", w.dtype, "self", s.dtype)) ||
-        (rc = tv_check_same_dtype(API, "gradOutput", g.dtype, "self", s.dtype)) ||
-        (rc = tv_check_same_dtype(API, "totalWeight", tw.dtype, "self", s.dtype)) ||
-        (rc = check_castable(API, s.dtype, o.dtype)) ||
-        (rc = ew_check_dtype_in(API, "self", s.dtype, SELF_DTYPES, N(SELF_DTYPES))) ||
-        (rc = ew_check_dtype_in(API, "target", t.dtype, TARGET_DTYPES, N(TARGET_DTYPES))) ||
-        (rc = check_reduction(API, reduction)) || (rc = check_self_target_weight(API, &s, &t, &w, 1)))
-        return rc;
+/* nll_total_weight t: the total weight holds one element (the forward's output totalWeightOut, the
+ * backward's input totalWeight: each with its vendor's message). */
+aclnnStatus opc_nll_total_weight(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *tw = op_tensor(c, s, 0);
+    if (pyaclnn_stub_numel(tw) == 1) return ACLNN_SUCCESS;
     char a[200];
-    int64_t rows = s.ndim == 2 ? s.shape[0] : 1, classes = s.shape[s.ndim - 1];
-    if (pyaclnn_stub_numel(&tw) != 1) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Expected totalWeight to be a single element tensor, but "
-                            "current is %s.", tv_shape_text(tw.shape, tw.ndim, a, sizeof a));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (reduction == REDUCTION_NONE && s.ndim == 2) {
-        if (g.ndim != 1 || g.shape[0] != rows) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Expect gradOutput shape [%lld], but got: %s.",
-                                (long long)rows, tv_shape_text(g.shape, g.ndim, a, sizeof a));
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    } else if (!is_single(&g)) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Expected a single element grad_output tensor, but got: %s",
-                            tv_shape_text(g.shape, g.ndim, a, sizeof a));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if ((rc = ew_check_shape(API, "out", &o, s.shape, s.ndim))) return rc;
-    nll_plan plan = {reduction, ignoreIndex, rows, classes};
-    const aclTensor *in[5] = {gradOutput, self, target, weight, totalWeight};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(API, "NLLLossBackward", pyaclnn_stub_numel(&s) ? nll_loss_backward_kernel : NULL, &plan,
-                            sizeof plan, in, 5, outs, 1, workspaceSize, executor);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api,
+                        c->def->params[s->p[0]].role == OP_IN
+                            ? "Expected %s to be a single element tensor, but current is %s."
+                            : "Shape of %s tensor should be [1], but current is %s.",
+                        op_pname(c, s, 0), tv_shape_text(tw->shape, tw->ndim, a, sizeof a));
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
-aclnnStatus aclnnNLLLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                 aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnNLLLossBackward", workspace, workspaceSize, executor, stream);
+/* nll_plan self reduction ignoreIndex: the kernels' plan (rows, classes). */
+aclnnStatus opc_nll_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    nll_plan *plan = op_params(c, sizeof *plan);
+    *plan = (nll_plan){op_argument(c, s, 1)->i, op_argument(c, s, 2)->i, self->ndim == 2 ? self->shape[0] : 1,
+                       self->shape[self->ndim - 1]};
+    return ACLNN_SUCCESS;
+}
+
+/* nll_forward_empty self target reduction: no classes for a non-empty target is out of bounds. An empty
+ * self runs the kernel too: no rows give NaN (mean) or 0 (sum) and a total weight of 0, as the vendor's
+ * Fill branch does; reduction 0 writes nothing. */
+aclnnStatus opc_nll_forward_empty(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    if (pyaclnn_stub_numel(self) == 0 && self->shape[self->ndim - 1] == 0 && pyaclnn_stub_numel(op_tensor(c, s, 1)) > 0)
+        return invalid(c->api, "Target is out of bounds");
+    if (op_argument(c, s, 2)->i == REDUCTION_NONE && pyaclnn_stub_numel(self) == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
 }

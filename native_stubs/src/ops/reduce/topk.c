@@ -12,14 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aclnnop/aclnn_topk.h"
-#include "opbase/checks.h"
 #include "kernels/view.h"
-
-#define TOPK_MAX_DIM 8
-
-static const aclDataType TOPK[] = {ACL_FLOAT, ACL_INT32, ACL_INT64,  ACL_FLOAT16, ACL_INT16,  ACL_INT8,
-                                   ACL_UINT8, ACL_DOUBLE, ACL_BF16, ACL_UINT64,  ACL_UINT16, ACL_UINT32};
+#include "opbase/checks.h"
+#include "ops_decls.h"
 
 typedef struct {
     int64_t k, outer, len, inner;
@@ -60,7 +55,7 @@ static int index_cmp(const void *pa, const void *pb) {
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-static void topk_kernel(const pyaclnn_stub_launch *launch) {
+void topk_kernel(const pyaclnn_stub_launch *launch) {
     const topk_params *p = launch->params;
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *vals = &launch->outputs[0], *idxs = &launch->outputs[1];
     if (!tv_launch_views_ok(launch)) return;
@@ -98,54 +93,32 @@ static void topk_kernel(const pyaclnn_stub_launch *launch) {
     free(src), free(vout), free(iout), free(row);
 }
 
-aclnnStatus aclnnTopkGetWorkspaceSize(const aclTensor *selfArg, int64_t k, int64_t dim, bool largest, bool sorted,
-                                      aclTensor *valuesOut, aclTensor *indicesOut, uint64_t *workspaceSize,
-                                      aclOpExecutor **executor) {
-    static const char API[] = "aclnnTopkGetWorkspaceSize";
-    ew_ptr_arg ptrs[] = {{"self", selfArg}, {"valuesOut", valuesOut}, {"indicesOut", indicesOut}};
-    aclnnStatus rc = ew_check_not_null(API, ptrs, 3, workspaceSize, executor);
-    pyaclnn_stub_tensor self, vals, idxs;
-    if (rc || (rc = op_tensor_arg(API, "self", selfArg, &self)) || (rc = op_tensor_arg(API, "valuesOut", valuesOut, &vals)) ||
-        (rc = op_tensor_arg(API, "indicesOut", indicesOut, &idxs)))
-        return rc;
-    /* 1. dim and k */
-    int64_t rank = self.ndim;
+/* topk_plan self k dim largest sorted: dim in range, then k (the vendor's messages); the outputs' shape
+ * (self's with k along dim) becomes the result shape; nothing to launch when k is 0 or self is empty. */
+aclnnStatus opc_topk_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    int64_t k = op_argument(c, s, 1)->i, dim = op_argument(c, s, 2)->i, rank = self->ndim;
     if ((rank == 0 && dim != 0 && dim != -1) || (rank > 0 && (dim < -rank || dim >= rank))) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Dimension out of range (expected to be in range of [%lld, "
-                            "%lld], but got %lld)", (long long)(rank ? -rank : -1), (long long)(rank ? rank - 1 : 0),
-                            (long long)dim);
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Dimension out of range (expected to be in range of "
+                            "[%lld, %lld], but got %lld)", (long long)(rank ? -rank : -1),
+                            (long long)(rank ? rank - 1 : 0), (long long)dim);
         return ACLNN_ERR_PARAM_INVALID;
     }
     int64_t d = dim < 0 ? dim + (rank ? rank : 1) : dim;
-    int64_t len = rank ? self.shape[d] : 1;
+    int64_t len = rank ? self->shape[d] : 1;
     if (k < 0 || k > len) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Selected index k out of range (max num of self.size(%lld) "
-                            "is %lld, but k is %lld)", (long long)d, (long long)len, (long long)k);
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Selected index k out of range (max num of "
+                            "self.size(%lld) is %lld, but k is %lld)", (long long)d, (long long)len, (long long)k);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    /* 2. dtypes: BF16 on Atlas A2/A3 and 950, the unsigned types on 950 only */
-    size_t n_list = pyaclnn_stub_soc_family() == PYACLNN_SOC_950 ? 12 : pyaclnn_stub_soc_family() == PYACLNN_SOC_A2 ? 9 : 8;
-    static const aclDataType I64[] = {ACL_INT64};
-    if ((rc = ew_check_dtype_in(API, "self", self.dtype, TOPK, n_list)) ||
-        (rc = tv_check_same_dtype(API, "valuesOut", vals.dtype, "self", self.dtype)) ||
-        (rc = ew_check_dtype_in(API, "indicesOut", idxs.dtype, I64, 1)) ||
-        (rc = ew_check_max_dim(API, "self", &self, TOPK_MAX_DIM)))
-        return rc;
-    /* 3. the outputs: self's shape with k along dim (the vendor leaves this to torch_npu) */
-    int64_t want[PYACLNN_STUB_MAX_DIMS];
-    for (int64_t i = 0; i < rank; i++) want[i] = i == d ? k : self.shape[i];
-    if ((rc = ew_check_shape(API, "valuesOut", &vals, want, rank)) ||
-        (rc = ew_check_shape(API, "indicesOut", &idxs, want, rank)))
-        return rc;
-    topk_params prm = {k, 1, len, 1, largest, sorted};
+    topk_params *prm = op_params(c, sizeof *prm);
+    *prm = (topk_params){k, 1, len, 1, op_argument(c, s, 3)->i != 0, op_argument(c, s, 4)->i != 0};
     for (int64_t i = 0; i < rank; i++) {
-        if (i < d) prm.outer *= self.shape[i];
-        else if (i > d) prm.inner *= self.shape[i];
+        if (i < d) prm->outer *= self->shape[i];
+        else if (i > d) prm->inner *= self->shape[i];
+        c->shape[i] = i == d ? k : self->shape[i];
     }
-    const aclTensor *outputs[2] = {valuesOut, indicesOut};
-    int empty = k == 0 || pyaclnn_stub_numel(&self) == 0;
-    return tv_make_executor(API, "Topk", empty ? NULL : topk_kernel, &prm, sizeof prm, &selfArg, 1, outputs, 2,
-                            workspaceSize, executor);
+    c->ndim = rank;
+    if (k == 0 || pyaclnn_stub_numel(self) == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
 }
-
-EW_DEFINE_PHASE2(aclnnTopk)
