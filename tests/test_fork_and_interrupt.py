@@ -11,8 +11,11 @@ Each scenario runs in a fresh interpreter (helpers.run_python) with its own watc
 """
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
-from helpers import run_python
+from helpers import REPO_ROOT, build_c_driver, run_python, subprocess_env
 
 PRELUDE = """
 import ctypes, os, signal, sys, threading, time
@@ -81,6 +84,58 @@ print("PARENT ok")
     assert float(child[6]) < 2.0, out
     assert "forked child" in out and "fork()" in out and "spawn" in out, out
     assert "PARENT ok" in out
+
+
+def test_forked_child_with_queued_work_refuses_context_and_reset_calls_at_once(tmp_path_factory):
+    # issue 27, point 2: with work queued at fork time, aclrtResetDevice(Force) and aclrtDestroyContext
+    # waited forever in the child for stream workers it does not have (the child died of its SIGALRM
+    # after 10 s), and aclrtSetCurrentContext / aclrtCreateContext returned 0 (the latter even started
+    # a stream thread in the child).
+    exe = build_c_driver(tmp_path_factory, REPO_ROOT / "tests" / "c" / "fork_child.c")
+    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                          env=subprocess_env({"ASAN_OPTIONS": "detect_leaks=0"}))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    calls = {m[1]: (int(m[2]), float(m[3])) for m in re.finditer(r"^(acl\w+) (-?\d+) ([\d.]+)$", done.stdout, re.M)}
+    for call in ["aclrtSetCurrentContext", "aclrtCreateContext", "aclrtDestroyContext", "aclrtResetDevice",
+                 "aclrtResetDeviceForce", "aclrtDestroyStream", "aclrtSynchronizeDevice"]:
+        assert calls.get(call, (None,))[0] == 507899, out
+    assert calls["aclFinalize"][0] == 0, out
+    child = re.search(r"^child (\w+) (-?\d+) ([\d.]+)$", done.stdout, re.M)
+    assert child and child[1] == "exit" and child[2] == "0" and float(child[3]) < 2.0, out
+    assert "parent ok" in out
+
+
+@pytest.mark.parametrize("leave", ["sys.exit(0)", "raise SystemExit(3)", "pass"])
+def test_python_child_leaving_normally_while_the_parent_has_work_queued_exits_promptly(leave):
+    # issue 27, point 2: the child hung in Device._close -> aclrtResetDevice at exit (os._exit did not).
+    code = PRELUDE + f"""
+import numpy as np
+s = rt.Stream()
+x = pyaclnn.from_numpy(np.ones(1024, np.float32))   # device memory and tensors the child inherits
+sleep_on(s, 1.5)
+sleep_on(rt.current_device().default_stream, 1.5)
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)
+    {leave}
+    sys.exit(0)
+t0 = time.monotonic()
+_, status = os.waitpid(pid, 0)
+took = time.monotonic() - t0
+print("CHILD", os.WIFEXITED(status) and os.WEXITSTATUS(status), os.WIFSIGNALED(status) and os.WTERMSIG(status),
+      round(took, 2))
+s.synchronize()
+assert x.numpy().sum() == 1024   # the parent is unaffected
+print("PARENT ok")
+"""
+    rc, out, err = run_python(code, timeout=60)
+    assert rc == 0, err
+    words = next(line for line in out.splitlines() if line.startswith("CHILD")).split()
+    assert words[1:3] == ["3" if "3" in leave else "0", "False"], out + err
+    assert float(words[3]) < 1.0, out
+    assert "PARENT ok" in out
+    assert "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("what", ["stream", "event", "device"])

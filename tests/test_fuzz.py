@@ -93,3 +93,19 @@ print(w.violations[0])
     lines = done.stdout.splitlines()
     assert lines[0] == "1 1"
     assert "accepted a foreign planted foreign argument" in lines[1]
+
+
+THREADED = re.compile(r"^fuzz: seed=(\d+) threads=4 calls=(\d+) forks=(\d+) violations=(\d+) .*(OK|FAILED)$", re.M)
+
+
+def test_threaded_slice_with_rerecords_tensor_races_and_forks(tmp_path):
+    """A short slice of the multi-threaded mode (docs/hardening.md): its issue-27 races run in every
+    suite run too -- event re-recording across streams (the issue's program, checked), aclInitTensor and
+    address setters racing phase 1 on shared tensors, fork() at random points. The CI sanitizer lanes
+    run longer slices."""
+    done = subprocess.run([sys.executable, str(FUZZER), "--threads", "4", "--calls", "20000", "--seed", "27"],
+                          capture_output=True, text=True, timeout=240, env=subprocess_env())
+    verdict = THREADED.search(done.stdout)
+    assert verdict, done.stdout[-4000:] + done.stderr[-4000:]
+    assert int(verdict.group(3)) >= 1, done.stdout   # at least one child was forked and checked
+    assert verdict.group(5) == "OK" and done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

@@ -167,7 +167,9 @@ free, total = ctypes.c_size_t(), ctypes.c_size_t()
 status = capi.aclrtGetMemInfo(capi.ACL_HBM_MEM, ctypes.byref(free), ctypes.byref(total))
 print(json.dumps([capi.aclrtGetSocName().decode(), soc_family(), status, total.value]))
 """, {"PYACLNN_STUB_SOC": soc, "PYACLNN_STUB_DEVICE_MEMORY": None, "PYTHONPATH": _tests_pythonpath()})
-    assert r == [soc or "Ascend950PR", family, 0, hbm_gib << 30]
+    # the SoC's HBM, unless the host cannot back that much (tests/test_device_memory.py)
+    from test_device_memory import expected_capacity
+    assert r == [soc or "Ascend950PR", family, 0, expected_capacity(hbm=hbm_gib << 30)]
 
 
 def _tests_pythonpath() -> str:

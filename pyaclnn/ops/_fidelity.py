@@ -53,29 +53,14 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor"), A,
      "integer and / logical and"),
     (("SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu"), A, "moves (values cast to the out dtype)"),
-    # indexing, matmul, reductions, softmax, shapes (docs/decoder_ops.md)
-    (("Index", "IndexSelect", "Embedding", "Cat", "Stack", "Permute"), A,
-     "data moved, never rounded (tests/test_index.py, tests/test_shape_ops.py)"),
-    (("IndexPutImpl",), A, "assign: moves (a); accumulate=True: fp32 sums in index order (c)"),
+    # reductions, softmax (docs/decoder_ops.md)
     (("Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax"), A,
      "compare and pick, first index on ties (tests/test_reduce.py)"),
-    (("Arange",), B, "the kernel's fp32 steps: start + round32(i * step), then cast (tests/test_shape_ops.py)"),
-    (("Mm", "BatchMatMul", "Matmul", "Addmm", "InplaceAddmm"), C,
-     "operands widened to fp32, fp32 accumulation in k order, one rounding; within "
-     "(k+2)*2^-24*(|A|@|B|) + u_out*|exact| of a float64 reference (tests/test_matmul.py)"),
     (("ReduceSum", "Mean", "Softmax", "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward"), C,
      "within 1 ulp of the exactly rounded result; the NPU's bound n*2^-24*sum|x| (tests/test_reduce.py, "
      "tests/test_softmax.py)"),
-    (("EmbeddingDenseBackward",), C, "fp32 sums in index order (tests/test_index.py)"),
     (("NLLLoss", "NLLLossBackward"), C,
      "fp32 products and quotients, fp32 sums in target order, one rounding to the output (tests/test_nll_loss.py)"),
-    # data-dependent output shapes: the launch waits and leaves the real shape on out (tests/test_select.py)
-    # random numbers (tests/test_random.py; tests/reference/random.py recomputes the emulator's stream)
-    (("InplaceUniform", "InplaceNormal", "DropoutGenMaskV2", "DropoutV3"), S,
-     "statistical: the emulator's Philox4x32-10 stream, deterministic per (seed, offset); bounds, mean, "
-     "variance and keep rate checked on 200k draws (tests/test_random.py)"),
-    (("DropoutDoMask",), C, "given the mask: x / (1 - p) in fp32, one rounding to the out dtype (the NPU "
-     "may multiply by the reciprocal: within 1 ulp) (tests/test_random.py)"),
     (("Cumsum",), C, "integers exact with wrap (a); floats: each prefix a float64 sum rounded once through fp32, "
      "within 1 ulp of the rounded float64 running sum (tests/test_cumsum_topk.py)"),
     (("Relu", "InplaceRelu", "ThresholdBackward"), A, "compare and move: NaN kept, relu(-0.0) = +0 (tests/test_relu.py)"),
@@ -83,8 +68,6 @@ _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
     (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
     (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "
      "dtype: within 1 ulp of the rounded float64 reference (tests/test_layer_norm.py)"),
-    (("MaskedSelect", "NonzeroV2"), A, "moves (MaskedSelect casts to out's dtype with the NPU's Cast rules); "
-     "out's view shape refreshed after a synchronising launch (tests/test_select.py)"),
 ]
 
 def _table() -> dict[str, tuple[str, str]]:

@@ -16,7 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .. import _env
 from .model import OpSignature, registry_from_dict, registry_to_dict
 from .parser import header_files, parse_dir
 
@@ -50,6 +49,7 @@ def toolkit_include_dirs() -> list[Path]:
     if os.environ.get("PYACLNN_BACKEND", "").lower() == "stub":
         return []
     dirs: list[Path] = []
+    from .. import _env   # (not at import: the emulator's generator loads this package on its own)
     for root in _env.path_list("ASCEND_CUSTOM_OPP_PATH"):
         dirs.append(Path(root) / "op_api" / "include")
     roots = [r for r in map(_env.path, _TOOLKIT_ROOT_VARS) if r]
@@ -115,6 +115,7 @@ def _fingerprint(root: Path) -> str:
 
 
 def _cache_dir() -> Path:
+    from .. import _env
     if _env.path("PYACLNN_CACHE_DIR"):
         return Path(os.environ["PYACLNN_CACHE_DIR"])
     base = _env.path("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -1,5 +1,5 @@
 """Independent NumPy reference of the emulator's random-number operators (the specification in
-native_stubs/src/ops/random/rnd_philox.h, written again here from that text and from the Philox paper,
+native_stubs/src/kernels/philox.h, written again here from that text and from the Philox paper,
 not from the C code): Philox4x32-10 keyed by the seed with the counter (i, offset) per element, and the
 maps from its words to uniform, normal and dropout-mask values.
 

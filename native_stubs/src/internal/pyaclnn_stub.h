@@ -80,6 +80,10 @@ PYACLNN_STUB_API int pyaclnn_stub_mem_lookup(const void *p, size_t nbytes, void 
  * host memory (pinned or registered), which every device may address. */
 PYACLNN_STUB_API void *pyaclnn_stub_mem_pin(const void *p, int32_t *device);
 PYACLNN_STUB_API void pyaclnn_stub_mem_unpin(void *pin);   /* NULL: nothing */
+/* What the host can back (runtime/host_memory.c): the smaller of MemTotal and the process's cgroup
+ * memory limits, read from the /proc and /sys tree under `root` (NULL: the real one), in bytes; 0 if
+ * MemTotal cannot be read. The default device capacity is made from it (device.c). */
+PYACLNN_STUB_API uint64_t pyaclnn_stub_host_memory_limit(const char *root);
 /* Host memory that device code may address directly (zero-copy wrapping of host arrays/tensors). */
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_register(void *p, size_t nbytes);
 PYACLNN_STUB_API aclError pyaclnn_stub_mem_unregister(void *p);
@@ -179,7 +183,9 @@ typedef struct {
 } pyaclnn_stub_tensor;
 
 /* Validated snapshot of a tensor handle. t == NULL gives {present = 0} and returns 0.
- * A handle that is not a live aclTensor returns ACLNN_ERR_PARAM_INVALID (nothing reported). */
+ * A handle that is not a live aclTensor returns ACLNN_ERR_PARAM_INVALID (nothing reported).
+ * The snapshot is consistent: one whole description, never a mix of the one before and the one
+ * after an aclInitTensor or address setter running in another thread. */
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_get(const aclTensor *t, pyaclnn_stub_tensor *out);
 /* Helpers on snapshots. */
 PYACLNN_STUB_API int64_t pyaclnn_stub_numel(const pyaclnn_stub_tensor *t);       /* 1 for 0-d   */
@@ -231,6 +237,20 @@ typedef void (*pyaclnn_stub_kernel_fn)(const pyaclnn_stub_launch *launch);
 PYACLNN_STUB_API aclOpExecutor *pyaclnn_stub_executor_new(
     const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params, size_t params_size,
     const aclTensor *const *inputs, size_t n_inputs, const aclTensor *const *outputs,
+    size_t n_outputs, uint64_t workspace_size);
+
+/* Phase 1 from snapshots: the same executor, built from the tensor snapshots phase 1 took and
+ * validated (pyaclnn_stub_tensor_get, once per tensor) rather than from the handles, so that the
+ * executor runs exactly the descriptions phase 1 checked even if another thread re-describes a
+ * tensor (aclInitTensor, aclSetRawTensorAddr) meanwhile. An absent optional tensor is a snapshot
+ * with present == 0 (what pyaclnn_stub_tensor_get gives for NULL). `inputs`/`outputs` may be NULL
+ * only when their count is 0. The snapshots are copied; re-pointing works as for
+ * pyaclnn_stub_executor_new (the executor's tensor indices are the same). Returns NULL, with a
+ * report (ACLNN_ERR_INNER_CREATE_EXECUTOR) under op_name, on allocation failure or for something
+ * that is not a snapshot (present not 0/1, a rank outside [0, PYACLNN_STUB_MAX_DIMS]). */
+PYACLNN_STUB_API aclOpExecutor *pyaclnn_stub_executor_new_snapshots(
+    const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params, size_t params_size,
+    const pyaclnn_stub_tensor *inputs, size_t n_inputs, const pyaclnn_stub_tensor *outputs,
     size_t n_outputs, uint64_t workspace_size);
 
 /* Make phase 2 of this executor fail with `code` and this message (how the vendor surfaces tiling

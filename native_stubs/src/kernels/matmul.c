@@ -6,30 +6,6 @@
 #include "opbase/checks.h"
 #include "kernels/parallel.h"
 
-#define N(a) (sizeof a / sizeof a[0])
-
-static const aclDataType MM_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-
-aclnnStatus mm_check_dtypes(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
-                            const pyaclnn_stub_tensor *out, int8_t cubeMathType) {
-    aclnnStatus rc;
-    if ((rc = ew_check_dtype_in(api, "self", a->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(api, "mat2", b->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
-    if ((rc = ew_check_dtype_in(api, "out", out->dtype, MM_DTYPES, N(MM_DTYPES)))) return rc;
-    if ((rc = tv_check_same_dtype(api, "self", a->dtype, "mat2", b->dtype))) return rc;
-    if (cubeMathType < 0 || cubeMathType > 3) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "cubeMathType %d is not supported (0 KEEP_DTYPE, 1 "
-                            "ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32)", (int)cubeMathType);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (cubeMathType == MM_KEEP_DTYPE && out->dtype == ACL_FLOAT16 && a->dtype == ACL_FLOAT) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api,
-                            "Input tensor's dtype[DT_FLOAT] should be same with output's dtype[DT_FLOAT16].");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    return ACLNN_SUCCESS;
-}
-
 aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, mm_plan *p,
                          int64_t *shape, int64_t *ndim) {
     char ta[200], tb[200];

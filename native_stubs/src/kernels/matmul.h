@@ -39,9 +39,4 @@ void mm_kernel(const pyaclnn_stub_launch *launch);
 /* cubeMathType values (aclnn_util.h of the matmul op_api). */
 enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };
 
-/* Phase-1 dtype rules shared by the matmul operators: self, mat2 and out FLOAT / FLOAT16 / BF16, self and
- * mat2 equal, cubeMathType 0..3, and (KEEP_DTYPE) no FLOAT16 out from FLOAT inputs -> 161002. */
-aclnnStatus mm_check_dtypes(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b,
-                            const pyaclnn_stub_tensor *out, int8_t cubeMathType);
-
 #endif

@@ -5,7 +5,9 @@
  * alive); parked workers take a seat, then claim parts with an atomic counter, as does the thread
  * that posted the job. The submitter waits until every part is finished and no worker is still
  * inside the job before it returns, so nothing of the job (its context lives on the submitter's
- * stack) is touched afterwards. Workers are created lazily, detached, with every signal blocked.
+ * stack) is touched afterwards. Workers are created lazily, detached, with the asynchronous signals
+ * blocked and the fault signals open (common/thread_signals.h): a fault in a kernel part reaches the
+ * process's handler (a sanitizer's report) on the faulting thread instead of killing it silently.
  *
  * Why not a thread per launch (as before): creating and joining threads costs tens of microseconds
  * per launch; a parked worker wakes in a few.
@@ -17,6 +19,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "common/thread_signals.h"
 #include "kernels/device.h"
 
 #define MAX_DEFAULT_THREADS 16
@@ -106,9 +109,9 @@ static void grow_locked(size_t want) {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);   /* never joined, never keeps the process */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* signals go to the application's threads */
+    sigset_t mask, old;
+    stub_worker_sigmask(&mask);   /* asynchronous signals go to the application's threads, faults stay here */
+    pthread_sigmask(SIG_SETMASK, &mask, &old);
     while (pool.workers < want) {
         pthread_t tid;
         if (pthread_create(&tid, &attr, worker_main, NULL) != 0) break;   /* the parts run elsewhere */

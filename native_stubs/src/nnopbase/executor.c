@@ -58,11 +58,13 @@ static void bind_launch(aclOpExecutor *e) {
     e->launch.params = (const unsigned char *)e + e->params_offset;
 }
 
-aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
-                                         size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
-                                         const aclTensor *const *outputs, size_t n_outputs,
-                                         uint64_t workspace_size) {
+/* An unregistered executor block with room for n_inputs + n_outputs snapshots (left zero: absent). */
+static aclOpExecutor *executor_alloc(const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
+                                     size_t params_size, size_t n_inputs, size_t n_outputs, uint64_t workspace_size) {
     size_t n_tensors = n_inputs + n_outputs;
+    if (n_tensors < n_inputs || n_tensors > (SIZE_MAX / 2) / sizeof(pyaclnn_stub_tensor) ||
+        params_size > SIZE_MAX / 2)
+        return NULL;
     size_t pins_offset = offsetof(aclOpExecutor, tensors) + n_tensors * sizeof(pyaclnn_stub_tensor);
     pins_offset = (pins_offset + 15) & ~(size_t)15;
     size_t params_offset = pins_offset + (n_tensors + 1) * sizeof(void *);
@@ -81,6 +83,24 @@ aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kerne
     e->workspace_required = workspace_size;
     bind_launch(e);
     if (params_size) memcpy((unsigned char *)e + params_offset, params, params_size);
+    return e;
+}
+
+static aclOpExecutor *executor_register(aclOpExecutor *e) {
+    if (stub_registry_add(&nn_handles, e, NN_KIND_EXECUTOR) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
+                                         size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
+                                         const aclTensor *const *outputs, size_t n_outputs,
+                                         uint64_t workspace_size) {
+    aclOpExecutor *e = executor_alloc(op_name, kernel, params, params_size, n_inputs, n_outputs, workspace_size);
+    if (e == NULL) return NULL;
+    size_t n_tensors = n_inputs + n_outputs;
     for (size_t i = 0; i < n_tensors; i++) {
         const aclTensor *t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
         if (pyaclnn_stub_tensor_get(t, &e->tensors[i]) != ACLNN_SUCCESS) {
@@ -91,10 +111,49 @@ aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kerne
             return NULL;
         }
     }
-    if (stub_registry_add(&nn_handles, e, NN_KIND_EXECUTOR) != 0) {
-        free(e);
+    return executor_register(e);
+}
+
+/* A snapshot an operator may hand over: absent, or present with ranks the view arrays can hold. */
+static int snapshot_usable(const pyaclnn_stub_tensor *t) {
+    if (t->present == 0) return 1;
+    return t->present == 1 && t->ndim >= 0 && t->ndim <= PYACLNN_STUB_MAX_DIMS && t->storage_ndim >= 0 &&
+           t->storage_ndim <= PYACLNN_STUB_MAX_DIMS;
+}
+
+aclOpExecutor *pyaclnn_stub_executor_new_snapshots(const char *op_name, pyaclnn_stub_kernel_fn kernel,
+                                                   const void *params, size_t params_size,
+                                                   const pyaclnn_stub_tensor *inputs, size_t n_inputs,
+                                                   const pyaclnn_stub_tensor *outputs, size_t n_outputs,
+                                                   uint64_t workspace_size) {
+    const char *api = op_name ? op_name : "pyaclnn_stub_executor_new_snapshots";
+    if ((n_inputs && inputs == NULL) || (n_outputs && outputs == NULL) || (params_size && params == NULL)) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "%s is NULL but its count is not zero",
+                            n_inputs && !inputs ? "inputs" : n_outputs && !outputs ? "outputs" : "params");
         return NULL;
     }
+    size_t n_tensors = n_inputs + n_outputs;
+    for (size_t i = 0; i < n_tensors; i++) {
+        const pyaclnn_stub_tensor *t = i < n_inputs ? &inputs[i] : &outputs[i - n_inputs];
+        if (!snapshot_usable(t)) {
+            /* operators hand over what pyaclnn_stub_tensor_get gave them; this is a programming error */
+            pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "tensor snapshot %zu is not a snapshot "
+                                "(present %d, ndim %lld, storage_ndim %lld)", i, t->present, (long long)t->ndim,
+                                (long long)t->storage_ndim);
+            return NULL;
+        }
+    }
+    aclOpExecutor *e = executor_alloc(op_name, kernel, params, params_size, n_inputs, n_outputs, workspace_size);
+    if (e == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory for an executor");
+        return NULL;
+    }
+    for (size_t i = 0; i < n_tensors; i++) {
+        const pyaclnn_stub_tensor *t = i < n_inputs ? &inputs[i] : &outputs[i - n_inputs];
+        if (t->present) e->tensors[i] = *t;   /* absent: left {present = 0}, as tensor_get gives for NULL */
+    }
+    e = executor_register(e);
+    if (e == NULL) pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory for an executor");
     return e;
 }
 
@@ -146,6 +205,8 @@ static aclnnStatus refresh_out_shape(aclrtStream stream, aclTensor *target, cons
     if (shape->ndim < 0) return ACLNN_SUCCESS;   /* the kernel failed: its fault is what sync returned */
     pthread_mutex_lock(&nn_ownership_lock);
     if (nn_is(target, NN_KIND_TENSOR)) {
+        pthread_mutex_t *mu = nn_tensor_lock(target);
+        pthread_mutex_lock(mu);
         pyaclnn_stub_tensor *d = &target->desc;
         d->ndim = shape->ndim;
         int64_t stride = 1;
@@ -154,6 +215,7 @@ static aclnnStatus refresh_out_shape(aclrtStream stream, aclTensor *target, cons
             d->strides[k] = stride;
             stride *= shape->dims[k] > 0 ? shape->dims[k] : 1;
         }
+        pthread_mutex_unlock(mu);
     }
     pthread_mutex_unlock(&nn_ownership_lock);
     return ACLNN_SUCCESS;
@@ -488,7 +550,7 @@ static aclnnStatus set_tensor_addr_locked(const char *api, enum slot_space space
         return ACLNN_ERR_PARAM_INVALID;
     }
     slot->data = addr;
-    tensor->desc.data = addr;
+    nn_tensor_set_data(tensor, addr);
     if (executor->shape_target != NULL && first + index == executor->launch.n_inputs + executor->shape_output)
         executor->shape_target = tensor;   /* the data-dependent shape now refreshes this tensor */
     return ACLNN_SUCCESS;
@@ -538,7 +600,7 @@ static aclnnStatus set_dynamic_addr(const char *api, enum slot_space space, aclO
         return ACLNN_ERR_PARAM_INVALID;
     }
     /* Unreachable until an operator with tensor-list parameters exists. */
-    tensor->desc.data = addr;
+    nn_tensor_set_data(tensor, addr);
     return ACLNN_SUCCESS;
 }
 

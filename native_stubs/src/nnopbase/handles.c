@@ -40,11 +40,13 @@ aclnnStatus nn_check_handle(const char *api, const char *param, const void *p, i
 static void lock_all(void) {
     pthread_mutex_lock(&executor_mu);
     pthread_mutex_lock(&nn_ownership_lock);
+    for (int i = 0; i < NN_TENSOR_LOCKS; i++) pthread_mutex_lock(&nn_tensor_locks[i]);
     pthread_mutex_lock(&nn_handles.lock);
 }
 
 static void unlock_all(void) {
     pthread_mutex_unlock(&nn_handles.lock);
+    for (int i = NN_TENSOR_LOCKS; i-- > 0;) pthread_mutex_unlock(&nn_tensor_locks[i]);
     pthread_mutex_unlock(&nn_ownership_lock);
     pthread_mutex_unlock(&executor_mu);
 }

@@ -12,6 +12,28 @@
 
 #include "nnopbase_internal.h"
 
+pthread_mutex_t nn_tensor_locks[NN_TENSOR_LOCKS] = {[0 ... NN_TENSOR_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER};
+
+pthread_mutex_t *nn_tensor_lock(const void *tensor) {
+    uintptr_t h = (uintptr_t)tensor >> 4;   /* malloc'ed: the low bits carry nothing */
+    return &nn_tensor_locks[(h ^ (h >> 6) ^ (h >> 12)) % NN_TENSOR_LOCKS];
+}
+
+void nn_tensor_set_data(aclTensor *tensor, void *addr) {
+    pthread_mutex_t *mu = nn_tensor_lock(tensor);
+    pthread_mutex_lock(mu);
+    tensor->desc.data = addr;
+    pthread_mutex_unlock(mu);
+}
+
+/* A consistent copy of the tensor's description (see nnopbase_internal.h). */
+static void read_desc(const aclTensor *t, pyaclnn_stub_tensor *out) {
+    pthread_mutex_t *mu = nn_tensor_lock(t);
+    pthread_mutex_lock(mu);
+    *out = t->desc;
+    pthread_mutex_unlock(mu);
+}
+
 /* Fills d from aclCreateTensor-style arguments after checking them. On failure reports under
  * `api` and returns the status; d is then unspecified (callers describe into a scratch copy). */
 static aclnnStatus describe(const char *api, pyaclnn_stub_tensor *d, const int64_t *viewDims, uint64_t viewDimsNum,
@@ -145,7 +167,12 @@ aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t v
     pyaclnn_stub_tensor fresh;   /* described aside so that a rejected call leaves the tensor as it was */
     rc = describe(API, &fresh, viewDims, viewDimsNum, dataType, stride, offset, format, storageDims, storageDimsNum,
                   tensorDataAddr);
-    if (rc == ACLNN_SUCCESS) tensor->desc = fresh;
+    if (rc == ACLNN_SUCCESS) {   /* replaced as a whole: a concurrent snapshot sees the old or the new one */
+        pthread_mutex_t *mu = nn_tensor_lock(tensor);
+        pthread_mutex_lock(mu);
+        tensor->desc = fresh;
+        pthread_mutex_unlock(mu);
+    }
     return rc;
 }
 
@@ -194,48 +221,61 @@ static aclnnStatus copy_dims(const char *api, const int64_t *src, int64_t n, int
 aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum) {
     static const char API[] = "aclGetViewShape";
     aclnnStatus rc = check_getter(API, tensor, viewDims, "viewDims", viewDimsNum, "viewDimsNum");
-    return rc ? rc : copy_dims(API, tensor->desc.shape, tensor->desc.ndim, viewDims, viewDimsNum);
+    if (rc) return rc;
+    pyaclnn_stub_tensor d;
+    read_desc(tensor, &d);
+    return copy_dims(API, d.shape, d.ndim, viewDims, viewDimsNum);
 }
 
 aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum) {
     static const char API[] = "aclGetViewStrides";
     aclnnStatus rc = check_getter(API, tensor, stridesValue, "stridesValue", stridesNum, "stridesNum");
-    return rc ? rc : copy_dims(API, tensor->desc.strides, tensor->desc.ndim, stridesValue, stridesNum);
+    if (rc) return rc;
+    pyaclnn_stub_tensor d;
+    read_desc(tensor, &d);
+    return copy_dims(API, d.strides, d.ndim, stridesValue, stridesNum);
 }
 
 aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum) {
     static const char API[] = "aclGetStorageShape";
     aclnnStatus rc = check_getter(API, tensor, storageDims, "storageDims", storageDimsNum, "storageDimsNum");
-    return rc ? rc : copy_dims(API, tensor->desc.storage_shape, tensor->desc.storage_ndim, storageDims, storageDimsNum);
+    if (rc) return rc;
+    pyaclnn_stub_tensor d;
+    read_desc(tensor, &d);
+    return copy_dims(API, d.storage_shape, d.storage_ndim, storageDims, storageDimsNum);
 }
 
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset) {
     aclnnStatus rc = check_getter("aclGetViewOffset", tensor, offset, "offset", NULL, NULL);
-    if (rc == ACLNN_SUCCESS) *offset = tensor->desc.offset;
+    pyaclnn_stub_tensor d;
+    if (rc == ACLNN_SUCCESS) read_desc(tensor, &d), *offset = d.offset;
     return rc;
 }
 
 aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format) {
     aclnnStatus rc = check_getter("aclGetFormat", tensor, format, "format", NULL, NULL);
-    if (rc == ACLNN_SUCCESS) *format = tensor->desc.format;
+    pyaclnn_stub_tensor d;
+    if (rc == ACLNN_SUCCESS) read_desc(tensor, &d), *format = d.format;
     return rc;
 }
 
 aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType) {
     aclnnStatus rc = check_getter("aclGetDataType", tensor, dataType, "dataType", NULL, NULL);
-    if (rc == ACLNN_SUCCESS) *dataType = tensor->desc.dtype;
+    pyaclnn_stub_tensor d;
+    if (rc == ACLNN_SUCCESS) read_desc(tensor, &d), *dataType = d.dtype;
     return rc;
 }
 
 aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr) {
     aclnnStatus rc = check_getter("aclGetRawTensorAddr", tensor, addr, "addr", NULL, NULL);
-    if (rc == ACLNN_SUCCESS) *addr = tensor->desc.data;
+    pyaclnn_stub_tensor d;
+    if (rc == ACLNN_SUCCESS) read_desc(tensor, &d), *addr = d.data;
     return rc;
 }
 
 aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr) {
     aclnnStatus rc = nn_check_handle("aclSetRawTensorAddr", "tensor", tensor, NN_KIND_TENSOR, ACLNN_ERR_PARAM_NULLPTR);
-    if (rc == ACLNN_SUCCESS) tensor->desc.data = addr;
+    if (rc == ACLNN_SUCCESS) nn_tensor_set_data(tensor, addr);
     return rc;
 }
 
@@ -247,7 +287,7 @@ aclnnStatus pyaclnn_stub_tensor_get(const aclTensor *t, pyaclnn_stub_tensor *out
         return ACLNN_SUCCESS;
     }
     if (!nn_is(t, NN_KIND_TENSOR)) return ACLNN_ERR_PARAM_INVALID;
-    *out = t->desc;
+    read_desc(t, out);   /* never a mix of two descriptions (aclInitTensor, setters in other threads) */
     return ACLNN_SUCCESS;
 }
 

@@ -151,34 +151,6 @@ aclnnStatus tv_check_not_null(const char *api, const char *const *names, const v
     return ew_check_not_null(api, args, n, workspaceSize, executor);
 }
 
-aclnnStatus tv_tensor_list_arg(const char *api, const char *name, const aclTensorList *l, size_t cap,
-                               const aclTensor **items, pyaclnn_stub_tensor *snaps, size_t *n) {
-    if (l == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    const aclTensor *const *its;
-    uint64_t size;
-    if (pyaclnn_stub_tensor_list_get(l, &its, &size) != ACLNN_SUCCESS) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclTensorList", name, (const void *)l);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (size > cap) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s has %llu tensors; the emulator takes at most %zu", name,
-                            (unsigned long long)size, cap);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    for (uint64_t i = 0; i < size; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s[%llu]", name, (unsigned long long)i);
-        aclnnStatus rc = op_tensor_arg(api, nm, its[i], &snaps[i]);
-        if (rc) return rc;
-        items[i] = its[i];
-    }
-    *n = (size_t)size;
-    return ACLNN_SUCCESS;
-}
-
 aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
                              const int64_t **values, uint64_t *n) {
     if (a == NULL && !allow_null) {
@@ -357,6 +329,98 @@ aclnnStatus opc_can_cast(op_call *c, const op_step *s) {
                         op_dtype_name(b, y));
     return ACLNN_ERR_PARAM_INVALID;
 }
+
+/* ---- tensor lists and executor tensors (index, conversion: Index, IndexPutImpl, Cat, Stack) --------- */
+
+/* read_list p N: snapshots of tensor list p (at most N tensors) into c->lists[p]: 161001 if it is NULL,
+ * 161002 if it is not a live list or holds more than N tensors; then each element as `read` does, named
+ * "p[i]". */
+aclnnStatus opc_read_list(op_call *c, const op_step *s) {
+    int i = s->p[0];
+    const char *name = op_pname(c, s, 0);
+    const aclTensorList *l = c->arg[i].p;
+    if (l == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s is NULL", name);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    const aclTensor *const *items;
+    uint64_t size;
+    if (pyaclnn_stub_tensor_list_get(l, &items, &size) != ACLNN_SUCCESS) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s (%p) is not a live aclTensorList", name, (const void *)l);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (size > (uint64_t)s->n) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s has %llu tensors; the emulator takes at most %zu", name,
+                            (unsigned long long)size, (size_t)s->n);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    pyaclnn_stub_tensor *t = op_scratch(c, sizeof *t * (size_t)size);
+    if (t == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    for (uint64_t k = 0; k < size; k++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s[%llu]", name, (unsigned long long)k);
+        aclnnStatus rc = op_tensor_arg(c->api, nm, items[k], &t[k]);
+        if (rc) return rc;
+    }
+    c->lists[i].v = items;
+    c->lists[i].t = t;
+    c->lists[i].n = size;
+    c->read |= 1u << i;
+    return ACLNN_SUCCESS;
+}
+
+/* list_dtype_in p LIST: every tensor of list p in the SoC's list (the message names the list). */
+aclnnStatus opc_list_dtype_in(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    for (uint64_t k = 0; k < c->lists[s->p[0]].n; k++) {
+        aclnnStatus rc = ew_check_dtype_in(c->api, op_pname(c, s, 0), c->lists[s->p[0]].t[k].dtype, list, n);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* list_max_dim p N: every tensor of list p has at most N dimensions (the message names the list). */
+aclnnStatus opc_list_max_dim(op_call *c, const op_step *s) {
+    for (uint64_t k = 0; k < c->lists[s->p[0]].n; k++) {
+        aclnnStatus rc = ew_check_max_dim(c->api, op_pname(c, s, 0), &c->lists[s->p[0]].t[k], (int)s->n);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* exec_inputs p ...: the executor's inputs are the operands' tensors in order, a tensor list's expanded in
+ * place (instead of the definition's inputs). */
+aclnnStatus opc_exec_inputs(op_call *c, const op_step *s) {
+    size_t n = 0;
+    for (int k = 0; k < s->np; k++)
+        n += c->def->params[s->p[k]].kind == OP_K_TENSOR_LIST ? (size_t)c->lists[s->p[k]].n : 1;
+    const aclTensor **in = op_scratch(c, sizeof *in * n);
+    if (in == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    size_t j = 0;
+    for (int k = 0; k < s->np; k++) {
+        if (c->def->params[s->p[k]].kind != OP_K_TENSOR_LIST) {
+            in[j++] = op_argument(c, s, k)->p;
+            continue;
+        }
+        for (uint64_t e = 0; e < c->lists[s->p[k]].n; e++) in[j++] = c->lists[s->p[k]].v[e];
+    }
+    c->in_handles = in;
+    c->n_in = n;
+    return ACLNN_SUCCESS;
+}
+
+/* data_shape p: output p's shape depends on the data: the kernel reports it, and phase 2 waits for the
+ * stream and leaves it on p (aclGetViewShape) -- unless the launch does nothing. */
+aclnnStatus opc_data_shape(op_call *c, const op_step *s) {
+    for (int k = 0; k < c->def->n_outputs; k++)
+        if (c->def->outputs[k] == s->p[0]) c->shape_output = k;
 
 /* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,
  * grouped_dynamic_mx_quant) ------------------------------------------------------------------------ */

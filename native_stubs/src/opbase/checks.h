@@ -78,10 +78,6 @@ aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_
 /* 161001 naming the first NULL pointer of (names[i], ptrs[i]), then workspaceSize/executor. */
 aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
                               const uint64_t *workspaceSize, aclOpExecutor *const *executor);
-/* Snapshot of an aclTensorList's elements (at most `cap`): 161001 if NULL or an element is NULL, 161002 if
- * not a live list / element / more than cap elements. */
-aclnnStatus tv_tensor_list_arg(const char *api, const char *name, const aclTensorList *l, size_t cap,
-                               const aclTensor **items, pyaclnn_stub_tensor *snaps, size_t *n);
 /* An aclIntArray's values (NULL -> n = 0 when allow_null, else 161001; not live -> 161002). */
 aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
                              const int64_t **values, uint64_t *n);

@@ -34,6 +34,7 @@
 #define OP_MAX_STEP_PARAMS 16    /* parameter operands of one step                                  */
 #define OP_MAX_IO 16             /* tensors of an executor taken from single-tensor parameters      */
 #define OP_PARAMS_MAX 2048       /* bytes of a kernel's parameter block                             */
+#define OP_MAX_SCRATCH 4         /* blocks of memory the steps of one call may take (op_scratch)     */
 
 /* What a parameter carries (the signature registry's kinds, pyaclnn/signatures/model.py). */
 typedef enum {
@@ -151,6 +152,14 @@ typedef struct op_call {
     size_t n_out;
     aclOpExecutor *made;                     /* a step built the executor itself (op_make_executor) */
     int shape_output;                        /* >= 0: data-dependent shape of this output         */
+    /* Tensor lists once read (read_list), by parameter index: the list's own handles and their snapshots. */
+    struct {
+        const aclTensor *const *v;
+        pyaclnn_stub_tensor *t;
+        uint64_t n;
+    } lists[OP_MAX_PARAMS];
+    void *scratch[OP_MAX_SCRATCH];           /* op_scratch's blocks, freed when phase 1 ends      */
+    uint8_t n_scratch;
 } op_call;
 
 /* Runs phase 1 of `def` (called by the generated GetWorkspaceSize functions). */
@@ -177,6 +186,10 @@ static inline const aclDataType *op_list(const op_dtype_list *l, size_t *n) {
 
 /* The parameter block the kernel gets: a step fills it once (`size` bytes, zeroed first). */
 void *op_params(op_call *c, size_t size);
+
+/* `size` zeroed bytes that live until phase 1 ends (list snapshots, executor tensor arrays); NULL if out of
+ * memory or the call already holds OP_MAX_SCRATCH blocks. */
+void *op_scratch(op_call *c, size_t size);
 
 /* The operator name the executor carries (messages of the address setters, the hazard checker). */
 static inline const char *op_exec_name(const op_call *c) {

@@ -1,6 +1,7 @@
 /*
  * op_phase1: runs an operator's definition (opbase.h) -- its steps in order, then the executor.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "opbase/checks.h"
@@ -12,6 +13,13 @@ void *op_params(op_call *c, size_t size) {
     memset(c->params, 0, size);
     c->params_size = size;
     return c->params;
+}
+
+void *op_scratch(op_call *c, size_t size) {
+    if (c->n_scratch >= OP_MAX_SCRATCH) return NULL;
+    void *p = calloc(1, size ? size : 1);
+    if (p != NULL) c->scratch[c->n_scratch++] = p;
+    return p;
 }
 
 int op_param_index(const op_def *def, const char *name) {
@@ -59,6 +67,25 @@ aclnnStatus op_make_executor(op_call *c, int with_tensors) {
     return ACLNN_SUCCESS;
 }
 
+static aclnnStatus run(op_call *c) {
+    const op_def *def = c->def;
+    for (size_t i = 0; i < def->n_steps; i++) {
+        aclnnStatus rc = def->steps[i].fn(c, &def->steps[i]);
+        if (rc != ACLNN_SUCCESS) {
+            if (c->made != NULL) aclDestroyAclOpExecutor(c->made);
+            return rc;
+        }
+        if (c->done) break;
+    }
+    if (c->made == NULL) {
+        aclnnStatus rc = op_make_executor(c, 1);
+        if (rc != ACLNN_SUCCESS) return rc;
+    }
+    *c->workspace_size = c->workspace;
+    *c->executor = c->made;
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspaceSize, aclOpExecutor **executor) {
     op_call c;
     /* Only the header is initialised: snapshots and the parameter block are written before they are read. */
@@ -79,19 +106,8 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
     c.n_in = c.n_out = 0;
     c.made = NULL;
     c.shape_output = -1;
-    for (size_t i = 0; i < def->n_steps; i++) {
-        aclnnStatus rc = def->steps[i].fn(&c, &def->steps[i]);
-        if (rc != ACLNN_SUCCESS) {
-            if (c.made != NULL) aclDestroyAclOpExecutor(c.made);
-            return rc;
-        }
-        if (c.done) break;
-    }
-    if (c.made == NULL) {
-        aclnnStatus rc = op_make_executor(&c, 1);
-        if (rc != ACLNN_SUCCESS) return rc;
-    }
-    *workspaceSize = c.workspace;
-    *executor = c.made;
-    return ACLNN_SUCCESS;
+    c.n_scratch = 0;
+    aclnnStatus rc = run(&c);
+    for (uint8_t k = 0; k < c.n_scratch; k++) free(c.scratch[k]);
+    return rc;
 }

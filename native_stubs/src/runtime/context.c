@@ -78,6 +78,8 @@ void rt_context_destroy(rt_context *ctx) {
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
     static const char func[] = "aclrtCreateContext";
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
     if (!context) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "context is NULL");
     const char *why;
     int n = rt_visible_device_count(&why);
@@ -85,7 +87,7 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
     if (deviceId < 0 || deviceId >= n)
         return RT_REPORT(ACL_ERROR_RT_INVALID_DEVICEID, func, "device id %d is out of range [0, %d)", deviceId, n);
     rt_context *c;
-    aclError rc = rt_context_create(func, deviceId, 0, &c);
+    rc = rt_context_create(func, deviceId, 0, &c);
     if (rc) return rc;
     rt_set_current_context(c);
     *context = c;
@@ -94,6 +96,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
     static const char func[] = "aclrtDestroyContext";
+    aclError rc = rt_fork_check(func);   /* it would wait for stream workers the child does not have */
+    if (rc) return rc;
     if (!context) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "context is NULL");
     if (stub_registry_kind(&rt_handles, context) != RT_KIND_CONTEXT)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
@@ -113,6 +117,8 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
 
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
     static const char func[] = "aclrtSetCurrentContext";
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
     if (!context) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "context is NULL");
     if (stub_registry_kind(&rt_handles, context) != RT_KIND_CONTEXT)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,

@@ -11,7 +11,14 @@
  *    aclrtResetDeviceForce drops them all at once. Resetting a device that is not set returns
  *    ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (507007), like the real runtime. Device memory is not
  *    freed by a reset (it stays tracked and shows up in the live counts).
- *  - Memory capacity per device: PYACLNN_STUB_DEVICE_MEMORY bytes, else the SoC's nominal HBM.
+ *  - Memory capacity per device: PYACLNN_STUB_DEVICE_MEMORY bytes (taken as given), else what the
+ *    host can back: device memory is host memory, so a device of the SoC's nominal HBM (128 GiB on
+ *    Ascend950PR) on a 23 GiB host accepted 127 GiB of allocations that the OOM killer would have
+ *    ended once touched (issue 27). The default is min(SoC HBM, 3/4 of the host's memory / visible
+ *    devices), the host's memory being the smaller of MemTotal and the process's cgroup limits
+ *    (host_memory.c), rounded down to whole MiB: the devices together keep a quarter of the host
+ *    for the program itself, and an allocation beyond that fails with ACL_ERROR_RT_MEMORY_ALLOCATION
+ *    (207001), which aclrtGetMemInfo's total and free agree with. Read once per process.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -63,14 +70,31 @@ static int split_visible(const char *s, unsigned long long *ids, int max_ids) {
     return n;
 }
 
+static void load_visible(void);
+
+/* min(SoC HBM, 3/4 of what the host can back / devices), whole MiB (see the top of this file). */
+static uint64_t default_capacity(int devices) {
+    uint64_t hbm = rt_soc_hbm_bytes();
+    uint64_t host = pyaclnn_stub_host_memory_limit(NULL);
+    if (host == 0) return hbm;   /* unknown host (no /proc): the SoC's figure */
+    uint64_t share = host / 4 * 3 / (uint64_t)devices;
+    share &= ~((1ull << 20) - 1);
+    if (share == 0) share = 1ull << 20;
+    return share < hbm ? share : hbm;
+}
+
 static void load_config(void) {
     unsigned long long v;
     const char *count_env = getenv("PYACLNN_STUB_DEVICE_COUNT");
     if (parse_u64(count_env, &v) == 0) physical_count = v > RT_MAX_DEVICES ? RT_MAX_DEVICES : (int)v;
 
     const char *mem_env = getenv("PYACLNN_STUB_DEVICE_MEMORY");
-    capacity_bytes = (parse_u64(mem_env, &v) == 0 && v > 0) ? (uint64_t)v : rt_soc_hbm_bytes();
+    capacity_bytes = (parse_u64(mem_env, &v) == 0 && v > 0) ? (uint64_t)v : 0;   /* 0: from the host, below */
+    load_visible();
+    if (capacity_bytes == 0) capacity_bytes = default_capacity(visible_count > 0 ? visible_count : 1);
+}
 
+static void load_visible(void) {
     for (int i = 0; i < RT_MAX_DEVICES; i++) visible_ids[i] = i;
     const char *vis = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (vis == NULL) {
@@ -148,7 +172,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
 }
 
 static aclError reset_device(const char *func, int32_t deviceId, int force) {
-    aclError rc = check_device_id(func, deviceId);
+    /* A forked child must not wait for the parent's stream workers, which do not exist here. */
+    aclError rc = rt_fork_check(func);
+    if (rc) return rc;
+    rc = check_device_id(func, deviceId);
     if (rc) return rc;
     pthread_mutex_lock(&devices_mu);
     if (set_count[deviceId] == 0) {

@@ -55,11 +55,30 @@ static error_buffer *thread_buffer(void) {
     return b;
 }
 
+/* UTC broken-down time by arithmetic (days to civil date, H. Hinnant's algorithm): no lock taken. */
+static void utc_by_arithmetic(time_t t, struct tm *tm) {
+    long long days = (long long)t / 86400, secs = (long long)t % 86400;
+    if (secs < 0) secs += 86400, days--;
+    tm->tm_hour = (int)(secs / 3600);
+    tm->tm_min = (int)(secs / 60 % 60);
+    tm->tm_sec = (int)(secs % 60);
+    long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    long long day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+    tm->tm_year = (int)(yoe + era * 400 + (month <= 2) - 1900);
+    tm->tm_mon = (int)(month - 1);
+    tm->tm_mday = (int)day;
+}
+
 static void format_time(char *out, size_t n) {
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
-    localtime_r(&ts.tv_sec, &tm);
+    /* localtime_r takes glibc's time-zone lock, which a child forked while another thread of the
+     * parent held it would wait for forever: a forked child's messages carry UTC instead. */
+    if (rt_forked_child()) utc_by_arithmetic(ts.tv_sec, &tm);
+    else localtime_r(&ts.tv_sec, &tm);
     long us = ts.tv_nsec / 1000;
     snprintf(out, n, "%04d-%02d-%02d-%02d:%02d:%02d.%03ld.%03ld", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us / 1000, us % 1000);

@@ -5,14 +5,30 @@
  *
  * Record ids keep growing over the event's whole life (and over reuses of its pooled object):
  * record_id is the latest record, done_id the highest record reached. A never-recorded (or reset)
- * event counts as complete. aclrtStreamWaitEvent makes the stream wait for the record that was
- * latest at the time of the call; waiting on a never-recorded event is a no-op.
+ * event counts as complete.
+ *
+ * aclrtStreamWaitEvent waits for the record that was latest when the wait was enqueued, and for no
+ * other: the wait task captures that record as (stream, task index) under the event's lock, and is
+ * released when that very task has been reached, whatever is recorded later (a re-record on an idle
+ * stream must not release an earlier wait; issue 27). CANN does the same: Event::Record
+ * (hicann/runtime src/runtime/core/src/event/event.cc) gives every record of a default or
+ * new-mode event a fresh hardware event id (AllocEventIdResource, RefreshEventId), and Event::Wait
+ * reads the current id under recordStateMutex_ (WaitSendCheck) and binds the wait task to it
+ * (EventWaitTaskInit(tsk, this, eventId, timeout)); CUDA documents it for cudaStreamWaitEvent ("the
+ * most recent call to cudaEventRecord"). The hazard checker joins the clock of the same record (the
+ * wait is enqueued under the event's lock, as records are), so it and the runtime agree.
+ *
+ * Waiting on a never-recorded (or reset) event is a no-op, as in CUDA and for CANN's new-mode events
+ * ("wait first, return suc" in WaitSendCheck). aclrtResetEvent takes effect when called (not in
+ * stream order); waits enqueued before it keep the record they captured. Record, reset and wait
+ * refuse an event destroyed by another thread after the handle check (107000), so a late call never
+ * publishes a record on a pooled object; a wait already queued on a destroyed event still ends when
+ * its record is reached (records are reached even on a force-destroyed stream).
  *
  * Status codes follow the real runtime: elapsed time/timestamp of an event that was never recorded
  * -> ACL_ERROR_RT_INTERNAL_ERROR (507000, "event recorder null"); of an event without a timestamp
  * (untimed, or not completed yet) -> ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID (107006); external and IPC
  * events have no timestamps at all -> ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000).
- * aclrtResetEvent takes effect when called (not in stream order).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,7 +45,8 @@ int64_t rt_event_count(void) { return atomic_load(&live_events); }
 
 /* ---- worker hooks ---------------------------------------------------------------------------- */
 
-void rt_event_reach(rt_event *ev, uint64_t id) {
+void rt_event_reach(rt_stream *s, uint64_t index, rt_event *ev, uint64_t id) {
+    atomic_store(&s->records_reached, index);   /* before the broadcast: no waiter can miss it */
     pthread_mutex_lock(&ev->mu);
     if (id > ev->done_id) {
         ev->done_id = id;
@@ -39,10 +56,16 @@ void rt_event_reach(rt_event *ev, uint64_t id) {
     pthread_mutex_unlock(&ev->mu);
 }
 
-void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id) {
+void rt_event_wait(rt_stream *s, const rt_task *t) {
+    rt_event *ev = t->u.mark.event;
+    rt_stream *rs = t->u.mark.stream;   /* the captured record: task `index` of rs */
+    uint64_t index = t->u.mark.index;
+    if (atomic_load(&rs->records_reached) >= index) return;
     atomic_store(&s->waiting_on, ev);
     pthread_mutex_lock(&ev->mu);
-    while (ev->done_id < id && !atomic_load(&s->abort) && !atomic_load(&rt_process_exiting))
+    /* rt_event_reach broadcasts ev->cv after the record of this event on rs is reached */
+    while (atomic_load(&rs->records_reached) < index && !atomic_load(&s->abort) &&
+           !atomic_load(&rt_process_exiting))
         pthread_cond_wait(&ev->cv, &ev->mu);
     pthread_mutex_unlock(&ev->mu);
     atomic_store(&s->waiting_on, NULL);
@@ -172,8 +195,12 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
      * (its stream being destroyed), which nothing would ever reach. Lock order: ev->mu, then s->mu;
      * the worker takes ev->mu without holding s->mu. */
     pthread_mutex_lock(&ev->mu);
+    if (!ev->live) {
+        pthread_mutex_unlock(&ev->mu);
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "event %p was destroyed concurrently", event);
+    }
     uint64_t id = ++ev->next_id;
-    rt_task t = {.kind = RT_TASK_RECORD, .u.mark = {ev, id}};
+    rt_task t = {.kind = RT_TASK_RECORD, .u.mark = {ev, id, NULL, 0}};
     uint64_t index;
     rc = rt_stream_enqueue(func, s, &t, &index);
     if (rc == ACL_SUCCESS) {
@@ -194,10 +221,14 @@ ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream strea
     if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
     rt_event *ev = event;
     pthread_mutex_lock(&ev->mu);
-    ev->record_id = 0;
-    ev->stream = NULL;
+    int live = ev->live;
+    if (live) {
+        ev->record_id = 0;
+        ev->stream = NULL;
+        if (rt_hz_mode) rt_hz_event_reset(ev);   /* under ev->mu: no record slips in between */
+    }
     pthread_mutex_unlock(&ev->mu);
-    if (rt_hz_mode) rt_hz_event_reset(ev);
+    if (!live) return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "event %p was destroyed concurrently", event);
     return ACL_SUCCESS;
 }
 
@@ -208,12 +239,20 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
     rt_stream *s;
     if ((rc = rt_stream_resolve(func, stream, &s))) return rc;
     rt_event *ev = event;
+    /* Captures the latest record and enqueues the wait in one step under ev->mu (as records are
+     * published), so the wait, and the hazard clock it joins (rt_hz_enqueue), belong to that record. */
     pthread_mutex_lock(&ev->mu);
-    uint64_t target = ev->record_id;
+    if (!ev->live) {
+        pthread_mutex_unlock(&ev->mu);
+        return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "event %p was destroyed concurrently", event);
+    }
+    rc = ACL_SUCCESS;
+    if (ev->record_id != 0) {   /* never recorded (or reset): nothing to wait for */
+        rt_task t = {.kind = RT_TASK_WAIT, .u.mark = {ev, ev->record_id, ev->stream, ev->stream_index}};
+        rc = rt_stream_enqueue(func, s, &t, NULL);
+    }
     pthread_mutex_unlock(&ev->mu);
-    if (target == 0) return ACL_SUCCESS;   /* never recorded: nothing to wait for */
-    rt_task t = {.kind = RT_TASK_WAIT, .u.mark = {ev, target}};
-    return rt_stream_enqueue(func, s, &t, NULL);
+    return rc;
 }
 
 /* ---- queries and host synchronisation -------------------------------------------------------- */
@@ -227,8 +266,8 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus 
     if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
     rt_event *ev = event;
     rt_hz_clock done = {NULL, 0};
-    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);   /* the record the answer is about */
     *status = is_complete_locked(ev) ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     pthread_mutex_unlock(&ev->mu);
     if (rt_hz_mode) {   /* "complete" is as good as a synchronisation (docs/hazards.md) */
@@ -245,8 +284,8 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventR
     if (!status) return RT_REPORT(ACL_ERROR_INVALID_PARAM, func, "status is NULL");
     rt_event *ev = event;
     rt_hz_clock done = {NULL, 0};
-    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);   /* the record the answer is about */
     *status = is_complete_locked(ev) ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     pthread_mutex_unlock(&ev->mu);
     if (rt_hz_mode) {
@@ -263,15 +302,17 @@ static aclError synchronize_event(const char *func, aclrtEvent event, int32_t ti
     struct timespec deadline;
     if (timeout >= 0) rt_deadline_after_ms(&deadline, timeout);
     rt_hz_clock done = {NULL, 0};
-    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);
     pthread_mutex_lock(&ev->mu);
+    if (rt_hz_mode) rt_hz_event_snapshot(ev, &done);   /* the record the answer is about */
     uint64_t target = ev->record_id;
-    rt_stream *s = ev->stream;
+    rt_stream *s = target ? ev->stream : NULL;
     uint64_t generation = ev->stream_generation, index = ev->stream_index;
-    while (ev->done_id < target) {
+    /* The record latest at the call, as for a stream wait: a record made meanwhile elsewhere (an
+     * idle stream reaches it at once) does not end this wait. */
+    while (s && atomic_load(&s->records_reached) < index) {
         int w = timeout >= 0 ? pthread_cond_timedwait(&ev->cv, &ev->mu, &deadline)
                              : pthread_cond_wait(&ev->cv, &ev->mu);
-        if (w == ETIMEDOUT && ev->done_id < target) {
+        if (w == ETIMEDOUT && atomic_load(&s->records_reached) < index) {
             pthread_mutex_unlock(&ev->mu);
             free(done.c);
             return RT_REPORT(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, func,

@@ -5,7 +5,12 @@
  * As CUDA does ("cannot re-initialize CUDA in forked subprocess"), the child gets a clear error at
  * once instead: once the parent has started a stream worker, every device, stream, event and
  * memory call in a forked child returns ACL_ERROR_RT_DRV_INTERNAL_ERROR (507899, what the real
- * driver gives for a device handle inherited across fork) with a message saying why.
+ * driver gives for a device handle inherited across fork) with a message saying why. That includes
+ * the context calls (aclrtCreateContext, aclrtSetCurrentContext, aclrtDestroyContext) and the device
+ * resets (aclrtResetDevice, aclrtResetDeviceForce): a reset or a context destruction would wait for
+ * the work of streams whose workers do not exist here, and a child that leaves normally (atexit
+ * handlers, Python's Device release) calls them on its way out. aclFinalize stays usable (it joins
+ * no worker in a child; init.c holds its lock across fork()).
  *
  * What a child may still do: read aclGetRecentErrMsg/aclrtGetLastError, query versions and SoC,
  * build host-side aclnn objects (tensors, arrays) and exit or exec. It must not touch the parent's

@@ -5,7 +5,10 @@
  *  - every stream object has a slot; its clock's own component is the index of the last task queued
  *    on it (the stream's `submitted` counter), so a task is named (slot, index);
  *  - queuing a task joins the host's clock into the stream's, then ticks the stream's component;
- *  - aclrtRecordEvent copies the stream's clock into the event; aclrtStreamWaitEvent joins it in;
+ *  - aclrtRecordEvent copies the stream's clock into the event; aclrtStreamWaitEvent joins it in:
+ *    the clock of the record that was latest when the wait was enqueued (event.c enqueues the wait
+ *    under the event's lock, as records are published), which is the record the runtime's wait
+ *    task waits for; a later record of the event changes neither;
  *  - a host synchronisation (stream, event, device, context, stream destruction, a query that says
  *    "complete", an async copy from pageable memory, which waits for itself) joins what it waited
  *    for into the host's clock. There is one host clock: host threads are taken in the order their
@@ -407,6 +410,7 @@ int rt_hz_enqueue(const char *func, rt_stream *s, const rt_task *t, uint64_t ind
     clock_join(&s->hz_vc, &host_clock);
     clock_set(&s->hz_vc, self, index);
     if (t->kind == RT_TASK_RECORD) clock_copy(&t->u.mark.event->hz_vc, &s->hz_vc);
+    /* the event's clock is that of the record this wait captured (both taken under the event's lock) */
     if (t->kind == RT_TASK_WAIT) clock_join(&s->hz_vc, &t->u.mark.event->hz_vc);
     if (info && info->sync == RT_HZ_SYNC_VALUE_WAIT)
         for (size_t i = n_vwrites; i-- > 0;)   /* the latest satisfying write queued before the wait */

@@ -40,6 +40,12 @@ static int finalized;
 static int have_first_config;
 static uint64_t first_config_hash;
 
+/* fork(): init_mu is held across it (as libnnopbase does with its locks), so that a child, which
+ * may call aclFinalize on its way out, never inherits it held by a thread it does not have. */
+static void init_lock(void) { pthread_mutex_lock(&init_mu); }
+static void init_unlock(void) { pthread_mutex_unlock(&init_mu); }
+__attribute__((constructor)) static void register_fork_handlers(void) { pthread_atfork(init_lock, init_unlock, init_unlock); }
+
 static uint64_t fnv1a(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {

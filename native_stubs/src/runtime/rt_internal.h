@@ -127,7 +127,9 @@ typedef struct {
         struct { void *dst; const void *src; size_t count; } copy;
         struct { void *dst; const void *src; size_t dpitch, spitch, width, height; } copy2d;
         struct { void *dst; size_t count; int value; } set;
-        struct { rt_event *event; uint64_t id; } mark;   /* RECORD and WAIT */
+        /* RECORD: the event and the record's id. WAIT: the record it waits for, captured when the
+         * wait was enqueued: task `index` of stream `stream` (event.c). */
+        struct { rt_event *event; uint64_t id; rt_stream *stream; uint64_t index; } mark;
     } u;
 } rt_task;
 
@@ -144,9 +146,14 @@ struct rt_stream {
     _Atomic uint64_t completed;     /* tasks ever finished (written under mu)           */
     int host_waiters;               /* host threads blocked on done_cv                  */
     int worker_idle;                /* worker blocked on work_cv                        */
+    int worker_untimed;             /* ... without a deadline (it went to sleep while live) */
     int state;                      /* RT_STREAM_FREE / RT_STREAM_LIVE                  */
     _Atomic int abort;              /* force-destroy: drop the pending tasks            */
     _Atomic(rt_event *) waiting_on; /* event the worker is blocked on (RT_TASK_WAIT)    */
+    /* Index of the last event record task this stream's worker has reached (monotonic over the
+     * object's life, as task indices are): a wait for task i of this stream is satisfied once this
+     * is >= i. Written by the worker before it wakes the event's waiters. */
+    _Atomic uint64_t records_reached;
     _Atomic uint64_t generation;
     _Atomic(rt_context *) ctx;
     int is_default;
@@ -156,8 +163,9 @@ struct rt_stream {
     uint64_t fail_task;             /* index (1-based) of the failing task              */
     int fail_more;                  /* failures after the first one                     */
     char fail_msg[768];
-    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker is stopped
-     * and joined at aclFinalize and started again when the stream object is reused. */
+    /* The worker thread (stream_worker.c); all three under mu. A pooled stream's worker retires
+     * after idling there briefly (or is stopped and joined at aclFinalize) and is started again when
+     * the stream object is reused. */
     pthread_t worker;
     int has_worker;                 /* a worker thread runs (or is starting) for this object */
     int worker_stop;                /* ask the worker to end once the queue is empty         */
@@ -218,6 +226,8 @@ int rt_worker_start(rt_stream *s);
 /* Stops s's worker and joins it; s must be idle and out of anyone else's reach (pooled, with the
  * pool locked). Does nothing when s has no worker or when called from that worker. */
 void rt_worker_join(rt_stream *s);
+/* Waits for the workers of pooled streams that are retiring (detaching) to end (stream_worker.c). */
+void rt_workers_join_retired(void);
 extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
 extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */
 
@@ -241,9 +251,9 @@ struct rt_event {
     rt_event *next_free;
 };
 
-/* Worker hooks for RT_TASK_RECORD / RT_TASK_WAIT. */
-void rt_event_reach(rt_event *ev, uint64_t id);
-void rt_event_wait(rt_stream *s, rt_event *ev, uint64_t id);
+/* Worker hooks for RT_TASK_RECORD (task `index` of stream s) / RT_TASK_WAIT (the task t). */
+void rt_event_reach(rt_stream *s, uint64_t index, rt_event *ev, uint64_t id);
+void rt_event_wait(rt_stream *s, const rt_task *t);
 void rt_event_wake(rt_event *ev);   /* wakes a worker blocked on ev (force-destroy) */
 int64_t rt_event_count(void);
 

@@ -26,7 +26,8 @@
  *  - Device and pinned host memory freed while queued work uses it is released only once that
  *    work has run (the work pins it, memory.c), so a late task never touches freed memory.
  *  - Worker threads never keep the process alive; once exit() has begun they stop running queued
- *    tasks. aclFinalize joins the workers of destroyed streams (live streams keep theirs). Submitting and synchronising an idle stream take no global lock beyond one registry
+ *    tasks. The worker of a destroyed stream exits after idling ~100 ms in the pool; aclFinalize
+ *    joins the workers of destroyed streams (live streams keep theirs). Submitting and synchronising an idle stream take no global lock beyond one registry
  *    lookup and never allocate except to grow a stream's queue.
  */
 #include <errno.h>
@@ -43,7 +44,7 @@
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static rt_stream **all_streams;   /* every stream ever made (live and pooled), under pool_mu */
 static size_t n_streams, cap_streams;
-/* Idle streams keep their worker thread, so this also bounds the idle threads kept for reuse. */
+/* Pooled streams keep their worker briefly (stream_worker.c), so a destroy + create reuses it. */
 static rt_pool stream_pool = RT_POOL_INIT(rt_stream, 32);
 static _Atomic int64_t user_streams;
 
@@ -69,7 +70,7 @@ static rt_stream *new_stream_locked(void) {
     }
     s->ring_cap = INITIAL_RING;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work_cv, NULL);
+    rt_cond_init_monotonic(&s->work_cv);   /* a pooled worker's idle deadline */
     rt_cond_init_monotonic(&s->done_cv);
     if (rt_worker_start(s) != 0) {
         /* Nothing else references s yet. */
@@ -142,6 +143,10 @@ void rt_stream_destroy(rt_stream *s, int force) {
         s->host_waiters--;
     }
     s->state = RT_STREAM_FREE;
+    /* A worker asleep since the stream was live would never notice it is pooled now: wake it, so
+     * that it idles with a deadline and retires (stream_worker.c). One still asleep with the deadline
+     * of an earlier pooled life is left alone, so a destroy + create loop costs no wake-up. */
+    if (s->worker_untimed) pthread_cond_signal(&s->work_cv);
     atomic_store(&s->abort, 0);
     if (rt_hz_mode) {   /* the host has waited for all of its work */
         rt_hz_clock done;
@@ -162,6 +167,7 @@ void rt_streams_join_idle_workers(void) {
     if (rt_forked_child()) return;   /* the parent's worker threads do not exist here */
     /* The pool stays locked meanwhile, so no stream object is reused while its worker stops. */
     rt_pool_for_each_idle(&stream_pool, join_worker);
+    rt_workers_join_retired();
 }
 
 /* Live streams of a device (ctx == NULL) or of one context, each claimed with `claim` (removed from

@@ -1,16 +1,27 @@
 /*
  * The worker thread of a stream: takes tasks in order and runs them, with no lock held while a
- * task runs. Each stream object keeps its worker for life (pooled streams keep theirs idle), so
- * creating a stream from the pool costs no thread creation.
+ * task runs. A live stream keeps its worker however long it idles (launches may come at any time).
  *
- * Workers block every signal. aclFinalize stops and joins the workers of pooled (destroyed)
- * streams, so that a program that releases everything before aclFinalize ends with no thread of
- * ours (valgrind then sees no thread stack "possibly lost"); a reused stream object starts a new
- * worker. Workers of streams still live at aclFinalize keep running: joining them could wait for
- * work forever. No worker keeps the process alive: exit() ends them, and once exit() has begun
- * (rt_process_exiting) they stop running queued work and only mark it complete, so that the
- * process can wind down while the host's memory is being torn down.
+ * A destroyed stream's object goes to the pool (stream.c) and its worker retires once it has idled
+ * there for POOLED_IDLE_MS: it detaches itself and ends (its stack and TLS go with it; a joinable
+ * thread nobody joins would keep them, and ThreadSanitizer reports it as a leak at exit).
+ * aclFinalize joins the pooled workers that have not retired yet and waits for the retiring ones to
+ * end. So 2000 streams created and destroyed leave no 2000 threads behind (issue 27), while a loop
+ * that destroys and creates streams reuses a pooled object with its worker still running. A reused
+ * object whose worker has retired starts a new one.
+ *
+ * Workers block the asynchronous signals (SIGINT, SIGALRM, SIGTERM, ...: the application's threads,
+ * e.g. Python's main thread, handle those) but not the synchronous fault signals (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS): a fault in a task reaches the process's handler (a
+ * sanitizer's report, a crash handler) on the faulting thread; blocked, the kernel would kill the
+ * process silently. aclFinalize stops and joins the workers of pooled (destroyed) streams, so that a
+ * program that releases everything before aclFinalize ends with no thread of ours (valgrind then
+ * sees no thread stack "possibly lost"). Workers of streams still live at aclFinalize keep running:
+ * joining them could wait for work forever. No worker keeps the process alive: exit() ends them, and
+ * once exit() has begun (rt_process_exiting) they stop running queued work and only mark it
+ * complete, so that the process can wind down while the host's memory is being torn down.
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,11 +31,14 @@
 #include <time.h>
 
 #include "rt_internal.h"
+#include "../common/thread_signals.h"
 
 /* How long an idle worker stays awake (yielding) before it sleeps. Launches often come in quick
  * succession, with the host spending some microseconds between them (a Python caller ~10-20 us); a
  * sleeping worker costs the next task a wake-up of 10-30 us. */
 #define IDLE_AWAKE_NS 50000
+/* How long the worker of a destroyed (pooled) stream idles before it retires. */
+#define POOLED_IDLE_MS 100
 
 _Atomic int64_t rt_tasks_in_flight;
 _Atomic int rt_process_exiting;
@@ -65,16 +79,29 @@ static void run_task(rt_stream *s, const rt_task *t, uint64_t index) {
         if (!skip) memset(t->u.set.dst, t->u.set.value, t->u.set.count);
         break;
     case RT_TASK_RECORD:   /* always reached, even when dropping work: nobody waits forever */
-        rt_event_reach(t->u.mark.event, t->u.mark.id);
+        rt_event_reach(s, index, t->u.mark.event, t->u.mark.id);
         break;
     case RT_TASK_WAIT:
-        if (!skip) rt_event_wait(s, t->u.mark.event, t->u.mark.id);
+        if (!skip) rt_event_wait(s, t);
         break;
     }
 }
 
+/* ---- retired workers ------------------------------------------------------------------------ */
+
+/* Workers between their decision to retire and their end (a few instructions: they detach). */
+static _Atomic int retiring;
+
+void rt_workers_join_retired(void) {
+    /* aclFinalize: let the retiring workers finish, so none is left running (valgrind, TSan) */
+    for (int i = 0; i < 100000 && atomic_load(&retiring) > 0; i++) sched_yield();
+}
+
+/* ---- the worker ------------------------------------------------------------------------------ */
+
 static void *worker_main(void *arg) {
     rt_stream *s = arg;
+    int retire = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->ring_count == 0) {
@@ -94,10 +121,26 @@ static void *worker_main(void *arg) {
         }
         while (s->ring_count == 0 && !s->worker_stop) {
             s->worker_idle = 1;
-            pthread_cond_wait(&s->work_cv, &s->mu);
+            if (s->state == RT_STREAM_FREE) {   /* pooled: retire unless reused soon */
+                struct timespec deadline;
+                rt_deadline_after_ms(&deadline, POOLED_IDLE_MS);
+                int w = pthread_cond_timedwait(&s->work_cv, &s->mu, &deadline);
+                if (w == ETIMEDOUT && s->ring_count == 0 && !s->worker_stop && s->state == RT_STREAM_FREE &&
+                    !atomic_load(&rt_process_exiting)) {
+                    retire = 1;
+                    s->has_worker = 0;   /* from now on nobody joins us through the stream */
+                    atomic_fetch_add(&retiring, 1);
+                    s->worker_idle = 0;
+                    break;
+                }
+            } else {   /* live: sleeps until work comes or the stream is destroyed (stream.c wakes it) */
+                s->worker_untimed = 1;
+                pthread_cond_wait(&s->work_cv, &s->mu);
+                s->worker_untimed = 0;
+            }
             s->worker_idle = 0;
         }
-        if (s->ring_count == 0) break;   /* asked to stop (rt_worker_join), nothing left to run */
+        if (s->ring_count == 0) break;   /* asked to stop (rt_worker_join) or retiring, nothing to run */
         rt_task task = s->ring[s->ring_head];
         s->ring_head = (s->ring_head + 1) & (s->ring_cap - 1);
         s->ring_count--;
@@ -114,6 +157,10 @@ static void *worker_main(void *arg) {
         if (s->host_waiters) pthread_cond_broadcast(&s->done_cv);
     }
     pthread_mutex_unlock(&s->mu);
+    if (retire) {   /* s is not touched any more: a new worker may own it already */
+        pthread_detach(pthread_self());   /* nobody joins a retiree: its thread goes when it returns */
+        atomic_fetch_sub(&retiring, 1);
+    }
     return NULL;
 }
 
@@ -122,9 +169,9 @@ int rt_worker_start(rt_stream *s) {
     pthread_once(&exit_hook_once, install_exit_hook);
     rt_fork_note_start();
     s->worker_stop = 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the new thread inherits "everything blocked" */
+    sigset_t mask, old;
+    stub_worker_sigmask(&mask);   /* asynchronous signals blocked, faults open (thread_signals.h) */
+    pthread_sigmask(SIG_SETMASK, &mask, &old);   /* the new thread inherits it */
     int rc = pthread_create(&s->worker, NULL, worker_main, s);   /* joinable: see rt_worker_join */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     s->has_worker = rc == 0;

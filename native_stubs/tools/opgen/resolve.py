@@ -44,7 +44,9 @@ def attach_signatures(families: list[Family], sig) -> dict[str, str]:
             if s is None:
                 raise DefinitionError(f"{op.file} ({op.name}): the header parser does not find the prototype")
             user = [p for p in s.params if p.kind.value not in ("workspace_size", "executor")]
-            if [(p.ctype, p.name) for p in user] != [(c, n) for c, n in op.cparams]:
+            # the parser drops the const of a by-value parameter ("const bool accumulate" reads back as bool)
+            written = [(c[6:] if c.startswith("const ") and "*" not in c else c, n) for c, n in op.cparams]
+            if [(p.ctype, p.name) for p in user] != written:
                 raise DefinitionError(f"{op.file} ({op.name}): params {op.cparams} read back as "
                                       f"{[(p.ctype, p.name) for p in user]}")
             bad = [p.name for p in user if p.kind.value == "unknown"]

@@ -1,19 +1,12 @@
 /*
- * aclnnMatmul (torch.matmul shapes), aclnnMm (2-D), aclnnBatchMatMul (3-D), aclnnAddmm / aclnnInplaceAddmm
- * (beta * self + alpha * (mat1 @ mat2)), hicann/ops-nn matmul/{mat_mul_v3,batch_mat_mul_v3}/op_host/op_api.
- * Arithmetic: mm_engine.h (fp32 accumulation, class c). Validation in the vendor's order:
- *   1. self, mat2 (mat1), out non-NULL                                             -> 161001
- *   2. dtypes (mm_check_dtypes)                                                    -> 161002
- *   3. shapes: Matmul: no 0-d operand, k dims equal, batch dims broadcast; Mm: 2-D operands, k equal, out
- *      [m, n]; BatchMatMul: 3-D operands and out, k equal, batch equal or 1         -> 161002
- *   (emulator) out has the result shape                                             -> 161002
+ * The steps of aclnnMatmul (torch.matmul shapes), aclnnMm (2-D), aclnnBatchMatMul (3-D), aclnnAddmm /
+ * aclnnInplaceAddmm (beta * self + alpha * (mat1 @ mat2)) (matmul.toml; hicann/ops-nn
+ * matmul/{mat_mul_v3,batch_mat_mul_v3}/op_host/op_api). The kernel and the shape rules are the matmul
+ * engine's (src/kernels/matmul.h: fp32 accumulation, class c).
  */
-#include "aclnnop/aclnn_addmm.h"
-#include "aclnnop/aclnn_batch_matmul.h"
-#include "aclnnop/aclnn_matmul.h"
-#include "aclnnop/aclnn_mm.h"
-#include "opbase/checks.h"
 #include "kernels/matmul.h"
+#include "opbase/checks.h"
+#include "ops_decls.h"
 
 static aclnnStatus wrong_dim(const char *api, const char *name, const pyaclnn_stub_tensor *t, int64_t want) {
     if (t->ndim == want) return ACLNN_SUCCESS;
@@ -22,131 +15,64 @@ static aclnnStatus wrong_dim(const char *api, const char *name, const pyaclnn_st
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-/* ndim_rule: 0 torch.matmul, 2 Mm, 3 BatchMatMul. */
-static aclnnStatus matmul_common(const char *api, const char *op, int ndim_rule, const aclTensor *self,
-                                 const aclTensor *mat2, aclTensor *out, int8_t cubeMathType, uint64_t *workspaceSize,
-                                 aclOpExecutor **executor) {
-    const char *names[] = {"self", "mat2", "out"};
-    const void *ptrs[] = {self, mat2, out};
-    aclnnStatus rc = tv_check_not_null(api, names, ptrs, 3, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor a, b, o;
-    if ((rc = op_tensor_arg(api, "self", self, &a))) return rc;
-    if ((rc = op_tensor_arg(api, "mat2", mat2, &b))) return rc;
-    if ((rc = op_tensor_arg(api, "out", out, &o))) return rc;
-    if ((rc = mm_check_dtypes(api, &a, &b, &o, cubeMathType))) return rc;
-    if (ndim_rule == 0) {
-        if ((rc = ew_check_max_dim(api, "self", &a, 6))) return rc;
-        if ((rc = ew_check_max_dim(api, "mat2", &b, 6))) return rc;
-    } else {
-        if ((rc = wrong_dim(api, "mat2", &b, ndim_rule))) return rc;
-        if ((rc = wrong_dim(api, "self", &a, ndim_rule))) return rc;
-        if ((rc = wrong_dim(api, "out", &o, ndim_rule))) return rc;
+/* mm_cube cubeMathType a out: cubeMathType 0..3, and (KEEP_DTYPE) no FLOAT16 out from FLOAT operands. */
+aclnnStatus opc_mm_cube(op_call *c, const op_step *s) {
+    int8_t cube = (int8_t)op_argument(c, s, 0)->i;
+    if (cube < 0 || cube > 3) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "cubeMathType %d is not supported (0 KEEP_DTYPE, 1 "
+                            "ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32)", (int)cube);
+        return ACLNN_ERR_PARAM_INVALID;
     }
-    mm_plan plan = {.fp16_inputs = cubeMathType == MM_USE_FP16 && a.dtype == ACL_FLOAT};
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    if ((rc = mm_plan_make(api, &a, &b, &plan, shape, &ndim))) return rc;
-    if ((rc = ew_check_shape(api, "out", &o, shape, ndim))) return rc;
-    const aclTensor *in[2] = {self, mat2};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(api, op, pyaclnn_stub_numel(&o) ? mm_kernel : NULL, &plan, sizeof plan, in, 2, outs, 1,
-                            workspaceSize, executor);
+    if (cube == MM_KEEP_DTYPE && op_tensor(c, s, 2)->dtype == ACL_FLOAT16 && op_tensor(c, s, 1)->dtype == ACL_FLOAT) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api,
+                            "Input tensor's dtype[DT_FLOAT] should be same with output's dtype[DT_FLOAT16].");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                                        int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return matmul_common("aclnnMatmulGetWorkspaceSize", "Matmul", 0, self, mat2, out, cubeMathType, workspaceSize,
-                         executor);
+/* mm_ndim p ... N: each operand has exactly N dims. */
+aclnnStatus opc_mm_ndim(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        aclnnStatus rc = wrong_dim(c->api, op_pname(c, s, k), op_tensor(c, s, k), s->n);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnMatmul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnMatmul", workspace, workspaceSize, executor, stream);
+/* mm_plan a b cubeMathType: the engine's plan for torch.matmul(a, b) shapes (USE_FP16 rounds FLOAT operands
+ * to fp16 first); its out shape is the result shape. */
+aclnnStatus opc_mm_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *a = op_tensor(c, s, 0);
+    mm_plan *plan = op_params(c, sizeof *plan);
+    plan->fp16_inputs = op_argument(c, s, 2)->i == MM_USE_FP16 && a->dtype == ACL_FLOAT;
+    return mm_plan_make(c->api, a, op_tensor(c, s, 1), plan, c->shape, &c->ndim);
 }
 
-aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t cubeMathType,
-                                    uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return matmul_common("aclnnMmGetWorkspaceSize", "Mm", 2, self, mat2, out, cubeMathType, workspaceSize, executor);
-}
-
-aclnnStatus aclnnMm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnMm", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out,
-                                             int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return matmul_common("aclnnBatchMatMulGetWorkspaceSize", "BatchMatMul", 3, self, mat2, out, cubeMathType,
-                         workspaceSize, executor);
-}
-
-aclnnStatus aclnnBatchMatMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnBatchMatMul", workspace, workspaceSize, executor, stream);
-}
-
-static aclnnStatus addmm_common(const char *api, const char *op, const aclTensor *self, const aclTensor *mat1,
-                                const aclTensor *mat2, const aclScalar *beta, const aclScalar *alpha, aclTensor *out,
-                                int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const char *names[] = {"self", "mat1", "mat2", "beta", "alpha", "out"};
-    const void *ptrs[] = {self, mat1, mat2, beta, alpha, out};
-    aclnnStatus rc = tv_check_not_null(api, names, ptrs, 6, workspaceSize, executor);
-    if (rc) return rc;
-    pyaclnn_stub_tensor s, a, b, o;
-    if ((rc = op_tensor_arg(api, "self", self, &s))) return rc;
-    if ((rc = op_tensor_arg(api, "mat1", mat1, &a))) return rc;
-    if ((rc = op_tensor_arg(api, "mat2", mat2, &b))) return rc;
-    if ((rc = op_tensor_arg(api, "out", out, &o))) return rc;
-    aclDataType bdt, adt;
-    ew_value bv, av;
-    if ((rc = ew_scalar_arg(api, "beta", beta, &bdt, &bv))) return rc;
-    if ((rc = ew_scalar_arg(api, "alpha", alpha, &adt, &av))) return rc;
-    if ((rc = mm_check_dtypes(api, &a, &b, &o, cubeMathType))) return rc;
-    static const aclDataType SELF_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-    if ((rc = ew_check_dtype_in(api, "self", s.dtype, SELF_DTYPES, 3))) return rc;
-    if ((rc = wrong_dim(api, "mat1", &a, 2))) return rc;
-    if ((rc = wrong_dim(api, "mat2", &b, 2))) return rc;
-    mm_plan plan = {.fp16_inputs = cubeMathType == MM_USE_FP16 && a.dtype == ACL_FLOAT, .has_bias = 1};
-    plan.beta = (float)ew_value_to_double(bv, bdt);
-    plan.alpha = (float)ew_value_to_double(av, adt);
-    int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim;
-    if ((rc = mm_plan_make(api, &a, &b, &plan, shape, &ndim))) return rc;
+/* addmm_bias self beta alpha (after mm_plan): self (at most 2-D) broadcasts to [m, n]; beta and alpha as
+ * FLOAT. */
+aclnnStatus opc_addmm_bias(op_call *c, const op_step *s) {
+    mm_plan *plan = (mm_plan *)c->params;
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    const op_scalar *beta = op_scalar_of(c, s, 1), *alpha = op_scalar_of(c, s, 2);
+    plan->has_bias = 1;
+    plan->beta = (float)ew_value_to_double(beta->v, beta->dtype);
+    plan->alpha = (float)ew_value_to_double(alpha->v, alpha->dtype);
     int64_t bs[PYACLNN_STUB_MAX_DIMS], bn;
-    pyaclnn_stub_tensor mn = o;
+    pyaclnn_stub_tensor mn = *self;
     mn.ndim = 2;
-    mn.shape[0] = plan.m;
-    mn.shape[1] = plan.n;
-    if (s.ndim > 2 || (rc = ew_broadcast(api, "self", &s, "mat1 @ mat2", &mn, bs, &bn)) ||
-        bs[0] != plan.m || bs[1] != plan.n) {
+    mn.shape[0] = plan->m;
+    mn.shape[1] = plan->n;
+    aclnnStatus rc = ACLNN_SUCCESS;
+    if (self->ndim > 2 || (rc = ew_broadcast(c->api, op_pname(c, s, 0), self, "mat1 @ mat2", &mn, bs, &bn)) ||
+        bs[0] != plan->m || bs[1] != plan->n) {
         if (rc == ACLNN_SUCCESS) {
             char t[200];
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "self shape %s can not broadcast to [%lld, %lld]",
-                                tv_shape_text(s.shape, s.ndim, t, sizeof t), (long long)plan.m, (long long)plan.n);
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s shape %s can not broadcast to [%lld, %lld]",
+                                op_pname(c, s, 0), tv_shape_text(self->shape, self->ndim, t, sizeof t),
+                                (long long)plan->m, (long long)plan->n);
         }
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((rc = ew_check_shape(api, "out", &o, shape, ndim))) return rc;
-    const aclTensor *in[3] = {mat1, mat2, self};
-    const aclTensor *outs[1] = {out};
-    return tv_make_executor(api, op, pyaclnn_stub_numel(&o) ? mm_kernel : NULL, &plan, sizeof plan, in, 3, outs, 1,
-                            workspaceSize, executor);
-}
-
-aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat1, const aclTensor *mat2,
-                                       const aclScalar *beta, const aclScalar *alpha, aclTensor *out,
-                                       int8_t cubeMathType, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return addmm_common("aclnnAddmmGetWorkspaceSize", "Addmm", self, mat1, mat2, beta, alpha, out, cubeMathType,
-                        workspaceSize, executor);
-}
-
-aclnnStatus aclnnAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnAddmm", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *mat1, const aclTensor *mat2,
-                                              const aclScalar *beta, const aclScalar *alpha, int8_t cubeMathType,
-                                              uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return addmm_common("aclnnInplaceAddmmGetWorkspaceSize", "InplaceAddmm", selfRef, mat1, mat2, beta, alpha,
-                        (aclTensor *)selfRef, cubeMathType, workspaceSize, executor);
-}
-
-aclnnStatus aclnnInplaceAddmm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
-    return pyaclnn_stub_executor_run("aclnnInplaceAddmm", workspace, workspaceSize, executor, stream);
+    return ACLNN_SUCCESS;
 }

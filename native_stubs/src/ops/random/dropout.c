@@ -19,44 +19,49 @@
 #include <math.h>
 #include <string.h>
 
-#include "aclnnop/aclnn_dropout_do_mask.h"
-#include "aclnnop/aclnn_dropout_gen_mask.h"
-#include "aclnnop/aclnn_dropout_v3.h"
 #include "opbase/checks.h"
 #include "kernels/philox.h"
 #include "kernels/view.h"
+#include "ops_decls.h"
 
-#define RND_MAX_DIM 8
 #define MASK_ALIGN_BITS 128
 
-static const aclDataType MASK[] = {ACL_UINT8};
 static const aclDataType PROB_A2[] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT};
-static const aclDataType DO_MASK_SELF[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};   /* A2/A3 and 950 */
 
 static int is_equal(double a, double b) { return fabs(a - b) <= DBL_EPSILON; }   /* the vendor's IsDoubleEqual */
 
-static aclnnStatus check_prob(const char *api, double prob) {
+/* rnd_prob prob: 0 <= prob <= 1. */
+aclnnStatus opc_rnd_prob(op_call *c, const op_step *s) {
+    double prob = op_argument(c, s, 0)->d;
     if (prob > 1 || prob < 0) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "The value of prob has to be between 0 and 1, but current "
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "The value of prob has to be between 0 and 1, but current "
                             "is %f.", prob);
         return ACLNN_ERR_PARAM_INVALID;
     }
     return ACLNN_SUCCESS;
 }
 
-static aclOpExecutor *make(const char *api, const char *op, pyaclnn_stub_kernel_fn kernel, const void *prm,
-                           size_t size, const aclTensor *const *inputs, size_t n_inputs, const aclTensor *out,
-                           uint64_t *workspaceSize, aclOpExecutor **executor, aclnnStatus *rc) {
-    aclOpExecutor *e = pyaclnn_stub_executor_new(op, kernel, prm, size, inputs, n_inputs, &out, 1, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-        *rc = ACLNN_ERR_INNER_CREATE_EXECUTOR;
-        return NULL;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    *rc = ACLNN_SUCCESS;
-    return e;
+/* rnd_cast x out [1]: x's dtype casts to out's (with 1: and out's is one the engine stores). */
+aclnnStatus opc_rnd_cast(op_call *c, const op_step *s) {
+    aclDataType x = op_tensor(c, s, 0)->dtype, out = op_tensor(c, s, 1)->dtype;
+    if (ew_can_cast(x, out) && !(s->n == 1 && ew_itemsize(out) == 0)) return ACLNN_SUCCESS;
+    char b1[24], b2[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s can not cast to the %s dtype %s", op_pname(c, s, 0),
+                        op_dtype_name(x, b1), op_pname(c, s, 1), op_dtype_name(out, b2));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* The mask of `elements` elements has this many bytes (bits padded to a multiple of 128). */
+static int64_t mask_bytes(int64_t elements) {
+    return (elements + MASK_ALIGN_BITS - 1) / MASK_ALIGN_BITS * MASK_ALIGN_BITS / 8;
+}
+
+/* The mask tensor `name` holds `have` bytes: exactly `need` (at_least: need or more). */
+static aclnnStatus check_mask_size(op_call *c, const char *name, int64_t have, int64_t need, int at_least) {
+    if (at_least ? have >= need : have == need) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Size of %s has to be %lld, but current is %lld.", name,
+                        (long long)need, (long long)have);
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 /* ---- aclnnDropoutGenMaskV2 ------------------------------------------------------------------- */
@@ -88,7 +93,7 @@ static void write_mask(const gen_mask_params *prm, const pyaclnn_stub_tensor *ma
     for (int64_t b = 0; b < bytes; b++, tv_iter_next(&it)) *tv_at(mask, it.off) = mask_byte(prm, b);
 }
 
-static void gen_mask_kernel(const pyaclnn_stub_launch *launch) {
+void gen_mask_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *out = &launch->outputs[0];
     if (!op_view_in_device_memory(out, 8)) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: out is not in device memory", launch->op_name);
@@ -97,38 +102,27 @@ static void gen_mask_kernel(const pyaclnn_stub_launch *launch) {
     write_mask(launch->params, out);
 }
 
-aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray *shape, double prob, int64_t seed, int64_t offset,
-                                                  aclDataType probDataType, aclTensor *outArg,
-                                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnDropoutGenMaskV2GetWorkspaceSize";
-    ew_ptr_arg ptrs[] = {{"shape", shape}, {"out", outArg}};
-    aclnnStatus rc = ew_check_not_null(API, ptrs, 2, workspaceSize, executor);
-    const int64_t *dims;
-    uint64_t n_dims;
-    pyaclnn_stub_tensor out;
-    if (rc || (rc = tv_int_array_arg(API, "shape", shape, 0, &dims, &n_dims)) ||
-        (rc = op_tensor_arg(API, "out", outArg, &out)))
-        return rc;
-    if ((rc = ew_check_dtype_in(API, "out", out.dtype, MASK, 1)) || (rc = check_prob(API, prob))) return rc;
+/* gen_mask_plan shape prob seed offset probDataType out: out holds the mask of shape's elements; on Atlas A2/A3
+ * probDataType is one the probability scalar can be built in (CreateDropout: other dtypes fail there, 561103
+ * after the message). Nothing to launch for an empty mask. */
+aclnnStatus opc_gen_mask_plan(op_call *c, const op_step *s) {
+    const int64_t *dims = c->ints[s->p[0]].v;
+    double prob = op_argument(c, s, 1)->d;
+    const pyaclnn_stub_tensor *out = op_tensor(c, s, 5);
     int64_t numel = 1;
-    for (uint64_t k = 0; k < n_dims; k++) numel *= dims[k];
-    int64_t need = (numel + MASK_ALIGN_BITS - 1) / MASK_ALIGN_BITS * MASK_ALIGN_BITS / 8;
-    if (pyaclnn_stub_numel(&out) != need) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Size of out has to be %lld, but current is %lld.",
-                            (long long)need, (long long)pyaclnn_stub_numel(&out));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    /* Atlas A2/A3 build the probability scalar in probDataType (CreateDropout): other dtypes fail there */
+    for (uint64_t k = 0; k < c->ints[s->p[0]].n; k++) numel *= dims[k];
+    int64_t need = mask_bytes(numel);
+    aclnnStatus rc = check_mask_size(c, op_pname(c, s, 5), pyaclnn_stub_numel(out), need, 0);
+    if (rc) return rc;
     if (pyaclnn_stub_soc_family() == PYACLNN_SOC_A2 && !is_equal(prob, 0) && !is_equal(prob, 1) &&
-        ew_check_dtype_in(API, "probDataType", probDataType, PROB_A2, 3) != ACLNN_SUCCESS)
+        ew_check_dtype_in(c->api, op_pname(c, s, 4), (aclDataType)op_argument(c, s, 4)->i, PROB_A2, 3) != ACLNN_SUCCESS)
         return ACLNN_ERR_INNER_NULLPTR;
-    gen_mask_params prm = {prob, seed, offset};
-    make(API, "DropoutGenMaskV2", need ? gen_mask_kernel : NULL, &prm, sizeof prm, NULL, 0, outArg, workspaceSize,
-         executor, &rc);
-    return rc;
+    gen_mask_params *prm = op_params(c, sizeof *prm);
+    *prm = (gen_mask_params){prob, op_argument(c, s, 2)->i, op_argument(c, s, 3)->i};
+    if (need == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
 }
 
-EW_DEFINE_PHASE2(aclnnDropoutGenMaskV2)
 
 /* ---- aclnnDropoutDoMask ---------------------------------------------------------------------- */
 
@@ -136,7 +130,7 @@ typedef struct {
     double prob;
 } do_mask_params;
 
-static void do_mask_kernel(const pyaclnn_stub_launch *launch) {
+void do_mask_kernel(const pyaclnn_stub_launch *launch) {
     const do_mask_params *prm = launch->params;
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *mask = &launch->inputs[1], *out = &launch->outputs[0];
     if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype))) || !op_view_in_device_memory(mask, 8) ||
@@ -167,50 +161,29 @@ static void do_mask_kernel(const pyaclnn_stub_launch *launch) {
     }
 }
 
-aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor *selfArg, const aclTensor *maskArg, double prob,
-                                               aclTensor *outArg, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnDropoutDoMaskGetWorkspaceSize";
-    ew_ptr_arg ptrs[] = {{"self", selfArg}, {"mask", maskArg}, {"out", outArg}};
-    aclnnStatus rc = ew_check_not_null(API, ptrs, 3, workspaceSize, executor);
-    pyaclnn_stub_tensor self, mask, out;
-    if (rc || (rc = op_tensor_arg(API, "self", selfArg, &self)) || (rc = op_tensor_arg(API, "mask", maskArg, &mask)) ||
-        (rc = op_tensor_arg(API, "out", outArg, &out)))
-        return rc;
-    char b1[24], b2[24];
-    if (!ew_can_cast(self.dtype, out.dtype)) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "self dtype %s can not cast to the out dtype %s",
-                            op_dtype_name(self.dtype, b1), op_dtype_name(out.dtype, b2));
+/* do_mask_plan self mask prob out: mask holds at least self's mask bytes; out's dtype is one the engine stores;
+ * nothing to launch for an empty self. */
+aclnnStatus opc_do_mask_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *mask = op_tensor(c, s, 1), *out = op_tensor(c, s, 3);
+    int64_t n = pyaclnn_stub_numel(self);
+    aclnnStatus rc = check_mask_size(c, op_pname(c, s, 1), pyaclnn_stub_numel(mask), mask_bytes(n), 1);
+    if (rc) return rc;
+    if (ew_itemsize(out->dtype) == 0) {   /* castable but not an element the engine stores (complex) */
+        char b1[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s is not supported by the emulator",
+                            op_pname(c, s, 3), op_dtype_name(out->dtype, b1));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    size_t n_list = pyaclnn_stub_soc_family() == PYACLNN_SOC_OTHER ? 2 : 3;   /* BF16 on A2/A3 and 950 */
-    if ((rc = ew_check_dtype_in(API, "self", self.dtype, DO_MASK_SELF, n_list)) ||
-        (rc = ew_check_dtype_in(API, "mask", mask.dtype, MASK, 1)) || (rc = check_prob(API, prob)) ||
-        (rc = ew_check_max_dim(API, "self", &self, RND_MAX_DIM)) ||
-        (rc = ew_check_shape(API, "out", &out, self.shape, self.ndim)))
-        return rc;
-    int64_t n = pyaclnn_stub_numel(&self), need = (n + MASK_ALIGN_BITS - 1) / MASK_ALIGN_BITS * MASK_ALIGN_BITS / 8;
-    if (pyaclnn_stub_numel(&mask) < need) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Size of mask has to be %lld, but current is %lld.",
-                            (long long)need, (long long)pyaclnn_stub_numel(&mask));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (ew_itemsize(out.dtype) == 0) {   /* castable but not an element the engine stores (complex) */
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "out dtype %s is not supported by the emulator",
-                            op_dtype_name(out.dtype, b1));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    do_mask_params prm = {prob};
-    const aclTensor *inputs[2] = {selfArg, maskArg};
-    make(API, "DropoutDoMask", n ? do_mask_kernel : NULL, &prm, sizeof prm, inputs, 2, outArg, workspaceSize,
-         executor, &rc);
-    return rc;
+    do_mask_params *prm = op_params(c, sizeof *prm);
+    prm->prob = op_argument(c, s, 2)->d;
+    if (n == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
 }
 
-EW_DEFINE_PHASE2(aclnnDropoutDoMask)
 
 /* ---- aclnnDropoutV3 -------------------------------------------------------------------------- */
 
-static void dropout_v3_kernel(const pyaclnn_stub_launch *launch) {
+void dropout_v3_kernel(const pyaclnn_stub_launch *launch) {
     const gen_mask_params *prm = launch->params;
     const pyaclnn_stub_tensor *x = &launch->inputs[0], *out = &launch->outputs[0], *mask = &launch->outputs[1];
     if (!op_view_in_device_memory(x, (int)(8 * ew_itemsize(x->dtype))) || !op_view_in_device_memory(mask, 8) ||
@@ -234,51 +207,22 @@ static void dropout_v3_kernel(const pyaclnn_stub_launch *launch) {
     write_mask(prm, mask);
 }
 
-aclnnStatus aclnnDropoutV3GetWorkspaceSize(const aclTensor *input, const aclTensor *optionalNoiseShape, double p,
-                                           int64_t seed, int64_t offset, aclTensor *outArg, aclTensor *maskOut,
-                                           uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnDropoutV3GetWorkspaceSize";
-    ew_ptr_arg ptrs[] = {{"input", input}, {"out", outArg}, {"maskOut", maskOut}};
-    aclnnStatus rc = ew_check_not_null(API, ptrs, 3, workspaceSize, executor);
-    pyaclnn_stub_tensor x, out, mask;
-    if (rc || (rc = op_tensor_arg(API, "input", input, &x)) || (rc = op_tensor_arg(API, "out", outArg, &out)) ||
-        (rc = op_tensor_arg(API, "maskOut", maskOut, &mask)))
-        return rc;
-    char b1[24], b2[24];
-    if (!ew_can_cast(x.dtype, out.dtype) || ew_itemsize(out.dtype) == 0) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "input dtype %s can not cast to the out dtype %s",
-                            op_dtype_name(x.dtype, b1), op_dtype_name(out.dtype, b2));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    size_t n_list = pyaclnn_stub_soc_family() == PYACLNN_SOC_OTHER ? 2 : 3;   /* BF16 on A2/A3 and 950 */
-    if ((rc = ew_check_dtype_in(API, "input", x.dtype, DO_MASK_SELF, n_list)) ||
-        (rc = ew_check_dtype_in(API, "maskOut", mask.dtype, MASK, 1)))
-        return rc;
-    if (optionalNoiseShape != NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "currently, the input of noise_shape must be nullptr, "
-                            "please check.");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if ((rc = check_prob(API, p)) || (rc = ew_check_max_dim(API, "input", &x, RND_MAX_DIM)) ||
-        (rc = ew_check_shape(API, "out", &out, x.shape, x.ndim)))
-        return rc;
-    int64_t n = pyaclnn_stub_numel(&x), need = (n + MASK_ALIGN_BITS - 1) / MASK_ALIGN_BITS * MASK_ALIGN_BITS / 8;
-    if (pyaclnn_stub_numel(&mask) != need) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Size of maskOut has to be %lld, but current is %lld.",
-                            (long long)need, (long long)pyaclnn_stub_numel(&mask));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    gen_mask_params prm = {p, seed, offset};
-    const aclTensor *outputs[2] = {outArg, maskOut};
-    aclOpExecutor *e = pyaclnn_stub_executor_new("DropoutV3", n ? dropout_v3_kernel : NULL, &prm, sizeof prm, &input, 1,
-                                                 outputs, 2, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, API, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
+/* dropout_no_noise optionalNoiseShape: must be NULL. */
+aclnnStatus opc_dropout_no_noise(op_call *c, const op_step *s) {
+    if (op_argument(c, s, 0)->p == NULL) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "currently, the input of noise_shape must be nullptr, please "
+                        "check.");
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
-EW_DEFINE_PHASE2(aclnnDropoutV3)
+/* dropout_v3_plan input p seed offset maskOut: maskOut holds exactly input's mask bytes; nothing to launch for
+ * an empty input. */
+aclnnStatus opc_dropout_v3_plan(op_call *c, const op_step *s) {
+    int64_t n = pyaclnn_stub_numel(op_tensor(c, s, 0));
+    aclnnStatus rc = check_mask_size(c, op_pname(c, s, 4), pyaclnn_stub_numel(op_tensor(c, s, 4)), mask_bytes(n), 0);
+    if (rc) return rc;
+    gen_mask_params *prm = op_params(c, sizeof *prm);
+    *prm = (gen_mask_params){op_argument(c, s, 1)->d, op_argument(c, s, 2)->i, op_argument(c, s, 3)->i};
+    if (n == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}

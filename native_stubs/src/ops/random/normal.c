@@ -1,5 +1,5 @@
 /*
- * aclnnInplaceNormal: selfRef = normal random numbers with mean and std (hicann/ops-math
+ * aclnnInplaceNormal (random.toml): selfRef = normal random numbers with mean and std (hicann/ops-math
  * random/dsa_random_normal/op_host/op_api/aclnn_normal.cpp; torch's normal_, randn, nn.init.normal_ /
  * xavier_normal_ / kaiming_normal_ / trunc_normal_).
  *
@@ -12,15 +12,8 @@
  */
 #include <math.h>
 
-#include "aclnnop/aclnn_normal.h"
-#include "opbase/checks.h"
 #include "kernels/philox.h"
-
-#define RND_MAX_DIM 8   /* MAX_DIM_LEN */
-
-/* The vendor's lists: with BF16 on Atlas A2/A3 and Ascend 950, without elsewhere. */
-static const aclDataType SELF[] = {ACL_FLOAT16, ACL_FLOAT, ACL_DOUBLE, ACL_INT16, ACL_INT32,
-                                   ACL_INT64,   ACL_INT8,  ACL_UINT8,  ACL_BOOL,  ACL_BF16};
+#include "ops_decls.h"
 
 typedef struct {
     float mean, std;
@@ -45,7 +38,7 @@ static void normal_one(void *ctx, uint64_t i, unsigned char *p) {
     ew_store(p, prm->dtype, ew_cast(v, ACL_FLOAT, prm->dtype));
 }
 
-static void normal_kernel(const pyaclnn_stub_launch *launch) {
+void normal_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *self = &launch->outputs[0];
     if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
@@ -54,35 +47,20 @@ static void normal_kernel(const pyaclnn_stub_launch *launch) {
     rnd_for_each(self, normal_one, (void *)launch->params);
 }
 
-aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor *selfRef, float mean, float std, int64_t seed,
-                                               int64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnInplaceNormalGetWorkspaceSize";
-    aclnnStatus rc = ew_check_not_null(API, NULL, 0, workspaceSize, executor);   /* OP_CHECK_COMM_INPUT */
-    ew_ptr_arg ptrs[] = {{"selfRef", selfRef}};
-    if (rc || (rc = ew_check_not_null(API, ptrs, 1, workspaceSize, executor))) return rc;
-    if (std < 0) {   /* the vendor checks std with the NULL checks: 161001 */
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, API, "Normal expects std >= 0.0, but found std [%f].", std);
+/* normal_std std: std >= 0 (the vendor checks it with the NULL checks: 161001). */
+aclnnStatus opc_normal_std(op_call *c, const op_step *s) {
+    float std = (float)op_argument(c, s, 0)->d;
+    if (std < 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "Normal expects std >= 0.0, but found std [%f].", std);
         return ACLNN_ERR_PARAM_NULLPTR;
     }
-    pyaclnn_stub_tensor self;
-    if ((rc = op_tensor_arg(API, "selfRef", selfRef, &self))) return rc;
-    if (self.dtype == ACL_BF16 && pyaclnn_stub_soc_family() == PYACLNN_SOC_OTHER) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Self dtype DT_BF16 not support in current soc version.");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if ((rc = ew_check_dtype_in(API, "selfRef", self.dtype, SELF, sizeof SELF / sizeof SELF[0])) ||
-        (rc = ew_check_max_dim(API, "selfRef", &self, RND_MAX_DIM)))
-        return rc;
-    normal_params prm = {mean, std, seed, offset, self.dtype};
-    aclOpExecutor *e = pyaclnn_stub_executor_new("InplaceNormal", pyaclnn_stub_numel(&self) ? normal_kernel : NULL,
-                                                 &prm, sizeof prm, NULL, 0, &selfRef, 1, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, API, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
     return ACLNN_SUCCESS;
 }
 
-EW_DEFINE_PHASE2(aclnnInplaceNormal)
+/* normal_plan selfRef mean std seed offset: the kernel's parameters. */
+aclnnStatus opc_normal_plan(op_call *c, const op_step *s) {
+    normal_params *prm = op_params(c, sizeof *prm);
+    *prm = (normal_params){(float)op_argument(c, s, 1)->d, (float)op_argument(c, s, 2)->d, op_argument(c, s, 3)->i,
+                           op_argument(c, s, 4)->i, op_tensor(c, s, 0)->dtype};
+    return ACLNN_SUCCESS;
+}

@@ -1,5 +1,5 @@
 /*
- * aclnnInplaceUniform: selfRef = uniform random numbers in [from, to) (hicann/ops-math
+ * aclnnInplaceUniform (random.toml): selfRef = uniform random numbers in [from, to) (hicann/ops-math
  * random/dsa_random_uniform/op_host/op_api/aclnn_uniform.cpp; torch's uniform_, rand, nn.init.*uniform_).
  *
  * Numbers (rnd_philox.h, element i): u = top 24 bits of word 0 * 2^-24, value = from + u * (to - from)
@@ -8,14 +8,8 @@
  * becomes `from` (torch's rule), so the interval stays half-open. Statistical fidelity: the NPU's
  * stream is its own.
  */
-#include "aclnnop/aclnn_uniform.h"
-#include "opbase/checks.h"
 #include "kernels/philox.h"
-
-#define RND_MAX_DIM 8   /* MAX_SUPPORT_DIMS_NUMS */
-
-static const aclDataType SELF[] = {ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_FLOAT16, ACL_INT16,
-                                   ACL_INT8,  ACL_UINT8, ACL_DOUBLE, ACL_BF16};
+#include "ops_decls.h"
 
 typedef struct {
     double from, to;
@@ -43,7 +37,7 @@ static void uniform_one(void *ctx, uint64_t i, unsigned char *p) {
     ew_store(p, prm->dtype, r);
 }
 
-static void uniform_kernel(const pyaclnn_stub_launch *launch) {
+void uniform_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *self = &launch->outputs[0];
     if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
@@ -52,36 +46,24 @@ static void uniform_kernel(const pyaclnn_stub_launch *launch) {
     rnd_for_each(self, uniform_one, (void *)launch->params);
 }
 
-aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor *selfRef, double from, double to, uint64_t seed,
-                                                uint64_t offset, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    static const char API[] = "aclnnInplaceUniformGetWorkspaceSize";
-    ew_ptr_arg ptrs[] = {{"selfRef", selfRef}};
-    aclnnStatus rc = ew_check_not_null(API, ptrs, 1, workspaceSize, executor);
-    pyaclnn_stub_tensor self;
-    if (rc || (rc = op_tensor_arg(API, "selfRef", selfRef, &self))) return rc;
-    if (self.dtype == ACL_BF16 && pyaclnn_stub_soc_family() == PYACLNN_SOC_OTHER) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "Input dtype of aclnnInplaceUniform does not support "
-                            "bfloat16 in the current soc version.");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if ((rc = ew_check_dtype_in(API, "selfRef", self.dtype, SELF, sizeof SELF / sizeof SELF[0])) ||
-        (rc = ew_check_max_dim(API, "selfRef", &self, RND_MAX_DIM)))
-        return rc;
+/* uniform_plan selfRef from to seed offset: from <= to; the kernel's parameters. */
+aclnnStatus opc_uniform_plan(op_call *c, const op_step *s) {
+    double from = op_argument(c, s, 1)->d, to = op_argument(c, s, 2)->d;
     if (from > to) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, API, "from cannot be greater than to, from is %f and to is %f.",
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "from cannot be greater than to, from is %f and to is %f.",
                             from, to);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    uniform_params prm = {from, to, seed, offset, self.dtype};
-    aclOpExecutor *e = pyaclnn_stub_executor_new("InplaceUniform", pyaclnn_stub_numel(&self) ? uniform_kernel : NULL,
-                                                 &prm, sizeof prm, NULL, 0, &selfRef, 1, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, API, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
+    uniform_params *prm = op_params(c, sizeof *prm);
+    *prm = (uniform_params){from, to, (uint64_t)op_argument(c, s, 3)->i, (uint64_t)op_argument(c, s, 4)->i,
+                            op_tensor(c, s, 0)->dtype};
     return ACLNN_SUCCESS;
 }
 
-EW_DEFINE_PHASE2(aclnnInplaceUniform)
+/* rnd_no_bf16 selfRef "message" (Uniform, Normal): on SoCs without bf16 a BF16 selfRef is refused with the
+ * vendor's message. */
+aclnnStatus opc_rnd_no_bf16(op_call *c, const op_step *s) {
+    if (op_tensor(c, s, 0)->dtype != ACL_BF16 || pyaclnn_stub_soc_family() != PYACLNN_SOC_OTHER) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", s->text);
+    return ACLNN_ERR_PARAM_INVALID;
+}
