@@ -421,6 +421,8 @@ aclnnStatus opc_exec_inputs(op_call *c, const op_step *s) {
 aclnnStatus opc_data_shape(op_call *c, const op_step *s) {
     for (int k = 0; k < c->def->n_outputs; k++)
         if (c->def->outputs[k] == s->p[0]) c->shape_output = k;
+    return ACLNN_SUCCESS;
+}
 
 /* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,
  * grouped_dynamic_mx_quant) ------------------------------------------------------------------------ */
