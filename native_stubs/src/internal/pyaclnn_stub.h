@@ -253,6 +253,10 @@ PYACLNN_STUB_API aclOpExecutor *pyaclnn_stub_executor_new_snapshots(
     const pyaclnn_stub_tensor *inputs, size_t n_inputs, const pyaclnn_stub_tensor *outputs,
     size_t n_outputs, uint64_t workspace_size);
 
+/* Test hook (libopapi): every operator's phase 1 pauses this long between its checks and building its
+ * executor (0, the default: no pause), so that a test can race that window on purpose. */
+PYACLNN_STUB_API void pyaclnn_stub_phase1_test_pause(unsigned microseconds);
+
 /* Make phase 2 of this executor fail with `code` and this message (how the vendor surfaces tiling
  * and kernel-selection rejections: phase 1 returns 0, phase 2 refuses and writes nothing). */
 PYACLNN_STUB_API void pyaclnn_stub_executor_defer_error(aclOpExecutor *executor, aclnnStatus code,

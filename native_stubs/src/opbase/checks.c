@@ -399,19 +399,25 @@ aclnnStatus opc_exec_inputs(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++)
         n += c->def->params[s->p[k]].kind == OP_K_TENSOR_LIST ? (size_t)c->lists[s->p[k]].n : 1;
     const aclTensor **in = op_scratch(c, sizeof *in * n);
-    if (in == NULL) {
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * n);
+    if (in == NULL || snaps == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
     size_t j = 0;
     for (int k = 0; k < s->np; k++) {
         if (c->def->params[s->p[k]].kind != OP_K_TENSOR_LIST) {
+            snaps[j] = *op_tensor(c, s, k);
             in[j++] = op_argument(c, s, k)->p;
             continue;
         }
-        for (uint64_t e = 0; e < c->lists[s->p[k]].n; e++) in[j++] = c->lists[s->p[k]].v[e];
+        for (uint64_t e = 0; e < c->lists[s->p[k]].n; e++) {
+            snaps[j] = c->lists[s->p[k]].t[e];
+            in[j++] = c->lists[s->p[k]].v[e];
+        }
     }
     c->in_handles = in;
+    c->in_snaps = snaps;
     c->n_in = n;
     return ACLNN_SUCCESS;
 }

@@ -145,10 +145,15 @@ typedef struct op_call {
     uint64_t workspace;                      /* workspace bytes phase 2 needs                     */
     size_t params_size;                      /* bytes of params the kernel gets                   */
     _Alignas(16) unsigned char params[OP_PARAMS_MAX];
-    /* Executor tensors: by default the definition's inputs/outputs; a step may replace them (lists). */
+    /* Executor tensors: by default the definition's inputs/outputs; a step may replace them (lists),
+     * with the snapshots phase 1 validated (NULL: phase 1 takes them from the handles when it builds
+     * the executor). The executor runs these snapshots, never a re-read of the handles, so that
+     * another thread re-describing a tensor (aclInitTensor ...) cannot make it run what was not checked. */
     const aclTensor *const *in_handles;
+    const pyaclnn_stub_tensor *in_snaps;
     size_t n_in;
     const aclTensor *const *out_handles;
+    const pyaclnn_stub_tensor *out_snaps;
     size_t n_out;
     aclOpExecutor *made;                     /* a step built the executor itself (op_make_executor) */
     int shape_output;                        /* >= 0: data-dependent shape of this output         */
