@@ -139,6 +139,38 @@ def test_unchanged_outputs_are_not_rewritten(tmp_path):
     assert out.stat().st_mtime_ns == before          # so the build does not recompile anything
 
 
+def test_an_own_not_null_anywhere_replaces_the_implied_one_and_empty_template_checks_go(tmp_path):
+    # the vendor may check an attribute before the pointers (DivMod's mode): the definition's own not_null
+    # step, wherever it stands, is the only one; a check a template's variables leave empty is left out
+    templates = TEMPLATES + '''
+[template.twice_mode]
+vars = { first = "" }
+params = "const aclTensor* self, int mode, aclTensor* out"
+checks = ["$first", "not_null self out", "$first", "twice_plan self"]
+kernel = "twice_kernel"
+'''
+    family = FAMILY + """
+[[op]]
+name = "TwiceA"
+template = "twice_mode"
+first = "twice_mode mode"
+fidelity = "a"
+note = "exact"
+
+[[op]]
+name = "TwiceB"
+template = "twice_mode"
+fidelity = "a"
+note = "exact"
+"""
+    proc = run(tmp_path, family, templates=templates)
+    assert proc.returncode == 0, proc.stderr
+    ops = json.loads((tmp_path / "gen" / "ops.json").read_text())["operators"]
+    assert ops["aclnnTwiceA"]["checks"] == ["twice_mode mode", "not_null self out", "read", "twice_mode mode",
+                                            "twice_plan self"]
+    assert ops["aclnnTwiceB"]["checks"] == ["not_null self out", "read", "twice_plan self"]
+
+
 def test_executor_name_launch_status_and_empty_executor_slots(tmp_path):
     # a V2 form running its V1's executor, a phase 2 that maps every failure to one status, a kernel input slot the
     # operator has no parameter for (native_stubs/DESIGN.md: executor, launch_status, inputs with -)

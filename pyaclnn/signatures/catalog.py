@@ -46,6 +46,7 @@ def toolkit_include_dirs() -> list[Path]:
     standard install paths), the order in which torch_npu resolves operator symbols. Nothing is found
     when ``PYACLNN_BACKEND=stub``: then only the builtin operators can be called.
     """
+    from .. import _env   # (not at import: the emulator's generator loads this package on its own)
     if os.environ.get("PYACLNN_BACKEND", "").lower() == "stub":
         return []
     dirs: list[Path] = []

@@ -202,6 +202,9 @@ PYACLNN_STUB_API aclnnStatus pyaclnn_stub_int_array_get(const aclIntArray *a, co
  * caller's to check. */
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_list_get(const aclTensorList *l, const aclTensor *const **items,
                                                          uint64_t *n);
+/* The same for a scalar list (its aclScalar elements, borrowed). */
+PYACLNN_STUB_API aclnnStatus pyaclnn_stub_scalar_list_get(const aclScalarList *l, const aclScalar *const **items,
+                                                         uint64_t *n);
 
 /* Validated read of an aclScalar: its dtype and a copy of its value bytes (16 bytes, enough for
  * COMPLEX128; the value sits at the start in the dtype's host layout). A handle that is not a live

@@ -177,6 +177,13 @@ aclnnStatus pyaclnn_stub_tensor_list_get(const aclTensorList *l, const aclTensor
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus pyaclnn_stub_scalar_list_get(const aclScalarList *l, const aclScalar *const **items, uint64_t *n) {
+    if (!nn_is(l, NN_KIND_SCALAR_LIST)) return ACLNN_ERR_PARAM_INVALID;
+    *items = (const aclScalar *const *)l->items;
+    *n = l->size;
+    return ACLNN_SUCCESS;
+}
+
 /* ---- lists: they own their elements ---------------------------------------------------------- */
 
 /* The element-kind specifics of a list, so tensor and scalar lists share one implementation. */

@@ -430,6 +430,25 @@ aclnnStatus opc_data_shape(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* ---- steps of the pointwise and conversion families (Addcmul/Addcdiv, SWhere) ----------------- */
+
+int ew_in_list(aclDataType dt, const aclDataType *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == dt) return 1;
+    return 0;
+}
+
+/* broadcast_with p "name": p broadcast with the result shape so far (a step's: broadcast ...), which the
+ * message calls "name" ("self shape [..] and tensor1 * tensor2 shape [..] can not broadcast"), becomes the
+ * result shape. */
+aclnnStatus opc_broadcast_with(op_call *c, const op_step *s) {
+    pyaclnn_stub_tensor result = *op_tensor(c, s, 0);   /* only its shape is read */
+    result.ndim = c->ndim;
+    for (int64_t d = 0; d < c->ndim; d++) result.shape[d] = c->shape[d];
+    return ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), s->text != NULL ? s->text : "", &result,
+                        c->shape, &c->ndim);
+}
+
 /* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,
  * grouped_dynamic_mx_quant) ------------------------------------------------------------------------ */
 

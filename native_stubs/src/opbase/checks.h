@@ -29,6 +29,9 @@ aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n,
 aclnnStatus ew_scalar_arg(const char *api, const char *name, const aclScalar *s, aclDataType *dtype,
                           ew_value *value);
 
+/* 1 if dt is in list[0..n). */
+int ew_in_list(aclDataType dt, const aclDataType *list, size_t n);
+
 /* 161002 "<name> dtype X is not supported (...)" unless t's dtype is in list[0..n). */
 aclnnStatus ew_check_dtype_in(const char *api, const char *name, aclDataType dtype, const aclDataType *list,
                               size_t n);

@@ -62,39 +62,6 @@ static aclnnStatus out_dtype(const char *api, ew_out_rule rule, const char *self
     return ACLNN_SUCCESS;
 }
 
-static aclnnStatus check_out_dtype(const ew_pointwise_call *c, aclDataType self, aclDataType r, aclDataType out) {
-    return out_dtype(c->api, c->out_rule, c->self_name, c->out_name, self, r, out);
-}
-
-static aclnnStatus null_check(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    ew_ptr_arg ptrs[3];
-    size_t n = 0;
-    ptrs[n++] = (ew_ptr_arg){c->self_name, c->self};
-    if (c->other_name != NULL)
-        ptrs[n++] = (ew_ptr_arg){c->other_name, c->other != NULL ? (const void *)c->other : (const void *)c->other_scalar};
-    if (!c->inplace) ptrs[n++] = (ew_ptr_arg){c->out_name, c->out};
-    return ew_check_not_null(c->api, ptrs, n, workspaceSize, executor);
-}
-
-aclnnStatus ew_unary_phase1(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    aclnnStatus rc = null_check(c, workspaceSize, executor);
-    if (rc) return rc;
-    const char *api = c->api;
-    pyaclnn_stub_tensor self, out;
-    if ((rc = op_tensor_arg(api, c->self_name, c->self, &self))) return rc;
-    if (c->inplace) out = self;
-    else if ((rc = op_tensor_arg(api, c->out_name, c->out, &out))) return rc;
-    if ((rc = ew_check_dtype_in(api, c->self_name, self.dtype, c->dtypes, c->n_dtypes))) return rc;
-    aclDataType p = unary_compute(c->promote, self.dtype);
-    if ((rc = check_out_dtype(c, self.dtype, ew_result_dtype(c->op, p), out.dtype))) return rc;
-    if ((rc = ew_check_max_dim(api, c->self_name, &self, EW_MAX_DIM))) return rc;
-    if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, self.shape, self.ndim))) return rc;
-    ew_plan plan = {.op = c->op, .compute = p, .n_inputs = 1};
-    const aclTensor *inputs[1] = {c->self};
-    return ew_make_executor(api, c->op_name, &plan, pyaclnn_stub_numel(&self) == 0, inputs, 1, c->out,
-                            workspaceSize, executor);
-}
-
 /* The pair forms' compute dtype (torch's promotion, or the vendor's scalar promotion), checked against
  * the op and the output rule. */
 static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, ew_promote_rule promote,
@@ -120,51 +87,6 @@ static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, 
     if (rc) return rc;
     *compute = p;
     return ACLNN_SUCCESS;
-}
-
-aclnnStatus ew_pair_phase1(const ew_pointwise_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    aclnnStatus rc = null_check(c, workspaceSize, executor);
-    if (rc) return rc;
-    const char *api = c->api;
-    int scalar_form = c->other == NULL;
-    pyaclnn_stub_tensor self, other, out;
-    aclDataType sdt = ACL_DT_UNDEFINED;
-    ew_value sval = {0, 0};
-    if ((rc = op_tensor_arg(api, c->self_name, c->self, &self))) return rc;
-    if (scalar_form) {
-        if ((rc = ew_scalar_arg(api, c->other_name, c->other_scalar, &sdt, &sval))) return rc;
-    } else if ((rc = op_tensor_arg(api, c->other_name, c->other, &other))) {
-        return rc;
-    }
-    if (c->inplace) out = self;
-    else if ((rc = op_tensor_arg(api, c->out_name, c->out, &out))) return rc;
-
-    int64_t bshape[PYACLNN_STUB_MAX_DIMS], bndim = self.ndim;
-    for (int64_t d = 0; d < self.ndim; d++) bshape[d] = self.shape[d];
-    if (c->inplace && !scalar_form) {   /* CheckInplace first, as the vendor does */
-        if ((rc = ew_broadcast(api, c->self_name, &self, c->other_name, &other, bshape, &bndim))) return rc;
-        if ((rc = ew_check_shape(api, c->self_name, &self, bshape, bndim))) return rc;
-    }
-    if ((rc = ew_check_dtype_in(api, c->self_name, self.dtype, c->dtypes, c->n_dtypes))) return rc;
-    if (!scalar_form && (rc = ew_check_dtype_in(api, c->other_name, other.dtype, c->dtypes, c->n_dtypes))) return rc;
-    aclDataType p;
-    if ((rc = pair_compute(api, c->op, 0, c->promote, c->out_rule, c->self_name, self.dtype, c->other_name,
-                           scalar_form ? sdt : other.dtype, scalar_form, c->out_name, out.dtype, &p)))
-        return rc;
-    if ((rc = ew_check_max_dim(api, c->self_name, &self, EW_MAX_DIM))) return rc;
-    if (scalar_form) {
-        if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, self.shape, self.ndim))) return rc;
-    } else {
-        if ((rc = ew_check_max_dim(api, c->other_name, &other, EW_MAX_DIM))) return rc;
-        if ((rc = ew_broadcast(api, c->self_name, &self, c->other_name, &other, bshape, &bndim))) return rc;
-        if (!c->inplace && (rc = ew_check_shape(api, c->out_name, &out, bshape, bndim))) return rc;
-    }
-    ew_plan plan = {.op = c->op, .compute = p, .n_inputs = scalar_form ? 1 : 2, .scalar_second = scalar_form};
-    if (scalar_form) plan.scalar = ew_cast(sval, sdt, p);   /* the scalar as a tensor of the compute dtype */
-    int empty = pyaclnn_stub_numel(&self) == 0 || (!scalar_form && pyaclnn_stub_numel(&other) == 0);
-    const aclTensor *inputs[2] = {c->self, c->other};
-    return ew_make_executor(api, c->op_name, &plan, empty, inputs, scalar_form ? 1 : 2, c->out, workspaceSize,
-                            executor);
 }
 
 /* ---- the pointwise steps of the definitions (opbase.h, the ew_spec of each operator) --------- */

@@ -1,14 +1,10 @@
 /*
- * Phase 1 of the pointwise operators on the elementwise engine (unary math, comparisons, pow,
- * bitwise and, activation backwards), following the vendor's op_api pattern
- * (hicann/ops-math math/<op>/op_api/aclnn_<op>.cpp, hicann/ops-nn activation/...):
- *   1. every pointer argument non-NULL                                         -> 161001
- *   2. in-place forms: broadcast(selfRef, other) must be selfRef's shape        -> 161002
- *   3. self (and other) dtype in the operator's support list                   -> 161002
- *   4. the compute dtype (promotion; integers to FLOAT for float-only kernels)
- *      and the output dtype rule (castable / same dtype / BOOL / a float dtype) -> 161002
- *   5. at most 8 dimensions; shapes broadcast; out has the result's shape       -> 161002
- * Empty inputs give an executor that does nothing.
+ * The pointwise operators on the elementwise engine (unary math, comparisons, pow, bitwise and,
+ * activations and their backwards ...), following the vendor's op_api pattern (hicann/ops-math
+ * math/<op>/op_api/aclnn_<op>.cpp, hicann/ops-nn activation/...): their definitions' ew_spec and the
+ * steps pw_out / pw_pair_out (the compute dtype: promotion, integers to FLOAT for float-only kernels,
+ * and the output dtype rule: castable / same dtype / BOOL / a float dtype, 161002), pw_plan (the
+ * engine's plan; empty inputs give an executor that does nothing) and pw_attrs.
  */
 #ifndef PYACLNN_EW_POINTWISE_H
 #define PYACLNN_EW_POINTWISE_H
@@ -32,24 +28,6 @@ typedef enum {
     EW_OUT_BOOL,                  /* out is BOOL                                                   */
 } ew_out_rule;
 
-typedef struct {
-    const char *api;              /* "aclnnExpGetWorkspaceSize" ...                                */
-    const char *op_name;          /* executor name                                                 */
-    ew_opcode op;
-    const char *self_name;        /* "self", "selfRef", "input", "gradOutput" ...                  */
-    const aclTensor *self;
-    const char *other_name;       /* second operand (pair forms): "other", "exponent", "self" ...  */
-    const aclTensor *other;       /* tensor second operand, or NULL                                */
-    const aclScalar *other_scalar; /* scalar second operand, or NULL                               */
-    const char *out_name;         /* "out", "gradInput" ...                                        */
-    const aclTensor *out;         /* == self for in-place forms                                    */
-    int inplace;
-    const aclDataType *dtypes;    /* the support list of self (and other)                          */
-    size_t n_dtypes;
-    ew_promote_rule promote;
-    ew_out_rule out_rule;
-} ew_pointwise_call;
-
 /* The pointwise families' data for one operator (an op_def spec: the `spec` of its definition). */
 typedef struct {
     ew_opcode op;                 /* the engine's operation (EW_OP_FN: the functions below)       */
@@ -62,46 +40,6 @@ typedef struct {
 
 /* The dtype the spec's result has before the cast to out (BOOL for comparisons ...). */
 aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute);
-
-/* One tensor in, one out (Neg, Abs, Exp, Sqrt, Rsqrt, Reciprocal, Cos, Sin, Ceil, IsFinite,
- * Sigmoid, Silu and their in-place forms). */
-aclnnStatus ew_unary_phase1(const ew_pointwise_call *call, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/* self with a tensor (broadcast, torch's promotion) or a scalar (the vendor's scalar promotion):
- * comparisons, PowTensorScalar / PowTensorTensor, BitwiseAnd, SiluBackward, SigmoidBackward. */
-aclnnStatus ew_pair_phase1(const ew_pointwise_call *call, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/* Defines a family of four operators with their phase 2: aclnn<Name>Tensor(self, other, out),
- * aclnn<Name>Scalar(self, other scalar, out), aclnnInplace<Name>Tensor(selfRef, other) and
- * aclnnInplace<Name>Scalar(selfRef, other scalar). Each phase 1 returns
- * dispatch(api, op_name, OP, self, other tensor or NULL, other scalar or NULL, out (selfRef in place),
- * inplace, workspaceSize, executor). SelfRefT / SelfRefScalarT: selfRef's type in the in-place forms, as
- * the vendor's headers declare it (their constness differs). */
-#define EW_TENSOR_SCALAR_FAMILY(Name, dispatch, OP, SelfRefT, SelfRefScalarT)                                    \
-    aclnnStatus aclnn##Name##TensorGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out, \
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
-        return dispatch("aclnn" #Name "TensorGetWorkspaceSize", #Name "Tensor", OP, self, other, NULL, out, 0,   \
-                        workspaceSize, executor);                                                                \
-    }                                                                                                            \
-    aclnnStatus aclnn##Name##ScalarGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out, \
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {         \
-        return dispatch("aclnn" #Name "ScalarGetWorkspaceSize", #Name "Scalar", OP, self, NULL, other, out, 0,   \
-                        workspaceSize, executor);                                                                \
-    }                                                                                                            \
-    aclnnStatus aclnnInplace##Name##TensorGetWorkspaceSize(SelfRefT selfRef, const aclTensor *other,             \
-                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
-        return dispatch("aclnnInplace" #Name "TensorGetWorkspaceSize", "Inplace" #Name "Tensor", OP, selfRef,    \
-                        other, NULL, selfRef, 1, workspaceSize, executor);                                       \
-    }                                                                                                            \
-    aclnnStatus aclnnInplace##Name##ScalarGetWorkspaceSize(SelfRefScalarT selfRef, const aclScalar *other,       \
-                                                           uint64_t *workspaceSize, aclOpExecutor **executor) {  \
-        return dispatch("aclnnInplace" #Name "ScalarGetWorkspaceSize", "Inplace" #Name "Scalar", OP, selfRef,    \
-                        NULL, other, selfRef, 1, workspaceSize, executor);                                       \
-    }                                                                                                            \
-    EW_DEFINE_PHASE2(aclnn##Name##Tensor)                                                                        \
-    EW_DEFINE_PHASE2(aclnn##Name##Scalar)                                                                        \
-    EW_DEFINE_PHASE2(aclnnInplace##Name##Tensor)                                                                 \
-    EW_DEFINE_PHASE2(aclnnInplace##Name##Scalar)
 
 /* The vendor's PromoteTypeScalar: a floating self keeps its dtype; an integral self with a
  * floating scalar computes in FLOAT (the scalar's default dtype); BOOL self promotes with the

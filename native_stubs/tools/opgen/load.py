@@ -198,7 +198,7 @@ def _op(t: dict, fam: Family, where: str) -> Op:
         raise DefinitionError(f"{where}: spec needs the family's spec_type in [family]")
     op = Op(name=name, family=fam.name, file=fam.file, header=t.get("header", f"aclnn_{snake(name)}.h"),
             domain=t.get("domain", fam.domain), doc=t.get("doc", ""), source=t.get("source", ""),
-            cparams=_split_params(t["params"], where), checks=[" ".join(c.split()) for c in checks],
+            cparams=_split_params(t["params"], where), checks=[" ".join(c.split()) for c in checks if c.strip()],
             kernel=t.get("kernel") or None, inputs=_words(t.get("inputs"), where, "inputs"),
             outputs=_words(t.get("outputs"), where, "outputs"), spec=spec, fidelity=t["fidelity"], note=t["note"])
     op.nullable = list(t.get("nullable", []))   # type: ignore[attr-defined]

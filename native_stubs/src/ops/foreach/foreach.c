@@ -1,45 +1,26 @@
 /*
- * The _foreach operators torch.optim's multi-tensor AdamW needs (hicann/ops-nn foreach/: the op_api of
- * ForeachMulScalarV2 and its siblings): out[j] = op(x1[j], x2[j], x3[j], scalar) for every tensor j of
- * the lists, each one the elementwise engine's op on that tensor (ew_engine.h: the same arithmetic as
- * Muls, Adds, Sqrt, Lerps, Addcmul, Addcdiv, Divs).
- *   ForeachMulScalarV2 / ForeachAddScalarV2 (x, aclScalar)      ForeachSqrt (x)
- *   ForeachLerpScalar (x1, x2, aclScalar weight)                ForeachAddcmulScalarV2 (x1, x2, x3, aclScalar)
- *   ForeachDivScalarList (x, aclScalarList: one per tensor)      ForeachAddcdivScalarList (x1, x2, x3, aclTensor
- *                                                               scalars: one per tensor, read at launch)
- * The scalar goes to FLOAT for BF16 lists (and FLOAT16 lists with a floating scalar on Ascend 950), else to
- * the list's dtype, as the op_api's ConvertToTensor does; FLOAT16/BF16 lists then compute in fp32.
- * Validation in the vendor's order (aclnn_foreach_mul_scalar_v2.cpp):
- *   1. the lists, the scalar and out non-NULL                                           -> 161001
- *   2. no NULL element in a list                                                        -> 161002
- *   3. x1[0]'s dtype in the operator's list; every element of every list of x1[0]'s dtype;
- *      the scalar's dtype allowed for it (FLOAT/BF16: FLOAT, DOUBLE; FLOAT16: FLOAT16,
- *      DOUBLE, and FLOAT on Ascend 950; INT32: INT32, INT64)                             -> 161002
- *   4. the lists as long as x1; at most 8 dims; every tensor of x1's tensor's shape      -> 161002
- * An empty x1 gives an executor that does nothing.
+ * The kernel and steps of the _foreach operators (foreach.toml): out[j] = op(x1[j], x2[j], x3[j], scalar)
+ * for every tensor j of the lists, each one the elementwise engine's op on that tensor (elementwise.h).
+ *
+ * Step operands: the tensor lists (x1 [x2 x3]), then out, then the scalar when there is one (an aclScalar,
+ * an aclScalarList with one value per tensor, or an aclTensor of them read at launch).
+ *   fe_lists x1 .. out                   live lists, no NULL element
+ *   fe_scalar_list scalars               a live aclScalarList
+ *   fe_dtypes x1 .. out [scalar] LIST    x1[0]'s dtype in LIST, every element of it, the scalar's allowed
+ *   fe_lengths x1 .. out [scalar]        every list (and the scalars) as long as x1
+ *   fe_shapes x1 .. out                  at most 8 dims; every tensor of x1's tensor's shape
+ *   fe_plan x1 .. out [scalar]           the executor over all the lists' tensors (built here: the
+ *                                        parameter block holds one scalar per tensor of a scalar list)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aclnnop/aclnn_foreach_add_scalar_v2.h"
-#include "aclnnop/aclnn_foreach_addcdiv_scalar_list.h"
-#include "aclnnop/aclnn_foreach_addcmul_scalar_v2.h"
-#include "aclnnop/aclnn_foreach_div_scalar_list.h"
-#include "aclnnop/aclnn_foreach_lerp_scalar.h"
-#include "aclnnop/aclnn_foreach_mul_scalar_v2.h"
-#include "aclnnop/aclnn_foreach_sqrt.h"
-#include "opbase/checks.h"
 #include "kernels/view.h"
-/* libnnopbase has no accessor for an aclScalarList's elements; its layout comes from its own header
- * (the list handle is validated first through the public aclGetScalarListSize). */
-#include "../../nnopbase/nnopbase_internal.h"
+#include "opbase/checks.h"
+#include "ops_decls.h"
 
-#define N(a) (sizeof a / sizeof a[0])
 #define MAX_LISTS 3
-
-static const aclDataType ARITH_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32};
-static const aclDataType FLOAT_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
 typedef enum { FE_NO_SCALAR = 0, FE_SCALAR, FE_SCALAR_LIST, FE_SCALAR_TENSOR } fe_scalar_kind;
 
@@ -83,34 +64,73 @@ static void fe_kernel(const pyaclnn_stub_launch *launch) {
     free(tensor_scalars);
 }
 
-/* One foreach operator's call. */
+/* ---- the steps ---------------------------------------------------------------------------- */
+
+/* How a step's operands are laid out: n_lists input lists (operands 0 .. n_lists-1), out (operand
+ * n_lists), then the scalar of `kind` (operand n_lists + 1). */
 typedef struct {
-    const char *api, *op_name;
-    ew_opcode op;
-    const aclDataType *dtypes;
-    size_t n_dtypes;
     int n_lists;
-    const aclTensorList *lists[MAX_LISTS];
-    fe_scalar_kind scalar_kind;
-    const void *scalar;          /* aclScalar, aclScalarList or aclTensor, by scalar_kind */
-    const aclTensorList *out;
-} fe_call;
+    fe_scalar_kind kind;
+} fe_layout;
 
-static const char *const LIST_NAMES[MAX_LISTS] = {"x1", "x2", "x3"};
-
-/* The list's elements (borrowed); 161002 if not a live list or an element is NULL. */
-static aclnnStatus list_items(const char *api, const char *name, const aclTensorList *l, const aclTensor *const **items,
-                              uint64_t *n) {
-    if (pyaclnn_stub_tensor_list_get(l, items, n) != ACLNN_SUCCESS) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclTensorList", name, (const void *)l);
-        return ACLNN_ERR_PARAM_INVALID;
+static fe_layout layout(const op_call *c, const op_step *s) {
+    fe_layout L = {0, FE_NO_SCALAR};
+    for (int k = 0; k < s->np; k++) {
+        switch (c->def->params[s->p[k]].kind) {
+        case OP_K_TENSOR_LIST: L.n_lists++; break;
+        case OP_K_SCALAR: L.kind = FE_SCALAR; break;
+        case OP_K_SCALAR_LIST: L.kind = FE_SCALAR_LIST; break;
+        case OP_K_TENSOR: L.kind = FE_SCALAR_TENSOR; break;
+        default: break;
+        }
     }
-    for (uint64_t i = 0; i < *n; i++)
-        if ((*items)[i] == NULL) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s[%llu] is null.", name, (unsigned long long)i);
+    L.n_lists--;   /* out */
+    return L;
+}
+
+/* The list of operand k as fe_lists left it: its handles and size (c->lists; snapshots once fe_dtypes
+ * took them). */
+#define LIST(c, s, k) ((c)->lists[(s)->p[k]])
+
+/* "x1[3]": the message name of element i of list operand k. */
+static const char *element_name(const op_call *c, const op_step *s, int k, uint64_t i, char *buf, size_t size) {
+    snprintf(buf, size, "%s[%llu]", op_pname(c, s, k), (unsigned long long)i);
+    return buf;
+}
+
+/* fe_lists l ...: each a live aclTensorList without a NULL element (kept in c->lists). */
+aclnnStatus opc_fe_lists(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        const aclTensorList *l = op_argument(c, s, k)->p;
+        const aclTensor *const *items;
+        uint64_t n;
+        if (pyaclnn_stub_tensor_list_get(l, &items, &n) != ACLNN_SUCCESS) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s (%p) is not a live aclTensorList",
+                                op_pname(c, s, k), (const void *)l);
             return ACLNN_ERR_PARAM_INVALID;
         }
+        for (uint64_t i = 0; i < n; i++)
+            if (items[i] == NULL) {
+                pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s[%llu] is null.", op_pname(c, s, k),
+                                    (unsigned long long)i);
+                return ACLNN_ERR_PARAM_INVALID;
+            }
+        LIST(c, s, k).v = items;
+        LIST(c, s, k).t = NULL;
+        LIST(c, s, k).n = n;
+    }
     return ACLNN_SUCCESS;
+}
+
+/* fe_scalar_list scalars: a live aclScalarList (checked through the public aclGetScalarListSize, which
+ * reports too). */
+aclnnStatus opc_fe_scalar_list(op_call *c, const op_step *s) {
+    const aclScalarList *l = op_argument(c, s, 0)->p;
+    uint64_t n;
+    if (aclGetScalarListSize(l, &n) == ACLNN_SUCCESS) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s (%p) is not a live aclScalarList", op_pname(c, s, 0),
+                        (const void *)l);
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 /* The scalar dtypes the op_api accepts for a list of `dt`. */
@@ -136,199 +156,143 @@ static aclnnStatus bad_scalar_dtype(const char *api, const char *name, aclDataTy
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-static aclnnStatus fe_phase1(const fe_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const char *api = c->api, *scalar_name = c->scalar_kind == FE_SCALAR_LIST ? "scalars" :
-                                             c->op == EW_OP_LERP ? "weight" : c->scalar_kind == FE_SCALAR_TENSOR ?
-                                             "scalars" : "scalar";
-    const char *names[MAX_LISTS + 2];
-    const void *ptrs[MAX_LISTS + 2];
-    size_t np = 0;
-    for (int k = 0; k < c->n_lists; k++) names[np] = LIST_NAMES[k], ptrs[np++] = c->lists[k];
-    if (c->scalar_kind != FE_NO_SCALAR) names[np] = scalar_name, ptrs[np++] = c->scalar;
-    names[np] = "out", ptrs[np++] = c->out;
-    aclnnStatus rc = tv_check_not_null(api, names, ptrs, np, workspaceSize, executor);
-    if (rc) return rc;
-
-    const aclTensor *const *items[MAX_LISTS + 1];
-    uint64_t sizes[MAX_LISTS + 1];
-    for (int k = 0; k < c->n_lists; k++)
-        if ((rc = list_items(api, LIST_NAMES[k], c->lists[k], &items[k], &sizes[k]))) return rc;
-    if ((rc = list_items(api, "out", c->out, &items[c->n_lists], &sizes[c->n_lists]))) return rc;
-    uint64_t n = sizes[0];
-
-    /* the scalar(s) */
-    aclDataType sdt = ACL_DT_UNDEFINED;
-    ew_value sval = {0, 0};
-    uint64_t n_scalars = 0;
-    const aclScalarList *slist = NULL;
-    pyaclnn_stub_tensor stensor;
-    if (c->scalar_kind == FE_SCALAR && (rc = ew_scalar_arg(api, scalar_name, c->scalar, &sdt, &sval))) return rc;
-    if (c->scalar_kind == FE_SCALAR_LIST) {
-        slist = c->scalar;
-        if (aclGetScalarListSize(slist, &n_scalars) != ACLNN_SUCCESS) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "scalars (%p) is not a live aclScalarList",
-                                (const void *)slist);
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    }
-    if (c->scalar_kind == FE_SCALAR_TENSOR && (rc = op_tensor_arg(api, scalar_name, c->scalar, &stensor))) return rc;
-
-    /* dtypes */
-    if (n > 0) {
-        pyaclnn_stub_tensor t;
-        if ((rc = op_tensor_arg(api, "x1[0]", items[0][0], &t))) return rc;
-        aclDataType dt = t.dtype;
-        if ((rc = ew_check_dtype_in(api, "x1", dt, c->dtypes, c->n_dtypes))) return rc;
-        for (int k = 0; k <= c->n_lists; k++)
-            for (uint64_t i = 0; i < sizes[k]; i++) {
-                char name[32];
-                snprintf(name, sizeof name, "%s[%llu]", k == c->n_lists ? "out" : LIST_NAMES[k], (unsigned long long)i);
-                if ((rc = op_tensor_arg(api, name, items[k][i], &t)) ||
-                    (rc = tv_check_same_dtype(api, name, t.dtype, "x1[0]", dt)))
-                    return rc;
-            }
-        if (c->scalar_kind == FE_SCALAR && !scalar_dtype_ok(dt, sdt)) return bad_scalar_dtype(api, scalar_name, sdt, dt);
-        if (c->scalar_kind == FE_SCALAR_TENSOR && stensor.dtype != ACL_FLOAT && stensor.dtype != dt)
-            return bad_scalar_dtype(api, scalar_name, stensor.dtype, dt);
-    }
-
-    /* lengths and shapes */
-    for (int k = 1; k <= c->n_lists; k++)
-        if (sizes[k] != n) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s has %llu tensors, x1 has %llu; they must match",
-                                k == c->n_lists ? "out" : LIST_NAMES[k], (unsigned long long)sizes[k],
-                                (unsigned long long)n);
-            return ACLNN_ERR_PARAM_INVALID;
-        }
-    if ((c->scalar_kind == FE_SCALAR_LIST && n_scalars != n) ||
-        (c->scalar_kind == FE_SCALAR_TENSOR && (uint64_t)pyaclnn_stub_numel(&stensor) != n)) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "scalars has %llu values, x1 has %llu tensors; they must "
-                            "match", (unsigned long long)(c->scalar_kind == FE_SCALAR_LIST ? n_scalars
-                                                          : (uint64_t)pyaclnn_stub_numel(&stensor)),
-                            (unsigned long long)n);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        pyaclnn_stub_tensor first, t;
-        char name[32];
-        if ((rc = op_tensor_arg(api, "x1", items[0][i], &first)) || (rc = ew_check_max_dim(api, "x1", &first, EW_MAX_DIM)))
-            return rc;
-        for (int k = 1; k <= c->n_lists; k++) {
-            snprintf(name, sizeof name, "%s[%llu]", k == c->n_lists ? "out" : LIST_NAMES[k], (unsigned long long)i);
-            if ((rc = op_tensor_arg(api, name, items[k][i], &t)) || (rc = ew_check_shape(api, name, &t, first.shape, first.ndim)))
-                return rc;
-        }
-    }
-
-    /* the plan */
-    size_t size = sizeof(fe_params) + (c->scalar_kind == FE_SCALAR_LIST ? n : 0) * sizeof(ew_value);
-    fe_params *p = calloc(1, size);
-    const aclTensor **inputs = calloc((size_t)(c->n_lists * n + 1), sizeof *inputs);
-    if (p == NULL || inputs == NULL) {
-        free(p);
-        free(inputs);
+/* fe_dtypes x1 .. out [scalar] LIST: x1[0]'s dtype in LIST; every element of every list (snapshots into
+ * c->lists, in one scratch block) of x1[0]'s dtype; the scalar's dtype allowed for it. Nothing for an
+ * empty x1. */
+aclnnStatus opc_fe_dtypes(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    const char *api = c->api;
+    uint64_t n = LIST(c, s, 0).n, total = 0;
+    if (n == 0) return ACLNN_SUCCESS;
+    pyaclnn_stub_tensor t;
+    char first[64];
+    aclnnStatus rc;
+    if ((rc = op_tensor_arg(api, element_name(c, s, 0, 0, first, sizeof first), LIST(c, s, 0).v[0], &t))) return rc;
+    aclDataType dt = t.dtype;
+    size_t n_list;
+    const aclDataType *list = op_list(s->list, &n_list);
+    if ((rc = ew_check_dtype_in(api, op_pname(c, s, 0), dt, list, n_list))) return rc;
+    for (int k = 0; k <= L.n_lists; k++) total += LIST(c, s, k).n;
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * (size_t)total);
+    if (snaps == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    aclDataType dt = ACL_FLOAT;
-    if (n > 0) {
-        pyaclnn_stub_tensor t;
-        (void)op_tensor_arg(api, "x1", items[0][0], &t);
-        dt = t.dtype;
+    for (int k = 0; k <= L.n_lists; k++) {
+        LIST(c, s, k).t = snaps;
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++, snaps++) {
+            char name[64];
+            element_name(c, s, k, i, name, sizeof name);
+            if ((rc = op_tensor_arg(api, name, LIST(c, s, k).v[i], snaps)) ||
+                (rc = tv_check_same_dtype(api, name, snaps->dtype, first, dt)))
+                return rc;
+        }
     }
-    p->n_lists = c->n_lists;
-    p->scalar_kind = c->scalar_kind;
+    int k = L.n_lists + 1;
+    if (L.kind == FE_SCALAR && !scalar_dtype_ok(dt, op_scalar_of(c, s, k)->dtype))
+        return bad_scalar_dtype(api, op_pname(c, s, k), op_scalar_of(c, s, k)->dtype, dt);
+    if (L.kind == FE_SCALAR_TENSOR && op_tensor(c, s, k)->dtype != ACL_FLOAT && op_tensor(c, s, k)->dtype != dt)
+        return bad_scalar_dtype(api, op_pname(c, s, k), op_tensor(c, s, k)->dtype, dt);
+    return ACLNN_SUCCESS;
+}
+
+/* fe_lengths x1 .. out [scalar]: every list as long as x1, and one scalar per tensor. */
+aclnnStatus opc_fe_lengths(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    uint64_t n = LIST(c, s, 0).n;
+    for (int k = 1; k <= L.n_lists; k++) {
+        if (LIST(c, s, k).n != n) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s has %llu tensors, %s has %llu; they must match",
+                                op_pname(c, s, k), (unsigned long long)LIST(c, s, k).n, op_pname(c, s, 0),
+                                (unsigned long long)n);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    uint64_t count = n;
+    if (L.kind == FE_SCALAR_LIST) (void)aclGetScalarListSize(op_argument(c, s, L.n_lists + 1)->p, &count);
+    if (L.kind == FE_SCALAR_TENSOR) count = (uint64_t)pyaclnn_stub_numel(op_tensor(c, s, L.n_lists + 1));
+    if (count != n) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "scalars has %llu values, x1 has %llu tensors; they must "
+                            "match", (unsigned long long)count, (unsigned long long)n);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* fe_shapes x1 .. out: at most 8 dims; every tensor of x1's tensor's shape (fe_dtypes' snapshots). */
+aclnnStatus opc_fe_shapes(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    for (uint64_t i = 0; i < LIST(c, s, 0).n; i++) {
+        const pyaclnn_stub_tensor *first = &LIST(c, s, 0).t[i];
+        aclnnStatus rc = ew_check_max_dim(c->api, op_pname(c, s, 0), first, EW_MAX_DIM);
+        if (rc) return rc;
+        for (int k = 1; k <= L.n_lists; k++) {
+            char name[64];
+            element_name(c, s, k, i, name, sizeof name);
+            if ((rc = ew_check_shape(c->api, name, &LIST(c, s, k).t[i], first->shape, first->ndim))) return rc;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* fe_plan x1 .. out [scalar]: the parameter block (the plan, one scalar per tensor of a scalar list, whose
+ * elements are read and checked here) and the executor over every list's tensors (then the scalars tensor)
+ * into out's, from phase 1's snapshots. The step builds it: the block outgrows op_params with long lists. */
+aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    const char *api = c->api;
+    const ew_spec *sp = c->def->spec;
+    int k_scalar = L.n_lists + 1;
+    uint64_t n = LIST(c, s, 0).n, size;
+    aclDataType sdt = L.kind == FE_SCALAR ? op_scalar_of(c, s, k_scalar)->dtype : ACL_DT_UNDEFINED;
+    const aclScalar *const *slist = NULL;
+    if (L.kind == FE_SCALAR_LIST) (void)pyaclnn_stub_scalar_list_get(op_argument(c, s, k_scalar)->p, &slist, &size);
+
+    size_t bytes = sizeof(fe_params) + (L.kind == FE_SCALAR_LIST ? n : 0) * sizeof(ew_value);
+    size_t n_in = (size_t)(L.n_lists * n) + (L.kind == FE_SCALAR_TENSOR);
+    fe_params *p = op_scratch(c, bytes);
+    pyaclnn_stub_tensor *in = op_scratch(c, sizeof *in * (n_in + (size_t)n));
+    if (p == NULL || in == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    /* FLOAT for an empty x1 */
+    aclDataType dt = n > 0 ? LIST(c, s, 0).t[0].dtype : ACL_FLOAT;
+    p->n_lists = L.n_lists;
+    p->scalar_kind = L.kind;
     p->count = n;
-    p->plan.op = c->op;
-    p->plan.n_inputs = c->n_lists;
-    p->plan.scalar_second = c->n_lists == 1 && c->scalar_kind != FE_NO_SCALAR;
-    p->scalar_dtype = c->scalar_kind == FE_SCALAR_TENSOR ? scalar_target(dt, ACL_FLOAT)
-                                                         : scalar_target(dt, c->scalar_kind == FE_SCALAR ? sdt : ACL_DOUBLE);
+    p->plan.op = sp->op;
+    p->plan.n_inputs = L.n_lists;
+    p->plan.scalar_second = L.n_lists == 1 && L.kind != FE_NO_SCALAR;
+    p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(dt, ACL_FLOAT)
+                                                 : scalar_target(dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
     /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype */
     p->plan.compute = dt == ACL_INT32 ? ACL_INT32 : (dt == ACL_FLOAT16 || dt == ACL_BF16) ? ACL_FLOAT : dt;
-    if (c->scalar_kind == FE_SCALAR) p->plan.scalar = ew_cast(ew_cast(sval, sdt, p->scalar_dtype), p->scalar_dtype,
-                                                              p->plan.compute);
-    for (uint64_t j = 0; c->scalar_kind == FE_SCALAR_LIST && j < n; j++) {
+    if (L.kind == FE_SCALAR)
+        p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
+                                 p->plan.compute);
+    for (uint64_t j = 0; L.kind == FE_SCALAR_LIST && j < n; j++) {
         aclDataType d;
         ew_value v;
         char name[32];
         snprintf(name, sizeof name, "scalars[%llu]", (unsigned long long)j);
-        if ((rc = ew_scalar_arg(api, name, slist->items[j], &d, &v)) == ACLNN_SUCCESS && n > 0 && !scalar_dtype_ok(dt, d))
-            rc = bad_scalar_dtype(api, name, d, dt);
-        if (rc) {
-            free(p);
-            free(inputs);
-            return rc;
-        }
+        aclnnStatus rc = ew_scalar_arg(api, name, slist[j], &d, &v);
+        if (rc == ACLNN_SUCCESS && !scalar_dtype_ok(dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
+        if (rc) return rc;
         p->scalars[j] = ew_cast(ew_cast(v, d, p->scalar_dtype), p->scalar_dtype, p->plan.compute);
     }
-    if (c->scalar_kind == FE_SCALAR_TENSOR) p->scalar_dtype = p->plan.compute;
-    size_t n_in = 0;
-    for (int k = 0; k < c->n_lists; k++)
-        for (uint64_t i = 0; i < n; i++) inputs[n_in++] = items[k][i];
-    if (c->scalar_kind == FE_SCALAR_TENSOR) inputs[n_in++] = c->scalar;
-    rc = tv_make_executor(api, c->op_name, n > 0 ? fe_kernel : NULL, p, size, inputs, n_in, items[c->n_lists],
-                          (size_t)n, workspaceSize, executor);
-    free(p);
-    free(inputs);
-    return rc;
+    if (L.kind == FE_SCALAR_TENSOR) p->scalar_dtype = p->plan.compute;
+    /* inputs: every input list's snapshots (then the scalars tensor), outputs: out's */
+    size_t j = 0;
+    for (int k = 0; k < L.n_lists; k++)
+        for (uint64_t i = 0; i < n; i++) in[j++] = LIST(c, s, k).t[i];
+    if (L.kind == FE_SCALAR_TENSOR) in[j++] = *op_tensor(c, s, k_scalar);
+    for (uint64_t i = 0; i < n; i++) in[n_in + i] = LIST(c, s, L.n_lists).t[i];
+    c->made = pyaclnn_stub_executor_new_snapshots(c->def->name, n > 0 ? fe_kernel : NULL, p, bytes, in, n_in,
+                                                  in + n_in, (size_t)n, 0);
+    if (c->made == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    return ACLNN_SUCCESS;
 }
-
-#define FE_CALL(api_, name_, op_, dtypes_, n_lists_, kind_, scalar_, out_, ...)                             \
-    fe_call c = {api_, name_, op_, dtypes_, N(dtypes_), n_lists_, {__VA_ARGS__}, kind_, scalar_, out_};    \
-    return fe_phase1(&c, workspaceSize, executor)
-
-aclnnStatus aclnnForeachMulScalarV2GetWorkspaceSize(const aclTensorList *x, const aclScalar *scalar, aclTensorList *out,
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachMulScalarV2GetWorkspaceSize", "ForeachMulScalarV2", EW_OP_MUL, ARITH_DTYPES, 1, FE_SCALAR,
-            scalar, out, x);
-}
-
-aclnnStatus aclnnForeachAddScalarV2GetWorkspaceSize(const aclTensorList *x, const aclScalar *scalar, aclTensorList *out,
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachAddScalarV2GetWorkspaceSize", "ForeachAddScalarV2", EW_OP_ADD, ARITH_DTYPES, 1, FE_SCALAR,
-            scalar, out, x);
-}
-
-aclnnStatus aclnnForeachSqrtGetWorkspaceSize(const aclTensorList *x, const aclTensorList *out, uint64_t *workspaceSize,
-                                             aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachSqrtGetWorkspaceSize", "ForeachSqrt", EW_OP_SQRT, FLOAT_DTYPES, 1, FE_NO_SCALAR, NULL, out, x);
-}
-
-aclnnStatus aclnnForeachLerpScalarGetWorkspaceSize(const aclTensorList *x1, const aclTensorList *x2,
-                                                   const aclScalar *weight, const aclTensorList *out,
-                                                   uint64_t *workspaceSize, aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachLerpScalarGetWorkspaceSize", "ForeachLerpScalar", EW_OP_LERP, FLOAT_DTYPES, 2, FE_SCALAR,
-            weight, out, x1, x2);
-}
-
-aclnnStatus aclnnForeachAddcmulScalarV2GetWorkspaceSize(const aclTensorList *x1, const aclTensorList *x2,
-                                                        const aclTensorList *x3, const aclScalar *scalar,
-                                                        aclTensorList *out, uint64_t *workspaceSize,
-                                                        aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachAddcmulScalarV2GetWorkspaceSize", "ForeachAddcmulScalarV2", EW_OP_ADDCMUL, ARITH_DTYPES, 3,
-            FE_SCALAR, scalar, out, x1, x2, x3);
-}
-
-aclnnStatus aclnnForeachDivScalarListGetWorkspaceSize(const aclTensorList *x, const aclScalarList *scalars,
-                                                      const aclTensorList *out, uint64_t *workspaceSize,
-                                                      aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachDivScalarListGetWorkspaceSize", "ForeachDivScalarList", EW_OP_DIV, FLOAT_DTYPES, 1,
-            FE_SCALAR_LIST, scalars, out, x);
-}
-
-aclnnStatus aclnnForeachAddcdivScalarListGetWorkspaceSize(const aclTensorList *x1, const aclTensorList *x2,
-                                                          const aclTensorList *x3, const aclTensor *scalars,
-                                                          const aclTensorList *out, uint64_t *workspaceSize,
-                                                          aclOpExecutor **executor) {
-    FE_CALL("aclnnForeachAddcdivScalarListGetWorkspaceSize", "ForeachAddcdivScalarList", EW_OP_ADDCDIV, FLOAT_DTYPES,
-            3, FE_SCALAR_TENSOR, scalars, out, x1, x2, x3);
-}
-
-EW_DEFINE_PHASE2(aclnnForeachMulScalarV2)
-EW_DEFINE_PHASE2(aclnnForeachAddScalarV2)
-EW_DEFINE_PHASE2(aclnnForeachSqrt)
-EW_DEFINE_PHASE2(aclnnForeachLerpScalar)
-EW_DEFINE_PHASE2(aclnnForeachAddcmulScalarV2)
-EW_DEFINE_PHASE2(aclnnForeachDivScalarList)
-EW_DEFINE_PHASE2(aclnnForeachAddcdivScalarList)
