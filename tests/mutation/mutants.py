@@ -43,6 +43,9 @@ LAYER_NORM = "tests/test_layer_norm.py"
 GELU = "tests/test_gelu.py"
 CUMSUM_TOPK = "tests/test_cumsum_topk.py"
 RELU = "tests/test_relu.py"
+MATH_T = "tests/test_math_transcendental.py"
+MATH_R = "tests/test_math_rounding.py"
+MATH_P = "tests/test_math_pairwise.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -471,4 +474,37 @@ MUTANTS = [
     Mutant("relu-nan-zeroed", f"{OPS}/activation/relu.c",
            "        int zero = is_float ? v.f <= 0 : v.i < 0;", "        int zero = is_float ? !(v.f > 0) : v.i < 0;",
            (f"{RELU}::test_relu_every_dtype",), "relu(NaN) gives 0"),
+    # ---- math: transcendental, rounding, pair operators (new operators on element functions) ----
+    Mutant("log1p-compensation-dropped", f"{OPS}/math/transcendental.c",
+           "    float r = vm_ln(u) * (v / (u - 1.0f));", "    float r = vm_ln(u);",
+           (f"{MATH_T}::test_unary_every_dtype_bit_exact",), "log1p without the kernel's u - 1 compensation"),
+    Mutant("tanh-exp-branch-threshold", f"{OPS}/math/transcendental.c",
+           "    return ax >= 0.6f ? big : poly;", "    return ax >= 0.5f ? big : poly;",
+           (f"{MATH_T}::test_unary_within_bound_of_float64_everywhere",), "tanh switches to 1 - 2/(e^2x + 1) at 0.5"),
+    Mutant("log10-self-list-unchecked", f"{OPS}/math/transcendental.toml",
+           '"dtype_in self LOG10", ', "", (f"{MATH_T}::test_dtype_lists_per_soc",),
+           "validation: Log10 accepts any self dtype"),
+    Mutant("round-ties-away", f"{OPS}/math/rounding.c",
+           "static float rint_signed(float v) { return vm_or_sign(rintf(v), v); }",
+           "static float rint_signed(float v) { return vm_or_sign(roundf(v), v); }",
+           (f"{MATH_R}::test_every_dtype_bit_exact",), "round half away from zero instead of to even"),
+    Mutant("signbit-a2-as-950", f"{OPS}/math/rounding.c",
+           "    if (pyaclnn_stub_soc_family() == PYACLNN_SOC_950) return ival(signbit(x.f) != 0);",
+           "    return ival(signbit(x.f) != 0);", (f"{MATH_R}::test_signbit_per_soc",),
+           "Atlas A2's Less fallback replaced by the 950's sign bit"),
+    Mutant("floor-list-without-uint64", f"{OPS}/math/rounding.toml",
+           'FLOOR = "INT64 INT32 INT16 INT8 UINT64 ', 'FLOOR = "INT64 INT32 INT16 INT8 ',
+           (f"{MATH_R}::test_dtype_lists_per_soc",), "validation: Floor refuses UINT64"),
+    Mutant("remainder-zero-fixed-up", f"{OPS}/math/pairwise.c",
+           "    if (r == 0.0 || isnan(r) || signbit(r) == signbit(b.f)) return fval(r);",
+           "    if (isnan(r) || signbit(r) == signbit(b.f)) return fval(r);",
+           (f"{MATH_P}::test_every_dtype_broadcast_bit_exact",), "remainder adds the divisor to a zero remainder"),
+    Mutant("fmod-int-zero-divisor", f"{OPS}/math/pairwise.c",
+           "    return ival(p, b.i == 0 ? (uint64_t)-1 : (uint64_t)trunc_rem(a.i, b.i));",
+           "    return ival(p, b.i == 0 ? 0 : (uint64_t)trunc_rem(a.i, b.i));",
+           (f"{MATH_P}::test_zero_divisors_and_specials",), "integer fmod by zero gives 0 instead of the kernel's -1"),
+    Mutant("fmod-promotion-unchecked", f"{OPS}/math/pairwise.toml",
+           '"pw_compute_in FMOD", "max_dim self other 8"', '"max_dim self other 8"',
+           (f"{MATH_P}::test_mixed_dtypes_promote_as_the_op_api",),
+           "validation: FmodTensor accepts a promoted dtype outside its list (INT8 with UINT8)"),
 ]

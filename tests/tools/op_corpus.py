@@ -649,8 +649,9 @@ def results_file(soc: str) -> Path:
 # ---- generation -------------------------------------------------------------------------------------
 
 def registry_params() -> dict:
-    """Parameter lists of the operators, from pyaclnn's shipped registry (generation time only)."""
-    data = json.loads((REPO / "pyaclnn" / "signatures" / "_builtin.json").read_text())["ops"]
+    """Parameter lists of the operators, from the signature registry of the emulator's catalog (ops.json next to
+    the libopapi.so in use, which the build derives from the operator definitions; generation time only)."""
+    data = json.loads((Path(libopapi_path()).parent / "ops.json").read_text())["signatures"]["ops"]
     return {name: [[p["name"], p["kind"], p["ctype"], p["role"], bool(p["optional"])] for p in op["params"]]
             for name, op in data.items()}
 
@@ -909,7 +910,7 @@ def build_elementwise(g: Gen) -> dict:
     for p in g.inp:
         if p[1] == "tensor" and p[3] == "out":
             d = dt
-            if cmp or name == "IsFinite":
+            if cmp or name in ("IsFinite", "IsNegInf", "IsPosInf", "Signbit"):
                 d = 12 if r.random() < 0.7 else dt
             elif r.random() < 0.1:
                 d = g.dtype()

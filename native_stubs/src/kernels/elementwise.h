@@ -102,6 +102,8 @@ typedef struct ew_plan {
     ew_fn fn;              /* EW_OP_FN: the function for this compute dtype                      */
     int bool_result;       /* EW_OP_FN: fn returns BOOL                                          */
     double attr[4];        /* EW_OP_FN: the operator's attributes, as doubles (ew_scalar values)   */
+    aclDataType in_dtype;  /* EW_OP_FN: the first tensor input's own dtype, before the cast to
+                            * compute (kernels that differ for integral inputs: Log2's AI CPU path)  */
 } ew_plan;
 
 /* The kernel every elementwise executor runs: outputs[0] = op(inputs ...). */

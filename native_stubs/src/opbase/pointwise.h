@@ -19,6 +19,8 @@ typedef enum {
     EW_PROMOTE_KEEP = 0,          /* compute in self's dtype                                      */
     EW_PROMOTE_INT_TO_FLOAT,      /* integral and BOOL inputs compute in FLOAT (Sqrt, Cos, ...)    */
     EW_PROMOTE_BOOL_INT64_TO_FLOAT, /* only BOOL and INT64 go to FLOAT (Exp)                       */
+    EW_PROMOTE_INT_TO_OUT,        /* integral and BOOL inputs compute in out's dtype (Log1p)       */
+    EW_PROMOTE_TO_OUT,            /* every input is cast to out's dtype and computed there (LogAddExp) */
 } ew_promote_rule;
 
 typedef enum {
@@ -26,6 +28,9 @@ typedef enum {
     EW_OUT_SAME_DTYPE,            /* out has self's dtype                                          */
     EW_OUT_FLOAT,                 /* out is FLOAT, FLOAT16, BF16 or DOUBLE, and castable            */
     EW_OUT_BOOL,                  /* out is BOOL                                                   */
+    EW_OUT_COMPUTE,               /* out has the compute dtype: self's (float self) or the promoted
+                                   * one (Log10: OP_CHECK_DTYPE_NOT_SAME / NOT_MATCH(out, FLOAT))     */
+    EW_OUT_ANY,                   /* no rule: the result is cast to out, whatever it is (Atan2)     */
 } ew_out_rule;
 
 /* The pointwise families' data for one operator (an op_def spec: the `spec` of its definition). */

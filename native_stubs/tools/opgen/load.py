@@ -159,8 +159,10 @@ def load_family(path: Path, root: Path, templates: dict, shared_lists: dict[str,
     if unknown:
         raise DefinitionError(f"{rel}: unknown table(s) {sorted(unknown)} (known: family, vars, lists, template, op)")
     lists = dict(shared_lists)
+    # a family's files each have their own [lists]: two files may use one name for different lists
+    owner = family if path.stem == family else f"{family}_{path.stem}"
     for name, value in doc.get("lists", {}).items():
-        lists[name] = dtype_list(family, name, value, rel)
+        lists[name] = dtype_list(owner, name, value, rel)
     local_templates = dict(templates)
     local_templates.update(doc.get("template", {}))
     fam = Family(name=family, file=rel, doc=head.get("doc", ""), domain=head.get("domain", ""),

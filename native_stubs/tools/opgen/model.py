@@ -22,7 +22,8 @@ class DefinitionError(Exception):
 
 @dataclass(frozen=True)
 class DtypeList:
-    family: str                        # "" for the shared lists of lists.toml
+    family: str                        # "" for the shared lists of lists.toml; <family>_<file> for a file
+                                       # whose name is not its family's (the C name is unique per file)
     name: str
     socs: tuple[tuple[str, ...], ...]  # dtype names (without ACL_) for other, A2, 950
 

@@ -1,0 +1,202 @@
+"""Shared pieces of the pointwise math tests (tests/test_math_*.py): input samples with the special values,
+ulp checks, the status codes of many calls on another SoC (one subprocess), and a torch_npu child process on
+the emulator (one per test file) that reports what torch's npu calls gave next to torch CPU.
+
+Each test file is data-driven: a table of operators (their vendor dtype lists per SoC, written from the
+vendor's op_api sources, a NumPy reference and its bound); adding an operator adds a row."""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import helpers
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+
+NULLPTR, INVALID = 161001, 161002
+A2 = "Ascend910B4"
+TORCH_PAIR = "2.13.0"
+# Every dtype the engine holds, named as the tests name them (aclDataType names in the catalog).
+ACL_NAMES = {"float32": "FLOAT", "float16": "FLOAT16", "bfloat16": "BF16", "float64": "DOUBLE", "int8": "INT8",
+             "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "bool": "BOOL", "uint16": "UINT16",
+             "uint32": "UINT32", "uint64": "UINT64"}
+NP_NAMES = {v: k for k, v in ACL_NAMES.items()}
+ALL = list(ACL_NAMES)
+
+
+def names(text: str) -> list[str]:
+    """'FLOAT FLOAT16 BF16' -> ['float32', 'float16', 'bfloat16'] (the vendor lists as the tests write them)."""
+    return [NP_NAMES[n] for n in text.split()]
+
+
+def sample(name: str, shape, rng, scale: float = 4.0, specials: bool = True) -> np.ndarray:
+    """Random values of dtype `name`: integers over their range (small ones for 64-bit), floats normal * scale
+    with 0, -0, inf, -inf, NaN at the front."""
+    if name == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    dt = R.np_dtype(name)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = max(int(info.min), -1000), min(int(info.max), 1000)
+        return rng.integers(lo, hi, shape, endpoint=True).astype(dt)
+    x = rng.standard_normal(shape) * scale
+    flat = x.reshape(-1)
+    if specials and flat.size >= 8:
+        flat[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    return R.cast(x, name)
+
+
+def every_value(name: str) -> np.ndarray:
+    """Every finite and infinite value of a 16-bit float dtype, both signs, and NaN."""
+    top = 0x7C00 if name == "float16" else 0x7F80
+    pos = np.arange(0, top + 1, dtype=np.uint16)
+    bits = np.concatenate([pos, pos | 0x8000, np.uint16([top | 1])])
+    return bits.view(R.np_dtype(name))
+
+
+def fp32_grid(lo: float, hi: float, step: int = 97) -> np.ndarray:
+    """Every `step`-th fp32 value in [lo, hi) (0 < lo < hi), both signs."""
+    b = np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32), step, dtype=np.uint32)
+    x = b.view(np.float32)
+    return np.concatenate([x, -x])
+
+
+def ulp(got, want, name: str) -> np.ndarray:
+    return R.ulp_distance(np.asarray(got), np.asarray(want), name)
+
+
+def same_bits(got, want):
+    """Equal bit patterns (NaN against NaN of any payload; +0 and -0 differ)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    g, w = np.ascontiguousarray(got), np.ascontiguousarray(want)
+    if g.dtype.kind == "f" or g.dtype == R.BF16:
+        gn, wn = np.isnan(g.astype(np.float64)), np.isnan(w.astype(np.float64))
+        bad = (gn != wn) | (~gn & (g.view(f"u{g.itemsize}") != w.view(f"u{w.itemsize}")))
+    else:
+        bad = g.view(np.uint8).reshape(g.shape + (-1,)) != w.view(np.uint8).reshape(w.shape + (-1,))
+        bad = bad.any(axis=-1)
+    if bad.any():
+        i = np.flatnonzero(bad.reshape(-1))[:5]
+        raise AssertionError(f"{bad.sum()} of {bad.size} differ, e.g. got {g.reshape(-1)[i]} want {w.reshape(-1)[i]}")
+
+
+def code(fn, *args) -> int:
+    try:
+        fn(*args)
+    except AclError as exc:
+        return exc.code
+    return 0
+
+
+# ---- status codes on a SoC (the A2 lists in a subprocess) -----------------------------------------
+
+# A call described as data: (operator, [argument ...]) with arguments ("t", dtype, shape), ("s", value,
+# dtype) (an aclScalar) or ("n",) (NULL).
+_CHILD = """
+import json, sys
+import numpy as np
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+
+def arg(a):
+    if a[0] == "t":
+        return np.ones(a[2], R.np_dtype(a[1]))
+    if a[0] == "s":
+        return ops.Scalar(a[1], a[2])
+    return None
+
+codes = []
+for name, args in json.loads(sys.stdin.read()):
+    try:
+        getattr(ops, name)(*[arg(a) for a in args])
+        codes.append(0)
+    except AclError as exc:
+        codes.append(exc.code)
+print("RESULT " + json.dumps(codes))
+"""
+
+
+def status_codes(calls: list, soc: str) -> list[int]:
+    """The status of each call (operator, args) on `soc`, in one child process."""
+    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
+    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(calls), env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+# ---- torch_npu on the emulator ----------------------------------------------------------------------
+
+def torch_npu_reason() -> str | None:
+    try:
+        tv = importlib.metadata.version("torch").split("+")[0]
+        nv = importlib.metadata.version("torch-npu")
+    except importlib.metadata.PackageNotFoundError:
+        return f"needs torch=={TORCH_PAIR} and torch-npu=={TORCH_PAIR}"
+    if (tv, nv) != (TORCH_PAIR, TORCH_PAIR):
+        return f"needs the pinned pair torch/torch-npu {TORCH_PAIR}; found {tv}/{nv}"
+    return None
+
+
+def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
+    """Runs `body` under `python -m pyaclnn exec` with torch and torch_npu imported, `spec` (JSON) bound to
+    SPEC and helpers `to_np(t)` (an npu or cpu tensor as a NumPy array, bf16 as ml_dtypes) and `T(a)` (a
+    NumPy array as a torch tensor); `body` fills the dict OUT, which comes back. Skips without the pair."""
+    reason = torch_npu_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    if "libasan" in __import__("os").environ.get("LD_PRELOAD", ""):
+        pytest.skip("torch_npu is not run under the ASan pass")
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np, ml_dtypes
+        import torch, torch_npu
+        SPEC = json.loads(sys.stdin.read())
+        OUT = {}
+
+        def to_np(t):
+            t = t.detach().cpu()
+            if t.dtype == torch.bfloat16:
+                return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+            return t.numpy()
+
+        def T(a):
+            a = np.asarray(a)
+            if a.dtype == ml_dtypes.bfloat16:
+                return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+            return torch.from_numpy(a.copy())
+
+        def enc(a):
+            a = np.ascontiguousarray(a)
+            return {"dtype": str(a.dtype), "shape": list(a.shape), "hex": a.tobytes().hex()}
+
+        def dec(d):
+            dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
+            return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
+    """) + textwrap.dedent(body) + '\nprint("RESULT " + json.dumps(OUT))\n'
+    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "TORCH_NPU_WARNING_DISABLE": "1"})
+    proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, "-c", script],
+                          input=json.dumps(spec), env=env, capture_output=True, text=True, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, f"torch_npu child failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def enc(a) -> dict:
+    a = np.ascontiguousarray(a)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "hex": a.tobytes().hex()}
+
+
+def dec(d: dict) -> np.ndarray:
+    dt = R.BF16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
+    return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
