@@ -26,11 +26,6 @@ _TRANS = ("libm in float64, rounded once to fp32, then to fp16/bf16: <= 1 ulp of
           "rounded to the dtype; vs torch CPU <= 2 ulp fp32, <= 1 ulp fp16/bf16")
 
 _FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
-    (("AmpUpdateScale",), B, "vendor kernel step by step (tests/test_amp_update_scale.py)"),
-    (("AddRmsNormDynamicQuant", "AddRmsNormDynamicQuantV2"), B,
-     "vendor kernel step by step: fp32 reductions in the kernel's order, its casts (tests/test_add_rms_norm_*)"),
-    (("GroupedDynamicMxQuant", "GroupedDynamicMxQuantV2"), B,
-     "vendor kernel step by step: E8M0 scales, RINT casts (tests/test_grouped_dynamic_mx_quant*)"),
     (("Add", "Adds", "InplaceAdd", "InplaceAdds", "Sub", "Subs", "InplaceSub", "InplaceSubs", "Rsub", "Rsubs"), B,
      "IEEE add/sub in the promoted dtype (a); alpha != 1 as the NPU's Axpy, Muls then Add in fp32 (b)"),
     (("Mul", "Muls", "InplaceMul", "InplaceMuls", "Div", "Divs", "InplaceDiv", "InplaceDivs", "DivMod", "DivMods",

@@ -81,9 +81,8 @@ MUTANTS = [
     Mutant("amp-growth-ignores-overflow", f"{OPS}/amp_update_scale/amp_update_scale.c",
            "            if (isfinite(grown)) scale = grown;", "            scale = grown;",
            ("tests/test_amp_update_scale.py",), "a grown scale may become inf"),
-    Mutant("amp-accepts-double", f"{OPS}/amp_update_scale/amp_update_scale.c",
-           "    if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16) {",
-           "    if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16 && dt != ACL_DOUBLE) {",
+    Mutant("amp-accepts-double", f"{OPS}/amp_update_scale/amp_update_scale.toml",
+           'SCALE = "FLOAT FLOAT16 BF16"', 'SCALE = "FLOAT FLOAT16 BF16 DOUBLE"',
            ("tests/test_amp_update_scale.py",), "validation: a consistently DOUBLE call accepted"),
 
     # ---- AddRmsNormDynamicQuant ----------------------------------------------------------------
@@ -109,10 +108,10 @@ MUTANTS = [
            (f"{GMQ_NUMERIC}::test_hand_checked_block",),
            "issue 16: scaleAlg 1 subnormal rule bumps man == 0x400000 (E8M0 1 instead of 0)"),
     Mutant("gmq-blocksize-unchecked", f"{OPS}/grouped_dynamic_mx_quant/grouped_dynamic_mx_quant.c",
-           "    if (c->blocksize != 32)\n", "    if (c->blocksize != 32 && c->blocksize != 64)\n",
+           "    if (blocksize != 32)\n", "    if (blocksize != 32 && blocksize != 64)\n",
            ("tests/test_grouped_dynamic_mx_quant_validation.py",), "validation: blocksize 64 accepted"),
     Mutant("gmq-fp4-scalealg1-accepted", f"{OPS}/grouped_dynamic_mx_quant/grouped_dynamic_mx_quant.c",
-           '    if (fp4 && c->scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";\n', "",
+           '    if (fp4 && scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";\n', "",
            ("tests/test_grouped_dynamic_mx_quant_validation.py",), "validation: FP4 with scaleAlg 1 accepted"),
 
     # ---- the elementwise engine and its operators ----------------------------------------------

@@ -457,3 +457,56 @@ aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
     aclnnStatus rc = opc_not_null(c, s);
     return rc == ACLNN_ERR_PARAM_NULLPTR ? ACLNN_ERR_INNER_NULLPTR : rc;
 }
+
+/* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,
+ * grouped_dynamic_mx_quant) ------------------------------------------------------------------------ */
+
+/* not_null_args p ... ["words"]: 161001 "<p> is NULL" (or "<p> <words>") for the first NULL operand. Unlike not_null,
+ * workspaceSize and executor are not checked here: for op_apis that check them at another point (a not_null step
+ * without operands, where the vendor does). */
+aclnnStatus opc_not_null_args(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        if (op_argument(c, s, k)->p == NULL) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s %s", op_pname(c, s, k),
+                                s->text != NULL ? s->text : "is NULL");
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_one_of p ... LIST ["last"]: each present operand's dtype in the SoC's list, else 161002 "<p> dtype X is not
+ * supported (A, B, C)"; the step's string, when it has one, joins the last two ("A, B or C" with " or "). */
+aclnnStatus opc_dtype_one_of(op_call *c, const op_step *s) {
+    size_t n, i = 0;
+    const aclDataType *list = op_list(s->list, &n);
+    aclDataType dt = ACL_DT_UNDEFINED;
+    int k = 0;
+    for (; k < s->np; k++, i = 0) {
+        if (!dtype_of(c, s->p[k], &dt)) continue;
+        while (i < n && list[i] != dt) i++;
+        if (i == n) break;
+    }
+    if (k == s->np) return ACLNN_SUCCESS;
+    char b[24], all[256];
+    size_t used = 0;
+    all[0] = '\0';
+    for (i = 0; i < n && used < sizeof all; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n && s->text != NULL ? s->text : ", ";
+        int w = snprintf(all + used, sizeof all - used, "%s%s", sep, op_dtype_name(list[i], b));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s is not supported (%s)", op_pname(c, s, k),
+                        op_dtype_name(dt, b), all);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* empty_all p ...: the launch does nothing when no operand has an element (nnopbase skips tiling and launch when
+ * every output is empty). */
+aclnnStatus opc_empty_all(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++)
+        if (pyaclnn_stub_numel(op_tensor(c, s, k)) != 0) return ACLNN_SUCCESS;
+    c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
