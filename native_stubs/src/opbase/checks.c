@@ -5,8 +5,9 @@
 
 #include "opbase/opbase.h"
 
-aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
-                              aclOpExecutor *const *executor) {
+/* 161001 naming the first NULL among args[0..n) (then workspaceSize, executor). */
+static aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
+                                     aclOpExecutor *const *executor) {
     for (size_t i = 0; i < n; i++) {
         if (args[i].ptr == NULL) {
             pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", args[i].name);
@@ -98,20 +99,6 @@ aclnnStatus ew_check_shape(const char *api, const char *name, const pyaclnn_stub
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan *plan, int empty,
-                             const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
-                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, empty ? NULL : ew_kernel, plan, sizeof *plan, inputs,
-                                                 n_inputs, &output, 1, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
 int ew_soc_is_950(void) { return pyaclnn_stub_soc_family() == PYACLNN_SOC_950; }
 
 aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out) {
@@ -128,30 +115,8 @@ aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
-                             size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
-                             const aclTensor *const *outputs, size_t n_outputs, uint64_t *workspaceSize,
-                             aclOpExecutor **executor) {
-    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, kernel, params, params_size, inputs, n_inputs, outputs,
-                                                 n_outputs, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
-aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
-                              const uint64_t *workspaceSize, aclOpExecutor *const *executor) {
-    ew_ptr_arg args[32];
-    if (n > sizeof args / sizeof args[0]) n = sizeof args / sizeof args[0];
-    for (size_t i = 0; i < n; i++) args[i] = (ew_ptr_arg){names[i], ptrs[i]};
-    return ew_check_not_null(api, args, n, workspaceSize, executor);
-}
-
-aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
+/* An aclIntArray's values (NULL -> n = 0 when allow_null, else 161001; not live -> 161002). */
+static aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
                              const int64_t **values, uint64_t *n) {
     if (a == NULL && !allow_null) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
@@ -161,17 +126,6 @@ aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArra
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclIntArray", name, (const void *)a);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    return ACLNN_SUCCESS;
-}
-
-aclnnStatus tv_wrap_dim(const char *api, const char *name, int64_t dim, int64_t rank, int64_t *wrapped) {
-    int64_t r = rank > 0 ? rank : 1;
-    if (dim < -r || dim >= r) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s must be within range [%lld, %lld], but got %lld.",
-                            name, (long long)-r, (long long)(r - 1), (long long)dim);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    *wrapped = dim < 0 ? dim + r : dim;
     return ACLNN_SUCCESS;
 }
 
