@@ -648,9 +648,17 @@ def results_file(soc: str) -> Path:
 
 # ---- generation -------------------------------------------------------------------------------------
 
+def catalog() -> dict:
+    """The operator catalog of the build under test (ops.json next to its libopapi.so: signatures,
+    and family per operator defined in native_stubs/src/ops/<family>/*.toml)."""
+    return json.loads((Path(libopapi_path()).parent / "ops.json").read_text())
+
+
 def registry_params() -> dict:
-    """Parameter lists of the operators, from pyaclnn's shipped registry (generation time only)."""
-    data = json.loads((REPO / "pyaclnn" / "signatures" / "_builtin.json").read_text())["ops"]
+    """Parameter lists of the operators, from the catalog's signature registry (generation time only;
+    pyaclnn/signatures/_builtin.json before the catalog replaced it)."""
+    old = REPO / "pyaclnn" / "signatures" / "_builtin.json"
+    data = json.loads(old.read_text())["ops"] if old.exists() else catalog()["signatures"]["ops"]
     return {name: [[p["name"], p["kind"], p["ctype"], p["role"], bool(p["optional"])] for p in op["params"]]
             for name, op in data.items()}
 
