@@ -151,8 +151,15 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     pyaclnn_stub_tensor idx[IDX_MAX_SLOTS];
     idx_slot_views(p, launch->inputs, idx);
+    int64_t n = pyaclnn_stub_numel(out), want = 1;
+    int over = 0;
+    for (int d = 0; d < p->out_ndim; d++) over |= __builtin_mul_overflow(want, p->out_shape[d], &want);
+    if (over || want != n) {   /* phase 1 checks out's shape: a plan that does not describe out is never walked */
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: out has %lld elements, the indexing result %lld",
+                               launch->op_name, (long long)n, (long long)want);
+        return;
+    }
     if (!indices_in_range(p, self, idx)) return;
-    int64_t n = pyaclnn_stub_numel(out);
     size_t isz = ew_itemsize(out->dtype);
     unsigned char *buf = malloc((size_t)n * isz + 1);   /* gathered first: out may alias self */
     if (buf == NULL) {

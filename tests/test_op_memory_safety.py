@@ -1,0 +1,91 @@
+"""Crash and memory bugs of the operators, found by the op-corpus generator used as a fuzzer
+(``python tests/tools/op_corpus.py fuzz``), one regression test each.
+
+Every call runs in a child process through the corpus replayer (tests/tools/op_corpus.py: plain ctypes
+on libopapi.so, allocations filled and hashed over their whole padded block), so a call that kills
+the process is reported as {"crash": signal} instead of killing the test run, and the hashes show
+any byte an operator wrote outside its output views. Under the ASan+UBSan build (docs/hardening.md)
+the same calls also prove that nothing is read or written out of bounds.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+import op_corpus as oc  # noqa: E402
+
+PAT = {"m": "pat", "b": 0xA5}
+INVALID = 161002
+FLOAT, INT8, INT32, INT64, UINT8 = 0, 2, 3, 9, 4
+
+
+_PARAMS: dict = {}
+
+
+def params_of(op: str) -> list:
+    """The parameter list the corpus stores for `op` (what its replay builds the ctypes call from)."""
+    if not _PARAMS:
+        _PARAMS.update({o: e["params"] for o, e in oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)["ops"].items()})
+    return _PARAMS[op]
+
+
+def run(op: str, calls: list, tmp_path, soc: str = oc.SOCS[0]) -> list:
+    """Each call spec (tests/tools/op_corpus.py's format) of `op` replayed in a child: their results."""
+    params = params_of(op)
+    path = tmp_path / f"{op}-{soc}.json.gz"
+    oc.save_json(path, {"format": oc.FORMAT, "ops": {op: {"params": params, "calls": calls}}})
+    got = oc.run_calls(soc, [(op, list(range(len(calls))))], str(path), timeout=300)
+    return [got[(op, i)] for i in range(len(calls))]
+
+
+def block(fill: dict, dtype: int, n: int) -> bytearray:
+    """The bytes the replayer puts in an allocation of n bytes (its whole padded block)."""
+    return bytearray(oc.fill_bytes(fill, dtype, oc.padded_size(n)))
+
+
+def digest(data) -> str:
+    return hashlib.sha256(bytes(data)).hexdigest()[:16]
+
+
+def ok(res: dict) -> bool:
+    return "crash" not in res and oc.succeeded(res)
+
+
+# ---- 1. aclnnIndexSelect: an empty self or index launches nothing, whatever out's shape -------------
+
+def test_index_select_with_an_empty_self_and_an_out_of_another_shape_does_nothing(tmp_path):
+    """Was SIGFPE: the out-shape check is skipped for an empty self (the vendor's HasEmptyTensor), and
+    the gather kernel then divided by the plan's zero dimension. The vendor's executor does nothing."""
+    self_fill = {"m": "int", "s": 1, "lo": -50, "hi": 50}
+    idx_fill = {"m": "int", "s": 2, "lo": 0, "hi": 16}
+    calls = [
+        # the call the corpus recorded as {"crash": -8}
+        {"a": [{"d": INT8, "sh": [16, 1, 0], "n": 1, "fill": self_fill}, -3,
+               {"d": INT32, "sh": [3], "n": 12, "fill": idx_fill}, {"d": INT8, "sh": [3, 1, 3], "n": 10, "fill": PAT}]},
+        # an empty index with an out larger than self: the gather would have read past self's view
+        {"a": [{"d": FLOAT, "sh": [2, 3], "n": 24, "fill": self_fill}, 0,
+               {"d": INT64, "sh": [0], "n": 8, "fill": idx_fill}, {"d": FLOAT, "sh": [40, 3], "n": 480, "fill": PAT}]},
+    ]
+    for soc in oc.SOCS:
+        for call, res in zip(calls, run("aclnnIndexSelect", calls, tmp_path, soc)):
+            assert ok(res), (soc, res)
+            out = call["a"][3]
+            assert res["h"][2] == digest(block(PAT, out["d"], out["n"])), (soc, "out was written", res)
+
+
+def test_gather_kernel_faults_instead_of_walking_a_plan_that_does_not_describe_out(tmp_path):
+    """Defence in the shared gather kernel (Index, IndexSelect, Embedding): valid calls are unchanged."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    calls = [{"a": [{"d": FLOAT, "sh": [3, 4], "n": 48, "fill": {"m": "list", "v": x.ravel().tolist()}}, 1,
+                    {"d": INT64, "sh": [2], "n": 16, "fill": {"m": "list", "v": [3, 0]}},
+                    {"d": FLOAT, "sh": [3, 2], "n": 24, "fill": PAT}]}]
+    res = run("aclnnIndexSelect", calls, tmp_path)[0]
+    assert ok(res), res
+    want = block(PAT, FLOAT, 24)
+    want[:24] = x[:, [3, 0]].tobytes()
+    assert res["h"][2] == digest(want)
