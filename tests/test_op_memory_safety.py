@@ -89,3 +89,52 @@ def test_gather_kernel_faults_instead_of_walking_a_plan_that_does_not_describe_o
     want = block(PAT, FLOAT, 24)
     want[:24] = x[:, [3, 0]].tobytes()
     assert res["h"][2] == digest(want)
+
+
+# ---- 2. aclnnNonzeroV2: the coordinates go through out's strides, never outside its view -------------
+
+def nonzero_call(x: np.ndarray, out_shape, strides, offset, n_bytes) -> dict:
+    return {"a": [{"d": FLOAT, "sh": list(x.shape), "n": x.nbytes, "fill": {"m": "list", "v": x.ravel().tolist()}},
+                  {"d": INT64, "sh": list(out_shape), "st": list(strides), "o": offset,
+                   "ss": [n_bytes // 8], "n": n_bytes, "fill": PAT}]}
+
+
+def expected_out_block(x: np.ndarray, out_shape, strides, offset, n_bytes) -> bytearray:
+    """The out allocation after the call: result element j (row-major in [rank, count]) at out's view
+    element j (row-major, through its strides); every other byte as filled."""
+    coords = np.stack(np.nonzero(x)).astype(np.int64).ravel()
+    data = block(PAT, INT64, n_bytes)
+    for j, v in enumerate(coords):
+        idx = np.unravel_index(j, out_shape)
+        off = offset + sum(int(i) * s for i, s in zip(idx, strides))
+        data[8 * off:8 * off + 8] = int(v).to_bytes(8, "little", signed=True)
+    return data
+
+
+@pytest.mark.parametrize("soc", oc.SOCS)
+def test_nonzero_v2_writes_through_a_negative_stride_out_and_nowhere_else(tmp_path, soc):
+    """Was a heap-buffer-overflow: the kernel wrote rank * count coordinates contiguously from out's
+    offset whatever its strides; with negative strides the view lies below its offset, so the
+    writes left the view (and, at the end of an allocation, the allocation)."""
+    x = np.float32([[0, 1, 2], [3, 0, 4]])               # 4 non-zeros: a [2, 4] result
+    cases = [
+        ([2, 6], [-6, -1], 11, 8 * 40),   # the view is elements 0..11; the old writes went to 11..18
+        ([2, 6], [-6, -1], 11, 8 * 12),   # the view ends its allocation: the old writes left the block
+        ([12], [-1], 11, 8 * 12),
+    ]
+    calls = [nonzero_call(x, *c) for c in cases]
+    for case, res in zip(cases, run("aclnnNonzeroV2", calls, tmp_path, soc)):
+        assert ok(res), (case, res)
+        assert res["v"] == {"1": [2, 4]}, res
+        assert res["h"][1] == digest(expected_out_block(x, *case)), (case, "bytes outside the result's places changed")
+
+
+def test_nonzero_v2_with_a_strided_out_leaves_its_gaps_alone(tmp_path):
+    """A positive-stride out with gaps (every other element): the coordinates land on the view's
+    elements, in row-major order; a contiguous out is unchanged (its first rank * count elements)."""
+    x = np.float32([[0, 1, 2], [3, 0, 4]])
+    cases = [([2, 12], [24, 2], 0, 8 * 48), ([2, 6], [6, 1], 3, 8 * 16)]
+    results = run("aclnnNonzeroV2", [nonzero_call(x, *c) for c in cases], tmp_path)
+    for case, res in zip(cases, results):
+        assert ok(res), res
+        assert res["h"][1] == digest(expected_out_block(x, *case)), case
