@@ -138,3 +138,31 @@ def test_nonzero_v2_with_a_strided_out_leaves_its_gaps_alone(tmp_path):
     for case, res in zip(cases, results):
         assert ok(res), res
         assert res["h"][1] == digest(expected_out_block(x, *case)), case
+
+
+# ---- 3. aclnnDropoutGenMaskV2: an element count that overflows int64 is refused -----------------------
+
+@pytest.mark.parametrize("shape", [[2 ** 32, 2 ** 32], [-(2 ** 62), 4], [2 ** 63 - 1], [3, 2 ** 62, 1],
+                                   [2 ** 63 - 100]])
+def test_dropout_gen_mask_refuses_a_shape_whose_element_count_overflows(tmp_path, shape):
+    """Was signed overflow (UBSan) in the element count, and a wrapped count of 0 let an empty out
+    pass; 2**63 - 100 elements overflow when rounded up to the mask's 128 bits."""
+    calls = [{"a": [{"ia": shape}, 0.5, 1, 0, FLOAT, {"d": UINT8, "sh": sh, "n": 16, "fill": PAT}]}
+             for sh in ([0], [16])]
+    for res in run("aclnnDropoutGenMaskV2", calls, tmp_path):
+        assert res.get("s1") == INVALID, res
+        assert "overflows int64" in res["m1"], res
+
+
+def test_dropout_gen_mask_counts_what_fits(tmp_path):
+    """Negative dims (the vendor's product, recorded in the corpus), big but representable counts and
+    a zero dim after huge ones (0 elements, however the product is ordered) keep their old results."""
+    calls = [{"a": [{"ia": sh}, 0.5, 1, 0, FLOAT, {"d": UINT8, "sh": out, "n": 16, "fill": PAT}]}
+             for sh, out in (([3, -9], [16]), ([2 ** 40, 2 ** 20], [16]), ([128], [16]), ([2 ** 62, 4, 0], [16]),
+                             ([2 ** 62, 4, 0], [0]))]
+    res = run("aclnnDropoutGenMaskV2", calls, tmp_path)
+    assert res[0]["s1"] == INVALID and "has to be 0, but current is 16" in res[0]["m1"]
+    assert res[1]["s1"] == INVALID and f"has to be {2 ** 60 // 8}, but current is 16" in res[1]["m1"]
+    assert ok(res[2]), res[2]
+    assert res[3]["s1"] == INVALID and "has to be 0, but current is 16" in res[3]["m1"]
+    assert ok(res[4]), res[4]
