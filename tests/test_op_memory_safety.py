@@ -166,3 +166,44 @@ def test_dropout_gen_mask_counts_what_fits(tmp_path):
     assert ok(res[2]), res[2]
     assert res[3]["s1"] == INVALID and "has to be 0, but current is 16" in res[3]["m1"]
     assert ok(res[4]), res[4]
+
+
+# ---- 4. sizes computed from huge (0-stride) dims: checked, never wrapped -------------------------------
+
+def broadcast_view(dtype: int, shape: list, fill=PAT, n: int = 8) -> dict:
+    """A 0-stride view of any size over a small allocation (aclCreateTensor accepts it: its element
+    count fits in int64, and every element is the allocation's first)."""
+    return {"d": dtype, "sh": shape, "st": [0] * len(shape), "ss": [1], "n": n, "fill": fill}
+
+
+def test_matmul_whose_operand_copies_no_memory_holds_faults(tmp_path):
+    """Was SIGSEGV (UBSan: signed overflow in load_matrix): the fp32 copy of self broadcast to the batch,
+    2**40 matrices of 1 x 2**30, had a byte size that wrapped to a tiny block the kernel then filled.
+    Now an out-of-host-memory device fault; out untouched."""
+    one = {"m": "const", "v": 1.0}
+    call = {"a": [broadcast_view(FLOAT, [2 ** 20, 1, 1, 2 ** 30], one), broadcast_view(FLOAT, [1, 2 ** 20, 2 ** 30, 1], one),
+                  broadcast_view(FLOAT, [2 ** 20, 2 ** 20, 1, 1]), 0]}
+    res = run("aclnnMatmul", [call], tmp_path)[0]
+    assert "crash" not in res, res
+    assert res["s1"] == 0 and res["sy"] == 207001 and "out of host memory" in res["my"], res
+    assert res["h"][2] == digest(block(PAT, FLOAT, 8))
+
+
+def test_cat_refuses_sizes_that_add_up_past_int64(tmp_path):
+    """Was signed overflow (UBSan) in the joined size; the wrapped sum named an out shape of
+    [-9223372036854775808]."""
+    call = {"a": [{"list": [broadcast_view(INT8, [2 ** 62]), broadcast_view(INT8, [2 ** 62])]}, 0,
+                  {"d": INT8, "sh": [0], "n": 1, "fill": PAT}]}
+    res = run("aclnnCat", [call], tmp_path)[0]
+    assert res.get("s1") == INVALID and "add up to more than INT64_MAX" in res["m1"], res
+
+
+def test_index_put_refuses_an_indexing_result_of_more_than_int64_max_elements(tmp_path):
+    """Was signed overflow (UBSan) in the indexed element count (two broadcast 0-stride index tensors,
+    [2**40, 1] and [1, 2**40]); the wrapped count 0 made the call do nothing."""
+    zero = {"m": "const", "v": 0}
+    call = {"a": [broadcast_view(INT8, [2 ** 31, 2 ** 31]),
+                  {"list": [broadcast_view(INT64, [2 ** 40, 1], zero), broadcast_view(INT64, [1, 2 ** 40], zero)]},
+                  {"d": INT8, "sh": [1], "n": 1, "fill": PAT}, False, False]}
+    res = run("aclnnIndexPutImpl", [call], tmp_path)[0]
+    assert res.get("s1") == INVALID and "more than INT64_MAX elements" in res["m1"], res
