@@ -132,7 +132,7 @@ aclnnStatus opc_index_put_slots(op_call *c, const op_step *s) {
 }
 
 /* index_put_plan selfRef indices values accumulate: the scatter plan; values must broadcast to the indexed
- * shape; nothing to launch when that shape or selfRef is empty. */
+ * shape, whose element count must fit in int64; nothing to launch when that shape or selfRef is empty. */
 aclnnStatus opc_index_put_plan(op_call *c, const op_step *s) {
     aclnnStatus rc;
     idx_plan *plan = idx_list_plan(c, s, &rc);
@@ -151,7 +151,14 @@ aclnnStatus opc_index_put_plan(op_call *c, const op_step *s) {
         }
     }
     int64_t n = 1;
-    for (int d = 0; d < plan->out_ndim; d++) n *= plan->out_shape[d];
+    int over = 0;
+    for (int d = 0; d < plan->out_ndim; d++) over |= __builtin_mul_overflow(n, plan->out_shape[d], &n);
+    if (over) {   /* (broadcast 0-stride indices) the emulator's check: the kernel lists every target position */
+        char b[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "the indexing result of shape %s has more than INT64_MAX "
+                            "elements", tv_shape_text(plan->out_shape, plan->out_ndim, b, sizeof b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     if (n == 0 || pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
