@@ -207,3 +207,31 @@ def test_index_put_refuses_an_indexing_result_of_more_than_int64_max_elements(tm
                   {"d": INT8, "sh": [1], "n": 1, "fill": PAT}, False, False]}
     res = run("aclnnIndexPutImpl", [call], tmp_path)[0]
     assert res.get("s1") == INVALID and "more than INT64_MAX elements" in res["m1"], res
+
+
+# ---- 5. empty tensors whose other dims multiply past int64 ----------------------------------------------
+# aclCreateTensor bounds the running product of a view's dims from the first one, which a 0 ends: an empty
+# [2, 0, 2**62, 2**62] (with explicit strides) is a valid tensor. Steps that multiplied the dims after the 0
+# (Cumsum's and Topk's inner size, LayerNorm's normalized size) overflowed (UBSan: these calls die in the
+# sanitizer build; the Release build wrapped silently). They are empty calls: nothing to launch, success.
+
+H = 2 ** 62
+
+
+def empty_view(dtype: int, shape: list) -> dict:
+    return {"d": dtype, "sh": shape, "st": [1] * len(shape), "ss": [1], "n": 8, "fill": PAT}
+
+
+@pytest.mark.parametrize("op, args", [
+    ("aclnnCumsum", [empty_view(FLOAT, [2, 0, H, H]), 1, FLOAT, empty_view(FLOAT, [2, 0, H, H])]),
+    ("aclnnTopk", [empty_view(FLOAT, [2, 0, H, H]), 0, 1, True, True, empty_view(FLOAT, [2, 0, H, H]),
+                   empty_view(INT64, [2, 0, H, H])]),
+    ("aclnnLayerNorm", [empty_view(FLOAT, [0, H, H]), {"ia": [H, H]}, None, None, 1e-5, empty_view(FLOAT, [0, H, H]),
+                        None, None]),
+    ("aclnnLayerNormBackward", [empty_view(FLOAT, [0, H, H]), empty_view(FLOAT, [0, H, H]), {"ia": [H, H]},
+                                empty_view(FLOAT, [0, 1, 1]), empty_view(FLOAT, [0, 1, 1]), None, None,
+                                {"ba": [True, False, False]}, empty_view(FLOAT, [0, H, H]), None, None]),
+])
+def test_an_empty_tensor_whose_other_dims_overflow_is_an_empty_call(tmp_path, op, args):
+    res = run(op, [{"a": args}], tmp_path)[0]
+    assert ok(res), res

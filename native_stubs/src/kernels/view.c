@@ -50,6 +50,15 @@ void tv_bcast2_next(tv_bcast2 *it) {
     }
 }
 
+int64_t tv_dims_product(const int64_t *shape, int64_t from, int64_t to) {
+    for (int64_t d = from; d < to; d++)
+        if (shape[d] == 0) return 0;
+    int64_t n = 1;
+    for (int64_t d = from; d < to; d++)
+        if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;   /* not a tensor's dims: saturate */
+    return n;
+}
+
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     int64_t off = t->offset;
     for (int64_t d = t->ndim - 1; d >= 0; d--) {

@@ -44,6 +44,12 @@ int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyacln
                        const int64_t *shape, int64_t ndim);
 void tv_bcast2_next(tv_bcast2 *it);
 
+/* The product of shape[from..to) (dims of one tensor); 0 when one of them is 0, without multiplying the
+ * others: a tensor with a 0-size dim may have other dims whose product does not fit in int64
+ * (aclCreateTensor only bounds the running product from the first dim, which the 0 ends). Any product
+ * of dims of a non-empty tensor fits (it divides the element count). */
+int64_t tv_dims_product(const int64_t *shape, int64_t from, int64_t to);
+
 /* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
 

@@ -146,9 +146,10 @@ static aclnnStatus check_norm_shape(const char *api, const pyaclnn_stub_tensor *
             }
         }
     }
-    *rows = 1;
-    *cols = 1;
-    for (int64_t d = 0; d < x->ndim; d++) *(d < begin ? rows : cols) *= x->shape[d];
+    /* (a 0 in the leading dims leaves the trailing ones' product unbounded: tv_dims_product saturates it,
+     * and no kernel runs for 0 rows unless a gradWeightOut / gradBiasOut of that many elements exists) */
+    *rows = tv_dims_product(x->shape, 0, begin);
+    *cols = tv_dims_product(x->shape, begin, x->ndim);
     return ACLNN_SUCCESS;
 }
 

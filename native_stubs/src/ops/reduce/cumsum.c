@@ -82,10 +82,10 @@ aclnnStatus opc_cumsum_plan(op_call *c, const op_step *s) {
     int64_t d = dim < 0 ? dim + rank : dim;
     cumsum_params *prm = op_params(c, sizeof *prm);
     *prm = (cumsum_params){1, 1, 1};
-    for (int64_t k = 0; k < self->ndim; k++) {
-        if (k < d) prm->outer *= self->shape[k];
-        else if (k == d) prm->len = self->shape[k];
-        else prm->inner *= self->shape[k];
+    if (self->ndim > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
+        prm->outer = tv_dims_product(self->shape, 0, d);
+        prm->len = self->shape[d];
+        prm->inner = tv_dims_product(self->shape, d + 1, self->ndim);
     }
     return ACLNN_SUCCESS;
 }

@@ -113,11 +113,11 @@ aclnnStatus opc_topk_plan(op_call *c, const op_step *s) {
     }
     topk_params *prm = op_params(c, sizeof *prm);
     *prm = (topk_params){k, 1, len, 1, op_argument(c, s, 3)->i != 0, op_argument(c, s, 4)->i != 0};
-    for (int64_t i = 0; i < rank; i++) {
-        if (i < d) prm->outer *= self->shape[i];
-        else if (i > d) prm->inner *= self->shape[i];
-        c->shape[i] = i == d ? k : self->shape[i];
+    if (rank > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
+        prm->outer = tv_dims_product(self->shape, 0, d);
+        prm->inner = tv_dims_product(self->shape, d + 1, rank);
     }
+    for (int64_t i = 0; i < rank; i++) c->shape[i] = i == d ? k : self->shape[i];
     c->ndim = rank;
     if (k == 0 || pyaclnn_stub_numel(self) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
