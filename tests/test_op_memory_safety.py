@@ -235,3 +235,24 @@ def empty_view(dtype: int, shape: list) -> dict:
 def test_an_empty_tensor_whose_other_dims_overflow_is_an_empty_call(tmp_path, op, args):
     res = run(op, [{"a": args}], tmp_path)[0]
     assert ok(res), res
+
+
+# ---- 6. aclnnIndexPutImpl: index tensors of up to 25 dims -------------------------------------------------
+
+def test_index_put_refuses_an_indexing_result_of_more_than_25_dims(tmp_path):
+    """Was a write past the plan's out_shape[25] (UBSan: index 25 out of bounds; ASan: heap-buffer-overflow
+    of the parameter block): IndexPutImpl bounds selfRef's rank (8) but not its indices', and a 25-dim
+    index on an 8-dim selfRef makes a 32-dim indexing result."""
+    idx = {"d": INT64, "sh": [1] * 23 + [1, 2], "n": 16, "fill": {"m": "list", "v": [0, 1]}}
+    calls = [{"a": [{"d": FLOAT, "sh": [2] + [1] * 7, "n": 8, "fill": {"m": "const", "v": 1.0}}, {"list": [idx]},
+                    {"d": FLOAT, "sh": [1], "n": 4, "fill": {"m": "const", "v": 5.0}}, acc, False]}
+             for acc in (False, True)]
+    for res in run("aclnnIndexPutImpl", calls, tmp_path):
+        assert res.get("s1") == INVALID, res
+        assert "would have 32 dimensions" in res["m1"], res
+    # 25 dims in all still work: a [1]*23 + [1, 2] index on a 1-D selfRef
+    one = [{"a": [{"d": FLOAT, "sh": [2], "n": 8, "fill": {"m": "const", "v": 1.0}}, {"list": [idx]},
+                  {"d": FLOAT, "sh": [1], "n": 4, "fill": {"m": "const", "v": 5.0}}, False, False]}]
+    res = run("aclnnIndexPutImpl", one, tmp_path)[0]
+    assert ok(res), res
+    assert res["h"][0] == digest(bytearray(np.float32([5, 5]).tobytes()) + block({"m": "const", "v": 1.0}, FLOAT, 8)[8:])

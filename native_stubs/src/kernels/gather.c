@@ -68,6 +68,16 @@ aclnnStatus idx_plan_make(const char *api, const pyaclnn_stub_tensor *tensors, i
     } else {
         p->adjacent = p->last - p->first + 1 == ndef;
     }
+    int64_t rank = p->bndim;   /* the result's: the broadcast index dims and self's dims not indexed */
+    for (int64_t d = 0; d < self->ndim; d++)
+        if (p->adjacent ? d < p->first || d > p->last : d >= k || !p->defined[d]) rank++;
+    if (rank > PYACLNN_STUB_MAX_DIMS) {   /* (indices of up to 25 dims: IndexPutImpl bounds only self's rank) */
+        char t[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "the indexing result would have %lld dimensions (indices "
+                            "broadcast to %s), more than the %d a tensor can have", (long long)rank,
+                            tv_shape_text(p->bshape, p->bndim, t, sizeof t), PYACLNN_STUB_MAX_DIMS);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     int o = 0;
     if (p->adjacent) {
         for (int d = 0; d < p->first; d++) p->out_shape[o++] = self->shape[d];
