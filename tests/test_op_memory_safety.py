@@ -240,9 +240,10 @@ def test_an_empty_tensor_whose_other_dims_overflow_is_an_empty_call(tmp_path, op
 # ---- 6. aclnnIndexPutImpl: index tensors of up to 25 dims -------------------------------------------------
 
 def test_index_put_refuses_an_indexing_result_of_more_than_25_dims(tmp_path):
-    """Was a write past the plan's out_shape[25] (UBSan: index 25 out of bounds; ASan: heap-buffer-overflow
-    of the parameter block): IndexPutImpl bounds selfRef's rank (8) but not its indices', and a 25-dim
-    index on an 8-dim selfRef makes a 32-dim indexing result."""
+    """Was a write past the plan's out_shape[25] over the rest of the parameter block (UBSan: index 25 out
+    of bounds; Release: SIGSEGV in the kernel, which read its index tensors through the overwritten
+    slots): IndexPutImpl bounds selfRef's rank (8) but not its indices', and a 25-dim index on an 8-dim
+    selfRef makes a 32-dim indexing result."""
     idx = {"d": INT64, "sh": [1] * 23 + [1, 2], "n": 16, "fill": {"m": "list", "v": [0, 1]}}
     calls = [{"a": [{"d": FLOAT, "sh": [2] + [1] * 7, "n": 8, "fill": {"m": "const", "v": 1.0}}, {"list": [idx]},
                     {"d": FLOAT, "sh": [1], "n": 4, "fill": {"m": "const", "v": 5.0}}, acc, False]}
