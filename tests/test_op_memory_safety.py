@@ -257,3 +257,26 @@ def test_index_put_refuses_an_indexing_result_of_more_than_25_dims(tmp_path):
     res = run("aclnnIndexPutImpl", one, tmp_path)[0]
     assert ok(res), res
     assert res["h"][0] == digest(bytearray(np.float32([5, 5]).tobytes()) + block({"m": "const", "v": 1.0}, FLOAT, 8)[8:])
+
+
+# ---- the fuzzer itself -------------------------------------------------------------------------------------
+
+def test_the_fuzz_command_runs_a_seed_and_reports_no_crash(capsys, monkeypatch):
+    """A slice of `op_corpus.py fuzz` (another seed than the corpus's, adversarial views included): every
+    call ends with a status, none kills the process."""
+    monkeypatch.setenv("OP_CORPUS_CALL_TIMEOUT", "0")    # the command sets it for its children: restored after
+    rc = oc.main(["fuzz", "--seed", "3", "--calls", "40", "--ops", "aclnnIndexSelect,aclnnNonzeroV2,aclnnIndexPutImpl",
+                  "--soc", oc.SOCS[0], "--call-timeout", "60"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "crashes=0 slow=0" in out and "'calls': 120" in out, out
+
+
+def test_the_fuzz_stream_of_seed_0_is_the_corpus_own():
+    """The generator's default stream is the one the corpus was recorded from: --seed only adds streams."""
+    specs = oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)["ops"]
+    for op in ("aclnnIndexSelect", "aclnnNonzeroV2", "aclnnCat", "aclnnMatmul"):
+        e = specs[op]
+        stored = e["calls"][e["structural"]:]
+        assert oc.generate_random(op, e["params"], len(stored)) == stored, op
+        assert oc.generate_random(op, e["params"], 20, salt=1)[:20] != stored[:20], op
