@@ -280,3 +280,32 @@ def test_the_fuzz_stream_of_seed_0_is_the_corpus_own():
         stored = e["calls"][e["structural"]:]
         assert oc.generate_random(op, e["params"], len(stored)) == stored, op
         assert oc.generate_random(op, e["params"], 20, salt=1)[:20] != stored[:20], op
+
+
+# ---- 7. host buffers of 0-stride views with more elements than memory holds ------------------------------
+# A 0-stride view of 2**60 or 2**61 elements is valid (its byte size fits in int64, and every element is the
+# allocation's first). Kernels copy their operands into host buffers of doubles, floats or ew_values: the
+# byte size of that copy (8 or 16 bytes an element) wrapped around size_t to a tiny block, which the kernel
+# then filled: SIGSEGV in the host process. Now every such buffer is tv_alloc'ed (overflow-checked): an
+# out-of-host-memory device fault, nothing written.
+
+ONE, ZERO = {"m": "const", "v": 1.0}, {"m": "const", "v": 0}
+FP16 = 1
+
+
+@pytest.mark.parametrize("op, args", [
+    ("aclnnLayerNorm", [broadcast_view(FP16, [2 ** 61, 1], ONE), {"ia": [1]}, None, None, 1e-5,
+                        broadcast_view(FP16, [2 ** 61, 1]), None, None]),
+    ("aclnnCumsum", [broadcast_view(FP16, [2 ** 60], ONE), 0, FP16, broadcast_view(FP16, [2 ** 60])]),
+    ("aclnnCumsum", [broadcast_view(INT8, [2 ** 60], ZERO), 0, INT8, broadcast_view(INT8, [2 ** 60])]),
+    ("aclnnSoftmax", [broadcast_view(FP16, [2 ** 61], ONE), 0, broadcast_view(FP16, [2 ** 61])]),
+    ("aclnnEmbeddingDenseBackward", [broadcast_view(FP16, [2 ** 61, 1], ONE), broadcast_view(UINT8, [2 ** 61], ZERO),
+                                     1, 99, False, broadcast_view(FP16, [1, 1])]),
+    ("aclnnAmax", [broadcast_view(INT8, [2 ** 61, 1], ZERO), {"ia": [1]}, False, broadcast_view(INT8, [2 ** 61])]),
+])
+def test_a_host_copy_no_size_t_counts_is_an_out_of_memory_fault(tmp_path, op, args):
+    res = run(op, [{"a": args}], tmp_path)[0]
+    assert "crash" not in res, res
+    assert res["s1"] == 0 and res["sy"] == 207001 and "out of host memory" in res["my"], res
+    out = args[-1] if op != "aclnnLayerNorm" else args[5]
+    assert res["h"][[a for a in args if isinstance(a, dict) and "sh" in a].index(out)] == digest(block(PAT, out["d"], 8))

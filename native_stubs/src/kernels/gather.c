@@ -171,7 +171,7 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     }
     if (!indices_in_range(p, self, idx)) return;
     size_t isz = ew_itemsize(out->dtype);
-    unsigned char *buf = malloc((size_t)n * isz + 1);   /* gathered first: out may alias self */
+    unsigned char *buf = tv_alloc(n, isz);   /* gathered first: out may alias self */
     if (buf == NULL) {
         tv_fail_oom(launch);
         return;

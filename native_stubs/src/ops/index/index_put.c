@@ -25,9 +25,7 @@ void index_put_kernel(const pyaclnn_stub_launch *launch) {
     int64_t n = 1;   /* fits in int64: phase 1 checked (index_put_plan) */
     for (int d = 0; d < p->out_ndim; d++) n *= p->out_shape[d];
     /* Every target offset first (a bad index faults before anything is written), and the values. */
-    size_t bytes;
-    int64_t *offs = __builtin_mul_overflow((size_t)n, sizeof(int64_t), &bytes) || bytes == SIZE_MAX
-                    ? NULL : malloc(bytes + 1);
+    int64_t *offs = tv_alloc(n, sizeof(int64_t));
     unsigned char *vals = tv_gather_bytes(values);
     if (offs == NULL || vals == NULL) {
         free(offs);

@@ -45,8 +45,8 @@ void layer_norm_kernel(const pyaclnn_stub_launch *launch) {
     int64_t M = p->rows, N = p->cols;
     double *xv = tv_load_double(x), *wv = p->has_weight ? tv_load_double(w) : NULL;
     double *bv = p->has_bias ? tv_load_double(b) : NULL;
-    double *y = malloc((size_t)(M * N) * sizeof(double) + 1), *mv = malloc((size_t)M * sizeof(double) + 1);
-    double *rv = malloc((size_t)M * sizeof(double) + 1);
+    double *y = tv_alloc(M * N, sizeof(double)), *mv = tv_alloc(M, sizeof(double));   /* M * N: x's count */
+    double *rv = tv_alloc(M, sizeof(double));
     if (!xv || !y || !mv || !rv || (p->has_weight && !wv) || (p->has_bias && !bv)) {
         tv_fail_oom(launch);
     } else {

@@ -22,7 +22,7 @@ void cumsum_kernel(const pyaclnn_stub_launch *launch) {
     int64_t n = p->outer * p->len * p->inner;
     aclDataType dt = out->dtype;
     int is_float = ew_repr_of(dt) == EW_REPR_F;
-    ew_value *v = malloc((size_t)n * sizeof *v + 1);
+    ew_value *v = tv_alloc(n, sizeof *v);   /* (self may be a 0-stride view of more elements than memory holds) */
     if (v == NULL) {
         tv_fail_oom(launch);
         return;

@@ -61,9 +61,10 @@ void topk_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     size_t isz = ew_itemsize(self->dtype);
     unsigned char *src = tv_gather_bytes(self);
-    unsigned char *vout = malloc((size_t)(p->outer * p->k * p->inner) * isz + 1);
-    int64_t *iout = malloc((size_t)(p->outer * p->k * p->inner) * sizeof(int64_t) + 1);
-    topk_item *row = malloc((size_t)p->len * sizeof *row + 1);
+    int64_t nout = p->outer * p->k * p->inner;   /* valuesOut's element count (k <= len) */
+    unsigned char *vout = tv_alloc(nout, isz);
+    int64_t *iout = tv_alloc(nout, sizeof(int64_t));
+    topk_item *row = tv_alloc(p->len, sizeof *row);
     if (!src || !vout || !iout || !row) {
         tv_fail_oom(launch);
     } else {
