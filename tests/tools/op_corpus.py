@@ -1803,7 +1803,7 @@ def adversarial_views(g: Gen, args: list, what: str | None = None) -> list:
         elif kind == "past_end":        # an allocation smaller than the view
             t["n"] = max(1, t["n"] // r.choice((2, 3, 8)) - r.choice((0, 1)))
         elif kind == "huge_dims":
-            big = r.choice((2 ** 31, 2 ** 32, 2 ** 40, 2 ** 62, 2 ** 63 - 1))
+            big = r.choice((2 ** 31, 2 ** 32, 2 ** 40, 2 ** 60, 2 ** 61, 2 ** 62, 2 ** 63 - 1))
             t["sh"] = (sh or [1]) + [big] if r.random() < 0.5 else [big, r.choice((2, 3, 2 ** 33))]
             if r.random() < 0.15:      # a broadcast view: inside its allocation, so kernels may walk it for long
                 t["st"] = [0] * len(t["sh"])
