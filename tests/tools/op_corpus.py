@@ -72,7 +72,7 @@ How to use
 ----------
 ``python tests/tools/op_corpus.py record``
     Records every operator that libopapi.so exports (nm -D) and the corpus does not have yet (all of
-    them the first time; parameter lists from pyaclnn/signatures/_builtin.json), on both SoCs.
+    them the first time; parameter lists from the build's catalog, lib/ops.json), on both SoCs.
     Per operator: CALLS_PER_OP random calls (about 2/3 plausible valid calls from its builder, 1/3
     with one argument made wrong), probed once on each SoC; the first random call that succeeds on
     both SoCs (else on one) becomes the base of the systematic calls put in front of them
@@ -89,13 +89,21 @@ How to use
     about 5 s per SoC).
 ``python tests/tools/op_corpus.py stats [--verbose]``
     Calls, successful calls and distinct failure messages per operator.
+``python tests/tools/op_corpus.py fuzz --seed S --calls N [--families F,..|--ops A,..] [--soc S]``
+    The generator as a fuzzer (docs/hardening.md, "The operator fuzzer"): N random calls per operator
+    from stream S (the corpus's own is 0 and never changes: ``Gen(op, params, salt)``), a fraction
+    (--adversarial, 0.3) with adversarial views (``adversarial_views``: negative strides, offsets at
+    the allocation's end, views past it, dims whose product overflows, zero dims beside huge ones, 25
+    dims, 0-stride outputs, aliases), run on each SoC, nothing stored. Reports every call that killed
+    its process (signal and sanitizer report: preload the ASan build of docs/hardening.md) and every
+    call still running after --call-timeout seconds (ended by SIGALRM: OP_CORPUS_CALL_TIMEOUT in the
+    child); --save FILE keeps them, ``fuzz --specs FILE`` runs them again.
 ``PYACLNN_CORPUS_DIR=/tmp/x python tests/tools/op_corpus.py record --once --calls 1000``
-    An exploratory run into another directory (a crash hunt: ``OP_CORPUS_VERBOSE=1`` prints the
-    stderr of a process a call killed; with the ASan build of docs/hardening.md preloaded this finds
-    memory errors).
+    An exploratory recording into another directory (``OP_CORPUS_VERBOSE=1`` prints the stderr of a
+    process a call killed).
 
-Adding an operator: export it from libopapi.so and add it to pyaclnn/signatures/_builtin.json (its
-parameter kinds are read from there at generation time, and stored with the calls), then run
+Adding an operator: export it from libopapi.so with its definition (its parameter kinds are read from
+the catalog's signature registry at generation time, and stored with the calls), then run
 ``record``: its calls come from a seed of its own (crc32 of its name, so no other operator's calls
 change), made by the generic builder for its parameter kinds (``build_elementwise``: one dtype,
 broadcast-compatible shapes) or by a builder of ``BUILDERS`` / a dtype pool of ``POOLS``. If
@@ -1942,7 +1950,7 @@ def cmd_record(args) -> int:
     exported = exported_operators()
     missing = [op for op in exported if op not in params]
     if missing:
-        print(f"warning: no parameter list in pyaclnn/signatures/_builtin.json for {', '.join(missing)}; "
+        print(f"warning: no parameter list in the catalog (ops.json) for {', '.join(missing)}; "
               "regenerate the registry to record them")
     ops = [op for op in exported if op in params]
     CORPUS_DIR.mkdir(parents=True, exist_ok=True)
