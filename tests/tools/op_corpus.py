@@ -72,7 +72,7 @@ How to use
 ----------
 ``python tests/tools/op_corpus.py record``
     Records every operator that libopapi.so exports (nm -D) and the corpus does not have yet (all of
-    them the first time; parameter lists from pyaclnn/signatures/_builtin.json), on both SoCs.
+    them the first time; parameter lists from the build's catalog, lib/ops.json), on both SoCs.
     Per operator: CALLS_PER_OP random calls (about 2/3 plausible valid calls from its builder, 1/3
     with one argument made wrong), probed once on each SoC; the first random call that succeeds on
     both SoCs (else on one) becomes the base of the systematic calls put in front of them
@@ -89,13 +89,21 @@ How to use
     about 5 s per SoC).
 ``python tests/tools/op_corpus.py stats [--verbose]``
     Calls, successful calls and distinct failure messages per operator.
+``python tests/tools/op_corpus.py fuzz --seed S --calls N [--families F,..|--ops A,..] [--soc S]``
+    The generator as a fuzzer (docs/hardening.md, "The operator fuzzer"): N random calls per operator
+    from stream S (the corpus's own is 0 and never changes: ``Gen(op, params, salt)``), a fraction
+    (--adversarial, 0.3) with adversarial views (``adversarial_views``: negative strides, offsets at
+    the allocation's end, views past it, dims whose product overflows, zero dims beside huge ones, 25
+    dims, 0-stride outputs, aliases), run on each SoC, nothing stored. Reports every call that killed
+    its process (signal and sanitizer report: preload the ASan build of docs/hardening.md) and every
+    call still running after --call-timeout seconds (ended by SIGALRM: OP_CORPUS_CALL_TIMEOUT in the
+    child); --save FILE keeps them, ``fuzz --specs FILE`` runs them again.
 ``PYACLNN_CORPUS_DIR=/tmp/x python tests/tools/op_corpus.py record --once --calls 1000``
-    An exploratory run into another directory (a crash hunt: ``OP_CORPUS_VERBOSE=1`` prints the
-    stderr of a process a call killed; with the ASan build of docs/hardening.md preloaded this finds
-    memory errors).
+    An exploratory recording into another directory (``OP_CORPUS_VERBOSE=1`` prints the stderr of a
+    process a call killed).
 
-Adding an operator: export it from libopapi.so and add it to pyaclnn/signatures/_builtin.json (its
-parameter kinds are read from there at generation time, and stored with the calls), then run
+Adding an operator: export it from libopapi.so with its definition (its parameter kinds are read from
+the catalog's signature registry at generation time, and stored with the calls), then run
 ``record``: its calls come from a seed of its own (crc32 of its name, so no other operator's calls
 change), made by the generic builder for its parameter kinds (``build_elementwise``: one dtype,
 broadcast-compatible shapes) or by a builder of ``BUILDERS`` / a dtype pool of ``POOLS``. If
@@ -106,6 +114,7 @@ arguments (read its tests and its phase-1 messages) and record it again with
 from __future__ import annotations
 
 import argparse
+import collections
 import ctypes
 import gzip
 import hashlib
@@ -114,6 +123,7 @@ import math
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -556,13 +566,20 @@ def replay_child(argv: list[str]) -> int:
     if specs is None:
         specs = load_json(CORPUS_DIR / SPECS_FILE)["ops"]
     r = Replayer()
+    # OP_CORPUS_CALL_TIMEOUT=s (the fuzz command): a call still running after s seconds ends the process
+    # with SIGALRM (Python leaves its default action, and C code cannot block it), recorded as a crash
+    limit = int(os.environ.get("OP_CORPUS_CALL_TIMEOUT") or 0)
     try:
         for op, indices in job["work"]:
             params = specs[op]["params"]
             calls = specs[op]["calls"]
             for i in indices:
                 out.write(json.dumps({"op": op, "i": i, "start": 1}) + "\n")
+                if limit:
+                    signal.alarm(limit)
                 res = r.run(op, params, calls[i])
+                if limit:
+                    signal.alarm(0)
                 out.write(json.dumps({"op": op, "i": i, "r": res}, separators=(",", ":")) + "\n")
     finally:
         out.flush()
@@ -586,9 +603,13 @@ def child_env(soc: str) -> dict:
     return env
 
 
-def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: float = 1800) -> dict:
+def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: float = 1800,
+              crash_log: list | None = None) -> dict:
     """Runs [(op, [indices])] on `soc` in child processes; returns {(op, i): result}. A call that kills the
-    child is recorded as {"crash": returncode} and the work goes on after it in a new child."""
+    child is recorded as {"crash": returncode} and the work goes on after it in a new child. With a
+    `crash_log` list, a child that runs longer than `timeout` seconds is killed and its current call
+    recorded as {"crash": "timeout"} (otherwise subprocess.TimeoutExpired propagates), and each crash
+    appends (soc, (op, i), returncode, the end of the child's stderr) to it."""
     results: dict = {}
     remaining = [(op, list(ix)) for op, ix in work if ix]
     with tempfile.TemporaryDirectory(prefix="op-corpus-") as tmp:
@@ -597,8 +618,14 @@ def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: floa
             job.write_text(json.dumps({"specs": specs_path, "work": remaining}))
             out = Path(tmp) / "out.jsonl"
             out.write_text("")
-            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "_child", str(job), str(out)],
-                                  env=child_env(soc), capture_output=True, text=True, timeout=timeout)
+            try:
+                proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "_child", str(job), str(out)],
+                                      env=child_env(soc), capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                if crash_log is None:
+                    raise
+                err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+                proc = subprocess.CompletedProcess(exc.cmd, "timeout", "", err)
             started = None
             for line in out.read_text().splitlines():
                 try:
@@ -612,10 +639,15 @@ def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: floa
                     started = (rec["op"], rec["i"])
             if proc.returncode == 0:
                 break
+            if started is None and crash_log is not None:
+                crash_log.append((soc, None, proc.returncode, proc.stderr[-6000:]))
+                break
             if started is None:
                 raise RuntimeError(f"replay child failed outside a call (exit {proc.returncode}):\n"
                                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
             results[started] = {"crash": proc.returncode}
+            if crash_log is not None:
+                crash_log.append((soc, started, proc.returncode, proc.stderr[-6000:]))
             if os.environ.get("OP_CORPUS_VERBOSE"):
                 print(f"{soc}: {started} killed the replay process ({proc.returncode}):\n{proc.stderr[-4000:]}",
                       file=sys.stderr)
@@ -648,10 +680,16 @@ def results_file(soc: str) -> Path:
 
 # ---- generation -------------------------------------------------------------------------------------
 
+def catalog() -> dict:
+    """The operator catalog of the build under test (ops.json next to its libopapi.so: signatures,
+    and family per operator defined in native_stubs/src/ops/<family>/*.toml)."""
+    return json.loads((Path(libopapi_path()).parent / "ops.json").read_text())
+
+
 def registry_params() -> dict:
     """Parameter lists of the operators, from the signature registry of the emulator's catalog (ops.json next to
     the libopapi.so in use, which the build derives from the operator definitions; generation time only)."""
-    data = json.loads((Path(libopapi_path()).parent / "ops.json").read_text())["signatures"]["ops"]
+    data = catalog()["signatures"]["ops"]
     return {name: [[p["name"], p["kind"], p["ctype"], p["role"], bool(p["optional"])] for p in op["params"]]
             for name, op in data.items()}
 
@@ -676,12 +714,15 @@ def exported_operators() -> list[str]:
 class Gen:
     """Random building blocks of one operator's calls (its own seeded RNG)."""
 
-    def __init__(self, op: str, params: list):
+    def __init__(self, op: str, params: list, salt: int = 0):
+        """`salt` 0: the corpus's own stream (crc32 of the name); another salt: another stream of calls
+        (the fuzz command's --seed), with other fill seeds."""
         self.op = op
         self.params = params
         self.inp = [p for p in params if p[1] not in ("workspace_size", "executor")]
-        self.rng = random.Random(zlib.crc32(op.encode()))
-        self.seed_base = zlib.crc32(op.encode()) * 100000
+        base = zlib.crc32(op.encode())
+        self.rng = random.Random(base if not salt else f"{base}/{salt}")
+        self.seed_base = (base + salt * 2 ** 32) * 100000
         self.n_seed = 0
 
     def seed(self) -> int:
@@ -1740,14 +1781,86 @@ def _fix_refs(args, extra):
     return extra
 
 
-def generate_random(op: str, params: list, n_calls: int) -> list:
+ADVERSARIAL = ("neg_strides", "neg_strides_raw", "end_offset", "past_end", "huge_dims", "zero_and_huge", "rank25",
+               "bcast_out", "big_offset", "alias", "tiny_alloc")
+
+
+def adversarial_views(g: Gen, args: list, what: str | None = None) -> list:
+    """The call with one or two of its tensors (list elements included) given an adversarial layout
+    that aclCreateTensor accepts or refuses: negative strides (inside the allocation, or reaching below
+    it), the storage offset at the end of the allocation, a view reaching past its allocation, dims
+    whose product overflows int64, zero-size dims beside huge ones, 25 dims, a 0-stride (overlapping)
+    output, offsets near int64's limits, an output over another argument's memory, a 1-byte allocation."""
+    r = g.rng
+    args = json.loads(json.dumps(args))
+    tpos = _tensor_positions(args)
+    if not tpos:
+        return args
+    for pos in r.sample(tpos, min(len(tpos), r.choice((1, 1, 2)))):
+        t = dict(_get(args, pos))
+        kind = what or r.choice(ADVERSARIAL)
+        isz = ITEMSIZE[t["d"]]
+        sh = list(t["sh"])
+        st = list(t.get("st") or _contig(sh))
+        if kind in ("neg_strides", "neg_strides_raw") and sh:
+            t["st"] = [-v if r.random() < 0.7 else v for v in st]
+            if kind == "neg_strides":   # the view stays inside its allocation
+                t["o"] = t.get("o", 0) + sum((d - 1) * v for d, v in zip(sh, st) if d > 0 and v > 0)
+                t["n"] = max(t["n"], (_extent(sh, t["st"], t["o"]) + 1) * isz)
+        elif kind == "end_offset":      # the view's first element is the allocation's last (or one past)
+            t["o"] = max(t["n"] // isz - r.choice((0, 1)), 0)
+            t["sh"] = sh if r.random() < 0.5 else [1] * len(sh)
+            t.pop("st", None)
+        elif kind == "past_end":        # an allocation smaller than the view
+            t["n"] = max(1, t["n"] // r.choice((2, 3, 8)) - r.choice((0, 1)))
+        elif kind == "huge_dims":
+            big = r.choice((2 ** 31, 2 ** 32, 2 ** 40, 2 ** 60, 2 ** 61, 2 ** 62, 2 ** 63 - 1))
+            t["sh"] = (sh or [1]) + [big] if r.random() < 0.5 else [big, r.choice((2, 3, 2 ** 33))]
+            if r.random() < 0.15:      # a broadcast view: inside its allocation, so kernels may walk it for long
+                t["st"] = [0] * len(t["sh"])
+            else:
+                t.pop("st", None)
+        elif kind == "zero_and_huge":
+            t["sh"] = r.choice(([0, 2 ** 40], [2 ** 40, 0, 3], [0, 2 ** 62, 2 ** 62], sh + [0, 2 ** 31], [2 ** 62, 0, 2 ** 62]))
+            if r.random() < 0.5:          # NULL strides: aclCreateTensor refuses row-major strides that overflow
+                t.pop("st", None)
+            else:
+                t["st"] = [r.choice((0, 1, 2)) for _ in t["sh"]]
+        elif kind == "rank25":
+            t["sh"] = [1] * (25 - min(len(sh), 3)) + sh[-3:] if r.random() < 0.7 else [1] * 23 + [2, 3]
+            t.pop("st", None)
+            t["n"] = max(t["n"], _numel(t["sh"]) * isz)
+        elif kind == "bcast_out" and sh:   # 0 strides (an output that addresses one element many times)
+            t["st"] = [0 if r.random() < 0.6 else v for v in st]
+        elif kind == "big_offset":
+            t["o"] = r.choice((2 ** 62, 2 ** 63 - 1, -(2 ** 63), 2 ** 40, 1 - 2 ** 20))
+        elif kind == "alias" and len(tpos) > 1:   # a descriptor over another tensor's memory
+            other = r.choice([p for p in tpos if p[0] < pos[0] and p[1] is None] or [None])   # built before it
+            if other is not None:
+                t = {k: v for k, v in t.items() if k not in ("n", "fill")}
+                t["as"] = other[0]
+        elif kind == "tiny_alloc":
+            t["n"] = 1
+        if "n" in t and "as" not in t:
+            t["ss"] = ([min(max(_extent(t["sh"], t.get("st"), t.get("o", 0)), 1), 2 ** 63 - 1)]
+                       if r.random() < 0.8 else t["sh"])
+        _set(args, pos, t)
+    return args
+
+
+def generate_random(op: str, params: list, n_calls: int, salt: int = 0, adversarial: float = 0.0) -> list:
     """Random calls of one operator: about 2/3 plausible valid calls, 1/3 with one argument made wrong.
-    Deterministic from the operator's name."""
-    g = Gen(op, params)
+    Deterministic from the operator's name (and `salt`, the fuzz command's seed). With `adversarial`
+    > 0, that fraction of the calls instead gets adversarial views (``adversarial_views``)."""
+    g = Gen(op, params, salt)
     r = g.rng
     calls = []
     while len(calls) < n_calls:
         a = valid_call(g)
+        if adversarial and r.random() < adversarial:
+            a = adversarial_views(g, a)
+            calls.append({"a": a, **({"rep": 2} if r.random() < 0.05 else {})})
+            continue
         x = r.random()
         if x < 0.68:
             call = {"a": a}
@@ -1840,7 +1953,7 @@ def cmd_record(args) -> int:
     exported = exported_operators()
     missing = [op for op in exported if op not in params]
     if missing:
-        print(f"warning: no parameter list in pyaclnn/signatures/_builtin.json for {', '.join(missing)}; "
+        print(f"warning: no parameter list in the catalog (ops.json) for {', '.join(missing)}; "
               "regenerate the registry to record them")
     ops = [op for op in exported if op in params]
     CORPUS_DIR.mkdir(parents=True, exist_ok=True)
@@ -1994,6 +2107,77 @@ def cmd_stats(args) -> int:
     return 0
 
 
+_SANITIZER = re.compile(r"(ERROR: AddressSanitizer.*|SUMMARY: .*|.*runtime error:.*|#\d+ 0x[0-9a-f]+ in \S+ \S+)")
+
+
+def cmd_fuzz(args) -> int:
+    """Generates --calls random calls per operator from --seed (not the corpus's stream: nothing is
+    stored in the corpus) and runs them on each SoC; reports every call that killed the process
+    (signal, sanitizer report when the ASan build is preloaded, or a child that hung past --timeout)."""
+    params = registry_params()
+    cat = catalog()
+    family = {op: info.get("family") or "?" for op, info in cat["operators"].items()}
+    if args.specs:
+        data = load_json(args.specs)
+        todo = {op: e["calls"] for op, e in data["ops"].items()}
+        params = {op: e["params"] for op, e in data["ops"].items()}
+    else:
+        ops = [op for op in exported_operators() if op in params]
+        if args.ops:
+            ops = [op for op in ops if op in set(args.ops.split(","))]
+        if args.families:
+            fams = set(args.families.split(","))
+            ops = [op for op in ops if family.get(op, "legacy") in fams]
+        if args.skip:
+            ops = [op for op in ops if op not in set(args.skip.split(","))]
+        todo = {op: generate_random(op, params[op], args.calls, args.seed, args.adversarial) for op in ops}
+    socs = [args.soc] if args.soc else list(SOCS)
+    os.environ["OP_CORPUS_CALL_TIMEOUT"] = str(args.call_timeout)   # the children inherit it (child_env)
+    log: list = []
+    stats = {}
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="op-corpus-fuzz-") as tmp:
+        sp = Path(tmp) / "specs.json.gz"
+        save_json(sp, {"format": FORMAT, "ops": {op: {"params": params[op], "calls": c} for op, c in todo.items()}})
+        for soc in socs:
+            for op, calls in todo.items():
+                got = run_calls(soc, [(op, list(range(len(calls))))], str(sp),
+                                timeout=args.timeout + 0.25 * len(calls), crash_log=log)
+                st = stats.setdefault((soc, op), collections.Counter())
+                for res in got.values():
+                    st["calls"] += 1
+                    st["ok"] += succeeded(res)
+                    st["refused"] += res.get("s1") not in (0, None)
+                    st["faulted"] += res.get("s1") == 0 and not succeeded(res)
+                    st["crash"] += "crash" in res
+                    st["mk"] += "mk" in res
+                if args.verbose:
+                    print(f"{soc} {op:36s} {dict(st)}", flush=True)
+    crashes = [c for c in log if c[2] != -signal.SIGALRM]
+    slow = [c for c in log if c[2] == -signal.SIGALRM]
+    for soc, key, rc, err in crashes + slow:
+        what = f"ran longer than {args.call_timeout} s" if rc == -signal.SIGALRM else f"exit {rc}"
+        print(f"CRASH {soc} {key} {what}")
+        if key is not None:
+            print("  call: " + json.dumps(todo[key[0]][key[1]])[:1500])
+        lines = [ln for ln in err.splitlines() if _SANITIZER.search(ln)]
+        print("  " + "\n  ".join((lines or err.splitlines())[:25]))
+    if args.save and log:
+        keep: dict = {}
+        for soc, key, rc, err in crashes + slow:
+            if key is not None:
+                keep.setdefault(key[0], []).append(todo[key[0]][key[1]])
+        save_json(args.save, {"format": FORMAT, "ops": {op: {"params": params[op], "calls": c} for op, c in keep.items()}})
+        print(f"crashing calls saved to {args.save} (run them again: fuzz --specs {args.save})")
+    total = collections.Counter()
+    for st in stats.values():
+        total.update(st)
+    print(f"fuzz: seed={args.seed} calls/op={args.calls} adversarial={args.adversarial} ops={len(todo)} "
+          f"socs={','.join(socs)} {dict(total)} crashes={len(crashes)} slow={len(slow)} time={time.time() - t0:.0f}s "
+          f"{'OK' if not crashes else 'FAIL'}")
+    return 1 if crashes else 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_child":
@@ -2013,8 +2197,25 @@ def main(argv=None) -> int:
     rp.add_argument("--show", type=int, default=20)
     st = sub.add_parser("stats", help="coverage per operator")
     st.add_argument("--verbose", action="store_true")
+    fz = sub.add_parser("fuzz", help="random calls from another seed, looking for crashes (nothing stored)")
+    fz.add_argument("--seed", type=int, default=1, help="the calls' stream (any seed but 0, the corpus's own)")
+    fz.add_argument("--calls", type=int, default=1000, help="random calls per operator")
+    fz.add_argument("--adversarial", type=float, default=0.3,
+                    help="fraction of the calls with adversarial views (adversarial_views)")
+    fz.add_argument("--ops", help="comma-separated operators")
+    fz.add_argument("--families", help="comma-separated families of the catalog (legacy: operators outside it)")
+    fz.add_argument("--skip", help="comma-separated operators to leave out")
+    fz.add_argument("--soc", choices=SOCS)
+    fz.add_argument("--timeout", type=float, default=600, help="seconds per child, plus 0.25 s per call")
+    fz.add_argument("--call-timeout", type=int, default=30,
+                    help="seconds a call may run (then SIGALRM ends the child: reported as a crash)")
+    fz.add_argument("--save", help="write the crashing calls here (a specs file)")
+    fz.add_argument("--specs", help="run the calls of this specs file instead of generating")
+    fz.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
-    return {"record": cmd_record, "replay": cmd_replay, "stats": cmd_stats}[args.cmd](args)
+    if args.cmd == "fuzz" and args.seed == 0 and not args.specs:
+        ap.error("--seed 0 is the corpus's own stream: pick another")
+    return {"record": cmd_record, "replay": cmd_replay, "stats": cmd_stats, "fuzz": cmd_fuzz}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,16 @@ aclnnStatus idx_plan_make(const char *api, const pyaclnn_stub_tensor *tensors, i
     } else {
         p->adjacent = p->last - p->first + 1 == ndef;
     }
+    int64_t rank = p->bndim;   /* the result's: the broadcast index dims and self's dims not indexed */
+    for (int64_t d = 0; d < self->ndim; d++)
+        if (p->adjacent ? d < p->first || d > p->last : d >= k || !p->defined[d]) rank++;
+    if (rank > PYACLNN_STUB_MAX_DIMS) {   /* (indices of up to 25 dims: IndexPutImpl bounds only self's rank) */
+        char t[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "the indexing result would have %lld dimensions (indices "
+                            "broadcast to %s), more than the %d a tensor can have", (long long)rank,
+                            tv_shape_text(p->bshape, p->bndim, t, sizeof t), PYACLNN_STUB_MAX_DIMS);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     int o = 0;
     if (p->adjacent) {
         for (int d = 0; d < p->first; d++) p->out_shape[o++] = self->shape[d];
@@ -151,10 +161,17 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     pyaclnn_stub_tensor idx[IDX_MAX_SLOTS];
     idx_slot_views(p, launch->inputs, idx);
+    int64_t n = pyaclnn_stub_numel(out), want = 1;
+    int over = 0;
+    for (int d = 0; d < p->out_ndim; d++) over |= __builtin_mul_overflow(want, p->out_shape[d], &want);
+    if (over || want != n) {   /* phase 1 checks out's shape: a plan that does not describe out is never walked */
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: out has %lld elements, the indexing result %lld",
+                               launch->op_name, (long long)n, (long long)want);
+        return;
+    }
     if (!indices_in_range(p, self, idx)) return;
-    int64_t n = pyaclnn_stub_numel(out);
     size_t isz = ew_itemsize(out->dtype);
-    unsigned char *buf = malloc((size_t)n * isz + 1);   /* gathered first: out may alias self */
+    unsigned char *buf = tv_alloc(n, isz);   /* gathered first: out may alias self */
     if (buf == NULL) {
         tv_fail_oom(launch);
         return;

@@ -45,13 +45,31 @@ aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const py
     return ACLNN_SUCCESS;
 }
 
+/* The number of matrices of the plan's broadcast batch dims; -1 if it overflows int64. */
+static int64_t batch_of(const mm_plan *p) {
+    int64_t batch = 1;
+    for (int d = 0; d < p->bndim; d++)
+        if (__builtin_mul_overflow(batch, p->bshape[d], &batch)) return -1;
+    return batch;
+}
+
+/* malloc of n1 * n2 * n3 floats (one byte more: never malloc(0)); NULL when memory is short or the size
+ * overflows (broadcast operands may be 0-stride views whose fp32 copies no memory holds). */
+static float *alloc_floats(int64_t n1, int64_t n2, int64_t n3) {
+    int64_t n;
+    size_t bytes;
+    if (n1 < 0 || n2 < 0 || n3 < 0 || __builtin_mul_overflow(n1, n2, &n) || __builtin_mul_overflow(n, n3, &n) ||
+        __builtin_mul_overflow((size_t)n, sizeof(float), &bytes) || bytes == SIZE_MAX)
+        return NULL;
+    return malloc(bytes + 1);
+}
+
 /* The [batch][rows][cols] fp32 copy of a matrix operand: its last two dims (a 1-D operand is a row
- * (`as_row`) or a column), its batch dims broadcast to the plan's. */
+ * (`as_row`) or a column), its batch dims broadcast to the plan's. NULL if it does not fit in memory. */
 static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_t rows, int64_t cols, int as_row,
                           int round_fp16) {
-    int64_t batch = 1;
-    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
-    float *buf = malloc(sizeof(float) * (size_t)(batch * rows * cols) + 1);
+    int64_t batch = batch_of(p);
+    float *buf = alloc_floats(batch, rows, cols);
     if (buf == NULL) return NULL;
     int64_t rs, cs;
     if (t->ndim == 1) {
@@ -118,16 +136,15 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const mm_plan *p = launch->params;
     const pyaclnn_stub_tensor *a = &launch->inputs[0], *b = &launch->inputs[1], *out = &launch->outputs[0];
-    int64_t batch = 1;
-    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
+    int64_t batch = batch_of(p);
     float *A = load_matrix(a, p, p->m, p->k, 1, p->fp16_inputs);
     float *B = load_matrix(b, p, p->k, p->n, 0, p->fp16_inputs);
-    float *C = malloc(sizeof(float) * (size_t)(batch * p->m * p->n) + 1);
+    float *C = alloc_floats(batch, p->m, p->n);
     float *bias = NULL;
     if (p->has_bias && A && B && C) {
         /* The bias broadcast to [m, n] (batch 1: Addmm is 2-D). */
         const pyaclnn_stub_tensor *s = &launch->inputs[2];
-        bias = malloc(sizeof(float) * (size_t)(p->m * p->n) + 1);
+        bias = alloc_floats(1, p->m, p->n);
         if (bias) {
             int64_t rs = s->ndim == 2 && s->shape[0] != 1 ? s->strides[0] : 0;
             int64_t cs = s->ndim >= 1 && s->shape[s->ndim - 1] != 1 ? s->strides[s->ndim - 1] : 0;

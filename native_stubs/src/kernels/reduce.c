@@ -87,8 +87,8 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
         else j.kshape[j.nk] = self->shape[d], j.kstride[j.nk++] = self->strides[d], nout *= self->shape[d];
     }
     aclDataType c = p->compute;
-    j.vals = malloc(sizeof(ew_value) * (size_t)nout + 1);
-    j.args = malloc(sizeof(int64_t) * (size_t)nout + 1);
+    j.vals = tv_alloc(nout, sizeof(ew_value));   /* (a 0-stride out may count more than memory holds) */
+    j.args = tv_alloc(nout, sizeof(int64_t));
     if (j.vals == NULL || j.args == NULL) {
         free(j.vals);
         free(j.args);

@@ -4,8 +4,10 @@
  * boolean-mask indexing `t[mask]` calls it on the mask).
  *
  * A data-dependent shape, like MaskedSelect: out is allocated as [rank, numel]; the kernel writes
- * the coordinates contiguously in the real shape [rank, count] from out's first element on and
- * reports it, and phase 2 waits for the stream and sets that view shape (torch_npu then resizes out
+ * the coordinates in the real shape [rank, count], row-major, into out's first rank * count elements
+ * (row-major through out's strides: contiguous from its offset for a contiguous out; a strided out
+ * gets what the vendor's Contiguous + ViewCopy leaves in it, and no byte outside the view) and
+ * reports the shape, and phase 2 waits for the stream and sets that view shape (torch_npu then resizes out
  * to it, keeping the storage). Non-zero: != 0 for integers and BOOL, != 0.0 for floats (NaN counts,
  * -0.0 does not). Exact.
  */
@@ -36,11 +38,14 @@ void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) {
                                (long long)pyaclnn_stub_numel(out), (long long)(rank * count), (long long)count);
         return;
     }
-    int64_t *dst = (int64_t *)out->data + out->offset, k = 0;
+    /* coordinate d of the k-th non-zero is element d * count + k of the result; result element j goes to out's
+     * element j in row-major order (through out's strides: the vendor's Contiguous + ViewCopy of a
+     * non-contiguous out; for a contiguous out, the first rank * count elements from its offset) */
+    int64_t *dst = out->data, k = 0;
     tv_iter_init(&it, self);
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) {
         if (!is_nonzero(tv_at(self, it.off), self->dtype)) continue;
-        for (int64_t d = 0; d < rank; d++) dst[d * count + k] = it.idx[d];
+        for (int64_t d = 0; d < rank; d++) dst[tv_offset(out, d * count + k)] = it.idx[d];
         k++;
     }
     if (launch->out_shape != NULL) {

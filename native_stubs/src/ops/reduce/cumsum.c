@@ -22,7 +22,7 @@ void cumsum_kernel(const pyaclnn_stub_launch *launch) {
     int64_t n = p->outer * p->len * p->inner;
     aclDataType dt = out->dtype;
     int is_float = ew_repr_of(dt) == EW_REPR_F;
-    ew_value *v = malloc((size_t)n * sizeof *v + 1);
+    ew_value *v = tv_alloc(n, sizeof *v);   /* (self may be a 0-stride view of more elements than memory holds) */
     if (v == NULL) {
         tv_fail_oom(launch);
         return;
@@ -82,10 +82,10 @@ aclnnStatus opc_cumsum_plan(op_call *c, const op_step *s) {
     int64_t d = dim < 0 ? dim + rank : dim;
     cumsum_params *prm = op_params(c, sizeof *prm);
     *prm = (cumsum_params){1, 1, 1};
-    for (int64_t k = 0; k < self->ndim; k++) {
-        if (k < d) prm->outer *= self->shape[k];
-        else if (k == d) prm->len = self->shape[k];
-        else prm->inner *= self->shape[k];
+    if (self->ndim > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
+        prm->outer = tv_dims_product(self->shape, 0, d);
+        prm->len = self->shape[d];
+        prm->inner = tv_dims_product(self->shape, d + 1, self->ndim);
     }
     return ACLNN_SUCCESS;
 }

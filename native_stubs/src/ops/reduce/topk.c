@@ -61,9 +61,10 @@ void topk_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     size_t isz = ew_itemsize(self->dtype);
     unsigned char *src = tv_gather_bytes(self);
-    unsigned char *vout = malloc((size_t)(p->outer * p->k * p->inner) * isz + 1);
-    int64_t *iout = malloc((size_t)(p->outer * p->k * p->inner) * sizeof(int64_t) + 1);
-    topk_item *row = malloc((size_t)p->len * sizeof *row + 1);
+    int64_t nout = p->outer * p->k * p->inner;   /* valuesOut's element count (k <= len) */
+    unsigned char *vout = tv_alloc(nout, isz);
+    int64_t *iout = tv_alloc(nout, sizeof(int64_t));
+    topk_item *row = tv_alloc(p->len, sizeof *row);
     if (!src || !vout || !iout || !row) {
         tv_fail_oom(launch);
     } else {
@@ -113,11 +114,11 @@ aclnnStatus opc_topk_plan(op_call *c, const op_step *s) {
     }
     topk_params *prm = op_params(c, sizeof *prm);
     *prm = (topk_params){k, 1, len, 1, op_argument(c, s, 3)->i != 0, op_argument(c, s, 4)->i != 0};
-    for (int64_t i = 0; i < rank; i++) {
-        if (i < d) prm->outer *= self->shape[i];
-        else if (i > d) prm->inner *= self->shape[i];
-        c->shape[i] = i == d ? k : self->shape[i];
+    if (rank > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
+        prm->outer = tv_dims_product(self->shape, 0, d);
+        prm->inner = tv_dims_product(self->shape, d + 1, rank);
     }
+    for (int64_t i = 0; i < rank; i++) c->shape[i] = i == d ? k : self->shape[i];
     c->ndim = rank;
     if (k == 0 || pyaclnn_stub_numel(self) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
