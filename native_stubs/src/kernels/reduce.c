@@ -68,8 +68,8 @@ static ew_value line_result(const red_plan *p, aclDataType c, const ew_value *v,
         for (int64_t i = 0; i < n; i++) mu += as_double(c, v[i]);
         mu /= (double)n;
         for (int64_t i = 0; i < n; i++) ss += (as_double(c, v[i]) - mu) * (as_double(c, v[i]) - mu);
-        double div = (double)n - p->attr;
-        r = ss / (div > 0 ? div : 0.0);
+        double div = (double)n - p->attr;   /* none left: NaN for one element, else inf (the op_apis' fills) */
+        r = div > 0 ? ss / div : n <= 1 ? NAN : INFINITY;
         if (p->take_sqrt) r = sqrt(r);
         *mean = ew_cast((ew_value){mu, 0}, ACL_DOUBLE, c);
         break;

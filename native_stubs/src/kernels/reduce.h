@@ -23,8 +23,9 @@
  *     Empty: 1.
  *   LOGSUMEXP: m + log(sum exp(x - m)) in double, m the line's maximum (0 when it is infinite, as the
  *     vendor's op_api masks it), rounded once. Empty: -inf.
- *   VAR: the mean, then sum (x - mean)^2 / max(0, n - correction) in double (two passes), rounded once;
- *     std = its square root (before the rounding); with_mean: the mean goes to output 1 as well.
+ *   VAR: the mean, then sum (x - mean)^2 / (n - correction) in double (two passes), rounded once; when
+ *     n <= correction: NaN for n <= 1, else inf (the vendor's fills); std = its square root (before the
+ *     rounding); with_mean: the mean goes to output 1 as well.
  *   NORM: p-norm of the line in double, rounded once: p = 0 counts the non-zeros, inf / -inf the
  *     largest / smallest |x|, otherwise (sum |x|^p)^(1/p) (p = 1, 2 without pow).
  */
