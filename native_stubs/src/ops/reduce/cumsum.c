@@ -1,6 +1,7 @@
 /*
  * aclnnCumsum: out = the running sums of self along dim, computed in out's dtype (hicann/ops-math
- * math/cumsum/op_api/aclnn_cumsum.cpp; torch's cumsum). self is cast to out's dtype first (the NPU's
+ * math/cumsum/op_api/aclnn_cumsum.cpp; torch's cumsum). aclnnCumprod / InplaceCumprod (prod.toml): the
+ * running products, the same way (math/cumprod/op_api/aclnn_cumprod.cpp; torch's cumprod). self is cast to out's dtype first (the NPU's
  * Cast); `dtype` must be out's dtype. Integers: exact, wrapping at out's width (class a). Floats: each
  * prefix sum in float64 rounded once to fp32 and then to the dtype (class c: the NPU's summation order
  * and fp32 steps are not published).
@@ -13,6 +14,7 @@
 
 typedef struct {
     int64_t outer, len, inner;   /* the shape as [outer, len (dim), inner] */
+    int prod;                    /* running products (Cumprod) instead of sums */
 } cumsum_params;
 
 void cumsum_kernel(const pyaclnn_stub_launch *launch) {
@@ -33,16 +35,16 @@ void cumsum_kernel(const pyaclnn_stub_launch *launch) {
         v[i] = ew_cast(ew_load(tv_at(self, it.off), self->dtype), self->dtype, dt);
     for (int64_t o = 0; o < p->outer; o++) {
         for (int64_t in = 0; in < p->inner; in++) {
-            double fs = 0.0;
-            uint64_t is = 0;                    /* wraps like the integer dtype (cast at the store) */
+            double fs = p->prod ? 1.0 : 0.0;
+            uint64_t is = p->prod ? 1 : 0;      /* wraps like the integer dtype (cast at the store) */
             for (int64_t l = 0; l < p->len; l++) {
                 ew_value *e = &v[(o * p->len + l) * p->inner + in];
                 if (is_float) {
-                    fs += e->f;
+                    fs = p->prod ? fs * e->f : fs + e->f;
                     *e = ew_cast((ew_value){.f = (double)(float)fs}, ACL_FLOAT, dt);
                     if (dt == ACL_DOUBLE) e->f = fs;
                 } else {
-                    is += (uint64_t)e->i;
+                    is = p->prod ? is * (uint64_t)e->i : is + (uint64_t)e->i;
                     *e = ew_cast((ew_value){.i = (int64_t)is}, ACL_INT64, dt);
                 }
             }
@@ -81,11 +83,45 @@ aclnnStatus opc_cumsum_plan(op_call *c, const op_step *s) {
     }
     int64_t d = dim < 0 ? dim + rank : dim;
     cumsum_params *prm = op_params(c, sizeof *prm);
-    *prm = (cumsum_params){1, 1, 1};
+    *prm = (cumsum_params){1, 1, 1, 0};
     for (int64_t k = 0; k < self->ndim; k++) {
         if (k < d) prm->outer *= self->shape[k];
         else if (k == d) prm->len = self->shape[k];
         else prm->inner *= self->shape[k];
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* cumprod_plan input dim out [dtype]: dim (an INT32 / INT64 scalar) in range, out of input's shape, out's dtype
+ * dtype (UNDEFINED or none: out's own), with the vendor's messages; the running-product plan. */
+aclnnStatus opc_cumprod_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *in = op_tensor(c, s, 0), *out = op_tensor(c, s, 2);
+    int32_t dim = (int32_t)op_scalar_of(c, s, 1)->v.i, rank = (int32_t)in->ndim;
+    if (rank == 0 && dim != 0 && dim != -1) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Dimension out of range (expected to be in range of "
+                            "[-1, 0], but got %d)", dim);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (rank > 0 && (dim > rank - 1 || dim < -rank)) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "input dim(%d) out of range(%d,%d)", dim, -rank, rank - 1);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    aclnnStatus rc = ew_check_shape(c->api, op_pname(c, s, 2), out, in->shape, in->ndim);
+    if (rc) return rc;
+    aclDataType want = s->np > 3 ? (aclDataType)op_argument(c, s, 3)->i : out->dtype;
+    if (want != ACL_DT_UNDEFINED && want != out->dtype) {
+        char b1[24], b2[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s does not match dtype %s", op_pname(c, s, 2),
+                            op_dtype_name(out->dtype, b1), op_dtype_name(want, b2));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    int64_t d = rank == 0 ? 0 : dim < 0 ? dim + rank : dim;
+    cumsum_params *prm = op_params(c, sizeof *prm);
+    *prm = (cumsum_params){1, 1, 1, 1};
+    for (int64_t k = 0; k < in->ndim; k++) {
+        if (k < d) prm->outer *= in->shape[k];
+        else if (k == d) prm->len = in->shape[k];
+        else prm->inner *= in->shape[k];
     }
     return ACLNN_SUCCESS;
 }
