@@ -284,10 +284,3 @@ aclnnStatus opc_multinomial_plan(op_call *c, const op_step *s) {
     prm->offset = (uint64_t)op_argument(c, s, 4)->i;
     return ACLNN_SUCCESS;
 }
-
-/* not_null_inner p: 561103 (ACLNN_ERR_INNER_NULLPTR) when p is NULL (Randperm's out). */
-aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
-    if (op_argument(c, s, 0)->p != NULL) return ACLNN_SUCCESS;
-    pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api, "%s is NULL", op_pname(c, s, 0));
-    return ACLNN_ERR_INNER_NULLPTR;
-}
