@@ -105,6 +105,7 @@ def test_equal_every_dtype(name):
         if name == "bool" else y.reshape(-1)[5] + 1
     assert ops.Equal(x, y, one).tolist() == [bool(np.array_equal(np.asarray(x, np.float64), np.asarray(y, np.float64)))]
     assert ops.Equal(x, x[:, :3].copy(), one).tolist() == [False]                     # shapes differ
+    assert ops.Equal(x, x.reshape(6, 4).copy(), one).tolist() == [False]              # the same elements
     if name in FLOATS:
         assert ops.Equal(np.full(3, np.nan, x.dtype), np.full(3, np.nan, x.dtype), one).tolist() == [False]
 
