@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import pyaclnn
-from _math_ops import A2, INVALID, NULLPTR, code, dec, names, same_bits, torch_npu_run
-from _op_helpers import INNER_NULLPTR, raw_null_status, strided
+from _math_ops import A2, INVALID, code, dec, names, same_bits, torch_npu_run
+from _gen_ops import assert_null_checks, codes_on, message
+from _op_helpers import INNER_NULLPTR, strided
 from pyaclnn import ops
 from reference import elementwise as R
 from reference import random as RR
@@ -122,15 +123,6 @@ def test_multinomial_frequencies():
 
 # ---- validation ----------------------------------------------------------------------------------------------
 
-def message(fn, *args):
-    from pyaclnn.errors import AclError
-    try:
-        fn(*args)
-    except AclError as exc:
-        return str(exc)
-    return ""
-
-
 def test_validation_codes_and_messages():
     x = np.zeros((2, 3), np.float32)
     assert "from 5 must be less than to 5." in message(ops.InplaceRandom, x, 5, 5, 1, 0)
@@ -150,39 +142,16 @@ def test_validation_codes_and_messages():
     assert "without replacement" in message(ops.Multinomial, w, 5, False, 1, 0, np.zeros((2, 5), np.int64))
     assert "Numsamples must > 0." in message(ops.Multinomial, w, 0, True, 1, 0, np.zeros((2, 0), np.int64))
     assert code(ops.Multinomial, w.astype(np.int32), 2, True, 1, 0, np.zeros((2, 2), np.int64)) == INVALID
-    for f, n in (("aclnnInplaceRandomGetWorkspaceSize", 5), ("aclnnInplaceBernoulliGetWorkspaceSize", 4),
-                 ("aclnnInplaceBernoulliTensorGetWorkspaceSize", 4), ("aclnnMultinomialGetWorkspaceSize", 6)):
-        assert raw_null_status(f, n) == NULLPTR, f
-
-
-_SOC_CALLS = """
-import numpy as np, ml_dtypes
-from pyaclnn import ops
-from pyaclnn.errors import AclError
-
-def code(fn, *args):
-    try:
-        fn(*args)
-    except AclError as exc:
-        return exc.code
-    return 0
-
-print("CODES", [code(ops.InplaceBernoulliTensor, np.zeros(3, dt), np.zeros(3, np.float32), 1, 0)
-                for dt in (np.uint16, np.uint64, ml_dtypes.bfloat16)])
-"""
+    assert_null_checks((
+        ("aclnnInplaceRandomGetWorkspaceSize", 5), ("aclnnInplaceBernoulliGetWorkspaceSize", 4),
+                 ("aclnnInplaceBernoulliTensorGetWorkspaceSize", 4), ("aclnnMultinomialGetWorkspaceSize", 6)))
 
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
 def test_status_per_soc(soc):
     """Bernoulli's unsigned selfRef dtypes are Ascend 950's (the A2 side in one subprocess)."""
-    if soc == A2:
-        import helpers
-        rc, out, err = helpers.run_python(_SOC_CALLS, {"PYACLNN_STUB_SOC": soc})
-        assert rc == 0, err
-        got = eval(out.split("CODES", 1)[1].strip())
-    else:
-        got = [code(ops.InplaceBernoulliTensor, np.zeros(3, R.np_dtype(dt)), np.zeros(3, np.float32), 1, 0)
-               for dt in ("uint16", "uint64", "bfloat16")]
+    got = codes_on(soc, "[code(ops.InplaceBernoulliTensor, np.zeros(3, dt), np.zeros(3, np.float32), 1, 0) "
+                        "for dt in (np.uint16, np.uint64, ml_dtypes.bfloat16)]")
     assert got == ([0, 0, 0] if soc != A2 else [INVALID, INVALID, 0])
 
 

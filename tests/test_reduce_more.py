@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import pyaclnn
-from _math_ops import A2, INVALID, NULLPTR, code, dec, enc, names, same_bits, status_codes, torch_npu_run
-from _op_helpers import raw_null_status, strided
+from _math_ops import A2, INVALID, code, dec, names, same_bits
+from _gen_ops import assert_null_checks, codes_on, message, torch_pairs
+from _op_helpers import strided
 from pyaclnn import capi, ops
 from reference import elementwise as R
 
@@ -64,7 +65,8 @@ def test_any_all_every_dtype(name):
         x.reshape(-1)[7] = np.nan
     truth = np.asarray(x, np.float64) != 0
     for op, fn in (("Any", np.any), ("All", np.all)):
-        for dims, keep, out in (([1], False, "bool"), ([0, 2], True, "uint8"), ([], False, "bool"), ([-1], True, "bool")):
+        for dims, keep, out in (([1], False, "bool"), ([0, 2], True, "uint8"), ([], False, "bool"),
+                                ([-1], True, "bool")):
             shape = reduced(x.shape, dims, keep)
             got = getattr(ops, op)(strided(x), dims, keep, np.zeros(shape, out))
             axis = tuple(d % 3 for d in dims) or None
@@ -263,20 +265,12 @@ def test_bincount(name):
 
 # ---- validation: codes and messages, per SoC ---------------------------------------------------------------
 
-def message(fn, *args):
-    from pyaclnn.errors import AclError
-    try:
-        fn(*args)
-    except AclError as exc:
-        return str(exc)
-    return ""
-
-
 def test_validation_codes_and_messages():
     x = np.zeros((2, 3), np.float32)
     b2 = np.zeros(2, bool)
     assert "Dimension out of range." in message(ops.Any, x, [2], False, b2)
-    assert "Dimension out of range (expected to be in range of [-2, 1], but got 2)" in message(ops.All, x, [2], False, b2)
+    assert "Dimension out of range (expected to be in range of [-2, 1], but got 2)" in message(ops.All, x, [2], False,
+                                                                                               b2)
     assert "Dim 1 appears multiple times in the list of dims." in message(ops.All, x, [1, -1], False, b2)
     assert "Expect out shape [[2]], but got: [[3]]." in message(ops.All, x, [1], False, np.zeros(3, bool))
     assert code(ops.Any, x, [1], False, np.zeros(2, np.int32)) == INVALID                      # out BOOL / UINT8
@@ -298,61 +292,34 @@ def test_validation_codes_and_messages():
     assert code(ops.Norm, x.astype(np.int32), ops.Scalar(2.0, "float32"), [1], False, f2) == INVALID   # 950 list
     assert code(ops.Bincount, x.astype(np.int32), None, 0, np.zeros(3, np.int64)) == INVALID          # 2-d self
     assert code(ops.Bincount, x[0].astype(np.float32), None, 0, np.zeros(3, np.int64)) == INVALID
-    for f, n in (("aclnnAnyGetWorkspaceSize", 4), ("aclnnAllGetWorkspaceSize", 4), ("aclnnVarMeanGetWorkspaceSize", 6),
+    assert_null_checks((
+        ("aclnnAnyGetWorkspaceSize", 4), ("aclnnAllGetWorkspaceSize", 4), ("aclnnVarMeanGetWorkspaceSize", 6),
                  ("aclnnLogSumExpGetWorkspaceSize", 4), ("aclnnProdGetWorkspaceSize", 3),
                  ("aclnnCumprodGetWorkspaceSize", 4), ("aclnnNormGetWorkspaceSize", 5),
-                 ("aclnnLinalgVectorNormGetWorkspaceSize", 6), ("aclnnBincountGetWorkspaceSize", 4)):
-        assert raw_null_status(f, n) == NULLPTR, f
+                 ("aclnnLinalgVectorNormGetWorkspaceSize", 6), ("aclnnBincountGetWorkspaceSize", 4)))
 
 
-# The calls whose status differs between the SoCs' lists: (Ascend 950, Atlas A2).
-_SOC_CALLS = """
-import numpy as np, ml_dtypes
-from pyaclnn import ops, capi
-from pyaclnn.errors import AclError
-
-def code(fn, *args):
-    try:
-        fn(*args)
-    except AclError as exc:
-        return exc.code
-    return 0
-
-bf, one = np.ones((2, 3), ml_dtypes.bfloat16), lambda dt: np.ones(2, dt)
-print("CODES", [
-    code(ops.VarMean, bf, [1], 1, False, one(ml_dtypes.bfloat16), one(ml_dtypes.bfloat16)),
-    code(ops.Norm, np.ones((2, 3), np.int32), ops.Scalar(2.0, "float32"), [1], False, one(np.float32)),
+# The calls whose status differs between the SoCs' lists.
+SOC_CALLS = """[
+    code(ops.VarMean, np.ones((2, 3), ml_dtypes.bfloat16), [1], 1, False, np.ones(2, ml_dtypes.bfloat16),
+         np.ones(2, ml_dtypes.bfloat16)),
+    code(ops.Norm, np.ones((2, 3), np.int32), ops.Scalar(2.0, "float32"), [1], False, np.ones(2, np.float32)),
     code(ops.LinalgVectorNorm, np.ones((2, 3), np.float32), ops.Scalar(2.0, "float32"), [1], False, capi.ACL_FLOAT16,
-         one(np.float16)),
-    code(ops.Any, bf, [1], False, one(bool)),
-])
-"""
+         np.ones(2, np.float16)),
+    code(ops.Any, np.ones((2, 3), ml_dtypes.bfloat16), [1], False, np.ones(2, bool)),
+]"""
 SOC_CODES = {"Ascend950PR": [0, INVALID, INVALID, 0], A2: [INVALID, 0, 0, 0]}
 
 
 @pytest.mark.parametrize("soc", list(SOC_CODES))
 def test_status_per_soc(soc):
-    if soc == A2:
-        import helpers
-        rc, out, err = helpers.run_python(_SOC_CALLS, {"PYACLNN_STUB_SOC": soc})
-        assert rc == 0, err
-    else:                                              # the default SoC: in this process
-        import contextlib
-        import io
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            exec(_SOC_CALLS, {})
-        out = buf.getvalue()
-    assert eval(out.split("CODES", 1)[1].strip()) == SOC_CODES[soc]
+    assert codes_on(soc, SOC_CALLS) == SOC_CODES[soc]
 
 
 # ---- torch_npu on the emulator -----------------------------------------------------------------------------
 
 TORCH_X = values("float32", (6, 10), zeros=0.2)
-_BODY = """
-x = T(dec(SPEC["x"]))
-xn = x.npu()
-calls = {
+CALLS = """{
     "any": lambda t: (t > 0.5).any(dim=1), "all": lambda t: (t != 0).all(), "var": lambda t: t.var(dim=1),
     "var_mean": lambda t: torch.stack(torch.var_mean(t, dim=0, correction=0)), "std": lambda t: t.std(),
     "std_mean": lambda t: torch.stack(torch.std_mean(t, dim=1)), "logsumexp": lambda t: torch.logsumexp(t, 1),
@@ -360,17 +327,12 @@ calls = {
     "vnorm": lambda t: torch.linalg.vector_norm(t, 2, dim=1), "norm_inf": lambda t: t.norm(float("inf"), dim=0),
     "norm1": lambda t: torch.norm(t, p=1), "bincount": lambda t: torch.bincount((t.abs() * 3).long().flatten()),
 }
-for k, f in calls.items():
-    try:
-        OUT[k] = [enc(to_np(f(xn))), enc(to_np(f(x)))]
-    except Exception as exc:
-        OUT[k] = {"error": str(exc)[:300]}
 """
 
 
 @pytest.fixture(scope="module")
 def on_npu():
-    return torch_npu_run(_BODY, {"x": enc(TORCH_X)})
+    return torch_pairs(CALLS, TORCH_X)
 
 
 @pytest.mark.parametrize("call", ["any", "all", "var", "var_mean", "std", "std_mean", "logsumexp", "prod", "prod_all",

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import pyaclnn
-from _math_ops import A2, INVALID, NULLPTR, code, dec, enc, names, same_bits, status_codes, torch_npu_run
-from _op_helpers import raw_null_status, strided
+from _math_ops import A2, INVALID, code, dec, names, same_bits
+from _gen_ops import assert_null_checks, codes_on, message, torch_pairs
+from _op_helpers import strided
 from pyaclnn import ops
 from pyaclnn.ops._select_ops import view_shape
 from reference import elementwise as R
@@ -151,15 +152,6 @@ def test_isclose_near_the_bound():
 
 # ---- validation ------------------------------------------------------------------------------------------------
 
-def message(fn, *args):
-    from pyaclnn.errors import AclError
-    try:
-        fn(*args)
-    except AclError as exc:
-        return str(exc)
-    return ""
-
-
 def test_validation_codes_and_messages():
     x = np.zeros((2, 3), np.float32)
     i64 = np.zeros((2, 3), np.int64)
@@ -175,46 +167,37 @@ def test_validation_codes_and_messages():
     assert code(ops.IsClose, x, x.astype(np.float16), 1e-5, 1e-8, False, x.astype(bool)) == INVALID   # dtypes match
     assert code(ops.IsClose, x, np.zeros((4, 3), np.float32), 1e-5, 1e-8, False, x.astype(bool)) == INVALID
     assert code(ops.IsClose, x.astype(np.uint16), x.astype(np.uint16), 1e-5, 1e-8, False, x.astype(bool)) == INVALID
-    for f, n in (("aclnnSortGetWorkspaceSize", 6), ("aclnnNonzeroGetWorkspaceSize", 2),
-                 ("aclnnEqualGetWorkspaceSize", 3), ("aclnnIsCloseGetWorkspaceSize", 6)):
-        assert raw_null_status(f, n) == NULLPTR, f
+    assert_null_checks((
+        ("aclnnSortGetWorkspaceSize", 6), ("aclnnNonzeroGetWorkspaceSize", 2),
+                 ("aclnnEqualGetWorkspaceSize", 3), ("aclnnIsCloseGetWorkspaceSize", 6)))
 
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
 def test_status_per_soc(soc):
     """Nonzero's unsigned types are Ascend 950's (the A2 side in one subprocess)."""
-    got = status_codes([("Nonzero", [("t", "uint16", [2, 3]), ("t", "int64", [6, 2])]),
-                        ("Nonzero", [("t", "uint64", [2, 3]), ("t", "int64", [6, 2])]),
-                        ("Nonzero", [("t", "bfloat16", [2, 3]), ("t", "int64", [6, 2])])], soc) if soc == A2 else \
-        [code(ops.Nonzero, np.ones((2, 3), dt), np.zeros((6, 2), np.int64)) for dt in (np.uint16, np.uint64, R.BF16)]
+    got = codes_on(soc, "[code(ops.Nonzero, np.ones((2, 3), dt), np.zeros((6, 2), np.int64)) "
+                        "for dt in (np.uint16, np.uint64, ml_dtypes.bfloat16)]")
     assert got == ([0, 0, 0] if soc != A2 else [INVALID, INVALID, 0])
 
 
 # ---- torch_npu on the emulator -----------------------------------------------------------------------------------
 
 TORCH_X = values("float32", (5, 12))
-_BODY = """
-x = T(dec(SPEC["x"]))
-xn = x.npu()
-calls = {
-    "sort": lambda t: torch.sort(t, dim=1)[0], "sort_idx": lambda t: torch.sort(t, dim=0, descending=True, stable=True)[1],
+CALLS = """{
+    "sort": lambda t: torch.sort(t, dim=1)[0],
+    "sort_idx": lambda t: torch.sort(t, dim=0, descending=True, stable=True)[1],
     "argsort": lambda t: torch.argsort(t, dim=1, stable=True), "msort": lambda t: torch.msort(t),
     "nonzero": lambda t: torch.nonzero(t > 0.5), "where": lambda t: torch.stack(torch.where(t < 0)),
     "equal": lambda t: torch.tensor([torch.equal(t, t.clone()), torch.equal(t, t + 1)]),
     "isclose": lambda t: torch.isclose(t, t * 1.00001, equal_nan=True),
     "allclose": lambda t: torch.tensor([torch.allclose(t[1:], t[1:] + 1e-9), torch.allclose(t[1:], t[1:] + 1)]),
 }
-for k, f in calls.items():
-    try:
-        OUT[k] = [enc(to_np(f(xn))), enc(to_np(f(x)))]
-    except Exception as exc:
-        OUT[k] = {"error": str(exc)[:300]}
 """
 
 
 @pytest.fixture(scope="module")
 def on_npu():
-    return torch_npu_run(_BODY, {"x": enc(TORCH_X)})
+    return torch_pairs(CALLS, TORCH_X)
 
 
 @pytest.mark.parametrize("call", ["sort", "sort_idx", "argsort", "msort", "nonzero", "where", "equal", "isclose",

@@ -550,8 +550,8 @@ MUTANTS = [
            "int digits = dt == ACL_FLOAT16 ? 11 :", "int digits = dt == ACL_FLOAT16 ? 10 :",
            ("tests/test_random_more.py::test_random_without_from_to_range",), "random_() on fp16 stops at 2^10"),
     Mutant("multinomial-race-scaled-wrong", f"{OPS}/random/sampling.c",
-           "race[j] = (smp_race){row[j] > 0 ? -log(u) / row[j] : INFINITY, j};",
-           "race[j] = (smp_race){row[j] > 0 ? -log(u) * row[j] : INFINITY, j};",
+           "race[j] = (smp_key){race_key(row[j] > 0 ? -log(u) / row[j] : INFINITY), j};",
+           "race[j] = (smp_key){race_key(row[j] > 0 ? -log(u) * row[j] : INFINITY), j};",
            ("tests/test_random_more.py::test_multinomial_is_the_documented_stream",),
            "sampling without replacement favours small weights"),
     # ---- logical and bitwise operators, shifts (logical/logical.c, logical/bitops.c) ----

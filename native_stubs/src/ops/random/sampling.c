@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/philox.h"
 #include "kernels/view.h"
@@ -149,6 +150,8 @@ aclnnStatus opc_bernoulli_plan(op_call *c, const op_step *s) {
 
 /* ---- Randperm ----------------------------------------------------------------------------------------- */
 
+/* A sort key and its index: ordered by key, then by index (Randperm's r64, Multinomial's race times as the
+ * bits of non-negative doubles, whose order is the numbers'). */
 typedef struct {
     uint64_t key;
     int64_t i;
@@ -195,15 +198,12 @@ aclnnStatus opc_randperm_plan(op_call *c, const op_step *s) {
 
 /* ---- Multinomial -------------------------------------------------------------------------------------- */
 
-typedef struct {
-    double e;
-    int64_t j;
-} smp_race;
-
-static int race_cmp(const void *pa, const void *pb) {
-    const smp_race *a = pa, *b = pb;
-    if (a->e != b->e) return a->e < b->e ? -1 : 1;
-    return a->j < b->j ? -1 : a->j > b->j;
+/* The bits of a non-negative double (+0.0 for -0.0), ordered as the numbers. */
+static uint64_t race_key(double e) {
+    uint64_t k;
+    e += 0.0;
+    memcpy(&k, &e, sizeof k);
+    return k;
 }
 
 void multinomial_kernel(const pyaclnn_stub_launch *launch) {
@@ -213,7 +213,7 @@ void multinomial_kernel(const pyaclnn_stub_launch *launch) {
     int64_t n = self->shape[self->ndim - 1], rows = self->ndim == 2 ? self->shape[0] : 1, k = p->samples;
     double *w = tv_load_double(self), *cum = malloc((size_t)n * sizeof *cum + 1);
     int64_t *res = malloc((size_t)(rows * k) * sizeof *res + 1);
-    smp_race *race = malloc((size_t)n * sizeof *race + 1);
+    smp_key *race = malloc((size_t)n * sizeof *race + 1);
     if (!w || !cum || !res || !race) {
         tv_fail_oom(launch);
     } else {
@@ -231,10 +231,10 @@ void multinomial_kernel(const pyaclnn_stub_launch *launch) {
             } else {
                 for (int64_t j = 0; j < n; j++) {
                     double u = u53(p, (uint64_t)(b * n + j)) + 0x1p-53;
-                    race[j] = (smp_race){row[j] > 0 ? -log(u) / row[j] : INFINITY, j};
+                    race[j] = (smp_key){race_key(row[j] > 0 ? -log(u) / row[j] : INFINITY), j};
                 }
-                qsort(race, (size_t)n, sizeof *race, race_cmp);
-                for (int64_t s = 0; s < k; s++) res[b * k + s] = race[s].j;
+                qsort(race, (size_t)n, sizeof *race, key_cmp);
+                for (int64_t s = 0; s < k; s++) res[b * k + s] = race[s].i;
             }
         }
         tv_iter it;

@@ -55,6 +55,17 @@ void cumsum_kernel(const pyaclnn_stub_launch *launch) {
     free(v);
 }
 
+/* The kernel's parameters: t's shape as [outer, len (dim d), inner]; running products when prod. */
+static void new_plan(op_call *c, const pyaclnn_stub_tensor *t, int64_t d, int prod) {
+    cumsum_params *prm = op_params(c, sizeof *prm);
+    *prm = (cumsum_params){1, 1, 1, prod};
+    for (int64_t k = 0; k < t->ndim; k++) {
+        if (k < d) prm->outer *= t->shape[k];
+        else if (k == d) prm->len = t->shape[k];
+        else prm->inner *= t->shape[k];
+    }
+}
+
 /* cumsum_dtype out dtype: the dtype argument is out's dtype. */
 aclnnStatus opc_cumsum_dtype(op_call *c, const op_step *s) {
     aclDataType out = op_tensor(c, s, 0)->dtype, dtype = (aclDataType)op_argument(c, s, 1)->i;
@@ -81,14 +92,7 @@ aclnnStatus opc_cumsum_plan(op_call *c, const op_step *s) {
                             op_pname(c, s, 0), op_dtype_name(self->dtype, b));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    int64_t d = dim < 0 ? dim + rank : dim;
-    cumsum_params *prm = op_params(c, sizeof *prm);
-    *prm = (cumsum_params){1, 1, 1, 0};
-    for (int64_t k = 0; k < self->ndim; k++) {
-        if (k < d) prm->outer *= self->shape[k];
-        else if (k == d) prm->len = self->shape[k];
-        else prm->inner *= self->shape[k];
-    }
+    new_plan(c, self, dim < 0 ? dim + rank : dim, 0);
     return ACLNN_SUCCESS;
 }
 
@@ -115,13 +119,6 @@ aclnnStatus opc_cumprod_plan(op_call *c, const op_step *s) {
                             op_dtype_name(out->dtype, b1), op_dtype_name(want, b2));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    int64_t d = rank == 0 ? 0 : dim < 0 ? dim + rank : dim;
-    cumsum_params *prm = op_params(c, sizeof *prm);
-    *prm = (cumsum_params){1, 1, 1, 1};
-    for (int64_t k = 0; k < in->ndim; k++) {
-        if (k < d) prm->outer *= in->shape[k];
-        else if (k == d) prm->len = in->shape[k];
-        else prm->inner *= in->shape[k];
-    }
+    new_plan(c, in, rank == 0 ? 0 : dim < 0 ? dim + rank : dim, 1);
     return ACLNN_SUCCESS;
 }
