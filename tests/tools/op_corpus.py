@@ -1578,6 +1578,152 @@ BUILDERS = {
 }
 
 
+# ---- issue 28: reductions, sort, nonzero, equality, sampling (appended; one builder per shape of call) ------
+
+FLOAT_POOL = (0, 1, 27, 0, 1, 27, 11)
+
+
+def build_reduce28(g: Gen) -> dict:
+    """Any / All / Var* / Std* / LogSumExp / Prod / ProdDim / LinalgVectorNorm / Norm: self, a dim list (or one
+    dim), keep, the op's own attributes, out(s) of the reduced shape."""
+    r = g.rng
+    op = g.op
+    names = [p[0] for p in g.inp]
+    kinds = {p[0]: p[1] for p in g.inp}
+    shape = g.shape(zero=0.03)
+    nd = len(shape)
+    logical = op in ("aclnnAny", "aclnnAll")
+    dt = g.dtype() if logical or op in ("aclnnProd", "aclnnProdDim") else g.dtype(FLOAT_POOL) \
+        if r.random() < 0.9 else g.dtype()
+    args = {"self": g.tensor(dt, shape, fill=g.fill(dt, "small" if op.startswith("aclnnProd") else "any"))}
+    dname = next((n for n in ("dim", "dims") if n in names), None)
+    dims = []
+    if dname and kinds[dname] == "int":
+        dims = [r.randrange(-nd, nd) if nd else r.choice((0, -1))]
+        args[dname] = dims[0]
+    elif dname:
+        dims = _pick_dims(g, nd)
+        args[dname] = None if (kinds[dname] == "int_array" and "Var" in op or "Std" in op) and r.random() < 0.15 \
+            else {"ia": dims}
+        if args[dname] is None:
+            dims = []
+    kname = next((n for n in ("keepdim", "keepDim", "keepDims") if n in names), None)
+    keep = r.random() < 0.5 if kname else False
+    if kname:
+        args[kname] = keep
+    if "correction" in names:
+        args["correction"] = r.choice((0, 1, 1, 2))
+    for sname in ("ord", "pScalar"):
+        if sname in names:
+            args[sname] = g.scalar(0, r.choice((2.0, 1.0, 0.0, 3.0, math.inf, -math.inf, 0.5)))
+    od = 12 if logical else dt
+    if "dtype" in names:
+        od = dt if r.random() < 0.8 else g.dtype(FLOAT_POOL)
+        args["dtype"] = od
+    if op == "aclnnLogSumExp" and od not in (0, 1, 27):
+        od = 0
+    oshape = _reduce_shape(shape, dims, keep) if nd and (dname or kname) else []
+    for oname in [p[0] for p in g.inp if p[3] == "out"]:
+        args[oname] = g.out(od if r.random() < 0.9 else g.dtype(), oshape)
+    return args
+
+
+def build_cumprod(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype(FLOAT_POOL + (3, 9, 2, 4))
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    args = {"input": g.tensor(dt, shape, fill=g.fill(dt, "small")), "dim": g.scalar(r.choice((9, 9, 3)), float(dim))}
+    if g.op == "aclnnCumprod":
+        od = dt if r.random() < 0.8 else g.dtype(FLOAT_POOL)
+        args.update({"dtype": od, "out": g.out(od, shape)})
+    return args
+
+
+def build_sort(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(zero=0.02)
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 4, 6, 12))
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    return {"self": g.tensor(dt, shape, fill=g.fill(dt, r.choice(("small", "normal", "raw")))), "stable": r.random() < 0.5,
+            "dim": dim, "descending": r.random() < 0.5, "valuesOut": g.out(dt, shape),
+            "indicesOut": g.out(9 if r.random() < 0.9 else 3, shape)}
+
+
+def build_equal28(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype()
+    other = g.tensor(dt, shape if r.random() < 0.8 else g.shape(), fill={"m": "const", "v": 1}) \
+        if r.random() < 0.3 else g.tensor(dt if r.random() < 0.8 else g.dtype(), g.bcast(shape))
+    args = {"self": g.tensor(dt, shape, fill={"m": "const", "v": 1} if r.random() < 0.3 else g.fill(dt, "small")),
+            "other": other}
+    if g.op == "aclnnEqual":
+        args["out"] = g.out(12 if r.random() < 0.9 else 0, [1])
+    else:
+        args.update({"rtol": r.choice((1e-5, 0.01, 0.0)), "atol": r.choice((1e-8, 0.5, 0.0)),
+                     "equalNan": r.random() < 0.5, "out": g.out(12, shape)})
+    return args
+
+
+def build_nonzero_v1(g: Gen) -> dict:
+    args = build_nonzero(g)
+    shape = args["out"]["sh"]
+    args["out"]["sh"] = shape[::-1]
+    return args
+
+
+def build_sampling(g: Gen) -> dict:
+    """InplaceRandom(WithoutFromTo), InplaceBernoulli(Tensor), Randperm, Multinomial."""
+    r = g.rng
+    op = g.op
+    seed, offset = r.choice((0, 1, 5, 2 ** 40)), r.choice((0, 0, 8, 2 ** 33))
+    if op == "aclnnRandperm":
+        n = r.choice((0, 1, 5, 17, 100))
+        return {"n": n, "seed": seed, "offset": offset,
+                "out": g.out(g.dtype((9, 3, 0, 1, 11, 2, 4, 6, 27)), [n if r.random() < 0.9 else n + 1])}
+    if op.startswith("aclnnMultinomial"):
+        shape = g.shape(rank=r.choice((1, 2, 2)), zero=0.02)
+        k = r.randint(1, max(1, shape[-1])) if r.random() < 0.9 else r.choice((0, shape[-1] + 1))
+        dt = g.dtype((0, 1, 27, 11))
+        return {"self": g.tensor(dt, shape, fill=g.fill(dt, "pos")), "numsamples": k, "replacement": r.random() < 0.5,
+                "seed": seed, "offset": offset, "out": g.out(9, shape[:-1] + [k])}
+    shape = g.shape()
+    dt = g.dtype()
+    args = {"selfRef": g.tensor(dt, shape), "seed": seed, "offset": offset}
+    if op == "aclnnInplaceRandom":
+        lo = r.choice((0, -5, 3, 100))
+        args.update({"from": lo, "to": lo + r.choice((1, 10, 1000, 0, -1))})
+    elif op == "aclnnInplaceBernoulli":
+        args["prob"] = g.scalar(11, r.choice((0.0, 0.3, 1.0, 0.5, 1.5)))
+    elif op == "aclnnInplaceBernoulliTensor":
+        args["prob"] = g.tensor(g.dtype(FLOAT_POOL), g.bcast(shape), fill={"m": "uni", "s": g.seed(), "lo": 0.0, "hi": 1.0})
+    return args
+
+
+def build_bincount(g: Gen) -> dict:
+    r = g.rng
+    n = r.choice((0, 1, 5, 17))
+    dt = g.dtype((3, 9, 2, 4, 6))
+    w = None if r.random() < 0.5 else g.tensor(g.dtype((0, 11, 3, 12)), [n])
+    size = r.choice((6, 9, 12))
+    od = (9 if w is None else r.choice((0, 11))) if r.random() < 0.9 else g.dtype()
+    return {"self": g.tensor(dt, [n] if r.random() < 0.9 else [n, 2], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 9}),
+            "weights": w, "minlength": r.choice((0, 3, 12)), "out": g.out(od, [size])}
+
+
+BUILDERS.update({op: build_reduce28 for op in (
+    "aclnnAny", "aclnnAll", "aclnnVarCorrection", "aclnnVarMean", "aclnnStd", "aclnnStdMeanCorrection",
+    "aclnnLogSumExp", "aclnnProd", "aclnnProdDim", "aclnnLinalgVectorNorm", "aclnnNorm")})
+BUILDERS.update({"aclnnCumprod": build_cumprod, "aclnnInplaceCumprod": build_cumprod, "aclnnSort": build_sort,
+                 "aclnnEqual": build_equal28, "aclnnIsClose": build_equal28, "aclnnNonzero": build_nonzero_v1,
+                 "aclnnBincount": build_bincount})
+BUILDERS.update({op: build_sampling for op in (
+    "aclnnInplaceRandom", "aclnnInplaceRandomWithoutFromTo", "aclnnInplaceBernoulli", "aclnnInplaceBernoulliTensor",
+    "aclnnRandperm", "aclnnMultinomial")})
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]

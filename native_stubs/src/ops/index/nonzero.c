@@ -10,6 +10,9 @@
  * reports the shape, and phase 2 waits for the stream and sets that view shape (torch_npu then resizes out
  * to it, keeping the storage). Non-zero: != 0 for integers and BOOL, != 0.0 for floats (NaN counts,
  * -0.0 does not). Exact.
+ *
+ * aclnnNonzero (nonzero.toml; index/non_zero/op_api/aclnn_nonzero.cpp; torch's nonzero, nonzero(as_tuple=True),
+ * where(cond)): the same coordinates as the rows of an INT64 [count, rank] matrix.
  */
 #include <stdint.h>
 
@@ -21,7 +24,8 @@ static int is_nonzero(const unsigned char *p, aclDataType dt) {
     return ew_repr_of(dt) == EW_REPR_F ? v.f != 0.0 : v.i != 0;   /* NaN != 0.0 is true */
 }
 
-void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) {
+/* The coordinates as the columns of out ([rank, count], NonzeroV2) or as its rows ([count, rank], Nonzero). */
+static void nonzero_run(const pyaclnn_stub_launch *launch, int as_rows) {
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     size_t isz = ew_itemsize(self->dtype);
     if (!op_view_in_device_memory(self, (int)(8 * isz)) || !op_view_in_device_memory(out, 64)) {
@@ -45,15 +49,19 @@ void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) {
     tv_iter_init(&it, self);
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) {
         if (!is_nonzero(tv_at(self, it.off), self->dtype)) continue;
-        for (int64_t d = 0; d < rank; d++) dst[tv_offset(out, d * count + k)] = it.idx[d];
+        for (int64_t d = 0; d < rank; d++) dst[tv_offset(out, as_rows ? k * rank + d : d * count + k)] = it.idx[d];
         k++;
     }
     if (launch->out_shape != NULL) {
         launch->out_shape->ndim = 2;
-        launch->out_shape->dims[0] = rank;
-        launch->out_shape->dims[1] = count;
+        launch->out_shape->dims[as_rows ? 1 : 0] = rank;
+        launch->out_shape->dims[as_rows ? 0 : 1] = count;
     }
 }
+
+void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) { nonzero_run(launch, 0); }
+
+void nonzero_kernel(const pyaclnn_stub_launch *launch) { nonzero_run(launch, 1); }
 
 /* nonzero_dims self: every dim of self fits in int32 (the kernel's coordinates are int32 internally). The
  * vendor returns an executor that does nothing for an empty self or out (a 0-d self gives out [0, 1], which
