@@ -347,7 +347,7 @@ static int64_t *map_table(const pyaclnn_stub_launch *launch, const idx_map_plan 
         return NULL;
     }
     if (p->kind[d] == IDX_MAP_COUNTS) {
-        const pyaclnn_stub_tensor *counts = &launch->inputs[1];
+        const pyaclnn_stub_tensor *counts = &launch->inputs[p->counts_input];
         int64_t k = 0, nc = pyaclnn_stub_numel(counts);
         for (int64_t j = 0; j < n; j++) {
             int64_t r = read_index(counts, tv_offset(counts, nc == 1 ? 0 : j));
@@ -424,7 +424,9 @@ void idx_map_kernel(const pyaclnn_stub_launch *launch) {
     ew_store(fill, out->dtype, p->fill);
     if (buf == NULL) tv_fail_oom(launch);
     if (buf == NULL || !map_offsets(launch, p, self, self->strides, tab)) goto done;
-    for (int64_t i = 0; i < n; i++, walk_next(c, p->out_shape, p->ndim)) {
+    for (int64_t i = 0; i < n && p->iota; i++)   /* RepeatInterleaveTensor: the indices themselves */
+        ew_store(buf + i * (int64_t)isz, out->dtype, ew_cast((ew_value){0, tab[0][i]}, ACL_INT64, out->dtype));
+    for (int64_t i = 0; i < n && !p->iota; i++, walk_next(c, p->out_shape, p->ndim)) {
         int64_t o = map_at(p, tab, c);
         const unsigned char *from = o == INT64_MIN ? fill : tv_at(self, p->flat ? tv_offset(self, o) : self->offset + o);
         memcpy(buf + i * (int64_t)isz, from, isz);

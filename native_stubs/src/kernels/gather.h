@@ -102,6 +102,8 @@ typedef struct {
     int64_t a[PYACLNN_STUB_MAX_DIMS];          /* the map's parameter (pad before, shift, count)    */
     int flat;                                  /* self read as 1-D, row-major (Roll without dims)   */
     ew_value fill;                             /* CONST: in out's dtype                             */
+    int counts_input;                          /* COUNTS: the launch input holding the counts       */
+    int iota;                                  /* out[o] = the source index itself (1-D; no self)   */
 } idx_map_plan;
 
 /* Kernel: outputs[0] = inputs[0] through the maps (bytes moved). */
