@@ -20,6 +20,7 @@
  * MaskedScatter (index/masked_scatter/op_api/aclnn_masked_scatter.cpp): selfRef's elements where mask
  * (broadcast to selfRef) is set take source's elements in row-major order.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -304,5 +305,95 @@ void masked_scatter_kernel(const pyaclnn_stub_launch *launch) {
     for (int64_t j = 0; j < k; j++) memcpy(vals + j * (int64_t)isz, tv_at(src, tv_offset(src, j)), isz);
     for (int64_t j = 0; j < k; j++) memcpy(tv_at(self, at[j]), vals + j * (int64_t)isz, isz);
     free(vals);
+    free(at);
+}
+
+static int64_t read_index_value(const pyaclnn_stub_tensor *t, int64_t off) {
+    return t->dtype == ACL_INT32 ? *(const int32_t *)tv_at(t, off) : *(const int64_t *)tv_at(t, off);
+}
+
+/* ---- aclnnEmbeddingRenorm (hicann/ops-nn norm/renorm/op_api/aclnn_embedding_renorm.cpp) ---------------------- *
+ * The rows of selfRef at indices (GatherV2), their p-norms (the Renorm kernel, arch35 renorm_dag.h: in fp32,
+ * norm = max(norm, 1e-12), scale = min(norm, maxNorm) / norm; a NaN maxNorm counts as inf), the rows times
+ * their scale written back (ScatterUpdate: a repeated index writes the same row again). The NPU's reduction
+ * order is not published: the norms are summed in fp32 in row order here (class c). */
+
+typedef struct {
+    double max_norm, norm_type;
+} renorm_plan;
+
+/* renorm_rank selfRef: exactly 2 dims (the vendor's message). */
+aclnnStatus opc_renorm_rank(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *t = op_tensor(c, s, 0);
+    if (t->ndim == 2) return ACLNN_SUCCESS;
+    char b[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Embedding_Renorm: Except 2-dimension Tensor but got "
+                        "[%s]-dimension Tensor.", tv_shape_text(t->shape, t->ndim, b, sizeof b));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* embedding_renorm_plan selfRef indices maxNorm normType: nothing for an empty selfRef or indices. */
+aclnnStatus opc_embedding_renorm_plan(op_call *c, const op_step *s) {
+    renorm_plan *p = op_params(c, sizeof *p);
+    p->max_norm = op_argument(c, s, 2)->d;
+    p->norm_type = op_argument(c, s, 3)->d;
+    if (p->max_norm != p->max_norm) p->max_norm = INFINITY;
+    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0 || pyaclnn_stub_numel(op_tensor(c, s, 1)) == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* The fp32 p-norm of n values (p: 0 counts, inf / -inf: the largest / smallest magnitude). */
+static float row_norm(const float *x, int64_t n, double p) {
+    float acc = p == -INFINITY ? INFINITY : 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        float a = fabsf(x[j]);
+        if (p == INFINITY) acc = a > acc ? a : acc;
+        else if (p == -INFINITY) acc = a < acc ? a : acc;
+        else if (p == 0) acc += a != 0.0f;
+        else if (p == 1) acc += a;
+        else if (p == 2) acc += a * a;
+        else acc += (float)pow(a, p);
+    }
+    if (p == 2) return sqrtf(acc);
+    if (p == 0 || p == 1 || p == INFINITY || p == -INFINITY) return acc;
+    return (float)pow(acc, 1.0 / p);
+}
+
+void embedding_renorm_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const renorm_plan *p = launch->params;
+    const pyaclnn_stub_tensor *self = &launch->outputs[0], *ix = &launch->inputs[1];
+    int64_t rows = self->shape[0], cols = self->shape[1], k = pyaclnn_stub_numel(ix);
+    float *row = malloc(sizeof(float) * (size_t)cols + 1);
+    int64_t *at = malloc(sizeof(int64_t) * (size_t)k + 1);
+    if (row == NULL || at == NULL) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t i = 0; i < k; i++) {   /* every index first: a fault writes nothing */
+        at[i] = read_index_value(ix, tv_offset(ix, i));
+        if (at[i] < 0 || at[i] >= rows) {
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: index %lld is out of range [0, %lld)",
+                                   launch->op_name, (long long)at[i], (long long)rows);
+            goto done;
+        }
+    }
+    for (int64_t i = 0; i < k; i++) {
+        int dup = 0;
+        for (int64_t j = 0; j < i && !dup; j++) dup = at[j] == at[i];
+        if (dup) continue;   /* ScatterUpdate writes the same scaled row again */
+        for (int64_t j = 0; j < cols; j++)
+            row[j] = (float)ew_load(tv_at(self, self->offset + at[i] * self->strides[0] + j * self->strides[1]),
+                                    self->dtype).f;
+        float norm = row_norm(row, cols, p->norm_type);
+        norm = norm > 1e-12f ? norm : 1e-12f;   /* Maxs(norm, epsilon); NaN stays NaN */
+        float scale = (norm < (float)p->max_norm ? norm : (float)p->max_norm) / norm;
+        for (int64_t j = 0; j < cols; j++) {
+            ew_value v = ew_cast((ew_value){(float)(row[j] * scale), 0}, ACL_FLOAT, self->dtype);
+            ew_store(tv_at(self, self->offset + at[i] * self->strides[0] + j * self->strides[1]), self->dtype, v);
+        }
+    }
+done:
+    free(row);
     free(at);
 }
