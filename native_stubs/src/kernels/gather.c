@@ -393,11 +393,12 @@ static int map_offsets(const pyaclnn_stub_launch *launch, const idx_map_plan *p,
                        const int64_t *strides, int64_t **tab) {
     for (int d = 0; d < p->ndim; d++) {
         int sd = p->self_dim[d];
-        int64_t n = p->flat ? pyaclnn_stub_numel(self) : sd >= 0 ? self->shape[sd] : 1;
+        int64_t n = p->flat ? pyaclnn_stub_numel(self) : sd >= 0 && sd < self->ndim ? self->shape[sd] : 1;
         tab[d] = map_table(launch, p, d, n);
         if (tab[d] == NULL) return 0;
         for (int64_t o = 0; o < p->out_shape[d]; o++)
-            tab[d][o] = tab[d][o] < 0 ? INT64_MIN : p->flat || sd < 0 ? tab[d][o] : tab[d][o] * strides[sd];
+            tab[d][o] = tab[d][o] < 0 ? INT64_MIN : p->flat || sd < 0 || sd >= self->ndim ? tab[d][o]
+                                                                                           : tab[d][o] * strides[sd];
     }
     return 1;
 }

@@ -241,14 +241,15 @@ typedef struct {
     ew_value first;      /* one step: start in out's dtype */
 } linspace_plan;
 
-/* not_null_inner p ...: 561103 for the first NULL (the vendor's CHECK_RET code for its null checks). */
+/* not_null_inner p ...: 561103 for the first NULL (the vendor's CHECK_RET code for its null checks); a plain
+ * `not_null` step follows it (workspaceSize, executor). */
 aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++) {
         if (op_argument(c, s, k)->p != NULL) continue;
         pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api, "%s is NULL", op_pname(c, s, k));
         return ACLNN_ERR_INNER_NULLPTR;
     }
-    return ew_check_not_null(c->api, NULL, 0, c->workspace_size, c->executor);
+    return ACLNN_SUCCESS;
 }
 
 /* linspace_plan start end steps out: steps not negative, out holds steps elements. */
@@ -263,9 +264,9 @@ aclnnStatus opc_linspace_plan(op_call *c, const op_step *s) {
     linspace_plan *p = op_params(c, sizeof *p);
     p->steps = steps;
     double x = ew_value_to_double(a->v, a->dtype), y = ew_value_to_double(b->v, b->dtype);
-    int dbl = out->dtype == ACL_DOUBLE;
-    p->start = dbl ? x : (float)x;
-    p->end = dbl ? y : (float)y;
+    aclDataType to = out->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;   /* ew_cast: GCC may drop a (float) here */
+    p->start = ew_cast((ew_value){x, 0}, ACL_DOUBLE, to).f;
+    p->end = ew_cast((ew_value){y, 0}, ACL_DOUBLE, to).f;
     p->first = a->dtype == ACL_BOOL ? ew_cast((ew_value){(float)x, 0}, ACL_FLOAT, out->dtype)
                                     : ew_cast(a->v, a->dtype, out->dtype);
     if (steps == 0) c->nothing = 1;
