@@ -451,7 +451,10 @@ void idx_map_backward_kernel(const pyaclnn_stub_launch *launch) {
     if (g == NULL || acc == NULL || !map_offsets(launch, p, gin, st, tab)) goto done;
     for (int64_t i = 0; i < n; i++, walk_next(c, p->out_shape, p->ndim)) {
         int64_t o = map_at(p, tab, c);
-        if (o != INT64_MIN) acc[o] = dbl ? acc[o] + g[i] : (float)(acc[o] + g[i]);
+        if (o == INT64_MIN) continue;
+        double sum = acc[o] + g[i];
+        if (dbl) acc[o] = sum;
+        else acc[o] = (float)sum;   /* not a conditional expression: GCC 12 -O2 may drop its (float) */
     }
     tv_store_double(gin, acc);
 done:
