@@ -46,6 +46,9 @@ RELU = "tests/test_relu.py"
 MATH_T = "tests/test_math_transcendental.py"
 MATH_R = "tests/test_math_rounding.py"
 MATH_P = "tests/test_math_pairwise.py"
+GATHER_SCATTER = "tests/test_gather_scatter.py"
+PAD = "tests/test_pad.py"
+SHAPE_MOVES = "tests/test_shape_moves.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -313,7 +316,8 @@ MUTANTS = [
            (f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-int32]",
             f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-float32]"), "Gt answers true on equal elements (Ge)"),
     Mutant("triu-diagonal-off-by-one", f"{OPS}/conversion/triu.c",
-           "    if (col - row >= c->diagonal) memcpy(", "    if (col - row > c->diagonal) memcpy(",
+           "c->lower ? col - row <= c->diagonal : col - row >= c->diagonal)",
+           "c->lower ? col - row <= c->diagonal : col - row > c->diagonal)",
            (f"{POINTWISE}::test_triu[float32-0]", f"{POINTWISE}::test_triu[int64-1]"), "Triu zeroes the diagonal itself"),
     Mutant("where-branches-swapped", f"{OPS}/conversion/conversion.toml",
            'inputs = "condition self other"', 'inputs = "condition other self"',
@@ -592,4 +596,26 @@ MUTANTS = [
            "    return vm_out(p, t > (t - t) + attr_f(p, 1) ? gv : d);",
            "    return vm_out(p, t >= (t - t) + attr_f(p, 1) ? gv : d);",
            ("tests/test_act_grad.py::test_specials",), "SoftplusBackward passes the gradient at the threshold"),
+
+    # ---- gather / scatter, pad and shape moves (index/gather_scatter.*, pad/pad.*, conversion/shape.*) -------
+    Mutant("index-add-alpha-ignored", "native_stubs/src/kernels/gather.c",
+           "        double yy = p->has_alpha ? y.f * p->alpha.f : y.f;", "        double yy = y.f;",
+           (f"{GATHER_SCATTER}::test_every_dtype_against_the_reference[IndexAdd-float32]",),
+           "IndexAdd adds source without multiplying by alpha"),
+    Mutant("gather-index-dtype-unchecked", f"{OPS}/index/gather_scatter.toml",
+           '"dtype_in self GATHER", "nonempty_dtype_in index INDEX",', '"dtype_in self GATHER",',
+           (f"{GATHER_SCATTER}::test_validation_codes_and_messages",), "validation: Gather takes INT16 indices"),
+    Mutant("reflect-pad-repeats-the-edge", "native_stubs/src/kernels/gather.c",
+           "            i = i < 0 ? -i : i;", "            i = i < 0 ? -i - 1 : i;",
+           (f"{PAD}::test_mirror_pads_every_dtype",), "reflection padding mirrors with the edge (symmetric)"),
+    Mutant("pad-out-dtype-unchecked", f"{OPS}/pad/pad.toml",
+           '"dtype_in self out $list", "same_dtype self out",', '"dtype_in self out $list",',
+           (f"{PAD}::test_validation_codes_and_messages",), "validation: a pad's out may have another dtype"),
+    Mutant("roll-shift-sign", "native_stubs/src/kernels/gather.c",
+           "        case IDX_MAP_ROLL: i = ((o - a) % n + n) % n; break;",
+           "        case IDX_MAP_ROLL: i = ((o + a) % n + n) % n; break;",
+           (f"{SHAPE_MOVES}::test_every_dtype_against_the_reference[Roll-float32]",), "Roll shifts the other way"),
+    Mutant("flip-repeated-dim-accepted", f"{OPS}/conversion/shape.c",
+           "        if (p->kind[d] == IDX_MAP_FLIP) return invalid(", "        if (0) return invalid(",
+           (f"{SHAPE_MOVES}::test_validation_codes_and_messages",), "validation: Flip takes a dim twice"),
 ]

@@ -1724,6 +1724,225 @@ BUILDERS.update({op: build_sampling for op in (
     "aclnnInplaceRandom", "aclnnInplaceRandomWithoutFromTo", "aclnnInplaceBernoulli", "aclnnInplaceBernoulliTensor",
     "aclnnRandperm", "aclnnMultinomial")})
 
+# ---- gather / scatter, pads, shape moves (index/gather_scatter.toml, pad/pad.toml, conversion/shape.toml) ----
+
+def _ints(g: Gen, lo: int, hi: int) -> dict:
+    return {"m": "int", "s": g.seed(), "lo": lo, "hi": max(hi, lo + 1)}
+
+
+def build_gather(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    ish = [r.randint(0, s) if k != dim % nd else r.randint(0, 4) for k, s in enumerate(shape)]
+    dt = g.dtype()
+    size = shape[dim]
+    idx = g.tensor(r.choice((9, 3, 9)), ish, fill=_ints(g, -size if r.random() < 0.2 else 0, size))
+    return {"self": g.tensor(dt, shape), "dim": dim, "index": idx, "out": g.out(dt, ish)}
+
+
+def build_scatter(g: Gen) -> dict:
+    r = g.rng
+    args = build_gather(g)
+    shape, ish = args["self"]["sh"], args["index"]["sh"]
+    dt = args["self"]["d"]
+    names = [p[0] for p in g.inp]
+    key = "selfRef" if "selfRef" in names else "self"
+    args[key] = args.pop("self")
+    args.pop("out")
+    if "src" in names:
+        args["src"] = g.tensor(dt if r.random() < 0.9 else g.dtype(), [d + r.choice((0, 0, 1)) for d in ish])
+    if "value" in names:
+        args["value"] = g.scalar()
+    if "reduce" in names:
+        args["reduce"] = r.choice((0, 1, 2, 0, 1, 3))
+    if "out" in names:
+        args["out"] = g.out(dt, shape)
+    return args
+
+
+def build_index_add(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    n = r.randint(0, 5)
+    dt = g.dtype()
+    sshape = list(shape)
+    sshape[dim] = n
+    return {"self": g.tensor(dt, shape), "dim": dim,
+            "index": g.tensor(r.choice((9, 3)), [n], fill=_ints(g, 0, shape[dim])),
+            "source": g.tensor(dt, sshape), "alpha": g.scalar(), "out": g.out(dt, shape)}
+
+
+def build_index_fill(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    size = shape[dim]
+    dt = g.dtype()
+    names = [p[0] for p in g.inp]
+    key = "selfRef" if "selfRef" in names else "self"
+    n = r.randint(0, 4)
+    if "Tensor" in g.op:
+        index = {"ia": [r.randrange(-size, size) if size else 0 for _ in range(n)]}
+    else:
+        index = g.tensor(r.choice((9, 3)), [n], fill=_ints(g, -size if r.random() < 0.2 else 0, size))
+    args = {key: g.tensor(dt, shape), "dim": dim, "index": index, "value": g.scalar()}
+    if "out" in names:
+        args["out"] = g.out(dt, shape)
+    return args
+
+
+def build_masked_scatter(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype()
+    mask = g.tensor(12 if r.random() < 0.85 else 4, g.bcast(shape), fill=_ints(g, 0, 2))
+    return {"selfRef": g.tensor(dt, shape), "mask": mask,
+            "source": g.tensor(dt if r.random() < 0.9 else g.dtype(), [_numel(shape) + r.choice((0, 2, -1))])}
+
+
+def build_embedding_renorm(g: Gen) -> dict:
+    r = g.rng
+    rows, cols = r.randint(1, 6), r.randint(1, 6)
+    return {"selfRef": g.tensor(g.dtype((0, 1, 27, 0)), [rows, cols]),
+            "indices": g.tensor(r.choice((9, 3)), g.shape(lo=0, hi=2), fill=_ints(g, 0, rows)),
+            "maxNorm": r.choice((1.0, 0.5, 2.0, math.inf, math.nan)), "normType": r.choice((2.0, 1.0, 3.0, math.inf))}
+
+
+def _padded(shape, pad):
+    out = list(shape)
+    for i in range(len(pad) // 2):
+        out[len(shape) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+    return out
+
+
+def build_constant_pad(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(zero=0.02)
+    k = r.randint(0, len(shape))
+    pad = [r.choice((0, 1, 2, -1, 3)) for _ in range(2 * k)]
+    dt = g.dtype()
+    out = _padded(shape, pad)
+    return {"self": g.tensor(dt, shape), "pad": {"ia": pad}, "value": g.scalar(),
+            "out": g.out(dt, [max(d, 0) for d in out])}
+
+
+def build_mirror_pad(g: Gen) -> dict:
+    r = g.rng
+    k = int(re.search(r"Pad(\d)d", g.op).group(1))
+    shape = [r.randint(1, 3) for _ in range(r.choice((1, 2)))] + [r.randint(2, 5) for _ in range(k)]
+    reflect = "Reflection" in g.op
+    pad = []
+    for i in range(k):
+        d = shape[len(shape) - 1 - i]
+        pad += [r.randint(0, d - 1 if reflect else 3) for _ in range(2)]
+    dt = g.dtype((0, 1, 27, 11)) if "Backward" in g.op else g.dtype()
+    out = _padded(shape, pad)
+    if "Backward" in g.op:
+        return {"gradOutput": g.tensor(dt, out), "self": g.tensor(dt, shape), "padding": {"ia": pad},
+                "gradInput": g.out(dt, shape)}
+    return {"self": g.tensor(dt, shape), "padding": {"ia": pad}, "out": g.out(dt, out)}
+
+
+def build_flip(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    nd = max(len(shape), 1)
+    dims = r.sample(range(nd), r.randint(0, nd))
+    dt = g.dtype()
+    return {"self": g.tensor(dt, shape), "dims": {"ia": [d - nd if r.random() < 0.3 else d for d in dims]},
+            "out": g.out(dt, shape)}
+
+
+def build_roll(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1)
+    nd = len(shape)
+    dims = [r.randrange(-nd, nd) for _ in range(r.randint(0, 2))]
+    shifts = [r.randint(-7, 7) for _ in range(max(len(dims), 1))]
+    dt = g.dtype()
+    return {"x": g.tensor(dt, shape), "shifts": {"ia": shifts}, "dims": {"ia": dims}, "out": g.out(dt, shape)}
+
+
+def build_repeat(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(hi=3)
+    reps = [r.randint(0, 3) for _ in range(len(shape) + r.randint(0, 2))]
+    full = [1] * (len(reps) - len(shape)) + list(shape)
+    dt = g.dtype()
+    return {"self": g.tensor(dt, shape), "repeats": {"ia": reps},
+            "out": g.out(dt, [a * b for a, b in zip(full, reps)] if reps else shape)}
+
+
+def build_repeat_interleave(g: Gen) -> dict:
+    r = g.rng
+    names = [p[0] for p in g.inp]
+    if "self" not in names:                                       # RepeatInterleaveTensor
+        n = r.randint(0, 5)
+        counts = [r.randint(0, 3) for _ in range(n)]
+        dt = r.choice((9, 3))
+        return {"repeats": g.tensor(dt, [n], fill={"m": "const", "v": 2}), "outputSize": 2 * n,
+                "out": g.out(dt, [2 * n])} if r.random() < 0.5 else \
+               {"repeats": g.tensor(dt, [n], fill=_ints(g, 1, 2)), "outputSize": n, "out": g.out(dt, [n])}
+    shape = g.shape(lo=1, hi=3)
+    dt = g.dtype()
+    with_dim = "dim" in names
+    dim = r.randrange(-len(shape), len(shape))
+    along = shape[dim] if with_dim else _numel(shape)
+    if g.inp[[p[0] for p in g.inp].index("repeats")][1] == "tensor":
+        c = r.randint(1, 3)
+        n = 1 if r.random() < 0.3 else along
+        reps = g.tensor(r.choice((9, 3)), [n], fill={"m": "const", "v": c})
+    else:
+        c = r.randint(0, 3)
+        reps = c
+    size = along * c
+    oshape = list(shape) if with_dim else [size]
+    if with_dim:
+        oshape[dim] = size
+    args = {"self": g.tensor(dt, shape), "repeats": reps, "outputSize": size, "out": g.out(dt, oshape)}
+    if with_dim:
+        args["dim"] = dim
+    return args
+
+
+def build_masked_fill_tensor(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 12))
+    mask = g.tensor(12 if r.random() < 0.9 else 4, g.bcast(shape), fill=_ints(g, 0, 2))
+    return {"selfRef": g.tensor(dt, shape), "mask": mask,
+            "value": g.tensor(dt if r.random() < 0.8 else g.dtype(), [] if r.random() < 0.9 else [1])}
+
+
+def build_linspace(g: Gen) -> dict:
+    r = g.rng
+    n = r.choice((0, 1, 2, 5, 17, 40))
+    dt = g.dtype((0, 1, 27, 11, 3, 9, 6, 2, 4))
+    return {"start": g.scalar(None, r.choice((0.0, -1.0, 2.5, 10.0))), "end": g.scalar(None, r.choice((1.0, 3.3, -4.0))),
+            "steps": n if r.random() < 0.9 else -1, "out": g.out(dt, [n if r.random() < 0.9 else n + 1])}
+
+
+BUILDERS.update({
+    "aclnnGather": build_gather, "aclnnScatter": build_scatter, "aclnnScatterValue": build_scatter,
+    "aclnnInplaceScatter": build_scatter, "aclnnInplaceScatterValue": build_scatter, "aclnnScatterAdd": build_scatter,
+    "aclnnIndexAdd": build_index_add, "aclnnIndexFill": build_index_fill, "aclnnInplaceIndexFill": build_index_fill,
+    "aclnnIndexFillTensor": build_index_fill, "aclnnInplaceIndexFillTensor": build_index_fill,
+    "aclnnInplaceMaskedScatter": build_masked_scatter, "aclnnEmbeddingRenorm": build_embedding_renorm,
+    "aclnnConstantPadNd": build_constant_pad,
+    **{f"aclnn{m}Pad{k}d{b}": build_mirror_pad for m in ("Reflection", "Replication") for k in (1, 2, 3)
+       for b in ("", "Backward")},
+    "aclnnTril": build_triu, "aclnnInplaceTril": build_triu, "aclnnFlip": build_flip, "aclnnRoll": build_roll,
+    "aclnnRepeat": build_repeat, "aclnnInplaceMaskedFillTensor": build_masked_fill_tensor,
+    "aclnnLinspace": build_linspace,
+    **{f"aclnnRepeatInterleave{s}": build_repeat_interleave for s in ("", "WithDim", "Int", "IntWithDim", "Tensor")},
+})
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]
