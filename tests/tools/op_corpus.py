@@ -881,6 +881,10 @@ POOLS = {
     "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3,
     "NonzeroV2": (0, 1, 2, 4, 6, 3, 9, 11, 12), "Mean": (0, 3, 9, 1, 6, 2, 4, 11, 27),
 }
+# the logical family's integer operators and the activations' backwards (few valid calls from any dtype)
+POOLS.update({"BitwiseNot": (2, 3, 4, 6, 9, 12), "BitwiseOrScalar": (2, 3, 4, 6, 9, 12),
+              "BitwiseXorScalar": (2, 3, 4, 6, 9, 12), "LeftShift": (2, 3, 4, 6, 9), "LeftShifts": (2, 3, 4, 6, 9),
+              "RightShift": (2, 3, 4, 6, 9), "EluBackward": F3})
 
 
 def _base_op(op: str) -> str:

@@ -101,6 +101,8 @@ typedef struct ew_plan {
     int raw_copy;          /* COPY between equal dtypes: the bytes are copied unchanged          */
     ew_fn fn;              /* EW_OP_FN: the function for this compute dtype                      */
     int bool_result;       /* EW_OP_FN: fn returns BOOL                                          */
+    ew_value vattr[2];     /* EW_OP_FN: scalar attributes as values of the compute dtype (pw_scalars:
+                            * exact for 64-bit integers, which attr[] as doubles is not)              */
     double attr[4];        /* EW_OP_FN: the operator's attributes, as doubles (ew_scalar values)   */
     aclDataType in_dtype;  /* EW_OP_FN: the first tensor input's own dtype, before the cast to
                             * compute (kernels that differ for integral inputs: Log2's AI CPU path)  */

@@ -448,3 +448,12 @@ aclnnStatus opc_broadcast_with(op_call *c, const op_step *s) {
     return ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), s->text != NULL ? s->text : "", &result,
                         c->shape, &c->ndim);
 }
+
+/* ---- standard steps added with the logical family ------------------------------------------------ */
+
+/* not_null_inner p ...: as not_null (the same message), but the status is 561103 (ACLNN_ERR_INNER_NULLPTR), as
+ * the op_apis that wrap their null checks in CHECK_RET(CheckNotNull(...), ACLNN_ERR_INNER_NULLPTR) return. */
+aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
+    aclnnStatus rc = opc_not_null(c, s);
+    return rc == ACLNN_ERR_PARAM_NULLPTR ? ACLNN_ERR_INNER_NULLPTR : rc;
+}

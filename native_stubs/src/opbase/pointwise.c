@@ -273,3 +273,15 @@ aclnnStatus opc_pw_compute_castable(op_call *c, const op_step *s) {
                         op_dtype_name(c->compute, b1), op_dtype_name(out, b2));
     return ACLNN_ERR_PARAM_INVALID;
 }
+
+/* pw_scalars a [b]: the operator's scalar attributes (bounds, thresholds ...) cast to the compute dtype, as the
+ * vendor's op_api converts them to tensors of that dtype (ConvertToTensor), in the plan's vattr[] (after
+ * pw_plan), in order; an absent optional scalar leaves 0. */
+aclnnStatus opc_pw_scalars(op_call *c, const op_step *s) {
+    ew_plan *plan = (ew_plan *)c->params;
+    for (int k = 0; k < s->np && k < 2; k++) {
+        const op_scalar *sc = op_scalar_of(c, s, k);
+        if (sc->dtype != ACL_DT_UNDEFINED) plan->vattr[k] = ew_cast(sc->v, sc->dtype, c->compute);
+    }
+    return ACLNN_SUCCESS;
+}

@@ -69,13 +69,16 @@ def resolve_steps(fam: Family, op: Op) -> None:
     names = [p.name for p in op.params]
     checks = list(op.checks)
     pointer_kinds = {"tensor", "tensor_list", "scalar", "scalar_list", "int_array", "float_array", "bool_array"}
-    if not any(c.split()[0] == "not_null" for c in checks):
+    # a null check is any step named not_null... (not_null_inner, not_null_stack: other codes, same role)
+    def null_check(c: str) -> bool:
+        return c.split()[0].startswith("not_null")
+    if not any(null_check(c) for c in checks):
         required = [p.name for p in op.params if p.kind in pointer_kinds and not p.optional]
         checks.insert(0, "not_null " + " ".join(required))
     if not any(c.split()[0] == "read" for c in checks):
-        # right after the (first run of) not_null steps
-        k = next(i for i, c in enumerate(checks) if c.split()[0] == "not_null")
-        while k < len(checks) and checks[k].split()[0] == "not_null":
+        # right after the (first run of) null checks
+        k = next(i for i, c in enumerate(checks) if null_check(c))
+        while k < len(checks) and null_check(checks[k]):
             k += 1
         checks.insert(k, "read")
     op.checks = checks

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "activation/gelu.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
@@ -20,12 +21,12 @@
 static const double SQRT1_2 = 0.70710678118654752440, K = 0.79788456080286535588, C = 0.044715,
                     INV_SQRT_2PI = 0.39894228040143267794;
 
-static double gelu(double x, int tanh_mode) {
+double gelu(double x, int tanh_mode) {
     if (tanh_mode) return 0.5 * x * (1.0 + tanh(K * (x + C * x * x * x)));
     return 0.5 * x * (1.0 + erf(x * SQRT1_2));
 }
 
-static double gelu_grad(double x, int tanh_mode) {
+double gelu_grad(double x, int tanh_mode) {
     if (tanh_mode) {
         double t = tanh(K * (x + C * x * x * x));
         return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * K * (1.0 + 3.0 * C * x * x);
