@@ -50,6 +50,8 @@ GATHER_SCATTER = "tests/test_gather_scatter.py"
 PAD = "tests/test_pad.py"
 SHAPE_MOVES = "tests/test_shape_moves.py"
 
+ATTN = "tests/test_attention.py"
+
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
     Mutant("num-round-ties-down", f"{NUM}/num_narrow.h",
@@ -618,4 +620,24 @@ MUTANTS = [
     Mutant("flip-repeated-dim-accepted", f"{OPS}/conversion/shape.c",
            "        if (p->kind[d] == IDX_MAP_FLIP) return invalid(", "        if (0) return invalid(",
            (f"{SHAPE_MOVES}::test_validation_codes_and_messages",), "validation: Flip takes a dim twice"),
+
+    # ---- attention (attention/fa_*.c) ----
+    Mutant("fa-pse-type0-scaled", f"{OPS}/attention/fa_mask.c",
+           "        return p->pse_type == 1 ? (s + v) * p->scale : s * p->scale + v;",
+           "        return (s + v) * p->scale;",
+           (f"{ATTN}::test_forward_pse",), "pseType 0 adds the pse after the scale, not before"),
+    Mutant("fa-causal-diagonal-masked", f"{OPS}/attention/fa_mask.c",
+           "    case 2: return compressed(mask, j - i);", "    case 2: return compressed(mask, j - i + 1);",
+           (f"{ATTN}::test_forward_sparse_modes_and_masks",), "leftUpCausal also leaves the diagonal out"),
+    Mutant("fa-dropout-not-rescaled", f"{OPS}/attention/fa_kernel.c",
+           "                    else if (p->dropout != FA_DROP_NONE) e *= p->div;", "",
+           (f"{ATTN}::test_dropout_statistics_and_determinism_per_seed",), "kept probabilities are not divided by keepProb"),
+    Mutant("fa-grad-unscaled-ds", f"{OPS}/attention/fa_kernel.c",
+           "                    w->ds[e] = fa_round(ds * p->scale, p->dtype);",
+           "                    w->ds[e] = fa_round(ds, p->dtype);",
+           (f"{ATTN}::test_gradient_matches_the_float64_definition",), "dQ and dK miss the softmax scale"),
+    Mutant("fa-keep-prob-zero-accepted", f"{OPS}/attention/fa_plan.c",
+           "    if (!(keep > 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
+           "    if (!(keep >= 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
+           (f"{ATTN}::test_forward_validation_codes_and_messages",), "validation: keepProb 0 accepted"),
 ]

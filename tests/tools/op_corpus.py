@@ -1551,6 +1551,67 @@ def build_gmq(g: Gen) -> dict:
     return args
 
 
+def build_flash_attention(g: Gen) -> dict:
+    """FlashAttentionScore* / *ScoreGrad*: q/k/v in a layout the version takes (TND with actual sequence lengths
+    where it has them), GQA, sometimes the causal compressed mask, a pse, dropout (V4: seed/offset)."""
+    r = g.rng
+    names = {p[0] for p in g.inp}
+    tnd = "actualSeqQLenOptional" in names and (r.random() < 0.6 or "VarLen" in g.op or "Unpadding" in g.op)
+    layout = "TND" if tnd else r.choice(("BSH", "SBH", "BSND", "BNSD"))
+    dt = r.choice((0, 1, 27, 0, 1, 27, 11)) if r.random() < 0.95 else g.dtype()
+    b, n2, grp, d = r.randint(1, 2), r.randint(1, 2), r.choice((1, 2)), r.choice((8, 16))
+    n1 = n2 * grp
+    s1, s2 = r.randint(1, 9), r.randint(1, 9)
+    if tnd:
+        lq, lk = [r.randint(0, 5) for _ in range(b)], [r.randint(1, 5) for _ in range(b)]
+        cq, ck = [sum(lq[:i + 1]) for i in range(b)], [sum(lk[:i + 1]) for i in range(b)]
+        qs, ks = [cq[-1], n1, d], [ck[-1], n2, d]
+        rows = [cq[-1], n1, 8]
+    else:
+        def lay(s, n):
+            return {"BSH": [b, s, n * d], "SBH": [s, b, n * d], "BSND": [b, s, n, d], "BNSD": [b, n, s, d]}[layout]
+        qs, ks = lay(s1, n1), lay(s2, n2)
+        rows = [b, n1, s1, 8]
+    sparse = 0
+    mask = None
+    x = r.random()
+    if x < 0.12 and not tnd:
+        mask = g.tensor(12, [s1, s2], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 2})
+    elif x < 0.2:
+        sparse, mask = r.choice((2, 3)), g.tensor(12, [2048, 2048], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 2},
+                                                  layout=False)
+    keep = 1.0
+    drop = None
+    if r.random() < 0.15:
+        keep = r.choice((0.5, 0.9))
+        if "seed" not in names or r.random() < 0.3:
+            n = n1 * (sum(a * c for a, c in zip(lq, lk)) if tnd else b * s1 * s2)
+            drop = g.tensor(4, [_mask_bytes(n)], fill=g.fill(4, "raw"))
+    args = {"query": g.tensor(dt, qs), "key": g.tensor(dt, ks), "keyIn": g.tensor(dt, ks), "value": g.tensor(dt, ks),
+            "dropMaskOptional": drop, "attenMaskOptional": mask, "realShiftOptional": None, "pseShiftOptional": None,
+            "scaleValue": r.choice((0.25, 1.0, 0.125)), "keepProb": keep, "preTokens": 2 ** 31 - 1,
+            "nextTokens": r.choice((2 ** 31 - 1, 0)), "headNum": n1, "inputLayout": layout, "innerPrecise": r.choice((0, 2)),
+            "sparseMode": sparse, "pseType": 1, "outDtype": 0, "softmaxOutLayout": "", "softmaxInLayout": "",
+            "seed": r.choice((0, 7, 2 ** 40)), "offset": r.choice((0, 12)), "prefixOptional": None,
+            "qStartIdxOptional": None, "kvStartIdxOptional": None}
+    if tnd:
+        args.update({"actualSeqQLenOptional": {"ia": cq}, "actualSeqKvLenOptional": {"ia": ck}})
+    if "Grad" in g.op:
+        args.update({"dy": g.tensor(dt, qs), "attentionInOptional": g.tensor(dt, qs),
+                     "softmaxMaxOptional": g.tensor(0, rows), "softmaxSumOptional": g.tensor(0, rows, fill=g.fill(0, "pos")),
+                     "softmaxInOptional": None, "dqOut": g.out(dt, qs), "dkOut": g.out(dt, ks), "dvOut": g.out(dt, ks),
+                     "dpseOut": None})
+    else:
+        args.update({"softmaxMaxOut": g.out(0, rows), "softmaxSumOut": g.out(0, rows), "softmaxOutOut": g.out(dt, [0]),
+                     "attentionOutOut": g.out(dt, qs)})
+    for k in [k for k in args if k not in names]:
+        args.pop(k)
+    for p in g.inp:                     # rope, dScale*, sink: NULL
+        if p[0] not in args and p[1] == "tensor":
+            args[p[0]] = None
+    return args
+
+
 BUILDERS = {
     "aclnnCast": build_cast, "aclnnGeluV2": build_gelu, "aclnnGeluBackwardV2": build_gelu_backward,
     "aclnnTriu": build_triu, "aclnnInplaceTriu": build_triu,
@@ -1576,6 +1637,9 @@ BUILDERS = {
     "aclnnDivMod": build_divmod, "aclnnDivMods": build_divmod, "aclnnInplaceDivMod": build_divmod,
     "aclnnInplaceDivMods": build_divmod,
 }
+BUILDERS.update({f"aclnnFlashAttention{v}": build_flash_attention for v in (
+    "Score", "ScoreV2", "ScoreV4", "VarLenScore", "VarLenScoreV2", "VarLenScoreV4", "ScoreGrad", "ScoreGradV2",
+    "ScoreGradV4", "UnpaddingScoreGrad", "UnpaddingScoreGradV2")})
 
 
 # ---- issue 28: reductions, sort, nonzero, equality, sampling (appended; one builder per shape of call) ------

@@ -108,21 +108,28 @@ typedef struct {
     float *c;
 } mm_job;
 
+void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; i++) {
+        const float *arow = a + i * lda;
+        float *crow = c + i * ldc;
+        for (int64_t x = 0; x < n; x++) crow[x] = 0.0f;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float av = arow[kk];
+            const float *brow = b + kk * ldb;
+            for (int64_t x = 0; x < n; x++) crow[x] += av * brow[x];
+        }
+    }
+}
+
 /* Rows [begin, end) of the stacked [batch * m] output rows: c[i, :] = sum_k a[i, k] * b[k, :], in fp32. */
 static void mm_rows(void *ctx, size_t begin, size_t end) {
     const mm_job *j = ctx;
     int64_t m = j->p->m, k = j->p->k, n = j->p->n;
     for (size_t row = begin; row < end; row++) {
         int64_t bi = (int64_t)row / m;
-        const float *arow = j->a + (int64_t)row * k;
-        const float *bm = j->b + bi * k * n;
         float *crow = j->c + (int64_t)row * n;
-        for (int64_t x = 0; x < n; x++) crow[x] = 0.0f;
-        for (int64_t kk = 0; kk < k; kk++) {
-            float av = arow[kk];
-            const float *brow = bm + kk * n;
-            for (int64_t x = 0; x < n; x++) crow[x] += av * brow[x];
-        }
+        mm_f32_block(j->a + (int64_t)row * k, k, j->b + bi * k * n, n, crow, n, 1, k, n);
         if (j->p->has_bias) {
             const float *bias = j->bias + (int64_t)row * n;
             for (int64_t x = 0; x < n; x++)

@@ -33,6 +33,12 @@ typedef struct {
 aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, mm_plan *p,
                          int64_t *shape, int64_t *ndim);
 
+/* The engine's fp32 product on row-major host blocks: c[m, n] = a[m, k] @ b[k, n] (leading dimensions lda, ldb,
+ * ldc in elements), each c element summed in fp32 in k order from 0 -- the accumulation mm_kernel uses. For
+ * families that stage their operands themselves (attention's Q @ K^T and P @ V blocks). */
+void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n);
+
 /* Kernel: outputs[0] = inputs[0] @ inputs[1] (Addmm: inputs[2] is the bias, broadcast to [m, n]). */
 void mm_kernel(const pyaclnn_stub_launch *launch);
 

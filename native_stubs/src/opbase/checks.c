@@ -198,7 +198,7 @@ static aclnnStatus read_param(op_call *c, int i, const char *name) {
         break;
     default: break;
     }
-    if (rc == ACLNN_SUCCESS) c->read |= 1u << i;
+    if (rc == ACLNN_SUCCESS) c->read |= (uint64_t)1 << i;
     return rc;
 }
 
@@ -322,7 +322,7 @@ aclnnStatus opc_read_list(op_call *c, const op_step *s) {
     c->lists[i].v = items;
     c->lists[i].t = t;
     c->lists[i].n = size;
-    c->read |= 1u << i;
+    c->read |= (uint64_t)1 << i;
     return ACLNN_SUCCESS;
 }
 

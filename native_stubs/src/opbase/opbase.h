@@ -30,10 +30,10 @@
 #include "kernels/dtype.h"
 #include "pyaclnn_stub.h"
 
-#define OP_MAX_PARAMS 24         /* parameters of one GetWorkspaceSize, without the trailing pair  */
+#define OP_MAX_PARAMS 48         /* parameters of one GetWorkspaceSize, without the trailing pair  */
 #define OP_MAX_STEP_PARAMS 16    /* parameter operands of one step                                  */
 #define OP_MAX_IO 16             /* tensors of an executor taken from single-tensor parameters      */
-#define OP_PARAMS_MAX 2048       /* bytes of a kernel's parameter block                             */
+#define OP_PARAMS_MAX 8192       /* bytes of a kernel's parameter block                             */
 #define OP_MAX_SCRATCH 4         /* blocks of memory the steps of one call may take (op_scratch)     */
 
 /* What a parameter carries (the signature registry's kinds, pyaclnn/signatures/model.py). */
@@ -126,7 +126,7 @@ typedef struct op_call {
     const op_arg *arg;                       /* the arguments, by parameter index                 */
     uint64_t *workspace_size;
     aclOpExecutor **executor;
-    uint32_t read;                           /* bit k: parameter k was read (snapshots below valid) */
+    uint64_t read;                           /* bit k: parameter k was read (snapshots below valid) */
     /* Read arguments, by parameter index (only the entry of the parameter's kind is meaningful). */
     pyaclnn_stub_tensor t[OP_MAX_PARAMS];    /* tensors: present == 0 for an absent optional one  */
     op_scalar s[OP_MAX_PARAMS];              /* scalars                                           */

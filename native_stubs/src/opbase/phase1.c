@@ -120,6 +120,14 @@ static aclnnStatus run(op_call *c) {
         }
         if (c->done) break;
     }
+    if (c->workspace_size == NULL || c->executor == NULL) {
+        /* (a definition whose null checks leave the trailing pair to the vendor's later code: never write
+         * through a NULL one) */
+        if (c->made != NULL) aclDestroyAclOpExecutor(c->made);
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s is NULL",
+                            c->workspace_size == NULL ? "workspaceSize" : "executor");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
     if (c->made == NULL) {
         aclnnStatus rc = op_make_executor(c, 1);
         if (rc != ACLNN_SUCCESS) return rc;

@@ -250,7 +250,7 @@ aclnnStatus opc_ln_read_masked(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np && k < 3; k++) {
         int i = s->p[k];
         c->t[i].present = 0;
-        c->read |= 1u << i;
+        c->read |= (uint64_t)1 << i;
         if (!prm->mask[k]) continue;
         aclnnStatus rc = op_tensor_arg(c->api, op_pname(c, s, k), op_argument(c, s, k)->p, &c->t[i]);
         if (rc) return rc;
