@@ -1,5 +1,6 @@
 #include "opbase/checks.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -447,4 +448,47 @@ aclnnStatus opc_broadcast_with(op_call *c, const op_step *s) {
     for (int64_t d = 0; d < c->ndim; d++) result.shape[d] = c->shape[d];
     return ew_broadcast(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), s->text != NULL ? s->text : "", &result,
                         c->shape, &c->ndim);
+}
+
+/* ---- the vendor's EZ-coded parameter messages (conv, pool, upsample, norm families) -------------- */
+
+aclnnStatus op_ez_expected(const char *api, const char *param, const char *what, const char *actual,
+                           const char *expected) {
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Parameter %s of %s has incorrect %s %s. It should be %s.",
+                        param, api, what, actual, expected);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const char *what, const char *actual,
+                         const char *reason_fmt, ...) {
+    char reason[512];
+    va_list ap;
+    va_start(ap, reason_fmt);
+    vsnprintf(reason, sizeof reason, reason_fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s %s of %s %s incorrect %s %s. Reason: %s.",
+                        plural ? "Parameters" : "Parameter", params, api, plural ? "have" : "has", what, actual, reason);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size) {
+    return tv_shape_text(v, (int64_t)n, buf, size);
+}
+
+/* read_masked mask out ...: snapshots of the outputs the bool array `mask` (a live array with one entry per
+ * output, checked by an earlier step) asks for; the others are absent (neither read nor given to the
+ * executor as tensors). For the backward operators with an outputMask (conv, norm families). */
+aclnnStatus opc_read_masked(op_call *c, const op_step *s) {
+    const bool *mask;
+    uint64_t n_mask = 0;
+    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 0)->p, &mask, &n_mask) != ACLNN_SUCCESS) n_mask = 0;
+    for (int k = 1; k < s->np; k++) {
+        int i = s->p[k];
+        c->t[i].present = 0;
+        c->read |= 1u << i;
+        if ((uint64_t)(k - 1) >= n_mask || !mask[k - 1]) continue;
+        aclnnStatus rc = op_tensor_arg(c->api, op_pname(c, s, k), op_argument(c, s, k)->p, &c->t[i]);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
 }
