@@ -138,6 +138,9 @@ typedef struct op_call {
     aclDataType compute;                     /* the dtype the kernel computes in, when one applies */
     pyaclnn_stub_kernel_fn kernel;           /* starts as def->kernel                             */
     int nothing;                             /* the launch does nothing (empty tensors)           */
+    int checks_done;                         /* a step ended the checks early (the vendor returns
+                                              * success before the rest, e.g. for an empty input):
+                                              * the steps after it are not run                     */
     uint64_t workspace;                      /* workspace bytes phase 2 needs                     */
     size_t params_size;                      /* bytes of params the kernel gets                   */
     _Alignas(16) unsigned char params[OP_PARAMS_MAX];

@@ -113,6 +113,7 @@ static aclnnStatus run(op_call *c) {
             if (c->made != NULL) aclDestroyAclOpExecutor(c->made);
             return rc;
         }
+        if (c->checks_done) break;
     }
     if (c->made != NULL) {
         *c->workspace_size = c->workspace;
@@ -135,6 +136,7 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
     c.compute = ACL_DT_UNDEFINED;
     c.kernel = def->kernel;
     c.nothing = 0;
+    c.checks_done = 0;
     c.workspace = 0;
     c.params_size = 0;
     c.in_handles = c.out_handles = NULL;
