@@ -103,4 +103,9 @@ aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const 
 /* "[1, 2]" of an int array. */
 const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size);
 
+/* 161002 "Expected tensor for <name> to have same size as [..], but got [..]." unless t has that shape
+ * (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE). */
+aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
+                             int64_t ndim);
+
 #endif
