@@ -103,25 +103,30 @@ for name, args in json.loads(sys.stdin.read()):
         codes.append(0)
     except AclError as exc:
         codes.append(exc.code)
-print("RESULT " + json.dumps(codes))
+EXTRA = {}
+__EXTRA__
+print("RESULT " + json.dumps({"codes": codes, "extra": EXTRA}))
 """
 
 
-def status_codes(calls: list, soc: str) -> list[int]:
-    """The status of each call on `soc`: Ascend 950 (this process's SoC) in process, others in one child."""
-    if soc == "Ascend950PR":
+def status_codes(calls: list, soc: str, extra: str = "") -> list[int]:
+    """The status of each call on `soc`: Ascend 950 (this process's SoC) in process, others in one child (which
+    also runs `extra`, code that fills the dict EXTRA: status_codes then returns (codes, EXTRA))."""
+    if soc == "Ascend950PR" and not extra:
         scope: dict = {}
-        exec(_CHILD.split("codes = []")[0], scope)
+        exec(_CHILD.split("codes = []")[0], scope)   # the child's arg()
         out = []
         for name, args in calls:
             out.append(error_of(getattr(__import__("pyaclnn").ops, name), *[scope["arg"](a) for a in args])[0])
         return out
     env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(calls), env=env, capture_output=True,
+    code = _CHILD.replace("__EXTRA__", extra)
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(calls), env=env, capture_output=True,
                           text=True, timeout=300)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    out = json.loads(lines[-1][len("RESULT "):])
+    return (out["codes"], out["extra"]) if extra else out["codes"]
 
 
 def dtype_rows(op: str, make_args, accepted_950: list[str], accepted_a2: list[str], candidates: list[str]):

@@ -574,3 +574,13 @@ aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_st
                         tv_shape_text(shape, ndim, x, sizeof x), tv_shape_text(t->shape, t->ndim, y, sizeof y));
     return ACLNN_ERR_PARAM_INVALID;
 }
+
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s", msg);
+    return ACLNN_ERR_PARAM_INVALID;
+}

@@ -108,4 +108,7 @@ const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size);
 aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
                              int64_t ndim);
 
+/* 161002 with a printf-formatted message (a family's own OP_LOGE text); returns ACLNN_ERR_PARAM_INVALID. */
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

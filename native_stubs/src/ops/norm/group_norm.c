@@ -11,7 +11,6 @@
  * Definitions: group_norm.toml (the vendor's checks in its order, with the steps below).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,16 +106,7 @@ void group_norm_backward_kernel(const pyaclnn_stub_launch *launch) {
 
 /* ---- steps ---------------------------------------------------------------------------------- */
 
-static aclnnStatus invalid(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus invalid(op_call *c, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", msg);
-    return ACLNN_ERR_PARAM_INVALID;
-}
+#define invalid(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 
 /* gn_attrs self C group eps: group > 0 dividing C, eps > 0. */
 aclnnStatus opc_gn_attrs(op_call *c, const op_step *s) {
