@@ -103,9 +103,9 @@ static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_
 }
 
 typedef struct {
-    const mm_plan *p;
-    const float *a, *b, *bias;
+    const float *a, *b;
     float *c;
+    int64_t a_batch, b_batch, c_batch, m, k, n;
 } mm_job;
 
 void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
@@ -125,18 +125,20 @@ void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, floa
 /* Rows [begin, end) of the stacked [batch * m] output rows: c[i, :] = sum_k a[i, k] * b[k, :], in fp32. */
 static void mm_rows(void *ctx, size_t begin, size_t end) {
     const mm_job *j = ctx;
-    int64_t m = j->p->m, k = j->p->k, n = j->p->n;
+    int64_t m = j->m, k = j->k, n = j->n;
     for (size_t row = begin; row < end; row++) {
-        int64_t bi = (int64_t)row / m;
-        float *crow = j->c + (int64_t)row * n;
-        mm_f32_block(j->a + (int64_t)row * k, k, j->b + bi * k * n, n, crow, n, 1, k, n);
-        if (j->p->has_bias) {
-            const float *bias = j->bias + (int64_t)row * n;
-            for (int64_t x = 0; x < n; x++)
-                crow[x] = j->p->beta == 0.0f ? j->p->alpha * crow[x]
-                                             : j->p->beta * bias[x] + j->p->alpha * crow[x];
-        }
+        int64_t bi = (int64_t)row / m, r = (int64_t)row % m;
+        mm_f32_block(j->a + bi * j->a_batch + r * k, k, j->b + bi * j->b_batch, n, j->c + bi * j->c_batch + r * n, n,
+                     1, k, n);
     }
+}
+
+void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
+            int64_t batch, int64_t m, int64_t k, int64_t n) {
+    mm_job job = {A, B, C, a_batch, b_batch, c_batch, m, k, n};
+    size_t rows = (size_t)(batch * m);
+    size_t min_rows = (size_t)(1 + (1 << 16) / (k * n + 1));
+    op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
 }
 
 void mm_kernel(const pyaclnn_stub_launch *launch) {
@@ -164,10 +166,13 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
     if (A == NULL || B == NULL || C == NULL || (p->has_bias && bias == NULL)) {
         tv_fail_oom(launch);
     } else {
-        mm_job job = {p, A, B, bias, C};
-        size_t rows = (size_t)(batch * p->m);
-        size_t min_rows = (size_t)(1 + (1 << 16) / (p->k * p->n + 1));
-        op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
+        mm_f32(A, p->m * p->k, B, p->k * p->n, C, p->m * p->n, batch, p->m, p->k, p->n);
+        for (int64_t r = 0; p->has_bias && r < batch * p->m; r++) {   /* Addmm: beta * bias + alpha * (a @ b) */
+            const float *brow = bias + (r % p->m) * p->n;
+            float *crow = C + r * p->n;
+            for (int64_t x = 0; x < p->n; x++)
+                crow[x] = p->beta == 0.0f ? p->alpha * crow[x] : p->beta * brow[x] + p->alpha * crow[x];
+        }
         tv_store_float(out, C);
     }
     free(A);

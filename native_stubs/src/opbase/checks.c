@@ -1,5 +1,6 @@
 #include "opbase/checks.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -463,4 +464,139 @@ aclnnStatus opc_empty_all(op_call *c, const op_step *s) {
         if (pyaclnn_stub_numel(op_tensor(c, s, k)) != 0) return ACLNN_SUCCESS;
     c->nothing = 1;
     return ACLNN_SUCCESS;
+}
+
+/* ---- the vendor's EZ-coded parameter messages (conv, pool, upsample, norm families) -------------- */
+
+aclnnStatus op_ez_expected(const char *api, const char *param, const char *what, const char *actual,
+                           const char *expected) {
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Parameter %s of %s has incorrect %s %s. It should be %s.",
+                        param, api, what, actual, expected);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const char *what, const char *actual,
+                         const char *reason_fmt, ...) {
+    char reason[512];
+    va_list ap;
+    va_start(ap, reason_fmt);
+    vsnprintf(reason, sizeof reason, reason_fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s %s of %s %s incorrect %s %s. Reason: %s.",
+                        plural ? "Parameters" : "Parameter", params, api, plural ? "have" : "has", what, actual, reason);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size) {
+    return tv_shape_text(v, (int64_t)n, buf, size);
+}
+
+/* read_masked mask out ...: snapshots of the outputs the bool array `mask` (a live array with one entry per
+ * output, checked by an earlier step) asks for; the others are absent (neither read nor given to the
+ * executor as tensors). For the backward operators with an outputMask (conv, norm families). */
+aclnnStatus opc_read_masked(op_call *c, const op_step *s) {
+    const bool *mask;
+    uint64_t n_mask = 0;
+    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 0)->p, &mask, &n_mask) != ACLNN_SUCCESS) n_mask = 0;
+    for (int k = 1; k < s->np; k++) {
+        int i = s->p[k];
+        c->t[i].present = 0;
+        c->read |= (uint64_t)1 << i;
+        if ((uint64_t)(k - 1) >= n_mask || !mask[k - 1]) continue;
+        aclnnStatus rc = op_tensor_arg(c->api, op_pname(c, s, k), op_argument(c, s, k)->p, &c->t[i]);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the vendor's op_error_check.h messages (OP_CHECK_DTYPE_NOT_SUPPORT ...), for the families that use
+ * them as written (norm: batch / group norm; pool; upsample; loss) ------------------------------------ */
+
+/* dtype_supported p ... LIST: each present operand's dtype in the SoC's LIST. */
+aclnnStatus opc_dtype_supported(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    for (int k = 0; k < s->np; k++) {
+        aclDataType dt;
+        if (!dtype_of(c, s->p[k], &dt) || ew_in_list(dt, list, n)) continue;
+        char b[24], all[256];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Tensor %s not implemented for %s, should be in dtype "
+                            "support list [%s].", op_pname(c, s, k), op_dtype_name(dt, b), ew_dtype_list(list, n, all, sizeof all));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_match p ... ref: each present operand has ref's dtype (OP_CHECK_DTYPE_NOT_MATCH). */
+aclnnStatus opc_dtype_match(op_call *c, const op_step *s) {
+    aclDataType want, dt;
+    if (!dtype_of(c, s->p[s->np - 1], &want)) return ACLNN_SUCCESS;
+    for (int k = 0; k < s->np - 1; k++) {
+        if (!dtype_of(c, s->p[k], &dt) || dt == want) continue;
+        char a[24], b[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Tensor %s expected dtype is %s but found %s.",
+                            op_pname(c, s, k), op_dtype_name(want, a), op_dtype_name(dt, b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_same a b: both present operands of one dtype (OP_CHECK_DTYPE_NOT_SAME). */
+aclnnStatus opc_dtype_same(op_call *c, const op_step *s) {
+    aclDataType a, b;
+    if (!dtype_of(c, s->p[0], &a) || !dtype_of(c, s->p[1], &b) || a == b) return ACLNN_SUCCESS;
+    char x[24], y[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected both tensors to have same dtype, but found %s %s and "
+                        "%s %s.", op_pname(c, s, 0), op_dtype_name(a, x), op_pname(c, s, 1), op_dtype_name(b, y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* dim_at_most p ... N / dim_at_least p ... N: present operands' ranks (OP_CHECK_MAX_DIM / OP_CHECK_MIN_DIM). */
+static aclnnStatus dim_bound(op_call *c, const op_step *s, int most) {
+    for (int k = 0; k < s->np; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        if (!t->present || (most ? t->ndim <= s->n : t->ndim >= s->n)) continue;
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, most ? "The %s tensor cannot be larger than %lld dimensions."
+                                                                  : "The %s tensor must have at least %lld dimensions.",
+                            op_pname(c, s, k), (long long)s->n);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+aclnnStatus opc_dim_at_most(op_call *c, const op_step *s) { return dim_bound(c, s, 1); }
+aclnnStatus opc_dim_at_least(op_call *c, const op_step *s) { return dim_bound(c, s, 0); }
+
+/* shape_equal a b: a present a has b's shape (OP_CHECK_SHAPE_NOT_EQUAL). */
+aclnnStatus opc_shape_equal(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *a = op_tensor(c, s, 0), *b = op_tensor(c, s, 1);
+    if (!a->present || !b->present) return ACLNN_SUCCESS;
+    int same = a->ndim == b->ndim;
+    for (int64_t d = 0; same && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
+    if (same) return ACLNN_SUCCESS;
+    char x[200], y[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected tensor for %s to have same size as tensor for %s, but "
+                        "%s does not equal %s.", op_pname(c, s, 0), op_pname(c, s, 1),
+                        tv_shape_text(a->shape, a->ndim, x, sizeof x), tv_shape_text(b->shape, b->ndim, y, sizeof y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
+                             int64_t ndim) {
+    int same = t->ndim == ndim;
+    for (int64_t d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    if (same) return ACLNN_SUCCESS;
+    char x[200], y[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Expected tensor for %s to have same size as %s, but got %s.", name,
+                        tv_shape_text(shape, ndim, x, sizeof x), tv_shape_text(t->shape, t->ndim, y, sizeof y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s", msg);
+    return ACLNN_ERR_PARAM_INVALID;
 }

@@ -60,4 +60,23 @@ const char *tv_shape_text(const int64_t *shape, int64_t ndim, char *buf, size_t 
 /* 161002 unless the two dtypes are equal ("<a> dtype X should be the same as <b> dtype Y"). */
 aclnnStatus tv_check_same_dtype(const char *api, const char *na, aclDataType a, const char *nb, aclDataType b);
 
+/* The vendor's EZ-coded parameter messages (OP_LOGE_FOR_INVALID_*), reported as 161002 (returned):
+ *   op_ez_expected: "Parameter <param> of <api> has incorrect <what> <actual>. It should be <expected>."
+ *   op_ez_reason:   "Parameter(s) <params> of <api> has (have) incorrect <what> <actual>. Reason: <reason>."
+ * <what> is the message's noun ("dtype", "shape", "shape dim", "value", "element nums"; plural "shapes" ...). */
+aclnnStatus op_ez_expected(const char *api, const char *param, const char *what, const char *actual,
+                           const char *expected);
+aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const char *what, const char *actual,
+                         const char *reason_fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "[1, 2]" of an int array. */
+const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size);
+
+/* 161002 "Expected tensor for <name> to have same size as [..], but got [..]." unless t has that shape
+ * (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE). */
+aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
+                             int64_t ndim);
+
+/* 161002 with a printf-formatted message (a family's own OP_LOGE text); returns ACLNN_ERR_PARAM_INVALID. */
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif
