@@ -2007,6 +2007,323 @@ BUILDERS.update({
 })
 
 
+# ---- issue 28: convolutions, pooling, batch / group norm (conv/convolution.toml, pool/*.toml, norm/*.toml) ----
+
+CNN_FLOAT = (0, 0, 1, 27)
+
+
+def _conv_out(i: int, k: int, p_total: int, s: int, d: int, tr: bool, opad: int = 0) -> int:
+    if tr:
+        return (i - 1) * s - p_total + d * (k - 1) + opad + 1
+    return (i + p_total - d * (k - 1) - 1) // s + 1
+
+
+def _conv_geometry(g: Gen, backward: bool):
+    """A convolution's sizes: spatial rank, batch, channels, groups, kernel, stride, padding (the list and the
+    totals per dim), dilation, outputPadding, transposed; input, weight and output shapes."""
+    r = g.rng
+    nd = r.choice((1, 2, 2, 2, 3))
+    tr = r.random() < 0.25
+    groups = r.choice((1, 1, 1, 2))
+    cin_g, cout_g = r.randint(1, 2), r.randint(1, 2)
+    cin, cout = cin_g * groups, cout_g * groups
+    n = r.randint(1, 2)
+    k = [r.choice((1, 2, 3)) if nd < 3 else r.choice((1, 2)) for _ in range(nd)]
+    st = [r.choice((1, 1, 2)) for _ in range(nd)]
+    dil = [1 if r.random() < 0.8 else 2 for _ in range(nd)]
+    pad = [r.choice((0, 0, 1)) for _ in range(nd)]
+    totals = [2 * p for p in pad]
+    pad_list = list(pad)
+    if nd == 2 and not tr and r.random() < 0.2:          # [top, bottom, left, right]
+        pad_list = [pad[0], r.choice((0, 1)), pad[1], r.choice((0, 1))]
+        totals = [pad_list[0] + pad_list[1], pad_list[2] + pad_list[3]]
+        pad = [pad_list[0], pad_list[2]]
+    opad = [r.randrange(max(s, 1)) if tr and r.random() < 0.5 else 0 for s in st]
+    smax = {1: 7, 2: 5, 3: 3}[nd]
+    spatial = []
+    for d in range(nd):
+        lo = 1 if tr else max(1, dil[d] * (k[d] - 1) + 1 - totals[d])
+        spatial.append(r.randint(lo, max(lo, smax)))
+    if tr:
+        w = [cin, cout_g] + k
+        o = [n, cout] + [_conv_out(spatial[d], k[d], totals[d], st[d], dil[d], True, opad[d]) for d in range(nd)]
+        if any(v <= 0 for v in o[2:]):           # a padding larger than the output: pad 0
+            pad = [0] * nd
+            pad_list = [0] * nd
+            o = [n, cout] + [_conv_out(spatial[d], k[d], 0, st[d], dil[d], True, opad[d]) for d in range(nd)]
+    else:
+        w = [cout, cin_g] + k
+        o = [n, cout] + [_conv_out(spatial[d], k[d], totals[d], st[d], dil[d], False) for d in range(nd)]
+    x = [n, cin] + spatial
+    if r.random() < 0.03:
+        x[0] = o[0] = 0                          # an empty batch
+    return dict(nd=nd, tr=tr, groups=groups, k=k, st=st, dil=dil, pad=pad_list, opad=opad, x=x, w=w, o=o, cout=cout)
+
+
+def build_convolution(g: Gen) -> dict:
+    """Convolution / ConvolutionBackward: 1d-3d, groups, stride, padding (2d sometimes 4 values), dilation,
+    transposed with outputPadding; the output / gradients of torch's shapes; now and then one thing wrong."""
+    r = g.rng
+    c = _conv_geometry(g, "Backward" in g.op)
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.95 else g.dtype()
+    x, w, o = list(c["x"]), list(c["w"]), list(c["o"])
+    st, pad, dil, opad, groups = list(c["st"]), list(c["pad"]), list(c["dil"]), list(c["opad"]), c["groups"]
+    bad = r.random() < 0.12
+    if bad:                                      # one deliberate mistake
+        what = r.randrange(7)
+        if what == 0:
+            o[-1] += 1
+        elif what == 1:
+            st[0] = r.choice((0, -1))
+        elif what == 2:
+            pad = pad + [0]
+        elif what == 3:
+            dil[-1] = 0
+        elif what == 4:
+            groups = r.choice((0, 3, -1))
+        elif what == 5:
+            w[1] += 1
+        else:
+            opad = [s + 1 for s in st]
+    cube = r.choice((0, 0, 1, 1, 2, 3)) if r.random() < 0.95 else r.choice((5, -1))
+    if "Backward" not in g.op:
+        bias = None if r.random() < 0.35 else g.tensor(dt if r.random() < 0.85 else g.dtype(CNN_FLOAT), [c["cout"]])
+        return {"input": g.tensor(dt, x), "weight": g.tensor(dt, w), "bias": bias, "stride": {"ia": st},
+                "padding": {"ia": pad}, "dilation": {"ia": dil}, "transposed": c["tr"],
+                "outputPadding": {"ia": opad} if c["tr"] or r.random() < 0.7 else None, "groups": groups,
+                "output": g.out(dt, o), "cubeMathType": cube}
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.6]
+    gb = [c["cout"]]
+    return {"gradOutput": g.tensor(dt, o), "input": g.tensor(dt, x), "weight": g.tensor(dt, w),
+            "biasSizes": {"ia": gb} if r.random() < 0.7 else None, "stride": {"ia": st}, "padding": {"ia": pad},
+            "dilation": {"ia": dil}, "transposed": c["tr"], "outputPadding": {"ia": opad}, "groups": groups,
+            "outputMask": {"ba": mask}, "cubeMathType": cube % 4 if cube >= 0 and r.random() < 0.9 else cube,
+            "gradInput": g.out(dt, x) if mask[0] or r.random() < 0.5 else None,
+            "gradWeight": g.out(dt, w) if mask[1] or r.random() < 0.5 else None,
+            "gradBias": g.out(dt, gb) if mask[2] or r.random() < 0.5 else None}
+
+
+def _pool_out(i: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
+    num = i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    o = num // s + 1
+    if ceil and (o - 1) * s >= i + p:
+        o -= 1
+    return o
+
+
+def _pool_geometry(g: Gen, dilation: bool, max_nc: int = 4):
+    """self [N, C, H, W] or [C, H, W], kernel, stride (maybe empty: the kernel), padding <= kernel / 2,
+    dilation, ceilMode, and the pooled shape."""
+    r = g.rng
+    lead = [r.randint(1, 2), r.randint(1, 2)] if r.random() < 0.7 else [r.randint(1, 3)]
+    while _numel(lead) > max_nc:
+        lead[-1] -= 1
+    kh, kw = r.choice((1, 2, 2, 3)), r.choice((1, 2, 2, 3))
+    if r.random() < 0.4:
+        kw = kh
+    sh, sw = r.choice((1, 2, 2)), r.choice((1, 2, 2))
+    ph, pw = r.randint(0, kh // 2), r.randint(0, kw // 2)
+    dh = dw = 1
+    if dilation and r.random() < 0.08:
+        dh, dw = r.choice((1, 2)), 2
+    ceil = r.random() < 0.3
+    h = r.randint(max(1, (kh - 1) * dh + 1 - 2 * ph), 7)
+    w = r.randint(max(1, (kw - 1) * dw + 1 - 2 * pw), 7)
+    oh, ow = _pool_out(h, kh, ph, sh, dh, ceil), _pool_out(w, kw, pw, sw, dw, ceil)
+    ks = {"ia": [kh]} if kh == kw and r.random() < 0.4 else {"ia": [kh, kw]}
+    ss = {"ia": []} if (sh, sw) == (kh, kw) and r.random() < 0.5 else \
+        {"ia": [sh]} if sh == sw and r.random() < 0.4 else {"ia": [sh, sw]}
+    ps = {"ia": [ph]} if ph == pw and r.random() < 0.4 else {"ia": [ph, pw]}
+    ds = {"ia": [dh]} if dh == dw and r.random() < 0.4 else {"ia": [dh, dw]}
+    return dict(lead=lead, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, ks=ks, ss=ss, ps=ps, ds=ds, ceil=ceil)
+
+
+def _pool_mistake(g: Gen, p: dict, args: dict, names: dict) -> None:
+    """One deliberate mistake in a pooling call: a kernel / stride / padding out of range or a list too long,
+    an output one row too many."""
+    r = g.rng
+    what = r.randrange(5)
+    if what == 0 and names.get("k"):
+        args[names["k"]] = {"ia": r.choice(([0, 2], [2, -1], [2, 2, 2], []))}
+    elif what == 1 and names.get("s"):
+        args[names["s"]] = {"ia": r.choice(([0], [1, -2], [1, 1, 1]))}
+    elif what == 2 and names.get("p"):
+        args[names["p"]] = {"ia": r.choice(([p["kh"] + 1], [-1, 0], [0, 0, 0]))}
+    elif what == 3 and names.get("out"):
+        t = args[names["out"]]
+        t = _resize(g, t, shape=t["sh"][:-2] + [t["sh"][-2] + 1, t["sh"][-1]])
+        args[names["out"]] = t
+    elif names.get("d"):
+        args[names["d"]] = {"ia": r.choice(([0], [2, 2], [1, 1, 1]))}
+
+
+def build_avg_pool(g: Gen) -> dict:
+    """AvgPool2d / AvgPool2dBackward: kernel, strides (empty: the kernel), paddings, ceilMode, countIncludePad,
+    divisorOverride; out / gradOutput of the pooled shape."""
+    r = g.rng
+    p = _pool_geometry(g, False)
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    xs = p["lead"] + [p["h"], p["w"]]
+    os_ = p["lead"] + [p["oh"], p["ow"]]
+    common = {"ceilMode": p["ceil"], "countIncludePad": r.random() < 0.6,
+              "divisorOverride": 0 if r.random() < 0.7 else r.choice((1, 3, 5, -2)),
+              "cubeMathType": r.choice((0, 0, 1, 2, 3)) if r.random() < 0.95 else r.choice((5, -1))}
+    if "Backward" in g.op:
+        args = {"gradOutput": g.tensor(dt, os_), "self": g.tensor(dt, xs), "kernelSize": p["ks"],
+                "stride": None if p["ss"]["ia"] == [] and r.random() < 0.5 else p["ss"], "padding": p["ps"],
+                "gradInput": g.out(dt, xs), **common}
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "out": "gradOutput"}
+    else:
+        args = {"self": g.tensor(dt, xs), "kernelSize": p["ks"], "strides": p["ss"], "paddings": p["ps"],
+                "out": g.out(dt, os_), **common}
+        names = {"k": "kernelSize", "s": "strides", "p": "paddings", "out": "out"}
+    if r.random() < 0.1:
+        _pool_mistake(g, p, args, names)
+    return args
+
+
+def build_adaptive_avg_pool(g: Gen) -> dict:
+    r = g.rng
+    lead = [r.randint(1, 2), r.randint(1, 3)] if r.random() < 0.7 else [r.randint(1, 3)]
+    h, w = r.randint(1, 7), r.randint(1, 7)
+    oh, ow = r.randint(1, h + 1), r.randint(1, w + 1)
+    if r.random() < 0.3:
+        oh, ow = 1, 1
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    xs, os_ = lead + [h, w], lead + [oh, ow]
+    bad = r.random() < 0.1
+    if "Backward" in g.op:
+        return {"gradOutput": g.tensor(dt, os_ if not bad else lead[:-1] + [oh, ow]), "self": g.tensor(dt, xs),
+                "out": g.out(dt, xs if not bad or len(lead) == 1 else [lead[0] + 1] + xs[1:])}
+    size = [oh, ow] if not bad else r.choice(([oh], [0, ow], [oh + 1, ow], [oh, ow, 1]))
+    return {"self": g.tensor(dt, xs), "outputSize": {"ia": size}, "out": g.out(dt, os_)}
+
+
+def build_max_pool(g: Gen) -> dict:
+    """MaxPool2dWithIndices / WithMask and their backwards: kernel, stride, padding, dilation (2 valid on Ascend 950
+    only), ceilMode; out, indices (or the mask [.., C, kH * kW, maskW] of int8) of the pooled shape."""
+    r = g.rng
+    mask = "Mask" in g.op
+    p = _pool_geometry(g, True, max_nc=2 if mask else 4)
+    if mask and p["kh"] * p["kw"] > 4 and _numel(p["lead"]) > 1:
+        p["lead"] = [1] * len(p["lead"])
+    backward = "Backward" in g.op
+    if backward and not mask:
+        dt = r.choice((0, 0, 0, 0, 0, 1, 27)) if r.random() < 0.95 else g.dtype()   # FLOAT only on Atlas A2/A3
+        idt = r.choice((3, 3, 3, 3, 9, 2)) if r.random() < 0.95 else g.dtype()     # INT32 on both SoCs
+    else:
+        dt = r.choice((0, 1, 27)) if r.random() < 0.93 else g.dtype()
+        idt = (2 if mask else r.choice((9, 3))) if r.random() < 0.93 else g.dtype()
+    xs = p["lead"] + [p["h"], p["w"]]
+    os_ = p["lead"] + [p["oh"], p["ow"]]
+    if mask:
+        mask_w = ((p["oh"] * p["ow"] + 15) // 16 + 1) * 32
+        ishape = p["lead"] + [p["kh"] * p["kw"], mask_w]
+    else:
+        ishape = os_
+    args = {"kernelSize": p["ks"], "stride": p["ss"], "padding": p["ps"], "dilation": p["ds"], "ceilMode": p["ceil"]}
+    if backward:
+        hw = p["h"] * p["w"]
+        ifill = {"m": "int", "s": g.seed(), "lo": 0, "hi": 2 if mask else hw}
+        if not mask and r.random() < 0.05:
+            ifill["hi"] = hw + 5                 # some index past the plane
+        args.update({"gradOutput": g.tensor(dt, os_), "self": g.tensor(dt, xs),
+                     "indices": g.tensor(idt, ishape, fill=ifill), "gradInput": g.out(dt, xs)})
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "d": "dilation", "out": "gradOutput"}
+    else:
+        args.update({"self": g.tensor(dt, xs), "out": g.out(dt, os_), "indices": g.out(idt, ishape)})
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "d": "dilation", "out": "out"}
+    if r.random() < 0.1:
+        _pool_mistake(g, p, args, names)
+    return args
+
+
+def _norm_shape(g: Gen) -> list:
+    r = g.rng
+    rank = r.choice((2, 3, 3, 4, 4))
+    shape = [r.randint(1, 3), r.choice((1, 2, 3, 4, 6))] + [r.randint(1, 4) for _ in range(rank - 2)]
+    if r.random() < 0.03:
+        shape[0] = 0
+    return shape
+
+
+def build_batch_norm(g: Gen) -> dict:
+    """BatchNorm / BatchNormBackward: input [N, C, *], per-channel weight, bias, running and saved statistics
+    (FLOAT or the input's dtype), training or inference; outputMask for the backward."""
+    r = g.rng
+    shape = _norm_shape(g)
+    ch = shape[1]
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    sd = dt if r.random() < 0.5 else 0
+    cs = [ch] if r.random() < 0.95 else [ch + 1]
+    training = r.random() < 0.6
+    pos = lambda d: g.fill(d, "pos")           # noqa: E731
+    if "Backward" not in g.op:
+        stats = r.random() < 0.7
+        return {"input": g.tensor(dt, shape), "weight": g.tensor(sd, cs) if r.random() < 0.7 else None,
+                "bias": g.tensor(sd, cs) if r.random() < 0.7 else None,
+                "runningMean": g.tensor(sd, cs, layout=False) if stats else None,
+                "runningVar": g.tensor(sd, cs, fill=pos(sd), layout=False) if stats else None,
+                "training": training, "momentum": r.choice((0.1, 0.0, 1.0, 0.5)),
+                "eps": r.choice((1e-5, 1e-3, 0.0, 0.1)), "output": g.out(dt, shape if r.random() < 0.95 else shape[:-1]),
+                "saveMean": g.out(sd, cs) if training or r.random() < 0.5 else None,
+                "saveInvstd": g.out(sd, cs) if training or r.random() < 0.5 else None}
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.7]
+    return {"gradOut": g.tensor(dt, shape), "input": g.tensor(dt, shape),
+            "weight": g.tensor(sd, cs) if r.random() < 0.7 else None,
+            "runningMean": g.tensor(sd, cs) if not training or r.random() < 0.5 else None,
+            "runningVar": g.tensor(sd, cs, fill=pos(sd)) if not training or r.random() < 0.5 else None,
+            "saveMean": g.tensor(sd, cs) if training or r.random() < 0.3 else None,
+            "saveInvstd": g.tensor(sd, cs, fill=pos(sd)) if training or r.random() < 0.3 else None,
+            "training": training, "eps": r.choice((1e-5, 1e-3, 0.1)), "outputMask": {"ba": mask},
+            "gradInput": g.out(dt, shape) if mask[0] or r.random() < 0.5 else None,
+            "gradWeight": g.out(sd, cs) if mask[1] or r.random() < 0.5 else None,
+            "gradBias": g.out(sd, cs) if mask[2] or r.random() < 0.5 else None}
+
+
+def build_group_norm(g: Gen) -> dict:
+    """GroupNorm / GroupNormBackward: self [N, C, *] with N, C, HxW and a group dividing C; mean / rstd [N, group]
+    (the backward on Ascend 950 sometimes with FLOAT statistics for half gradients)."""
+    r = g.rng
+    shape = _norm_shape(g)
+    n, ch = shape[0], shape[1]
+    hw = _numel(shape[2:])
+    group = r.choice([d for d in range(1, ch + 1) if ch % d == 0])
+    dt = r.choice((0, 1, 27)) if r.random() < 0.93 else g.dtype()
+    N, C, HxW = n, ch, hw
+    if r.random() < 0.08:
+        N, C, HxW = r.choice(((n + 1, ch, hw), (n, ch + 1, hw), (n, ch, hw + 1)))
+    if r.random() < 0.05:
+        group = r.choice((0, ch + 1, -1))
+    gs = [ch]
+    if "Backward" not in g.op:
+        gd = dt if r.random() < 0.95 else g.dtype(CNN_FLOAT)
+        return {"self": g.tensor(dt, shape), "gamma": g.tensor(gd, gs) if r.random() < 0.7 else None,
+                "beta": g.tensor(gd, gs) if r.random() < 0.7 else None, "N": N, "C": C, "HxW": HxW,
+                "group": group, "eps": r.choice((1e-5, 1e-6, 0.1)) if r.random() < 0.95 else r.choice((0.0, -1.0)),
+                "out": g.out(dt, shape), "meanOut": g.out(dt, [n, max(group, 0)]),
+                "rstdOut": g.out(dt, [n, max(group, 0)])}
+    md = dt if r.random() < 0.85 or dt == 0 else 0         # FLOAT statistics: Ascend 950 only
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.7]
+    st = [n, max(group, 0)]
+    return {"gradOut": g.tensor(dt, shape), "input": g.tensor(dt, shape), "mean": g.tensor(md, st),
+            "rstd": g.tensor(md, st, fill=g.fill(md, "pos")), "gamma": g.tensor(md, gs) if r.random() < 0.7 else None,
+            "N": N, "C": C, "HxW": HxW, "group": group, "outputMask": {"ba": mask},
+            "gradInput": g.out(dt, shape) if mask[0] or r.random() < 0.5 else None,
+            "gradGammaOut": g.out(md, gs) if mask[1] or r.random() < 0.5 else None,
+            "gradBetaOut": g.out(md, gs) if mask[2] or r.random() < 0.5 else None}
+
+
+BUILDERS.update({
+    "aclnnConvolution": build_convolution, "aclnnConvolutionBackward": build_convolution,
+    "aclnnAvgPool2d": build_avg_pool, "aclnnAvgPool2dBackward": build_avg_pool,
+    "aclnnAdaptiveAvgPool2d": build_adaptive_avg_pool, "aclnnAdaptiveAvgPool2dBackward": build_adaptive_avg_pool,
+    **{f"aclnnMaxPool2dWith{k}{b}": build_max_pool for k in ("Indices", "Mask") for b in ("", "Backward")},
+    "aclnnBatchNorm": build_batch_norm, "aclnnBatchNormBackward": build_batch_norm,
+    "aclnnGroupNorm": build_group_norm, "aclnnGroupNormBackward": build_group_norm,
+})
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]
