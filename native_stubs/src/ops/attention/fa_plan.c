@@ -36,16 +36,7 @@ static const int64_t *ints(op_call *c, const char *name, uint64_t *n) {
     return i >= 0 ? c->ints[i].v : NULL;
 }
 
-static aclnnStatus fail(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus fail(op_call *c, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", msg);
-    return ACLNN_ERR_PARAM_INVALID;
-}
+#define fail(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 
 static int same_shape(const pyaclnn_stub_tensor *t, const int64_t *shape, int64_t ndim) {
     return t->ndim == ndim && memcmp(t->shape, shape, sizeof(int64_t) * (size_t)ndim) == 0;

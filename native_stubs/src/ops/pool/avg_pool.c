@@ -18,8 +18,7 @@
 #include <string.h>
 
 #include "kernels/view.h"
-#include "opbase/checks.h"
-#include "ops_decls.h"
+#include "ops/pool/pool.h"
 
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw;
@@ -55,54 +54,43 @@ static double window(const ap_params *p, int64_t i, int64_t j, int64_t *r0, int6
     return (double)(p->count_include_pad ? padded : (*r1 - *r0) * (*c1 - *c0));
 }
 
-static void pool_forward(const pyaclnn_stub_launch *launch) {
-    if (!tv_launch_views_ok(launch)) return;
-    const ap_params *p = launch->params;
+/* Every window of every plane, in order: forward, y = the sum of x over the window / its divisor; backward
+ * (dx zeroed first), dy / the divisor added to dx over the window. */
+static void walk_windows(const ap_params *p, const double *src, double *dst, int backward) {
     int64_t hw = p->h * p->w, ohw = p->oh * p->ow;
-    double *x = tv_load_double(&launch->inputs[0]);
-    double *y = malloc(((size_t)(p->planes * ohw) + 1) * sizeof(double));
-    if (x == NULL || y == NULL) {
-        tv_fail_oom(launch);
-    } else {
-        for (int64_t pl = 0; pl < p->planes; pl++)
-            for (int64_t o = 0; o < ohw; o++) {
-                int64_t r0, r1, c0, c1;
-                double div = window(p, o / p->ow, o % p->ow, &r0, &r1, &c0, &c1), sum = 0;
-                for (int64_t r = r0; r < r1; r++)
-                    for (int64_t q = c0; q < c1; q++) sum += x[pl * hw + r * p->w + q];
-                y[pl * ohw + o] = sum / div;
-            }
-        tv_store_double(&launch->outputs[0], y);
-    }
-    free(x), free(y);
+    for (int64_t pl = 0; pl < p->planes; pl++)
+        for (int64_t o = 0; o < ohw; o++) {
+            int64_t r0, r1, c0, c1;
+            double div = window(p, o / p->ow, o % p->ow, &r0, &r1, &c0, &c1), sum = 0;
+            double v = backward ? src[pl * ohw + o] / div : 0;
+            for (int64_t r = r0; r < r1; r++)
+                for (int64_t q = c0; q < c1; q++) {
+                    if (backward) dst[pl * hw + r * p->w + q] += v;
+                    else sum += src[pl * hw + r * p->w + q];
+                }
+            if (!backward) dst[pl * ohw + o] = sum / div;
+        }
 }
 
-/* gradOutput is input `g` of the launch. */
-static void pool_backward(const pyaclnn_stub_launch *launch, int g) {
+/* A launch: forward (src = self, dst = out) or backward (src = gradOutput, input 0; dst = gradInput). */
+static void pool_run(const pyaclnn_stub_launch *launch, int backward) {
     if (!tv_launch_views_ok(launch)) return;
     const ap_params *p = launch->params;
-    int64_t hw = p->h * p->w, ohw = p->oh * p->ow;
-    double *dy = tv_load_double(&launch->inputs[g]);
-    double *dx = calloc((size_t)(p->planes * hw) + 1, sizeof(double));
-    if (dy == NULL || dx == NULL) {
+    double *src = tv_load_double(&launch->inputs[0]);
+    double *dst = calloc((size_t)(p->planes * (backward ? p->h * p->w : p->oh * p->ow)) + 1, sizeof(double));
+    if (src == NULL || dst == NULL) {
         tv_fail_oom(launch);
     } else {
-        for (int64_t pl = 0; pl < p->planes; pl++)
-            for (int64_t o = 0; o < ohw; o++) {
-                int64_t r0, r1, c0, c1;
-                double v = dy[pl * ohw + o] / window(p, o / p->ow, o % p->ow, &r0, &r1, &c0, &c1);
-                for (int64_t r = r0; r < r1; r++)
-                    for (int64_t q = c0; q < c1; q++) dx[pl * hw + r * p->w + q] += v;
-            }
-        tv_store_double(&launch->outputs[0], dx);
+        walk_windows(p, src, dst, backward);
+        tv_store_double(&launch->outputs[0], dst);
     }
-    free(dy), free(dx);
+    free(src), free(dst);
 }
 
-void avg_pool_kernel(const pyaclnn_stub_launch *launch) { pool_forward(launch); }
-void adaptive_avg_pool_kernel(const pyaclnn_stub_launch *launch) { pool_forward(launch); }
-void avg_pool_backward_kernel(const pyaclnn_stub_launch *launch) { pool_backward(launch, 0); }
-void adaptive_avg_pool_backward_kernel(const pyaclnn_stub_launch *launch) { pool_backward(launch, 0); }
+void avg_pool_kernel(const pyaclnn_stub_launch *launch) { pool_run(launch, 0); }
+void adaptive_avg_pool_kernel(const pyaclnn_stub_launch *launch) { pool_run(launch, 0); }
+void avg_pool_backward_kernel(const pyaclnn_stub_launch *launch) { pool_run(launch, 1); }
+void adaptive_avg_pool_backward_kernel(const pyaclnn_stub_launch *launch) { pool_run(launch, 1); }
 
 /* ---- steps ---------------------------------------------------------------------------------- */
 
@@ -110,16 +98,12 @@ void adaptive_avg_pool_backward_kernel(const pyaclnn_stub_launch *launch) { pool
 
 #define INTS(c, s, k) ((c)->ints[(s)->p[k]])
 
-/* NCHW or NCL (or ND, the emulator's plain tensors) */
-static int channels_first(aclFormat f) { return f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NCL || f == ACL_FORMAT_ND; }
 
 /* ap_format self out: NCHW / NCL (ND too), the 4-D ones NCHW, the 3-D ones NCL. */
 aclnnStatus opc_ap_format(op_call *c, const op_step *s) {
     char a[24], b[24];
-    for (int k = 0; k < 2; k++)
-        if (!channels_first(op_tensor(c, s, k)->format))
-            return invalid(c, "%s format should be NCHW or NCL. Actual: %s is [%s].", op_pname(c, s, k),
-                           op_pname(c, s, k), op_format_name(op_tensor(c, s, k)->format, a));
+    aclnnStatus rc = pool_formats_channels_first(c, s, 2);
+    if (rc) return rc;
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *y = op_tensor(c, s, 1);
     aclFormat want = x->ndim == 4 ? ACL_FORMAT_NCHW : ACL_FORMAT_NCL;
     if ((x->ndim == 3 || x->ndim == 4) && ((x->format != want && x->format != ACL_FORMAT_ND) ||
@@ -157,28 +141,30 @@ static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int 
     return o;
 }
 
+/* CheckPaddingValidAvgPool2D: each padding at most half its kernel size. */
+static aclnnStatus padding_at_most_half(op_call *c, const ap_params *p) {
+    if (p->kh < 2 * p->ph)
+        return invalid(c, "value of paddingH should be at most half of kernelH. Actual: paddingH is [%lld],kernelH is "
+                       "[%lld].", (long long)p->ph, (long long)p->kh);
+    if (p->kw < 2 * p->pw)
+        return invalid(c, "value of paddingW should be at most half of kernelW. Actual: paddingW is [%lld],kernelW is "
+                       "[%lld].", (long long)p->pw, (long long)p->kw);
+    return ACLNN_SUCCESS;
+}
+
 /* Planes, the plane and the pooled output shape of a 3-D / 4-D self into shape. */
 static aclnnStatus pooled_shape(op_call *c, const pyaclnn_stub_tensor *x, int ceil_mode, int64_t *shape) {
     ap_params *p = ap_block(c);
-    int is3 = x->ndim == 3;
-    int64_t nb = is3 ? 1 : x->shape[0], ch = x->shape[is3 ? 0 : 1];
-    p->h = x->shape[is3 ? 1 : 2];
-    p->w = x->shape[is3 ? 2 : 3];
-    p->planes = nb * ch;
-    if (ch == 0 || p->h == 0 || p->w == 0)
+    pool_dims d = pool_dims_of(x);
+    p->h = d.h;
+    p->w = d.w;
+    p->planes = d.nb * d.ch;
+    if (d.ch == 0 || p->h == 0 || p->w == 0)
         return invalid(c, "Expected tensor with optional 0 dim batch size,                     but got nInputPlane:%lld, "
-                       "height:%lld, width:%lld", (long long)ch, (long long)p->h, (long long)p->w);
+                       "height:%lld, width:%lld", (long long)d.ch, (long long)p->h, (long long)p->w);
     p->oh = out_size(p->h, p->kh, p->ph, p->sh, ceil_mode);
     p->ow = out_size(p->w, p->kw, p->pw, p->sw, ceil_mode);
-    if (p->oh <= 0 || p->ow <= 0)
-        return invalid(c, "Given input size %lldx%lldx%lld, calc out size %lldx%lldx%lld", (long long)ch, (long long)p->h,
-                       (long long)p->w, (long long)ch, (long long)p->oh, (long long)p->ow);
-    int k = 0;
-    if (!is3) shape[k++] = nb;
-    shape[k++] = ch;
-    shape[k++] = p->oh;
-    shape[k] = p->ow;
-    return ACLNN_SUCCESS;
+    return pool_out_shape(c, &d, p->oh, p->ow, shape);
 }
 
 /* ap_shape self out kernel stride padding ceilMode (CheckShape): 3-D or 4-D alike, a non-empty plane, the
@@ -198,14 +184,10 @@ aclnnStatus opc_ap_shape(op_call *c, const op_step *s) {
     if (ns > 2) return invalid(c, "Expected length of stride is 0 or 1 or 2, but got: %llu.", (unsigned long long)ns);
     ap_params *p = ap_block(c);
     attrs(p, INTS(c, s, 2).v, nk, INTS(c, s, 3).v, ns, INTS(c, s, 4).v, np);
-    if (p->kh < 2 * p->ph)
-        return invalid(c, "value of paddingH should be at most half of kernelH. Actual: paddingH is [%lld],kernelH is "
-                       "[%lld].", (long long)p->ph, (long long)p->kh);
-    if (p->kw < 2 * p->pw)
-        return invalid(c, "value of paddingW should be at most half of kernelW. Actual: paddingW is [%lld],kernelW is "
-                       "[%lld].", (long long)p->pw, (long long)p->kw);
+    aclnnStatus rc = padding_at_most_half(c, p);
+    if (rc) return rc;
     int64_t shape[4];
-    aclnnStatus rc = pooled_shape(c, x, (int)op_argument(c, s, 5)->i, shape);
+    rc = pooled_shape(c, x, (int)op_argument(c, s, 5)->i, shape);
     return rc ? rc : op_expected_size(c->api, op_pname(c, s, 1), y, shape, x->ndim);
 }
 
@@ -238,10 +220,8 @@ aclnnStatus opc_ap_bw_dtype(op_call *c, const op_step *s) {
 /* ap_bw_format gradOutput self gradInput: NCHW / NCL (ND too) each, gradOutput and gradInput NCHW when 4-D. */
 aclnnStatus opc_ap_bw_format(op_call *c, const op_step *s) {
     char a[24], b[24];
-    for (int k = 0; k < 3; k++)
-        if (!channels_first(op_tensor(c, s, k)->format))
-            return invalid(c, "%s format should be NCHW or NCL. Actual: %s is [%s].", op_pname(c, s, k),
-                           op_pname(c, s, k), op_format_name(op_tensor(c, s, k)->format, a));
+    aclnnStatus rc = pool_formats_channels_first(c, s, 3);
+    if (rc) return rc;
     const pyaclnn_stub_tensor *go = op_tensor(c, s, 0), *gi = op_tensor(c, s, 2);
     if (go->ndim == 4 && ((go->format != ACL_FORMAT_NCHW && go->format != ACL_FORMAT_ND) ||
                           (gi->format != ACL_FORMAT_NCHW && gi->format != ACL_FORMAT_ND)))
@@ -272,13 +252,7 @@ aclnnStatus opc_ap_bw_padding(op_call *c, const op_step *s) {
     if (INTS(c, s, 1).n == 0) return invalid(c, "padding is empty");
     ap_params *p = ap_block(c);
     attrs(p, INTS(c, s, 0).v, INTS(c, s, 0).n, NULL, 0, INTS(c, s, 1).v, INTS(c, s, 1).n);
-    if (p->kh < 2 * p->ph)
-        return invalid(c, "value of paddingH should be at most half of kernelH. Actual: paddingH is [%lld],kernelH is "
-                       "[%lld].", (long long)p->ph, (long long)p->kh);
-    if (p->kw < 2 * p->pw)
-        return invalid(c, "value of paddingW should be at most half of kernelW. Actual: paddingW is [%lld],kernelW is "
-                       "[%lld].", (long long)p->pw, (long long)p->kw);
-    return ACLNN_SUCCESS;
+    return padding_at_most_half(c, p);
 }
 
 /* ap_bw_cube cubeMathType: 0..3. */
@@ -331,7 +305,7 @@ aclnnStatus opc_aap_format(op_call *c, const op_step *s) {
     if (x->format != y->format)
         return invalid(c, "Format of input and out should be equal, input [%s], out [%s].", op_format_name(x->format, a),
                        op_format_name(y->format, b));
-    if (!channels_first(x->format)) return invalid(c, "Format only support NCHW or NCL.");
+    if (!pool_channels_first(x->format)) return invalid(c, "Format only support NCHW or NCL.");
     for (int k = 0; k < 2; k++) {
         const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
         if ((t->format == ACL_FORMAT_NCL && t->ndim != 3) || (t->format == ACL_FORMAT_NCHW && t->ndim != 4))
@@ -400,7 +374,7 @@ aclnnStatus opc_aap_bw_format(op_call *c, const op_step *s) {
     if (a != b)
         return invalid(c, "Format of inputs should be equal, gradOutput [%s], self [%s]", op_format_name(a, x),
                        op_format_name(b, y));
-    if (!channels_first(a) && a != ACL_FORMAT_NHWC) return invalid(c, "Format don't support private format.");
+    if (!pool_channels_first(a) && a != ACL_FORMAT_NHWC) return invalid(c, "Format don't support private format.");
     return ACLNN_SUCCESS;
 }
 

@@ -16,8 +16,7 @@
 #include <string.h>
 
 #include "kernels/view.h"
-#include "opbase/checks.h"
-#include "ops_decls.h"
+#include "ops/pool/pool.h"
 
 typedef struct {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -220,25 +219,18 @@ static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int6
 /* The planes and the output size of self (3-D or 4-D); 161002 for an empty plane or no output. */
 static aclnnStatus geometry(op_call *c, const pyaclnn_stub_tensor *self, int ceil_mode, int64_t *shape) {
     mp_params *p = mp_block(c);
-    int is3 = self->ndim == 3;
-    int64_t nb = is3 ? 1 : self->shape[0], ch = self->shape[is3 ? 0 : 1];
-    p->h = self->shape[is3 ? 1 : 2];
-    p->w = self->shape[is3 ? 2 : 3];
-    p->planes = nb * ch;
+    pool_dims d = pool_dims_of(self);
+    p->h = d.h;
+    p->w = d.w;
+    p->planes = d.nb * d.ch;
     p->ceil_mode = ceil_mode;
-    if (ch == 0 || p->h == 0 || p->w == 0)
+    if (d.ch == 0 || p->h == 0 || p->w == 0)
         return invalid(c, "Expected tensor with optional 0 dim batch size, but got nInputPlane:%lld, height:%lld, "
-                       "width:%lld", (long long)ch, (long long)p->h, (long long)p->w);
+                       "width:%lld", (long long)d.ch, (long long)p->h, (long long)p->w);
     p->oh = out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode);
     p->ow = out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode);
-    if (p->oh <= 0 || p->ow <= 0)
-        return invalid(c, "Given input size %lldx%lldx%lld, calc out size %lldx%lldx%lld", (long long)ch, (long long)p->h,
-                       (long long)p->w, (long long)ch, (long long)p->oh, (long long)p->ow);
-    int k = 0;
-    if (!is3) shape[k++] = nb;
-    shape[k++] = ch;
-    shape[k++] = p->oh;
-    shape[k] = p->ow;
+    aclnnStatus rc = pool_out_shape(c, &d, p->oh, p->ow, shape);
+    if (rc) return rc;
     p->mask_w = ((p->oh * p->ow + 15) / 16 + 1) * 32;
     return ACLNN_SUCCESS;
 }
