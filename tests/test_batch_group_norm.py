@@ -348,6 +348,18 @@ def test_group_norm_backward_validation():
     assert error_of(f, None, XG, S22, S22, None, 2, 4, 3, 2, [True, False, False], z, None, None)[0] == NULLPTR
 
 
+def test_group_norm_backward_counts_beyond_int64_are_refused():
+    """N * C * HxW and N * group are products of the caller's int64 attributes: one past INT64_MAX is a mismatch
+    (161002 with the vendor's message), never a wrapped product (UBSan found the overflow in the op corpus)."""
+    f, z = ops.GroupNormBackward, np.zeros_like(XG)
+    # (-2**63 + 2) * 4 * 3 wraps to exactly 24, XG's element count: a wrapped product would pass this check
+    for n, c, hw in ((-2 ** 63 + 2, 4, 3), (2 ** 62, 4, 4), (2, 2 ** 62, 2 ** 3)):
+        code, msg = error_of(f, XG, XG, S22, S22, None, n, c, hw, 2, [True, False, False], z, None, None)
+        assert code == INVALID and "Expected gradOut.numel() == N * C * HxW to be true, but got false." in msg, msg
+    code, msg = error_of(f, XG, XG, S22, S22, None, 2, 4, 3, 2 ** 62 + 1, [True, False, False], z, None, None)
+    assert code == INVALID, msg
+
+
 # ---- dtype lists per SoC (the A2 one in a child process) ------------------------------------------------
 
 CANDS = ["float32", "float16", "bfloat16", "float64", "int32"]

@@ -137,6 +137,12 @@ static aclnnStatus channel_vector(op_call *c, const char *name, const pyaclnn_st
                    tv_shape_text(self->shape, self->ndim, b, sizeof b));
 }
 
+/* numel == a * b (* c): false when the product leaves int64 (the attributes are the caller's integers). */
+static int count_is(int64_t numel, int64_t a, int64_t b, int64_t c) {
+    int64_t ab, abc;
+    return !__builtin_mul_overflow(a, b, &ab) && !__builtin_mul_overflow(ab, c, &abc) && abc == numel;
+}
+
 /* gn_shapes self gamma beta N C HxW group meanOut rstdOut: meanOut and rstdOut [N, group]; self [N, C, ...] with
  * HxW elements after C; gamma and beta [C]. */
 aclnnStatus opc_gn_shapes(op_call *c, const op_step *s) {
@@ -151,7 +157,7 @@ aclnnStatus opc_gn_shapes(op_call *c, const op_step *s) {
     if (self->shape[1] != ch) return invalid(c, "Expected self.shape[1] == C to be true, but got false.");
     if (numel_from(self, 2) != hw)
         return invalid(c, "Expected the size of self outside the N and C dimensions == HxW to be true, but got false.");
-    if (numel_from(self, 0) != n * ch * hw)
+    if (!count_is(numel_from(self, 0), n, ch, hw))
         return invalid(c, "Expected self.numel() == N * C * HxW to be true, but got false.");
     if ((rc = channel_vector(c, "gamma", op_tensor(c, s, 1), self, ch)) ||
         (rc = channel_vector(c, "beta", op_tensor(c, s, 2), self, ch)))
@@ -260,13 +266,13 @@ aclnnStatus opc_gn_bw_shapes(op_call *c, const op_step *s) {
     int64_t group = op_argument(c, s, 8)->i;
     aclnnStatus rc;
     if ((rc = ew_check_max_dim(c->api, op_pname(c, s, 0), op_tensor(c, s, 0), 8))) return rc;
-    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) != n * ch * hw)
+    if (!count_is(pyaclnn_stub_numel(op_tensor(c, s, 0)), n, ch, hw))
         return invalid(c, "Expected gradOut.numel() == N * C * HxW to be true, but got false.");
-    if (pyaclnn_stub_numel(in) != n * ch * hw)
+    if (!count_is(pyaclnn_stub_numel(in), n, ch, hw))
         return invalid(c, "Expected input.numel() == N * C * HxW to be true, but got false.");
-    if (pyaclnn_stub_numel(op_tensor(c, s, 2)) != n * group)
+    if (!count_is(pyaclnn_stub_numel(op_tensor(c, s, 2)), n, group, 1))
         return invalid(c, "Expected mean.numel() == N * group to be true, but got false.");
-    if (pyaclnn_stub_numel(op_tensor(c, s, 3)) != n * group)
+    if (!count_is(pyaclnn_stub_numel(op_tensor(c, s, 3)), n, group, 1))
         return invalid(c, "Expected rstd.numel() == N * group to be true, but got false.");
     int64_t gshape[PYACLNN_STUB_MAX_DIMS] = {ch}, gnd = 1;
     if (gamma->present) {
