@@ -231,10 +231,20 @@ def empty_view(dtype: int, shape: list) -> dict:
     ("aclnnLayerNormBackward", [empty_view(FLOAT, [0, H, H]), empty_view(FLOAT, [0, H, H]), {"ia": [H, H]},
                                 empty_view(FLOAT, [0, 1, 1]), empty_view(FLOAT, [0, 1, 1]), None, None,
                                 {"ba": [True, False, False]}, empty_view(FLOAT, [0, H, H]), None, None]),
+    ("aclnnSort", [empty_view(FLOAT, [2, 0, H, H]), True, 1, False, empty_view(FLOAT, [2, 0, H, H]),
+                   empty_view(INT64, [2, 0, H, H])]),
 ])
 def test_an_empty_tensor_whose_other_dims_overflow_is_an_empty_call(tmp_path, op, args):
     res = run(op, [{"a": args}], tmp_path)[0]
     assert ok(res), res
+
+
+def test_a_reduction_of_an_empty_tensor_whose_kept_dims_overflow(tmp_path):
+    """LogSumExp over dim 1 of [2, 0, H, H] keeps [2, H, H], whose element count leaves int64: the output shape
+    check counted it with a signed overflow (UBSan, found by the op fuzzer). Now the mismatching out is refused."""
+    res = run("aclnnLogSumExp", [{"a": [empty_view(FLOAT, [2, 0, H, H]), {"ia": [1]}, False,
+                                        empty_view(FLOAT, [0])]}], tmp_path)[0]
+    assert "crash" not in res and res.get("s1") == INVALID, res
 
 
 # ---- 6. aclnnIndexPutImpl: index tensors of up to 25 dims -------------------------------------------------

@@ -234,8 +234,8 @@ void conv_kernel(const pyaclnn_stub_launch *launch) {
 
 /* gradBias[c] = sum over n and positions of gradOutput[n, c, :] (dy NULL: 0), in float64, rounded once. */
 static int store_bias_grad(const pyaclnn_stub_tensor *gb, const float *dy, const pyaclnn_stub_tensor *gy) {
-    int64_t n = gy->shape[0], ch = gy->ndim > 1 ? gy->shape[1] : 0, size = 1, nb = numel(gb);
-    for (int64_t d = 2; d < gy->ndim; d++) size *= gy->shape[d];
+    int64_t n = gy->shape[0], ch = gy->ndim > 1 ? gy->shape[1] : 0, nb = numel(gb);
+    int64_t size = tv_dims_product(gy->shape, 2, gy->ndim);
     double *sum = calloc((size_t)nb + 1, sizeof(double));
     float *f = malloc(((size_t)nb + 1) * sizeof(float));
     if (sum != NULL && f != NULL) {

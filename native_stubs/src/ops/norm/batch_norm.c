@@ -40,8 +40,7 @@ static bn_params *bn_block(op_call *c) {
 static void ncs(const pyaclnn_stub_tensor *t, int64_t *n, int64_t *ch, int64_t *s) {
     *n = t->shape[0];
     *ch = t->shape[1];
-    *s = 1;
-    for (int64_t d = 2; d < t->ndim; d++) *s *= t->shape[d];
+    *s = tv_dims_product(t->shape, 2, t->ndim);   /* (dims after a 0 may multiply past int64) */
 }
 
 /* A per-channel tensor as float64 (`fill` for every channel when absent); NULL if out of memory. */

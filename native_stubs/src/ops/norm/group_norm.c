@@ -123,9 +123,7 @@ aclnnStatus opc_gn_attrs(op_call *c, const op_step *s) {
 }
 
 static int64_t numel_from(const pyaclnn_stub_tensor *t, int64_t from) {
-    int64_t n = 1;
-    for (int64_t d = from; d < t->ndim; d++) n *= t->shape[d];
-    return n;
+    return tv_dims_product(t->shape, from, t->ndim);   /* (dims after a 0 may multiply past int64) */
 }
 
 static aclnnStatus channel_vector(op_call *c, const char *name, const pyaclnn_stub_tensor *t,

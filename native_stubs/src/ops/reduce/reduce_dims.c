@@ -101,8 +101,13 @@ aclnnStatus opc_red_shape_as(op_call *c, const op_step *s) {
     int keepdim = has_keep && op_argument(c, s, 1)->i != 0;
     int64_t shape[PYACLNN_STUB_MAX_DIMS], ndim = 0, numel = 1;
     for (int64_t d = 0; d < self->ndim; d++) {
-        if (!plan->reduce[d]) shape[ndim++] = self->shape[d], numel *= self->shape[d];
-        else if (keepdim) shape[ndim++] = 1;
+        if (!plan->reduce[d]) {
+            shape[ndim++] = self->shape[d];
+            /* (an empty self's other dims may multiply past int64: only "one element or not" matters here) */
+            if (__builtin_mul_overflow(numel, self->shape[d], &numel)) numel = INT64_MAX;
+        } else if (keepdim) {
+            shape[ndim++] = 1;
+        }
     }
     const char *style = s->text != NULL ? s->text : "expected";
     for (int k = 1 + has_keep; k < s->np; k++) {

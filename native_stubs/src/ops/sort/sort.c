@@ -21,10 +21,10 @@ aclnnStatus opc_sort_plan(op_call *c, const op_step *s) {
     int64_t d = rank == 0 ? 0 : dim < 0 ? dim + rank : dim;
     sel_params *prm = op_params(c, sizeof *prm);
     *prm = (sel_params){1, 1, 1, 1, op_argument(c, s, 2)->i != 0, 1, 0, 1};
-    for (int64_t i = 0; i < rank; i++) {
-        if (i < d) prm->outer *= self->shape[i];
-        else if (i == d) prm->len = self->shape[i];
-        else prm->inner *= self->shape[i];
+    if (rank > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
+        prm->outer = tv_dims_product(self->shape, 0, d);
+        prm->len = self->shape[d];
+        prm->inner = tv_dims_product(self->shape, d + 1, rank);
     }
     prm->k = prm->len;
     return ACLNN_SUCCESS;
