@@ -37,6 +37,7 @@ POW = "tests/test_pow.py"
 NLL = "tests/test_nll_loss.py"
 ADDC = "tests/test_addc_lerp.py"
 FOREACH = "tests/test_foreach.py"
+OPTIM = "tests/test_optim_ops.py"
 SELECT = "tests/test_select.py"
 RANDOM = "tests/test_random.py"
 LAYER_NORM = "tests/test_layer_norm.py"
@@ -365,6 +366,9 @@ MUTANTS = [
     Mutant("foreach-list-length-unchecked", f"{OPS}/foreach/foreach.c",
            "        if (LIST(c, s, k).n != n) {", "        if (0) {",
            (f"{FOREACH}::test_invalid_arguments_return_161002",), "validation: out shorter than x1 accepted"),
+    Mutant("foreach-norm-no-sqrt", f"{OPS}/foreach/foreach_norm.c",
+           "return mode == FN_TWO ? sqrtf(total) : total;", "return total;",
+           (f"{OPTIM}::test_norm_vs_float64_and_torch[2.0-float64-float32]",), "ForeachNorm's 2-norm without the sqrt"),
     Mutant("lerp-weight-on-start", "native_stubs/src/kernels/elementwise.c",
            "if (p->op == EW_OP_LERP) t = (float)s * (b - a);", "if (p->op == EW_OP_LERP) t = (float)s * (a - b);",
            (f"{ADDC}::test_lerps[float32-0.1]",), "Lerp interpolates away from end"),

@@ -919,7 +919,7 @@ POOLS = {
     "LogSoftmaxBackward": F3, "Matmul": F3, "Mm": F3, "BatchMatMul": F3, "Addmm": F3, "LayerNorm": F3,
     "LayerNormBackward": F3, "DropoutDoMask": F3, "DropoutV3": F3, "EmbeddingDenseBackward": F3,
     "ForeachAddScalarV2": F3 + (3,), "ForeachMulScalarV2": F3 + (3,), "ForeachAddcmulScalarV2": F3 + (3,),
-    "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3,
+    "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3, "ForeachNorm": F3,
     "NonzeroV2": (0, 1, 2, 4, 6, 3, 9, 11, 12), "Mean": (0, 3, 9, 1, 6, 2, 4, 11, 27),
 }
 # the logical family's integer operators and the activations' backwards (few valid calls from any dtype)
@@ -2322,6 +2322,24 @@ BUILDERS.update({
     "aclnnBatchNorm": build_batch_norm, "aclnnBatchNormBackward": build_batch_norm,
     "aclnnGroupNorm": build_group_norm, "aclnnGroupNormBackward": build_group_norm,
 })
+
+
+def build_foreach_norm(g: Gen) -> dict:
+    """aclnnForeachNorm: x a list of one float dtype, out one element per tensor (of x's dtype), p FLOAT, DOUBLE
+    or INT64 around 1, 2 and +inf."""
+    r = g.rng
+    count = r.choice((1, 2, 3, 0 if r.random() < 0.1 else 2))
+    dt = g.pdtype()
+    xs = [g.tensor(dt if r.random() < 0.95 else g.dtype(), g.shape(lo=0, hi=3)) for _ in range(count)]
+    outs = [g.out(dt if r.random() < 0.95 else g.dtype(), [1] if r.random() < 0.9 else g.shape())
+            for _ in range(count if r.random() < 0.95 else count + 1)]
+    p = r.choice((1.0, 2.0, 2.0, math.inf, 1.5, 3.0))
+    sdt = r.choice((0, 11, 9)) if r.random() < 0.9 else None
+    return {"x": {"list": xs}, "out": {"list": outs},
+            "scalar": g.scalar(sdt, int(p) if sdt == 9 and p != math.inf else p)}
+
+
+BUILDERS["aclnnForeachNorm"] = build_foreach_norm
 
 
 def builder_for(op: str):
