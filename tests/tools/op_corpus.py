@@ -2342,6 +2342,30 @@ def build_foreach_norm(g: Gen) -> dict:
 BUILDERS["aclnnForeachNorm"] = build_foreach_norm
 
 
+def build_apply_adam_w(g: Gen) -> dict:
+    """aclnnApplyAdamWV2: var, m, v, grad (and maxGradNorm with amsgrad) of one shape and float dtype (FLOAT
+    state with a FLOAT16/BF16 grad at times), step a one-element FLOAT/INT64 tensor, hyperparameters in range."""
+    r = g.rng
+    dt = g.pdtype()
+    shape = g.shape(lo=0, hi=3)
+    gdt = r.choice((1, 27)) if dt == 0 and r.random() < 0.3 else dt
+    other = lambda d: d if r.random() < 0.95 else g.dtype()
+    amsgrad = r.random() < 0.5
+    return {"varRef": g.tensor(other(dt), shape), "mRef": g.tensor(other(dt), shape),
+            "vRef": g.tensor(other(dt), shape, fill=g.fill(dt, "pos")),
+            "maxGradNormOptionalRef": g.tensor(other(gdt), shape, fill=g.fill(gdt, "pos"))
+            if amsgrad or r.random() < 0.3 else None,
+            "grad": g.tensor(other(gdt), shape if r.random() < 0.95 else g.shape()),
+            "step": g.tensor(r.choice((0, 9)) if r.random() < 0.95 else g.dtype(), [1] if r.random() < 0.95 else [2],
+                             fill=g.fill(0, "pos")),
+            "lr": r.choice((1e-3, 0.01, 0.1)), "beta1": r.choice((0.9, 0.8)), "beta2": r.choice((0.999, 0.99)),
+            "weightDecay": r.choice((0.0, 0.01, 0.1)), "eps": r.choice((1e-8, 1e-6)), "amsgrad": amsgrad,
+            "maximize": r.random() < 0.3}
+
+
+BUILDERS["aclnnApplyAdamWV2"] = build_apply_adam_w
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]
