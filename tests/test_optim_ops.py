@@ -213,20 +213,35 @@ def test_adamw_vendor_steps_and_float64(name, gname, amsgrad, maximize, step_dty
         assert np.array_equal(got[3], state[3])     # maxGradNorm left alone
 
 
+def bf16_away(x):
+    """float32 values to BF16 rounding half away from zero (the A2 kernels' CAST_ROUND)."""
+    b = np.asarray(x, np.float32).view(np.uint32)
+    r = ((b.astype(np.uint64) + 0x8000) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return R.cast(np.where(np.isnan(x), x, r), "bfloat16")
+
+
 def test_adamw_a2_subprocess():
-    """Atlas A2: the same dtype lists and checks; the fp kernel's order of the steps, bit for bit."""
+    """Atlas A2: the same dtype lists and checks; the fp kernels' order of the steps, bit for bit; BF16 written by
+    the kernel itself (all BF16, or a BF16 maxGradNorm beside FLOAT state) rounds half away from zero, BF16 through
+    the op_api's casts (another mix) to nearest even."""
     rc, out, err = helpers.run_python("""
         import json, numpy as np
         import test_optim_ops as T
+        from reference import elementwise as R
         from pyaclnn.errors import AclError
-        state = T.adamw_state("float32", "float32")
         res = {"bits": []}
-        for amsgrad, maximize in ((False, False), (True, True)):
+        for name, gname, amsgrad, maximize in (("float32", "float32", False, False), ("float32", "float32", True, True),
+                                               ("bfloat16", "bfloat16", True, False), ("float32", "bfloat16", True, True),
+                                               ("bfloat16", "float32", True, False), ("float16", "float16", True, False)):
+            state = T.adamw_state(name, gname)
             got = T.run_adamw(state, 9, "int64", amsgrad, maximize)
             want = T.adamw_steps32(False, *state, 9, 0.01, 0.9, 0.999, 0.05, 1e-8, amsgrad, maximize)
-            res["bits"].append(all(np.array_equal(g.view(np.uint32), w.view(np.uint32)) for g, w in zip(got, want)))
-        for name in ("float16", "bfloat16"):
-            T.run_adamw(T.adamw_state(name, name), 0)
+            native = name == gname or name == "float32"
+            for k, (g, w) in enumerate(zip(got, want)):
+                d = [name, name, name, gname][k]
+                w = T.bf16_away(w) if d == "bfloat16" and native else R.cast(w, d)
+                res["bits"].append(k == 3 and not amsgrad or g.tobytes() == w.tobytes())
+        res["tie"] = T.adamw_tie()
         try:
             T.run_adamw(T.adamw_state("float64", "float64"), 0)
         except AclError as e:
@@ -235,7 +250,23 @@ def test_adamw_a2_subprocess():
     """, {"PYACLNN_STUB_SOC": A2, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent)})
     lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
     assert lines, err[-3000:]
-    assert json.loads(lines[-1][7:]) == {"bits": [True, True], "f64": INVALID}
+    assert json.loads(lines[-1][7:]) == {"bits": [True] * 24, "tie": [1.1328125] * 4, "f64": INVALID}
+
+
+def adamw_tie():
+    """A BF16 tie: with beta2 = 0, v = grad * grad = 1.0625^2 = 1 + 2^-3 + 2^-8, half way between two BF16
+    values: v and maxGradNorm (all BF16; BF16 maxGradNorm beside FLOAT state) as written."""
+    one = lambda x, d: R.cast(np.full(4, x), d)
+    out = []
+    for name in ("bfloat16", "float32"):
+        state = (one(1, name), one(0, name), one(0, name), one(0, "bfloat16"), one(1.0625, "bfloat16"))
+        got = run_adamw(state, 0, "float32", True, False, beta2=0.0)
+        out += [float(got[2][0]) if name == "bfloat16" else float(got[3][0]), float(got[3][0])]
+    return out
+
+
+def test_adamw_bf16_tie_rounds_to_even_on_950():
+    assert adamw_tie() == [1.125, 1.125, 1.125, 1.125]
 
 
 def test_adamw_empty_var_does_nothing():

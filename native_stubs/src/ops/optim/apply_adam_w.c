@@ -8,12 +8,16 @@
  *   Ascend 950 (op_kernel/arch35/apply_adam_w_v2_dag.h): g = g * (+-1); m = m * beta1 - g * (beta1 - 1);
  *     v = v * beta2 - (g * g) * (beta2 - 1); [mx = max(v, mx)];
  *     var = var * (1 - lr * wd) + lr / (beta1^t - 1) * (m / (sqrt(v or mx) / sqrt(1 - beta2^t) + eps))
- * beta^t is the hardware's Power (not public): libm pow in double rounded to fp32.
+ * beta^t is the hardware's Power (not public): libm pow in double rounded to fp32. The results go to each
+ * tensor's dtype with RINT, except the A2 kernels' own BF16 outputs (apply_adam_w_v2_b16.h, _mix_dtype.h:
+ * CAST_ROUND, half away from zero) when the op_api runs the kernel on the tensors' dtypes (no casts).
  *   not_null_adamw varRef mRef vRef maxGradNorm grad step amsgrad   NULL tensors (maxGradNorm with amsgrad)
- *   adamw_plan varRef step lr beta1 beta2 weightDecay eps amsgrad maximize   step's numel, the parameters
+ *   adamw_plan varRef mRef vRef maxGradNorm grad step lr beta1 beta2 weightDecay eps amsgrad maximize
+ *                                        step's numel, an empty varRef, the parameters
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/view.h"
 #include "opbase/checks.h"
@@ -21,7 +25,7 @@
 
 typedef struct {
     float lr, beta1, beta2, wd, eps;
-    int amsgrad, maximize, soc950;
+    int amsgrad, maximize, soc950, bf16_away;
 } adamw_params;
 
 static float pow32(float b, float t) { return (float)pow((double)b, (double)t); }
@@ -49,6 +53,17 @@ static void adamw_950(const adamw_params *p, float t, float *x, float g) {
     x[0] = x[0] * (1.0f - p->lr * p->wd) + p->lr / (pow32(p->beta1, t) - 1.0f) * (x[1] / denom);
 }
 
+/* to BF16 values rounding half away from zero (the vector unit's CAST_ROUND); NaN kept */
+static void round_bf16_away(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(x[i])) continue;
+        uint32_t b;
+        memcpy(&b, &x[i], 4);
+        b = (b + 0x8000u) & 0xFFFF0000u;
+        memcpy(&x[i], &b, 4);
+    }
+}
+
 void adamw_kernel(const pyaclnn_stub_launch *launch) {
     const adamw_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
@@ -67,7 +82,10 @@ void adamw_kernel(const pyaclnn_stub_launch *launch) {
             (p->soc950 ? adamw_950 : adamw_a2)(p, t, x, buf[4][i]);
             for (int k = 0; k < k_max; k++) buf[k][i] = x[k];
         }
-        for (int k = 0; k < k_max; k++) tv_store_float(&launch->outputs[k], buf[k]);
+        for (int k = 0; k < k_max; k++) {
+            if (p->bf16_away && launch->outputs[k].dtype == ACL_BF16) round_bf16_away(buf[k], n);
+            tv_store_float(&launch->outputs[k], buf[k]);
+        }
     } else {
         tv_fail_oom(launch);
     }
@@ -86,10 +104,12 @@ aclnnStatus opc_not_null_adamw(op_call *c, const op_step *s) {
     return opc_not_null(c, &tensors);
 }
 
-/* adamw_plan varRef step lr beta1 beta2 weightDecay eps amsgrad maximize: step of one element; an empty
- * varRef ends phase 1 (nothing to do); the kernel's parameters. */
+/* adamw_plan varRef mRef vRef maxGradNorm grad step lr beta1 beta2 weightDecay eps amsgrad maximize: step of
+ * one element; an empty varRef ends phase 1 (nothing to do); the kernel's parameters, and whether the op_api
+ * runs the kernel on the tensors' own dtypes (all one dtype, or FLOAT var/m/v with a FLOAT16/BF16 grad and
+ * maxGradNorm of grad's dtype: its IsNeedDtypeCast false). */
 aclnnStatus opc_adamw_plan(op_call *c, const op_step *s) {
-    int64_t numel = pyaclnn_stub_numel(op_tensor(c, s, 1));
+    int64_t numel = pyaclnn_stub_numel(op_tensor(c, s, 5));
     if (numel != 1)
         return op_invalidf(c->api, "Numel of step must be 1, but got %lld.", (long long)numel);
     if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) {
@@ -98,9 +118,16 @@ aclnnStatus opc_adamw_plan(op_call *c, const op_step *s) {
     }
     adamw_params *p = op_params(c, sizeof *p);
     float *f[5] = {&p->lr, &p->beta1, &p->beta2, &p->wd, &p->eps};
-    for (int k = 0; k < 5; k++) *f[k] = (float)op_argument(c, s, 2 + k)->d;
-    p->amsgrad = op_argument(c, s, 7)->i != 0;
-    p->maximize = op_argument(c, s, 8)->i != 0;
+    for (int k = 0; k < 5; k++) *f[k] = (float)op_argument(c, s, 6 + k)->d;
+    p->amsgrad = op_argument(c, s, 11)->i != 0;
+    p->maximize = op_argument(c, s, 12)->i != 0;
     p->soc950 = ew_soc_is_950();
+    aclDataType var = op_tensor(c, s, 0)->dtype, grad = op_tensor(c, s, 4)->dtype;
+    const pyaclnn_stub_tensor *mx = op_tensor(c, s, 3);
+    int same = op_tensor(c, s, 1)->dtype == var && op_tensor(c, s, 2)->dtype == var && grad == var &&
+               (!mx->present || mx->dtype == var);
+    int mixed = var == ACL_FLOAT && op_tensor(c, s, 1)->dtype == ACL_FLOAT && op_tensor(c, s, 2)->dtype == ACL_FLOAT &&
+                (grad == ACL_FLOAT16 || grad == ACL_BF16) && (!mx->present || mx->dtype == grad);
+    p->bf16_away = !p->soc950 && (same || mixed);
     return ACLNN_SUCCESS;
 }
