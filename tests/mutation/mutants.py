@@ -662,4 +662,13 @@ MUTANTS = [
     Mutant("maxpool-nan-loses", f"{OPS}/pool/max_pool.c",
            "            if (best < 0 || v > max || isnan(v)) {", "            if (best < 0 || v > max) {",
            ("tests/test_pool.py::test_max_pool_nan_int64_indices_and_strided",), "a NaN in the window does not win"),
+    # ---- pointwise losses (loss/pointwise_loss) ----
+    Mutant("mse-mean-coef-of-broadcast", f"{OPS}/loss/pointwise_loss.c",
+           "(float)(base / (double)p->self_numel)", "(float)(base / (double)p->n)",
+           ("tests/test_losses.py::test_backward_is_the_vendor_steps_in_fp32[float32-1-mse]",
+            "tests/test_losses.py::test_backward_is_the_vendor_steps_in_fp32[float16-1-mse]"),
+           "MseLossBackward's mean coefficient counts the broadcast shape, not self"),
+    Mutant("sl1-quadratic-without-half", f"{OPS}/loss/pointwise_loss.c",
+           "(d * (d * 0.5f)) * p->inv_beta", "(d * d) * p->inv_beta",
+           ("tests/test_losses.py::test_forward_matches_float64[float32-0-sl1]",), "SmoothL1Loss loses the 0.5 of d^2"),
 ]

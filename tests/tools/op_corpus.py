@@ -2366,6 +2366,33 @@ def build_apply_adam_w(g: Gen) -> dict:
 BUILDERS["aclnnApplyAdamWV2"] = build_apply_adam_w
 
 
+def build_pointwise_loss(g: Gen) -> dict:
+    """MseLoss(Backward), SmoothL1Loss(Backward): self and target (and gradOutput) broadcast-compatible, mostly one float dtype; out of
+    the broadcast shape (reduction 0, and the backward) or 0-D."""
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 0, 1, 27)) if r.random() < 0.85 else g.dtype()
+    red = r.choice((0, 1, 2, 1, 2)) if r.random() < 0.95 else r.choice((-1, 3))
+    args = {"self": g.tensor(dt, g.bcast(shape)), "target": g.tensor(dt if r.random() < 0.85 else g.dtype(), g.bcast(shape)),
+            "reduction": red}
+    sl1 = "SmoothL1" in g.op
+    if sl1:
+        args["beta"] = r.choice((1.0, 0.5, 0.0, 2.0)) if r.random() < 0.95 else -1.0
+    out = "gradInput" if sl1 and "Backward" in g.op else "result" if sl1 else "out"
+    if "Backward" in g.op:
+        gd = dt if r.random() < 0.9 else g.dtype()
+        args = {"gradOut" if sl1 else "gradOutput": g.tensor(gd, g.bcast(shape) if r.random() < 0.6 else []), **args}
+        args[out] = g.out(dt, shape if r.random() < 0.9 else g.shape())
+    else:
+        args[out] = g.out(dt if r.random() < 0.9 else g.dtype(), (shape if red == 0 else []) if r.random() < 0.9
+                          else g.shape())
+    return args
+
+
+BUILDERS.update({op: build_pointwise_loss for op in (
+    "aclnnMseLoss", "aclnnMseLossBackward", "aclnnSmoothL1Loss", "aclnnSmoothL1LossBackward")})
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]
