@@ -319,3 +319,23 @@ def test_a_host_copy_no_size_t_counts_is_an_out_of_memory_fault(tmp_path, op, ar
     assert res["s1"] == 0 and res["sy"] == 207001 and "out of host memory" in res["my"], res
     out = args[-1] if op != "aclnnLayerNorm" else args[5]
     assert res["h"][[a for a in args if isinstance(a, dict) and "sh" in a].index(out)] == digest(block(PAT, out["d"], 8))
+
+
+# ---- 8. repeats: the caller's int64 times a size ---------------------------------------------------------
+
+def test_repeat_interleave_int_repeats_past_int64_is_a_mismatch(tmp_path):
+    """RepeatInterleaveInt's check 'outputSize == elements * repeats' multiplied with a signed overflow for
+    repeats = INT64_MAX (UBSan, CI's ASan sample of the corpus); now the mismatch is refused."""
+    x = {"d": FLOAT, "sh": [6, 3], "n": 72, "fill": PAT}
+    for wrap in (2 ** 63 - 1, 2 ** 62 + 1):
+        res = run("aclnnRepeatInterleaveInt", [{"a": [x, wrap, 36, {"d": FLOAT, "sh": [36], "n": 144, "fill": PAT}]}],
+                  tmp_path)[0]
+        assert "crash" not in res and res.get("s1") == INVALID and "is not 18 elements times repeats" in res["m1"], res
+
+
+def test_repeat_whose_out_size_leaves_int64_is_refused(tmp_path):
+    """aclnnRepeat's expected out shape is self's size times each repeat: past int64 it is refused, not wrapped."""
+    x = {"d": FLOAT, "sh": [2, 3], "n": 24, "fill": PAT}
+    res = run("aclnnRepeat", [{"a": [x, {"ia": [1, 2 ** 62]}, {"d": FLOAT, "sh": [2, 3], "n": 24, "fill": PAT}]}],
+              tmp_path)[0]
+    assert "crash" not in res and res.get("s1") == INVALID and "leaves int64" in res["m1"], res

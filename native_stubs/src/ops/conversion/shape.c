@@ -127,7 +127,10 @@ aclnnStatus opc_repeat_plan(op_call *c, const op_step *s) {
         return ACLNN_SUCCESS;
     }
     int64_t want[PYACLNN_STUB_MAX_DIMS];
-    for (int64_t d = 0; d < k; d++) want[d] = r[d] * (d < k - n ? 1 : self->shape[d - (k - n)]);
+    for (int64_t d = 0; d < k; d++)   /* (repeats are the caller's int64: a product past the range is refused) */
+        if (__builtin_mul_overflow(r[d], d < k - n ? 1 : self->shape[d - (k - n)], &want[d]))
+            return invalid(c, "repeats[%lld] = %lld times self's size leaves int64 (the emulator's check)", d, r[d],
+                           0);
     if (k == 0) {   /* ViewCopy(self, out) */
         if ((rc = ew_check_shape(c->api, op_pname(c, s, 2), out, self->shape, n))) return rc;
     } else if ((rc = ew_check_shape(c->api, op_pname(c, s, 2), out, want, k))) {
@@ -177,7 +180,8 @@ aclnnStatus opc_ri_plan(op_call *c, const op_step *s) {
         return ACLNN_SUCCESS;
     }
     if (counts && nr == 0) return invalid(c, "repeats must have the same size as input along dim.", 0, 0, 0);
-    if (!counts && along * r != size)
+    int64_t product;   /* (repeats is the caller's int64: the product may leave the range) */
+    if (!counts && (__builtin_mul_overflow(along, r, &product) || product != size))
         return invalid(c, "outputSize %lld is not %lld elements times repeats %lld (the emulator's check)", size, along, r);
     int64_t want[PYACLNN_STUB_MAX_DIMS];
     for (int64_t d = 0; d < n; d++) want[d] = self->shape[d];
