@@ -339,3 +339,12 @@ def test_repeat_whose_out_size_leaves_int64_is_refused(tmp_path):
     res = run("aclnnRepeat", [{"a": [x, {"ia": [1, 2 ** 62]}, {"d": FLOAT, "sh": [2, 3], "n": 24, "fill": PAT}]}],
               tmp_path)[0]
     assert "crash" not in res and res.get("s1") == INVALID and "leaves int64" in res["m1"], res
+
+
+def test_index_fill_dim_int64_min_is_refused(tmp_path):
+    """aclnnIndexFill's dim check negated dim (UBSan for INT64_MIN, the full corpus under ASan); now 161002."""
+    x = {"d": FLOAT, "sh": [2, 1, 4, 2], "n": 64, "fill": PAT}
+    call = {"a": [x, -2 ** 63, {"d": INT64, "sh": [3], "n": 24, "fill": {"m": "const", "v": 0}}, {"d": 12, "b": "01"},
+                  {"d": FLOAT, "sh": [2, 1, 4, 2], "n": 64, "fill": PAT}]}
+    res = run("aclnnIndexFill", [call], tmp_path)[0]
+    assert "crash" not in res and res.get("s1") == INVALID and "is greater than self dim" in res["m1"], res

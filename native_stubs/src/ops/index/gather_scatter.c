@@ -245,7 +245,7 @@ aclnnStatus opc_index_fill_plan(op_call *c, const op_step *s) {
         return rc;
     if ((dim != 0 && dim >= n) || (dim == 0 && dim > n))
         return invalid(c, "Dim value error, input dim[%lld] is greater than self dim[%lld].", dim, n, 0);
-    if ((dim < 0 && -dim > n && n > 0) || (dim < 0 && -dim > 1 && n == 0))
+    if ((dim < 0 && dim < -n && n > 0) || (dim < 0 && dim < -1 && n == 0))   /* (no -dim: INT64_MIN) */
         return invalid(c, "Dim value error, abs(input dim[%lld]) is greater than self dim[%lld].", dim, n, 0);
     int64_t d0 = dim >= 0 ? dim : (n > 0 ? dim + n : 0), size = dim_size(self, d0);
     int64_t count = is_list ? (int64_t)c->ints[s->p[2]].n : pyaclnn_stub_numel(op_tensor(c, s, 2));
