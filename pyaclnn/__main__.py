@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     p_info.add_argument("--ops", nargs="*", metavar="OP",
                         help="the emulated operators and their fidelity class; with names, each one in full "
                              "(prototype, family, vendor source, dtypes per SoC, the checks of phase 1)")
-    p_demo = sub.add_parser("demo", help="run every emulated operator on sample inputs")
+    p_demo = sub.add_parser("demo", help="run the three seed operators (AmpUpdateScale, AddRmsNormDynamicQuant, GroupedDynamicMxQuant) on sample inputs; info --ops lists all")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
     sub.add_parser("exec", add_help=False,
                    help="run a command on the emulator in place of CANN (python -m pyaclnn exec -- CMD ...)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -66,6 +67,26 @@ def fp32_grid(lo: float, hi: float, step: int = 97) -> np.ndarray:
     b = np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32), step, dtype=np.uint32)
     x = b.view(np.float32)
     return np.concatenate([x, -x])
+
+
+def libm(name: str, fallback):
+    """A float64 function through the C library (Python's math module calls it), as the vendor's AI CPU
+    kernels compute DOUBLE. NumPy's own float64 ufuncs change between releases (1.24's SIMD arcsin / sinh /
+    cosh / arctan2 differ from libm by up to 2 ulp). `fallback` (NumPy) answers where math raises instead
+    of returning a special value: domain errors (NaN) and overflow (inf)."""
+    f = getattr(math, name)
+
+    def one(*args):
+        try:
+            return f(*args)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(fallback(*args))
+
+    def vec(*arrays):
+        arrays = [np.asarray(a, np.float64) for a in arrays]
+        return np.frompyfunc(one, len(arrays), 1)(*arrays).astype(np.float64)
+    return vec
 
 
 def ulp(got, want, name: str) -> np.ndarray:

@@ -70,3 +70,31 @@ def recent_error():
 
 # Leak accounting: each module must release the stub objects it creates (tests/_leakcheck.py).
 from _leakcheck import no_leaks_at_exit, no_leaks_per_module  # noqa: E402,F401
+
+
+# ---- --file-shard K/N: a sample of the suite's files (the sanitizer lane of .ci/run) ---------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--file-shard", metavar="K/N", default=None,
+                     help="run only the test files whose position (sorted by path) is K modulo N; K may be any "
+                          "integer, e.g. a commit hash as 0x..., so consecutive commits sample other files")
+
+
+def pytest_collection_modifyitems(config, items):
+    spec = config.getoption("--file-shard")
+    if not spec:
+        return
+    k, _, n = spec.partition("/")
+    try:
+        k, n = int(k, 0), int(n)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise pytest.UsageError(f"--file-shard takes K/N with N >= 1 (e.g. 1/3 or 0x9f2c/3), not {spec!r}")
+    files = sorted({str(item.path) for item in items})
+    keep = {f for i, f in enumerate(files) if i % n == k % n}
+    selected = [item for item in items if str(item.path) in keep]
+    deselected = [item for item in items if str(item.path) not in keep]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected

@@ -169,3 +169,31 @@ note = "exact"
     assert ops["aclnnTwiceA"]["checks"] == ["twice_mode mode", "not_null self out", "read", "twice_mode mode",
                                             "twice_plan self"]
     assert ops["aclnnTwiceB"]["checks"] == ["not_null self out", "read", "twice_plan self"]
+
+
+def test_executor_name_launch_status_and_empty_executor_slots(tmp_path):
+    # a V2 form running its V1's executor, a phase 2 that maps every failure to one status, a kernel input slot the
+    # operator has no parameter for (native_stubs/DESIGN.md: executor, launch_status, inputs with -)
+    row = ROW.replace('name = "Twice"', 'name = "TwiceV2"').replace(
+        'kernel = "twice_kernel"', 'kernel = "twice_kernel"\nexecutor = "Twice"\nlaunch_status = "ACLNN_ERR_INNER"\n'
+                                   'inputs = "self -"')
+    proc = run(tmp_path, FAMILY + row)
+    assert proc.returncode == 0, proc.stderr
+    c = (tmp_path / "gen" / "ops_defs.c").read_text()
+    assert ('static const op_def D_TwiceV2 = {"TwiceV2", "aclnnTwiceV2GetWorkspaceSize", P_TwiceV2, 2, S_TwiceV2, 5, '
+            'twice_kernel, {0, -1}, 2, {1}, 1, NULL, "Twice"};') in c
+    assert 'return rc == ACLNN_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_INNER;' in c
+    # without them: the definition's own name, the status of the failure
+    proc = run(tmp_path, FAMILY + ROW)
+    c = (tmp_path / "gen" / "ops_defs.c").read_text()
+    assert "{0}, 1, {1}, 1, NULL, NULL};" in c and "return pyaclnn_stub_executor_run(\"aclnnTwice\"" in c
+
+
+@pytest.mark.parametrize("extra,message", [
+    ('executor = "aclnnTwice"', "executor is the name of the operator the executor runs"),
+    ('launch_status = "561000"', "launch_status is the aclnn status phase 2 returns"),
+    ('inputs = "self nope"', "executor tensors must be tensor parameters (or - for an empty slot); not: ['nope']"),
+])
+def test_executor_field_errors(tmp_path, extra, message):
+    proc = run(tmp_path, FAMILY + ROW.replace('kernel = "twice_kernel"', f'kernel = "twice_kernel"\n{extra}'))
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr

@@ -392,7 +392,7 @@ def test_memcpy_batch_argument_checks(acl):
         free(d)
 
 
-def test_memcpy_batch_async(acl, stream):
+def test_memcpy_batch_async(acl, stream, hazards_off):   # reads d behind the gate on purpose
     src = ctypes.c_void_p()
     assert capi.aclrtMallocHost(ctypes.byref(src), 64) == 0
     ctypes.memmove(src, np.arange(16, dtype=np.float32).ctypes.data, 64)

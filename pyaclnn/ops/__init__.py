@@ -16,7 +16,7 @@ lacks raises :class:`OperatorNotFoundError`, which names the libraries searched 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any as _Any   # not `Any`: ops.Any is the operator aclnnAny
 
 from ..runtime import Stream
 from ._errors import OperatorNotFoundError
@@ -51,7 +51,7 @@ def get(op: str) -> OpFunction:
     return function(op)
 
 
-def call(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) -> Any:
+def call(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> _Any:
     """Run operator ``op`` once: phase 1, workspace from the stream's pool, phase 2 on ``stream``.
 
     See :class:`OpFunction` for how arguments are passed.  Returns the output arguments.
@@ -59,7 +59,7 @@ def call(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) -> An
     return function(op)(*args, stream=stream, **kwargs)
 
 
-def prepare(op: str, *args: Any, stream: Stream | None = None, **kwargs: Any) -> PreparedCall:
+def prepare(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> PreparedCall:
     """Build a repeatable executor for ``op`` with these arguments (see :class:`PreparedCall`)."""
     return function(op).prepare(*args, stream=stream, **kwargs)
 

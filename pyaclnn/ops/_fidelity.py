@@ -21,66 +21,11 @@ from __future__ import annotations
 A, B, C, S = "a", "b", "c", "s"
 CLASSES = (A, B, C, S)
 
-# tolerance of the transcendental operators (tests/test_elementwise_pointwise.py measures it):
-_TRANS = ("libm in float64, rounded once to fp32, then to fp16/bf16: <= 1 ulp of the float64 value "
-          "rounded to the dtype; vs torch CPU <= 2 ulp fp32, <= 1 ulp fp16/bf16")
-
-_FAMILIES: list[tuple[tuple[str, ...], str, str]] = [
-    (("AmpUpdateScale",), B, "vendor kernel step by step (tests/test_amp_update_scale.py)"),
-    (("AddRmsNormDynamicQuant", "AddRmsNormDynamicQuantV2"), B,
-     "vendor kernel step by step: fp32 reductions in the kernel's order, its casts (tests/test_add_rms_norm_*)"),
-    (("GroupedDynamicMxQuant", "GroupedDynamicMxQuantV2"), B,
-     "vendor kernel step by step: E8M0 scales, RINT casts (tests/test_grouped_dynamic_mx_quant*)"),
-    (("Add", "Adds", "InplaceAdd", "InplaceAdds", "Sub", "Subs", "InplaceSub", "InplaceSubs", "Rsub", "Rsubs"), B,
-     "IEEE add/sub in the promoted dtype (a); alpha != 1 as the NPU's Axpy, Muls then Add in fp32 (b)"),
-    (("Mul", "Muls", "InplaceMul", "InplaceMuls", "Div", "Divs", "InplaceDiv", "InplaceDivs", "DivMod", "DivMods",
-      "InplaceDivMod", "InplaceDivMods"), A, "IEEE mul/div in the promoted dtype, integers wrap"),
-    (("Cast", "InplaceCopy", "InplaceFillScalar", "InplaceOne", "InplaceZero"), A,
-     "moves and the NPU's Cast rules (RNE, INF_NAN overflow, float->int truncates and saturates)"),
-    (("Neg", "InplaceNeg", "Abs", "Ceil", "InplaceCeil"), A, "exact (no rounding)"),
-    (("Sqrt", "InplaceSqrt", "Reciprocal", "InplaceReciprocal"), A,
-     "IEEE correctly rounded sqrt and 1/x in fp32 (fp16/bf16 through fp32, one more RNE cast)"),
-    (("Exp", "InplaceExp", "Rsqrt", "InplaceRsqrt", "Cos", "InplaceCos", "Sin", "InplaceSin"), C, _TRANS),
-    (("PowTensorScalar", "InplacePowTensorScalar", "PowScalarTensor", "PowTensorTensor", "InplacePowTensorTensor"), C,
-     "floats: " + _TRANS + "; x**2 and x**0.5 correctly rounded; integers exact with wrap (a)"),
-    (("Addcmul", "InplaceAddcmul", "Addcdiv", "InplaceAddcdiv", "Lerps", "InplaceLerps"), C,
-     "the kernel's steps each rounded to fp32 (fp16/bf16 upcast; DOUBLE in double), integers wrap; "
-     "the step order is the emulator's (tests/test_addc_lerp.py)"),
-    (("ForeachAddScalarV2", "ForeachAddcdivScalarList", "ForeachAddcmulScalarV2", "ForeachDivScalarList",
-      "ForeachLerpScalar", "ForeachMulScalarV2", "ForeachSqrt"), C,
-     "per tensor the single-tensor operator's arithmetic (Adds, Addcdiv, Addcmul, Divs, Lerps, Muls, Sqrt); "
-     "FLOAT16/BF16 lists in fp32 (tests/test_foreach.py)"),
-    (("EqTensor", "EqScalar", "NeTensor", "NeScalar", "GtTensor", "GtScalar", "GeTensor", "GeScalar", "LtTensor",
-      "LtScalar", "LeTensor", "LeScalar", "InplaceEqTensor", "InplaceEqScalar", "InplaceNeTensor",
-      "InplaceNeScalar", "InplaceGtTensor", "InplaceGtScalar", "InplaceGeTensor", "InplaceGeScalar",
-      "InplaceLtTensor", "InplaceLtScalar", "InplaceLeTensor", "InplaceLeScalar", "IsFinite"), A,
-     "compare in the promoted dtype (IEEE: NaN unequal), BOOL result"),
-    (("BitwiseAndScalar", "InplaceBitwiseAndScalar", "BitwiseAndTensor", "InplaceBitwiseAndTensor"), A,
-     "integer and / logical and"),
-    (("SWhere", "InplaceMaskedFillScalar", "Triu", "InplaceTriu"), A, "moves (values cast to the out dtype)"),
-    # reductions, softmax (docs/decoder_ops.md)
-    (("Amax", "Max", "Min", "MaxDim", "MinDim", "ArgMax"), A,
-     "compare and pick, first index on ties (tests/test_reduce.py)"),
-    (("ReduceSum", "Mean", "Softmax", "SoftmaxBackward", "LogSoftmax", "LogSoftmaxBackward"), C,
-     "within 1 ulp of the exactly rounded result; the NPU's bound n*2^-24*sum|x| (tests/test_reduce.py, "
-     "tests/test_softmax.py)"),
-    (("NLLLoss", "NLLLossBackward"), C,
-     "fp32 products and quotients, fp32 sums in target order, one rounding to the output (tests/test_nll_loss.py)"),
-    (("Cumsum",), C, "integers exact with wrap (a); floats: each prefix a float64 sum rounded once through fp32, "
-     "within 1 ulp of the rounded float64 running sum (tests/test_cumsum_topk.py)"),
-    (("Relu", "InplaceRelu", "ThresholdBackward"), A, "compare and move: NaN kept, relu(-0.0) = +0 (tests/test_relu.py)"),
-    (("Topk",), A, "selection, data moved: NaN largest, ties in input order (tests/test_cumsum_topk.py)"),
-    (("GeluV2", "GeluBackwardV2"), C, _TRANS + " (tests/test_gelu.py)"),
-    (("LayerNorm", "LayerNormBackward"), C, "float64 sums and rstd, each result rounded once to fp32 then its "
-     "dtype: within 1 ulp of the rounded float64 reference (tests/test_layer_norm.py)"),
-]
 
 def _table() -> dict[str, tuple[str, str]]:
     from .. import _catalog
-    table = {"aclnn" + name: (cls, note) for names, cls, note in _FAMILIES for name in names}
-    # the operators defined as data carry their class and note in their definition
-    table.update({name: (op["fidelity"], op["note"]) for name, op in _catalog.operators().items()})
-    return table
+    # every operator carries its class and note in its definition (native_stubs/src/ops/**/*.toml)
+    return {name: (op["fidelity"], op["note"]) for name, op in _catalog.operators().items()}
 
 
 FIDELITY: dict[str, tuple[str, str]] = _table()

@@ -37,6 +37,7 @@ POW = "tests/test_pow.py"
 NLL = "tests/test_nll_loss.py"
 ADDC = "tests/test_addc_lerp.py"
 FOREACH = "tests/test_foreach.py"
+OPTIM = "tests/test_optim_ops.py"
 SELECT = "tests/test_select.py"
 RANDOM = "tests/test_random.py"
 LAYER_NORM = "tests/test_layer_norm.py"
@@ -46,6 +47,11 @@ RELU = "tests/test_relu.py"
 MATH_T = "tests/test_math_transcendental.py"
 MATH_R = "tests/test_math_rounding.py"
 MATH_P = "tests/test_math_pairwise.py"
+GATHER_SCATTER = "tests/test_gather_scatter.py"
+PAD = "tests/test_pad.py"
+SHAPE_MOVES = "tests/test_shape_moves.py"
+
+ATTN = "tests/test_attention.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -81,9 +87,8 @@ MUTANTS = [
     Mutant("amp-growth-ignores-overflow", f"{OPS}/amp_update_scale/amp_update_scale.c",
            "            if (isfinite(grown)) scale = grown;", "            scale = grown;",
            ("tests/test_amp_update_scale.py",), "a grown scale may become inf"),
-    Mutant("amp-accepts-double", f"{OPS}/amp_update_scale/amp_update_scale.c",
-           "    if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16) {",
-           "    if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16 && dt != ACL_DOUBLE) {",
+    Mutant("amp-accepts-double", f"{OPS}/amp_update_scale/amp_update_scale.toml",
+           'SCALE = "FLOAT FLOAT16 BF16"', 'SCALE = "FLOAT FLOAT16 BF16 DOUBLE"',
            ("tests/test_amp_update_scale.py",), "validation: a consistently DOUBLE call accepted"),
 
     # ---- AddRmsNormDynamicQuant ----------------------------------------------------------------
@@ -109,10 +114,10 @@ MUTANTS = [
            (f"{GMQ_NUMERIC}::test_hand_checked_block",),
            "issue 16: scaleAlg 1 subnormal rule bumps man == 0x400000 (E8M0 1 instead of 0)"),
     Mutant("gmq-blocksize-unchecked", f"{OPS}/grouped_dynamic_mx_quant/grouped_dynamic_mx_quant.c",
-           "    if (c->blocksize != 32)\n", "    if (c->blocksize != 32 && c->blocksize != 64)\n",
+           "    if (blocksize != 32)\n", "    if (blocksize != 32 && blocksize != 64)\n",
            ("tests/test_grouped_dynamic_mx_quant_validation.py",), "validation: blocksize 64 accepted"),
     Mutant("gmq-fp4-scalealg1-accepted", f"{OPS}/grouped_dynamic_mx_quant/grouped_dynamic_mx_quant.c",
-           '    if (fp4 && c->scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";\n', "",
+           '    if (fp4 && scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";\n', "",
            ("tests/test_grouped_dynamic_mx_quant_validation.py",), "validation: FP4 with scaleAlg 1 accepted"),
 
     # ---- the elementwise engine and its operators ----------------------------------------------
@@ -314,7 +319,8 @@ MUTANTS = [
            (f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-int32]",
             f"{POINTWISE}::test_compare_tensor_every_dtype[Gt-float32]"), "Gt answers true on equal elements (Ge)"),
     Mutant("triu-diagonal-off-by-one", f"{OPS}/conversion/triu.c",
-           "    if (col - row >= c->diagonal) memcpy(", "    if (col - row > c->diagonal) memcpy(",
+           "c->lower ? col - row <= c->diagonal : col - row >= c->diagonal)",
+           "c->lower ? col - row <= c->diagonal : col - row > c->diagonal)",
            (f"{POINTWISE}::test_triu[float32-0]", f"{POINTWISE}::test_triu[int64-1]"), "Triu zeroes the diagonal itself"),
     Mutant("where-branches-swapped", f"{OPS}/conversion/conversion.toml",
            'inputs = "condition self other"', 'inputs = "condition other self"',
@@ -331,8 +337,8 @@ MUTANTS = [
            '"same_shape out self", "pow_scalar_plan self exponent"]\nkernel = "ew_kernel"\nspec = { op = "EW_OP_POW" }',
            '"same_shape out self", "pow_scalar_plan self exponent"]\nkernel = "ew_kernel"\nspec = { op = "EW_OP_MUL" }',
            (f"{POINTWISE}::test_pow_integers_exact_with_wrap[int32]",), "PowTensorScalar multiplies by the exponent"),
-    Mutant("pow-scalar-base-as-exponent", f"{OPS}/math/pow.c",
-           "if (scalar_is_base) plan->scalar_second = 0, plan->scalar_first = 1;", "",
+    Mutant("pow-scalar-base-as-exponent", "native_stubs/src/opbase/pointwise.c",
+           "if (k == 0) plan->scalar_first = 1;", "if (k == 0) plan->scalar_second = 1;",
            (f"{POW}::test_scalar_tensor_integers_exact_with_wrap[int32]",),
            "PowScalarTensor computes exponent ** base"),
     Mutant("pow-bool-bool-accepted", f"{OPS}/math/pow.c",
@@ -360,6 +366,16 @@ MUTANTS = [
     Mutant("foreach-list-length-unchecked", f"{OPS}/foreach/foreach.c",
            "        if (LIST(c, s, k).n != n) {", "        if (0) {",
            (f"{FOREACH}::test_invalid_arguments_return_161002",), "validation: out shorter than x1 accepted"),
+    Mutant("foreach-norm-no-sqrt", f"{OPS}/foreach/foreach_norm.c",
+           "return mode == FN_TWO ? sqrtf(total) : total;", "return total;",
+           (f"{OPTIM}::test_norm_vs_float64_and_torch[2.0-float64-float32]",), "ForeachNorm's 2-norm without the sqrt"),
+    Mutant("adamw-m-sign", f"{OPS}/optim/apply_adam_w.c",
+           "x[1] = x[1] * p->beta1 - g * (p->beta1 - 1.0f);", "x[1] = x[1] * p->beta1 + g * (p->beta1 - 1.0f);",
+           (f"{OPTIM}::test_adamw_vendor_steps_and_float64[float32-float32-False-False-float32]",),
+           "ApplyAdamWV2 (Ascend 950) moves m away from the gradient"),
+    Mutant("adamw-a2-bf16-rint", f"{OPS}/optim/apply_adam_w.c",
+           "p->bf16_away = !p->soc950 && (same || mixed);", "p->bf16_away = 0;",
+           (f"{OPTIM}::test_adamw_a2_subprocess",), "ApplyAdamWV2 on A2 writes BF16 to nearest even, not CAST_ROUND"),
     Mutant("lerp-weight-on-start", "native_stubs/src/kernels/elementwise.c",
            "if (p->op == EW_OP_LERP) t = (float)s * (b - a);", "if (p->op == EW_OP_LERP) t = (float)s * (a - b);",
            (f"{ADDC}::test_lerps[float32-0.1]",), "Lerp interpolates away from end"),
@@ -397,8 +413,8 @@ MUTANTS = [
            '"dtype_in mask UINT8|BOOL", ', "",
            (f"{SELECT}::test_masked_select_validation_codes",), "validation: a FLOAT mask accepted"),
     Mutant("nonzero-rows-strided-by-numel", f"{OPS}/index/nonzero.c",
-           "        for (int64_t d = 0; d < rank; d++) dst[d * count + k] = it.idx[d];",
-           "        for (int64_t d = 0; d < rank; d++) dst[d * n + k] = it.idx[d];",
+           "dst[tv_offset(out, as_rows ? k * rank + d : d * count + k)] = it.idx[d];",
+           "dst[tv_offset(out, as_rows ? k * rank + d : d * n + k)] = it.idx[d];",
            (f"{SELECT}::test_nonzero_v2_leaves_rank_by_count_on_out",),
            "coordinates laid out in the allocated [rank, numel] instead of the real [rank, count]"),
     Mutant("nnopbase-out-shape-not-refreshed", "native_stubs/src/nnopbase/executor.c",
@@ -450,15 +466,17 @@ MUTANTS = [
            (f"{GELU}::test_gelu_backward_every_dtype",), "the exact GELU gradient misses x * phi(x)"),
     # ---- cumsum, topk ----
     Mutant("cumsum-exclusive", f"{OPS}/reduce/cumsum.c",
-           "                    is += (uint64_t)e->i;\n                    *e = ew_cast((ew_value){.i = (int64_t)is}, ACL_INT64, dt);",
-           "                    uint64_t before = is;\n                    is += (uint64_t)e->i;\n"
+           "                    is = p->prod ? is * (uint64_t)e->i : is + (uint64_t)e->i;\n"
+           "                    *e = ew_cast((ew_value){.i = (int64_t)is}, ACL_INT64, dt);",
+           "                    uint64_t before = is;\n"
+           "                    is = p->prod ? is * (uint64_t)e->i : is + (uint64_t)e->i;\n"
            "                    *e = ew_cast((ew_value){.i = (int64_t)before}, ACL_INT64, dt);",
            (f"{CUMSUM_TOPK}::test_cumsum_every_dtype_and_dim",), "integer running sums exclude the current element"),
-    Mutant("topk-ties-reversed", f"{OPS}/reduce/topk.c",
+    Mutant("topk-ties-reversed", "native_stubs/src/kernels/select.c",
            "    return c ? c : (a->index < b->index ? -1 : a->index > b->index);",
            "    return c ? c : (a->index > b->index ? -1 : a->index < b->index);",
            (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "ties listed last index first"),
-    Mutant("topk-nan-smallest", f"{OPS}/reduce/topk.c",
+    Mutant("topk-nan-smallest", "native_stubs/src/kernels/select.c",
            "        if (na || nb) c = na && nb ? 0 : na ? 1 : -1;", "        if (na || nb) c = na && nb ? 0 : na ? -1 : 1;",
            (f"{CUMSUM_TOPK}::test_topk_ties_keep_input_order_and_nan_is_largest",), "NaN ranks as the smallest value"),
     # ---- relu ----
@@ -508,6 +526,50 @@ MUTANTS = [
            '"pw_compute_in FMOD", "max_dim self other 8"', '"max_dim self other 8"',
            (f"{MATH_P}::test_mixed_dtypes_promote_as_the_op_api",),
            "validation: FmodTensor accepts a promoted dtype outside its list (INT8 with UINT8)"),
+    # ---- issue 28, generation and ordinary layers: reductions, sort, nonzero, equality, sampling ----
+    Mutant("any-negative-is-false", "native_stubs/src/kernels/reduce.c",
+           "            int t = fl ? v[i].f != 0.0 : v[i].i != 0;   /* NaN is true */",
+           "            int t = fl ? v[i].f > 0.0 : v[i].i != 0;   /* NaN is true */",
+           ("tests/test_reduce_more.py::test_any_all_every_dtype",), "any/all take negative floats as false"),
+    Mutant("var-no-fill-when-n-le-correction", "native_stubs/src/kernels/reduce.c",
+           "        r = div > 0 ? ss / div : n <= 1 ? NAN : INFINITY;", "        r = ss / div;",
+           ("tests/test_reduce_more.py::test_moments_fills_and_empty",), "var/std divide by n - correction <= 0"),
+    Mutant("prod-int-zero-skipped", "native_stubs/src/kernels/reduce.c",
+           "            for (int64_t i = 0; i < n; i++) prod *= (uint64_t)v[i].i;",
+           "            for (int64_t i = 0; i < n; i++) prod *= (uint64_t)(v[i].i | 1);",
+           ("tests/test_reduce_more.py::test_prod_every_dtype",), "integer products skip zeros"),
+    Mutant("norm-zero-counts-all", "native_stubs/src/kernels/reduce.c",
+           "        if (pw == 0) acc += a != 0.0;", "        if (pw == 0) acc += 1.0;",
+           ("tests/test_reduce_more.py::test_norms",), "the 0-norm counts zeros too"),
+    Mutant("cumprod-int-adds", f"{OPS}/reduce/cumsum.c",
+           "                    is = p->prod ? is * (uint64_t)e->i : is + (uint64_t)e->i;",
+           "                    is = is + (uint64_t)e->i;",
+           ("tests/test_reduce_more.py::test_cumprod_every_dtype",), "integer running products sum instead"),
+    Mutant("var-mean-a2-bf16", f"{OPS}/reduce/moments.toml",
+           'VAR_MEAN = { A2 = "FLOAT FLOAT16",', 'VAR_MEAN = { A2 = "FLOAT FLOAT16 BF16",',
+           ("tests/test_reduce_more.py::test_status_per_soc",), "validation: VarMean accepts BF16 on Atlas A2"),
+    Mutant("sort-nan-smallest", "native_stubs/src/kernels/select.c",
+           "        if (na || nb) c = na && nb ? 0 : na ? 1 : -1;            /* NaN is the largest */",
+           "        if (na || nb) c = na && nb ? 0 : na ? -1 : 1;            /* NaN is the largest */",
+           ("tests/test_sort_select.py::test_sort_every_dtype",), "sort puts NaN first ascending"),
+    Mutant("sort-dim-message", f"{OPS}/sort/sort.c",
+           '"dim should be in range [%lld, %lld]."', '"dim out of range [%lld, %lld]."',
+           ("tests/test_sort_select.py::test_validation_codes_and_messages",), "validation: Sort's dim message"),
+    Mutant("nonzero-v1-as-columns", f"{OPS}/index/nonzero.c",
+           "tv_offset(out, as_rows ? k * rank + d : d * count + k)", "tv_offset(out, d * count + k)",
+           ("tests/test_sort_select.py::test_nonzero_every_dtype",), "Nonzero writes NonzeroV2's [rank, count] layout"),
+    Mutant("equal-shapes-ignored", f"{OPS}/compare/closeness.c",
+           "    prm->fill = !same ? 0 : pyaclnn_stub_numel(a) == 0 ? 1 : -1;",
+           "    prm->fill = pyaclnn_stub_numel(a) == 0 ? 1 : -1;",
+           ("tests/test_sort_select.py::test_equal_every_dtype",), "Equal compares tensors of different shapes"),
+    Mutant("random-fp16-digits", f"{OPS}/random/sampling.c",
+           "int digits = dt == ACL_FLOAT16 ? 11 :", "int digits = dt == ACL_FLOAT16 ? 10 :",
+           ("tests/test_random_more.py::test_random_without_from_to_range",), "random_() on fp16 stops at 2^10"),
+    Mutant("multinomial-race-scaled-wrong", f"{OPS}/random/sampling.c",
+           "race[j] = (smp_key){race_key(row[j] > 0 ? -log(u) / row[j] : INFINITY), j};",
+           "race[j] = (smp_key){race_key(row[j] > 0 ? -log(u) * row[j] : INFINITY), j};",
+           ("tests/test_random_more.py::test_multinomial_is_the_documented_stream",),
+           "sampling without replacement favours small weights"),
     # ---- logical and bitwise operators, shifts (logical/logical.c, logical/bitops.c) ----
     Mutant("logical-xor-as-or", f"{OPS}/logical/logical.c",
            "    return truth((a.i != 0) != (b.i != 0));", "    return truth(a.i || b.i);",
@@ -547,4 +609,66 @@ MUTANTS = [
            "    return vm_out(p, t > (t - t) + attr_f(p, 1) ? gv : d);",
            "    return vm_out(p, t >= (t - t) + attr_f(p, 1) ? gv : d);",
            ("tests/test_act_grad.py::test_specials",), "SoftplusBackward passes the gradient at the threshold"),
+
+    # ---- gather / scatter, pad and shape moves (index/gather_scatter.*, pad/pad.*, conversion/shape.*) -------
+    Mutant("index-add-alpha-ignored", "native_stubs/src/kernels/gather.c",
+           "        double yy = p->has_alpha ? y.f * p->alpha.f : y.f;", "        double yy = y.f;",
+           (f"{GATHER_SCATTER}::test_every_dtype_against_the_reference[IndexAdd-float32]",),
+           "IndexAdd adds source without multiplying by alpha"),
+    Mutant("gather-index-dtype-unchecked", f"{OPS}/index/gather_scatter.toml",
+           '"dtype_in self GATHER", "nonempty_dtype_in index INDEX",', '"dtype_in self GATHER",',
+           (f"{GATHER_SCATTER}::test_validation_codes_and_messages",), "validation: Gather takes INT16 indices"),
+    Mutant("reflect-pad-repeats-the-edge", "native_stubs/src/kernels/gather.c",
+           "            i = i < 0 ? -i : i;", "            i = i < 0 ? -i - 1 : i;",
+           (f"{PAD}::test_mirror_pads_every_dtype",), "reflection padding mirrors with the edge (symmetric)"),
+    Mutant("pad-out-dtype-unchecked", f"{OPS}/pad/pad.toml",
+           '"dtype_in self out $list", "same_dtype self out",', '"dtype_in self out $list",',
+           (f"{PAD}::test_validation_codes_and_messages",), "validation: a pad's out may have another dtype"),
+    Mutant("roll-shift-sign", "native_stubs/src/kernels/gather.c",
+           "        case IDX_MAP_ROLL: i = ((o - a) % n + n) % n; break;",
+           "        case IDX_MAP_ROLL: i = ((o + a) % n + n) % n; break;",
+           (f"{SHAPE_MOVES}::test_every_dtype_against_the_reference[Roll-float32]",), "Roll shifts the other way"),
+    Mutant("flip-repeated-dim-accepted", f"{OPS}/conversion/shape.c",
+           "        if (p->kind[d] == IDX_MAP_FLIP) return invalid(", "        if (0) return invalid(",
+           (f"{SHAPE_MOVES}::test_validation_codes_and_messages",), "validation: Flip takes a dim twice"),
+
+    # ---- attention (attention/fa_*.c) ----
+    Mutant("fa-pse-type0-scaled", f"{OPS}/attention/fa_mask.c",
+           "        return p->pse_type == 1 ? (s + v) * p->scale : s * p->scale + v;",
+           "        return (s + v) * p->scale;",
+           (f"{ATTN}::test_forward_pse",), "pseType 0 adds the pse after the scale, not before"),
+    Mutant("fa-causal-diagonal-masked", f"{OPS}/attention/fa_mask.c",
+           "    case 2: return compressed(mask, j - i);", "    case 2: return compressed(mask, j - i + 1);",
+           (f"{ATTN}::test_forward_sparse_modes_and_masks",), "leftUpCausal also leaves the diagonal out"),
+    Mutant("fa-dropout-not-rescaled", f"{OPS}/attention/fa_kernel.c",
+           "                    else if (p->dropout != FA_DROP_NONE) e *= p->div;", "",
+           (f"{ATTN}::test_dropout_statistics_and_determinism_per_seed",), "kept probabilities are not divided by keepProb"),
+    Mutant("fa-grad-unscaled-ds", f"{OPS}/attention/fa_kernel.c",
+           "                    w->ds[e] = fa_round(ds * p->scale, p->dtype);",
+           "                    w->ds[e] = fa_round(ds, p->dtype);",
+           (f"{ATTN}::test_gradient_matches_the_float64_definition",), "dQ and dK miss the softmax scale"),
+    Mutant("fa-keep-prob-zero-accepted", f"{OPS}/attention/fa_plan.c",
+           "    if (!(keep > 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
+           "    if (!(keep >= 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
+           (f"{ATTN}::test_forward_validation_codes_and_messages",), "validation: keepProb 0 accepted"),
+    # ---- convolution and pooling (conv/, pool/) ----
+    Mutant("conv-dilation-ignored", f"{OPS}/conv/convolution.c",
+           "        G->dl[d] = in ? p->dil[d] : 1;", "        G->dl[d] = 1;",
+           ("tests/test_conv.py::test_forward_float32",), "the kernel taps ignore dilations"),
+    Mutant("avgpool-include-pad-swapped", f"{OPS}/pool/avg_pool.c",
+           "    return (double)(p->count_include_pad ? padded : (*r1 - *r0) * (*c1 - *c0));",
+           "    return (double)(p->count_include_pad ? (*r1 - *r0) * (*c1 - *c0) : padded);",
+           ("tests/test_pool.py::test_avg_pool_and_backward",), "countIncludePad's divisor rule reversed"),
+    Mutant("maxpool-nan-loses", f"{OPS}/pool/max_pool.c",
+           "            if (best < 0 || v > max || isnan(v)) {", "            if (best < 0 || v > max) {",
+           ("tests/test_pool.py::test_max_pool_nan_int64_indices_and_strided",), "a NaN in the window does not win"),
+    # ---- pointwise losses (loss/pointwise_loss) ----
+    Mutant("mse-mean-coef-of-broadcast", f"{OPS}/loss/pointwise_loss.c",
+           "(float)(base / (double)p->self_numel)", "(float)(base / (double)p->n)",
+           ("tests/test_losses.py::test_backward_is_the_vendor_steps_in_fp32[float32-1-mse]",
+            "tests/test_losses.py::test_backward_is_the_vendor_steps_in_fp32[float16-1-mse]"),
+           "MseLossBackward's mean coefficient counts the broadcast shape, not self"),
+    Mutant("sl1-quadratic-without-half", f"{OPS}/loss/pointwise_loss.c",
+           "(d * (d * 0.5f)) * p->inv_beta", "(d * d) * p->inv_beta",
+           ("tests/test_losses.py::test_forward_matches_float64[float32-0-sl1]",), "SmoothL1Loss loses the 0.5 of d^2"),
 ]

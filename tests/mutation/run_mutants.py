@@ -1,6 +1,6 @@
 """Mutation check: every mutant of tests/mutation/mutants.py must make its named tests fail.
 
-    python tests/mutation/run_mutants.py [--only NAME ...] [--list] [--keep] [--json FILE]
+    python tests/mutation/run_mutants.py [--only NAME ...] [--shard K/N] [--list] [--keep] [--json FILE]
 
 Steps: check that each mutant's original snippet occurs exactly once in its file; copy the
 repository (sources only) to a scratch directory once; build the stub there once (CMake, Ninja when
@@ -164,6 +164,18 @@ def apply(m: Mutant, scratch: Path) -> str:
     return original
 
 
+def shard_of(text: str) -> tuple[int, int]:
+    """"K/N" -> (K mod N, N); K may be any integer (a commit hash read as hex, say)."""
+    k, _, n = text.partition("/")
+    try:
+        kk, nn = int(k, 0), int(n)
+    except ValueError:
+        kk, nn = -1, 0
+    if nn < 1:
+        sys.exit(f"mutation: --shard takes K/N with N >= 1 (e.g. 0/4 or 0x1f3a/4), not {text!r}")
+    return kk % nn, nn
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", help="run these mutants (names) only")
@@ -173,16 +185,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--json", type=Path, help="also write the summary here")
     ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of the named tests")
+    ap.add_argument("--shard", metavar="K/N", help="run the mutants whose position in the list is K modulo N "
+                    "(CI runs one shard a commit: K from the commit's hash; every snippet is still checked)")
     args = ap.parse_args(argv)
 
     mutants = [m for m in MUTANTS if not args.only or m.name in args.only]
     if args.only and len(mutants) != len(set(args.only)):
         sys.exit(f"mutation: unknown mutant(s): {sorted(set(args.only) - {m.name for m in MUTANTS})}")
+    if args.shard:
+        k, n = shard_of(args.shard)
+        mutants = [m for i, m in enumerate(mutants) if i % n == k]
+        log(f"mutation: shard {k}/{n}: {len(mutants)} of {len(MUTANTS)} mutants")
     if args.list:
         for m in mutants:
             log(f"{m.name:34s} {m.file}  -> {' '.join(m.tests)}")
         return 0
-    problems = check_snippets(mutants, REPO)
+    problems = check_snippets(MUTANTS, REPO)   # all of them: a stale snippet fails whichever shard runs
     if problems:
         log("\n".join(f"mutation: {p}" for p in problems))
         return 1

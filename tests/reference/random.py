@@ -79,3 +79,58 @@ def dropout_mask(seed: int, offset: int, prob: float, nbytes: int) -> np.ndarray
         return np.zeros(nbytes, np.uint8)
     keep = u24(words(seed, offset, nbytes * 8)[:, 0]) < np.float32(1 - prob)
     return np.packbits(keep.reshape(nbytes, 8), axis=1, bitorder="little").reshape(nbytes)
+
+
+# ---- the sampling operators (native_stubs/src/ops/random/sampling.c's maps) ----------------------------------
+
+def r64(seed: int, offset: int, n: int) -> np.ndarray:
+    """64 random bits of elements 0..n-1: word 0 << 32 | word 1."""
+    w = words(seed, offset, n).astype(np.uint64)
+    return (w[:, 0] << np.uint64(32)) | w[:, 1]
+
+
+def u53(seed: int, offset: int, n: int) -> np.ndarray:
+    w = words(seed, offset, n)
+    u = (w[:, 0].astype(np.uint64) << np.uint64(21)) ^ (w[:, 1] >> np.uint32(11)).astype(np.uint64)
+    return u.astype(np.float64) * 2.0 ** -53
+
+
+def random_ints(seed: int, offset: int, n: int, frm: int, rng: int) -> np.ndarray:
+    """aclnnInplaceRandom's integers (before the cast to the tensor's dtype): from + r64 mod range (range 0: 2^64)."""
+    r = r64(seed, offset, n)
+    k = r % np.uint64(rng) if rng else r
+    return np.array([(frm + int(v) + 2 ** 63) % 2 ** 64 - 2 ** 63 for v in k], np.int64)
+
+
+def bernoulli(seed: int, offset: int, p: np.ndarray) -> np.ndarray:
+    """aclnnInplaceBernoulli(Tensor): 1 where the element's 24-bit uniform is below fp32(p) (p per element)."""
+    p = np.asarray(p, np.float64).reshape(-1)
+    return (u24(words(seed, offset, p.size)[:, 0]) < p.astype(np.float32)).astype(np.int64)
+
+
+def randperm(seed: int, offset: int, n: int) -> np.ndarray:
+    """aclnnRandperm: 0..n-1 in the order of their r64 (ties by index)."""
+    return np.argsort(r64(seed, offset, n), kind="stable").astype(np.int64)
+
+
+def multinomial(seed: int, offset: int, w: np.ndarray, k: int, replacement: bool) -> np.ndarray:
+    """aclnnMultinomial's samples, rows of weights w (1-d or 2-d): inverse CDF on u53 with replacement, the
+    exponential race -log(u53 + 2^-53) / w (smallest first, ties by index) without."""
+    w2 = np.atleast_2d(np.asarray(w, np.float64))
+    rows, n = w2.shape
+    out = np.zeros((rows, k), np.int64)
+    for b in range(rows):
+        row = w2[b]
+        if replacement:
+            cum = np.cumsum(np.where(row > 0, row, 0.0))
+            u = u53(seed, offset, (b + 1) * k)[b * k:]
+            for s in range(k):
+                target = u[s] * cum[-1]
+                ok = np.flatnonzero((row > 0) & (cum > target))
+                out[b, s] = ok[0] if ok.size else n - 1
+        else:
+            u = u53(seed, offset, (b + 1) * n)[b * n:] + 2.0 ** -53
+            with np.errstate(divide="ignore"):
+                e = np.where(row > 0, -np.log(u) / np.where(row > 0, row, 1.0), np.inf)
+            out[b] = np.lexsort((np.arange(n), e))[:k]
+    return out.reshape(np.shape(w)[:-1] + (k,))

@@ -72,7 +72,7 @@ How to use
 ----------
 ``python tests/tools/op_corpus.py record``
     Records every operator that libopapi.so exports (nm -D) and the corpus does not have yet (all of
-    them the first time; parameter lists from pyaclnn/signatures/_builtin.json), on both SoCs.
+    them the first time; parameter lists from the build's catalog, lib/ops.json), on both SoCs.
     Per operator: CALLS_PER_OP random calls (about 2/3 plausible valid calls from its builder, 1/3
     with one argument made wrong), probed once on each SoC; the first random call that succeeds on
     both SoCs (else on one) becomes the base of the systematic calls put in front of them
@@ -89,13 +89,21 @@ How to use
     about 5 s per SoC).
 ``python tests/tools/op_corpus.py stats [--verbose]``
     Calls, successful calls and distinct failure messages per operator.
+``python tests/tools/op_corpus.py fuzz --seed S --calls N [--families F,..|--ops A,..] [--soc S]``
+    The generator as a fuzzer (docs/hardening.md, "The operator fuzzer"): N random calls per operator
+    from stream S (the corpus's own is 0 and never changes: ``Gen(op, params, salt)``), a fraction
+    (--adversarial, 0.3) with adversarial views (``adversarial_views``: negative strides, offsets at
+    the allocation's end, views past it, dims whose product overflows, zero dims beside huge ones, 25
+    dims, 0-stride outputs, aliases), run on each SoC, nothing stored. Reports every call that killed
+    its process (signal and sanitizer report: preload the ASan build of docs/hardening.md) and every
+    call still running after --call-timeout seconds (ended by SIGALRM: OP_CORPUS_CALL_TIMEOUT in the
+    child); --save FILE keeps them, ``fuzz --specs FILE`` runs them again.
 ``PYACLNN_CORPUS_DIR=/tmp/x python tests/tools/op_corpus.py record --once --calls 1000``
-    An exploratory run into another directory (a crash hunt: ``OP_CORPUS_VERBOSE=1`` prints the
-    stderr of a process a call killed; with the ASan build of docs/hardening.md preloaded this finds
-    memory errors).
+    An exploratory recording into another directory (``OP_CORPUS_VERBOSE=1`` prints the stderr of a
+    process a call killed).
 
-Adding an operator: export it from libopapi.so and add it to pyaclnn/signatures/_builtin.json (its
-parameter kinds are read from there at generation time, and stored with the calls), then run
+Adding an operator: export it from libopapi.so with its definition (its parameter kinds are read from
+the catalog's signature registry at generation time, and stored with the calls), then run
 ``record``: its calls come from a seed of its own (crc32 of its name, so no other operator's calls
 change), made by the generic builder for its parameter kinds (``build_elementwise``: one dtype,
 broadcast-compatible shapes) or by a builder of ``BUILDERS`` / a dtype pool of ``POOLS``. If
@@ -106,6 +114,7 @@ arguments (read its tests and its phase-1 messages) and record it again with
 from __future__ import annotations
 
 import argparse
+import collections
 import ctypes
 import gzip
 import hashlib
@@ -114,6 +123,7 @@ import math
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -556,13 +566,20 @@ def replay_child(argv: list[str]) -> int:
     if specs is None:
         specs = load_json(CORPUS_DIR / SPECS_FILE)["ops"]
     r = Replayer()
+    # OP_CORPUS_CALL_TIMEOUT=s (the fuzz command): a call still running after s seconds ends the process
+    # with SIGALRM (Python leaves its default action, and C code cannot block it), recorded as a crash
+    limit = int(os.environ.get("OP_CORPUS_CALL_TIMEOUT") or 0)
     try:
         for op, indices in job["work"]:
             params = specs[op]["params"]
             calls = specs[op]["calls"]
             for i in indices:
                 out.write(json.dumps({"op": op, "i": i, "start": 1}) + "\n")
+                if limit:
+                    signal.alarm(limit)
                 res = r.run(op, params, calls[i])
+                if limit:
+                    signal.alarm(0)
                 out.write(json.dumps({"op": op, "i": i, "r": res}, separators=(",", ":")) + "\n")
     finally:
         out.flush()
@@ -586,9 +603,13 @@ def child_env(soc: str) -> dict:
     return env
 
 
-def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: float = 1800) -> dict:
+def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: float = 1800,
+              crash_log: list | None = None) -> dict:
     """Runs [(op, [indices])] on `soc` in child processes; returns {(op, i): result}. A call that kills the
-    child is recorded as {"crash": returncode} and the work goes on after it in a new child."""
+    child is recorded as {"crash": returncode} and the work goes on after it in a new child. With a
+    `crash_log` list, a child that runs longer than `timeout` seconds is killed and its current call
+    recorded as {"crash": "timeout"} (otherwise subprocess.TimeoutExpired propagates), and each crash
+    appends (soc, (op, i), returncode, the end of the child's stderr) to it."""
     results: dict = {}
     remaining = [(op, list(ix)) for op, ix in work if ix]
     with tempfile.TemporaryDirectory(prefix="op-corpus-") as tmp:
@@ -597,8 +618,14 @@ def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: floa
             job.write_text(json.dumps({"specs": specs_path, "work": remaining}))
             out = Path(tmp) / "out.jsonl"
             out.write_text("")
-            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "_child", str(job), str(out)],
-                                  env=child_env(soc), capture_output=True, text=True, timeout=timeout)
+            try:
+                proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "_child", str(job), str(out)],
+                                      env=child_env(soc), capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                if crash_log is None:
+                    raise
+                err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+                proc = subprocess.CompletedProcess(exc.cmd, "timeout", "", err)
             started = None
             for line in out.read_text().splitlines():
                 try:
@@ -612,10 +639,15 @@ def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: floa
                     started = (rec["op"], rec["i"])
             if proc.returncode == 0:
                 break
+            if started is None and crash_log is not None:
+                crash_log.append((soc, None, proc.returncode, proc.stderr[-6000:]))
+                break
             if started is None:
                 raise RuntimeError(f"replay child failed outside a call (exit {proc.returncode}):\n"
                                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
             results[started] = {"crash": proc.returncode}
+            if crash_log is not None:
+                crash_log.append((soc, started, proc.returncode, proc.stderr[-6000:]))
             if os.environ.get("OP_CORPUS_VERBOSE"):
                 print(f"{soc}: {started} killed the replay process ({proc.returncode}):\n{proc.stderr[-4000:]}",
                       file=sys.stderr)
@@ -648,10 +680,16 @@ def results_file(soc: str) -> Path:
 
 # ---- generation -------------------------------------------------------------------------------------
 
+def catalog() -> dict:
+    """The operator catalog of the build under test (ops.json next to its libopapi.so: signatures,
+    and family per operator defined in native_stubs/src/ops/<family>/*.toml)."""
+    return json.loads((Path(libopapi_path()).parent / "ops.json").read_text())
+
+
 def registry_params() -> dict:
     """Parameter lists of the operators, from the signature registry of the emulator's catalog (ops.json next to
     the libopapi.so in use, which the build derives from the operator definitions; generation time only)."""
-    data = json.loads((Path(libopapi_path()).parent / "ops.json").read_text())["signatures"]["ops"]
+    data = catalog()["signatures"]["ops"]
     return {name: [[p["name"], p["kind"], p["ctype"], p["role"], bool(p["optional"])] for p in op["params"]]
             for name, op in data.items()}
 
@@ -676,12 +714,15 @@ def exported_operators() -> list[str]:
 class Gen:
     """Random building blocks of one operator's calls (its own seeded RNG)."""
 
-    def __init__(self, op: str, params: list):
+    def __init__(self, op: str, params: list, salt: int = 0):
+        """`salt` 0: the corpus's own stream (crc32 of the name); another salt: another stream of calls
+        (the fuzz command's --seed), with other fill seeds."""
         self.op = op
         self.params = params
         self.inp = [p for p in params if p[1] not in ("workspace_size", "executor")]
-        self.rng = random.Random(zlib.crc32(op.encode()))
-        self.seed_base = zlib.crc32(op.encode()) * 100000
+        base = zlib.crc32(op.encode())
+        self.rng = random.Random(base if not salt else f"{base}/{salt}")
+        self.seed_base = (base + salt * 2 ** 32) * 100000
         self.n_seed = 0
 
     def seed(self) -> int:
@@ -878,7 +919,7 @@ POOLS = {
     "LogSoftmaxBackward": F3, "Matmul": F3, "Mm": F3, "BatchMatMul": F3, "Addmm": F3, "LayerNorm": F3,
     "LayerNormBackward": F3, "DropoutDoMask": F3, "DropoutV3": F3, "EmbeddingDenseBackward": F3,
     "ForeachAddScalarV2": F3 + (3,), "ForeachMulScalarV2": F3 + (3,), "ForeachAddcmulScalarV2": F3 + (3,),
-    "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3,
+    "ForeachAddcdivScalarList": F3, "ForeachDivScalarList": F3, "ForeachLerpScalar": F3, "ForeachSqrt": F3, "ForeachNorm": F3,
     "NonzeroV2": (0, 1, 2, 4, 6, 3, 9, 11, 12), "Mean": (0, 3, 9, 1, 6, 2, 4, 11, 27),
 }
 # the logical family's integer operators and the activations' backwards (few valid calls from any dtype)
@@ -1510,6 +1551,67 @@ def build_gmq(g: Gen) -> dict:
     return args
 
 
+def build_flash_attention(g: Gen) -> dict:
+    """FlashAttentionScore* / *ScoreGrad*: q/k/v in a layout the version takes (TND with actual sequence lengths
+    where it has them), GQA, sometimes the causal compressed mask, a pse, dropout (V4: seed/offset)."""
+    r = g.rng
+    names = {p[0] for p in g.inp}
+    tnd = "actualSeqQLenOptional" in names and (r.random() < 0.6 or "VarLen" in g.op or "Unpadding" in g.op)
+    layout = "TND" if tnd else r.choice(("BSH", "SBH", "BSND", "BNSD"))
+    dt = r.choice((0, 1, 27, 0, 1, 27, 11)) if r.random() < 0.95 else g.dtype()
+    b, n2, grp, d = r.randint(1, 2), r.randint(1, 2), r.choice((1, 2)), r.choice((8, 16))
+    n1 = n2 * grp
+    s1, s2 = r.randint(1, 9), r.randint(1, 9)
+    if tnd:
+        lq, lk = [r.randint(0, 5) for _ in range(b)], [r.randint(1, 5) for _ in range(b)]
+        cq, ck = [sum(lq[:i + 1]) for i in range(b)], [sum(lk[:i + 1]) for i in range(b)]
+        qs, ks = [cq[-1], n1, d], [ck[-1], n2, d]
+        rows = [cq[-1], n1, 8]
+    else:
+        def lay(s, n):
+            return {"BSH": [b, s, n * d], "SBH": [s, b, n * d], "BSND": [b, s, n, d], "BNSD": [b, n, s, d]}[layout]
+        qs, ks = lay(s1, n1), lay(s2, n2)
+        rows = [b, n1, s1, 8]
+    sparse = 0
+    mask = None
+    x = r.random()
+    if x < 0.12 and not tnd:
+        mask = g.tensor(12, [s1, s2], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 2})
+    elif x < 0.2:
+        sparse, mask = r.choice((2, 3)), g.tensor(12, [2048, 2048], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 2},
+                                                  layout=False)
+    keep = 1.0
+    drop = None
+    if r.random() < 0.15:
+        keep = r.choice((0.5, 0.9))
+        if "seed" not in names or r.random() < 0.3:
+            n = n1 * (sum(a * c for a, c in zip(lq, lk)) if tnd else b * s1 * s2)
+            drop = g.tensor(4, [_mask_bytes(n)], fill=g.fill(4, "raw"))
+    args = {"query": g.tensor(dt, qs), "key": g.tensor(dt, ks), "keyIn": g.tensor(dt, ks), "value": g.tensor(dt, ks),
+            "dropMaskOptional": drop, "attenMaskOptional": mask, "realShiftOptional": None, "pseShiftOptional": None,
+            "scaleValue": r.choice((0.25, 1.0, 0.125)), "keepProb": keep, "preTokens": 2 ** 31 - 1,
+            "nextTokens": r.choice((2 ** 31 - 1, 0)), "headNum": n1, "inputLayout": layout, "innerPrecise": r.choice((0, 2)),
+            "sparseMode": sparse, "pseType": 1, "outDtype": 0, "softmaxOutLayout": "", "softmaxInLayout": "",
+            "seed": r.choice((0, 7, 2 ** 40)), "offset": r.choice((0, 12)), "prefixOptional": None,
+            "qStartIdxOptional": None, "kvStartIdxOptional": None}
+    if tnd:
+        args.update({"actualSeqQLenOptional": {"ia": cq}, "actualSeqKvLenOptional": {"ia": ck}})
+    if "Grad" in g.op:
+        args.update({"dy": g.tensor(dt, qs), "attentionInOptional": g.tensor(dt, qs),
+                     "softmaxMaxOptional": g.tensor(0, rows), "softmaxSumOptional": g.tensor(0, rows, fill=g.fill(0, "pos")),
+                     "softmaxInOptional": None, "dqOut": g.out(dt, qs), "dkOut": g.out(dt, ks), "dvOut": g.out(dt, ks),
+                     "dpseOut": None})
+    else:
+        args.update({"softmaxMaxOut": g.out(0, rows), "softmaxSumOut": g.out(0, rows), "softmaxOutOut": g.out(dt, [0]),
+                     "attentionOutOut": g.out(dt, qs)})
+    for k in [k for k in args if k not in names]:
+        args.pop(k)
+    for p in g.inp:                     # rope, dScale*, sink: NULL
+        if p[0] not in args and p[1] == "tensor":
+            args[p[0]] = None
+    return args
+
+
 BUILDERS = {
     "aclnnCast": build_cast, "aclnnGeluV2": build_gelu, "aclnnGeluBackwardV2": build_gelu_backward,
     "aclnnTriu": build_triu, "aclnnInplaceTriu": build_triu,
@@ -1535,6 +1637,760 @@ BUILDERS = {
     "aclnnDivMod": build_divmod, "aclnnDivMods": build_divmod, "aclnnInplaceDivMod": build_divmod,
     "aclnnInplaceDivMods": build_divmod,
 }
+BUILDERS.update({f"aclnnFlashAttention{v}": build_flash_attention for v in (
+    "Score", "ScoreV2", "ScoreV4", "VarLenScore", "VarLenScoreV2", "VarLenScoreV4", "ScoreGrad", "ScoreGradV2",
+    "ScoreGradV4", "UnpaddingScoreGrad", "UnpaddingScoreGradV2")})
+
+
+# ---- issue 28: reductions, sort, nonzero, equality, sampling (appended; one builder per shape of call) ------
+
+FLOAT_POOL = (0, 1, 27, 0, 1, 27, 11)
+
+
+def build_reduce28(g: Gen) -> dict:
+    """Any / All / Var* / Std* / LogSumExp / Prod / ProdDim / LinalgVectorNorm / Norm: self, a dim list (or one
+    dim), keep, the op's own attributes, out(s) of the reduced shape."""
+    r = g.rng
+    op = g.op
+    names = [p[0] for p in g.inp]
+    kinds = {p[0]: p[1] for p in g.inp}
+    shape = g.shape(zero=0.03)
+    nd = len(shape)
+    logical = op in ("aclnnAny", "aclnnAll")
+    dt = g.dtype() if logical or op in ("aclnnProd", "aclnnProdDim") else g.dtype(FLOAT_POOL) \
+        if r.random() < 0.9 else g.dtype()
+    args = {"self": g.tensor(dt, shape, fill=g.fill(dt, "small" if op.startswith("aclnnProd") else "any"))}
+    dname = next((n for n in ("dim", "dims") if n in names), None)
+    dims = []
+    if dname and kinds[dname] == "int":
+        dims = [r.randrange(-nd, nd) if nd else r.choice((0, -1))]
+        args[dname] = dims[0]
+    elif dname:
+        dims = _pick_dims(g, nd)
+        args[dname] = None if (kinds[dname] == "int_array" and "Var" in op or "Std" in op) and r.random() < 0.15 \
+            else {"ia": dims}
+        if args[dname] is None:
+            dims = []
+    kname = next((n for n in ("keepdim", "keepDim", "keepDims") if n in names), None)
+    keep = r.random() < 0.5 if kname else False
+    if kname:
+        args[kname] = keep
+    if "correction" in names:
+        args["correction"] = r.choice((0, 1, 1, 2))
+    for sname in ("ord", "pScalar"):
+        if sname in names:
+            args[sname] = g.scalar(0, r.choice((2.0, 1.0, 0.0, 3.0, math.inf, -math.inf, 0.5)))
+    od = 12 if logical else dt
+    if "dtype" in names:
+        od = dt if r.random() < 0.8 else g.dtype(FLOAT_POOL)
+        args["dtype"] = od
+    if op == "aclnnLogSumExp" and od not in (0, 1, 27):
+        od = 0
+    oshape = _reduce_shape(shape, dims, keep) if nd and (dname or kname) else []
+    for oname in [p[0] for p in g.inp if p[3] == "out"]:
+        args[oname] = g.out(od if r.random() < 0.9 else g.dtype(), oshape)
+    return args
+
+
+def build_cumprod(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype(FLOAT_POOL + (3, 9, 2, 4))
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    args = {"input": g.tensor(dt, shape, fill=g.fill(dt, "small")), "dim": g.scalar(r.choice((9, 9, 3)), float(dim))}
+    if g.op == "aclnnCumprod":
+        od = dt if r.random() < 0.8 else g.dtype(FLOAT_POOL)
+        args.update({"dtype": od, "out": g.out(od, shape)})
+    return args
+
+
+def build_sort(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(zero=0.02)
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 4, 6, 12))
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    return {"self": g.tensor(dt, shape, fill=g.fill(dt, r.choice(("small", "normal", "raw")))), "stable": r.random() < 0.5,
+            "dim": dim, "descending": r.random() < 0.5, "valuesOut": g.out(dt, shape),
+            "indicesOut": g.out(9 if r.random() < 0.9 else 3, shape)}
+
+
+def build_equal28(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype()
+    other = g.tensor(dt, shape if r.random() < 0.8 else g.shape(), fill={"m": "const", "v": 1}) \
+        if r.random() < 0.3 else g.tensor(dt if r.random() < 0.8 else g.dtype(), g.bcast(shape))
+    args = {"self": g.tensor(dt, shape, fill={"m": "const", "v": 1} if r.random() < 0.3 else g.fill(dt, "small")),
+            "other": other}
+    if g.op == "aclnnEqual":
+        args["out"] = g.out(12 if r.random() < 0.9 else 0, [1])
+    else:
+        args.update({"rtol": r.choice((1e-5, 0.01, 0.0)), "atol": r.choice((1e-8, 0.5, 0.0)),
+                     "equalNan": r.random() < 0.5, "out": g.out(12, shape)})
+    return args
+
+
+def build_nonzero_v1(g: Gen) -> dict:
+    args = build_nonzero(g)
+    shape = args["out"]["sh"]
+    args["out"]["sh"] = shape[::-1]
+    return args
+
+
+def build_sampling(g: Gen) -> dict:
+    """InplaceRandom(WithoutFromTo), InplaceBernoulli(Tensor), Randperm, Multinomial."""
+    r = g.rng
+    op = g.op
+    seed, offset = r.choice((0, 1, 5, 2 ** 40)), r.choice((0, 0, 8, 2 ** 33))
+    if op == "aclnnRandperm":
+        n = r.choice((0, 1, 5, 17, 100))
+        return {"n": n, "seed": seed, "offset": offset,
+                "out": g.out(g.dtype((9, 3, 0, 1, 11, 2, 4, 6, 27)), [n if r.random() < 0.9 else n + 1])}
+    if op.startswith("aclnnMultinomial"):
+        shape = g.shape(rank=r.choice((1, 2, 2)), zero=0.02)
+        k = r.randint(1, max(1, shape[-1])) if r.random() < 0.9 else r.choice((0, shape[-1] + 1))
+        dt = g.dtype((0, 1, 27, 11))
+        return {"self": g.tensor(dt, shape, fill=g.fill(dt, "pos")), "numsamples": k, "replacement": r.random() < 0.5,
+                "seed": seed, "offset": offset, "out": g.out(9, shape[:-1] + [k])}
+    shape = g.shape()
+    dt = g.dtype()
+    args = {"selfRef": g.tensor(dt, shape), "seed": seed, "offset": offset}
+    if op == "aclnnInplaceRandom":
+        lo = r.choice((0, -5, 3, 100))
+        args.update({"from": lo, "to": lo + r.choice((1, 10, 1000, 0, -1))})
+    elif op == "aclnnInplaceBernoulli":
+        args["prob"] = g.scalar(11, r.choice((0.0, 0.3, 1.0, 0.5, 1.5)))
+    elif op == "aclnnInplaceBernoulliTensor":
+        args["prob"] = g.tensor(g.dtype(FLOAT_POOL), g.bcast(shape), fill={"m": "uni", "s": g.seed(), "lo": 0.0, "hi": 1.0})
+    return args
+
+
+def build_bincount(g: Gen) -> dict:
+    r = g.rng
+    n = r.choice((0, 1, 5, 17))
+    dt = g.dtype((3, 9, 2, 4, 6))
+    w = None if r.random() < 0.5 else g.tensor(g.dtype((0, 11, 3, 12)), [n])
+    size = r.choice((6, 9, 12))
+    od = (9 if w is None else r.choice((0, 11))) if r.random() < 0.9 else g.dtype()
+    return {"self": g.tensor(dt, [n] if r.random() < 0.9 else [n, 2], fill={"m": "int", "s": g.seed(), "lo": 0, "hi": 9}),
+            "weights": w, "minlength": r.choice((0, 3, 12)), "out": g.out(od, [size])}
+
+
+BUILDERS.update({op: build_reduce28 for op in (
+    "aclnnAny", "aclnnAll", "aclnnVarCorrection", "aclnnVarMean", "aclnnStd", "aclnnStdMeanCorrection",
+    "aclnnLogSumExp", "aclnnProd", "aclnnProdDim", "aclnnLinalgVectorNorm", "aclnnNorm")})
+BUILDERS.update({"aclnnCumprod": build_cumprod, "aclnnInplaceCumprod": build_cumprod, "aclnnSort": build_sort,
+                 "aclnnEqual": build_equal28, "aclnnIsClose": build_equal28, "aclnnNonzero": build_nonzero_v1,
+                 "aclnnBincount": build_bincount})
+BUILDERS.update({op: build_sampling for op in (
+    "aclnnInplaceRandom", "aclnnInplaceRandomWithoutFromTo", "aclnnInplaceBernoulli", "aclnnInplaceBernoulliTensor",
+    "aclnnRandperm", "aclnnMultinomial")})
+
+# ---- gather / scatter, pads, shape moves (index/gather_scatter.toml, pad/pad.toml, conversion/shape.toml) ----
+
+def _ints(g: Gen, lo: int, hi: int) -> dict:
+    return {"m": "int", "s": g.seed(), "lo": lo, "hi": max(hi, lo + 1)}
+
+
+def build_gather(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    ish = [r.randint(0, s) if k != dim % nd else r.randint(0, 4) for k, s in enumerate(shape)]
+    dt = g.dtype()
+    size = shape[dim]
+    idx = g.tensor(r.choice((9, 3, 9)), ish, fill=_ints(g, -size if r.random() < 0.2 else 0, size))
+    return {"self": g.tensor(dt, shape), "dim": dim, "index": idx, "out": g.out(dt, ish)}
+
+
+def build_scatter(g: Gen) -> dict:
+    r = g.rng
+    args = build_gather(g)
+    shape, ish = args["self"]["sh"], args["index"]["sh"]
+    dt = args["self"]["d"]
+    names = [p[0] for p in g.inp]
+    key = "selfRef" if "selfRef" in names else "self"
+    args[key] = args.pop("self")
+    args.pop("out")
+    if "src" in names:
+        args["src"] = g.tensor(dt if r.random() < 0.9 else g.dtype(), [d + r.choice((0, 0, 1)) for d in ish])
+    if "value" in names:
+        args["value"] = g.scalar()
+    if "reduce" in names:
+        args["reduce"] = r.choice((0, 1, 2, 0, 1, 3))
+    if "out" in names:
+        args["out"] = g.out(dt, shape)
+    return args
+
+
+def build_index_add(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    n = r.randint(0, 5)
+    dt = g.dtype()
+    sshape = list(shape)
+    sshape[dim] = n
+    return {"self": g.tensor(dt, shape), "dim": dim,
+            "index": g.tensor(r.choice((9, 3)), [n], fill=_ints(g, 0, shape[dim])),
+            "source": g.tensor(dt, sshape), "alpha": g.scalar(), "out": g.out(dt, shape)}
+
+
+def build_index_fill(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1, zero=0.02)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd)
+    size = shape[dim]
+    dt = g.dtype()
+    names = [p[0] for p in g.inp]
+    key = "selfRef" if "selfRef" in names else "self"
+    n = r.randint(0, 4)
+    if "Tensor" in g.op:
+        index = {"ia": [r.randrange(-size, size) if size else 0 for _ in range(n)]}
+    else:
+        index = g.tensor(r.choice((9, 3)), [n], fill=_ints(g, -size if r.random() < 0.2 else 0, size))
+    args = {key: g.tensor(dt, shape), "dim": dim, "index": index, "value": g.scalar()}
+    if "out" in names:
+        args["out"] = g.out(dt, shape)
+    return args
+
+
+def build_masked_scatter(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype()
+    mask = g.tensor(12 if r.random() < 0.85 else 4, g.bcast(shape), fill=_ints(g, 0, 2))
+    return {"selfRef": g.tensor(dt, shape), "mask": mask,
+            "source": g.tensor(dt if r.random() < 0.9 else g.dtype(), [_numel(shape) + r.choice((0, 2, -1))])}
+
+
+def build_embedding_renorm(g: Gen) -> dict:
+    r = g.rng
+    rows, cols = r.randint(1, 6), r.randint(1, 6)
+    return {"selfRef": g.tensor(g.dtype((0, 1, 27, 0)), [rows, cols]),
+            "indices": g.tensor(r.choice((9, 3)), g.shape(lo=0, hi=2), fill=_ints(g, 0, rows)),
+            "maxNorm": r.choice((1.0, 0.5, 2.0, math.inf, math.nan)), "normType": r.choice((2.0, 1.0, 3.0, math.inf))}
+
+
+def _padded(shape, pad):
+    out = list(shape)
+    for i in range(len(pad) // 2):
+        out[len(shape) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+    return out
+
+
+def build_constant_pad(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(zero=0.02)
+    k = r.randint(0, len(shape))
+    pad = [r.choice((0, 1, 2, -1, 3)) for _ in range(2 * k)]
+    dt = g.dtype()
+    out = _padded(shape, pad)
+    return {"self": g.tensor(dt, shape), "pad": {"ia": pad}, "value": g.scalar(),
+            "out": g.out(dt, [max(d, 0) for d in out])}
+
+
+def build_mirror_pad(g: Gen) -> dict:
+    r = g.rng
+    k = int(re.search(r"Pad(\d)d", g.op).group(1))
+    shape = [r.randint(1, 3) for _ in range(r.choice((1, 2)))] + [r.randint(2, 5) for _ in range(k)]
+    reflect = "Reflection" in g.op
+    pad = []
+    for i in range(k):
+        d = shape[len(shape) - 1 - i]
+        pad += [r.randint(0, d - 1 if reflect else 3) for _ in range(2)]
+    dt = g.dtype((0, 1, 27, 11)) if "Backward" in g.op else g.dtype()
+    out = _padded(shape, pad)
+    if "Backward" in g.op:
+        return {"gradOutput": g.tensor(dt, out), "self": g.tensor(dt, shape), "padding": {"ia": pad},
+                "gradInput": g.out(dt, shape)}
+    return {"self": g.tensor(dt, shape), "padding": {"ia": pad}, "out": g.out(dt, out)}
+
+
+def build_flip(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    nd = max(len(shape), 1)
+    dims = r.sample(range(nd), r.randint(0, nd))
+    dt = g.dtype()
+    return {"self": g.tensor(dt, shape), "dims": {"ia": [d - nd if r.random() < 0.3 else d for d in dims]},
+            "out": g.out(dt, shape)}
+
+
+def build_roll(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(lo=1)
+    nd = len(shape)
+    dims = [r.randrange(-nd, nd) for _ in range(r.randint(0, 2))]
+    shifts = [r.randint(-7, 7) for _ in range(max(len(dims), 1))]
+    dt = g.dtype()
+    return {"x": g.tensor(dt, shape), "shifts": {"ia": shifts}, "dims": {"ia": dims}, "out": g.out(dt, shape)}
+
+
+def build_repeat(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape(hi=3)
+    reps = [r.randint(0, 3) for _ in range(len(shape) + r.randint(0, 2))]
+    full = [1] * (len(reps) - len(shape)) + list(shape)
+    dt = g.dtype()
+    return {"self": g.tensor(dt, shape), "repeats": {"ia": reps},
+            "out": g.out(dt, [a * b for a, b in zip(full, reps)] if reps else shape)}
+
+
+def build_repeat_interleave(g: Gen) -> dict:
+    r = g.rng
+    names = [p[0] for p in g.inp]
+    if "self" not in names:                                       # RepeatInterleaveTensor
+        n = r.randint(0, 5)
+        counts = [r.randint(0, 3) for _ in range(n)]
+        dt = r.choice((9, 3))
+        return {"repeats": g.tensor(dt, [n], fill={"m": "const", "v": 2}), "outputSize": 2 * n,
+                "out": g.out(dt, [2 * n])} if r.random() < 0.5 else \
+               {"repeats": g.tensor(dt, [n], fill=_ints(g, 1, 2)), "outputSize": n, "out": g.out(dt, [n])}
+    shape = g.shape(lo=1, hi=3)
+    dt = g.dtype()
+    with_dim = "dim" in names
+    dim = r.randrange(-len(shape), len(shape))
+    along = shape[dim] if with_dim else _numel(shape)
+    if g.inp[[p[0] for p in g.inp].index("repeats")][1] == "tensor":
+        c = r.randint(1, 3)
+        n = 1 if r.random() < 0.3 else along
+        reps = g.tensor(r.choice((9, 3)), [n], fill={"m": "const", "v": c})
+    else:
+        c = r.randint(0, 3)
+        reps = c
+    size = along * c
+    oshape = list(shape) if with_dim else [size]
+    if with_dim:
+        oshape[dim] = size
+    args = {"self": g.tensor(dt, shape), "repeats": reps, "outputSize": size, "out": g.out(dt, oshape)}
+    if with_dim:
+        args["dim"] = dim
+    return args
+
+
+def build_masked_fill_tensor(g: Gen) -> dict:
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 12))
+    mask = g.tensor(12 if r.random() < 0.9 else 4, g.bcast(shape), fill=_ints(g, 0, 2))
+    return {"selfRef": g.tensor(dt, shape), "mask": mask,
+            "value": g.tensor(dt if r.random() < 0.8 else g.dtype(), [] if r.random() < 0.9 else [1])}
+
+
+def build_linspace(g: Gen) -> dict:
+    r = g.rng
+    n = r.choice((0, 1, 2, 5, 17, 40))
+    dt = g.dtype((0, 1, 27, 11, 3, 9, 6, 2, 4))
+    return {"start": g.scalar(None, r.choice((0.0, -1.0, 2.5, 10.0))), "end": g.scalar(None, r.choice((1.0, 3.3, -4.0))),
+            "steps": n if r.random() < 0.9 else -1, "out": g.out(dt, [n if r.random() < 0.9 else n + 1])}
+
+
+BUILDERS.update({
+    "aclnnGather": build_gather, "aclnnScatter": build_scatter, "aclnnScatterValue": build_scatter,
+    "aclnnInplaceScatter": build_scatter, "aclnnInplaceScatterValue": build_scatter, "aclnnScatterAdd": build_scatter,
+    "aclnnIndexAdd": build_index_add, "aclnnIndexFill": build_index_fill, "aclnnInplaceIndexFill": build_index_fill,
+    "aclnnIndexFillTensor": build_index_fill, "aclnnInplaceIndexFillTensor": build_index_fill,
+    "aclnnInplaceMaskedScatter": build_masked_scatter, "aclnnEmbeddingRenorm": build_embedding_renorm,
+    "aclnnConstantPadNd": build_constant_pad,
+    **{f"aclnn{m}Pad{k}d{b}": build_mirror_pad for m in ("Reflection", "Replication") for k in (1, 2, 3)
+       for b in ("", "Backward")},
+    "aclnnTril": build_triu, "aclnnInplaceTril": build_triu, "aclnnFlip": build_flip, "aclnnRoll": build_roll,
+    "aclnnRepeat": build_repeat, "aclnnInplaceMaskedFillTensor": build_masked_fill_tensor,
+    "aclnnLinspace": build_linspace,
+    **{f"aclnnRepeatInterleave{s}": build_repeat_interleave for s in ("", "WithDim", "Int", "IntWithDim", "Tensor")},
+})
+
+
+# ---- issue 28: convolutions, pooling, batch / group norm (conv/convolution.toml, pool/*.toml, norm/*.toml) ----
+
+CNN_FLOAT = (0, 0, 1, 27)
+
+
+def _conv_out(i: int, k: int, p_total: int, s: int, d: int, tr: bool, opad: int = 0) -> int:
+    if tr:
+        return (i - 1) * s - p_total + d * (k - 1) + opad + 1
+    return (i + p_total - d * (k - 1) - 1) // s + 1
+
+
+def _conv_geometry(g: Gen, backward: bool):
+    """A convolution's sizes: spatial rank, batch, channels, groups, kernel, stride, padding (the list and the
+    totals per dim), dilation, outputPadding, transposed; input, weight and output shapes."""
+    r = g.rng
+    nd = r.choice((1, 2, 2, 2, 3))
+    tr = r.random() < 0.25
+    groups = r.choice((1, 1, 1, 2))
+    cin_g, cout_g = r.randint(1, 2), r.randint(1, 2)
+    cin, cout = cin_g * groups, cout_g * groups
+    n = r.randint(1, 2)
+    k = [r.choice((1, 2, 3)) if nd < 3 else r.choice((1, 2)) for _ in range(nd)]
+    st = [r.choice((1, 1, 2)) for _ in range(nd)]
+    dil = [1 if r.random() < 0.8 else 2 for _ in range(nd)]
+    pad = [r.choice((0, 0, 1)) for _ in range(nd)]
+    totals = [2 * p for p in pad]
+    pad_list = list(pad)
+    if nd == 2 and not tr and r.random() < 0.2:          # [top, bottom, left, right]
+        pad_list = [pad[0], r.choice((0, 1)), pad[1], r.choice((0, 1))]
+        totals = [pad_list[0] + pad_list[1], pad_list[2] + pad_list[3]]
+        pad = [pad_list[0], pad_list[2]]
+    opad = [r.randrange(max(s, 1)) if tr and r.random() < 0.5 else 0 for s in st]
+    smax = {1: 7, 2: 5, 3: 3}[nd]
+    spatial = []
+    for d in range(nd):
+        lo = 1 if tr else max(1, dil[d] * (k[d] - 1) + 1 - totals[d])
+        spatial.append(r.randint(lo, max(lo, smax)))
+    if tr:
+        w = [cin, cout_g] + k
+        o = [n, cout] + [_conv_out(spatial[d], k[d], totals[d], st[d], dil[d], True, opad[d]) for d in range(nd)]
+        if any(v <= 0 for v in o[2:]):           # a padding larger than the output: pad 0
+            pad = [0] * nd
+            pad_list = [0] * nd
+            o = [n, cout] + [_conv_out(spatial[d], k[d], 0, st[d], dil[d], True, opad[d]) for d in range(nd)]
+    else:
+        w = [cout, cin_g] + k
+        o = [n, cout] + [_conv_out(spatial[d], k[d], totals[d], st[d], dil[d], False) for d in range(nd)]
+    x = [n, cin] + spatial
+    if r.random() < 0.03:
+        x[0] = o[0] = 0                          # an empty batch
+    return dict(nd=nd, tr=tr, groups=groups, k=k, st=st, dil=dil, pad=pad_list, opad=opad, x=x, w=w, o=o, cout=cout)
+
+
+def build_convolution(g: Gen) -> dict:
+    """Convolution / ConvolutionBackward: 1d-3d, groups, stride, padding (2d sometimes 4 values), dilation,
+    transposed with outputPadding; the output / gradients of torch's shapes; now and then one thing wrong."""
+    r = g.rng
+    c = _conv_geometry(g, "Backward" in g.op)
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.95 else g.dtype()
+    x, w, o = list(c["x"]), list(c["w"]), list(c["o"])
+    st, pad, dil, opad, groups = list(c["st"]), list(c["pad"]), list(c["dil"]), list(c["opad"]), c["groups"]
+    bad = r.random() < 0.12
+    if bad:                                      # one deliberate mistake
+        what = r.randrange(7)
+        if what == 0:
+            o[-1] += 1
+        elif what == 1:
+            st[0] = r.choice((0, -1))
+        elif what == 2:
+            pad = pad + [0]
+        elif what == 3:
+            dil[-1] = 0
+        elif what == 4:
+            groups = r.choice((0, 3, -1))
+        elif what == 5:
+            w[1] += 1
+        else:
+            opad = [s + 1 for s in st]
+    cube = r.choice((0, 0, 1, 1, 2, 3)) if r.random() < 0.95 else r.choice((5, -1))
+    if "Backward" not in g.op:
+        bias = None if r.random() < 0.35 else g.tensor(dt if r.random() < 0.85 else g.dtype(CNN_FLOAT), [c["cout"]])
+        return {"input": g.tensor(dt, x), "weight": g.tensor(dt, w), "bias": bias, "stride": {"ia": st},
+                "padding": {"ia": pad}, "dilation": {"ia": dil}, "transposed": c["tr"],
+                "outputPadding": {"ia": opad} if c["tr"] or r.random() < 0.7 else None, "groups": groups,
+                "output": g.out(dt, o), "cubeMathType": cube}
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.6]
+    gb = [c["cout"]]
+    return {"gradOutput": g.tensor(dt, o), "input": g.tensor(dt, x), "weight": g.tensor(dt, w),
+            "biasSizes": {"ia": gb} if r.random() < 0.7 else None, "stride": {"ia": st}, "padding": {"ia": pad},
+            "dilation": {"ia": dil}, "transposed": c["tr"], "outputPadding": {"ia": opad}, "groups": groups,
+            "outputMask": {"ba": mask}, "cubeMathType": cube % 4 if cube >= 0 and r.random() < 0.9 else cube,
+            "gradInput": g.out(dt, x) if mask[0] or r.random() < 0.5 else None,
+            "gradWeight": g.out(dt, w) if mask[1] or r.random() < 0.5 else None,
+            "gradBias": g.out(dt, gb) if mask[2] or r.random() < 0.5 else None}
+
+
+def _pool_out(i: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
+    num = i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    o = num // s + 1
+    if ceil and (o - 1) * s >= i + p:
+        o -= 1
+    return o
+
+
+def _pool_geometry(g: Gen, dilation: bool, max_nc: int = 4):
+    """self [N, C, H, W] or [C, H, W], kernel, stride (maybe empty: the kernel), padding <= kernel / 2,
+    dilation, ceilMode, and the pooled shape."""
+    r = g.rng
+    lead = [r.randint(1, 2), r.randint(1, 2)] if r.random() < 0.7 else [r.randint(1, 3)]
+    while _numel(lead) > max_nc:
+        lead[-1] -= 1
+    kh, kw = r.choice((1, 2, 2, 3)), r.choice((1, 2, 2, 3))
+    if r.random() < 0.4:
+        kw = kh
+    sh, sw = r.choice((1, 2, 2)), r.choice((1, 2, 2))
+    ph, pw = r.randint(0, kh // 2), r.randint(0, kw // 2)
+    dh = dw = 1
+    if dilation and r.random() < 0.08:
+        dh, dw = r.choice((1, 2)), 2
+    ceil = r.random() < 0.3
+    h = r.randint(max(1, (kh - 1) * dh + 1 - 2 * ph), 7)
+    w = r.randint(max(1, (kw - 1) * dw + 1 - 2 * pw), 7)
+    oh, ow = _pool_out(h, kh, ph, sh, dh, ceil), _pool_out(w, kw, pw, sw, dw, ceil)
+    ks = {"ia": [kh]} if kh == kw and r.random() < 0.4 else {"ia": [kh, kw]}
+    ss = {"ia": []} if (sh, sw) == (kh, kw) and r.random() < 0.5 else \
+        {"ia": [sh]} if sh == sw and r.random() < 0.4 else {"ia": [sh, sw]}
+    ps = {"ia": [ph]} if ph == pw and r.random() < 0.4 else {"ia": [ph, pw]}
+    ds = {"ia": [dh]} if dh == dw and r.random() < 0.4 else {"ia": [dh, dw]}
+    return dict(lead=lead, h=h, w=w, oh=oh, ow=ow, kh=kh, kw=kw, ks=ks, ss=ss, ps=ps, ds=ds, ceil=ceil)
+
+
+def _pool_mistake(g: Gen, p: dict, args: dict, names: dict) -> None:
+    """One deliberate mistake in a pooling call: a kernel / stride / padding out of range or a list too long,
+    an output one row too many."""
+    r = g.rng
+    what = r.randrange(5)
+    if what == 0 and names.get("k"):
+        args[names["k"]] = {"ia": r.choice(([0, 2], [2, -1], [2, 2, 2], []))}
+    elif what == 1 and names.get("s"):
+        args[names["s"]] = {"ia": r.choice(([0], [1, -2], [1, 1, 1]))}
+    elif what == 2 and names.get("p"):
+        args[names["p"]] = {"ia": r.choice(([p["kh"] + 1], [-1, 0], [0, 0, 0]))}
+    elif what == 3 and names.get("out"):
+        t = args[names["out"]]
+        t = _resize(g, t, shape=t["sh"][:-2] + [t["sh"][-2] + 1, t["sh"][-1]])
+        args[names["out"]] = t
+    elif names.get("d"):
+        args[names["d"]] = {"ia": r.choice(([0], [2, 2], [1, 1, 1]))}
+
+
+def build_avg_pool(g: Gen) -> dict:
+    """AvgPool2d / AvgPool2dBackward: kernel, strides (empty: the kernel), paddings, ceilMode, countIncludePad,
+    divisorOverride; out / gradOutput of the pooled shape."""
+    r = g.rng
+    p = _pool_geometry(g, False)
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    xs = p["lead"] + [p["h"], p["w"]]
+    os_ = p["lead"] + [p["oh"], p["ow"]]
+    common = {"ceilMode": p["ceil"], "countIncludePad": r.random() < 0.6,
+              "divisorOverride": 0 if r.random() < 0.7 else r.choice((1, 3, 5, -2)),
+              "cubeMathType": r.choice((0, 0, 1, 2, 3)) if r.random() < 0.95 else r.choice((5, -1))}
+    if "Backward" in g.op:
+        args = {"gradOutput": g.tensor(dt, os_), "self": g.tensor(dt, xs), "kernelSize": p["ks"],
+                "stride": None if p["ss"]["ia"] == [] and r.random() < 0.5 else p["ss"], "padding": p["ps"],
+                "gradInput": g.out(dt, xs), **common}
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "out": "gradOutput"}
+    else:
+        args = {"self": g.tensor(dt, xs), "kernelSize": p["ks"], "strides": p["ss"], "paddings": p["ps"],
+                "out": g.out(dt, os_), **common}
+        names = {"k": "kernelSize", "s": "strides", "p": "paddings", "out": "out"}
+    if r.random() < 0.1:
+        _pool_mistake(g, p, args, names)
+    return args
+
+
+def build_adaptive_avg_pool(g: Gen) -> dict:
+    r = g.rng
+    lead = [r.randint(1, 2), r.randint(1, 3)] if r.random() < 0.7 else [r.randint(1, 3)]
+    h, w = r.randint(1, 7), r.randint(1, 7)
+    oh, ow = r.randint(1, h + 1), r.randint(1, w + 1)
+    if r.random() < 0.3:
+        oh, ow = 1, 1
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    xs, os_ = lead + [h, w], lead + [oh, ow]
+    bad = r.random() < 0.1
+    if "Backward" in g.op:
+        return {"gradOutput": g.tensor(dt, os_ if not bad else lead[:-1] + [oh, ow]), "self": g.tensor(dt, xs),
+                "out": g.out(dt, xs if not bad or len(lead) == 1 else [lead[0] + 1] + xs[1:])}
+    size = [oh, ow] if not bad else r.choice(([oh], [0, ow], [oh + 1, ow], [oh, ow, 1]))
+    return {"self": g.tensor(dt, xs), "outputSize": {"ia": size}, "out": g.out(dt, os_)}
+
+
+def build_max_pool(g: Gen) -> dict:
+    """MaxPool2dWithIndices / WithMask and their backwards: kernel, stride, padding, dilation (2 valid on Ascend 950
+    only), ceilMode; out, indices (or the mask [.., C, kH * kW, maskW] of int8) of the pooled shape."""
+    r = g.rng
+    mask = "Mask" in g.op
+    p = _pool_geometry(g, True, max_nc=2 if mask else 4)
+    if mask and p["kh"] * p["kw"] > 4 and _numel(p["lead"]) > 1:
+        p["lead"] = [1] * len(p["lead"])
+    backward = "Backward" in g.op
+    if backward and not mask:
+        dt = r.choice((0, 0, 0, 0, 0, 1, 27)) if r.random() < 0.95 else g.dtype()   # FLOAT only on Atlas A2/A3
+        idt = r.choice((3, 3, 3, 3, 9, 2)) if r.random() < 0.95 else g.dtype()     # INT32 on both SoCs
+    else:
+        dt = r.choice((0, 1, 27)) if r.random() < 0.93 else g.dtype()
+        idt = (2 if mask else r.choice((9, 3))) if r.random() < 0.93 else g.dtype()
+    xs = p["lead"] + [p["h"], p["w"]]
+    os_ = p["lead"] + [p["oh"], p["ow"]]
+    if mask:
+        mask_w = ((p["oh"] * p["ow"] + 15) // 16 + 1) * 32
+        ishape = p["lead"] + [p["kh"] * p["kw"], mask_w]
+    else:
+        ishape = os_
+    args = {"kernelSize": p["ks"], "stride": p["ss"], "padding": p["ps"], "dilation": p["ds"], "ceilMode": p["ceil"]}
+    if backward:
+        hw = p["h"] * p["w"]
+        ifill = {"m": "int", "s": g.seed(), "lo": 0, "hi": 2 if mask else hw}
+        if not mask and r.random() < 0.05:
+            ifill["hi"] = hw + 5                 # some index past the plane
+        args.update({"gradOutput": g.tensor(dt, os_), "self": g.tensor(dt, xs),
+                     "indices": g.tensor(idt, ishape, fill=ifill), "gradInput": g.out(dt, xs)})
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "d": "dilation", "out": "gradOutput"}
+    else:
+        args.update({"self": g.tensor(dt, xs), "out": g.out(dt, os_), "indices": g.out(idt, ishape)})
+        names = {"k": "kernelSize", "s": "stride", "p": "padding", "d": "dilation", "out": "out"}
+    if r.random() < 0.1:
+        _pool_mistake(g, p, args, names)
+    return args
+
+
+def _norm_shape(g: Gen) -> list:
+    r = g.rng
+    rank = r.choice((2, 3, 3, 4, 4))
+    shape = [r.randint(1, 3), r.choice((1, 2, 3, 4, 6))] + [r.randint(1, 4) for _ in range(rank - 2)]
+    if r.random() < 0.03:
+        shape[0] = 0
+    return shape
+
+
+def build_batch_norm(g: Gen) -> dict:
+    """BatchNorm / BatchNormBackward: input [N, C, *], per-channel weight, bias, running and saved statistics
+    (FLOAT or the input's dtype), training or inference; outputMask for the backward."""
+    r = g.rng
+    shape = _norm_shape(g)
+    ch = shape[1]
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    sd = dt if r.random() < 0.5 else 0
+    cs = [ch] if r.random() < 0.95 else [ch + 1]
+    training = r.random() < 0.6
+    pos = lambda d: g.fill(d, "pos")           # noqa: E731
+    if "Backward" not in g.op:
+        stats = r.random() < 0.7
+        return {"input": g.tensor(dt, shape), "weight": g.tensor(sd, cs) if r.random() < 0.7 else None,
+                "bias": g.tensor(sd, cs) if r.random() < 0.7 else None,
+                "runningMean": g.tensor(sd, cs, layout=False) if stats else None,
+                "runningVar": g.tensor(sd, cs, fill=pos(sd), layout=False) if stats else None,
+                "training": training, "momentum": r.choice((0.1, 0.0, 1.0, 0.5)),
+                "eps": r.choice((1e-5, 1e-3, 0.0, 0.1)), "output": g.out(dt, shape if r.random() < 0.95 else shape[:-1]),
+                "saveMean": g.out(sd, cs) if training or r.random() < 0.5 else None,
+                "saveInvstd": g.out(sd, cs) if training or r.random() < 0.5 else None}
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.7]
+    return {"gradOut": g.tensor(dt, shape), "input": g.tensor(dt, shape),
+            "weight": g.tensor(sd, cs) if r.random() < 0.7 else None,
+            "runningMean": g.tensor(sd, cs) if not training or r.random() < 0.5 else None,
+            "runningVar": g.tensor(sd, cs, fill=pos(sd)) if not training or r.random() < 0.5 else None,
+            "saveMean": g.tensor(sd, cs) if training or r.random() < 0.3 else None,
+            "saveInvstd": g.tensor(sd, cs, fill=pos(sd)) if training or r.random() < 0.3 else None,
+            "training": training, "eps": r.choice((1e-5, 1e-3, 0.1)), "outputMask": {"ba": mask},
+            "gradInput": g.out(dt, shape) if mask[0] or r.random() < 0.5 else None,
+            "gradWeight": g.out(sd, cs) if mask[1] or r.random() < 0.5 else None,
+            "gradBias": g.out(sd, cs) if mask[2] or r.random() < 0.5 else None}
+
+
+def build_group_norm(g: Gen) -> dict:
+    """GroupNorm / GroupNormBackward: self [N, C, *] with N, C, HxW and a group dividing C; mean / rstd [N, group]
+    (the backward on Ascend 950 sometimes with FLOAT statistics for half gradients)."""
+    r = g.rng
+    shape = _norm_shape(g)
+    n, ch = shape[0], shape[1]
+    hw = _numel(shape[2:])
+    group = r.choice([d for d in range(1, ch + 1) if ch % d == 0])
+    dt = r.choice((0, 1, 27)) if r.random() < 0.93 else g.dtype()
+    N, C, HxW = n, ch, hw
+    if r.random() < 0.08:
+        N, C, HxW = r.choice(((n + 1, ch, hw), (n, ch + 1, hw), (n, ch, hw + 1)))
+    if r.random() < 0.05:
+        group = r.choice((0, ch + 1, -1))
+    gs = [ch]
+    if "Backward" not in g.op:
+        gd = dt if r.random() < 0.95 else g.dtype(CNN_FLOAT)
+        return {"self": g.tensor(dt, shape), "gamma": g.tensor(gd, gs) if r.random() < 0.7 else None,
+                "beta": g.tensor(gd, gs) if r.random() < 0.7 else None, "N": N, "C": C, "HxW": HxW,
+                "group": group, "eps": r.choice((1e-5, 1e-6, 0.1)) if r.random() < 0.95 else r.choice((0.0, -1.0)),
+                "out": g.out(dt, shape), "meanOut": g.out(dt, [n, max(group, 0)]),
+                "rstdOut": g.out(dt, [n, max(group, 0)])}
+    md = dt if r.random() < 0.85 or dt == 0 else 0         # FLOAT statistics: Ascend 950 only
+    mask = [r.random() < 0.85, r.random() < 0.7, r.random() < 0.7]
+    st = [n, max(group, 0)]
+    return {"gradOut": g.tensor(dt, shape), "input": g.tensor(dt, shape), "mean": g.tensor(md, st),
+            "rstd": g.tensor(md, st, fill=g.fill(md, "pos")), "gamma": g.tensor(md, gs) if r.random() < 0.7 else None,
+            "N": N, "C": C, "HxW": HxW, "group": group, "outputMask": {"ba": mask},
+            "gradInput": g.out(dt, shape) if mask[0] or r.random() < 0.5 else None,
+            "gradGammaOut": g.out(md, gs) if mask[1] or r.random() < 0.5 else None,
+            "gradBetaOut": g.out(md, gs) if mask[2] or r.random() < 0.5 else None}
+
+
+BUILDERS.update({
+    "aclnnConvolution": build_convolution, "aclnnConvolutionBackward": build_convolution,
+    "aclnnAvgPool2d": build_avg_pool, "aclnnAvgPool2dBackward": build_avg_pool,
+    "aclnnAdaptiveAvgPool2d": build_adaptive_avg_pool, "aclnnAdaptiveAvgPool2dBackward": build_adaptive_avg_pool,
+    **{f"aclnnMaxPool2dWith{k}{b}": build_max_pool for k in ("Indices", "Mask") for b in ("", "Backward")},
+    "aclnnBatchNorm": build_batch_norm, "aclnnBatchNormBackward": build_batch_norm,
+    "aclnnGroupNorm": build_group_norm, "aclnnGroupNormBackward": build_group_norm,
+})
+
+
+def build_foreach_norm(g: Gen) -> dict:
+    """aclnnForeachNorm: x a list of one float dtype, out one element per tensor (of x's dtype), p FLOAT, DOUBLE
+    or INT64 around 1, 2 and +inf."""
+    r = g.rng
+    count = r.choice((1, 2, 3, 0 if r.random() < 0.1 else 2))
+    dt = g.pdtype()
+    xs = [g.tensor(dt if r.random() < 0.95 else g.dtype(), g.shape(lo=0, hi=3)) for _ in range(count)]
+    outs = [g.out(dt if r.random() < 0.95 else g.dtype(), [1] if r.random() < 0.9 else g.shape())
+            for _ in range(count if r.random() < 0.95 else count + 1)]
+    p = r.choice((1.0, 2.0, 2.0, math.inf, 1.5, 3.0))
+    sdt = r.choice((0, 11, 9)) if r.random() < 0.9 else None
+    return {"x": {"list": xs}, "out": {"list": outs},
+            "scalar": g.scalar(sdt, int(p) if sdt == 9 and p != math.inf else p)}
+
+
+BUILDERS["aclnnForeachNorm"] = build_foreach_norm
+
+
+def build_apply_adam_w(g: Gen) -> dict:
+    """aclnnApplyAdamWV2: var, m, v, grad (and maxGradNorm with amsgrad) of one shape and float dtype (FLOAT
+    state with a FLOAT16/BF16 grad at times), step a one-element FLOAT/INT64 tensor, hyperparameters in range."""
+    r = g.rng
+    dt = g.pdtype()
+    shape = g.shape(lo=0, hi=3)
+    gdt = r.choice((1, 27)) if dt == 0 and r.random() < 0.3 else dt
+    other = lambda d: d if r.random() < 0.95 else g.dtype()
+    amsgrad = r.random() < 0.5
+    return {"varRef": g.tensor(other(dt), shape), "mRef": g.tensor(other(dt), shape),
+            "vRef": g.tensor(other(dt), shape, fill=g.fill(dt, "pos")),
+            "maxGradNormOptionalRef": g.tensor(other(gdt), shape, fill=g.fill(gdt, "pos"))
+            if amsgrad or r.random() < 0.3 else None,
+            "grad": g.tensor(other(gdt), shape if r.random() < 0.95 else g.shape()),
+            "step": g.tensor(r.choice((0, 9)) if r.random() < 0.95 else g.dtype(), [1] if r.random() < 0.95 else [2],
+                             fill=g.fill(0, "pos")),
+            "lr": r.choice((1e-3, 0.01, 0.1)), "beta1": r.choice((0.9, 0.8)), "beta2": r.choice((0.999, 0.99)),
+            "weightDecay": r.choice((0.0, 0.01, 0.1)), "eps": r.choice((1e-8, 1e-6)), "amsgrad": amsgrad,
+            "maximize": r.random() < 0.3}
+
+
+BUILDERS["aclnnApplyAdamWV2"] = build_apply_adam_w
+
+
+def build_pointwise_loss(g: Gen) -> dict:
+    """MseLoss(Backward), SmoothL1Loss(Backward): self and target (and gradOutput) broadcast-compatible, mostly one float dtype; out of
+    the broadcast shape (reduction 0, and the backward) or 0-D."""
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 0, 1, 27)) if r.random() < 0.85 else g.dtype()
+    red = r.choice((0, 1, 2, 1, 2)) if r.random() < 0.95 else r.choice((-1, 3))
+    args = {"self": g.tensor(dt, g.bcast(shape)), "target": g.tensor(dt if r.random() < 0.85 else g.dtype(), g.bcast(shape)),
+            "reduction": red}
+    sl1 = "SmoothL1" in g.op
+    if sl1:
+        args["beta"] = r.choice((1.0, 0.5, 0.0, 2.0)) if r.random() < 0.95 else -1.0
+    out = "gradInput" if sl1 and "Backward" in g.op else "result" if sl1 else "out"
+    if "Backward" in g.op:
+        gd = dt if r.random() < 0.9 else g.dtype()
+        args = {"gradOut" if sl1 else "gradOutput": g.tensor(gd, g.bcast(shape) if r.random() < 0.6 else []), **args}
+        args[out] = g.out(dt, shape if r.random() < 0.9 else g.shape())
+    else:
+        args[out] = g.out(dt if r.random() < 0.9 else g.dtype(), (shape if red == 0 else []) if r.random() < 0.9
+                          else g.shape())
+    return args
+
+
+BUILDERS.update({op: build_pointwise_loss for op in (
+    "aclnnMseLoss", "aclnnMseLossBackward", "aclnnSmoothL1Loss", "aclnnSmoothL1LossBackward")})
 
 
 def builder_for(op: str):
@@ -1740,14 +2596,86 @@ def _fix_refs(args, extra):
     return extra
 
 
-def generate_random(op: str, params: list, n_calls: int) -> list:
+ADVERSARIAL = ("neg_strides", "neg_strides_raw", "end_offset", "past_end", "huge_dims", "zero_and_huge", "rank25",
+               "bcast_out", "big_offset", "alias", "tiny_alloc")
+
+
+def adversarial_views(g: Gen, args: list, what: str | None = None) -> list:
+    """The call with one or two of its tensors (list elements included) given an adversarial layout
+    that aclCreateTensor accepts or refuses: negative strides (inside the allocation, or reaching below
+    it), the storage offset at the end of the allocation, a view reaching past its allocation, dims
+    whose product overflows int64, zero-size dims beside huge ones, 25 dims, a 0-stride (overlapping)
+    output, offsets near int64's limits, an output over another argument's memory, a 1-byte allocation."""
+    r = g.rng
+    args = json.loads(json.dumps(args))
+    tpos = _tensor_positions(args)
+    if not tpos:
+        return args
+    for pos in r.sample(tpos, min(len(tpos), r.choice((1, 1, 2)))):
+        t = dict(_get(args, pos))
+        kind = what or r.choice(ADVERSARIAL)
+        isz = ITEMSIZE[t["d"]]
+        sh = list(t["sh"])
+        st = list(t.get("st") or _contig(sh))
+        if kind in ("neg_strides", "neg_strides_raw") and sh:
+            t["st"] = [-v if r.random() < 0.7 else v for v in st]
+            if kind == "neg_strides":   # the view stays inside its allocation
+                t["o"] = t.get("o", 0) + sum((d - 1) * v for d, v in zip(sh, st) if d > 0 and v > 0)
+                t["n"] = max(t["n"], (_extent(sh, t["st"], t["o"]) + 1) * isz)
+        elif kind == "end_offset":      # the view's first element is the allocation's last (or one past)
+            t["o"] = max(t["n"] // isz - r.choice((0, 1)), 0)
+            t["sh"] = sh if r.random() < 0.5 else [1] * len(sh)
+            t.pop("st", None)
+        elif kind == "past_end":        # an allocation smaller than the view
+            t["n"] = max(1, t["n"] // r.choice((2, 3, 8)) - r.choice((0, 1)))
+        elif kind == "huge_dims":
+            big = r.choice((2 ** 31, 2 ** 32, 2 ** 40, 2 ** 60, 2 ** 61, 2 ** 62, 2 ** 63 - 1))
+            t["sh"] = (sh or [1]) + [big] if r.random() < 0.5 else [big, r.choice((2, 3, 2 ** 33))]
+            if r.random() < 0.15:      # a broadcast view: inside its allocation, so kernels may walk it for long
+                t["st"] = [0] * len(t["sh"])
+            else:
+                t.pop("st", None)
+        elif kind == "zero_and_huge":
+            t["sh"] = r.choice(([0, 2 ** 40], [2 ** 40, 0, 3], [0, 2 ** 62, 2 ** 62], sh + [0, 2 ** 31], [2 ** 62, 0, 2 ** 62]))
+            if r.random() < 0.5:          # NULL strides: aclCreateTensor refuses row-major strides that overflow
+                t.pop("st", None)
+            else:
+                t["st"] = [r.choice((0, 1, 2)) for _ in t["sh"]]
+        elif kind == "rank25":
+            t["sh"] = [1] * (25 - min(len(sh), 3)) + sh[-3:] if r.random() < 0.7 else [1] * 23 + [2, 3]
+            t.pop("st", None)
+            t["n"] = max(t["n"], _numel(t["sh"]) * isz)
+        elif kind == "bcast_out" and sh:   # 0 strides (an output that addresses one element many times)
+            t["st"] = [0 if r.random() < 0.6 else v for v in st]
+        elif kind == "big_offset":
+            t["o"] = r.choice((2 ** 62, 2 ** 63 - 1, -(2 ** 63), 2 ** 40, 1 - 2 ** 20))
+        elif kind == "alias" and len(tpos) > 1:   # a descriptor over another tensor's memory
+            other = r.choice([p for p in tpos if p[0] < pos[0] and p[1] is None] or [None])   # built before it
+            if other is not None:
+                t = {k: v for k, v in t.items() if k not in ("n", "fill")}
+                t["as"] = other[0]
+        elif kind == "tiny_alloc":
+            t["n"] = 1
+        if "n" in t and "as" not in t:
+            t["ss"] = ([min(max(_extent(t["sh"], t.get("st"), t.get("o", 0)), 1), 2 ** 63 - 1)]
+                       if r.random() < 0.8 else t["sh"])
+        _set(args, pos, t)
+    return args
+
+
+def generate_random(op: str, params: list, n_calls: int, salt: int = 0, adversarial: float = 0.0) -> list:
     """Random calls of one operator: about 2/3 plausible valid calls, 1/3 with one argument made wrong.
-    Deterministic from the operator's name."""
-    g = Gen(op, params)
+    Deterministic from the operator's name (and `salt`, the fuzz command's seed). With `adversarial`
+    > 0, that fraction of the calls instead gets adversarial views (``adversarial_views``)."""
+    g = Gen(op, params, salt)
     r = g.rng
     calls = []
     while len(calls) < n_calls:
         a = valid_call(g)
+        if adversarial and r.random() < adversarial:
+            a = adversarial_views(g, a)
+            calls.append({"a": a, **({"rep": 2} if r.random() < 0.05 else {})})
+            continue
         x = r.random()
         if x < 0.68:
             call = {"a": a}
@@ -1840,7 +2768,7 @@ def cmd_record(args) -> int:
     exported = exported_operators()
     missing = [op for op in exported if op not in params]
     if missing:
-        print(f"warning: no parameter list in pyaclnn/signatures/_builtin.json for {', '.join(missing)}; "
+        print(f"warning: no parameter list in the catalog (ops.json) for {', '.join(missing)}; "
               "regenerate the registry to record them")
     ops = [op for op in exported if op in params]
     CORPUS_DIR.mkdir(parents=True, exist_ok=True)
@@ -1923,7 +2851,9 @@ def sample_work(specs: dict, sample: int | None, ops=None) -> list:
             continue
         head = list(range(entry.get("structural", 0)))
         rest = list(range(len(head), n))
-        rng = random.Random(zlib.crc32(b"sample:" + op.encode()))
+        # PYACLNN_CORPUS_SAMPLE_SEED (CI: the commit) draws another sample, so consecutive runs cover other calls
+        salt = os.environ.get("PYACLNN_CORPUS_SAMPLE_SEED", "").encode()
+        rng = random.Random(zlib.crc32(b"sample:" + salt + op.encode()))
         pick = sorted(set(head) | set(rng.sample(rest, min(max(sample - len(head), 0), len(rest)))))
         work.append((op, pick))
     return work
@@ -1994,6 +2924,77 @@ def cmd_stats(args) -> int:
     return 0
 
 
+_SANITIZER = re.compile(r"(ERROR: AddressSanitizer.*|SUMMARY: .*|.*runtime error:.*|#\d+ 0x[0-9a-f]+ in \S+ \S+)")
+
+
+def cmd_fuzz(args) -> int:
+    """Generates --calls random calls per operator from --seed (not the corpus's stream: nothing is
+    stored in the corpus) and runs them on each SoC; reports every call that killed the process
+    (signal, sanitizer report when the ASan build is preloaded, or a child that hung past --timeout)."""
+    params = registry_params()
+    cat = catalog()
+    family = {op: info.get("family") or "?" for op, info in cat["operators"].items()}
+    if args.specs:
+        data = load_json(args.specs)
+        todo = {op: e["calls"] for op, e in data["ops"].items()}
+        params = {op: e["params"] for op, e in data["ops"].items()}
+    else:
+        ops = [op for op in exported_operators() if op in params]
+        if args.ops:
+            ops = [op for op in ops if op in set(args.ops.split(","))]
+        if args.families:
+            fams = set(args.families.split(","))
+            ops = [op for op in ops if family.get(op, "legacy") in fams]
+        if args.skip:
+            ops = [op for op in ops if op not in set(args.skip.split(","))]
+        todo = {op: generate_random(op, params[op], args.calls, args.seed, args.adversarial) for op in ops}
+    socs = [args.soc] if args.soc else list(SOCS)
+    os.environ["OP_CORPUS_CALL_TIMEOUT"] = str(args.call_timeout)   # the children inherit it (child_env)
+    log: list = []
+    stats = {}
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="op-corpus-fuzz-") as tmp:
+        sp = Path(tmp) / "specs.json.gz"
+        save_json(sp, {"format": FORMAT, "ops": {op: {"params": params[op], "calls": c} for op, c in todo.items()}})
+        for soc in socs:
+            for op, calls in todo.items():
+                got = run_calls(soc, [(op, list(range(len(calls))))], str(sp),
+                                timeout=args.timeout + 0.25 * len(calls), crash_log=log)
+                st = stats.setdefault((soc, op), collections.Counter())
+                for res in got.values():
+                    st["calls"] += 1
+                    st["ok"] += succeeded(res)
+                    st["refused"] += res.get("s1") not in (0, None)
+                    st["faulted"] += res.get("s1") == 0 and not succeeded(res)
+                    st["crash"] += "crash" in res
+                    st["mk"] += "mk" in res
+                if args.verbose:
+                    print(f"{soc} {op:36s} {dict(st)}", flush=True)
+    crashes = [c for c in log if c[2] != -signal.SIGALRM]
+    slow = [c for c in log if c[2] == -signal.SIGALRM]
+    for soc, key, rc, err in crashes + slow:
+        what = f"ran longer than {args.call_timeout} s" if rc == -signal.SIGALRM else f"exit {rc}"
+        print(f"CRASH {soc} {key} {what}")
+        if key is not None:
+            print("  call: " + json.dumps(todo[key[0]][key[1]])[:1500])
+        lines = [ln for ln in err.splitlines() if _SANITIZER.search(ln)]
+        print("  " + "\n  ".join((lines or err.splitlines())[:25]))
+    if args.save and log:
+        keep: dict = {}
+        for soc, key, rc, err in crashes + slow:
+            if key is not None:
+                keep.setdefault(key[0], []).append(todo[key[0]][key[1]])
+        save_json(args.save, {"format": FORMAT, "ops": {op: {"params": params[op], "calls": c} for op, c in keep.items()}})
+        print(f"crashing calls saved to {args.save} (run them again: fuzz --specs {args.save})")
+    total = collections.Counter()
+    for st in stats.values():
+        total.update(st)
+    print(f"fuzz: seed={args.seed} calls/op={args.calls} adversarial={args.adversarial} ops={len(todo)} "
+          f"socs={','.join(socs)} {dict(total)} crashes={len(crashes)} slow={len(slow)} time={time.time() - t0:.0f}s "
+          f"{'OK' if not crashes else 'FAIL'}")
+    return 1 if crashes else 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_child":
@@ -2013,8 +3014,25 @@ def main(argv=None) -> int:
     rp.add_argument("--show", type=int, default=20)
     st = sub.add_parser("stats", help="coverage per operator")
     st.add_argument("--verbose", action="store_true")
+    fz = sub.add_parser("fuzz", help="random calls from another seed, looking for crashes (nothing stored)")
+    fz.add_argument("--seed", type=int, default=1, help="the calls' stream (any seed but 0, the corpus's own)")
+    fz.add_argument("--calls", type=int, default=1000, help="random calls per operator")
+    fz.add_argument("--adversarial", type=float, default=0.3,
+                    help="fraction of the calls with adversarial views (adversarial_views)")
+    fz.add_argument("--ops", help="comma-separated operators")
+    fz.add_argument("--families", help="comma-separated families of the catalog (legacy: operators outside it)")
+    fz.add_argument("--skip", help="comma-separated operators to leave out")
+    fz.add_argument("--soc", choices=SOCS)
+    fz.add_argument("--timeout", type=float, default=600, help="seconds per child, plus 0.25 s per call")
+    fz.add_argument("--call-timeout", type=int, default=30,
+                    help="seconds a call may run (then SIGALRM ends the child: reported as a crash)")
+    fz.add_argument("--save", help="write the crashing calls here (a specs file)")
+    fz.add_argument("--specs", help="run the calls of this specs file instead of generating")
+    fz.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
-    return {"record": cmd_record, "replay": cmd_replay, "stats": cmd_stats}[args.cmd](args)
+    if args.cmd == "fuzz" and args.seed == 0 and not args.specs:
+        ap.error("--seed 0 is the corpus's own stream: pick another")
+    return {"record": cmd_record, "replay": cmd_replay, "stats": cmd_stats, "fuzz": cmd_fuzz}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 #include "opbase/checks.h"
 #include "kernels/gather.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,16 @@ aclnnStatus idx_plan_make(const char *api, const pyaclnn_stub_tensor *tensors, i
         p->last = -1;
     } else {
         p->adjacent = p->last - p->first + 1 == ndef;
+    }
+    int64_t rank = p->bndim;   /* the result's: the broadcast index dims and self's dims not indexed */
+    for (int64_t d = 0; d < self->ndim; d++)
+        if (p->adjacent ? d < p->first || d > p->last : d >= k || !p->defined[d]) rank++;
+    if (rank > PYACLNN_STUB_MAX_DIMS) {   /* (indices of up to 25 dims: IndexPutImpl bounds only self's rank) */
+        char t[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "the indexing result would have %lld dimensions (indices "
+                            "broadcast to %s), more than the %d a tensor can have", (long long)rank,
+                            tv_shape_text(p->bshape, p->bndim, t, sizeof t), PYACLNN_STUB_MAX_DIMS);
+        return ACLNN_ERR_PARAM_INVALID;
     }
     int o = 0;
     if (p->adjacent) {
@@ -151,10 +163,17 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     pyaclnn_stub_tensor idx[IDX_MAX_SLOTS];
     idx_slot_views(p, launch->inputs, idx);
+    int64_t n = pyaclnn_stub_numel(out), want = 1;
+    int over = 0;
+    for (int d = 0; d < p->out_ndim; d++) over |= __builtin_mul_overflow(want, p->out_shape[d], &want);
+    if (over || want != n) {   /* phase 1 checks out's shape: a plan that does not describe out is never walked */
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: out has %lld elements, the indexing result %lld",
+                               launch->op_name, (long long)n, (long long)want);
+        return;
+    }
     if (!indices_in_range(p, self, idx)) return;
-    int64_t n = pyaclnn_stub_numel(out);
     size_t isz = ew_itemsize(out->dtype);
-    unsigned char *buf = malloc((size_t)n * isz + 1);   /* gathered first: out may alias self */
+    unsigned char *buf = tv_alloc(n, isz);   /* gathered first: out may alias self */
     if (buf == NULL) {
         tv_fail_oom(launch);
         return;
@@ -169,4 +188,294 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     }
     tv_scatter_bytes(out, buf);
     free(buf);
+}
+
+/* ---- along one dimension (gather.h) ---------------------------------------------------------------- */
+
+/* A 0-d view as shape [1]. */
+static pyaclnn_stub_tensor as_1d(const pyaclnn_stub_tensor *t) {
+    pyaclnn_stub_tensor v = *t;
+    if (v.ndim == 0) {
+        v.ndim = 1;
+        v.shape[0] = 1;
+        v.strides[0] = 1;
+    }
+    return v;
+}
+
+size_t idx_dim_plan_size(const idx_dim_plan *p) {
+    return offsetof(idx_dim_plan, list) + sizeof(int64_t) * (size_t)p->n_list;
+}
+
+static int64_t walk_numel(const int64_t *shape, int ndim) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+/* Row-major odometer over shape[0..ndim). */
+static void walk_next(int64_t *c, const int64_t *shape, int ndim) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (++c[d] < shape[d]) return;
+        c[d] = 0;
+    }
+}
+
+static int64_t read_index(const pyaclnn_stub_tensor *t, int64_t off) {
+    return t->dtype == ACL_INT32 ? *(const int32_t *)tv_at(t, off) : *(const int64_t *)tv_at(t, off);
+}
+
+/* self's element offset at walk position c; 0 and a device fault if the index is out of range. */
+static int dim_target(const idx_dim_plan *p, const pyaclnn_stub_tensor *self, const pyaclnn_stub_tensor *index,
+                      const int64_t *c, int64_t *off) {
+    int64_t v;
+    if (p->n_list) {
+        v = p->list[c[p->dim]];
+    } else if (p->per_element) {
+        int64_t e = index->offset;
+        for (int d = 0; d < p->ndim; d++) e += c[d] * index->strides[d];
+        v = read_index(index, e);
+    } else {
+        v = read_index(index, tv_offset(index, c[p->dim]));
+    }
+    int64_t size = self->shape[p->dim];
+    if (v < -size || v >= size) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "index %lld is out of bounds for dimension %d with size "
+                               "%lld", (long long)v, p->dim, (long long)size);
+        return 0;
+    }
+    if (v < 0) v += size;
+    int64_t o = self->offset;
+    for (int d = 0; d < p->ndim; d++) o += (d == p->dim ? v : c[d]) * self->strides[d];
+    *off = o;
+    return 1;
+}
+
+void idx_dim_gather_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const idx_dim_plan *p = launch->params;
+    pyaclnn_stub_tensor self = as_1d(&launch->inputs[0]), index = as_1d(&launch->inputs[1]);
+    int64_t n = walk_numel(p->walk, p->ndim), c[PYACLNN_STUB_MAX_DIMS] = {0};
+    size_t isz = ew_itemsize(self.dtype);
+    unsigned char *buf = malloc((size_t)n * isz + 1);   /* gathered first: out may alias self */
+    if (buf == NULL) {
+        tv_fail_oom(launch);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++, walk_next(c, p->walk, p->ndim)) {
+        int64_t off;
+        if (!dim_target(p, &self, &index, c, &off)) {
+            free(buf);
+            return;
+        }
+        memcpy(buf + i * (int64_t)isz, tv_at(&self, off), isz);
+    }
+    tv_scatter_bytes(&launch->outputs[0], buf);
+    free(buf);
+}
+
+/* dst (dtype dt) combined with b (dt) by the plan's reduce: ADD / MUL in fp32 (DOUBLE in double, integers in
+ * int64, wrapping), b * alpha first when the plan has one, each result rounded to dt. */
+static void dim_combine(const idx_dim_plan *p, unsigned char *dst, ew_value b, aclDataType dt) {
+    if (p->reduce == IDX_SET) {
+        ew_store(dst, dt, b);
+        return;
+    }
+    aclDataType acc = !ew_is_float(dt) ? ACL_INT64 : dt == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+    ew_value x = ew_cast(ew_load(dst, dt), dt, acc), y = ew_cast(b, dt, acc), r = {0, 0};
+    if (acc == ACL_INT64) {
+        uint64_t yy = p->has_alpha ? (uint64_t)y.i * (uint64_t)p->alpha.i : (uint64_t)y.i;
+        r.i = (int64_t)(p->reduce == IDX_ADD ? (uint64_t)x.i + yy : (uint64_t)x.i * yy);
+    } else {
+        double yy = p->has_alpha ? y.f * p->alpha.f : y.f;
+        if (acc == ACL_FLOAT) yy = (float)yy;
+        r.f = p->reduce == IDX_ADD ? x.f + yy : x.f * yy;
+        if (acc == ACL_FLOAT) r.f = (float)r.f;
+    }
+    ew_store(dst, dt, ew_cast(r, acc, dt));
+}
+
+/* A2's IndexFillD: every element x * 1 + 0, the filled ones x * 0 + value (exact: only -0.0 and non-finite
+ * values change). */
+static void dim_assist(const idx_dim_plan *p, unsigned char *buf, const unsigned char *filled, int64_t n,
+                       aclDataType dt) {
+    size_t isz = ew_itemsize(dt);
+    for (int64_t j = 0; j < n; j++) {
+        unsigned char *e = buf + j * (int64_t)isz;
+        if (ew_repr_of(dt) != EW_REPR_F) {
+            if (filled[j]) ew_store(e, dt, p->value);
+            continue;
+        }
+        double x = ew_load(e, dt).f;
+        ew_store(e, dt, (ew_value){filled[j] ? x * 0.0 + p->value.f : x * 1.0 + 0.0, 0});
+    }
+}
+
+void idx_dim_scatter_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const idx_dim_plan *p = launch->params;
+    pyaclnn_stub_tensor self = as_1d(&launch->inputs[0]), index = {0}, src = {0};
+    if (!p->n_list) index = as_1d(&launch->inputs[1]);
+    if (p->src == IDX_SRC_TENSOR) src = as_1d(&launch->inputs[launch->n_inputs - 1]);
+    aclDataType dt = self.dtype;
+    int64_t n = walk_numel(p->walk, p->ndim), total = pyaclnn_stub_numel(&self), c[PYACLNN_STUB_MAX_DIMS] = {0};
+    /* the result is built in a contiguous copy of self (work), then stored to out (which may be self) */
+    pyaclnn_stub_tensor work = self;
+    work.data = tv_gather_bytes(&self);
+    work.offset = 0;
+    for (int64_t d = work.ndim - 1, st = 1; d >= 0; st *= work.shape[d], d--) work.strides[d] = st;
+    int64_t *offs = malloc(sizeof(int64_t) * 2 * (size_t)n + 1);
+    unsigned char *filled = p->assist ? calloc((size_t)total + 1, 1) : NULL;
+    if (work.data == NULL || offs == NULL || (p->assist && filled == NULL)) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++, walk_next(c, p->walk, p->ndim)) {   /* every target first: a fault writes nothing */
+        if (!dim_target(p, &work, &index, c, &offs[2 * i])) goto done;
+        if (p->src != IDX_SRC_TENSOR) continue;
+        offs[2 * i + 1] = src.offset;
+        for (int d = 0; d < p->ndim; d++) offs[2 * i + 1] += c[d] * src.strides[d];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (filled != NULL) {
+            filled[offs[2 * i]] = 1;
+            continue;
+        }
+        ew_value b = p->src == IDX_SRC_TENSOR ? ew_load(tv_at(&src, offs[2 * i + 1]), dt) : p->value;
+        dim_combine(p, tv_at(&work, offs[2 * i]), b, dt);
+    }
+    if (filled != NULL) dim_assist(p, work.data, filled, total, dt);
+    tv_scatter_bytes(&launch->outputs[0], work.data);
+done:
+    free(work.data);
+    free(offs);
+    free(filled);
+}
+
+/* ---- per-dimension maps (gather.h) ----------------------------------------------------------------- */
+
+/* The source index along out dim d for each of its positions (-1: no element, the fill value); NULL and a
+ * device fault (bad counts) or an out-of-memory record. */
+static int64_t *map_table(const pyaclnn_stub_launch *launch, const idx_map_plan *p, int d, int64_t n) {
+    int64_t m = p->out_shape[d], a = p->a[d];
+    int64_t *t = malloc(sizeof(int64_t) * (size_t)m + 1);
+    if (t == NULL) {
+        tv_fail_oom(launch);
+        return NULL;
+    }
+    if (p->kind[d] == IDX_MAP_COUNTS) {
+        const pyaclnn_stub_tensor *counts = &launch->inputs[p->counts_input];
+        int64_t k = 0, nc = pyaclnn_stub_numel(counts);
+        for (int64_t j = 0; j < n; j++) {
+            int64_t r = read_index(counts, tv_offset(counts, nc == 1 ? 0 : j));
+            if (r < 0 || r > m - k) {
+                pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: repeats[%lld] = %lld: the repeats must be "
+                                       "non-negative and sum to the output size %lld", launch->op_name, (long long)j,
+                                       (long long)r, (long long)m);
+                free(t);
+                return NULL;
+            }
+            while (r--) t[k++] = j;
+        }
+        if (k != m) {
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: the repeats sum to %lld, the output size is %lld",
+                                   launch->op_name, (long long)k, (long long)m);
+            free(t);
+            return NULL;
+        }
+        return t;
+    }
+    for (int64_t o = 0; o < m; o++) {
+        int64_t i = o - a;
+        switch (p->kind[d]) {
+        case IDX_MAP_CONST: i = i < 0 || i >= n ? -1 : i; break;
+        case IDX_MAP_REFLECT:
+            i = i < 0 ? -i : i;
+            i = i >= n ? 2 * (n - 1) - i : i;
+            break;
+        case IDX_MAP_REPLICATE: i = i < 0 ? 0 : i >= n ? n - 1 : i; break;
+        case IDX_MAP_FLIP: i = n - 1 - o; break;
+        case IDX_MAP_ROLL: i = ((o - a) % n + n) % n; break;
+        case IDX_MAP_MOD: i = o % n; break;
+        case IDX_MAP_REPEAT: i = o / a; break;
+        default: i = o; break;
+        }
+        t[o] = i;
+    }
+    return t;
+}
+
+/* The maps' tables, as element offsets along self's dims (strides: self's; INT64_MIN: no element). */
+static int map_offsets(const pyaclnn_stub_launch *launch, const idx_map_plan *p, const pyaclnn_stub_tensor *self,
+                       const int64_t *strides, int64_t **tab) {
+    for (int d = 0; d < p->ndim; d++) {
+        int sd = p->self_dim[d];
+        int64_t n = p->flat ? pyaclnn_stub_numel(self) : sd >= 0 && sd < self->ndim ? self->shape[sd] : 1;
+        tab[d] = map_table(launch, p, d, n);
+        if (tab[d] == NULL) return 0;
+        for (int64_t o = 0; o < p->out_shape[d]; o++)
+            tab[d][o] = tab[d][o] < 0 ? INT64_MIN : p->flat || sd < 0 || sd >= self->ndim ? tab[d][o]
+                                                                                           : tab[d][o] * strides[sd];
+    }
+    return 1;
+}
+
+/* The self offset (relative) of out position c, or INT64_MIN for the fill value. */
+static int64_t map_at(const idx_map_plan *p, int64_t *const *tab, const int64_t *c) {
+    int64_t o = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t v = tab[d][c[d]];
+        if (v == INT64_MIN) return INT64_MIN;
+        o += v;
+    }
+    return o;
+}
+
+void idx_map_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const idx_map_plan *p = launch->params;
+    const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
+    int64_t *tab[PYACLNN_STUB_MAX_DIMS] = {0}, c[PYACLNN_STUB_MAX_DIMS] = {0};
+    int64_t n = walk_numel(p->out_shape, p->ndim);
+    size_t isz = ew_itemsize(out->dtype);
+    unsigned char *buf = malloc((size_t)n * isz + 1), fill[16];
+    ew_store(fill, out->dtype, p->fill);
+    if (buf == NULL) tv_fail_oom(launch);
+    if (buf == NULL || !map_offsets(launch, p, self, self->strides, tab)) goto done;
+    for (int64_t i = 0; i < n && p->iota; i++)   /* RepeatInterleaveTensor: the indices themselves */
+        ew_store(buf + i * (int64_t)isz, out->dtype, ew_cast((ew_value){0, tab[0][i]}, ACL_INT64, out->dtype));
+    for (int64_t i = 0; i < n && !p->iota; i++, walk_next(c, p->out_shape, p->ndim)) {
+        int64_t o = map_at(p, tab, c);
+        const unsigned char *from = o == INT64_MIN ? fill : tv_at(self, p->flat ? tv_offset(self, o) : self->offset + o);
+        memcpy(buf + i * (int64_t)isz, from, isz);
+    }
+    tv_scatter_bytes(out, buf);
+done:
+    for (int d = 0; d < p->ndim; d++) free(tab[d]);
+    free(buf);
+}
+
+void idx_map_backward_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const idx_map_plan *p = launch->params;
+    const pyaclnn_stub_tensor *grad = &launch->inputs[0], *gin = &launch->outputs[0];
+    int64_t *tab[PYACLNN_STUB_MAX_DIMS] = {0}, c[PYACLNN_STUB_MAX_DIMS] = {0}, st[PYACLNN_STUB_MAX_DIMS];
+    int64_t n = walk_numel(p->out_shape, p->ndim), m = pyaclnn_stub_numel(gin);
+    for (int64_t d = gin->ndim - 1, s = 1; d >= 0; s *= gin->shape[d], d--) st[d] = s;
+    int dbl = gin->dtype == ACL_DOUBLE;
+    double *g = tv_load_double(grad), *acc = calloc((size_t)m + 1, sizeof(double));
+    if (g == NULL || acc == NULL) tv_fail_oom(launch);
+    if (g == NULL || acc == NULL || !map_offsets(launch, p, gin, st, tab)) goto done;
+    for (int64_t i = 0; i < n; i++, walk_next(c, p->out_shape, p->ndim)) {
+        int64_t o = map_at(p, tab, c);
+        if (o == INT64_MIN) continue;
+        double sum = acc[o] + g[i];
+        if (dbl) acc[o] = sum;
+        else acc[o] = (float)sum;   /* not a conditional expression: GCC 12 -O2 may drop its (float) */
+    }
+    tv_store_double(gin, acc);
+done:
+    for (int d = 0; d < p->ndim; d++) free(tab[d]);
+    free(g);
+    free(acc);
 }

@@ -45,13 +45,31 @@ aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const py
     return ACLNN_SUCCESS;
 }
 
+/* The number of matrices of the plan's broadcast batch dims; -1 if it overflows int64. */
+static int64_t batch_of(const mm_plan *p) {
+    int64_t batch = 1;
+    for (int d = 0; d < p->bndim; d++)
+        if (__builtin_mul_overflow(batch, p->bshape[d], &batch)) return -1;
+    return batch;
+}
+
+/* malloc of n1 * n2 * n3 floats (one byte more: never malloc(0)); NULL when memory is short or the size
+ * overflows (broadcast operands may be 0-stride views whose fp32 copies no memory holds). */
+static float *alloc_floats(int64_t n1, int64_t n2, int64_t n3) {
+    int64_t n;
+    size_t bytes;
+    if (n1 < 0 || n2 < 0 || n3 < 0 || __builtin_mul_overflow(n1, n2, &n) || __builtin_mul_overflow(n, n3, &n) ||
+        __builtin_mul_overflow((size_t)n, sizeof(float), &bytes) || bytes == SIZE_MAX)
+        return NULL;
+    return malloc(bytes + 1);
+}
+
 /* The [batch][rows][cols] fp32 copy of a matrix operand: its last two dims (a 1-D operand is a row
- * (`as_row`) or a column), its batch dims broadcast to the plan's. */
+ * (`as_row`) or a column), its batch dims broadcast to the plan's. NULL if it does not fit in memory. */
 static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_t rows, int64_t cols, int as_row,
                           int round_fp16) {
-    int64_t batch = 1;
-    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
-    float *buf = malloc(sizeof(float) * (size_t)(batch * rows * cols) + 1);
+    int64_t batch = batch_of(p);
+    float *buf = alloc_floats(batch, rows, cols);
     if (buf == NULL) return NULL;
     int64_t rs, cs;
     if (t->ndim == 1) {
@@ -85,49 +103,57 @@ static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_
 }
 
 typedef struct {
-    const mm_plan *p;
-    const float *a, *b, *bias;
+    const float *a, *b;
     float *c;
+    int64_t a_batch, b_batch, c_batch, m, k, n;
 } mm_job;
+
+void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; i++) {
+        const float *arow = a + i * lda;
+        float *crow = c + i * ldc;
+        for (int64_t x = 0; x < n; x++) crow[x] = 0.0f;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float av = arow[kk];
+            const float *brow = b + kk * ldb;
+            for (int64_t x = 0; x < n; x++) crow[x] += av * brow[x];
+        }
+    }
+}
 
 /* Rows [begin, end) of the stacked [batch * m] output rows: c[i, :] = sum_k a[i, k] * b[k, :], in fp32. */
 static void mm_rows(void *ctx, size_t begin, size_t end) {
     const mm_job *j = ctx;
-    int64_t m = j->p->m, k = j->p->k, n = j->p->n;
+    int64_t m = j->m, k = j->k, n = j->n;
     for (size_t row = begin; row < end; row++) {
-        int64_t bi = (int64_t)row / m;
-        const float *arow = j->a + (int64_t)row * k;
-        const float *bm = j->b + bi * k * n;
-        float *crow = j->c + (int64_t)row * n;
-        for (int64_t x = 0; x < n; x++) crow[x] = 0.0f;
-        for (int64_t kk = 0; kk < k; kk++) {
-            float av = arow[kk];
-            const float *brow = bm + kk * n;
-            for (int64_t x = 0; x < n; x++) crow[x] += av * brow[x];
-        }
-        if (j->p->has_bias) {
-            const float *bias = j->bias + (int64_t)row * n;
-            for (int64_t x = 0; x < n; x++)
-                crow[x] = j->p->beta == 0.0f ? j->p->alpha * crow[x]
-                                             : j->p->beta * bias[x] + j->p->alpha * crow[x];
-        }
+        int64_t bi = (int64_t)row / m, r = (int64_t)row % m;
+        mm_f32_block(j->a + bi * j->a_batch + r * k, k, j->b + bi * j->b_batch, n, j->c + bi * j->c_batch + r * n, n,
+                     1, k, n);
     }
+}
+
+void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
+            int64_t batch, int64_t m, int64_t k, int64_t n) {
+    mm_job job = {A, B, C, a_batch, b_batch, c_batch, m, k, n};
+    size_t rows = (size_t)(batch * m);
+    size_t min_rows = (size_t)(1 + (1 << 16) / (k * n + 1));
+    op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
 }
 
 void mm_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const mm_plan *p = launch->params;
     const pyaclnn_stub_tensor *a = &launch->inputs[0], *b = &launch->inputs[1], *out = &launch->outputs[0];
-    int64_t batch = 1;
-    for (int d = 0; d < p->bndim; d++) batch *= p->bshape[d];
+    int64_t batch = batch_of(p);
     float *A = load_matrix(a, p, p->m, p->k, 1, p->fp16_inputs);
     float *B = load_matrix(b, p, p->k, p->n, 0, p->fp16_inputs);
-    float *C = malloc(sizeof(float) * (size_t)(batch * p->m * p->n) + 1);
+    float *C = alloc_floats(batch, p->m, p->n);
     float *bias = NULL;
     if (p->has_bias && A && B && C) {
         /* The bias broadcast to [m, n] (batch 1: Addmm is 2-D). */
         const pyaclnn_stub_tensor *s = &launch->inputs[2];
-        bias = malloc(sizeof(float) * (size_t)(p->m * p->n) + 1);
+        bias = alloc_floats(1, p->m, p->n);
         if (bias) {
             int64_t rs = s->ndim == 2 && s->shape[0] != 1 ? s->strides[0] : 0;
             int64_t cs = s->ndim >= 1 && s->shape[s->ndim - 1] != 1 ? s->strides[s->ndim - 1] : 0;
@@ -140,10 +166,13 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
     if (A == NULL || B == NULL || C == NULL || (p->has_bias && bias == NULL)) {
         tv_fail_oom(launch);
     } else {
-        mm_job job = {p, A, B, bias, C};
-        size_t rows = (size_t)(batch * p->m);
-        size_t min_rows = (size_t)(1 + (1 << 16) / (p->k * p->n + 1));
-        op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
+        mm_f32(A, p->m * p->k, B, p->k * p->n, C, p->m * p->n, batch, p->m, p->k, p->n);
+        for (int64_t r = 0; p->has_bias && r < batch * p->m; r++) {   /* Addmm: beta * bias + alpha * (a @ b) */
+            const float *brow = bias + (r % p->m) * p->n;
+            float *crow = C + r * p->n;
+            for (int64_t x = 0; x < p->n; x++)
+                crow[x] = p->beta == 0.0f ? p->alpha * crow[x] : p->beta * brow[x] + p->alpha * crow[x];
+        }
         tv_store_float(out, C);
     }
     free(A);

@@ -33,8 +33,22 @@ typedef struct {
 aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, mm_plan *p,
                          int64_t *shape, int64_t *ndim);
 
+/* The engine's fp32 product on row-major host blocks: c[m, n] = a[m, k] @ b[k, n] (leading dimensions lda, ldb,
+ * ldc in elements), each c element summed in fp32 in k order from 0 -- the accumulation mm_kernel uses. For
+ * families that stage their operands themselves (attention's Q @ K^T and P @ V blocks). */
+void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n);
+
 /* Kernel: outputs[0] = inputs[0] @ inputs[1] (Addmm: inputs[2] is the bias, broadcast to [m, n]). */
 void mm_kernel(const pyaclnn_stub_launch *launch);
+
+/* The engine's product on contiguous fp32 matrices (the cube unit's data path, as mm_kernel): for b in
+ * [0, batch), C_b[m][n] = sum_k A_b[m][k] * B_b[k][n] with fp32 products and sums in k order, each C row
+ * starting from 0; A_b = A + b * a_batch, B_b = B + b * b_batch (0: one matrix shared by every batch),
+ * C_b = C + b * c_batch (rows of n floats, one after the other). The batch * m output rows are spread over the worker pool (each row is its own
+ * sum: results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
+void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
+            int64_t batch, int64_t m, int64_t k, int64_t n);
 
 /* cubeMathType values (aclnn_util.h of the matmul op_api). */
 enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };

@@ -13,6 +13,78 @@ static int beats(red_op op, double a, double b) {
     return op == RED_MAX ? a > b : a < b;
 }
 
+/* A value of the compute dtype c as a double. */
+static double as_double(aclDataType c, ew_value v) { return ew_repr_of(c) == EW_REPR_F ? v.f : (double)v.i; }
+
+/* p-norm of the line (RED_NORM). */
+static double line_norm(double pw, const ew_value *v, int64_t n, aclDataType c) {
+    double acc = isinf(pw) ? (pw > 0 ? 0.0 : INFINITY) : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = fabs(as_double(c, v[i]));
+        if (isnan(a)) return NAN;
+        if (pw == 0) acc += a != 0.0;
+        else if (isinf(pw)) acc = pw > 0 ? fmax(acc, a) : fmin(acc, a);
+        else acc += pw == 1 ? a : pw == 2 ? a * a : pow(a, pw);
+    }
+    if (pw == 0 || pw == 1 || isinf(pw)) return n == 0 && isinf(pw) ? 0.0 : acc;
+    return pw == 2 ? sqrt(acc) : pow(acc, 1.0 / pw);
+}
+
+/* The whole-line operations (ANY ... NORM) of v[0..n), values in the compute dtype c: the result in
+ * red_result_dtype; *mean: the line's mean (VAR). */
+static ew_value line_result(const red_plan *p, aclDataType c, const ew_value *v, int64_t n, ew_value *mean) {
+    int fl = ew_repr_of(c) == EW_REPR_F;
+    double r = 0.0;
+    switch (p->op) {
+    case RED_ANY:
+    case RED_ALL: {
+        int any = 0, all = 1;
+        for (int64_t i = 0; i < n; i++) {
+            int t = fl ? v[i].f != 0.0 : v[i].i != 0;   /* NaN is true */
+            any |= t;
+            all &= t;
+        }
+        return (ew_value){0, p->op == RED_ANY ? any : all};
+    }
+    case RED_PROD:
+        if (!fl) {
+            uint64_t prod = 1;                          /* wraps like the integer dtype (cast below) */
+            for (int64_t i = 0; i < n; i++) prod *= (uint64_t)v[i].i;
+            return ew_cast((ew_value){0, (int64_t)prod}, ACL_INT64, c);
+        }
+        r = 1.0;
+        for (int64_t i = 0; i < n; i++) r *= v[i].f;
+        break;
+    case RED_LOGSUMEXP: {
+        double m = -INFINITY, sum = 0.0;
+        for (int64_t i = 0; i < n; i++) m = isnan(m) || isnan(v[i].f) ? NAN : fmax(m, v[i].f);
+        double shift = isinf(m) ? 0.0 : m;              /* the vendor's op_api zeroes an infinite max */
+        for (int64_t i = 0; i < n; i++) sum += exp(v[i].f - shift);
+        r = log(sum) + shift;
+        break;
+    }
+    case RED_VAR: {
+        double mu = 0.0, ss = 0.0;
+        for (int64_t i = 0; i < n; i++) mu += as_double(c, v[i]);
+        mu /= (double)n;
+        for (int64_t i = 0; i < n; i++) ss += (as_double(c, v[i]) - mu) * (as_double(c, v[i]) - mu);
+        double div = (double)n - p->attr;   /* none left: NaN for one element, else inf (the op_apis' fills) */
+        r = div > 0 ? ss / div : n <= 1 ? NAN : INFINITY;
+        if (p->take_sqrt) r = sqrt(r);
+        *mean = ew_cast((ew_value){mu, 0}, ACL_DOUBLE, c);
+        break;
+    }
+    case RED_NORM: r = line_norm(p->attr, v, n, c); break;
+    default: break;
+    }
+    return ew_cast((ew_value){r, 0}, ACL_DOUBLE, c);
+}
+
+/* The dtype of a plan's results before the cast to the outputs. */
+static aclDataType red_result_dtype(const red_plan *p) {
+    return p->op == RED_ANY || p->op == RED_ALL ? ACL_BOOL : p->compute;
+}
+
 typedef struct {
     const red_plan *p;
     const pyaclnn_stub_tensor *self;
@@ -20,8 +92,9 @@ typedef struct {
     int64_t kshape[PYACLNN_STUB_MAX_DIMS], kstride[PYACLNN_STUB_MAX_DIMS];
     int64_t rshape[PYACLNN_STUB_MAX_DIMS], rstride[PYACLNN_STUB_MAX_DIMS];
     int64_t nred;
-    ew_value *vals;
+    ew_value *vals, *means;
     int64_t *args;
+    _Atomic int *oom;                         /* set when a thread cannot allocate its line buffer */
 } red_job;
 
 /* Output positions [begin, end): each reduces its own line of self (results never depend on threads). */
@@ -30,7 +103,12 @@ static void red_range(void *ctx, size_t begin, size_t end) {
     const red_plan *p = j->p;
     const pyaclnn_stub_tensor *self = j->self;
     aclDataType in_dt = self->dtype, c = p->compute;
-    int is_float = ew_is_float(c);
+    int is_float = ew_is_float(c), whole_line = p->op >= RED_ANY;
+    ew_value *line = whole_line ? malloc(sizeof(ew_value) * (size_t)j->nred + 1) : NULL;
+    if (whole_line && line == NULL) {
+        *j->oom = 1;
+        return;
+    }
     for (int64_t o = (int64_t)begin; o < (int64_t)end; o++) {
         int64_t base = self->offset, rem = o;
         for (int d = j->nk - 1; d >= 0; d--) base += (rem % j->kshape[d]) * j->kstride[d], rem /= j->kshape[d];
@@ -42,7 +120,9 @@ static void red_range(void *ctx, size_t begin, size_t end) {
         for (int64_t r = 0; r < j->nred; r++) {
             ew_value v = ew_cast(ew_load(tv_at(self, off), in_dt), in_dt, c);
             double x = ew_repr_of(c) == EW_REPR_F ? v.f : (double)v.i;
-            if (p->op == RED_SUM || p->op == RED_MEAN) {
+            if (whole_line) {
+                line[r] = v;
+            } else if (p->op == RED_SUM || p->op == RED_MEAN) {
                 if (is_float) fsum += v.f;
                 else isum += (uint64_t)v.i;
             } else if (r == 0 || beats(p->op, x, best)) {
@@ -59,7 +139,9 @@ static void red_range(void *ctx, size_t begin, size_t end) {
         }
         ew_value res = {0, 0};
         int64_t nred = j->nred;
-        if (p->op == RED_SUM || p->op == RED_MEAN) {
+        if (whole_line) {
+            res = line_result(p, c, line, nred, &j->means[o]);
+        } else if (p->op == RED_SUM || p->op == RED_MEAN) {
             if (is_float) {
                 double s = p->op == RED_MEAN ? (nred ? fsum / (double)nred : NAN) : fsum;
                 res = ew_cast((ew_value){s, 0}, ACL_DOUBLE, c);
@@ -74,12 +156,22 @@ static void red_range(void *ctx, size_t begin, size_t end) {
         j->vals[o] = res;
         j->args[o] = best_i;
     }
+    free(line);
+}
+
+/* Writes vals[0..n) (of dtype from) into out, in out's row-major order. */
+static void store_values(const pyaclnn_stub_tensor *out, const ew_value *vals, int64_t n, aclDataType from) {
+    tv_iter it;
+    tv_iter_init(&it, out);
+    for (int64_t o = 0; o < n; o++, tv_iter_next(&it))
+        ew_store(tv_at(out, it.off), out->dtype, ew_cast(vals[o], from, out->dtype));
 }
 
 void red_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const red_plan *p = launch->params;
-    red_job j = {.p = p, .self = &launch->inputs[0], .nred = 1};
+    _Atomic int oom = 0;
+    red_job j = {.p = p, .self = &launch->inputs[0], .nred = 1, .oom = &oom};
     const pyaclnn_stub_tensor *self = j.self;
     int64_t nout = 1;
     for (int64_t d = 0; d < self->ndim; d++) {
@@ -87,11 +179,13 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
         else j.kshape[j.nk] = self->shape[d], j.kstride[j.nk++] = self->strides[d], nout *= self->shape[d];
     }
     aclDataType c = p->compute;
-    j.vals = malloc(sizeof(ew_value) * (size_t)nout + 1);
-    j.args = malloc(sizeof(int64_t) * (size_t)nout + 1);
-    if (j.vals == NULL || j.args == NULL) {
+    j.vals = tv_alloc(nout, sizeof(ew_value));   /* (a 0-stride out may count more than memory holds) */
+    j.args = tv_alloc(nout, sizeof(int64_t));
+    j.means = tv_alloc(nout, sizeof(ew_value));
+    if (j.vals == NULL || j.args == NULL || j.means == NULL) {
         free(j.vals);
         free(j.args);
+        free(j.means);
         tv_fail_oom(launch);
         return;
     }
@@ -99,14 +193,10 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
     op_parallel_for((size_t)nout, op_thread_count((size_t)nout, min_per_thread), red_range, &j);
     ew_value *vals = j.vals;
     int64_t *args = j.args;
-    if (p->values_out >= 0) {
-        const pyaclnn_stub_tensor *out = &launch->outputs[p->values_out];
-        tv_iter it;
-        tv_iter_init(&it, out);
-        for (int64_t o = 0; o < nout; o++, tv_iter_next(&it))
-            ew_store(tv_at(out, it.off), out->dtype, ew_cast(vals[o], c, out->dtype));
-    }
-    if (p->index_out >= 0) {
+    if (oom) tv_fail_oom(launch);
+    if (!oom && p->values_out >= 0) store_values(&launch->outputs[p->values_out], vals, nout, red_result_dtype(p));
+    if (!oom && p->with_mean) store_values(&launch->outputs[1], j.means, nout, c);
+    if (!oom && p->index_out >= 0) {
         const pyaclnn_stub_tensor *out = &launch->outputs[p->index_out];
         tv_iter it;
         tv_iter_init(&it, out);
@@ -115,4 +205,5 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
     }
     free(vals);
     free(args);
+    free(j.means);
 }

@@ -50,6 +50,15 @@ void tv_bcast2_next(tv_bcast2 *it) {
     }
 }
 
+int64_t tv_dims_product(const int64_t *shape, int64_t from, int64_t to) {
+    for (int64_t d = from; d < to; d++)
+        if (shape[d] == 0) return 0;
+    int64_t n = 1;
+    for (int64_t d = from; d < to; d++)
+        if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;   /* not a tensor's dims: saturate */
+    return n;
+}
+
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     int64_t off = t->offset;
     for (int64_t d = t->ndim - 1; d >= 0; d--) {
@@ -59,10 +68,16 @@ int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin) {
     return off;
 }
 
+void *tv_alloc(int64_t n, size_t size) {
+    size_t bytes;
+    if (n < 0 || __builtin_mul_overflow((size_t)n, size, &bytes) || bytes == SIZE_MAX) return NULL;
+    return malloc(bytes + 1);
+}
+
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
     size_t isz = ew_itemsize(t->dtype);
-    unsigned char *buf = malloc((size_t)n * isz + 1);
+    unsigned char *buf = tv_alloc(n, isz);
     if (buf == NULL) return NULL;
     tv_iter it;
     tv_iter_init(&it, t);
@@ -84,7 +99,7 @@ static double as_double(ew_value v, aclDataType dt) {
 
 double *tv_load_double(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
-    double *buf = malloc((size_t)n * sizeof(double) + 1);
+    double *buf = tv_alloc(n, sizeof(double));
     if (buf == NULL) return NULL;
     tv_iter it;
     tv_iter_init(&it, t);
@@ -94,7 +109,7 @@ double *tv_load_double(const pyaclnn_stub_tensor *t) {
 
 float *tv_load_float(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
-    float *buf = malloc((size_t)n * sizeof(float) + 1);
+    float *buf = tv_alloc(n, sizeof(float));
     if (buf == NULL) return NULL;
     tv_iter it;
     tv_iter_init(&it, t);

@@ -44,6 +44,12 @@ int64_t tv_bcast2_init(tv_bcast2 *it, const pyaclnn_stub_tensor *a, const pyacln
                        const int64_t *shape, int64_t ndim);
 void tv_bcast2_next(tv_bcast2 *it);
 
+/* The product of shape[from..to) (dims of one tensor); 0 when one of them is 0, without multiplying the
+ * others: a tensor with a 0-size dim may have other dims whose product does not fit in int64
+ * (aclCreateTensor only bounds the running product from the first dim, which the 0 ends). Any product
+ * of dims of a non-empty tensor fits (it divides the element count). */
+int64_t tv_dims_product(const int64_t *shape, int64_t from, int64_t to);
+
 /* Offset (elements, from the storage base) of the element at row-major linear index `lin`. */
 int64_t tv_offset(const pyaclnn_stub_tensor *t, int64_t lin);
 
@@ -51,7 +57,12 @@ static inline unsigned char *tv_at(const pyaclnn_stub_tensor *t, int64_t off) {
     return (unsigned char *)t->data + off * (int64_t)ew_itemsize(t->dtype);
 }
 
-/* Contiguous copies of a whole view (malloc'ed; NULL if out of memory; the caller frees). */
+/* malloc(n * size + 1) (the extra byte: never malloc(0)); NULL if n is negative, if n * size + 1 does not
+ * fit in size_t, or if memory is short. Kernels size their host buffers with it: a 0-stride view may have
+ * up to INT64_MAX / itemsize elements, whose copy in a wider type (doubles, ew_values) no size_t counts. */
+void *tv_alloc(int64_t n, size_t size);
+
+/* Contiguous copies of a whole view (tv_alloc'ed; NULL if out of memory; the caller frees). */
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t);
 double *tv_load_double(const pyaclnn_stub_tensor *t);          /* each element widened exactly */
 float *tv_load_float(const pyaclnn_stub_tensor *t);            /* float dtypes: fp32 (fp16/bf16 exact) */

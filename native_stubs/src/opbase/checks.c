@@ -1,12 +1,14 @@
 #include "opbase/checks.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "opbase/opbase.h"
 
-aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
-                              aclOpExecutor *const *executor) {
+/* 161001 naming the first NULL among args[0..n) (then workspaceSize, executor). */
+static aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
+                                     aclOpExecutor *const *executor) {
     for (size_t i = 0; i < n; i++) {
         if (args[i].ptr == NULL) {
             pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", args[i].name);
@@ -98,20 +100,6 @@ aclnnStatus ew_check_shape(const char *api, const char *name, const pyaclnn_stub
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan *plan, int empty,
-                             const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
-                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, empty ? NULL : ew_kernel, plan, sizeof *plan, inputs,
-                                                 n_inputs, &output, 1, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
 int ew_soc_is_950(void) { return pyaclnn_stub_soc_family() == PYACLNN_SOC_950; }
 
 aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out) {
@@ -128,30 +116,8 @@ aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
-                             size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
-                             const aclTensor *const *outputs, size_t n_outputs, uint64_t *workspaceSize,
-                             aclOpExecutor **executor) {
-    aclOpExecutor *e = pyaclnn_stub_executor_new(op_name, kernel, params, params_size, inputs, n_inputs, outputs,
-                                                 n_outputs, 0);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = 0;
-    *executor = e;
-    return ACLNN_SUCCESS;
-}
-
-aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
-                              const uint64_t *workspaceSize, aclOpExecutor *const *executor) {
-    ew_ptr_arg args[32];
-    if (n > sizeof args / sizeof args[0]) n = sizeof args / sizeof args[0];
-    for (size_t i = 0; i < n; i++) args[i] = (ew_ptr_arg){names[i], ptrs[i]};
-    return ew_check_not_null(api, args, n, workspaceSize, executor);
-}
-
-aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
+/* An aclIntArray's values (NULL -> n = 0 when allow_null, else 161001; not live -> 161002). */
+static aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
                              const int64_t **values, uint64_t *n) {
     if (a == NULL && !allow_null) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, api, "%s is NULL", name);
@@ -161,17 +127,6 @@ aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArra
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s (%p) is not a live aclIntArray", name, (const void *)a);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    return ACLNN_SUCCESS;
-}
-
-aclnnStatus tv_wrap_dim(const char *api, const char *name, int64_t dim, int64_t rank, int64_t *wrapped) {
-    int64_t r = rank > 0 ? rank : 1;
-    if (dim < -r || dim >= r) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s must be within range [%lld, %lld], but got %lld.",
-                            name, (long long)-r, (long long)(r - 1), (long long)dim);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    *wrapped = dim < 0 ? dim + r : dim;
     return ACLNN_SUCCESS;
 }
 
@@ -244,7 +199,7 @@ static aclnnStatus read_param(op_call *c, int i, const char *name) {
         break;
     default: break;
     }
-    if (rc == ACLNN_SUCCESS) c->read |= 1u << i;
+    if (rc == ACLNN_SUCCESS) c->read |= (uint64_t)1 << i;
     return rc;
 }
 
@@ -368,7 +323,7 @@ aclnnStatus opc_read_list(op_call *c, const op_step *s) {
     c->lists[i].v = items;
     c->lists[i].t = t;
     c->lists[i].n = size;
-    c->read |= 1u << i;
+    c->read |= (uint64_t)1 << i;
     return ACLNN_SUCCESS;
 }
 
@@ -456,4 +411,192 @@ aclnnStatus opc_broadcast_with(op_call *c, const op_step *s) {
 aclnnStatus opc_not_null_inner(op_call *c, const op_step *s) {
     aclnnStatus rc = opc_not_null(c, s);
     return rc == ACLNN_ERR_PARAM_NULLPTR ? ACLNN_ERR_INNER_NULLPTR : rc;
+}
+
+/* ---- standard steps added with the quantisation families (amp_update_scale, add_rms_norm_dynamic_quant,
+ * grouped_dynamic_mx_quant) ------------------------------------------------------------------------ */
+
+/* not_null_args p ... ["words"]: 161001 "<p> is NULL" (or "<p> <words>") for the first NULL operand. Unlike not_null,
+ * workspaceSize and executor are not checked here: for op_apis that check them at another point (a not_null step
+ * without operands, where the vendor does). */
+aclnnStatus opc_not_null_args(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++) {
+        if (op_argument(c, s, k)->p == NULL) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s %s", op_pname(c, s, k),
+                                s->text != NULL ? s->text : "is NULL");
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_one_of p ... LIST ["last"]: each present operand's dtype in the SoC's list, else 161002 "<p> dtype X is not
+ * supported (A, B, C)"; the step's string, when it has one, joins the last two ("A, B or C" with " or "). */
+aclnnStatus opc_dtype_one_of(op_call *c, const op_step *s) {
+    size_t n, i = 0;
+    const aclDataType *list = op_list(s->list, &n);
+    aclDataType dt = ACL_DT_UNDEFINED;
+    int k = 0;
+    for (; k < s->np; k++, i = 0) {
+        if (!dtype_of(c, s->p[k], &dt)) continue;
+        while (i < n && list[i] != dt) i++;
+        if (i == n) break;
+    }
+    if (k == s->np) return ACLNN_SUCCESS;
+    char b[24], all[256];
+    size_t used = 0;
+    all[0] = '\0';
+    for (i = 0; i < n && used < sizeof all; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n && s->text != NULL ? s->text : ", ";
+        int w = snprintf(all + used, sizeof all - used, "%s%s", sep, op_dtype_name(list[i], b));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s dtype %s is not supported (%s)", op_pname(c, s, k),
+                        op_dtype_name(dt, b), all);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* empty_all p ...: the launch does nothing when no operand has an element (nnopbase skips tiling and launch when
+ * every output is empty). */
+aclnnStatus opc_empty_all(op_call *c, const op_step *s) {
+    for (int k = 0; k < s->np; k++)
+        if (pyaclnn_stub_numel(op_tensor(c, s, k)) != 0) return ACLNN_SUCCESS;
+    c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the vendor's EZ-coded parameter messages (conv, pool, upsample, norm families) -------------- */
+
+aclnnStatus op_ez_expected(const char *api, const char *param, const char *what, const char *actual,
+                           const char *expected) {
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Parameter %s of %s has incorrect %s %s. It should be %s.",
+                        param, api, what, actual, expected);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const char *what, const char *actual,
+                         const char *reason_fmt, ...) {
+    char reason[512];
+    va_list ap;
+    va_start(ap, reason_fmt);
+    vsnprintf(reason, sizeof reason, reason_fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s %s of %s %s incorrect %s %s. Reason: %s.",
+                        plural ? "Parameters" : "Parameter", params, api, plural ? "have" : "has", what, actual, reason);
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size) {
+    return tv_shape_text(v, (int64_t)n, buf, size);
+}
+
+/* read_masked mask out ...: snapshots of the outputs the bool array `mask` (a live array with one entry per
+ * output, checked by an earlier step) asks for; the others are absent (neither read nor given to the
+ * executor as tensors). For the backward operators with an outputMask (conv, norm families). */
+aclnnStatus opc_read_masked(op_call *c, const op_step *s) {
+    const bool *mask;
+    uint64_t n_mask = 0;
+    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 0)->p, &mask, &n_mask) != ACLNN_SUCCESS) n_mask = 0;
+    for (int k = 1; k < s->np; k++) {
+        int i = s->p[k];
+        c->t[i].present = 0;
+        c->read |= (uint64_t)1 << i;
+        if ((uint64_t)(k - 1) >= n_mask || !mask[k - 1]) continue;
+        aclnnStatus rc = op_tensor_arg(c->api, op_pname(c, s, k), op_argument(c, s, k)->p, &c->t[i]);
+        if (rc) return rc;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the vendor's op_error_check.h messages (OP_CHECK_DTYPE_NOT_SUPPORT ...), for the families that use
+ * them as written (norm: batch / group norm; pool; upsample; loss) ------------------------------------ */
+
+/* dtype_supported p ... LIST: each present operand's dtype in the SoC's LIST. */
+aclnnStatus opc_dtype_supported(op_call *c, const op_step *s) {
+    size_t n;
+    const aclDataType *list = op_list(s->list, &n);
+    for (int k = 0; k < s->np; k++) {
+        aclDataType dt;
+        if (!dtype_of(c, s->p[k], &dt) || ew_in_list(dt, list, n)) continue;
+        char b[24], all[256];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Tensor %s not implemented for %s, should be in dtype "
+                            "support list [%s].", op_pname(c, s, k), op_dtype_name(dt, b), ew_dtype_list(list, n, all, sizeof all));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_match p ... ref: each present operand has ref's dtype (OP_CHECK_DTYPE_NOT_MATCH). */
+aclnnStatus opc_dtype_match(op_call *c, const op_step *s) {
+    aclDataType want, dt;
+    if (!dtype_of(c, s->p[s->np - 1], &want)) return ACLNN_SUCCESS;
+    for (int k = 0; k < s->np - 1; k++) {
+        if (!dtype_of(c, s->p[k], &dt) || dt == want) continue;
+        char a[24], b[24];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Tensor %s expected dtype is %s but found %s.",
+                            op_pname(c, s, k), op_dtype_name(want, a), op_dtype_name(dt, b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_same a b: both present operands of one dtype (OP_CHECK_DTYPE_NOT_SAME). */
+aclnnStatus opc_dtype_same(op_call *c, const op_step *s) {
+    aclDataType a, b;
+    if (!dtype_of(c, s->p[0], &a) || !dtype_of(c, s->p[1], &b) || a == b) return ACLNN_SUCCESS;
+    char x[24], y[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected both tensors to have same dtype, but found %s %s and "
+                        "%s %s.", op_pname(c, s, 0), op_dtype_name(a, x), op_pname(c, s, 1), op_dtype_name(b, y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* dim_at_most p ... N / dim_at_least p ... N: present operands' ranks (OP_CHECK_MAX_DIM / OP_CHECK_MIN_DIM). */
+static aclnnStatus dim_bound(op_call *c, const op_step *s, int most) {
+    for (int k = 0; k < s->np; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        if (!t->present || (most ? t->ndim <= s->n : t->ndim >= s->n)) continue;
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, most ? "The %s tensor cannot be larger than %lld dimensions."
+                                                                  : "The %s tensor must have at least %lld dimensions.",
+                            op_pname(c, s, k), (long long)s->n);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+aclnnStatus opc_dim_at_most(op_call *c, const op_step *s) { return dim_bound(c, s, 1); }
+aclnnStatus opc_dim_at_least(op_call *c, const op_step *s) { return dim_bound(c, s, 0); }
+
+/* shape_equal a b: a present a has b's shape (OP_CHECK_SHAPE_NOT_EQUAL). */
+aclnnStatus opc_shape_equal(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *a = op_tensor(c, s, 0), *b = op_tensor(c, s, 1);
+    if (!a->present || !b->present) return ACLNN_SUCCESS;
+    int same = a->ndim == b->ndim;
+    for (int64_t d = 0; same && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
+    if (same) return ACLNN_SUCCESS;
+    char x[200], y[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Expected tensor for %s to have same size as tensor for %s, but "
+                        "%s does not equal %s.", op_pname(c, s, 0), op_pname(c, s, 1),
+                        tv_shape_text(a->shape, a->ndim, x, sizeof x), tv_shape_text(b->shape, b->ndim, y, sizeof y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
+                             int64_t ndim) {
+    int same = t->ndim == ndim;
+    for (int64_t d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    if (same) return ACLNN_SUCCESS;
+    char x[200], y[200];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "Expected tensor for %s to have same size as %s, but got %s.", name,
+                        tv_shape_text(shape, ndim, x, sizeof x), tv_shape_text(t->shape, t->ndim, y, sizeof y));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s", msg);
+    return ACLNN_ERR_PARAM_INVALID;
 }

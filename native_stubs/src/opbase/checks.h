@@ -20,10 +20,6 @@ typedef struct {
     const void *ptr;
 } ew_ptr_arg;
 
-/* 161001 naming the first NULL among args[0..n) (then workspaceSize, executor). */
-aclnnStatus ew_check_not_null(const char *api, const ew_ptr_arg *args, size_t n, const uint64_t *workspaceSize,
-                              aclOpExecutor *const *executor);
-
 /* Snapshot of a scalar argument (non-NULL): 161002 if it is not a live aclScalar or the engine
  * cannot read its dtype. */
 aclnnStatus ew_scalar_arg(const char *api, const char *name, const aclScalar *s, aclDataType *dtype,
@@ -47,18 +43,6 @@ aclnnStatus ew_broadcast(const char *api, const char *na, const pyaclnn_stub_ten
 aclnnStatus ew_check_shape(const char *api, const char *name, const pyaclnn_stub_tensor *t,
                            const int64_t *shape, int64_t ndim);
 
-/* Creates the executor running ew_kernel with `plan` (or nothing when `empty`), reports the
- * workspace (0) and hands it out. 561101 if out of memory. */
-aclnnStatus ew_make_executor(const char *api, const char *op_name, const ew_plan *plan, int empty,
-                             const aclTensor *const *inputs, size_t n_inputs, const aclTensor *output,
-                             uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/* Defines phase 2 of operator `fn`: runs its executor on the stream. */
-#define EW_DEFINE_PHASE2(fn)                                                                              \
-    aclnnStatus fn(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) { \
-        return pyaclnn_stub_executor_run(#fn, workspace, workspaceSize, executor, stream);                 \
-    }
-
 /* The SoC's generation: 1 on Ascend950 (regbase, "arch35"), 0 on Atlas A2/A3. */
 int ew_soc_is_950(void);
 
@@ -70,26 +54,29 @@ const char *ew_dtype_list(const aclDataType *list, size_t n, char *buf, size_t s
  * kind of object) -> reports and returns ACLNN_ERR_PARAM_INVALID. */
 aclnnStatus op_tensor_arg(const char *api, const char *param, const aclTensor *t, pyaclnn_stub_tensor *out);
 
-/* Creates the executor running `kernel` (NULL: a launch that does nothing) with a copy of `params`,
- * reports workspace 0 and hands it out; 561101 if out of memory. */
-aclnnStatus tv_make_executor(const char *api, const char *op_name, pyaclnn_stub_kernel_fn kernel, const void *params,
-                             size_t params_size, const aclTensor *const *inputs, size_t n_inputs,
-                             const aclTensor *const *outputs, size_t n_outputs, uint64_t *workspaceSize,
-                             aclOpExecutor **executor);
-
 /* Phase-1 helpers. */
-/* 161001 naming the first NULL pointer of (names[i], ptrs[i]), then workspaceSize/executor. */
-aclnnStatus tv_check_not_null(const char *api, const char *const *names, const void *const *ptrs, size_t n,
-                              const uint64_t *workspaceSize, aclOpExecutor *const *executor);
-/* An aclIntArray's values (NULL -> n = 0 when allow_null, else 161001; not live -> 161002). */
-aclnnStatus tv_int_array_arg(const char *api, const char *name, const aclIntArray *a, int allow_null,
-                             const int64_t **values, uint64_t *n);
-/* dim wrapped into [0, rank) (rank 0 counts as 1, as torch's maybe_wrap_dim); 161002 with the vendor's
- * message if out of range. */
-aclnnStatus tv_wrap_dim(const char *api, const char *name, int64_t dim, int64_t rank, int64_t *wrapped);
 /* "[2, 3]" */
 const char *tv_shape_text(const int64_t *shape, int64_t ndim, char *buf, size_t size);
 /* 161002 unless the two dtypes are equal ("<a> dtype X should be the same as <b> dtype Y"). */
 aclnnStatus tv_check_same_dtype(const char *api, const char *na, aclDataType a, const char *nb, aclDataType b);
+
+/* The vendor's EZ-coded parameter messages (OP_LOGE_FOR_INVALID_*), reported as 161002 (returned):
+ *   op_ez_expected: "Parameter <param> of <api> has incorrect <what> <actual>. It should be <expected>."
+ *   op_ez_reason:   "Parameter(s) <params> of <api> has (have) incorrect <what> <actual>. Reason: <reason>."
+ * <what> is the message's noun ("dtype", "shape", "shape dim", "value", "element nums"; plural "shapes" ...). */
+aclnnStatus op_ez_expected(const char *api, const char *param, const char *what, const char *actual,
+                           const char *expected);
+aclnnStatus op_ez_reason(const char *api, int plural, const char *params, const char *what, const char *actual,
+                         const char *reason_fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "[1, 2]" of an int array. */
+const char *op_ints_text(const int64_t *v, uint64_t n, char *buf, size_t size);
+
+/* 161002 "Expected tensor for <name> to have same size as [..], but got [..]." unless t has that shape
+ * (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE). */
+aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_stub_tensor *t, const int64_t *shape,
+                             int64_t ndim);
+
+/* 161002 with a printf-formatted message (a family's own OP_LOGE text); returns ACLNN_ERR_PARAM_INVALID. */
+aclnnStatus op_invalidf(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

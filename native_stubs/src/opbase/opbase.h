@@ -30,10 +30,10 @@
 #include "kernels/dtype.h"
 #include "pyaclnn_stub.h"
 
-#define OP_MAX_PARAMS 24         /* parameters of one GetWorkspaceSize, without the trailing pair  */
+#define OP_MAX_PARAMS 48         /* parameters of one GetWorkspaceSize, without the trailing pair  */
 #define OP_MAX_STEP_PARAMS 16    /* parameter operands of one step                                  */
 #define OP_MAX_IO 16             /* tensors of an executor taken from single-tensor parameters      */
-#define OP_PARAMS_MAX 2048       /* bytes of a kernel's parameter block                             */
+#define OP_PARAMS_MAX 8192       /* bytes of a kernel's parameter block                             */
 #define OP_MAX_SCRATCH 4         /* blocks of memory the steps of one call may take (op_scratch)     */
 
 /* What a parameter carries (the signature registry's kinds, pyaclnn/signatures/model.py). */
@@ -104,11 +104,13 @@ typedef struct op_def {
     const op_step *steps;
     uint8_t n_steps;
     pyaclnn_stub_kernel_fn kernel;   /* NULL: a step picks it (c->kernel)                         */
-    int8_t inputs[OP_MAX_IO];    /* executor inputs: parameter indexes, in kernel order           */
+    int8_t inputs[OP_MAX_IO];    /* executor inputs: parameter indexes, in kernel order (-1: NULL) */
     uint8_t n_inputs;
     int8_t outputs[OP_MAX_IO];   /* executor outputs                                              */
     uint8_t n_outputs;
     const void *spec;            /* the family's data for this operator (e.g. an ew_spec), or NULL */
+    const char *exec_name;       /* the operator the executor runs when not this one (a V2 form's L0
+                                  * operator: "GroupedDynamicMxQuant"), NULL: name                */
 } op_def;
 
 /* A scalar argument once read: its dtype and value in the dtype's representation. */
@@ -124,7 +126,7 @@ typedef struct op_call {
     const op_arg *arg;                       /* the arguments, by parameter index                 */
     uint64_t *workspace_size;
     aclOpExecutor **executor;
-    uint32_t read;                           /* bit k: parameter k was read (snapshots below valid) */
+    uint64_t read;                           /* bit k: parameter k was read (snapshots below valid) */
     /* Read arguments, by parameter index (only the entry of the parameter's kind is meaningful). */
     pyaclnn_stub_tensor t[OP_MAX_PARAMS];    /* tensors: present == 0 for an absent optional one  */
     op_scalar s[OP_MAX_PARAMS];              /* scalars                                           */
@@ -138,6 +140,8 @@ typedef struct op_call {
     aclDataType compute;                     /* the dtype the kernel computes in, when one applies */
     pyaclnn_stub_kernel_fn kernel;           /* starts as def->kernel                             */
     int nothing;                             /* the launch does nothing (empty tensors)           */
+    int done;                                /* a step ended phase 1 with success (the vendor's early
+                                              * return): the steps after it do not run            */
     uint64_t workspace;                      /* workspace bytes phase 2 needs                     */
     size_t params_size;                      /* bytes of params the kernel gets                   */
     _Alignas(16) unsigned char params[OP_PARAMS_MAX];
@@ -151,7 +155,7 @@ typedef struct op_call {
     const aclTensor *const *out_handles;
     const pyaclnn_stub_tensor *out_snaps;
     size_t n_out;
-    aclOpExecutor *made;                     /* a step built the executor itself (rare)           */
+    aclOpExecutor *made;                     /* a step built the executor itself (op_make_executor) */
     int shape_output;                        /* >= 0: data-dependent shape of this output         */
     /* Tensor lists once read (read_list), by parameter index: the list's own handles and their snapshots. */
     struct {
@@ -191,6 +195,17 @@ void *op_params(op_call *c, size_t size);
 /* `size` zeroed bytes that live until phase 1 ends (list snapshots, executor tensor arrays); NULL if out of
  * memory or the call already holds OP_MAX_SCRATCH blocks. */
 void *op_scratch(op_call *c, size_t size);
+
+/* The operator name the executor carries (messages of the address setters, the hazard checker). */
+static inline const char *op_exec_name(const op_call *c) {
+    return c->def->exec_name != NULL ? c->def->exec_name : c->def->name;
+}
+
+/* Builds the executor now, as phase 1 does after its last step, into c->made (phase 1 hands it out): c->kernel
+ * (none when c->nothing) with c->params, c->workspace, over the definition's tensors or, `with_tensors` 0, over
+ * none (the vendor's early return before its tensors are set). For a step that must act on the executor (defer an
+ * error to phase 2) or end phase 1 early. 561101 (reported) if out of memory. */
+aclnnStatus op_make_executor(op_call *c, int with_tensors);
 
 /* Index of parameter `name` of the operator, -1 if it has none. */
 int op_param_index(const op_def *def, const char *name);

@@ -32,8 +32,13 @@ int op_param_index(const op_def *def, const char *name) {
 
 /* The handle and snapshot the executor gets for tensor parameter i: phase 1's snapshot when a step read
  * it (absent: an optional NULL, or an output the call leaves out, e.g. by an outputMask), else one
- * taken now. */
+ * taken now; absent for a slot no parameter fills (i = -1). */
 static aclnnStatus io_tensor(const op_call *c, int i, const aclTensor **handle, pyaclnn_stub_tensor *snap) {
+    if (i < 0) {
+        *handle = NULL;
+        memset(snap, 0, sizeof *snap);
+        return ACLNN_SUCCESS;
+    }
     *handle = c->arg[i].p;
     if (c->read >> i & 1u) {
         *snap = c->t[i];
@@ -59,7 +64,7 @@ static _Atomic unsigned phase1_pause_us;
 
 PYACLNN_STUB_API void pyaclnn_stub_phase1_test_pause(unsigned microseconds) { atomic_store(&phase1_pause_us, microseconds); }
 
-static aclnnStatus make_executor(op_call *c) {
+aclnnStatus op_make_executor(op_call *c, int with_tensors) {
     unsigned pause = atomic_load_explicit(&phase1_pause_us, memory_order_relaxed);
     if (pause) nanosleep(&(struct timespec){pause / 1000000u, (long)(pause % 1000000u) * 1000}, NULL);
     const op_def *d = c->def;
@@ -86,22 +91,22 @@ static aclnnStatus make_executor(op_call *c) {
     } else if (out_s == NULL && rc == ACLNN_SUCCESS) {
         rc = snapshots_of(c, out, n_out, &out_s);
     }
+    if (!with_tensors) n_in = n_out = 0;
     aclOpExecutor *e = NULL;
     if (rc == ACLNN_SUCCESS)
-        e = pyaclnn_stub_executor_new_snapshots(d->name, c->nothing ? NULL : c->kernel, c->params, c->params_size,
-                                                in_s, n_in, out_s, n_out, c->workspace);
+        e = pyaclnn_stub_executor_new_snapshots(op_exec_name(c), c->nothing ? NULL : c->kernel, c->params,
+                                                c->params_size, in_s, n_in, out_s, n_out, c->workspace);
     if (e == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    if (c->shape_output >= 0 && !c->nothing &&
+    if (c->shape_output >= 0 && !c->nothing && with_tensors &&
         pyaclnn_stub_executor_set_out_shape(e, (size_t)c->shape_output, (aclTensor *)out[c->shape_output]) != 0) {
         aclDestroyAclOpExecutor(e);
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    *c->workspace_size = c->workspace;
-    *c->executor = e;
+    c->made = e;
     return ACLNN_SUCCESS;
 }
 
@@ -113,13 +118,23 @@ static aclnnStatus run(op_call *c) {
             if (c->made != NULL) aclDestroyAclOpExecutor(c->made);
             return rc;
         }
+        if (c->done) break;
     }
-    if (c->made != NULL) {
-        *c->workspace_size = c->workspace;
-        *c->executor = c->made;
-        return ACLNN_SUCCESS;
+    if (c->workspace_size == NULL || c->executor == NULL) {
+        /* (a definition whose null checks leave the trailing pair to the vendor's later code: never write
+         * through a NULL one) */
+        if (c->made != NULL) aclDestroyAclOpExecutor(c->made);
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s is NULL",
+                            c->workspace_size == NULL ? "workspaceSize" : "executor");
+        return ACLNN_ERR_PARAM_NULLPTR;
     }
-    return make_executor(c);
+    if (c->made == NULL) {
+        aclnnStatus rc = op_make_executor(c, 1);
+        if (rc != ACLNN_SUCCESS) return rc;
+    }
+    *c->workspace_size = c->workspace;
+    *c->executor = c->made;
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspaceSize, aclOpExecutor **executor) {
@@ -135,6 +150,7 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
     c.compute = ACL_DT_UNDEFINED;
     c.kernel = def->kernel;
     c.nothing = 0;
+    c.done = 0;
     c.workspace = 0;
     c.params_size = 0;
     c.in_handles = c.out_handles = NULL;

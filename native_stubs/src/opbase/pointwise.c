@@ -12,7 +12,9 @@ static int in_list(aclDataType dt, const aclDataType *list, size_t n) {
     return 0;
 }
 
-aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar) {
+/* The vendor's PromoteTypeScalar: a floating self keeps its dtype; an integral self with a floating scalar
+ * computes in FLOAT (the scalar's default dtype); BOOL self promotes with the scalar's dtype; else self's. */
+static aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar) {
     if (ew_is_float(self)) return self;
     if (ew_is_float(scalar)) return self == ACL_BOOL || ew_is_integral(self, 1) ? ACL_FLOAT : ACL_DT_UNDEFINED;
     if (self == ACL_BOOL) return ew_promote(self, scalar == ACL_BOOL ? ACL_BOOL : ACL_INT64);
@@ -114,7 +116,8 @@ static aclnnStatus pair_compute(const char *api, ew_opcode op, int bool_result, 
 
 static const ew_spec *spec_of(const op_call *c) { return c->def->spec; }
 
-aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute) {
+/* The dtype the spec's result has before the cast to out (BOOL for comparisons ...). */
+static aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute) {
     return spec->op == EW_OP_FN && spec->bool_result ? ACL_BOOL : ew_result_dtype(spec->op, compute);
 }
 

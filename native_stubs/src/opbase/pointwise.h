@@ -43,12 +43,4 @@ typedef struct {
     int bool_result;              /* EW_OP_FN: the result is BOOL                                 */
 } ew_spec;
 
-/* The dtype the spec's result has before the cast to out (BOOL for comparisons ...). */
-aclDataType ew_spec_result(const ew_spec *spec, aclDataType compute);
-
-/* The vendor's PromoteTypeScalar: a floating self keeps its dtype; an integral self with a
- * floating scalar computes in FLOAT (the scalar's default dtype); BOOL self promotes with the
- * scalar's dtype; otherwise self's dtype. */
-aclDataType ew_scalar_promote(aclDataType self, aclDataType scalar);
-
 #endif

@@ -108,14 +108,20 @@ def _op_code(fam: Family, op: Op) -> str:
     outs = ", ".join(map(str, op.executor_outputs)) or "0"
     out.append(f"static const op_def D_{n} = {{{_c_string(n)}, {_c_string(op.api)}, P_{n}, {len(op.params)}, "
                f"S_{n}, {len(op.steps)}, {op.kernel or 'NULL'}, {{{ins}}}, {len(op.executor_inputs)}, "
-               f"{{{outs}}}, {len(op.executor_outputs)}, {spec}}};")
+               f"{{{outs}}}, {len(op.executor_outputs)}, {spec}, "
+               f"{_c_string(op.exec_name) if op.exec_name else 'NULL'}}};")
     body = [f"    op_arg a[{max(len(op.params), 1)}];"]
     body += [f"    a[{i}] = (op_arg){{{_arg(p)}}};" for i, p in enumerate(op.params)]
     body += [f"    return op_phase1(&D_{n}, a, {op.trailing[0]}, {op.trailing[1]});"]
     out.append(f"ACLNN_API aclnnStatus {op.api}({phase1_params(op)}) {{\n" + "\n".join(body) + "\n}")
+    run = f"pyaclnn_stub_executor_run({_c_string(op.launch)}, workspace, workspaceSize, executor, stream)"
+    if op.launch_status:   # the vendor's wrapper returns one status for any failure of the launch
+        body2 = (f"    aclnnStatus rc = {run};\n"
+                 f"    return rc == ACLNN_SUCCESS ? ACLNN_SUCCESS : {op.launch_status};")
+    else:
+        body2 = f"    return {run};"
     out.append(f"ACLNN_API aclnnStatus {op.launch}(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, "
-               f"aclrtStream stream) {{\n    return pyaclnn_stub_executor_run({_c_string(op.launch)}, workspace, "
-               f"workspaceSize, executor, stream);\n}}")
+               f"aclrtStream stream) {{\n{body2}\n}}")
     return "\n".join(out)
 
 

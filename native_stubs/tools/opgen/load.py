@@ -24,7 +24,7 @@ except ModuleNotFoundError:          # Python 3.10: the same parser, as a packag
 
 # Fields of an operator (anything else in a row is a template variable).
 OP_FIELDS = {"name", "params", "header", "domain", "doc", "source", "checks", "kernel", "inputs", "outputs",
-             "spec", "fidelity", "note", "nullable"}
+             "spec", "fidelity", "note", "nullable", "executor", "launch_status"}
 ROW_ONLY = {"template"}
 FAMILY_FIELDS = {"doc", "domain", "spec_type", "spec_header", "spec_functions", "includes"}
 KNOWN_DTYPES = {
@@ -204,6 +204,14 @@ def _op(t: dict, fam: Family, where: str) -> Op:
             kernel=t.get("kernel") or None, inputs=_words(t.get("inputs"), where, "inputs"),
             outputs=_words(t.get("outputs"), where, "outputs"), spec=spec, fidelity=t["fidelity"], note=t["note"])
     op.nullable = list(t.get("nullable", []))   # type: ignore[attr-defined]
+    op.exec_name = t.get("executor")
+    if op.exec_name is not None and not re.fullmatch(r"[A-Z]\w*", str(op.exec_name)):
+        raise DefinitionError(f"{where}: executor is the name of the operator the executor runs, without aclnn "
+                              f"(e.g. the L0 operator a V2 form shares with V1)")
+    op.launch_status = t.get("launch_status")
+    if op.launch_status is not None and not re.fullmatch(r"ACLNN_ERR_\w+", str(op.launch_status)):
+        raise DefinitionError(f"{where}: launch_status is the aclnn status phase 2 returns for any failure "
+                              f"(ACLNN_ERR_..., aclnn/opdev/op_errno.h)")
     # the trailing pair is implied; a header that names it otherwise spells it out
     if len(op.cparams) >= 2 and op.cparams[-2][0] == "uint64_t*" and op.cparams[-1][0] == "aclOpExecutor**":
         op.trailing = (op.cparams[-2][1], op.cparams[-1][1])

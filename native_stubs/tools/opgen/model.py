@@ -70,10 +70,12 @@ class Op:
     fidelity: str
     note: str
     trailing: tuple[str, str] = ("workspaceSize", "executor")   # the header's names of the trailing pair
+    exec_name: str | None = None       # the operator the executor runs, when not this one (a V2 form's L0 op)
+    launch_status: str | None = None   # phase 2 returns this status for any failure (None: the failure's own)
     # filled in by the generator
     params: list[Param] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    executor_inputs: list[int] = field(default_factory=list)
+    executor_inputs: list[int] = field(default_factory=list)     # -1: a slot no parameter fills (NULL)
     executor_outputs: list[int] = field(default_factory=list)
     signature: dict | None = None      # the signature registry's entry (registry_to_dict format)
 

@@ -128,10 +128,13 @@ def resolve_executor(op: Op) -> None:
 
     def pick(override, roles):
         if override is not None:
-            bad = [n for n in override if n not in names or op.params[names.index(n)].kind != "tensor"]
+            # "-": a slot of the kernel that no parameter of this operator fills (NULL, e.g. an input the V1 form
+            # of a kernel shared with V2 lacks)
+            bad = [n for n in override if n != "-" and (n not in names or op.params[names.index(n)].kind != "tensor")]
             if bad:
-                raise DefinitionError(f"{where}: executor tensors must be tensor parameters; not: {bad}")
-            return [names.index(n) for n in override]
+                raise DefinitionError(f"{where}: executor tensors must be tensor parameters (or - for an empty "
+                                      f"slot); not: {bad}")
+            return [-1 if n == "-" else names.index(n) for n in override]
         return [i for i, p in enumerate(op.params) if p.kind == "tensor" and p.role in roles]
 
     op.executor_inputs = pick(op.inputs, ("in", "inout"))

@@ -29,7 +29,7 @@ void softmax_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *out = &launch->outputs[0];
     int64_t len = x->ndim ? x->shape[p->dim] : 1;
     int64_t lines = len ? pyaclnn_stub_numel(x) / len : 0;
-    double *buf = malloc(sizeof(double) * (size_t)(lines * len) + 1);
+    double *buf = tv_alloc(lines * len, sizeof(double));   /* lines * len: x's element count */
     if (buf == NULL) {
         tv_fail_oom(launch);
         return;

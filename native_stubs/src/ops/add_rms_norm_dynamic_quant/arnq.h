@@ -6,8 +6,11 @@
  * norm/add_rms_norm_dynamic_quant (e5c3fa9327ea).
  *
  * Layers, as in the vendor code:
- *   add_rms_norm_dynamic_quant{,_v2}.c  the two op_api GetWorkspaceSize functions (phase-1 checks)
- *   arnq_l0.c        the shared L0 op: kernel selection + tiling checks, template, executor
+ *   add_rms_norm_dynamic_quant.toml  the two op_api GetWorkspaceSize functions as definitions (V1 and V2:
+ *                    the vendor's checks in order, as steps)
+ *   arnq_api.c       the op_api steps (V1's and V2's own, and the early return on empty tensors)
+ *   arnq_l0.c        the shared L0 op as steps: the emulator options, kernel selection + tiling checks,
+ *                    template, workspace, executor
  *   arnq_check.c     those kernel-selection / tiling checks, per SoC family
  *   arnq_tiling.c    template selection (B.8.1, B.9.1, appendix D) and workspace size
  *   arnq_kernel.c    the kernel: memory checks, parameters, rows spread over threads
@@ -17,6 +20,9 @@
  *   arnq_view.c      tensors as rows x columns, any strides; device-memory checks
  *   arnq_reduce.c    sum-of-squares reduction trees and rstd variants (B.8.2, B.9.2)
  *   arnq_options.c   PYACLNN_STUB_ARNQ_* switches for the open hardware questions (section C)
+ *
+ * The steps keep what they learn about the call (active outputs, the L0 y dtype, the options) in the
+ * kernel's parameter block (arnq_params, op_params), which arnq_l0 completes.
  */
 #ifndef PYACLNN_ARNQ_H
 #define PYACLNN_ARNQ_H
@@ -30,11 +36,12 @@
 
 #define ARNQ_OP_NAME "AddRmsNormDynamicQuant"
 
-/* Parameter slots: the L0 op's inputs, then its outputs (the executor keeps the same order). */
+/* Parameter slots: the L0 op's inputs, then its outputs (the executor keeps the same order: the definitions'
+ * inputs / outputs). */
 enum { ARNQ_X1, ARNQ_X2, ARNQ_GAMMA, ARNQ_SMOOTH1, ARNQ_SMOOTH2, ARNQ_BETA, ARNQ_N_INPUTS };
 enum { ARNQ_Y1, ARNQ_Y2, ARNQ_XOUT, ARNQ_SCALE1, ARNQ_SCALE2, ARNQ_N_OUTPUTS };
 #define ARNQ_N_TENSORS (ARNQ_N_INPUTS + ARNQ_N_OUTPUTS)
-#define ARNQ_OUT(k) (ARNQ_N_INPUTS + (k)) /* slot of output k in arnq_call.t / handles */
+#define ARNQ_OUT(k) (ARNQ_N_INPUTS + (k)) /* slot of output k in arnq_call.t */
 
 /* Kernel templates. A2 = Atlas A2/A3 tiling keys 1/2/3; 950 = arch35 modes 0..4. */
 typedef enum {
@@ -74,12 +81,9 @@ typedef struct {
 /* Reads the PYACLNN_STUB_ARNQ_* variables. Returns 0, or -1 after writing what is wrong to `why`. */
 int arnq_options_read(arnq_options *opt, char *why, size_t why_size);
 
-/* ---- one call, as the op_api layer hands it to the L0 op ------------------------------------ */
+/* ---- one call, as the op_api layer hands it to the L0 op's checks ------------------------------ */
 
 typedef struct {
-    const char *api;                          /* public function name, for messages            */
-    int version;                              /* 1 or 2                                        */
-    const aclTensor *handles[ARNQ_N_TENSORS]; /* NULL for absent optional tensors               */
     pyaclnn_stub_tensor t[ARNQ_N_TENSORS];    /* snapshots (present = 0 for NULL)              */
     double epsilon;
     int has_mask;                             /* V2 outputMask given (always 2 elements here)  */
@@ -106,14 +110,10 @@ typedef struct {
     arnq_options opt;
 } arnq_params;
 
-/* The L0 op (arnq_l0.c): checks, template, workspace, executor; reports under call->api. */
-aclnnStatus arnq_l0_run(const arnq_call *call, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/* Early-return success (empty tensors, B.11): workspace 0 and an executor that runs nothing. */
-aclnnStatus arnq_empty_success(const char *api, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/* Phase-1 helpers shared by V1 and V2 (arnq_l0.c). */
-aclnnStatus arnq_snapshot_all(arnq_call *call);      /* every non-NULL handle must be live (161002) */
+/* Helpers of the steps (arnq_api.c). */
+struct op_call;
+/* The call's kernel parameter block (op_params), where the steps leave what they learn; the first asks for it. */
+arnq_params *arnq_block(struct op_call *c);
 int arnq_same_shape(const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b);
 int arnq_is_empty(const pyaclnn_stub_tensor *t);      /* present and numel == 0 */
 int64_t arnq_last_dim(const pyaclnn_stub_tensor *t);  /* -1 for rank 0 */

@@ -6,7 +6,8 @@
  *   Cat:   1. tensors, each element, out non-NULL -> 161001; 2. every dtype and out's in the SoC's list
  *          -> 161002; 3. the dtypes promote and the promoted type casts to out -> 161002; 4. tensor 0 at most
  *          8 dims, dim in range, every tensor of tensor 0's rank and shape off dim -> 161002 (torch's legacy
- *          empty 1-D [0] tensors are skipped); (emulator) out has the joined shape.
+ *          empty 1-D [0] tensors are skipped); (emulator) the joined size fits in int64, out has the joined
+ *          shape.
  *   Stack: 1. tensors or out NULL -> 561103 (ACLNN_ERR_INNER_NULLPTR: the vendor's CHECK_RET code);
  *          2. dtypes in the list -> 161002; 3. promotion -> 161002; 4. at most 8 dims, dim in [-(r+1), r],
  *          equal shapes -> 161002; (emulator) out has the stacked shape.
@@ -147,7 +148,11 @@ static aclnnStatus join_shape(op_call *c, const op_step *s, int stack) {
                 return ACLNN_ERR_PARAM_INVALID;
             }
         }
-        if (!stack) along += t[i].shape[dim];
+        if (!stack && __builtin_add_overflow(along, t[i].shape[dim], &along)) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "the sizes of dim %lld of the tensors add up to more "
+                                "than INT64_MAX.", (long long)dim);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
     }
     int64_t shape[PYACLNN_STUB_MAX_DIMS], ond = 0;
     for (int64_t j = 0; j < rank + (stack ? 1 : 0); j++) {

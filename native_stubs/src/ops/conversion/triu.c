@@ -1,7 +1,8 @@
 /*
  * The kernel and steps of aclnnTriu, aclnnInplaceTriu (conversion.toml): out[..., i, j] = self[..., i, j]
  * if j - i >= diagonal else 0, over the last two dimensions (hicann/ops-math conversion/triu/op_api/
- * aclnn_triu.cpp). A move: bit-exact.
+ * aclnn_triu.cpp); with the plan's `lower`, aclnnTril / aclnnInplaceTril (shape.toml: j - i <= diagonal,
+ * conversion/tril/op_api/aclnn_tril.cpp). A move: bit-exact.
  * self is read completely before out is written, so any aliasing of the two views is safe.
  */
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 typedef struct {
     int64_t diagonal;
+    int lower;        /* Tril: keep j - i <= diagonal */
 } triu_params;
 
 /* Walks the elements of t in row-major order, calling fn(ctx, linear index, element address). */
@@ -32,6 +34,7 @@ typedef struct {
     unsigned char *buf;
     size_t isz;
     int64_t rows, cols, diagonal;
+    int lower;
 } triu_ctx;
 
 static void read_one(void *ctx, int64_t i, unsigned char *p) {
@@ -42,7 +45,7 @@ static void read_one(void *ctx, int64_t i, unsigned char *p) {
 static void write_one(void *ctx, int64_t i, unsigned char *p) {
     triu_ctx *c = ctx;
     int64_t col = i % c->cols, row = (i / c->cols) % c->rows;
-    if (col - row >= c->diagonal) memcpy(p, c->buf + i * (int64_t)c->isz, c->isz);
+    if (c->lower ? col - row <= c->diagonal : col - row >= c->diagonal) memcpy(p, c->buf + i * (int64_t)c->isz, c->isz);
     else memset(p, 0, c->isz);   /* zero is all-zero bits in every supported dtype */
 }
 
@@ -55,7 +58,8 @@ void triu_kernel(const pyaclnn_stub_launch *launch) {
         return;
     }
     int64_t n = pyaclnn_stub_numel(out);
-    triu_ctx c = {malloc((size_t)n * isz), isz, out->shape[out->ndim - 2], out->shape[out->ndim - 1], prm->diagonal};
+    triu_ctx c = {malloc((size_t)n * isz), isz, out->shape[out->ndim - 2], out->shape[out->ndim - 1], prm->diagonal,
+                  prm->lower};
     if (c.buf == NULL) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", launch->op_name);
         return;
@@ -84,9 +88,17 @@ aclnnStatus opc_triu_rank(op_call *c, const op_step *s) {
     return ACLNN_ERR_PARAM_INVALID;
 }
 
-/* triu_plan self diagonal */
+/* triu_plan self diagonal [1]: the upper triangle; with the integer 1, the lower one (Tril). */
 aclnnStatus opc_triu_plan(op_call *c, const op_step *s) {
     triu_params *prm = op_params(c, sizeof *prm);
     prm->diagonal = op_argument(c, s, 1)->i;
+    prm->lower = s->has_n && s->n == 1;
     return ACLNN_SUCCESS;
+}
+
+/* tril_rank self: at least 2 dims (the vendor's Tril message). */
+aclnnStatus opc_tril_rank(op_call *c, const op_step *s) {
+    if (op_tensor(c, s, 0)->ndim > 1) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Dim of self should be last 2 dims.");
+    return ACLNN_ERR_PARAM_INVALID;
 }

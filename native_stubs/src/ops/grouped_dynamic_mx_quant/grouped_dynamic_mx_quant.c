@@ -2,12 +2,17 @@
  * aclnnGroupedDynamicMxQuant / aclnnGroupedDynamicMxQuantV2: MX quantisation of x [m, n] in blocks
  * of 32 rows per column, counted from the start of each row group, to FP8 / FP4 with E8M0 scales
  * (hicann/ops-nn quant/grouped_dynamic_mx_quant, code generation G2 = CANN 9.2 / master).
- * Behaviour as pinned down in /work/shared/spec/grouped_dynamic_mx_quant.md: validation §2 here,
- * the kernel §3-§4 in gmq_kernel.c (+ gmq_plan.c, gmq_tile.c, gmq_rows.h, gmq_scale.h and
+ * Behaviour as pinned down in /work/shared/spec/grouped_dynamic_mx_quant.md: validation §2 by the
+ * definitions (grouped_dynamic_mx_quant.toml: one template for both forms) with the steps below, the
+ * kernel §3-§4 in gmq_kernel.c (+ gmq_plan.c, gmq_tile.c, gmq_rows.h, gmq_scale.h and
  * numerics/num_inline.h).
  *
+ * The steps take V2's extra attributes (scaleAlg, dstTypeMax) as trailing operands; V1, which has
+ * none, hard-wires 0 and 0.0.
+ *
  * Stub-only behaviour, where the real toolkit crashes or is undefined:
- *  - workspaceSize / executor NULL: the vendor writes through them unchecked; here 161001.
+ *  - workspaceSize / executor NULL: the vendor writes through them unchecked; here 161001 (a
+ *    not_null step after the others, where the vendor would write).
  *  - arguments only the kernel tiling rejects (FP8 with roundMode round/floor, FP4 with scaleAlg 1,
  *    FP8 with scaleAlg 2, FP4 with a dstTypeMax out of range, FP4 with odd n): the vendor's op_api
  *    then hands null tensors to ViewCopy and the process aborts; here 561103 and a message naming
@@ -20,37 +25,31 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "opbase/checks.h"
-#include "aclnnop/aclnn_grouped_dynamic_mx_quant.h"
-#include "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"
-#include "numerics.h"
 #include "gmq_kernel.h"
 #include "kernels/device.h"
+#include "numerics.h"
+#include "opbase/checks.h"
+#include "ops_decls.h"
 
 #define TILING_WORKSPACE 32   /* bytes of user workspace the tiling asks for (spec §6) */
 
-typedef struct {
-    const char *api;          /* public phase-1 name, for messages */
-    int version;              /* 1 or 2                            */
-    const aclTensor *tensors[4];   /* x, groupIndex, y, mxscale       */
-    const char *round_mode;
-    int64_t dst_type, blocksize, scale_alg;
-    double dst_type_max;
-} gmq_call;
-
-enum { T_X, T_GROUP_INDEX, T_Y, T_MXSCALE };
-static const char *const TENSOR_NAMES[] = {"x", "groupIndex", "y", "mxscale"};
-
 static int is_fp4(aclDataType t) { return t == ACL_FLOAT4_E2M1 || t == ACL_FLOAT4_E1M2; }
-static int is_fp8(aclDataType t) { return t == ACL_FLOAT8_E4M3FN || t == ACL_FLOAT8_E5M2; }
 
-static aclnnStatus invalid(const gmq_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus invalid(const gmq_call *c, const char *fmt, ...) {
+static aclnnStatus invalid(const op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static aclnnStatus invalid(const op_call *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     pyaclnn_stub_vreport(ACLNN_ERR_PARAM_INVALID, c->api, fmt, ap);
     va_end(ap);
     return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* V2's trailing attribute operands k (scaleAlg) and k + 1 (dstTypeMax); V1 has neither: 0 and 0.0. */
+static int64_t scale_alg_of(const op_call *c, const op_step *s, int k) {
+    return k < s->np ? op_argument(c, s, k)->i : 0;
+}
+static double dst_type_max_of(const op_call *c, const op_step *s, int k) {
+    return k + 1 < s->np ? op_argument(c, s, k + 1)->d : 0.0;
 }
 
 /* ---- attributes the tiling derives from dstTypeMax (spec §2.2, §4.3, correction 2) ---------- */
@@ -84,58 +83,72 @@ static float inv_dst_type_max(aclDataType y, float d) {
     return (float)(1.0 / divisor);
 }
 
-/* ---- validation, in the vendor's order (spec §2.1) ---------------------------------------------- */
+/* ---- validation, in the vendor's order (spec §2.1): the family's steps ----------------------- */
 
-/* Rows 3-10: dtypes and attributes. */
-static aclnnStatus check_dtypes_and_attributes(const gmq_call *c, const pyaclnn_stub_tensor t[4]) {
-    char b1[24], b2[24];
-    int v2 = c->version == 2;
-    if (t[T_X].dtype != ACL_FLOAT16 && t[T_X].dtype != ACL_BF16)
-        return invalid(c, "x dtype %s is not supported (FLOAT16 or BFLOAT16)", op_dtype_name(t[T_X].dtype, b1));
-    if (t[T_GROUP_INDEX].dtype != ACL_INT32)
-        return invalid(c, "groupIndex dtype %s is not supported (INT32)", op_dtype_name(t[T_GROUP_INDEX].dtype, b1));
-    aclDataType yt = t[T_Y].dtype;
-    if (!is_fp8(yt) && !(v2 && is_fp4(yt)))
-        return invalid(c, "y dtype %s is not supported (%s)", op_dtype_name(yt, b1),
-                       v2 ? "FLOAT8_E4M3FN, FLOAT8_E5M2, FLOAT4_E2M1 or FLOAT4_E1M2" : "FLOAT8_E4M3FN or FLOAT8_E5M2");
-    if (t[T_MXSCALE].dtype != ACL_FLOAT8_E8M0)
-        return invalid(c, "mxscale dtype %s is not supported (FLOAT8_E8M0)", op_dtype_name(t[T_MXSCALE].dtype, b1));
-    const char *rm = c->round_mode;
-    if (v2 ? strcmp(rm, "rint") && strcmp(rm, "round") && strcmp(rm, "floor") : strcmp(rm, "rint"))
-        return invalid(c, "expected roundMode equals %s, get: %s", v2 ? "'rint'/'round'/'floor'" : "'rint'", rm);
-    if (c->blocksize != 32)
-        return invalid(c, "blocksize only support '32' now, get: %lld", (long long)c->blocksize);
-    if (v2 && (c->scale_alg < 0 || c->scale_alg > 2))
-        return invalid(c, "scaleAlg only support '0', '1' or '2' now, get: %lld", (long long)c->scale_alg);
-    if (c->dst_type != (int64_t)yt)
-        return invalid(c, "dstType %lld (%s) must be the same as y dtype %s", (long long)c->dst_type,
-                       (c->dst_type >= INT32_MIN && c->dst_type <= INT32_MAX)
-                           ? op_dtype_name((aclDataType)c->dst_type, b2) : "out of range",
-                       op_dtype_name(yt, b1));
+/* gmq_soc: row 2, only "regbase" SoCs (the Ascend950 family) run this op. */
+aclnnStatus opc_gmq_soc(op_call *c, const op_step *s) {
+    (void)s;
+    if (pyaclnn_stub_soc_family() == PYACLNN_SOC_950) return ACLNN_SUCCESS;
+    const char *soc = aclrtGetSocName();
+    return invalid(c, "support for SoC %s is not implemented: GroupedDynamicMxQuant runs only on Ascend950 "
+                      "(arch35, regbase)", soc ? soc : "(unknown)");
+}
+
+/* gmq_round_mode roundMode "mode ...": row 7, the modes the op_api accepts. */
+aclnnStatus opc_gmq_round_mode(op_call *c, const op_step *s) {
+    const char *rm = op_argument(c, s, 0)->p;
+    char modes[64], allowed[128];
+    snprintf(modes, sizeof modes, "%s", s->text != NULL ? s->text : "");
+    size_t used = 0;
+    allowed[0] = '\0';
+    int ok = 0;
+    for (char *save = NULL, *m = strtok_r(modes, " ", &save); m != NULL; m = strtok_r(NULL, " ", &save)) {
+        ok |= strcmp(rm, m) == 0;
+        used += (size_t)snprintf(allowed + used, sizeof allowed - used, "%s'%s'", used ? "/" : "", m);
+        if (used >= sizeof allowed) break;
+    }
+    return ok ? ACLNN_SUCCESS : invalid(c, "expected roundMode equals %s, get: %s", allowed, rm);
+}
+
+/* gmq_attrs blocksize [scaleAlg]: rows 8-9, the attribute values the op_api accepts. */
+aclnnStatus opc_gmq_attrs(op_call *c, const op_step *s) {
+    int64_t blocksize = op_argument(c, s, 0)->i, scale_alg = scale_alg_of(c, s, 1);
+    if (blocksize != 32)
+        return invalid(c, "blocksize only support '32' now, get: %lld", (long long)blocksize);
+    if (scale_alg < 0 || scale_alg > 2)
+        return invalid(c, "scaleAlg only support '0', '1' or '2' now, get: %lld", (long long)scale_alg);
     return ACLNN_SUCCESS;
 }
 
-static const char *shape_text(const pyaclnn_stub_tensor *t, char *buf, size_t size) {
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int64_t k = 0; k < t->ndim && used < size; k++)
-        used += (size_t)snprintf(buf + used, size - used, k ? ", %lld" : "%lld", (long long)t->shape[k]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-    return buf;
+/* gmq_dst_type dstType y: row 10, dstType names y's dtype. */
+aclnnStatus opc_gmq_dst_type(op_call *c, const op_step *s) {
+    int64_t dst_type = op_argument(c, s, 0)->i;
+    aclDataType yt = op_tensor(c, s, 1)->dtype;
+    if (dst_type == (int64_t)yt) return ACLNN_SUCCESS;
+    char b1[24], b2[24];
+    return invalid(c, "dstType %lld (%s) must be the same as y dtype %s", (long long)dst_type,
+                   (dst_type >= INT32_MIN && dst_type <= INT32_MAX) ? op_dtype_name((aclDataType)dst_type, b2)
+                                                                    : "out of range",
+                   op_dtype_name(yt, b1));
 }
 
-/* Rows 11-13: ranks and shapes. */
-static aclnnStatus check_shapes(const gmq_call *c, const pyaclnn_stub_tensor t[4]) {
+static const char *shape_text(const pyaclnn_stub_tensor *t, char *buf, size_t size) {
+    return tv_shape_text(t->shape, t->ndim, buf, size);
+}
+
+/* gmq_shapes x groupIndex y mxscale: rows 11-13, ranks and shapes. */
+aclnnStatus opc_gmq_shapes(op_call *c, const op_step *s) {
     static const int64_t RANK[4] = {2, 1, 2, 3};
     char b1[128], b2[128];
     for (int k = 0; k < 4; k++)
-        if (t[k].ndim != RANK[k])
-            return invalid(c, "%s has %lld dims, should be %lldD", TENSOR_NAMES[k], (long long)t[k].ndim,
+        if (op_tensor(c, s, k)->ndim != RANK[k])
+            return invalid(c, "%s has %lld dims, should be %lldD", op_pname(c, s, k), (long long)op_tensor(c, s, k)->ndim,
                            (long long)RANK[k]);
-    if (t[T_Y].shape[0] != t[T_X].shape[0] || t[T_Y].shape[1] != t[T_X].shape[1])
-        return invalid(c, "y shape %s must equal x shape %s", shape_text(&t[T_Y], b1, sizeof b1),
-                       shape_text(&t[T_X], b2, sizeof b2));
-    int64_t m = t[T_X].shape[0], n = t[T_X].shape[1], g = t[T_GROUP_INDEX].shape[0];
-    const int64_t *ms = t[T_MXSCALE].shape;
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *y = op_tensor(c, s, 2);
+    if (y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
+        return invalid(c, "y shape %s must equal x shape %s", shape_text(y, b1, sizeof b1), shape_text(x, b2, sizeof b2));
+    int64_t m = x->shape[0], n = x->shape[1], g = op_tensor(c, s, 1)->shape[0];
+    const int64_t *ms = op_tensor(c, s, 3)->shape;
     if (ms[2] != 2) return invalid(c, "mxscale dim2 is %lld, should be 2", (long long)ms[2]);
     if (ms[1] != n)
         return invalid(c, "mxscale dim1 is %lld, should be the same as x dim1 (%lld)", (long long)ms[1], (long long)n);
@@ -148,13 +161,27 @@ static aclnnStatus check_shapes(const gmq_call *c, const pyaclnn_stub_tensor t[4
     return ACLNN_SUCCESS;
 }
 
+/* gmq_group_index groupIndex: row 14. */
+aclnnStatus opc_gmq_group_index(op_call *c, const op_step *s) {
+    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) != 0) return ACLNN_SUCCESS;
+    return invalid(c, "groupIndex does not support empty values");
+}
+
+/* gmq_fp4_contiguous y: row 16 (V2's; a V1 y is never FP4), when something is launched. */
+aclnnStatus opc_gmq_fp4_contiguous(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *y = op_tensor(c, s, 0);
+    if (c->nothing || !is_fp4(y->dtype) || pyaclnn_stub_is_contiguous(y)) return ACLNN_SUCCESS;
+    return invalid(c, "y must be contiguous when its dtype is FP4");
+}
+
 /* Row 18: what only the kernel tiling rejects. NULL when it accepts. */
-static const char *tiling_rule(const gmq_call *c, aclDataType yt, int64_t n) {
+static const char *tiling_rule(aclDataType yt, int64_t n, const char *round_mode, int64_t scale_alg,
+                               double dst_type_max) {
     int fp4 = is_fp4(yt);
-    float d = (float)c->dst_type_max;
-    if (!fp4 && strcmp(c->round_mode, "rint") != 0) return "FP8 y needs roundMode 'rint'";
-    if (fp4 && c->scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";
-    if (!fp4 && c->scale_alg == 2) return "scaleAlg 2 is not supported with FP8 y";
+    float d = (float)dst_type_max;
+    if (!fp4 && strcmp(round_mode, "rint") != 0) return "FP8 y needs roundMode 'rint'";
+    if (fp4 && scale_alg == 1) return "scaleAlg 1 is not supported with FP4 y";
+    if (!fp4 && scale_alg == 2) return "scaleAlg 2 is not supported with FP8 y";
     if (yt == ACL_FLOAT4_E2M1 && (d < 0 || (d > 0 && d < 6) || d > 12))
         return "dstTypeMax must be 0 or within [6, 12] for FLOAT4_E2M1";
     if (yt == ACL_FLOAT4_E1M2 && (d < 0 || (d > 0 && d < 1.75f) || d > 3.5f))
@@ -163,115 +190,38 @@ static const char *tiling_rule(const gmq_call *c, aclDataType yt, int64_t n) {
     return NULL;
 }
 
-static aclnnStatus get_workspace_size(const gmq_call *c, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    /* Row 1: the five pointer arguments, in this order. */
-    static const char *const NULL_ORDER[] = {"x", "groupIndex", "roundMode", "y", "mxscale"};
-    const void *pointers[] = {c->tensors[T_X], c->tensors[T_GROUP_INDEX], c->round_mode, c->tensors[T_Y],
-                              c->tensors[T_MXSCALE]};
-    for (int k = 0; k < 5; k++) {
-        if (pointers[k] == NULL) {
-            pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s cannot be nullptr", NULL_ORDER[k]);
-            return ACLNN_ERR_PARAM_NULLPTR;
-        }
-    }
-    pyaclnn_stub_tensor t[4];
-    for (int k = 0; k < 4; k++) {
-        aclnnStatus rc = op_tensor_arg(c->api, TENSOR_NAMES[k], c->tensors[k], &t[k]);
-        if (rc != ACLNN_SUCCESS) return rc;
-    }
+/* gmq_tiling x y roundMode [scaleAlg dstTypeMax]: row 18 (561103), when something is launched. */
+aclnnStatus opc_gmq_tiling(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    const char *rule = tiling_rule(op_tensor(c, s, 1)->dtype, op_tensor(c, s, 0)->shape[1], op_argument(c, s, 2)->p,
+                                   scale_alg_of(c, s, 3), dst_type_max_of(c, s, 3));
+    if (rule == NULL) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api,
+                        "the GroupedDynamicMxQuant tiling rejects these arguments: %s (the real toolkit "
+                        "aborts the process on this input)", rule);
+    return ACLNN_ERR_INNER_NULLPTR;
+}
 
-    /* Row 2: only "regbase" SoCs (the Ascend950 family) run this op. */
-    if (pyaclnn_stub_soc_family() != PYACLNN_SOC_950) {
-        const char *soc = aclrtGetSocName();
-        return invalid(c, "support for SoC %s is not implemented: GroupedDynamicMxQuant runs only on Ascend950 "
-                          "(arch35, regbase)", soc ? soc : "(unknown)");
-    }
-    aclnnStatus rc = check_dtypes_and_attributes(c, t);
-    if (rc == ACLNN_SUCCESS) rc = check_shapes(c, t);
-    if (rc != ACLNN_SUCCESS) return rc;
-    if (pyaclnn_stub_numel(&t[T_GROUP_INDEX]) == 0)                                  /* row 14 */
-        return invalid(c, "groupIndex does not support empty values");
+/* gmq_contiguous mxscale: row 19, when something is launched. */
+aclnnStatus opc_gmq_contiguous(op_call *c, const op_step *s) {
+    if (c->nothing || pyaclnn_stub_is_contiguous(op_tensor(c, s, 0))) return ACLNN_SUCCESS;
+    return invalid(c, "%s must be contiguous", op_pname(c, s, 0));
+}
 
-    int empty = pyaclnn_stub_numel(&t[T_X]) == 0;                                    /* row 15 */
-    aclDataType yt = t[T_Y].dtype;
-    if (!empty) {
-        if (c->version == 2 && is_fp4(yt) && !pyaclnn_stub_is_contiguous(&t[T_Y]))     /* row 16 */
-            return invalid(c, "y must be contiguous when its dtype is FP4");
-        const char *rule = tiling_rule(c, yt, t[T_X].shape[1]);                         /* row 18 */
-        if (rule != NULL) {
-            pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api,
-                                "the GroupedDynamicMxQuant tiling rejects these arguments: %s (the real toolkit "
-                                "aborts the process on this input)", rule);
-            return ACLNN_ERR_INNER_NULLPTR;
-        }
-        if (!pyaclnn_stub_is_contiguous(&t[T_MXSCALE]))                                  /* row 19 */
-            return invalid(c, "mxscale must be contiguous");
-    }
-
-    if (workspaceSize == NULL || executor == NULL) {   /* the vendor would write through them */
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, c->api, "%s is NULL",
-                            workspaceSize == NULL ? "workspaceSize" : "executor");
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    float d = (float)c->dst_type_max;   /* the l0 op takes it as a float attribute */
-    gmq_params prm = {
-        .x_dtype = t[T_X].dtype,
-        .y_dtype = yt,
-        .scale_alg = (int)c->scale_alg,
-        .dtm_template = c->scale_alg == 2 ? dst_type_max_template(yt, d) : 0,
-        .inv_dst_type_max = inv_dst_type_max(yt, d),
-        .round_mode = strcmp(c->round_mode, "round") == 0 ? NUM_ROUND
-                      : strcmp(c->round_mode, "floor") == 0 ? NUM_FLOOR : NUM_RINT,
-    };
-    uint64_t ws = empty ? 0 : TILING_WORKSPACE;
-    aclOpExecutor *e = pyaclnn_stub_executor_new(GMQ_OP_NAME, empty ? NULL : gmq_kernel, &prm, sizeof prm, c->tensors,
-                                                 GMQ_N_INPUTS, c->tensors + T_Y, GMQ_N_OUTPUTS, ws);
-    if (e == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "could not create the executor (out of memory)");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
-    *workspaceSize = ws;
-    *executor = e;
+/* gmq_plan x y roundMode [scaleAlg dstTypeMax]: the kernel's attributes and the tiling's workspace. */
+aclnnStatus opc_gmq_plan(op_call *c, const op_step *s) {
+    aclDataType yt = op_tensor(c, s, 1)->dtype;
+    const char *round_mode = op_argument(c, s, 2)->p;
+    int64_t scale_alg = scale_alg_of(c, s, 3);
+    float d = (float)dst_type_max_of(c, s, 3);   /* the l0 op takes it as a float attribute */
+    gmq_params *prm = op_params(c, sizeof *prm);
+    prm->x_dtype = op_tensor(c, s, 0)->dtype;
+    prm->y_dtype = yt;
+    prm->scale_alg = (int)scale_alg;
+    prm->dtm_template = scale_alg == 2 ? dst_type_max_template(yt, d) : 0;
+    prm->inv_dst_type_max = inv_dst_type_max(yt, d);
+    prm->round_mode = strcmp(round_mode, "round") == 0 ? NUM_ROUND : strcmp(round_mode, "floor") == 0 ? NUM_FLOOR
+                                                                                                        : NUM_RINT;
+    c->workspace = c->nothing ? 0 : TILING_WORKSPACE;
     return ACLNN_SUCCESS;
-}
-
-/* Phase 2: any launch failure becomes ACLNN_ERR_INNER, as the vendor's wrapper returns. The one
- * recent-error line is the shared routine's (it names this API and the cause, with the inner
- * status); the vendor logs a second "launch aicore" line, which the stub's one-report-per-failure
- * rule leaves out. */
-static aclnnStatus run(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                       aclrtStream stream) {
-    aclnnStatus rc = pyaclnn_stub_executor_run(api, workspace, workspaceSize, executor, stream);
-    return rc == ACLNN_SUCCESS ? ACLNN_SUCCESS : ACLNN_ERR_INNER;
-}
-
-/* ---- public entry points ------------------------------------------------------------------------ */
-
-aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor *x, const aclTensor *groupIndex,
-                                                       const char *roundMode, int64_t dstType, int64_t blocksize,
-                                                       const aclTensor *y, const aclTensor *mxscale,
-                                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    gmq_call c = {"aclnnGroupedDynamicMxQuantGetWorkspaceSize", 1, {x, groupIndex, y, mxscale}, roundMode,
-                  dstType, blocksize, 0, 0.0};
-    return get_workspace_size(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnGroupedDynamicMxQuant(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                       aclrtStream stream) {
-    return run("aclnnGroupedDynamicMxQuant", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor *x, const aclTensor *groupIndex,
-                                                         const char *roundMode, int64_t dstType, int64_t blocksize,
-                                                         int64_t scaleAlg, double dstTypeMax, const aclTensor *y,
-                                                         const aclTensor *mxscale, uint64_t *workspaceSize,
-                                                         aclOpExecutor **executor) {
-    gmq_call c = {"aclnnGroupedDynamicMxQuantV2GetWorkspaceSize", 2, {x, groupIndex, y, mxscale}, roundMode,
-                  dstType, blocksize, scaleAlg, dstTypeMax};
-    return get_workspace_size(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnGroupedDynamicMxQuantV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                         aclrtStream stream) {
-    return run("aclnnGroupedDynamicMxQuantV2", workspace, workspaceSize, executor, stream);
 }

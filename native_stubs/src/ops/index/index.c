@@ -9,7 +9,8 @@
  * out has the result shape. BOOL masks are refused (161002): torch_npu turns masks into integer indices
  * before calling (AdvanceIndex::npu_expand_tensors); the emulator has no mask path.
  * IndexSelect (index/gather_v2/op_api/aclnn_index_select.cpp): a 0-d self needs a 0-d out; dim in range;
- * index at most 1-D; out = self's shape with dim replaced by the index length (when neither is empty).
+ * index at most 1-D; out = self's shape with dim replaced by the index length (when neither is empty; when one
+ * is, the vendor's executor does nothing and out keeps its bytes, whatever its shape).
  * IndexPutImpl (index/index_put_v2/op_api/aclnn_index_put_impl.cpp; its kernel: index_put.c): no more
  * indices than selfRef's dims; (emulator) BOOL masks refused, values broadcast to the indexed shape.
  */
@@ -84,8 +85,8 @@ aclnnStatus opc_index_select_scalar(op_call *c, const op_step *s) {
 }
 
 /* index_select_plan self dim index out: dim in range, index at most 1-D, out's shape (self's, with dim
- * replaced by the index length; unchecked when self or index is empty); the gather plan: undefined slots
- * before dim, the index (as 1-D) at dim. */
+ * replaced by the index length; unchecked when self or index is empty, and then nothing is launched, as the
+ * vendor's HasEmptyTensor); the gather plan: undefined slots before dim, the index (as 1-D) at dim. */
 aclnnStatus opc_index_select_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *ix = op_tensor(c, s, 2), *out = op_tensor(c, s, 3);
     int64_t dim = op_argument(c, s, 1)->i, rank = self->ndim == 0 ? 1 : self->ndim;
@@ -105,9 +106,13 @@ aclnnStatus opc_index_select_plan(op_call *c, const op_step *s) {
     int64_t want[PYACLNN_STUB_MAX_DIMS];
     for (int64_t d = 0; d < self->ndim; d++) want[d] = self->shape[d];
     if (self->ndim > 0) want[dim] = ix->ndim == 0 ? 1 : ix->shape[0];
-    if (pyaclnn_stub_numel(self) && pyaclnn_stub_numel(ix) &&
-        (rc = ew_check_shape(c->api, op_pname(c, s, 3), out, want, self->ndim)))
-        return rc;
+    if (pyaclnn_stub_numel(self) == 0 || pyaclnn_stub_numel(ix) == 0) {
+        /* the vendor's HasEmptyTensor: an executor that does nothing, whatever out's shape (the gather would
+         * read a self without elements, or write an out the plan does not describe) */
+        c->nothing = 1;
+        return ACLNN_SUCCESS;
+    }
+    if ((rc = ew_check_shape(c->api, op_pname(c, s, 3), out, want, self->ndim))) return rc;
     idx_plan *plan = op_params(c, sizeof *plan);
     plan->k = (int)dim + 1;
     plan->as_1d = 1;
@@ -127,7 +132,7 @@ aclnnStatus opc_index_put_slots(op_call *c, const op_step *s) {
 }
 
 /* index_put_plan selfRef indices values accumulate: the scatter plan; values must broadcast to the indexed
- * shape; nothing to launch when that shape or selfRef is empty. */
+ * shape, whose element count must fit in int64; nothing to launch when that shape or selfRef is empty. */
 aclnnStatus opc_index_put_plan(op_call *c, const op_step *s) {
     aclnnStatus rc;
     idx_plan *plan = idx_list_plan(c, s, &rc);
@@ -146,7 +151,14 @@ aclnnStatus opc_index_put_plan(op_call *c, const op_step *s) {
         }
     }
     int64_t n = 1;
-    for (int d = 0; d < plan->out_ndim; d++) n *= plan->out_shape[d];
+    int over = 0;
+    for (int d = 0; d < plan->out_ndim; d++) over |= __builtin_mul_overflow(n, plan->out_shape[d], &n);
+    if (over) {   /* (broadcast 0-stride indices) the emulator's check: the kernel lists every target position */
+        char b[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "the indexing result of shape %s has more than INT64_MAX "
+                            "elements", tv_shape_text(plan->out_shape, plan->out_ndim, b, sizeof b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     if (n == 0 || pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }

@@ -22,10 +22,10 @@ void index_put_kernel(const pyaclnn_stub_launch *launch) {
     tensors[0] = *self;
     for (size_t i = 1; i < launch->n_inputs && i <= IDX_MAX_SLOTS; i++) tensors[i] = launch->inputs[i];
     idx_slot_views(p, tensors, idx);
-    int64_t n = 1;
+    int64_t n = 1;   /* fits in int64: phase 1 checked (index_put_plan) */
     for (int d = 0; d < p->out_ndim; d++) n *= p->out_shape[d];
     /* Every target offset first (a bad index faults before anything is written), and the values. */
-    int64_t *offs = malloc(sizeof(int64_t) * (size_t)n + 1);
+    int64_t *offs = tv_alloc(n, sizeof(int64_t));
     unsigned char *vals = tv_gather_bytes(values);
     if (offs == NULL || vals == NULL) {
         free(offs);

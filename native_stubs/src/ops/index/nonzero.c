@@ -4,10 +4,15 @@
  * boolean-mask indexing `t[mask]` calls it on the mask).
  *
  * A data-dependent shape, like MaskedSelect: out is allocated as [rank, numel]; the kernel writes
- * the coordinates contiguously in the real shape [rank, count] from out's first element on and
- * reports it, and phase 2 waits for the stream and sets that view shape (torch_npu then resizes out
+ * the coordinates in the real shape [rank, count], row-major, into out's first rank * count elements
+ * (row-major through out's strides: contiguous from its offset for a contiguous out; a strided out
+ * gets what the vendor's Contiguous + ViewCopy leaves in it, and no byte outside the view) and
+ * reports the shape, and phase 2 waits for the stream and sets that view shape (torch_npu then resizes out
  * to it, keeping the storage). Non-zero: != 0 for integers and BOOL, != 0.0 for floats (NaN counts,
  * -0.0 does not). Exact.
+ *
+ * aclnnNonzero (nonzero.toml; index/non_zero/op_api/aclnn_nonzero.cpp; torch's nonzero, nonzero(as_tuple=True),
+ * where(cond)): the same coordinates as the rows of an INT64 [count, rank] matrix.
  */
 #include <stdint.h>
 
@@ -19,7 +24,8 @@ static int is_nonzero(const unsigned char *p, aclDataType dt) {
     return ew_repr_of(dt) == EW_REPR_F ? v.f != 0.0 : v.i != 0;   /* NaN != 0.0 is true */
 }
 
-void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) {
+/* The coordinates as the columns of out ([rank, count], NonzeroV2) or as its rows ([count, rank], Nonzero). */
+static void nonzero_run(const pyaclnn_stub_launch *launch, int as_rows) {
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     size_t isz = ew_itemsize(self->dtype);
     if (!op_view_in_device_memory(self, (int)(8 * isz)) || !op_view_in_device_memory(out, 64)) {
@@ -36,19 +42,26 @@ void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) {
                                (long long)pyaclnn_stub_numel(out), (long long)(rank * count), (long long)count);
         return;
     }
-    int64_t *dst = (int64_t *)out->data + out->offset, k = 0;
+    /* coordinate d of the k-th non-zero is element d * count + k of the result; result element j goes to out's
+     * element j in row-major order (through out's strides: the vendor's Contiguous + ViewCopy of a
+     * non-contiguous out; for a contiguous out, the first rank * count elements from its offset) */
+    int64_t *dst = out->data, k = 0;
     tv_iter_init(&it, self);
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) {
         if (!is_nonzero(tv_at(self, it.off), self->dtype)) continue;
-        for (int64_t d = 0; d < rank; d++) dst[d * count + k] = it.idx[d];
+        for (int64_t d = 0; d < rank; d++) dst[tv_offset(out, as_rows ? k * rank + d : d * count + k)] = it.idx[d];
         k++;
     }
     if (launch->out_shape != NULL) {
         launch->out_shape->ndim = 2;
-        launch->out_shape->dims[0] = rank;
-        launch->out_shape->dims[1] = count;
+        launch->out_shape->dims[as_rows ? 1 : 0] = rank;
+        launch->out_shape->dims[as_rows ? 0 : 1] = count;
     }
 }
+
+void nonzero_v2_kernel(const pyaclnn_stub_launch *launch) { nonzero_run(launch, 0); }
+
+void nonzero_kernel(const pyaclnn_stub_launch *launch) { nonzero_run(launch, 1); }
 
 /* nonzero_dims self: every dim of self fits in int32 (the kernel's coordinates are int32 internally). The
  * vendor returns an executor that does nothing for an empty self or out (a 0-d self gives out [0, 1], which

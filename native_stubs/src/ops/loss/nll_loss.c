@@ -30,7 +30,7 @@ typedef struct {
 static int load_targets(const pyaclnn_stub_launch *launch, const nll_plan *p, const pyaclnn_stub_tensor *t,
                         int64_t **targets) {
     double *v = tv_load_double(t);
-    int64_t *out = malloc((size_t)p->rows * sizeof(int64_t) + 1);
+    int64_t *out = tv_alloc(p->rows, sizeof(int64_t));
     if (v == NULL || out == NULL) {
         free(v);
         free(out);
@@ -58,7 +58,7 @@ void nll_loss_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *out = &launch->outputs[0], *tw_out = &launch->outputs[1];
     int64_t *t = NULL;
     float *x = tv_load_float(&launch->inputs[0]), *w = tv_load_float(&launch->inputs[2]);
-    float *loss = malloc((size_t)p->rows * sizeof(float) + 1);
+    float *loss = tv_alloc(p->rows, sizeof(float));
     if (x == NULL || w == NULL || loss == NULL) {
         tv_fail_oom(launch);
         goto done;

@@ -131,7 +131,7 @@ integral:
 }
 
 /* pow_scalar_plan self exponent: on Ascend 950 a scalar exponent of a non-empty tensor is checked
- * (check_exponent_950); then the plan, the scalar cast to the compute dtype as the base
+ * (check_exponent_950); then the pointwise plan, the scalar cast to the compute dtype as the base
  * (PowScalarTensor) or the exponent; nothing to launch for an empty tensor. */
 aclnnStatus opc_pow_scalar_plan(op_call *c, const op_step *s) {
     int scalar_is_base = c->def->params[s->p[0]].kind == OP_K_SCALAR;
@@ -140,8 +140,5 @@ aclnnStatus opc_pow_scalar_plan(op_call *c, const op_step *s) {
     aclnnStatus rc;
     if (!empty && !scalar_is_base && ew_soc_is_950() && (rc = check_exponent_950(c->api, c->compute, sc->dtype, sc->v)))
         return rc;
-    if ((rc = opc_pw_plan(c, s))) return rc;
-    ew_plan *plan = (ew_plan *)c->params;
-    if (scalar_is_base) plan->scalar_second = 0, plan->scalar_first = 1;
-    return ACLNN_SUCCESS;
+    return opc_pw_plan(c, s);   /* (a scalar base is the plan's first operand: opc_pw_plan's scalar_first) */
 }

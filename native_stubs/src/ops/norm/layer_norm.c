@@ -45,8 +45,8 @@ void layer_norm_kernel(const pyaclnn_stub_launch *launch) {
     int64_t M = p->rows, N = p->cols;
     double *xv = tv_load_double(x), *wv = p->has_weight ? tv_load_double(w) : NULL;
     double *bv = p->has_bias ? tv_load_double(b) : NULL;
-    double *y = malloc((size_t)(M * N) * sizeof(double) + 1), *mv = malloc((size_t)M * sizeof(double) + 1);
-    double *rv = malloc((size_t)M * sizeof(double) + 1);
+    double *y = tv_alloc(M * N, sizeof(double)), *mv = tv_alloc(M, sizeof(double));   /* M * N: x's count */
+    double *rv = tv_alloc(M, sizeof(double));
     if (!xv || !y || !mv || !rv || (p->has_weight && !wv) || (p->has_bias && !bv)) {
         tv_fail_oom(launch);
     } else {
@@ -146,9 +146,10 @@ static aclnnStatus check_norm_shape(const char *api, const pyaclnn_stub_tensor *
             }
         }
     }
-    *rows = 1;
-    *cols = 1;
-    for (int64_t d = 0; d < x->ndim; d++) *(d < begin ? rows : cols) *= x->shape[d];
+    /* (a 0 in the leading dims leaves the trailing ones' product unbounded: tv_dims_product saturates it,
+     * and no kernel runs for 0 rows unless a gradWeightOut / gradBiasOut of that many elements exists) */
+    *rows = tv_dims_product(x->shape, 0, begin);
+    *cols = tv_dims_product(x->shape, begin, x->ndim);
     return ACLNN_SUCCESS;
 }
 
@@ -249,7 +250,7 @@ aclnnStatus opc_ln_read_masked(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np && k < 3; k++) {
         int i = s->p[k];
         c->t[i].present = 0;
-        c->read |= 1u << i;
+        c->read |= (uint64_t)1 << i;
         if (!prm->mask[k]) continue;
         aclnnStatus rc = op_tensor_arg(c->api, op_pname(c, s, k), op_argument(c, s, k)->p, &c->t[i]);
         if (rc) return rc;

@@ -102,15 +102,26 @@ void gen_mask_kernel(const pyaclnn_stub_launch *launch) {
     write_mask(launch->params, out);
 }
 
-/* gen_mask_plan shape prob seed offset probDataType out: out holds the mask of shape's elements; on Atlas A2/A3
+/* gen_mask_plan shape prob seed offset probDataType out: shape's element count (padded to 128 bits) fits in
+ * int64 (the emulator's check: the vendor's product wraps); out holds the mask of shape's elements; on Atlas A2/A3
  * probDataType is one the probability scalar can be built in (CreateDropout: other dtypes fail there, 561103
  * after the message). Nothing to launch for an empty mask. */
 aclnnStatus opc_gen_mask_plan(op_call *c, const op_step *s) {
     const int64_t *dims = c->ints[s->p[0]].v;
     double prob = op_argument(c, s, 1)->d;
     const pyaclnn_stub_tensor *out = op_tensor(c, s, 5);
+    uint64_t rank = c->ints[s->p[0]].n;
     int64_t numel = 1;
-    for (uint64_t k = 0; k < c->ints[s->p[0]].n; k++) numel *= dims[k];
+    int over = 0, empty = 0;
+    for (uint64_t k = 0; k < rank; k++) empty |= dims[k] == 0;
+    for (uint64_t k = 0; k < rank && !empty; k++) over |= __builtin_mul_overflow(numel, dims[k], &numel);
+    if (empty) numel = 0;
+    if (over || numel > INT64_MAX - (MASK_ALIGN_BITS - 1)) {   /* the mask's bit count must fit in int64 */
+        char buf[200];
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "The element count of shape %s overflows int64.",
+                            tv_shape_text(dims, (int64_t)rank, buf, sizeof buf));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     int64_t need = mask_bytes(numel);
     aclnnStatus rc = check_mask_size(c, op_pname(c, s, 5), pyaclnn_stub_numel(out), need, 0);
     if (rc) return rc;

@@ -12,8 +12,7 @@
  */
 #include <math.h>
 
-#include "kernels/philox.h"
-#include "ops_decls.h"
+#include "ops/random/fill.h"
 
 typedef struct {
     float mean, std;
@@ -39,12 +38,7 @@ static void normal_one(void *ctx, uint64_t i, unsigned char *p) {
 }
 
 void normal_kernel(const pyaclnn_stub_launch *launch) {
-    const pyaclnn_stub_tensor *self = &launch->outputs[0];
-    if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
-        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
-        return;
-    }
-    rnd_for_each(self, normal_one, (void *)launch->params);
+    rnd_fill_self(launch, normal_one);
 }
 
 /* normal_std std: std >= 0 (the vendor checks it with the NULL checks: 161001). */

@@ -8,8 +8,7 @@
  * becomes `from` (torch's rule), so the interval stays half-open. Statistical fidelity: the NPU's
  * stream is its own.
  */
-#include "kernels/philox.h"
-#include "ops_decls.h"
+#include "ops/random/fill.h"
 
 typedef struct {
     double from, to;
@@ -38,12 +37,7 @@ static void uniform_one(void *ctx, uint64_t i, unsigned char *p) {
 }
 
 void uniform_kernel(const pyaclnn_stub_launch *launch) {
-    const pyaclnn_stub_tensor *self = &launch->outputs[0];
-    if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
-        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
-        return;
-    }
-    rnd_for_each(self, uniform_one, (void *)launch->params);
+    rnd_fill_self(launch, uniform_one);
 }
 
 /* uniform_plan selfRef from to seed offset: from <= to; the kernel's parameters. */

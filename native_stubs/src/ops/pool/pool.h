@@ -1,0 +1,49 @@
+/* What the 2-D pools (avg_pool.c, max_pool.c) share: the planes of a 3-D (C, H, W) or 4-D (N, C, H, W) self,
+ * the pooled output shape, and the format checks of their op_apis. */
+#ifndef PYACLNN_OPS_POOL_H
+#define PYACLNN_OPS_POOL_H
+
+#include "opbase/checks.h"
+#include "ops_decls.h"
+
+typedef struct {
+    int is3;                     /* 3-D self: no batch dim */
+    int64_t nb, ch, h, w;        /* batch (1 for 3-D), channels, plane height and width */
+} pool_dims;
+
+static inline pool_dims pool_dims_of(const pyaclnn_stub_tensor *x) {
+    int is3 = x->ndim == 3;
+    return (pool_dims){is3, is3 ? 1 : x->shape[0], x->shape[is3 ? 0 : 1], x->shape[is3 ? 1 : 2],
+                       x->shape[is3 ? 2 : 3]};
+}
+
+/* 161002 "Given input size ..., calc out size ..." unless the pooled plane has elements; else the output
+ * shape ([N,] C, oh, ow) into shape. */
+static inline aclnnStatus pool_out_shape(op_call *c, const pool_dims *d, int64_t oh, int64_t ow, int64_t *shape) {
+    if (oh <= 0 || ow <= 0)
+        return op_invalidf(c->api, "Given input size %lldx%lldx%lld, calc out size %lldx%lldx%lld", (long long)d->ch,
+                           (long long)d->h, (long long)d->w, (long long)d->ch, (long long)oh, (long long)ow);
+    int k = 0;
+    if (!d->is3) shape[k++] = d->nb;
+    shape[k++] = d->ch;
+    shape[k++] = oh;
+    shape[k] = ow;
+    return ACLNN_SUCCESS;
+}
+
+/* NCHW or NCL (or ND, the emulator's plain tensors) */
+static inline int pool_channels_first(aclFormat f) {
+    return f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NCL || f == ACL_FORMAT_ND;
+}
+
+/* 161002 "<p> format should be NCHW or NCL ..." for the first of the step's first n operands that is not. */
+static inline aclnnStatus pool_formats_channels_first(op_call *c, const op_step *s, int n) {
+    char a[24];
+    for (int k = 0; k < n; k++)
+        if (!pool_channels_first(op_tensor(c, s, k)->format))
+            return op_invalidf(c->api, "%s format should be NCHW or NCL. Actual: %s is [%s].", op_pname(c, s, k),
+                               op_pname(c, s, k), op_format_name(op_tensor(c, s, k)->format, a));
+    return ACLNN_SUCCESS;
+}
+
+#endif

@@ -1,0 +1,140 @@
+"""Shared pieces of the tests of the convolutional-model operators and the losses / optimiser (tests/test_conv.py,
+test_batch_group_norm.py, test_pool.py, test_upsample.py, test_losses.py, test_optim_adamw.py): status codes of many
+calls on another SoC in one child process (tensors described as data, every other argument passed as is), tolerance
+checks against a float64 reference, error messages, and the torch_npu child (one per test file, _math_ops)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+import helpers
+from _math_ops import A2, INVALID, NULLPTR, dec, enc, torch_npu_run  # noqa: F401 (re-exported)
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+
+F32 = np.float32
+# the SoCs' dtype names as the tests write them
+ACL = {"FLOAT": "float32", "FLOAT16": "float16", "BF16": "bfloat16", "DOUBLE": "float64", "INT8": "int8",
+       "UINT8": "uint8", "INT16": "int16", "INT32": "int32", "INT64": "int64", "BOOL": "bool",
+       "HIFLOAT8": "hifloat8", "FLOAT8_E4M3FN": "float8_e4m3fn", "FLOAT8_E5M2": "float8_e5m2"}
+
+
+def names(text: str) -> list[str]:
+    return [ACL[n] for n in text.split()]
+
+
+def tensor(a, dtype: str | None = None):
+    """A device tensor of `a` (uint8 codes as HIFLOAT8 when dtype says so)."""
+    import pyaclnn
+    return pyaclnn.from_numpy(np.ascontiguousarray(a), dtype=dtype)
+
+
+def zeros(shape, name: str) -> np.ndarray:
+    if name == "hifloat8":
+        return np.zeros(shape, np.uint8)
+    if name == "float8_e4m3fn":
+        import ml_dtypes
+        return np.zeros(shape, ml_dtypes.float8_e4m3fn)
+    return np.zeros(shape, R.np_dtype(name))
+
+
+def f64(a) -> np.ndarray:
+    return np.asarray(a).astype(np.float64)
+
+
+def unit(name: str) -> float:
+    """The dtype's unit roundoff (half an ulp at 1)."""
+    return {"float32": 2.0 ** -24, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "hifloat8": 2.0 ** -4,
+            "float8_e4m3fn": 2.0 ** -4, "float64": 2.0 ** -53}[name]
+
+
+def within(got, want64, scale, rel: float, name: str = "float32"):
+    """|got - want| <= rel * scale + (the output dtype's rounding of want) elementwise; NaN matches NaN."""
+    got, want64 = f64(got), f64(want64)
+    assert got.shape == want64.shape, (got.shape, want64.shape)
+    nan = np.isnan(want64)
+    assert (np.isnan(got) == nan).all(), "NaN positions differ"
+    err = np.abs(got - want64)[~nan]
+    tol = (rel * np.broadcast_to(f64(scale), want64.shape) + 2 * unit(name) * np.abs(want64))[~nan]
+    assert (err <= tol + 1e-300).all(), f"max excess {np.max(err - tol)}; max err {err.max()}"
+    return float(np.max(err / np.maximum(tol, 1e-300), initial=0.0))
+
+
+def error_of(fn, *args) -> tuple[int, str]:
+    """(code, message) of a call that fails; (0, '') when it passes."""
+    try:
+        fn(*args)
+    except AclError as exc:
+        return exc.code, str(exc)
+    return 0, ""
+
+
+# ---- status codes on a SoC (one child process) ------------------------------------------------------
+
+# A call as data: (operator, [argument ...]); an argument ["t", dtype, shape] is a tensor of ones, ["n"] NULL,
+# anything else is passed as is (ints, floats, bools, lists for int / bool arrays).
+_CHILD = """
+import json, sys
+import numpy as np
+import pyaclnn
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+
+def arg(a):
+    if isinstance(a, list) and a and a[0] == "t":
+        if a[1] == "hifloat8":
+            return pyaclnn.from_numpy(np.full(a[2], 0x38, np.uint8), dtype="hifloat8")
+        if a[1] == "float8_e4m3fn":
+            import ml_dtypes
+            return np.ones(a[2], ml_dtypes.float8_e4m3fn)
+        return np.ones(a[2], R.np_dtype(a[1]))
+    if isinstance(a, list) and a == ["n"]:
+        return None
+    return a
+
+codes = []
+for name, args in json.loads(sys.stdin.read()):
+    try:
+        getattr(ops, name)(*[arg(a) for a in args])
+        codes.append(0)
+    except AclError as exc:
+        codes.append(exc.code)
+EXTRA = {}
+__EXTRA__
+print("RESULT " + json.dumps({"codes": codes, "extra": EXTRA}))
+"""
+
+
+def status_codes(calls: list, soc: str, extra: str = "") -> list[int]:
+    """The status of each call on `soc`: Ascend 950 (this process's SoC) in process, others in one child (which
+    also runs `extra`, code that fills the dict EXTRA: status_codes then returns (codes, EXTRA))."""
+    if soc == "Ascend950PR" and not extra:
+        scope: dict = {}
+        exec(_CHILD.split("codes = []")[0], scope)   # the child's arg()
+        out = []
+        for name, args in calls:
+            out.append(error_of(getattr(__import__("pyaclnn").ops, name), *[scope["arg"](a) for a in args])[0])
+        return out
+    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
+    code = _CHILD.replace("__EXTRA__", extra)
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(calls), env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    out = json.loads(lines[-1][len("RESULT "):])
+    return (out["codes"], out["extra"]) if extra else out["codes"]
+
+
+def dtype_rows(op: str, make_args, accepted_950: list[str], accepted_a2: list[str], candidates: list[str]):
+    """Calls of `op` with make_args(dtype) for every candidate dtype, and the expected status per SoC."""
+    calls = [(op, make_args(d)) for d in candidates]
+    return calls, [0 if d in accepted_950 else INVALID for d in candidates], \
+        [0 if d in accepted_a2 else INVALID for d in candidates]
+
+
+CANDIDATES = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "bool", "hifloat8",
+              "float8_e4m3fn"]

@@ -1,0 +1,145 @@
+"""Shared pieces of the tests of the gather / scatter, pad and shape-move families (tests/test_gather_scatter.py,
+tests/test_pad.py, tests/test_shape_moves.py): samples of every dtype, the status codes of many calls on another
+SoC in one child process (tensors, scalars, integers, integer lists, NULL), and one torch_npu child on the emulator
+for the three files together (each file registers its torch code at import; the first test that asks runs them
+all and the results are kept: torch_npu takes seconds to import)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+import helpers
+from _math_ops import A2, ALL, INVALID, NULLPTR, dec, enc, names, same_bits, torch_npu_run  # noqa: F401
+from reference import elementwise as R
+
+INNER_NULLPTR = 561103
+RNG = np.random.default_rng(2828)
+FLOATS = ("float32", "float16", "bfloat16", "float64")
+
+
+def npdt(name: str) -> np.dtype:
+    return R.np_dtype(name)
+
+
+def sample(name: str, shape, rng=RNG) -> np.ndarray:
+    """Distinct-looking values of dtype `name` (floats with -0.0, inf, NaN; integers over a small range)."""
+    if name == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    dt = npdt(name)
+    if dt.kind in "iu":
+        lo = 0 if dt.kind == "u" else -100
+        return rng.integers(lo, 100, shape).astype(dt)
+    x = rng.standard_normal(shape) * 4
+    flat = x.reshape(-1)
+    if flat.size >= 8:
+        flat[:4] = [-0.0, np.inf, -np.inf, np.nan]
+    return R.cast(x, name)
+
+
+# ---- status codes on a SoC (one child process) -------------------------------------------------------
+
+# A call is (operator, [argument ...]) with arguments ("t", dtype, shape[, fill]) a tensor of `fill` (default
+# 1) (or of the values of a list: ("t", dtype, shape, [values])), ("s", value, dtype) an aclScalar, ("n",) NULL,
+# or a plain value (an integer, a float, a list of ints). An operator name "=Op" returns the result's bytes.
+_CHILD = """
+import json, sys
+import numpy as np
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+
+def arg(a):
+    if isinstance(a, list) and a and a[0] == "t":
+        fill = a[3] if len(a) > 3 else 1
+        if isinstance(fill, list):
+            return np.array(fill, np.float64).astype(R.np_dtype(a[1])).reshape(a[2])
+        return np.full(a[2], fill).astype(R.np_dtype(a[1]))
+    if isinstance(a, list) and a and a[0] == "s":
+        return ops.Scalar(a[1], a[2])
+    if isinstance(a, list) and a and a[0] == "n":
+        return None
+    return a
+
+codes = []
+for name, args in json.loads(sys.stdin.read()):
+    try:
+        r = getattr(ops, name.lstrip("="))(*[arg(a) for a in args])
+        codes.append(0 if name[0] != "=" else np.ascontiguousarray(r).view(np.uint8).tolist())
+    except AclError as exc:
+        codes.append(exc.code)
+print("RESULT " + json.dumps(codes))
+"""
+
+
+def status_codes(calls: list, soc: str) -> list[int]:
+    """The status of each call on `soc`, in one child process."""
+    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
+    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(calls), env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def in_process_codes(calls: list) -> list[int]:
+    """The status of each call on this process's SoC (the default, Ascend 950)."""
+    ns: dict = {}
+    exec(_CHILD.split("codes = []")[0], ns)
+    codes = []
+    for name, args in calls:
+        try:
+            getattr(ns["ops"], name)(*[ns["arg"](list(a) if isinstance(a, tuple) else a) for a in args])
+            codes.append(0)
+        except ns["AclError"] as exc:
+            codes.append(exc.code)
+    return codes
+
+
+def check_lists(cases: list, soc: str, extra: list | None = None) -> list:
+    """cases: (operator, dtype, [args], expected code): every code as expected on `soc` (Ascend 950 in this
+    process, another SoC in one child). `extra` calls ("=Op", args) run in the same child; their results'
+    bytes come back."""
+    calls = [(op, args) for op, _, args, _ in cases]
+    got = in_process_codes(calls) if soc == "Ascend950PR" else status_codes(calls + list(extra or []), soc)
+    results = got[len(calls):]
+    got = got[:len(calls)]
+    bad = [(op, dt, g, want) for (op, dt, _, want), g in zip(cases, got) if g != want]
+    assert bad == [], bad
+    return results
+
+
+# ---- one torch_npu child for the three files -----------------------------------------------------------
+
+_BODIES: dict[str, tuple[str, dict]] = {}
+_RESULTS: dict[str, dict] = {}
+
+
+def register_torch(family: str, body: str, spec: dict):
+    """Registers a family's torch code: a function body that reads SPEC and fills OUT (run under
+    `python -m pyaclnn exec` with torch_npu imported; helpers T, to_np, enc, dec as in _math_ops)."""
+    _BODIES[family] = (body, spec)
+
+
+def torch_results(family: str) -> dict:
+    """What the family's torch code reported (the first call runs every registered family in one child)."""
+    if family not in _RESULTS:
+        script = ["OUT_ALL = {}", "SPEC_ALL = SPEC"]
+        for fam, (body, _) in _BODIES.items():
+            script.append(f"def _run_{fam}(SPEC, OUT):\n" + "\n".join("    " + ln for ln in body.strip("\n").splitlines()))
+            script.append(f"OUT_ALL[{fam!r}] = {{}}\n_run_{fam}(SPEC_ALL[{fam!r}], OUT_ALL[{fam!r}])")
+        script.append("OUT.update(OUT_ALL)")
+        out = torch_npu_run("\n".join(script) + "\n", {fam: spec for fam, (_, spec) in _BODIES.items()})
+        _RESULTS.update(out)
+    return _RESULTS[family]
+
+
+TORCH_PRELUDE = """
+def run(key, f):
+    try:
+        OUT[key] = enc(to_np(f()))
+    except Exception as exc:
+        OUT[key] = {"error": str(exc)[:400]}
+"""
