@@ -1,6 +1,6 @@
 """Tiny models in plain torch, written the way HuggingFace transformers writes them (no transformers
-dependency, no network, random weights from a seed): a Llama-style and a GPT-2-style causal LM, a
-BERT-style masked LM, a T5-style encoder-decoder and a small ResNet. Hidden sizes are tiny so that the
+dependency, no network, random weights from a seed): Llama-, Qwen2-, Mistral-, Gemma- and GPT-2-style
+causal LMs, a BERT-style masked LM, a T5-style encoder-decoder and a small ResNet. Hidden sizes are tiny so that the
 emulator runs them in well under a second. Used by tests/_torch_npu_models_child.py.
 
 Each model follows its HF counterpart's operations (the ones torch_npu then turns into aclnn calls):
@@ -8,6 +8,13 @@ Each model follows its HF counterpart's operations (the ones torch_npu then turn
   product, rotate_half with cat and neg), grouped-query attention (repeat_kv by expand + reshape),
   F.scaled_dot_product_attention with is_causal (no explicit mask), SwiGLU MLP, a KV cache (cat) in
   generation; the loss pads the labels (F.pad, value -100) and shifts them, as ForCausalLMLoss does.
+- Qwen2: Llama with biases on the q/k/v projections and rope theta 1e6.
+- Mistral: Llama with a sliding window shorter than the sequence, so that transformers' SDPA path passes
+  an explicit boolean mask (causal and within the window) instead of is_causal, in prefill and in
+  cached generation.
+- Gemma: multi-query attention (one key/value head) with a head size that is not hidden / heads,
+  GemmaRMSNorm (x * (1 + weight), in fp32), the embeddings scaled by sqrt(hidden) in the model's dtype,
+  the GeGLU MLP (gelu with the tanh approximation), lm_head tied to the embeddings.
 - GPT-2: learned position embeddings, LayerNorm, Conv1D projections (addmm), gelu_new (the tanh
   formula written out, as NewGELUActivation), causal SDPA, lm_head tied to wte.
 - BERT: word + position + token-type embeddings (the token types default to a gather of a buffer, as
@@ -68,6 +75,15 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * x.to(dtype)
 
 
+class GemmaRMSNorm(LlamaRMSNorm):
+    """Gemma scales by (1 + weight) and casts after the multiplication, all in fp32."""
+
+    def forward(self, x):
+        xf = x.float()
+        out = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (out * (1.0 + self.weight.float())).type_as(x)
+
+
 def rotate_half(x):
     x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
     return torch.cat((-x2, x1), dim=-1)
@@ -80,13 +96,22 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, h, n_rep, t, d).reshape(b, h * n_rep, t, d)
 
 
+def sliding_window_mask(tq, tk, window, device):
+    """transformers' sliding-window causal mask as SDPA takes it (True = attend): query i (at position
+    tk - tq + i) sees the keys j with i - window < j <= i."""
+    qpos = torch.arange(tk - tq, tk, device=device)[:, None]
+    kpos = torch.arange(tk, device=device)[None, :]
+    return ((kpos <= qpos) & (kpos > qpos - window))[None, None]
+
+
 class LlamaAttention(nn.Module):
-    def __init__(self, d, heads, kv_heads):
+    def __init__(self, d, heads, kv_heads, head_dim=None, qkv_bias=False, window=None):
         super().__init__()
-        self.h, self.kv, self.hd = heads, kv_heads, d // heads
-        self.q_proj = nn.Linear(d, heads * self.hd, bias=False)
-        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
-        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.h, self.kv, self.hd = heads, kv_heads, head_dim or d // heads
+        self.window = window
+        self.q_proj = nn.Linear(d, heads * self.hd, bias=qkv_bias)
+        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=qkv_bias)
+        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=qkv_bias)
         self.o_proj = nn.Linear(heads * self.hd, d, bias=False)
 
     def forward(self, x, cos, sin, cache=None):
@@ -102,29 +127,39 @@ class LlamaAttention(nn.Module):
                 k, v = torch.cat([cache[0], k], dim=-2), torch.cat([cache[1], v], dim=-2)
             cache[:] = [k, v]
         k, v = repeat_kv(k, self.h // self.kv), repeat_kv(v, self.h // self.kv)
-        # transformers' sdpa_attention_forward: is_causal for a prefill without a mask, not for one new token
-        o = F.scaled_dot_product_attention(q.contiguous(), k.contiguous(), v.contiguous(), is_causal=t > 1)
+        tk = k.shape[-2]
+        if self.window is not None and tk > self.window:       # the window cuts: an explicit mask
+            mask = sliding_window_mask(t, tk, self.window, x.device)
+            o = F.scaled_dot_product_attention(q.contiguous(), k.contiguous(), v.contiguous(), attn_mask=mask)
+        else:
+            # transformers' sdpa_attention_forward: is_causal for a prefill without a mask, not for one new token
+            o = F.scaled_dot_product_attention(q.contiguous(), k.contiguous(), v.contiguous(), is_causal=t > 1)
         return self.o_proj(o.transpose(1, 2).reshape(b, t, -1))
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, d, ff):
+    def __init__(self, d, ff, act=F.silu):
         super().__init__()
         self.gate_proj = nn.Linear(d, ff, bias=False)
         self.up_proj = nn.Linear(d, ff, bias=False)
         self.down_proj = nn.Linear(ff, d, bias=False)
+        self.act = act
 
     def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
+
+
+def gelu_pytorch_tanh(x):
+    return F.gelu(x, approximate="tanh")
 
 
 class LlamaLayer(nn.Module):
-    def __init__(self, d, heads, kv_heads, ff):
+    def __init__(self, d, heads, kv_heads, ff, norm=LlamaRMSNorm, act=F.silu, **attn):
         super().__init__()
-        self.input_layernorm = LlamaRMSNorm(d)
-        self.self_attn = LlamaAttention(d, heads, kv_heads)
-        self.post_attention_layernorm = LlamaRMSNorm(d)
-        self.mlp = LlamaMLP(d, ff)
+        self.input_layernorm = norm(d)
+        self.self_attn = LlamaAttention(d, heads, kv_heads, **attn)
+        self.post_attention_layernorm = norm(d)
+        self.mlp = LlamaMLP(d, ff, act)
 
     def forward(self, x, cos, sin, cache=None):
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, cache)
@@ -135,13 +170,13 @@ class TinyLlama(nn.Module):
     """2 layers, hidden 32, 4 query heads sharing 2 key/value heads (GQA), SwiGLU 48."""
     causal = True
 
-    def __init__(self, d=32, heads=4, kv_heads=2, ff=48, layers=2, theta=10000.0):
+    def __init__(self, d=32, heads=4, kv_heads=2, ff=48, layers=2, theta=10000.0, norm=LlamaRMSNorm, **layer):
         super().__init__()
         self.embed_tokens = nn.Embedding(VOCAB, d)
-        self.layers = nn.ModuleList(LlamaLayer(d, heads, kv_heads, ff) for _ in range(layers))
-        self.norm = LlamaRMSNorm(d)
+        self.layers = nn.ModuleList(LlamaLayer(d, heads, kv_heads, ff, norm, **layer) for _ in range(layers))
+        self.norm = norm(d)
         self.lm_head = nn.Linear(d, VOCAB, bias=False)
-        hd = d // heads
+        hd = layer.get("head_dim") or d // heads
         self.register_buffer("inv_freq", 1.0 / theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd),
                              persistent=False)
 
@@ -151,13 +186,44 @@ class TinyLlama(nn.Module):
         emb = torch.cat((freqs, freqs), dim=-1)
         return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
 
+    def embed(self, input_ids):
+        return self.embed_tokens(input_ids)
+
     def forward(self, input_ids, caches=None, past=0):
-        x = self.embed_tokens(input_ids)
+        x = self.embed(input_ids)
         pos = torch.arange(past, past + input_ids.shape[1], device=input_ids.device).unsqueeze(0)
         cos, sin = self.rotary(x, pos.expand(input_ids.shape[0], -1))
         for i, layer in enumerate(self.layers):
             x = layer(x, cos, sin, None if caches is None else caches[i])
         return self.lm_head(self.norm(x))
+
+
+class TinyQwen2(TinyLlama):
+    """Llama with q/k/v biases and rope theta 1e6."""
+
+    def __init__(self):
+        super().__init__(theta=1e6, qkv_bias=True)
+
+
+class TinyMistral(TinyLlama):
+    """Llama (GQA 4:2) with a sliding window of 4 tokens: prompts and caches longer than that take the
+    explicit-mask SDPA path."""
+
+    def __init__(self):
+        super().__init__(window=4)
+
+
+class TinyGemma(TinyLlama):
+    """Multi-query attention (4 query heads, 1 key/value head) of head size 16 (hidden 32), GemmaRMSNorm,
+    GeGLU, embeddings scaled by sqrt(hidden), lm_head tied to the embeddings."""
+
+    def __init__(self):
+        super().__init__(kv_heads=1, head_dim=16, norm=GemmaRMSNorm, act=gelu_pytorch_tanh)
+        self.lm_head.weight = self.embed_tokens.weight
+
+    def embed(self, input_ids):
+        x = self.embed_tokens(input_ids)
+        return x * torch.tensor(self.embed_tokens.embedding_dim ** 0.5, dtype=x.dtype, device=x.device)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -81,11 +81,18 @@ def resnet_batch():
     return {"x": torch.randn(4, 3, 16, 16, generator=g), "labels": torch.tensor([1, 7, 3, 0])}
 
 
+def _causal(cls):
+    return (cls, causal_batch, lambda m, b: m(b["input_ids"]), lambda lg, b: tm.causal_lm_loss(lg, b["labels"]))
+
+
+# the decoder-only models with rotary embeddings and a KV cache in generation
+LLAMA_LIKE = ("llama", "qwen2", "mistral", "gemma")
 MODELS = {
-    "llama": (tm.TinyLlama, causal_batch,
-              lambda m, b: m(b["input_ids"]), lambda lg, b: tm.causal_lm_loss(lg, b["labels"])),
-    "gpt2": (tm.TinyGPT2, causal_batch,
-             lambda m, b: m(b["input_ids"]), lambda lg, b: tm.causal_lm_loss(lg, b["labels"])),
+    "llama": _causal(tm.TinyLlama),
+    "qwen2": _causal(tm.TinyQwen2),
+    "mistral": _causal(tm.TinyMistral),
+    "gemma": _causal(tm.TinyGemma),
+    "gpt2": _causal(tm.TinyGPT2),
     "bert": (tm.TinyBert, bert_batch,
              lambda m, b: m(b["input_ids"], b["attention_mask"], b["token_type_ids"]),
              lambda lg, b: tm.masked_lm_loss(lg, b["labels"])),
@@ -95,7 +102,7 @@ MODELS = {
     "resnet": (tm.TinyResNet, resnet_batch,
                lambda m, b: m(b["x"]), lambda lg, b: torch.nn.functional.cross_entropy(lg, b["labels"])),
 }
-SEEDS = {"llama": 11, "gpt2": 12, "bert": 13, "t5": 22, "resnet": 15}
+SEEDS = {"llama": 11, "qwen2": 16, "mistral": 17, "gemma": 18, "gpt2": 12, "bert": 13, "t5": 22, "resnet": 15}
 
 
 def build(name, dev, dtype=torch.float32):
@@ -131,7 +138,7 @@ def bf16(name):
 
 def _generate(name, model, b, eos):
     dev = next(model.parameters()).device
-    if name == "llama":                         # with a KV cache: the prompt once, then one token a step
+    if name in LLAMA_LIKE:                      # with a KV cache: the prompt once, then one token a step
         caches = [[] for _ in model.layers]
 
         def step(seq):

@@ -1,6 +1,6 @@
 """Ordinary model code on `npu` with default settings (issue 28, point 4): the tiny models of
-tests/_tiny_models.py -- a Llama-style and a GPT-2-style causal LM with transformers' default SDPA
-attention, a BERT-style masked LM, a T5-style encoder-decoder, a small ResNet -- run through the real
+tests/_tiny_models.py -- Llama-, Qwen2-, Mistral-, Gemma- and GPT-2-style causal LMs with transformers'
+default SDPA attention, a BERT-style masked LM, a T5-style encoder-decoder, a small ResNet -- run through the real
 torch_npu on the emulator and are compared with torch CPU, in one child process
 (tests/_torch_npu_models_child.py, like tests/test_torch_npu.py's):
 
@@ -34,9 +34,9 @@ import helpers
 from test_torch_npu import _UNDER_ASAN, _pair_reason
 
 CHILD = Path(__file__).with_name("_torch_npu_models_child.py")
-MODELS = ["llama", "gpt2", "bert", "t5", "resnet"]
+MODELS = ["llama", "qwen2", "mistral", "gemma", "gpt2", "bert", "t5", "resnet"]
 OPTIMIZERS = ["default", "single", "fused"]
-CAUSAL = ["llama", "gpt2", "t5"]
+CAUSAL = ["llama", "qwen2", "mistral", "gemma", "gpt2", "t5"]
 
 pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason() or ""),
               pytest.mark.skipif(_UNDER_ASAN, reason="not run under the ASan CI pass (torch and torch_npu are "
