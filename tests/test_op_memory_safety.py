@@ -348,3 +348,67 @@ def test_index_fill_dim_int64_min_is_refused(tmp_path):
                   {"d": FLOAT, "sh": [2, 1, 4, 2], "n": 64, "fill": PAT}]}
     res = run("aclnnIndexFill", [call], tmp_path)[0]
     assert "crash" not in res and res.get("s1") == INVALID and "is greater than self dim" in res["m1"], res
+
+
+# ---- 9. a caller's attributes at the int64 edges (the fuzzer draws them since it found these) ------------
+# Shape arithmetic with groups, pads, strides and dilations overflowed (UBSan) for values near INT64_MAX /
+# INT64_MIN; it now saturates (op_mul_sat / op_add_sat, opbase/checks.h), so the vendor's checks refuse them.
+
+X4 = {"d": FLOAT, "sh": [1, 4, 5, 5], "n": 400, "fill": PAT}
+W4 = {"d": FLOAT, "sh": [4, 4, 3, 3], "n": 576, "fill": PAT}
+
+
+@pytest.mark.parametrize("soc", oc.SOCS)
+@pytest.mark.parametrize("case", ["groups", "pads", "dilations", "strides"])
+def test_convolution_attributes_at_the_int64_edges_are_refused(tmp_path, soc, case):
+    big, low = 2 ** 63 - 1, -2 ** 63
+    stride, pad, dil, groups = {"ia": [1, 1]}, {"ia": [0, 0]}, {"ia": [1, 1]}, 1
+    if case == "groups":
+        groups = 2 ** 62                        # bias shape[0] == filter shape[1] * groups (transposed)
+    elif case == "pads":
+        pad = {"ia": [low, big]}
+    elif case == "dilations":
+        dil = {"ia": [big, 1]}
+    else:
+        stride = {"ia": [big, big]}
+    bias = {"d": FLOAT, "sh": [8], "n": 32, "fill": PAT}
+    out = {"d": FLOAT, "sh": [1, 8, 7, 7], "n": 1568, "fill": PAT}
+    res = run("aclnnConvolution", [{"a": [X4, W4, bias, stride, pad, dil, tr, {"ia": [0, 0]}, groups, out, 0]}
+                                   for tr in (True, False)], tmp_path, soc)
+    for r in res:
+        assert "crash" not in r and r.get("s1") == INVALID, r
+
+
+def test_convolution_3d_backprop_padding_limit_with_an_int64_min_pad(tmp_path):
+    """Atlas A2's transposed 3d padding limit '(filter - 1) * dilation - pad <= 255' subtracted INT64_MIN."""
+    call = {"a": [{"d": 0, "sh": [1, 4, 1, 2, 1], "n": 40, "fill": PAT}, {"d": 0, "sh": [4, 2, 2, 2, 1], "n": 128, "fill": PAT},
+                  {"d": 0, "sh": [4], "n": 16, "fill": PAT}, {"ia": [1, 2, 1]}, {"ia": [-2 ** 63, 0, 0]}, {"ia": [1, 1, 1]},
+                  True, {"ia": [0, 1, 0]}, 2, {"d": 0, "sh": [1, 4, 2, 5, 1], "n": 160, "fill": PAT}, 0]}
+    res = run("aclnnConvolution", [call], tmp_path, "Ascend910B4")[0]
+    assert "crash" not in res and res.get("s1") == INVALID, res
+
+
+def test_max_pool_backward_dilation_int64_max_is_refused(tmp_path):
+    """MaxPool2dWithIndicesBackward's 'pad at most half the effective kernel' computed (k - 1) * dilation + 1."""
+    call = {"a": [{"d": 0, "sh": [2, 2, 1, 3], "n": 48, "fill": PAT}, {"d": 0, "sh": [2, 2, 2, 7], "n": 232, "fill": PAT},
+                  {"d": 3, "sh": [2, 2, 1, 3], "n": 52, "fill": {"m": "const", "v": 0}}, {"ia": [2, 3]}, {"ia": [1, 2]},
+                  {"ia": [0]}, {"ia": [2 ** 63 - 1]}, False, {"d": 0, "sh": [2, 2, 2, 7], "n": 228, "fill": PAT}]}
+    res = run("aclnnMaxPool2dWithIndicesBackward", [call], tmp_path)[0]
+    assert "crash" not in res and res.get("s1") == INVALID, res
+
+
+def test_replication_pad_of_int64_max_is_refused(tmp_path):
+    """The padded size self + left + right overflowed for a pad of INT64_MAX."""
+    x = {"d": FLOAT, "sh": [2, 2, 3], "n": 48, "fill": PAT}
+    res = run("aclnnReplicationPad1d", [{"a": [x, {"ia": [1, 2 ** 63 - 1]}, {"d": FLOAT, "sh": [2, 2, 6], "n": 96, "fill": PAT}]}],
+              tmp_path)[0]
+    assert "crash" not in res and res.get("s1") == INVALID, res
+
+
+def test_a_whole_line_reduction_of_2_61_broadcast_elements_is_an_out_of_memory_fault(tmp_path):
+    """aclnnNorm keeps a reduced line in a host buffer of 16 bytes an element: for 2**61 elements its size
+    wrapped to a few bytes, which the kernel then filled (ASan: heap-buffer-overflow)."""
+    x = broadcast_view(FP16, [2, 2 ** 60], ONE)
+    out = {"d": FP16, "sh": [], "n": 4, "fill": PAT}
+    res = run("aclnnNorm", [{"a": [x, {"d": 0, "b": "00000040"}, {"ia": []}, False, out]}], tmp_path)[0]
+    assert "crash" not in res and res["s1"] == 0 and res["sy"] == 207001 and "out of host memory" in res["my"], res

@@ -3,6 +3,7 @@ it stops the build with when a definition is wrong (native_stubs/DESIGN.md)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -197,3 +198,14 @@ def test_executor_name_launch_status_and_empty_executor_slots(tmp_path):
 def test_executor_field_errors(tmp_path, extra, message):
     proc = run(tmp_path, FAMILY + ROW.replace('kernel = "twice_kernel"', f'kernel = "twice_kernel"\n{extra}'))
     assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+
+
+def test_no_raw_arithmetic_on_a_callers_int_attribute():
+    # A caller's int64 attribute (groups, a repeat count ...) in a raw product or sum overflows (undefined in C)
+    # for values near the int64 limits, which the fuzzer draws; op_mul_sat / op_add_sat / op_sub_sat
+    # (opbase/checks.h) saturate instead, so that the checks refuse what the vendor's would.
+    raw = re.compile(r"op_argument\([^()]*\)->i\s*[-*+](?![-+=])|[^-+][-*+]\s*\(?op_argument\([^()]*\)->i")
+    src = Path(__file__).resolve().parents[1] / "native_stubs" / "src"
+    hits = [f"{p.relative_to(src)}:{n}: {line.strip()}" for p in sorted(src.rglob("*.c"))
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
+    assert not hits, "\n".join(hits)

@@ -721,6 +721,7 @@ class Gen:
         self.params = params
         self.inp = [p for p in params if p[1] not in ("workspace_size", "executor")]
         base = zlib.crc32(op.encode())
+        self.salt = salt
         self.rng = random.Random(base if not salt else f"{base}/{salt}")
         self.seed_base = (base + salt * 2 ** 32) * 100000
         self.n_seed = 0
@@ -2435,6 +2436,7 @@ def generic_value(g: Gen, p: list):
 
 
 POINTER_KINDS = ("tensor", "tensor_list", "scalar", "scalar_list", "int_array", "bool_array", "float_array", "string")
+INT64_EDGES = (2 ** 62, 2 ** 63 - 1, -2 ** 63, -2 ** 62 - 1, 2 ** 32 + 1)
 INT_RANGES = {"int8_t": (-128, 127), "int": (-2 ** 31, 2 ** 31 - 1), "int32_t": (-2 ** 31, 2 ** 31 - 1),
               "int64_t": (-2 ** 63, 2 ** 63 - 1), "uint64_t": (0, 2 ** 64 - 1)}
 
@@ -2542,7 +2544,7 @@ def mutate(g: Gen, args: list, what: str | None = None, pos=None) -> tuple[list,
         kind = p[1]
         if kind == "int":
             lo, hi = INT_RANGES.get(p[2].replace("const ", ""), (-2 ** 31, 2 ** 31 - 1))
-            pool = (-1, -2, 3, 7, 64, 100, -100, 2 ** 31 - 1, lo, hi, 0, 40, 36)
+            pool = (-1, -2, 3, 7, 64, 100, -100, 2 ** 31 - 1, lo, hi, 0, 40, 36) + (INT64_EDGES if g.salt else ())
             args[i] = r.choice([v for v in pool if lo <= v <= hi])
         elif kind in ("double", "float"):
             args[i] = r.choice((-1.0, 2.0, math.nan, math.inf, -math.inf, 1e30, -0.5, 0.0))
@@ -2561,13 +2563,15 @@ def mutate(g: Gen, args: list, what: str | None = None, pos=None) -> tuple[list,
             args[i] = {"slist": [g.scalar(r.choice(EXOTIC + (12,))) for _ in items] or [g.scalar()] * 3}
         elif kind == "int_array":
             v = list(args[i]["ia"]) if isinstance(args[i], dict) else []
-            choice = r.randrange(4)
+            choice = r.randrange(5 if g.salt else 4)    # seed 0 (the corpus's own stream) never draws the edges
             if choice == 0:
                 v.append(r.choice((9, -9, 100, 2 ** 40)))
             elif choice == 1 and v:
                 v.append(v[0])
             elif choice == 2:
                 v = v[:-1] if v else [0, 0]
+            elif choice == 4 and v:             # one value at the edge of int64: shape arithmetic must not overflow
+                v[r.randrange(len(v))] = r.choice(INT64_EDGES)
             else:
                 v = [-1] * 9
             args[i] = {"ia": v}

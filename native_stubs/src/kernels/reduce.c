@@ -104,7 +104,9 @@ static void red_range(void *ctx, size_t begin, size_t end) {
     const pyaclnn_stub_tensor *self = j->self;
     aclDataType in_dt = self->dtype, c = p->compute;
     int is_float = ew_is_float(c), whole_line = p->op >= RED_ANY;
-    ew_value *line = whole_line ? malloc(sizeof(ew_value) * (size_t)j->nred + 1) : NULL;
+    size_t bytes = 0;   /* a line's buffer; a view of 2^61 broadcast elements must not wrap it to a few bytes */
+    int too_big = whole_line && __builtin_mul_overflow(sizeof(ew_value), (size_t)j->nred + 1, &bytes);
+    ew_value *line = whole_line && !too_big ? malloc(bytes) : NULL;
     if (whole_line && line == NULL) {
         *j->oom = 1;
         return;

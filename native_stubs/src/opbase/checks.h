@@ -79,4 +79,21 @@ aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_st
 /* 161002 with a printf-formatted message (a family's own OP_LOGE text); returns ACLNN_ERR_PARAM_INVALID. */
 aclnnStatus op_invalidf(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Shape arithmetic with a caller's int64 attribute (groups, strides, dilations, repeats ...): the vendor's int64
+ * formula, saturated at INT64_MAX / INT64_MIN where it would overflow (undefined behaviour in C), so that the
+ * check comparing it with a shape refuses the call as the vendor's does, and nothing wraps into a small size.
+ * tests/test_opgen.py flags a raw `*` on op_argument(...)->i. */
+static inline int64_t op_mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+static inline int64_t op_add_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+static inline int64_t op_sub_sat(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 #endif

@@ -296,11 +296,11 @@ static const char *dt_name(aclDataType dt, char *buf) {
  * 4 values [top, bottom, left, right], 3d: 3 values). */
 static void pad_of(const int64_t *pad, uint64_t n, int nd, int d, int64_t *before, int64_t *total) {
     if (nd == 1 && n == 2) {
-        *before = pad[0], *total = pad[0] + pad[1];
+        *before = pad[0], *total = op_add_sat(pad[0], pad[1]);
     } else if (nd == 2 && n == 4) {
-        *before = pad[2 * d], *total = pad[2 * d] + pad[2 * d + 1];
+        *before = pad[2 * d], *total = op_add_sat(pad[2 * d], pad[2 * d + 1]);
     } else if ((uint64_t)d < n) {
-        *before = pad[d], *total = 2 * pad[d];
+        *before = pad[d], *total = op_mul_sat(2, pad[d]);
     } else {
         *before = *total = 0;
     }
@@ -377,7 +377,7 @@ aclnnStatus opc_cv_dims(op_call *c, const op_step *s) {
             return op_ez_expected(c->api, "bias", "shape dim", b1, "1");
         }
         snprintf(b1, sizeof b1, "%s, %s", SHAPE(b, b2), SHAPE(w, want));
-        if (tr && b->shape[0] != w->shape[1] * groups)
+        if (tr && b->shape[0] != op_mul_sat(w->shape[1], groups))
             return op_ez_reason(c->api, 1, "bias, filter", "shapes", b1, "When transposed is true, shape[0] of bias "
                                 "must be equal to shape[1] of filter multiplied by attribute groups(%lld)", (long long)groups);
         if (!tr && b->shape[0] != w->shape[0])
@@ -421,7 +421,7 @@ static aclnnStatus pad_binary(op_call *c, const op_step *s) {
     for (uint64_t i = 0; i < nd; i++) {
         uint64_t dpos = nd == 1 ? 0 : (nd == 2 ? 1 - i : 2 - i);   /* the vendor's order: last dim first */
         uint64_t pi = nd == 3 ? dpos : (np == 1 ? 0 : (nd == 2 && np == 4 ? 2 * dpos : dpos));
-        int64_t v = (w->shape[2 + dpos] - 1) * dil[dpos] - pad[pi];
+        int64_t v = op_sub_sat(op_mul_sat(w->shape[2 + dpos] - 1, dil[dpos]), pad[pi]);
         ok = ok && v <= 255 && (nd != 3 || v >= 0);
         char part[120];
         snprintf(part, sizeof part, "%s%s(filter[%llu] - 1) * dilations[%llu] - pads[%llu] <= 255", i ? " and " : "",
@@ -456,7 +456,7 @@ aclnnStatus opc_cv_values(op_call *c, const op_step *s) {
     for (int d = 0; !tr && numel(x) > 0 && d < nd; d++) {
         int64_t before, total;
         pad_of(pad, INTS(c, s, F_PAD).n, nd, d, &before, &total);
-        if (x->shape[2 + d] + total - dil[d] * (w->shape[2 + d] - 1) - 1 < 0)
+        if (op_sub_sat(op_add_sat(x->shape[2 + d], total), op_add_sat(op_mul_sat(dil[d], w->shape[2 + d] - 1), 1)) < 0)
             return op_ez_reason(c->api, 0, "x", "shape", SHAPE(x, b1), "These parameters must meet the following "
                                 "condition: x[%d] + pads[%d]%s - dilations[%d] * (filter[%d] - 1) - 1 >= 0", 2 + d, d,
                                 nd == 3 ? " * 2" : "", d, 2 + d);
@@ -466,7 +466,7 @@ aclnnStatus opc_cv_values(op_call *c, const op_step *s) {
         return op_ez_reason(c->api, 0, "groups", "value", b1, "the value should be greater than 0");
     }
     snprintf(all, sizeof all, "%s, %s", SHAPE(x, b1), SHAPE(w, b2));
-    int64_t out_channels = tr ? w->shape[1] * groups : w->shape[0];
+    int64_t out_channels = tr ? op_mul_sat(w->shape[1], groups) : w->shape[0];
     if (tr) {
         if (w->shape[0] != x->shape[1])
             return op_ez_reason(c->api, 1, "x, filter", "shapes", all,
@@ -484,7 +484,7 @@ aclnnStatus opc_cv_values(op_call *c, const op_step *s) {
                                     "outputPadding[%d] must be greater than or equal to 0", d);
             }
         }
-    } else if (w->shape[1] * groups != x->shape[1]) {
+    } else if (op_mul_sat(w->shape[1], groups) != x->shape[1]) {
         return op_ez_reason(c->api, 1, "x, filter", "shapes", all, "shape[1] of x must be equal to shape[1] of filter "
                             "multiplied by attribute groups(%lld)", (long long)groups);
     }
@@ -507,12 +507,13 @@ static void infer(op_call *c, const op_step *s, int64_t *shape) {
     const int64_t *st = INTS(c, s, F_STRIDE).v, *dil = INTS(c, s, F_DIL).v, *pad = INTS(c, s, F_PAD).v;
     int tr = op_argument(c, s, F_TRANSPOSED)->i != 0, nd = (int)x->ndim - 2;
     shape[0] = x->shape[0];
-    shape[1] = tr ? w->shape[1] * op_argument(c, s, F_GROUPS)->i : w->shape[0];
+    shape[1] = tr ? op_mul_sat(w->shape[1], op_argument(c, s, F_GROUPS)->i) : w->shape[0];
     for (int d = 0; d < nd; d++) {
-        int64_t before, total, k = dil[d] * (w->shape[2 + d] - 1);
+        int64_t before, total, k = op_mul_sat(dil[d], w->shape[2 + d] - 1);
         pad_of(pad, INTS(c, s, F_PAD).n, nd, d, &before, &total);
-        shape[2 + d] = tr ? (x->shape[2 + d] - 1) * st[d] - total + k + INTS(c, s, F_OPAD).v[d] + 1
-                          : (x->shape[2 + d] + total - k - 1) / st[d] + 1;
+        shape[2 + d] = tr ? op_add_sat(op_add_sat(op_mul_sat(x->shape[2 + d] - 1, st[d]), op_sub_sat(k, total)),
+                                      op_add_sat(INTS(c, s, F_OPAD).v[d], 1))
+                          : op_add_sat(op_sub_sat(op_add_sat(x->shape[2 + d], total), op_add_sat(k, 1)) / st[d], 1);
     }
 }
 
@@ -777,9 +778,9 @@ static aclnnStatus bp_extent(op_call *c, const op_step *s, const pyaclnn_stub_te
     char want[200], b[200];
     int used = snprintf(want, sizeof want, "[%lld, %lld", (long long)x->shape[0], (long long)y->shape[1]);
     for (int d = 0; d < nd; d++) {
-        int64_t before, total, kd = (w->shape[2 + d] - 1) * dil[d] + 1;
+        int64_t before, total, kd = op_add_sat(op_mul_sat(w->shape[2 + d] - 1, dil[d]), 1);
         pad_of(pad, INTS(c, s, B_PAD).n, nd, d, &before, &total);
-        int64_t rest = x->shape[2 + d] + total - kd;
+        int64_t rest = op_sub_sat(op_add_sat(x->shape[2 + d], total), kd);
         if (rest < 0) {
             snprintf(b, sizeof b, "%lld,%lld", (long long)x->shape[2 + d], (long long)before);
             return op_ez_reason(c->api, 1, "input, padding", "shape dims", b, "(in_dim + pad_dim * 2) should be greater "
@@ -787,7 +788,7 @@ static aclnnStatus bp_extent(op_call *c, const op_step *s, const pyaclnn_stub_te
                                 "weight_shape=%lld, dilation=%lld", (long long)x->shape[2 + d], (long long)before,
                                 (long long)w->shape[2 + d], (long long)dil[d]);
         }
-        int64_t expect = rest / st[d] + 1;
+        int64_t expect = op_add_sat(rest / st[d], 1);
         ok = ok && expect == y->shape[2 + d];
         used += snprintf(want + used, sizeof want - (size_t)used, ",%lld", (long long)expect);
     }

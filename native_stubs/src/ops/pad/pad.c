@@ -109,7 +109,7 @@ static aclnnStatus mirror_plan(op_call *c, const op_step *s, const pyaclnn_stub_
                            0, 0, 0);
     int64_t want[PYACLNN_STUB_MAX_DIMS];
     for (int64_t d = 0; d < n; d++) want[d] = self->shape[d];
-    for (int i = 0; i < k; i++) want[n - 1 - i] += pad[2 * i] + pad[2 * i + 1];
+    for (int i = 0; i < k; i++) want[n - 1 - i] = op_add_sat(want[n - 1 - i], op_add_sat(pad[2 * i], pad[2 * i + 1]));
     if (!reflect && with_out_rank) {
         aclnnStatus rc = ew_check_shape(c->api, op_pname(c, s, 2), out, want, n);
         if (rc) return rc;

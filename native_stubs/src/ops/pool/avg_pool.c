@@ -135,18 +135,12 @@ static void attrs(ap_params *p, const int64_t *k, uint64_t nk, const int64_t *st
     p->pw = np > 1 ? pd[1] : p->ph;
 }
 
-static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int ceil_mode) {
-    int64_t o = (in + 2 * pad - k + (ceil_mode ? stride - 1 : 0)) / stride + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
-    return o;
-}
-
 /* CheckPaddingValidAvgPool2D: each padding at most half its kernel size. */
 static aclnnStatus padding_at_most_half(op_call *c, const ap_params *p) {
-    if (p->kh < 2 * p->ph)
+    if (p->kh < op_mul_sat(2, p->ph))
         return invalid(c, "value of paddingH should be at most half of kernelH. Actual: paddingH is [%lld],kernelH is "
                        "[%lld].", (long long)p->ph, (long long)p->kh);
-    if (p->kw < 2 * p->pw)
+    if (p->kw < op_mul_sat(2, p->pw))
         return invalid(c, "value of paddingW should be at most half of kernelW. Actual: paddingW is [%lld],kernelW is "
                        "[%lld].", (long long)p->pw, (long long)p->kw);
     return ACLNN_SUCCESS;
@@ -162,8 +156,8 @@ static aclnnStatus pooled_shape(op_call *c, const pyaclnn_stub_tensor *x, int ce
     if (d.ch == 0 || p->h == 0 || p->w == 0)
         return invalid(c, "Expected tensor with optional 0 dim batch size,                     but got nInputPlane:%lld, "
                        "height:%lld, width:%lld", (long long)d.ch, (long long)p->h, (long long)p->w);
-    p->oh = out_size(p->h, p->kh, p->ph, p->sh, ceil_mode);
-    p->ow = out_size(p->w, p->kw, p->pw, p->sw, ceil_mode);
+    p->oh = pool_out_size(p->h, p->kh, p->ph, p->sh, 1, ceil_mode, 0);
+    p->ow = pool_out_size(p->w, p->kw, p->pw, p->sw, 1, ceil_mode, 0);
     return pool_out_shape(c, &d, p->oh, p->ow, shape);
 }
 

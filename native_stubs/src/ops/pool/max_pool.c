@@ -205,17 +205,6 @@ aclnnStatus opc_mp_attrs(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* PoolingOutShape: torch's pooling_output_shape (div_rtn, ceil mode dropping a window that starts in the
- * padding). */
-static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, int ceil_mode) {
-    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    int64_t q = num / stride;
-    if (num % stride != 0 && ((num % stride < 0) != (stride < 0))) q--;
-    int64_t o = q + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
-    return o;
-}
-
 /* The planes and the output size of self (3-D or 4-D); 161002 for an empty plane or no output. */
 static aclnnStatus geometry(op_call *c, const pyaclnn_stub_tensor *self, int ceil_mode, int64_t *shape) {
     mp_params *p = mp_block(c);
@@ -227,11 +216,11 @@ static aclnnStatus geometry(op_call *c, const pyaclnn_stub_tensor *self, int cei
     if (d.ch == 0 || p->h == 0 || p->w == 0)
         return invalid(c, "Expected tensor with optional 0 dim batch size, but got nInputPlane:%lld, height:%lld, "
                        "width:%lld", (long long)d.ch, (long long)p->h, (long long)p->w);
-    p->oh = out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode);
-    p->ow = out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode);
+    p->oh = pool_out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode, 1);
+    p->ow = pool_out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode, 1);
     aclnnStatus rc = pool_out_shape(c, &d, p->oh, p->ow, shape);
     if (rc) return rc;
-    p->mask_w = ((p->oh * p->ow + 15) / 16 + 1) * 32;
+    p->mask_w = op_mul_sat(op_add_sat(op_add_sat(op_mul_sat(p->oh, p->ow), 15) / 16, 1), 32);
     return ACLNN_SUCCESS;
 }
 
@@ -289,10 +278,10 @@ aclnnStatus opc_mp_bw_shapes(op_call *c, const op_step *s) {
     if (ch == 0 || h == 0 || w == 0)
         return invalid(c, "Expected tensor        with optional 0 dim batch size, but got nInputPlane:%lld, "
                        "height:%lld, width:%lld", (long long)ch, (long long)h, (long long)w);
-    if (p->ph > ((p->kh - 1) * p->dh + 1) / 2)
+    if (p->ph > op_add_sat(op_mul_sat(op_sub_sat(p->kh, 1), p->dh), 1) / 2)
         return invalid(c, "pad should be at most half of        effective kernel size, but got padH=%lld, kH=%lld and "
                        "dilationH=%lld", (long long)p->ph, (long long)p->kh, (long long)p->dh);
-    if (p->pw > ((p->kw - 1) * p->dw + 1) / 2)
+    if (p->pw > op_add_sat(op_mul_sat(op_sub_sat(p->kw, 1), p->dw), 1) / 2)
         return invalid(c, "pad should be at most half of        effective kernel size, but got padW=%lld, kW=%lld and "
                        "dilationW=%lld", (long long)p->pw, (long long)p->kw, (long long)p->dw);
     int64_t shape[PYACLNN_STUB_MAX_DIMS];

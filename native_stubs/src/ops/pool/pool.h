@@ -31,6 +31,23 @@ static inline aclnnStatus pool_out_shape(op_call *c, const pool_dims *d, int64_t
     return ACLNN_SUCCESS;
 }
 
+/* PoolingOutShape: (in + 2 pad - extent + (ceil ? stride - 1 : 0)) / stride + 1 with extent = dil * (k - 1) + 1, the
+ * quotient rounded down (max pool: torch's div_rtn) or toward zero (avg pool: the vendor's integer division); ceil
+ * mode drops a last window that starts in the padding. Saturating arithmetic: a caller's attributes near the int64
+ * limits give a size the checks refuse, never an overflow. */
+static inline int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, int ceil_mode,
+                                    int round_down) {
+    if (stride <= 0) return 0;                          /* refused before; no division by zero or by -1 */
+    int64_t extent = op_add_sat(op_mul_sat(dil, op_sub_sat(k, 1)), 1);
+    int64_t num = op_sub_sat(op_add_sat(in, op_mul_sat(2, pad)), extent);
+    if (ceil_mode) num = op_add_sat(num, stride - 1);
+    int64_t q = num / stride;
+    if (round_down && num % stride < 0) q--;
+    int64_t o = op_add_sat(q, 1);
+    if (ceil_mode && op_mul_sat(o - 1, stride) >= op_add_sat(in, pad)) o--;
+    return o;
+}
+
 /* NCHW or NCL (or ND, the emulator's plain tensors) */
 static inline int pool_channels_first(aclFormat f) {
     return f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NCL || f == ACL_FORMAT_ND;
