@@ -1,0 +1,268 @@
+"""Binary cross entropy, with logits, and KL divergence losses (native_stubs/src/ops/loss/bce_loss.toml,
+kl_div.toml): aclnnBinaryCrossEntropy(+Backward), aclnnBinaryCrossEntropyWithLogits(+Backward), aclnnKlDiv(+Backward)
+(hicann/ops-nn loss/binary_cross_entropy*, loss/sigmoid_cross_entropy_with_logits*_v2, loss/kl_div_loss_grad;
+hicann/ops-math math/kl_div_v2). Data-driven: an operator is a row of FORWARDS / BACKWARDS (its float32 model
+of the vendor's steps, its float64 definition, its argument builder).
+Element results bit-exact against the float32 models where the vendor's steps are public (Ln / Exp: libm in
+double rounded to fp32, as the emulator's vecmath.h), reductions against float64 (fp32: within 2e-6 of the sum of
+|terms|; fp16/bf16: 1 ulp of the float64 value rounded to the dtype); every dtype of the vendor's lists (950
+in-process, A2 in one subprocess), broadcasting, strided views, empty tensors, the vendor's validation codes and
+messages; one torch_npu child for the torch calls."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyaclnn
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+from _op_helpers import INNER_NULLPTR, INVALID, NULLPTR, raw_null_status, strided
+import helpers
+
+RNG = np.random.default_rng(2029)
+DTYPES = ["float32", "float16", "bfloat16"]
+REDUCTIONS = ["none", "mean", "sum"]
+F32 = np.float32
+
+
+def zeros(shape, name):
+    return np.zeros(shape, R.np_dtype(name))
+
+
+def _f64(a):
+    return np.asarray(a).astype(np.float64)
+
+
+def _f32(a, shape=None):
+    a = np.asarray(a).astype(np.float32)
+    return a if shape is None else np.broadcast_to(a, shape)
+
+
+def _ln32(v):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(_f64(v)).astype(np.float32)
+
+
+def _exp32(v):
+    with np.errstate(over="ignore"):
+        return np.exp(_f64(v)).astype(np.float32)
+
+
+# ---- float32 models of the vendor's element steps, float64 definitions ---------------------------------------
+
+def _bce32(x, y, w):
+    def cl(v):
+        lv = _ln32(v)
+        return np.where(lv < F32(-100), F32(-100), lv)
+    with np.errstate(invalid="ignore"):
+        v = ((y * cl(x)) + ((F32(1) - y) * cl(F32(1) - x))) * F32(-1)
+    return v if w is None else v * w
+
+
+def _bce64(x, y, w):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log(1 - x), -100))
+    return v if w is None else v * w
+
+
+def _bce_grad32(x, y, g, w, reduction, n):
+    q = (F32(1) - x) * x
+    r = ((g * (x - y)) / np.where(q > F32(1e-12), q, F32(1e-12))) * (F32(1) if w is None else w)
+    return r * F32(1.0 / n) if reduction == 1 else r
+
+
+def _bce_args(name, shape):   # probabilities in (0, 1), targets in [0, 1], a weight
+    x = R.cast(RNG.uniform(0.02, 0.98, shape), name)
+    return x, R.cast(RNG.uniform(0, 1, shape), name), R.cast(RNG.uniform(0.5, 2, shape), name)
+
+
+FORWARDS = {  # name: operator, argument builder, float32 element model (None: no public kernel), float64 loss
+    "bce": dict(op="BinaryCrossEntropy", args=_bce_args, m32=_bce32, f64=_bce64,
+                call=lambda x, y, w, pw, red, out: ops.BinaryCrossEntropy(x, y, w, red, out)),
+}
+
+
+def _terms(loss, x, y, w, pw=None):
+    f = FORWARDS[loss]
+    shape = np.shape(x)
+    if f["m32"] is not None:
+        w32 = None if w is None else _f32(w, shape)
+        return f["m32"](_f32(x), _f32(y, shape), w32) if pw is None else f["m32"](_f32(x), _f32(y), w32, _f32(pw, shape))
+    return None
+
+
+def _same_bits(got, want):
+    got, want = np.atleast_1d(np.asarray(got)), np.atleast_1d(np.asarray(want))
+    return got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def _check_close(got, want, name, scale):
+    if name == "float32":
+        assert np.all(np.abs(_f64(got) - want) <= 2e-6 * np.maximum(scale, 1e-30)), (got, want)
+    else:
+        assert R.ulp_distance(R.cast(_f64(got), name), R.cast(want, name), name).max() <= 1, (got, want)
+
+
+@pytest.mark.parametrize("loss", list(FORWARDS))
+@pytest.mark.parametrize("name", DTYPES)
+def test_forward_elements_and_reductions(loss, name):
+    f = FORWARDS[loss]
+    for shape, weighted in [((5, 7), True), ((33,), False), ((), True)]:
+        x, y, w = f["args"](name, shape)
+        w = w if weighted else None
+        for red in (0, 1, 2):
+            got = f["call"](x, y, w, None, red, zeros(shape if red == 0 else (), name))
+            l64 = f["f64"](_f64(x), _f64(y), None if w is None else _f64(w))
+            if red == 0:   # the vendor's steps in fp32, one rounding to the dtype
+                want = R.cast(_terms(loss, x, y, w), name)
+                assert _same_bits(got, want), (got, want)
+            else:
+                _check_close(got, l64.mean() if red == 1 else l64.sum(), name, np.abs(l64).sum())
+
+
+def test_bce_clamp_nan_mixed_dtypes_and_empty():
+    x, y = F32([0.0, 1.0, 0.5, np.nan, 1.5]), F32([1.0, 0.0, 0.5, 0.5, 0.5])
+    got = ops.BinaryCrossEntropy(x, y, None, 0, zeros(5, "float32"))
+    assert got[:2].tolist() == [100.0, 100.0] and np.isnan(got[3]) and np.isnan(got[4])   # ln clamped at -100
+    assert got[2] == _bce32(x[2:3], y[2:3], None)[0]
+    h = x[:3].astype(np.float16)   # no weight: dtypes may differ; the result in self's dtype, then out's
+    got = ops.BinaryCrossEntropy(h, y[:3], None, 0, zeros(3, "float32"))
+    assert np.array_equal(got, R.cast(_bce32(_f32(h), y[:3], None), "float16").astype(F32))
+    e = zeros((0, 3), "float32")
+    assert np.isnan(ops.BinaryCrossEntropy(e, e, None, 1, np.full((), 7, F32)))
+    assert ops.BinaryCrossEntropy(e, e, e, 2, np.full((2,), 7, F32)).tolist() == [0.0, 0.0]   # out filled
+    assert ops.BinaryCrossEntropy(e, e, None, 0, np.full((2,), 7, F32)).tolist() == [0.0, 0.0]
+    one = ops.BinaryCrossEntropy(F32([[0.25]]), F32([[1.0]]), None, 2, np.full((1, 1), 7, F32))   # 1 element
+    assert one.shape == (1, 1) and one[0, 0] == _bce32(F32(0.25), F32(1), None)
+
+
+BACKWARDS = {  # name: operator, float32 model, argument order
+    "bce": dict(op="BinaryCrossEntropyBackward", m32=_bce_grad32,
+                call=lambda g, x, y, w, pw, red, out: ops.BinaryCrossEntropyBackward(g, x, y, w, red, out)),
+}
+
+
+@pytest.mark.parametrize("loss", list(BACKWARDS))
+@pytest.mark.parametrize("name", DTYPES)
+def test_backward_is_the_vendor_steps_in_fp32(loss, name):
+    b, f = BACKWARDS[loss], FORWARDS[loss]
+    for shape, wshape, red in [((4, 6), (6,), 0), ((3, 1, 5), (1, 5), 1), ((7,), None, 2), ((2, 3), (2, 3), 1)]:
+        x, y, w = f["args"](name, shape)
+        w = None if wshape is None else R.cast(RNG.uniform(0.5, 2, wshape), name)
+        pw = R.cast(RNG.uniform(0.5, 3, shape[-1:]), name) if loss != "bce" else None
+        g = R.cast(RNG.uniform(0.5, 2, shape if red == 0 else ()), name)
+        got = b["call"](g, x, y, w, pw, red, zeros(shape, name))
+        w32 = None if w is None else _f32(w, shape)
+        args = (_f32(x), _f32(y), _f32(g, shape), w32) + ((_f32(pw, shape),) if loss == "bcel" else ())
+        want = R.cast(b["m32"](*args, red, x.size), name)
+        assert _same_bits(got, want), (got, want)
+
+
+def test_strided_views():
+    x, y, _ = _bce_args("float32", (6, 5))
+    got = ops.BinaryCrossEntropy(strided(x, transpose=True), strided(y), None, 0, zeros((6, 5), "float32"))
+    assert np.array_equal(got, _bce32(x, y, None))
+    g = ops.BinaryCrossEntropyBackward(strided(np.ones((6, 5), F32)), strided(x), strided(y), strided(np.full((6, 5), 2, F32)),
+                                       2, zeros((6, 5), "float32"))
+    assert np.array_equal(g, _bce_grad32(x, y, F32(1), F32(2), 2, 30))
+
+
+F2, H2 = np.zeros((2, 3), F32), np.zeros((2, 3), np.float16)
+SCALAR = zeros((), "float32")
+INVALID_CALLS = [  # (operator, arguments, message)
+    ("BinaryCrossEntropy", (F2.astype(np.float64), F2, None, 1, SCALAR),
+     "Tensor self not implemented for DOUBLE, should be in dtype support list [FLOAT, FLOAT16, BFLOAT16]."),
+    ("BinaryCrossEntropy", (F2, F2, None, 1, zeros((), "int32")), "Tensor out not implemented for INT32"),
+    ("BinaryCrossEntropy", (F2, F2, F2.astype(np.int32), 1, SCALAR),
+     "weight dtype INT32 should be in dtype support list [FLOAT, FLOAT16, BFLOAT16]."),
+    ("BinaryCrossEntropy", (F2, H2, F2, 1, SCALAR), "Tensor self expected dtype is FLOAT16 but found FLOAT."),
+    ("BinaryCrossEntropy", (F2, F2, H2, 1, SCALAR), "Tensor self expected dtype is FLOAT16 but found FLOAT."),
+    ("BinaryCrossEntropy", (F2, F2, F2, 1, zeros((), "float16")), "Tensor self expected dtype is FLOAT16 but found FLOAT."),
+    ("BinaryCrossEntropy", (F2, np.zeros(3, F32), None, 1, SCALAR),
+     "Expected tensor for self to have same size as tensor for target, but [2, 3] does not equal [3]."),
+    ("BinaryCrossEntropy", (F2, F2, None, 3, SCALAR), "Reduction only support 0, 1, 2."),
+    ("BinaryCrossEntropy", (F2, F2, None, 0, zeros((3, 2), "float32")),
+     "The out tensor's shape[3, 2] is not equal with inferOut shape[2, 3]."),
+    ("BinaryCrossEntropy", (F2, F2, None, 1, zeros((2,), "float32")),
+     "The out tensor's shape[2] is not equal with inferOut shape[]."),
+    ("BinaryCrossEntropyBackward", (F2, np.zeros((1,) * 9, F32), F2, None, 1, F2),
+     "The self tensor cannot be larger than 8 dimensions."),
+    ("BinaryCrossEntropyBackward", (F2, F2, F2, None, 1, F2.astype(np.float64)), "Tensor out not implemented for DOUBLE"),
+    ("BinaryCrossEntropyBackward", (F2, F2, F2, F2.astype(np.int64), 1, F2), "Tensor weightOptional not implemented for INT64"),
+    ("BinaryCrossEntropyBackward", (F2, F2, F2, None, 1, np.zeros(6, F32)),
+     "Expected tensor for out to have same size as tensor for self, but [6] does not equal [2, 3]."),
+    ("BinaryCrossEntropyBackward", (F2, F2, np.zeros(2, F32), None, 1, F2),
+     "The size of tensor self [2, 3] must match the size of tensor target [2]."),
+    ("BinaryCrossEntropyBackward", (np.zeros((4, 3), F32), F2, F2, None, 1, F2),
+     "The size of tensor self [2, 3] must match the size of tensor gradOutput [4, 3]."),
+    ("BinaryCrossEntropyBackward", (F2, F2, F2, None, 3, F2), "Reduction should be between 0 and 2, but current is 3"),
+]
+
+
+@pytest.mark.parametrize("op,args,text", INVALID_CALLS)
+def test_invalid_arguments_return_161002(op, args, text):
+    with pytest.raises(AclError) as e:
+        getattr(ops, op)(*args)
+    assert e.value.code == INVALID and text in str(e.value), str(e.value)
+
+
+def test_broadcast_beyond_self_fails_without_a_message():
+    with pytest.raises(AclError) as e:   # gradOutput [2, 2, 3] broadcasts with self [2, 3] but not to it
+        ops.BinaryCrossEntropyBackward(np.zeros((2, 2, 3), F32), F2, F2, None, 0, F2)
+    assert e.value.code == INVALID
+
+
+@pytest.mark.parametrize("func,n,code", [("aclnnBinaryCrossEntropyGetWorkspaceSize", 5, INNER_NULLPTR),
+                                         ("aclnnBinaryCrossEntropyBackwardGetWorkspaceSize", 6, NULLPTR)])
+def test_null_arguments(func, n, code):
+    assert raw_null_status(func, n) == code
+    assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+
+
+A2_BODY = """
+import numpy as np
+from pyaclnn import ops
+import ml_dtypes
+res = {}
+for name, dt in [("float32", np.float32), ("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16)]:
+    x = np.linspace(0.1, 0.9, 6).reshape(2, 3).astype(dt); t = np.full((2, 3), 0.25, dt)
+    res["bce " + name] = float(ops.BinaryCrossEntropy(x, t, None, 2, np.zeros((), dt)))
+    ops.BinaryCrossEntropyBackward(np.ones((), dt), x, t, None, 1, np.zeros((2, 3), dt))
+print(res)
+"""
+
+
+def test_a2_dtype_lists():
+    rc, out, err = helpers.run_python(A2_BODY, {"PYACLNN_STUB_SOC": "Ascend910B4"})
+    assert rc == 0, err
+    res = eval(out.strip().splitlines()[-1])
+    x = np.linspace(0.1, 0.9, 6)
+    bce = float(np.sum(_bce64(x, 0.25, None)))
+    for name in DTYPES:
+        assert abs(res["bce " + name] - bce) < (1e-5 if name == "float32" else 0.05 * bce), (name, res)
+
+
+TORCH_BODY = """
+import torch.nn.functional as F
+torch.manual_seed(0)
+for red in ["none", "mean", "sum"]:
+    for dt in [torch.float32, torch.float16]:
+        p = (torch.rand(4, 5) * 0.9 + 0.05).to(dt); t = torch.rand(4, 5).to(dt); w = torch.rand(5).to(dt)
+        cases = [("bce", lambda a, b, w_: F.binary_cross_entropy(a, b, w_, reduction=red), p, t, w)]
+        for key, fn, a, b, w_ in cases:
+            an = a.npu().requires_grad_(True); ac = a.float().clone().requires_grad_(True)
+            ln = fn(an, b.npu(), w_.npu()); lc = fn(ac, b.float(), w_.float())
+            (ln.float().sum() if red == "none" else ln).backward(); (lc.sum() if red == "none" else lc).backward()
+            OUT[f"{key} {red} {dt}"] = [float((ln.float().cpu() - lc).abs().max()),
+                                        float((an.grad.float().cpu() - ac.grad).abs().max())]
+"""
+
+
+def test_torch_npu_reaches_the_operators():
+    from _math_ops import torch_npu_run
+    out = torch_npu_run(TORCH_BODY, {})
+    assert len(out) == 6
+    for key, (fwd, bwd) in out.items():
+        tol = 2e-5 if "float32" in key else 2e-2
+        assert fwd <= tol * 5 and bwd <= tol, (key, fwd, bwd)
