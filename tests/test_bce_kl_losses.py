@@ -77,9 +77,40 @@ def _bce_args(name, shape):   # probabilities in (0, 1), targets in [0, 1], a we
     return x, R.cast(RNG.uniform(0, 1, shape), name), R.cast(RNG.uniform(0.5, 2, shape), name)
 
 
+def _bcel32(x, y, w, pw=None):
+    with np.errstate(invalid="ignore"):
+        m = np.maximum(x * F32(-1), F32(0))
+        nm = m * F32(-1)
+        lt = _ln32(_exp32(nm) + _exp32(nm - x)) + m
+        ny = (y * F32(-1)) + F32(1)
+        v = ny * x + (lt if pw is None else ((pw * y) + ny) * lt)
+    return v if w is None else v * w
+
+
+def _bcel64(x, y, w, pw=None):
+    lw = 1 if pw is None else 1 + (pw - 1) * y
+    v = (1 - y) * x + lw * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))
+    return v if w is None else v * w
+
+
+def _bcel_grad32(x, y, g, w, pw, reduction, n):
+    lw = (F32(1) if pw is None else pw) * y
+    with np.errstate(over="ignore"):
+        sg = F32(1) / (_exp32(x * F32(-1)) + F32(1))
+    r = (((((lw + F32(1)) - y) * sg) - lw) * g) * (F32(1) if w is None else w)
+    return r * (F32(1) / F32(n)) if reduction == 1 else r
+
+
+def _bcel_args(name, shape):   # logits, targets in [0, 1], a weight
+    return R.cast(RNG.standard_normal(shape) * 3, name), R.cast(RNG.uniform(0, 1, shape), name), \
+        R.cast(RNG.uniform(0.5, 2, shape), name)
+
+
 FORWARDS = {  # name: operator, argument builder, float32 element model (None: no public kernel), float64 loss
     "bce": dict(op="BinaryCrossEntropy", args=_bce_args, m32=_bce32, f64=_bce64,
                 call=lambda x, y, w, pw, red, out: ops.BinaryCrossEntropy(x, y, w, red, out)),
+    "bcel": dict(op="BinaryCrossEntropyWithLogits", args=_bcel_args, m32=_bcel32, f64=_bcel64,
+                 call=lambda x, y, w, pw, red, out: ops.BinaryCrossEntropyWithLogits(x, y, w, pw, red, out)),
 }
 
 
@@ -88,7 +119,7 @@ def _terms(loss, x, y, w, pw=None):
     shape = np.shape(x)
     if f["m32"] is not None:
         w32 = None if w is None else _f32(w, shape)
-        return f["m32"](_f32(x), _f32(y, shape), w32) if pw is None else f["m32"](_f32(x), _f32(y), w32, _f32(pw, shape))
+        return f["m32"](_f32(x), _f32(y, shape), w32, *(() if pw is None else (_f32(pw, shape),)))
     return None
 
 
@@ -111,11 +142,12 @@ def test_forward_elements_and_reductions(loss, name):
     for shape, weighted in [((5, 7), True), ((33,), False), ((), True)]:
         x, y, w = f["args"](name, shape)
         w = w if weighted else None
+        pw = R.cast(RNG.uniform(0.5, 3, shape[-1:]), name) if weighted and loss == "bcel" else None
         for red in (0, 1, 2):
-            got = f["call"](x, y, w, None, red, zeros(shape if red == 0 else (), name))
-            l64 = f["f64"](_f64(x), _f64(y), None if w is None else _f64(w))
+            got = f["call"](x, y, w, pw, red, zeros(shape if red == 0 else (), name))
+            l64 = f["f64"](_f64(x), _f64(y), None if w is None else _f64(w), *(() if pw is None else (_f64(pw),)))
             if red == 0:   # the vendor's steps in fp32, one rounding to the dtype
-                want = R.cast(_terms(loss, x, y, w), name)
+                want = R.cast(_terms(loss, x, y, w, pw), name)
                 assert _same_bits(got, want), (got, want)
             else:
                 _check_close(got, l64.mean() if red == 1 else l64.sum(), name, np.abs(l64).sum())
@@ -140,6 +172,8 @@ def test_bce_clamp_nan_mixed_dtypes_and_empty():
 BACKWARDS = {  # name: operator, float32 model, argument order
     "bce": dict(op="BinaryCrossEntropyBackward", m32=_bce_grad32,
                 call=lambda g, x, y, w, pw, red, out: ops.BinaryCrossEntropyBackward(g, x, y, w, red, out)),
+    "bcel": dict(op="BinaryCrossEntropyWithLogitsBackward", m32=_bcel_grad32,
+                 call=lambda g, x, y, w, pw, red, out: ops.BinaryCrossEntropyWithLogitsBackward(g, x, y, w, pw, red, out)),
 }
 
 
@@ -159,6 +193,23 @@ def test_backward_is_the_vendor_steps_in_fp32(loss, name):
         assert _same_bits(got, want), (got, want)
 
 
+def test_bcel_extremes_empty_and_any_reduced_out():
+    x, y = F32([-100.0, 100.0, 0.0, np.inf, -np.inf]), F32([0.0, 1.0, 0.5, 1.0, 0.0])
+    got = ops.BinaryCrossEntropyWithLogits(x, y, None, None, 0, zeros(5, "float32"))
+    assert np.array_equal(got, _bcel32(x, y, None), equal_nan=True) and got[:2].tolist() == [0.0, 0.0]
+    assert np.isnan(got[3:]).all()   # (1 - y) * x: 0 * inf, as in torch
+    g = ops.BinaryCrossEntropyWithLogitsBackward(np.ones(5, F32), x, y, None, None, 0, zeros(5, "float32"))
+    assert np.array_equal(g, _bcel_grad32(x, y, F32(1), None, None, 0, 5), equal_nan=True)
+    e = zeros((0, 3), "float32")
+    assert np.isnan(ops.BinaryCrossEntropyWithLogits(e, e, None, None, 1, np.full((), 7, F32)))
+    assert ops.BinaryCrossEntropyWithLogits(e, e, None, None, 2, np.full((2,), 7, F32)).tolist() == [0.0, 0.0]
+    assert ops.BinaryCrossEntropyWithLogits(e, e, None, None, 0, np.full((2,), 7, F32)).tolist() == [7.0, 7.0]
+    assert ops.BinaryCrossEntropyWithLogitsBackward(e, e, e, None, None, 1, zeros((0, 3), "float32")).shape == (0, 3)
+    xs, ys = F32([[0.5, -1.0, 2.0]]), F32([[1.0, 0.0, 0.25]])   # reduced: out's shape is not checked
+    total = ops.BinaryCrossEntropyWithLogits(xs, ys, None, None, 2, zeros((2,), "float32"))
+    assert total.tolist() == [float(_bcel32(xs, ys, None).sum(dtype=F32))] * 2
+
+
 def test_strided_views():
     x, y, _ = _bce_args("float32", (6, 5))
     got = ops.BinaryCrossEntropy(strided(x, transpose=True), strided(y), None, 0, zeros((6, 5), "float32"))
@@ -166,6 +217,12 @@ def test_strided_views():
     g = ops.BinaryCrossEntropyBackward(strided(np.ones((6, 5), F32)), strided(x), strided(y), strided(np.full((6, 5), 2, F32)),
                                        2, zeros((6, 5), "float32"))
     assert np.array_equal(g, _bce_grad32(x, y, F32(1), F32(2), 2, 30))
+    got = ops.BinaryCrossEntropyWithLogits(strided(x, transpose=True), strided(y), strided(np.full(5, 3, F32)), None, 0,
+                                           zeros((6, 5), "float32"))
+    assert np.array_equal(got, _bcel32(x, y, F32(3)))
+    g = ops.BinaryCrossEntropyWithLogitsBackward(strided(np.ones((6, 5), F32)), strided(x), strided(y, transpose=True),
+                                                 None, strided(np.full(5, 2, F32)), 0, zeros((6, 5), "float32"))
+    assert np.array_equal(g, _bcel_grad32(x, y, F32(1), None, F32(2), 0, 30))
 
 
 F2, H2 = np.zeros((2, 3), F32), np.zeros((2, 3), np.float16)
@@ -197,6 +254,36 @@ INVALID_CALLS = [  # (operator, arguments, message)
     ("BinaryCrossEntropyBackward", (np.zeros((4, 3), F32), F2, F2, None, 1, F2),
      "The size of tensor self [2, 3] must match the size of tensor gradOutput [4, 3]."),
     ("BinaryCrossEntropyBackward", (F2, F2, F2, None, 3, F2), "Reduction should be between 0 and 2, but current is 3"),
+    ("BinaryCrossEntropyWithLogits", (F2, F2.astype(np.int32), None, None, 1, SCALAR), "Tensor target not implemented for INT32"),
+    ("BinaryCrossEntropyWithLogits", (F2, H2, None, None, 1, SCALAR),
+     "Tensor target expected dtype is FLOAT but found FLOAT16."),
+    ("BinaryCrossEntropyWithLogits", (F2, F2, None, None, -1, SCALAR), "Reduction only support [0, 1, 2]."),
+    ("BinaryCrossEntropyWithLogits", (F2, F2, None, np.zeros((1,) * 9, F32), 1, SCALAR),
+     "The posWeight tensor cannot be larger than 8 dimensions."),
+    ("BinaryCrossEntropyWithLogits", (F2, np.zeros(3, F32), None, None, 1, SCALAR),
+     "Expected tensor for self to have same size as tensor for target, but [2, 3] does not equal [3]."),
+    ("BinaryCrossEntropyWithLogits", (F2, F2, np.zeros(2, F32), None, 1, SCALAR),
+     "The size of tensor weight [2] must match the size of tensor target [2, 3]."),
+    ("BinaryCrossEntropyWithLogits", (F2, F2, None, np.zeros(4, F32), 1, SCALAR),
+     "The size of tensor posWeight [4] must match the size of tensor target [2, 3]."),
+    ("BinaryCrossEntropyWithLogits", (F2, F2, None, None, 0, zeros((3, 2), "float32")),
+     "Expected tensor for out to have same size as [2, 3], but got [3, 2]."),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, None, None, 1, F2.astype(np.float64)),
+     "Tensor out not implemented for DOUBLE"),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, None, F2.astype(np.int32), 1, F2),
+     "Tensor posWeightOptional not implemented for INT32"),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, H2, None, None, 1, F2),
+     "Tensor out expected dtype is FLOAT16 but found FLOAT."),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, np.zeros(3, F32), None, None, 1, F2),
+     "Expected tensor for self to have same size as tensor for target, but [2, 3] does not equal [3]."),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, None, None, 1, np.zeros((3, 2), F32)),
+     "Expected tensor for self to have same size as tensor for out, but [2, 3] does not equal [3, 2]."),
+    ("BinaryCrossEntropyWithLogitsBackward", (np.zeros(2, F32), F2, F2, None, None, 1, F2),
+     "The size of tensor gradOutput [2] must match the size of tensor self [2, 3]."),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, np.zeros((3, 1), F32), None, 1, F2),
+     "The size of tensor weightOptional [3, 1] must match the size of tensor self [2, 3]."),
+    ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, None, None, 5, F2),
+     "Reduction should be between 0 and 2, but current is 5"),
 ]
 
 
@@ -214,7 +301,9 @@ def test_broadcast_beyond_self_fails_without_a_message():
 
 
 @pytest.mark.parametrize("func,n,code", [("aclnnBinaryCrossEntropyGetWorkspaceSize", 5, INNER_NULLPTR),
-                                         ("aclnnBinaryCrossEntropyBackwardGetWorkspaceSize", 6, NULLPTR)])
+                                         ("aclnnBinaryCrossEntropyBackwardGetWorkspaceSize", 6, NULLPTR),
+                                         ("aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", 6, NULLPTR),
+                                         ("aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", 7, NULLPTR)])
 def test_null_arguments(func, n, code):
     assert raw_null_status(func, n) == code
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
@@ -229,6 +318,11 @@ for name, dt in [("float32", np.float32), ("float16", np.float16), ("bfloat16", 
     x = np.linspace(0.1, 0.9, 6).reshape(2, 3).astype(dt); t = np.full((2, 3), 0.25, dt)
     res["bce " + name] = float(ops.BinaryCrossEntropy(x, t, None, 2, np.zeros((), dt)))
     ops.BinaryCrossEntropyBackward(np.ones((), dt), x, t, None, 1, np.zeros((2, 3), dt))
+    res["bcel " + name] = float(ops.BinaryCrossEntropyWithLogits(x, t, None, None, 2, np.zeros((), dt)))
+    ops.BinaryCrossEntropyWithLogitsBackward(np.ones((), dt), x, t, None, None, 1, np.zeros((2, 3), dt))
+# A2: a NULL posWeight is OnesLike(self): lw = 1 * y + (1 - y) in fp32
+y = np.float32([0.1, 0.3, 0.7, 3.3]); x = np.float32([0.5, -2.0, 1.5, 4.0])
+res["pw"] = ops.BinaryCrossEntropyWithLogits(x, y, None, None, 0, np.zeros(4, np.float32)).tolist()
 print(res)
 """
 
@@ -241,6 +335,10 @@ def test_a2_dtype_lists():
     bce = float(np.sum(_bce64(x, 0.25, None)))
     for name in DTYPES:
         assert abs(res["bce " + name] - bce) < (1e-5 if name == "float32" else 0.05 * bce), (name, res)
+        bcel = float(np.sum(_bcel64(x, 0.25, None)))
+        assert abs(res["bcel " + name] - bcel) < (1e-5 if name == "float32" else 0.05 * bcel), (name, res)
+    y, x = F32([0.1, 0.3, 0.7, 3.3]), F32([0.5, -2.0, 1.5, 4.0])
+    assert res["pw"] == _bcel32(x, y, None, F32(1)).tolist()
 
 
 TORCH_BODY = """
@@ -249,7 +347,10 @@ torch.manual_seed(0)
 for red in ["none", "mean", "sum"]:
     for dt in [torch.float32, torch.float16]:
         p = (torch.rand(4, 5) * 0.9 + 0.05).to(dt); t = torch.rand(4, 5).to(dt); w = torch.rand(5).to(dt)
-        cases = [("bce", lambda a, b, w_: F.binary_cross_entropy(a, b, w_, reduction=red), p, t, w)]
+        z = torch.randn(4, 5).to(dt); pw = (torch.rand(5) * 2).to(dt)
+        cases = [("bce", lambda a, b, w_: F.binary_cross_entropy(a, b, w_, reduction=red), p, t, w),
+                 ("bcel", lambda a, b, w_: F.binary_cross_entropy_with_logits(a, b, w_, reduction=red,
+                                                                              pos_weight=pw.to(a.device, a.dtype)), z, t, w)]
         for key, fn, a, b, w_ in cases:
             an = a.npu().requires_grad_(True); ac = a.float().clone().requires_grad_(True)
             ln = fn(an, b.npu(), w_.npu()); lc = fn(ac, b.float(), w_.float())
@@ -262,7 +363,7 @@ for red in ["none", "mean", "sum"]:
 def test_torch_npu_reaches_the_operators():
     from _math_ops import torch_npu_run
     out = torch_npu_run(TORCH_BODY, {})
-    assert len(out) == 6
+    assert len(out) == 12
     for key, (fwd, bwd) in out.items():
         tol = 2e-5 if "float32" in key else 2e-2
         assert fwd <= tol * 5 and bwd <= tol, (key, fwd, bwd)

@@ -1,6 +1,7 @@
 /*
- * Binary cross entropy (bce_loss.toml): aclnnBinaryCrossEntropy and aclnnBinaryCrossEntropyBackward
- * (hicann/ops-nn loss/binary_cross_entropy, binary_cross_entropy_grad), over self's shape (target, weight and the
+ * Binary cross entropy (bce_loss.toml): aclnnBinaryCrossEntropy, aclnnBinaryCrossEntropyBackward,
+ * aclnnBinaryCrossEntropyWithLogits and its backward (hicann/ops-nn loss/binary_cross_entropy,
+ * binary_cross_entropy_grad, sigmoid_cross_entropy_with_logits_v2, _grad_v2), over self's shape (target, weight and the
  * gradient broadcast to it), every step in fp32 (fp16/bf16 widened exactly, the DAGs' Cast):
  *   BinaryCrossEntropy: l = (y * max(Ln(x), -100) + (1 - y) * max(Ln(1 - x), -100)) * -1, times weight
  *     (CalcBinaryYLogX, Mul); none: l rounded (RINT) to self's dtype; mean: sum of l * fp32(1 / n) (the Muls
@@ -8,6 +9,12 @@
  *     std::max keeps it too). self empty: out filled with NaN (mean) or 0 (the op_api's Fill).
  *   BinaryCrossEntropyBackward: (g * (x - y)) / max((1 - x) * x, 1e-12) * w * cof, cof = fp32(1 / numel(self))
  *     for mean (CalcMeanCof), none of it for none / sum; rounded (RINT) to the promoted dtype, then cast to out.
+ *   BinaryCrossEntropyWithLogits (sigmoid_cross_entropy_with_logits_v2; the steps of its experimental kernel):
+ *     m = max(-x, 0), lt = Ln(Exp(-m) + Exp(-m - x)) + m, (1 - y) * x + lw * lt, lw = pw * y + (1 - y) (lt alone
+ *     without pw; on A2 a NULL pw is OnesLike), times weight; the FLOAT result (the L0's for fp16/bf16) summed,
+ *     mean as sum * fp32(1 / n) (ReduceMean), then cast to out; weight and pw broadcast with self.
+ *   BinaryCrossEntropyWithLogitsBackward (its experimental kernel, pw and weight ones when NULL): lw = pw * y,
+ *     ((lw + 1 - y) * (1 / (1 + Exp(-x))) - lw) * g * w * (1.0f / n for mean); RINT to the promoted dtype, then out.
  * Ln / Exp are the hardware's (not published): libm in double rounded to fp32 (kernels/vecmath.h). The sums are
  * fp32 in element order (the vendor's reduce splits over cores in an order it does not publish).
  */
@@ -21,11 +28,12 @@
 #include "ops_decls.h"
 
 enum { BCE_NONE = 0, BCE_MEAN = 1, BCE_SUM = 2 };
-enum { K_BCE = 0, K_BCE_GRAD = 1 };
+enum { K_BCE = 0, K_BCE_GRAD = 1, K_BCEL = 2, K_BCEL_GRAD = 3 };
 enum { IN_X = 0, IN_Y = 1, IN_W = 2, IN_PW = 3, IN_G = 4, IN_MAX = 5 };
 
 typedef struct {
     int kind, fill;                          /* fill: self empty, out gets fill_value everywhere       */
+    int ones_pw;                             /* WithLogits on A2: a NULL posWeight is OnesLike(self)    */
     float fill_value, cof;                   /* cof: mean's fp32(1 / n) (the tilings' meanVar / cof)   */
     int64_t reduction, n, ndim;
     int64_t shape[PYACLNN_STUB_MAX_DIMS];    /* self's                                                 */
@@ -45,8 +53,31 @@ static float clamped_ln(float v) {
     return l < -100.0f ? -100.0f : l;
 }
 
+/* BinaryCrossEntropyWithLogits' element (the kernel's steps): m = max(-x, 0), log_term = Ln(Exp(-m) + Exp(-m - x))
+ * + m, (1 - y) * x + log_weight * log_term, log_weight = pw * y + (1 - y) (none without pw). */
+static float bcel_term(float x, float y, const float *pw) {
+    float m = vm_max(x * -1.0f, 0.0f), nm = m * -1.0f;
+    float lt = vm_ln(vm_exp(nm) + vm_exp(nm - x)) + m, ny = (y * -1.0f) + 1.0f, base = ny * x;
+    return pw != NULL ? base + ((*pw * y) + ny) * lt : base + lt;
+}
+
+/* Its gradient (the kernel's steps, pos_weight always present: ones from the op_api): lw = pw * y,
+ * ((lw + 1 - y) * sigmoid(x) - lw) * g, sigmoid(x) = 1 / (1 + Exp(-x)). */
+static float bcel_grad_term(float x, float y, float pw, float g) {
+    float lw = pw * y, s = 1.0f / (vm_exp(x * -1.0f) + 1.0f);
+    return ((((lw + 1.0f) - y) * s) - lw) * g;
+}
+
 static float bce_term(const bce_plan *p, float *const in[IN_MAX], int64_t k) {
     float x = in[IN_X][k], y = in[IN_Y][k], w = in[IN_W] != NULL ? in[IN_W][k] : 1.0f;
+    if (p->kind == K_BCEL) {
+        float v = bcel_term(x, y, in[IN_PW] != NULL ? &in[IN_PW][k] : p->ones_pw ? &(float){1.0f} : NULL);
+        return in[IN_W] != NULL ? v * w : v;
+    }
+    if (p->kind == K_BCEL_GRAD) {
+        float r = bcel_grad_term(x, y, in[IN_PW] != NULL ? in[IN_PW][k] : 1.0f, in[IN_G][k]) * w;
+        return p->reduction == BCE_MEAN ? r * p->cof : r;
+    }
     if (p->kind == K_BCE) {
         float v = ((y * clamped_ln(x)) + ((1.0f - y) * clamped_ln(1.0f - x))) * -1.0f;
         return in[IN_W] != NULL ? v * w : v;
@@ -91,9 +122,11 @@ void bce_loss_kernel(const pyaclnn_stub_launch *launch) {
     float sum = 0.0f;
     for (int64_t k = 0; k < p->n; k++) {
         l[k] = bce_term(p, in, k);
-        if (p->kind == K_BCE && p->reduction != BCE_NONE) sum += p->reduction == BCE_MEAN ? l[k] * p->cof : l[k];
+        if (p->kind == K_BCE && p->reduction == BCE_MEAN) sum += l[k] * p->cof;   /* Muls, then ReduceSum */
+        else sum += l[k];
     }
-    if (p->kind == K_BCE && p->reduction != BCE_NONE) bce_store(launch, p, &sum, 1);
+    if (p->kind == K_BCEL && p->reduction == BCE_MEAN) sum = sum * p->cof;       /* ReduceMean */
+    if ((p->kind == K_BCE || p->kind == K_BCEL) && p->reduction != BCE_NONE) bce_store(launch, p, &sum, 1);
     else bce_store(launch, p, l, p->n);
 done:
     for (int k = 0; k < IN_MAX; k++) free(in[k]);
@@ -101,6 +134,26 @@ done:
 }
 
 /* ---- steps ---------------------------------------------------------------------------------- */
+
+/* 1 if shape[0..ndim) is t's shape. */
+static int same_dims(const int64_t *shape, int64_t ndim, const pyaclnn_stub_tensor *t) {
+    int same = t->ndim == ndim;
+    for (int64_t d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    return same;
+}
+
+/* The broadcast shape of a and b (torch's rules) into shape / *ndim; 0 if they do not broadcast. */
+static int bcast_shape(const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b, int64_t *shape, int64_t *ndim) {
+    int64_t n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int64_t d = 0; d < n; d++) {
+        int64_t da = d - (n - a->ndim), db = d - (n - b->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1) return 0;
+        shape[d] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return 1;
+}
 
 /* loss_reduction reduction MAX "message": 0 <= reduction <= MAX, else 161002 with the message ("{}" stands for the
  * value). */
@@ -133,34 +186,50 @@ aclnnStatus opc_bce_weight_dtype(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* bce_grad_shapes self target weight gradOutput out (CheckShape; nothing when self is empty): out of self's shape
- * (OP_CHECK_SHAPE_NOT_EQUAL), then target, weight and gradOutput each broadcast with self (its message) to self's
- * shape (a larger broadcast shape: 161002 without a message, as the vendor's CHECK_RET). */
+/* bce_grad_shapes self a ... N "bce" | "bcel" (CheckShape; nothing when self is empty): the first N operands after
+ * self of self's shape (OP_CHECK_SHAPE_NOT_EQUAL: "bce" names the operand first, "bcel" self), then the others, when
+ * present, each broadcast with self (OP_CHECK_BROADCAST_AND_INFER_SHAPE: "bce" names self first, "bcel" the operand)
+ * to self's shape (a larger broadcast shape: 161002 without a message, as the vendor's CHECK_RET). */
 aclnnStatus opc_bce_grad_shapes(op_call *c, const op_step *s) {
-    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *out = op_tensor(c, s, 4);
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     if (pyaclnn_stub_numel(self) == 0) return ACLNN_SUCCESS;
+    int self_first = strcmp(s->text, "bcel") == 0;
+    const char *ns = op_pname(c, s, 0);
     char a[200], b[200];
-    int same = out->ndim == self->ndim;
-    for (int64_t d = 0; same && d < self->ndim; d++) same = out->shape[d] == self->shape[d];
-    if (!same)
-        return op_invalidf(c->api, "Expected tensor for out to have same size as tensor for self, but %s does not equal "
-                           "%s.", tv_shape_text(out->shape, out->ndim, a, sizeof a),
-                           tv_shape_text(self->shape, self->ndim, b, sizeof b));
-    for (int k = 1; k < 4; k++) {
+    tv_shape_text(self->shape, self->ndim, a, sizeof a);
+    for (int k = 1; k < s->np; k++) {
         const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
-        if (!t->present) continue;
-        int64_t n = self->ndim > t->ndim ? self->ndim : t->ndim;
-        for (int64_t d = 0; d < n; d++) {
-            int64_t ds = d - (n - self->ndim), dt = d - (n - t->ndim);
-            int64_t ss = ds >= 0 ? self->shape[ds] : 1, st = dt >= 0 ? t->shape[dt] : 1;
-            if (ss != st && ss != 1 && st != 1)
-                return op_invalidf(c->api, "The size of tensor self %s must match the size of tensor %s %s.",
-                                   tv_shape_text(self->shape, self->ndim, a, sizeof a), op_pname(c, s, k),
-                                   tv_shape_text(t->shape, t->ndim, b, sizeof b));
-            if (ds < 0 || (ss == 1 && st != 1)) return ACLNN_ERR_PARAM_INVALID;   /* broadcast beyond self */
+        const char *nt = op_pname(c, s, k);
+        tv_shape_text(t->shape, t->ndim, b, sizeof b);
+        int same = same_dims(t->shape, t->ndim, self);
+        if (k <= s->n) {
+            if (!same)
+                return op_invalidf(c->api, "Expected tensor for %s to have same size as tensor for %s, but %s does not "
+                                   "equal %s.", self_first ? ns : nt, self_first ? nt : ns, self_first ? a : b,
+                                   self_first ? b : a);
+            continue;
         }
+        if (!t->present || same) continue;
+        int64_t shape[PYACLNN_STUB_MAX_DIMS], n;
+        if (!bcast_shape(self, t, shape, &n))
+            return op_invalidf(c->api, "The size of tensor %s %s must match the size of tensor %s %s.",
+                               self_first ? nt : ns, self_first ? b : a, self_first ? ns : nt, self_first ? a : b);
+        if (!same_dims(shape, n, self)) return ACLNN_ERR_PARAM_INVALID;   /* broadcast beyond self */
     }
     return ACLNN_SUCCESS;
+}
+
+/* bce_bcast a b: a, when present, broadcasts with b (OP_CHECK_BROADCAST_AND_INFER_SHAPE); nothing when b is
+ * empty (the op_api's early exit for an empty target). */
+aclnnStatus opc_bce_bcast(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *t = op_tensor(c, s, 0), *b = op_tensor(c, s, 1);
+    if (!t->present || pyaclnn_stub_numel(b) == 0) return ACLNN_SUCCESS;
+    int64_t shape[PYACLNN_STUB_MAX_DIMS], n;
+    if (bcast_shape(t, b, shape, &n)) return ACLNN_SUCCESS;
+    char x[200], y[200];
+    return op_invalidf(c->api, "The size of tensor %s %s must match the size of tensor %s %s.", op_pname(c, s, 0),
+                       tv_shape_text(t->shape, t->ndim, x, sizeof x), op_pname(c, s, 1),
+                       tv_shape_text(b->shape, b->ndim, y, sizeof y));
 }
 
 /* bce_promote a b ... out: the promoted dtype of the present inputs (their lists are floating: they always
@@ -177,32 +246,47 @@ aclnnStatus opc_bce_promote(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* bce_plan self reduction out "kind": the kernel's plan over self's shape. The forward: out of the inferred shape
- * (self's for reduction 0, else []; one element each passes: CheckReduceOutShape), unless self is empty (the op_api
- * fills out, whatever its shape, with NaN for mean, else 0). */
+/* bce_plan self reduction out [weight posWeight] "kind": the kernel's plan over self's shape (WithLogits: broadcast
+ * with weight and posWeight); self empty: out filled with NaN (mean) or 0, whatever its shape (the op_apis' Fill;
+ * WithLogits' reduction 0 launches nothing). Out's shape: BinaryCrossEntropy's CheckReduceOutShape (self's shape for
+ * reduction 0, else []; one element each passes), WithLogits' (reduction 0) OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE. */
 aclnnStatus opc_bce_plan(op_call *c, const op_step *s) {
+    static const char *const kinds[] = {"bce", "bce_grad", "bcel", "bcel_grad"};
     const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *out = op_tensor(c, s, 2);
     bce_plan *p = op_params(c, sizeof *p);
     memset(p, 0, sizeof *p);
-    p->kind = strcmp(s->text, "bce") == 0 ? K_BCE : K_BCE_GRAD;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(s->text, kinds[k]) == 0) p->kind = k;
     p->reduction = op_argument(c, s, 1)->i;
-    p->ndim = self->ndim;
-    memcpy(p->shape, self->shape, sizeof p->shape);
-    p->n = pyaclnn_stub_numel(self);
-    p->cof = (float)(1.0 / (double)(p->n > 0 ? p->n : 1));
-    p->compute = c->compute != ACL_DT_UNDEFINED ? c->compute : self->dtype;
-    if (p->kind != K_BCE) return ACLNN_SUCCESS;
+    pyaclnn_stub_tensor acc = *self;   /* the shape so far */
+    for (int k = 3; k < s->np; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        if (t->present && pyaclnn_stub_numel(self) > 0 && bcast_shape(&acc, t, p->shape, &p->ndim)) {
+            memcpy(acc.shape, p->shape, sizeof p->shape);
+            acc.ndim = p->ndim;
+        }
+    }
+    p->ndim = acc.ndim;
+    memcpy(p->shape, acc.shape, sizeof p->shape);
+    p->n = tv_dims_product(p->shape, 0, p->ndim);
+    int64_t n1 = p->n > 0 ? p->n : 1;   /* the grad tilings' cof in fp32, the forward's meanVar from double */
+    p->cof = p->kind == K_BCE_GRAD || p->kind == K_BCEL_GRAD ? 1.0f / (float)n1 : (float)(1.0 / (double)n1);
+    p->compute = p->kind == K_BCEL ? ACL_FLOAT : c->compute != ACL_DT_UNDEFINED ? c->compute : self->dtype;
+    p->ones_pw = p->kind == K_BCEL && !ew_soc_is_950();
+    if (p->kind == K_BCE_GRAD || p->kind == K_BCEL_GRAD) return ACLNN_SUCCESS;
     if (p->n == 0) {
         p->fill = 1;
         p->fill_value = p->reduction == BCE_MEAN ? NAN : 0.0f;
-        if (pyaclnn_stub_numel(out) == 0) c->nothing = 1;
+        if (pyaclnn_stub_numel(out) == 0 || (p->kind == K_BCEL && p->reduction == BCE_NONE)) c->nothing = 1;
         return ACLNN_SUCCESS;
     }
-    int64_t ndim = p->reduction == BCE_NONE ? self->ndim : 0;
-    int same = out->ndim == ndim;
-    for (int64_t d = 0; same && d < ndim; d++) same = out->shape[d] == self->shape[d];
-    if (same || (pyaclnn_stub_numel(out) == 1 && (p->reduction != BCE_NONE || p->n == 1))) return ACLNN_SUCCESS;
+    if (p->kind == K_BCEL)
+        return p->reduction == BCE_NONE ? op_expected_size(c->api, op_pname(c, s, 2), out, p->shape, p->ndim)
+                                        : ACLNN_SUCCESS;
+    int64_t ndim = p->reduction == BCE_NONE ? p->ndim : 0;
+    if (same_dims(p->shape, ndim, out) || (pyaclnn_stub_numel(out) == 1 && (ndim == 0 || p->n == 1)))
+        return ACLNN_SUCCESS;
     char a[200], b[200];
     return op_invalidf(c->api, "The out tensor's shape%s is not equal with inferOut shape%s.",
-                       tv_shape_text(out->shape, out->ndim, a, sizeof a), tv_shape_text(self->shape, ndim, b, sizeof b));
+                       tv_shape_text(out->shape, out->ndim, a, sizeof a), tv_shape_text(p->shape, ndim, b, sizeof b));
 }
