@@ -124,7 +124,7 @@ def _terms(loss, x, y, w, pw=None):
 
 
 def _same_bits(got, want):
-    got, want = np.atleast_1d(np.asarray(got)), np.atleast_1d(np.asarray(want))
+    got, want = np.ascontiguousarray(np.atleast_1d(got)), np.ascontiguousarray(np.atleast_1d(want))
     return got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
@@ -225,6 +225,81 @@ def test_strided_views():
     assert np.array_equal(g, _bcel_grad32(x, y, F32(1), None, F32(2), 0, 30))
 
 
+def _kl32(x, t, lt):
+    with np.errstate(invalid="ignore"):
+        return _exp32(t) * (t - x) if lt else t * (_ln32(np.where(t != 0, t, F32(1))) - x)
+
+
+def _kl64(x, t, lt):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.exp(t) * (t - x) if lt else np.where(t == 0, 0.0, t * np.log(np.where(t == 0, 1.0, t))) - t * x
+
+
+def _kl_args(name, xs, ts, lt):
+    x = R.cast(np.log(RNG.uniform(0.05, 1, xs)), name)
+    t = RNG.uniform(0, 1, ts)
+    t = np.log(t + 0.05) if lt else np.where(t < 0.1, 0.0, t)   # some zero targets
+    return x, R.cast(t, name)
+
+
+KL_REDUCE = {0: None, 1: lambda l: l.mean(), 2: lambda l: l.sum(), 3: lambda l: l.sum() / (l.shape[0] if l.ndim else 1)}
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_kl_div_forward(name):
+    for xs, ts in [((4, 5), (5,)), ((3, 1, 4), (2, 1)), ((), ())]:
+        shape = np.broadcast_shapes(xs, ts)
+        for lt in (False, True):
+            x, t = _kl_args(name, xs, ts, lt)
+            l64 = _kl64(*np.broadcast_arrays(_f64(x), _f64(t)), lt)
+            for red in (0, 1, 2, 3):
+                got = ops.KlDiv(x, t, red, lt, zeros(shape if red == 0 else (), name))
+                if red == 0:
+                    want = R.cast(_kl32(*np.broadcast_arrays(_f32(x), _f32(t)), lt), name)
+                    assert _same_bits(got, want), (got, want)
+                else:
+                    _check_close(got, KL_REDUCE[red](l64), name, np.abs(l64).sum())
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_kl_div_backward_is_the_vendor_steps_in_fp32(name):
+    for xs, ts, gs, red in [((4, 5), (4, 5), (4, 5), 0), ((4, 5), (5,), (), 1), ((5,), (3, 5), (), 2),
+                            ((2, 3, 4), (2, 3, 4), (), 3), ((3, 1), (3, 4), (4,), 3)]:
+        shape = np.broadcast_shapes(xs, ts)
+        for lt in (False, True):
+            x, t = _kl_args(name, xs, ts, lt)
+            g = R.cast(RNG.uniform(0.5, 2, gs), name)
+            got = ops.KlDivBackward(g, x, t, red, lt, zeros(xs, name))
+            cof = F32({0: 1.0, 1: 1.0 / np.prod(shape), 2: 1.0, 3: 1.0 / shape[0]}[red])
+            v = (((_exp32(_f32(t, shape)) if lt else _f32(t, shape)) * _f32(g, shape)) * F32(-1)) * cof
+            v = R.cast(v, "float16" if name == "float16" else "float32").astype(F32)   # the kernel's output dtype
+            while v.ndim > len(xs):   # the op_api's ReduceSum to self's shape
+                v = R.cast(np.add.reduce(v, axis=0, dtype=F32), "float16" if name == "float16" else "float32")
+            for d, n in enumerate(xs):
+                if n == 1 and v.shape[d] != 1:
+                    v = np.add.reduce(_f32(v), axis=d, keepdims=True, dtype=F32)
+            assert _same_bits(got, R.cast(_f32(v), name)), (xs, red, lt, got, v)
+
+
+def test_kl_div_empty_zero_dim_and_other_reductions():
+    e, f = zeros((0, 3), "float32"), zeros((2, 0), "float32")
+    assert np.isnan(ops.KlDiv(e, e, 1, False, np.full((), 7, F32)))
+    assert np.isnan(ops.KlDiv(e, e, 3, False, np.full((), 7, F32)))   # batchmean over an empty batch
+    assert float(ops.KlDiv(f, f, 3, False, np.full((), 7, F32))) == 0.0
+    assert float(ops.KlDiv(F32([0.5]), f[0], 2, False, np.full((), 7, F32))) == 0.0   # an empty target
+    assert ops.KlDiv(e, e, 0, False, zeros((0, 3), "float32")).shape == (0, 3)
+    assert ops.KlDivBackward(e, e, e, 1, False, zeros((0, 3), "float32")).shape == (0, 3)
+    x, t = F32(-0.5), F32(0.25)
+    assert _same_bits(ops.KlDiv(x, t, 0, False, zeros((), "float32")), _kl32(x, t, False))
+    x, t = _kl_args("float32", (3, 4), (3, 4), False)
+    g = np.ones((3, 4), F32)
+    assert _same_bits(ops.KlDivBackward(g, x, t, 7, False, zeros((3, 4), "float32")), -t)   # other values: none
+    got = ops.KlDiv(strided(x, transpose=True), strided(t), 0, False, zeros((3, 4), "float32"))
+    assert _same_bits(got, _kl32(x, t, False))
+    got = ops.KlDivBackward(strided(g), strided(x), strided(t, transpose=True), 2, True, zeros((3, 4), "float32"))
+    assert _same_bits(got, (_exp32(t) * g) * F32(-1))
+
+
 F2, H2 = np.zeros((2, 3), F32), np.zeros((2, 3), np.float16)
 SCALAR = zeros((), "float32")
 INVALID_CALLS = [  # (operator, arguments, message)
@@ -284,6 +359,27 @@ INVALID_CALLS = [  # (operator, arguments, message)
      "The size of tensor weightOptional [3, 1] must match the size of tensor self [2, 3]."),
     ("BinaryCrossEntropyWithLogitsBackward", (F2, F2, F2, None, None, 5, F2),
      "Reduction should be between 0 and 2, but current is 5"),
+    ("KlDiv", (F2.astype(np.float64), F2, 1, False, SCALAR), "Tensor self not implemented for DOUBLE"),
+    ("KlDiv", (F2, F2, 1, False, zeros((), "int32")), "Tensor out not implemented for INT32"),
+    ("KlDiv", (np.zeros((1,) * 9, F32), F2, 1, False, SCALAR), "The self tensor cannot be larger than 8 dimensions."),
+    ("KlDiv", (F2, F2, 4, False, SCALAR),
+     "Invalid reduction value: 4. Allowed values are 0 (None), 1 (Mean), 2 (Sum), 3 (Batchmean)."),
+    ("KlDiv", (F2, np.zeros(2, F32), 1, False, SCALAR),
+     "The size of tensor selfUnsqueeze [2, 3] must match the size of tensor targetUnsqueeze [2]."),
+    ("KlDiv", (F2, np.zeros(3, F32), 0, False, zeros((3, 2), "float32")),
+     "Expected tensor for out to have same size as [2, 3], but got [3, 2]."),
+    ("KlDiv", (F32(1), F32(1), 0, False, zeros((1,), "float32")), "Expected tensor for out to have same size as [], but got [1]."),
+    ("KlDiv", (F2, F2, 3, False, zeros((2,), "float32")), "The out tensor's shape[2] is not equal with inferOut shape[]."),
+    ("KlDivBackward", (F2, F2, F2, 1, False, F2.astype(np.int32)),
+     "Result type FLOAT can't be cast to the desired output type INT32."),
+    ("KlDivBackward", (F2, F2, F2.astype(np.int64), 1, False, F2), "Tensor target not implemented for INT64"),
+    ("KlDivBackward", (F2, F2, F2, 1, False, np.zeros((1,) * 9, F32)), "The out tensor cannot be larger than 8 dimensions."),
+    ("KlDivBackward", (F2, F2, np.zeros(4, F32), 1, False, F2),
+     "The size of tensor self [2, 3] must match the size of tensor target [4]."),
+    ("KlDivBackward", (np.zeros((4, 3), F32), F2, F2, 1, False, F2),
+     "Except shape of gradOutput must broadcast to [2, 3], but current is [4, 3]."),
+    ("KlDivBackward", (F2, F2, F2, 1, False, np.zeros((3, 2), F32)),
+     "Expected tensor for self to have same size as tensor for out, but [2, 3] does not equal [3, 2]."),
 ]
 
 
@@ -303,7 +399,9 @@ def test_broadcast_beyond_self_fails_without_a_message():
 @pytest.mark.parametrize("func,n,code", [("aclnnBinaryCrossEntropyGetWorkspaceSize", 5, INNER_NULLPTR),
                                          ("aclnnBinaryCrossEntropyBackwardGetWorkspaceSize", 6, NULLPTR),
                                          ("aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize", 6, NULLPTR),
-                                         ("aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", 7, NULLPTR)])
+                                         ("aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize", 7, NULLPTR),
+                                         ("aclnnKlDivGetWorkspaceSize", 5, NULLPTR),
+                                         ("aclnnKlDivBackwardGetWorkspaceSize", 6, NULLPTR)])
 def test_null_arguments(func, n, code):
     assert raw_null_status(func, n) == code
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
@@ -320,6 +418,9 @@ for name, dt in [("float32", np.float32), ("float16", np.float16), ("bfloat16", 
     ops.BinaryCrossEntropyBackward(np.ones((), dt), x, t, None, 1, np.zeros((2, 3), dt))
     res["bcel " + name] = float(ops.BinaryCrossEntropyWithLogits(x, t, None, None, 2, np.zeros((), dt)))
     ops.BinaryCrossEntropyWithLogitsBackward(np.ones((), dt), x, t, None, None, 1, np.zeros((2, 3), dt))
+    lx = np.log(x)
+    res["kl " + name] = float(ops.KlDiv(lx, t, 3, False, np.zeros((), dt)))
+    ops.KlDivBackward(np.ones((), dt), lx, t, 1, True, np.zeros((2, 3), dt))
 # A2: a NULL posWeight is OnesLike(self): lw = 1 * y + (1 - y) in fp32
 y = np.float32([0.1, 0.3, 0.7, 3.3]); x = np.float32([0.5, -2.0, 1.5, 4.0])
 res["pw"] = ops.BinaryCrossEntropyWithLogits(x, y, None, None, 0, np.zeros(4, np.float32)).tolist()
@@ -335,6 +436,8 @@ def test_a2_dtype_lists():
     bce = float(np.sum(_bce64(x, 0.25, None)))
     for name in DTYPES:
         assert abs(res["bce " + name] - bce) < (1e-5 if name == "float32" else 0.05 * bce), (name, res)
+        kl = float(np.sum(_kl64(np.log(_f64(R.cast(x, name))), 0.25, False)) / 2)
+        assert abs(res["kl " + name] - kl) < (1e-5 if name == "float32" else 0.02), (name, res)
         bcel = float(np.sum(_bcel64(x, 0.25, None)))
         assert abs(res["bcel " + name] - bcel) < (1e-5 if name == "float32" else 0.05 * bcel), (name, res)
     y, x = F32([0.1, 0.3, 0.7, 3.3]), F32([0.5, -2.0, 1.5, 4.0])
@@ -357,13 +460,22 @@ for red in ["none", "mean", "sum"]:
             (ln.float().sum() if red == "none" else ln).backward(); (lc.sum() if red == "none" else lc).backward()
             OUT[f"{key} {red} {dt}"] = [float((ln.float().cpu() - lc).abs().max()),
                                         float((an.grad.float().cpu() - ac.grad).abs().max())]
+for red in ["none", "mean", "sum", "batchmean"]:
+    for lt in [False, True]:
+        a = torch.randn(4, 5).log_softmax(-1); b = torch.rand(4, 5).softmax(-1)
+        b = b.log() if lt else b
+        an = a.npu().requires_grad_(True); ac = a.clone().requires_grad_(True)
+        ln = F.kl_div(an, b.npu(), reduction=red, log_target=lt); lc = F.kl_div(ac, b, reduction=red, log_target=lt)
+        (ln.sum() if red == "none" else ln).backward(); (lc.sum() if red == "none" else lc).backward()
+        OUT[f"kl {red} {lt} torch.float32"] = [float((ln.cpu() - lc).abs().max()),
+                                              float((an.grad.cpu() - ac.grad).abs().max())]
 """
 
 
 def test_torch_npu_reaches_the_operators():
     from _math_ops import torch_npu_run
     out = torch_npu_run(TORCH_BODY, {})
-    assert len(out) == 12
+    assert len(out) == 20
     for key, (fwd, bwd) in out.items():
         tol = 2e-5 if "float32" in key else 2e-2
         assert fwd <= tol * 5 and bwd <= tol, (key, fwd, bwd)
