@@ -329,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     p_info.add_argument("--ops", nargs="*", metavar="OP",
                         help="the emulated operators and their fidelity class; with names, each one in full "
                              "(prototype, family, vendor source, dtypes per SoC, the checks of phase 1)")
+    p_info.add_argument("--markdown", action="store_true",
+                        help="with --ops: the support table of docs/torch_npu.md, per family, as Markdown")
     p_demo = sub.add_parser("demo", help="run the three seed operators (AmpUpdateScale, AddRmsNormDynamicQuant, GroupedDynamicMxQuant) on sample inputs; info --ops lists all")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
     sub.add_parser("exec", add_help=False,
@@ -345,9 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "info" and args.ops is not None:
-            from .ops._fidelity import describe, format_table
+            from .ops._fidelity import describe, format_markdown, format_table
             if not args.ops:
-                print(format_table())
+                print(format_markdown() if args.markdown else format_table())
                 return 0
             try:
                 print("\n\n".join(describe(op) for op in args.ops))

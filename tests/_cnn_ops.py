@@ -4,13 +4,10 @@ calls on another SoC in one child process (tensors described as data, every othe
 checks against a float64 reference, error messages, and the torch_npu child (one per test file, _math_ops)."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 
-import helpers
+from _status_calls import status_codes  # noqa: F401  (the tests import it from here)
 from _math_ops import A2, INVALID, NULLPTR, dec, enc, torch_npu_run  # noqa: F401 (re-exported)
 from pyaclnn.errors import AclError
 from reference import elementwise as R
@@ -70,63 +67,6 @@ def error_of(fn, *args) -> tuple[int, str]:
     except AclError as exc:
         return exc.code, str(exc)
     return 0, ""
-
-
-# ---- status codes on a SoC (one child process) ------------------------------------------------------
-
-# A call as data: (operator, [argument ...]); an argument ["t", dtype, shape] is a tensor of ones, ["n"] NULL,
-# anything else is passed as is (ints, floats, bools, lists for int / bool arrays).
-_CHILD = """
-import json, sys
-import numpy as np
-import pyaclnn
-from pyaclnn import ops
-from pyaclnn.errors import AclError
-from reference import elementwise as R
-
-def arg(a):
-    if isinstance(a, list) and a and a[0] == "t":
-        if a[1] == "hifloat8":
-            return pyaclnn.from_numpy(np.full(a[2], 0x38, np.uint8), dtype="hifloat8")
-        if a[1] == "float8_e4m3fn":
-            import ml_dtypes
-            return np.ones(a[2], ml_dtypes.float8_e4m3fn)
-        return np.ones(a[2], R.np_dtype(a[1]))
-    if isinstance(a, list) and a == ["n"]:
-        return None
-    return a
-
-codes = []
-for name, args in json.loads(sys.stdin.read()):
-    try:
-        getattr(ops, name)(*[arg(a) for a in args])
-        codes.append(0)
-    except AclError as exc:
-        codes.append(exc.code)
-EXTRA = {}
-__EXTRA__
-print("RESULT " + json.dumps({"codes": codes, "extra": EXTRA}))
-"""
-
-
-def status_codes(calls: list, soc: str, extra: str = "") -> list[int]:
-    """The status of each call on `soc`: Ascend 950 (this process's SoC) in process, others in one child (which
-    also runs `extra`, code that fills the dict EXTRA: status_codes then returns (codes, EXTRA))."""
-    if soc == "Ascend950PR" and not extra:
-        scope: dict = {}
-        exec(_CHILD.split("codes = []")[0], scope)   # the child's arg()
-        out = []
-        for name, args in calls:
-            out.append(error_of(getattr(__import__("pyaclnn").ops, name), *[scope["arg"](a) for a in args])[0])
-        return out
-    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
-    code = _CHILD.replace("__EXTRA__", extra)
-    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(calls), env=env, capture_output=True,
-                          text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    out = json.loads(lines[-1][len("RESULT "):])
-    return (out["codes"], out["extra"]) if extra else out["codes"]
 
 
 def dtype_rows(op: str, make_args, accepted_950: list[str], accepted_a2: list[str], candidates: list[str]):

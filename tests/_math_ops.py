@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import helpers
-from pyaclnn import ops
+from _status_calls import status_codes  # noqa: F401  (the tests import it from here)
 from pyaclnn.errors import AclError
 from reference import elementwise as R
 
@@ -115,45 +115,6 @@ def code(fn, *args) -> int:
     except AclError as exc:
         return exc.code
     return 0
-
-
-# ---- status codes on a SoC (the A2 lists in a subprocess) -----------------------------------------
-
-# A call described as data: (operator, [argument ...]) with arguments ("t", dtype, shape), ("s", value,
-# dtype) (an aclScalar) or ("n",) (NULL).
-_CHILD = """
-import json, sys
-import numpy as np
-from pyaclnn import ops
-from pyaclnn.errors import AclError
-from reference import elementwise as R
-
-def arg(a):
-    if a[0] == "t":
-        return np.ones(a[2], R.np_dtype(a[1]))
-    if a[0] == "s":
-        return ops.Scalar(a[1], a[2])
-    return None
-
-codes = []
-for name, args in json.loads(sys.stdin.read()):
-    try:
-        getattr(ops, name)(*[arg(a) for a in args])
-        codes.append(0)
-    except AclError as exc:
-        codes.append(exc.code)
-print("RESULT " + json.dumps(codes))
-"""
-
-
-def status_codes(calls: list, soc: str) -> list[int]:
-    """The status of each call (operator, args) on `soc`, in one child process."""
-    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(calls), env=env, capture_output=True,
-                          text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
 
 
 # ---- torch_npu on the emulator ----------------------------------------------------------------------

@@ -5,13 +5,10 @@ for the three files together (each file registers its torch code at import; the 
 all and the results are kept: torch_npu takes seconds to import)."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 
-import helpers
+from _status_calls import status_codes
 from _math_ops import A2, ALL, INVALID, NULLPTR, dec, enc, names, same_bits, torch_npu_run  # noqa: F401
 from reference import elementwise as R
 
@@ -39,71 +36,14 @@ def sample(name: str, shape, rng=RNG) -> np.ndarray:
     return R.cast(x, name)
 
 
-# ---- status codes on a SoC (one child process) -------------------------------------------------------
-
-# A call is (operator, [argument ...]) with arguments ("t", dtype, shape[, fill]) a tensor of `fill` (default
-# 1) (or of the values of a list: ("t", dtype, shape, [values])), ("s", value, dtype) an aclScalar, ("n",) NULL,
-# or a plain value (an integer, a float, a list of ints). An operator name "=Op" returns the result's bytes.
-_CHILD = """
-import json, sys
-import numpy as np
-from pyaclnn import ops
-from pyaclnn.errors import AclError
-from reference import elementwise as R
-
-def arg(a):
-    if isinstance(a, list) and a and a[0] == "t":
-        fill = a[3] if len(a) > 3 else 1
-        if isinstance(fill, list):
-            return np.array(fill, np.float64).astype(R.np_dtype(a[1])).reshape(a[2])
-        return np.full(a[2], fill).astype(R.np_dtype(a[1]))
-    if isinstance(a, list) and a and a[0] == "s":
-        return ops.Scalar(a[1], a[2])
-    if isinstance(a, list) and a and a[0] == "n":
-        return None
-    return a
-
-codes = []
-for name, args in json.loads(sys.stdin.read()):
-    try:
-        r = getattr(ops, name.lstrip("="))(*[arg(a) for a in args])
-        codes.append(0 if name[0] != "=" else np.ascontiguousarray(r).view(np.uint8).tolist())
-    except AclError as exc:
-        codes.append(exc.code)
-print("RESULT " + json.dumps(codes))
-"""
-
-
-def status_codes(calls: list, soc: str) -> list[int]:
-    """The status of each call on `soc`, in one child process."""
-    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(calls), env=env, capture_output=True,
-                          text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
-
-
-def in_process_codes(calls: list) -> list[int]:
-    """The status of each call on this process's SoC (the default, Ascend 950)."""
-    ns: dict = {}
-    exec(_CHILD.split("codes = []")[0], ns)
-    codes = []
-    for name, args in calls:
-        try:
-            getattr(ns["ops"], name)(*[ns["arg"](list(a) if isinstance(a, tuple) else a) for a in args])
-            codes.append(0)
-        except ns["AclError"] as exc:
-            codes.append(exc.code)
-    return codes
-
+# ---- status codes on a SoC ------------------------------------------------------------------------------
 
 def check_lists(cases: list, soc: str, extra: list | None = None) -> list:
     """cases: (operator, dtype, [args], expected code): every code as expected on `soc` (Ascend 950 in this
     process, another SoC in one child). `extra` calls ("=Op", args) run in the same child; their results'
     bytes come back."""
     calls = [(op, args) for op, _, args, _ in cases]
-    got = in_process_codes(calls) if soc == "Ascend950PR" else status_codes(calls + list(extra or []), soc)
+    got = status_codes(calls + list(extra or []), soc)
     results = got[len(calls):]
     got = got[:len(calls)]
     bad = [(op, dt, g, want) for (op, dt, _, want), g in zip(cases, got) if g != want]

@@ -49,6 +49,26 @@ def format_table() -> str:
     return "\n".join(lines)
 
 
+MARKDOWN_BEGIN = "<!-- support table: generated from the operator definitions by `python -m pyaclnn info --ops --markdown`; do not edit -->"
+MARKDOWN_END = "<!-- end of the generated support table -->"
+
+
+def format_markdown() -> str:
+    """The support table as Markdown for docs/torch_npu.md: per family (the definitions' folder) its
+    operators with their fidelity class, between the markers tests/test_support_table.py looks for."""
+    from .. import _catalog
+    families: dict[str, list[str]] = {}
+    for name, op in sorted(_catalog.operators().items()):
+        families.setdefault(op["family"], []).append(f"{name[len('aclnn'):]} ({op['fidelity']})")
+    lines = [MARKDOWN_BEGIN, "",
+             f"{sum(map(len, families.values()))} operators in {len(families)} families; the class after each name "
+             "is its fidelity (a bit-exact, b the vendor's steps, c tolerance, s statistical; "
+             "`python -m pyaclnn info --ops NAME` gives its note, dtypes per SoC and checks).", "",
+             "| family | operators |", "|---|---|"]
+    lines += [f"| {fam} ({len(ops)}) | {', '.join(ops)} |" for fam, ops in sorted(families.items())]
+    return "\n".join(lines + ["", MARKDOWN_END])
+
+
 def describe(op: str) -> str:
     """Everything the catalog says of one operator: prototype, family, vendor source, fidelity, dtypes per SoC,
     and the checks phase 1 runs in order (``python -m pyaclnn info --ops aclnnRelu``)."""
