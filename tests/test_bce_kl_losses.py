@@ -389,6 +389,13 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
+def test_bce_weight_of_another_shape_fails_in_the_tiling():
+    for w in (np.ones(3, F32), np.ones((1, 3), F32)):   # torch expands weight to target's shape first
+        err = pytest.raises(AclError, ops.BinaryCrossEntropy, F2, F2, w, 1, SCALAR).value
+        assert err.code == INNER_NULLPTR and "x and weight should have the same shape" in str(err), str(err)
+    assert float(ops.BinaryCrossEntropy(F32(0.5), F32(1), F32([2]), 2, SCALAR)) == float(_bce32(F32(0.5), F32(1), F32(2)))
+
+
 def test_broadcast_beyond_self_fails_without_a_message():
     with pytest.raises(AclError) as e:   # gradOutput [2, 2, 3] broadcasts with self [2, 3] but not to it
         ops.BinaryCrossEntropyBackward(np.zeros((2, 2, 3), F32), F2, F2, None, 0, F2)

@@ -186,6 +186,25 @@ aclnnStatus opc_bce_weight_dtype(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* bce_weight_shape self weight: BinaryCrossEntropy's tiling wants a weight of self's shape (0-d as [1], its
+ * EnsureNotScalar); otherwise the L0 launcher fails and the op_api returns ACLNN_ERR_INNER_NULLPTR (561103). Nothing
+ * to check for an empty self (the op_api fills out without the L0). */
+aclnnStatus opc_bce_weight_shape(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *w = op_tensor(c, s, 1);
+    if (!w->present || pyaclnn_stub_numel(self) == 0) return ACLNN_SUCCESS;
+    int64_t one = 1;
+    const int64_t *ss = self->ndim ? self->shape : &one, *ws = w->ndim ? w->shape : &one;
+    int64_t ns = self->ndim ? self->ndim : 1, nw = w->ndim ? w->ndim : 1;
+    int same = ns == nw;
+    for (int64_t d = 0; same && d < ns; d++) same = ss[d] == ws[d];
+    if (same) return ACLNN_SUCCESS;
+    char a[200], b[200];
+    pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api, "BinaryCrossEntropy ADD_TO_LAUNCHER_LIST_AICORE failed (its "
+                        "tiling: x and weight should have the same shape, %s and %s)", tv_shape_text(ss, ns, a, sizeof a),
+                        tv_shape_text(ws, nw, b, sizeof b));
+    return ACLNN_ERR_INNER_NULLPTR;
+}
+
 /* bce_grad_shapes self a ... N "bce" | "bcel" (CheckShape; nothing when self is empty): the first N operands after
  * self of self's shape (OP_CHECK_SHAPE_NOT_EQUAL: "bce" names the operand first, "bcel" self), then the others, when
  * present, each broadcast with self (OP_CHECK_BROADCAST_AND_INFER_SHAPE: "bce" names self first, "bcel" the operand)
