@@ -2394,6 +2394,42 @@ BUILDERS.update({op: build_pointwise_loss for op in (
     "aclnnMseLoss", "aclnnMseLossBackward", "aclnnSmoothL1Loss", "aclnnSmoothL1LossBackward")})
 
 
+def build_bce_kl(g: Gen) -> dict:
+    """BinaryCrossEntropy(WithLogits)(Backward), KlDiv(Backward): self and target mostly of one shape and one float
+    dtype (KlDiv: broadcast-compatible), probabilities in (0, 1) for BinaryCrossEntropy, optional weights broadcasting
+    to self, reductions mostly valid; out of self's shape (reduction 0, the backward) or 0-D."""
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 0, 1, 27)) if r.random() < 0.85 else g.dtype()
+    kl, logits, bwd = "KlDiv" in g.op, "Logits" in g.op, "Backward" in g.op
+    red = r.choice((0, 1, 2, 1, 2) + ((3,) if kl else ())) if r.random() < 0.95 else r.choice((-1, 4))
+    prob = {"m": "uni", "s": g.seed(), "lo": 0.02, "hi": 0.98}
+    fill = prob if not (kl or logits) and r.random() < 0.9 else None
+    other = lambda: dt if r.random() < 0.9 else g.dtype()
+    args = {"self": g.tensor(dt, shape, fill=fill),
+            "target": g.tensor(other(), g.bcast(shape) if kl or r.random() < 0.05 else shape, fill=prob)}
+    if kl:
+        args.update(reduction=red, logTarget=r.random() < 0.3)
+    else:
+        wname = "weightOptional" if logits or bwd else "weight"
+        args[wname] = g.tensor(other(), shape if not (logits or bwd) else g.bcast(shape), fill=g.fill(dt, "pos")) \
+            if r.random() < 0.5 else None
+        if logits:
+            args["posWeightOptional"] = g.tensor(other(), g.bcast(shape), fill=g.fill(dt, "pos")) if r.random() < 0.4 else None
+        args["reduction"] = red
+    if bwd:
+        args = {"gradOutput": g.tensor(other(), g.bcast(shape) if red == 0 or r.random() < 0.3 else []), **args}
+        args["out"] = g.out(dt, shape if r.random() < 0.9 else g.shape())
+    else:
+        args["out"] = g.out(dt, (shape if red == 0 else []) if r.random() < 0.9 else g.shape())
+    return args
+
+
+BUILDERS.update({op: build_bce_kl for op in (
+    "aclnnBinaryCrossEntropy", "aclnnBinaryCrossEntropyBackward", "aclnnBinaryCrossEntropyWithLogits",
+    "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnKlDiv", "aclnnKlDivBackward")})
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]

@@ -122,6 +122,14 @@ float *tv_load_float(const pyaclnn_stub_tensor *t) {
     return buf;
 }
 
+float *tv_load_float_as(const pyaclnn_stub_tensor *t, const int64_t *shape, int64_t ndim) {
+    pyaclnn_stub_tensor v = *t;
+    tv_broadcast_strides(t, ndim, v.strides);
+    memcpy(v.shape, shape, sizeof *shape * (size_t)ndim);
+    v.ndim = ndim;
+    return tv_load_float(&v);
+}
+
 void tv_store_double(const pyaclnn_stub_tensor *t, const double *src) {
     int64_t n = pyaclnn_stub_numel(t);
     tv_iter it;

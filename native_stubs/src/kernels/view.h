@@ -66,6 +66,9 @@ void *tv_alloc(int64_t n, size_t size);
 unsigned char *tv_gather_bytes(const pyaclnn_stub_tensor *t);
 double *tv_load_double(const pyaclnn_stub_tensor *t);          /* each element widened exactly */
 float *tv_load_float(const pyaclnn_stub_tensor *t);            /* float dtypes: fp32 (fp16/bf16 exact) */
+/* t's elements as fp32, read as a view of the broadcast shape[0..ndim) (torch's rules: t's dims align right,
+ * size-1 dims repeat), row-major; t must broadcast to it. */
+float *tv_load_float_as(const pyaclnn_stub_tensor *t, const int64_t *shape, int64_t ndim);
 /* Writes contiguous bytes / values into the view (values rounded to its dtype with the NPU's Cast). */
 void tv_scatter_bytes(const pyaclnn_stub_tensor *t, const unsigned char *src);
 void tv_store_double(const pyaclnn_stub_tensor *t, const double *src);
