@@ -141,6 +141,9 @@ def test_nearest_empty_and_scale_rule():
     got = ops.UpsampleNearest2dV2(x, [1, 7], 1.0, 1.3, np.zeros((1, 1, 1, 7), F32))
     np.testing.assert_array_equal(got[0, 0, 0], src_index(7, 5, F32(1) / F32(1.3)))
     np.testing.assert_array_equal(got[0, 0, 0], [0, 0, 1, 2, 3, 3, 4])
+    # scales that do not match the sizes: the index clamps at in - 1 (5 -> 7 with scale 0.5 reads min(2 i, 4))
+    got = ops.UpsampleNearest2dV2(x, [1, 7], 1.0, 0.5, np.zeros((1, 1, 1, 7), F32))
+    np.testing.assert_array_equal(got[0, 0, 0], [0, 2, 4, 4, 4, 4, 4])
 
 
 X4 = np.ones((1, 2, 3, 4), F32)
