@@ -59,7 +59,8 @@ static double lerp2(const up_params *p, const double *x, int64_t n, int64_t c, t
     return (double)((1.0f - ly) * top + ly * bottom);
 }
 
-static void forward(const up_params *p, const double *x, double *y) {
+static void forward(const up_params *p, const double *x, double *y, float *unused) {
+    (void)unused;
     int copy = p->ih == p->oh && p->iw == p->ow, one_in = p->ih == 1 && p->iw == 1, one_out = p->oh == 1 && p->ow == 1;
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t c = 0; c < p->ch; c++)
@@ -72,7 +73,8 @@ static void forward(const up_params *p, const double *x, double *y) {
                 }
 }
 
-static void backward(const up_params *p, const double *dy, float *acc) {
+static void backward(const up_params *p, const double *dy, double *unused, float *acc) {
+    (void)unused;
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t c = 0; c < p->ch; c++)
             for (int64_t h = 0; h < p->oh; h++) {
@@ -89,27 +91,8 @@ static void backward(const up_params *p, const double *dy, float *acc) {
             }
 }
 
-static void run(const pyaclnn_stub_launch *launch, int back) {
-    if (!tv_launch_views_ok(launch)) return;
-    const up_params *p = launch->params;
-    size_t n_in = (size_t)(p->n * p->ch * p->ih * p->iw), n_out = (size_t)(p->n * p->ch * p->oh * p->ow);
-    size_t n_dst = back ? n_in : n_out;
-    double *src = tv_load_double(&launch->inputs[0]);
-    double *dst = calloc(n_dst + 1, sizeof(double));
-    float *acc = back ? calloc(n_dst + 1, sizeof(float)) : NULL;
-    if (src == NULL || dst == NULL || (back && acc == NULL)) {
-        tv_fail_oom(launch);
-    } else {
-        if (back) backward(p, src, acc);
-        else forward(p, src, dst);
-        for (size_t k = 0; back && k < n_dst; k++) dst[k] = acc[k];
-        tv_store_double(&launch->outputs[0], dst);
-    }
-    free(src), free(dst), free(acc);
-}
-
-void upsample_bilinear_kernel(const pyaclnn_stub_launch *launch) { run(launch, 0); }
-void upsample_bilinear_backward_kernel(const pyaclnn_stub_launch *launch) { run(launch, 1); }
+void upsample_bilinear_kernel(const pyaclnn_stub_launch *launch) { up_run(launch, 0, forward); }
+void upsample_bilinear_backward_kernel(const pyaclnn_stub_launch *launch) { up_run(launch, 1, backward); }
 
 /* ---- steps ---------------------------------------------------------------------------------- */
 

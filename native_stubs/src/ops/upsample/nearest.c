@@ -45,26 +45,11 @@ static void walk(const up_params *p, const double *src, double *dst, float *acc,
             }
 }
 
-static void run(const pyaclnn_stub_launch *launch, int backward) {
-    if (!tv_launch_views_ok(launch)) return;
-    const up_params *p = launch->params;
-    size_t n_in = (size_t)(p->n * p->ch * p->ih * p->iw), n_out = (size_t)(p->n * p->ch * p->oh * p->ow);
-    size_t n_dst = backward ? n_in : n_out;
-    double *src = tv_load_double(&launch->inputs[0]);
-    double *dst = calloc(n_dst + 1, sizeof(double));
-    float *acc = backward ? calloc(n_dst + 1, sizeof(float)) : NULL;
-    if (src == NULL || dst == NULL || (backward && acc == NULL)) {
-        tv_fail_oom(launch);
-    } else {
-        walk(p, src, dst, acc, backward);
-        for (size_t k = 0; backward && k < n_dst; k++) dst[k] = acc[k];
-        tv_store_double(&launch->outputs[0], dst);
-    }
-    free(src), free(dst), free(acc);
-}
+static void forward(const up_params *p, const double *src, double *dst, float *acc) { walk(p, src, dst, acc, 0); }
+static void backward(const up_params *p, const double *src, double *dst, float *acc) { walk(p, src, dst, acc, 1); }
 
-void upsample_nearest_kernel(const pyaclnn_stub_launch *launch) { run(launch, 0); }
-void upsample_nearest_backward_kernel(const pyaclnn_stub_launch *launch) { run(launch, 1); }
+void upsample_nearest_kernel(const pyaclnn_stub_launch *launch) { up_run(launch, 0, forward); }
+void upsample_nearest_backward_kernel(const pyaclnn_stub_launch *launch) { up_run(launch, 1, backward); }
 
 /* ---- steps ---------------------------------------------------------------------------------- */
 

@@ -4,6 +4,9 @@
 #ifndef PYACLNN_OPS_UPSAMPLE_H
 #define PYACLNN_OPS_UPSAMPLE_H
 
+#include <stdlib.h>
+
+#include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
@@ -49,6 +52,28 @@ static inline void up_geometry(up_params *p, const pyaclnn_stub_tensor *x, int n
     p->iw = up_w(x->shape, nhwc);
     p->oh = oh;
     p->ow = ow;
+}
+
+/* A launch: src (input 0, loaded as float64) -> dst, the output (forward: N*C*OH*OW elements) or, `back`, the
+ * gradient (N*C*H*W elements, summed in fp32 by fn into acc); fn(p, src, dst, acc) fills dst or acc. */
+typedef void up_fn(const up_params *p, const double *src, double *dst, float *acc);
+
+static inline void up_run(const pyaclnn_stub_launch *launch, int back, up_fn *fn) {
+    if (!tv_launch_views_ok(launch)) return;
+    const up_params *p = launch->params;
+    size_t n_in = (size_t)(p->n * p->ch * p->ih * p->iw), n_out = (size_t)(p->n * p->ch * p->oh * p->ow);
+    size_t n_dst = back ? n_in : n_out;
+    double *src = tv_load_double(&launch->inputs[0]);
+    double *dst = (double *)calloc(n_dst + 1, sizeof(double));
+    float *acc = back ? (float *)calloc(n_dst + 1, sizeof(float)) : NULL;
+    if (src == NULL || dst == NULL || (back && acc == NULL)) {
+        tv_fail_oom(launch);
+    } else {
+        fn(p, src, dst, acc);
+        for (size_t k = 0; back && k < n_dst; k++) dst[k] = acc[k];
+        tv_store_double(&launch->outputs[0], dst);
+    }
+    free(src), free(dst), free(acc);
 }
 
 #endif
