@@ -673,9 +673,9 @@ MUTANTS = [
            ("tests/test_losses.py::test_forward_matches_float64[float32-0-sl1]",), "SmoothL1Loss loses the 0.5 of d^2"),
     # ---- upsampling (upsample/) ----
     Mutant("upsample-nearest-no-clamp", f"{OPS}/upsample/nearest.c",
-           "    return v < in - 1 ? v : in - 1;", "    return v < in ? v : in - 1;",
+           "    return v < in - 1 ? v : in - 1;", "    return v;",
            ("tests/test_upsample.py::test_nearest_empty_and_scale_rule",),
-           "nearest: the source index clamps at in instead of in - 1 (reads past the plane)"),
+           "nearest: the source index unclamped (reads past the plane)"),
     Mutant("upsample-nearest-scale-ratio", f"{OPS}/upsample/nearest.c",
            "    p->sw = up_scale(sw, p->iw, p->ow);", "    p->sw = up_scale(0, p->iw, p->ow);",
            ("tests/test_upsample.py::test_nearest_empty_and_scale_rule",),
