@@ -78,3 +78,28 @@ def dtype_rows(op: str, make_args, accepted_950: list[str], accepted_a2: list[st
 
 CANDIDATES = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "bool", "hifloat8",
               "float8_e4m3fn"]
+
+
+def assert_npu_matches_cpu(r: dict, rel: float) -> None:
+    """A torch_npu child's entry {"cpu": [...], "npu": [...]} (or {"error": ...}): same shapes, each npu array
+    within rel * max(1, max |cpu|) of the cpu one."""
+    assert "error" not in r, r
+    for c, n in zip(r["cpu"], r["npu"]):
+        c, n = dec(c), dec(n)
+        assert c.shape == n.shape and np.abs(f64(c) - f64(n)).max() <= rel * max(1.0, np.abs(f64(c)).max())
+
+
+# A torch_npu child's body tail: each f of the dict `calls` on x (cpu and npu), backward with a linspace
+# gradient; OUT[name] = {"cpu": [y, x.grad], "npu": [y, x.grad]} (encoded) or {"error": ...}.
+FWD_BWD_LOOP = """
+for name, f in calls.items():
+    xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    try:
+        yc, yn = f(xc), f(xn)
+        g = torch.linspace(-1, 1, yc.numel()).reshape(yc.shape)
+        yc.backward(g)
+        yn.backward(g.npu())
+        OUT[name] = {"cpu": [enc(to_np(yc)), enc(to_np(xc.grad))], "npu": [enc(to_np(yn)), enc(to_np(xn.grad))]}
+    except Exception as exc:
+        OUT[name] = {"error": str(exc)[:400]}
+"""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _cnn_ops import A2, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
+from _cnn_ops import A2, FWD_BWD_LOOP, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
 from _op_helpers import strided
 from pyaclnn import ops
 from reference import elementwise as R
@@ -265,17 +265,8 @@ calls = {
     "adaptive_avg_pool2d-1": lambda x: F.adaptive_avg_pool2d(x, 1),
 }
 x = torch.randn(2, 3, 9, 8)
-for name, f in calls.items():
-    xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
-    try:
-        yc, yn = f(xc), f(xn)
-        g = torch.linspace(-1, 1, yc.numel()).reshape(yc.shape)
-        yc.backward(g)
-        yn.backward(g.npu())
-        OUT[name] = {"cpu": [enc(to_np(yc)), enc(to_np(xc.grad))], "npu": [enc(to_np(yn)), enc(to_np(xn.grad))]}
-    except Exception as exc:
-        OUT[name] = {"error": str(exc)[:400]}
 """
+_BODY += FWD_BWD_LOOP
 
 TORCH_CALLS = ["max_pool2d", "max_pool2d-ceil-dil", "max_pool2d-indices", "avg_pool2d", "avg_pool2d-excl-ceil",
                "adaptive_avg_pool2d", "adaptive_avg_pool2d-1"]

@@ -2325,6 +2325,41 @@ BUILDERS.update({
 })
 
 
+def build_upsample(g: Gen) -> dict:
+    """The 2-D nearest / bilinear upsamplings and their backwards: [N, C, H, W] images, outputSize [OH, OW], scales
+    from the sizes' ratio, none (-1 / 0) or negative, sometimes a wrong outputSize."""
+    r = g.rng
+    n, c, h, w = r.randint(1, 2), r.randint(1, 3), r.randint(1, 6), r.randint(1, 6)
+    oh, ow = r.randint(1, 12), r.randint(1, 12)
+    dt = g.dtype(CNN_FLOAT) if r.random() < 0.93 else g.dtype()
+    xs, os_ = [n, c, h, w], [n, c, oh, ow]
+    none = -1.0 if "Nearest" in g.op else 0.0
+    sh, sw = (oh / h, ow / w) if r.random() < 0.5 else (none, none)
+    if r.random() < 0.05:
+        sh = -2.0
+    size = [oh, ow] if r.random() < 0.9 else r.choice(([oh], [oh + 1, ow], [oh, ow, 1], [0, ow]))
+    align = r.random() < 0.5
+    if "Backward" in g.op:
+        ins = xs if r.random() < 0.95 else [n, c, h]
+        args = {"gradOut": g.tensor(dt, os_), "outputSize": {"ia": size}, "inputSize": {"ia": ins}}
+        if "Bilinear" in g.op:
+            args["alignCorners"] = align
+        args.update({"scalesH": sh, "scalesW": sw})
+        args["gradInput" if "Nearest" in g.op else "out"] = g.out(dt, xs)
+        return args
+    args = {"self": g.tensor(dt, xs), "outputSize": {"ia": size}}
+    if "Bilinear" in g.op:
+        args["alignCorners"] = align
+    if g.op != "aclnnUpsampleNearest2d":
+        args.update({"scalesH": sh, "scalesW": sw})
+    args["out"] = g.out(dt, os_)
+    return args
+
+
+BUILDERS.update({f"aclnnUpsample{k}": build_upsample for k in ("Nearest2d", "Nearest2dV2", "Nearest2dBackward",
+                                                                "Bilinear2d", "Bilinear2dBackwardV2")})
+
+
 def build_foreach_norm(g: Gen) -> dict:
     """aclnnForeachNorm: x a list of one float dtype, out one element per tensor (of x's dtype), p FLOAT, DOUBLE
     or INT64 around 1, 2 and +inf."""
