@@ -74,8 +74,8 @@ aclnnStatus opc_red_dims(op_call *c, const op_step *s) {
     return rc;
 }
 
-/* red_dim self dim: the plan over one dim (an integer), 161002 if it is out of range or of size 0. */
-aclnnStatus opc_red_dim(op_call *c, const op_step *s) {
+/* The plan over one dim (an integer), 161002 if it is out of range (a 0-d self: [-1, 0]). */
+static aclnnStatus plan_one_dim(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     int64_t dim = op_argument(c, s, 1)->i, rank = self->ndim > 0 ? self->ndim : 1;
     red_plan *plan = new_plan(c, self);
@@ -85,11 +85,36 @@ aclnnStatus opc_red_dim(op_call *c, const op_step *s) {
         return ACLNN_ERR_PARAM_INVALID;
     }
     if (self->ndim > 0) plan->reduce[dim < 0 ? dim + rank : dim] = 1;
-    if (self->ndim > 0 && self->shape[dim < 0 ? dim + rank : dim] == 0) {
+    return ACLNN_SUCCESS;
+}
+
+/* Whether dim (in range) of a self with dims has size 0. */
+static int dim_is_empty(const pyaclnn_stub_tensor *self, int64_t dim) {
+    return self->ndim > 0 && self->shape[dim < 0 ? dim + self->ndim : dim] == 0;
+}
+
+/* red_dim self dim: the plan over one dim (an integer), 161002 if it is out of range or of size 0. */
+aclnnStatus opc_red_dim(op_call *c, const op_step *s) {
+    aclnnStatus rc = plan_one_dim(c, s);
+    int64_t dim = op_argument(c, s, 1)->i;
+    if (rc == ACLNN_SUCCESS && dim_is_empty(op_tensor(c, s, 0), dim)) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "cannot reduce over dim %lld of size 0", (long long)dim);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    return ACLNN_SUCCESS;
+    return rc;
+}
+
+/* red_dim_range self dim: the plan over one dim, 161002 only if it is out of range (ArgMin checks the
+ * dim's size later, red_dim_nonzero). */
+aclnnStatus opc_red_dim_range(op_call *c, const op_step *s) { return plan_one_dim(c, s); }
+
+/* red_dim_nonzero self dim: 161002 if self's dim (in range) has size 0, ArgMin's message. */
+aclnnStatus opc_red_dim_nonzero(op_call *c, const op_step *s) {
+    int64_t dim = op_argument(c, s, 1)->i;
+    if (!dim_is_empty(op_tensor(c, s, 0), dim)) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Excepted reduction dim %lld to have non-zero size.",
+                        (long long)dim);
+    return ACLNN_ERR_PARAM_INVALID;
 }
 
 /* red_nonempty self: no reduced dim of self has size 0 (Amax: the maximum of nothing is undefined). */
