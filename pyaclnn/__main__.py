@@ -1,4 +1,4 @@
-"""Command line: ``python -m pyaclnn info [--json | --ops]``, ``demo`` and ``exec -- CMD ...``.
+"""Command line: ``python -m pyaclnn info [--json | --ops]``, ``demo``, ``exec -- CMD ...`` and ``suite op-plugin PATH``.
 
 ``info`` reports which libraries this process loaded (backend, toolkit root, paths), the SoC, the
 device count, the ACL interface version and which of our operators the libraries export.
@@ -333,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --ops: the support table of docs/torch_npu.md, per family, as Markdown")
     p_demo = sub.add_parser("demo", help="run the three seed operators (AmpUpdateScale, AddRmsNormDynamicQuant, GroupedDynamicMxQuant) on sample inputs; info --ops lists all")
     p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
+    sub.add_parser("suite", add_help=False,
+                   help="run a peer's test suite on the emulator (python -m pyaclnn suite op-plugin PATH)")
     sub.add_parser("exec", add_help=False,
                    help="run a command on the emulator in place of CANN (python -m pyaclnn exec -- CMD ...)")
     sub.add_parser("gen-signatures", add_help=False,
@@ -341,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "exec":
         return exec_command(argv[1:])
+    if argv and argv[0] == "suite":
+        from .suite.cli import main as suite_main             # its own argument parser
+        return suite_main(argv[1:])
     if argv and argv[0] == "gen-signatures":
         from .signatures import main as gen_signatures_main   # its own argument parser
         return gen_signatures_main(argv[1:])

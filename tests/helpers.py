@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +40,23 @@ def run_python(code: str, env_overrides: dict | None = None, timeout: float = 60
     proc = subprocess.run(cmd, env=subprocess_env(env_overrides), capture_output=True, text=True,
                           timeout=timeout, cwd=cwd)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_result_child(script: str | os.PathLike, args: list[str] | None = None, stdin: str | None = None,
+                     soc: str = "Ascend950PR", timeout: float = 600, emulated: bool = True) -> dict:
+    """Runs a child script (under ``python -m pyaclnn exec`` unless not `emulated`, torch_npu's warnings
+    off) that prints its result as one line ``RESULT <json>``; returns that JSON. A child that fails or
+    prints no result fails the test with its stderr."""
+    cmd = [sys.executable, str(script), *(args or [])]
+    if emulated:
+        cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", *cmd]
+    proc = subprocess.run(cmd, input=stdin, env=subprocess_env({"PYACLNN_STUB_SOC": soc,
+                                                                "TORCH_NPU_WARNING_DISABLE": "1"}),
+                          capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, \
+        f"{Path(script).name} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return json.loads(lines[-1][len("RESULT "):])
 
 
 def run_module(module_args: list[str], env_overrides: dict | None = None, timeout: float = 60):

@@ -11,9 +11,6 @@ AdamW step) matches torch CPU's: loss within 1e-5, every parameter after the ste
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,13 +26,7 @@ pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason
 
 
 def _run_child(*args):
-    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD), *args]
-    proc = subprocess.run(cmd, env=helpers.subprocess_env({"PYACLNN_STUB_SOC": "Ascend950PR",
-                                                           "TORCH_NPU_WARNING_DISABLE": "1"}),
-                          capture_output=True, text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"decoder child failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    return helpers.run_result_child(CHILD, list(args), timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,6 @@ added, and says what is missing.
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -45,13 +42,7 @@ pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason
 
 @pytest.fixture(scope="module")
 def results():
-    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD), *MODELS]
-    proc = subprocess.run(cmd, env=helpers.subprocess_env({"PYACLNN_STUB_SOC": "Ascend950PR",
-                                                           "TORCH_NPU_WARNING_DISABLE": "1"}),
-                          capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"models child failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    return helpers.run_result_child(CHILD, MODELS)
 
 
 def ran(result: dict, what: str) -> dict:

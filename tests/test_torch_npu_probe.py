@@ -17,8 +17,6 @@ device; grad(fn, *tensors) the gradients against a fixed cotangent.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -249,13 +247,7 @@ pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason
 
 @pytest.fixture(scope="module")
 def probe():
-    cmd = [sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(CHILD)]
-    proc = subprocess.run(cmd, input=json.dumps({"calls": CALLS}),
-                          env=helpers.subprocess_env({"PYACLNN_STUB_SOC": "Ascend950PR", "TORCH_NPU_WARNING_DISABLE": "1"}),
-                          capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"probe child failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    return helpers.run_result_child(CHILD, stdin=json.dumps({"calls": CALLS}))
 
 
 def summary(probe: dict) -> str:

@@ -1,0 +1,138 @@
+"""``python -m pyaclnn suite op-plugin PATH`` (issue 21, points 3 and 4): the runner on a small fake suite
+(files that pass, fail at a missing aclnn operator, kill their process, hang, skip), its table, JSON and
+baseline check; and, when a checkout of op-plugin is named by PYACLNN_OP_PLUGIN, the shipped baseline's files
+on the emulator (CI has no network and no checkout: skipped with that reason)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import helpers
+
+FILES = {
+    "test_crash.py": """
+        import os
+        def test_before():
+            pass
+        def test_dies():
+            os.abort()
+    """,
+    "test_green.py": """
+        def test_one():
+            assert 1 + 1 == 2
+        def test_two():
+            pass
+    """,
+    "test_hang.py": """
+        import time
+        def test_sleeps():
+            time.sleep(120)
+    """,
+    "test_missing.py": """
+        def test_ok():
+            pass
+        def test_needs_an_operator():
+            raise RuntimeError("Current device only support aclnn operators, but aclnnFooBar or "
+                               "aclnnFooBarGetWorkspaceSize not found")
+    """,
+    "test_skip.py": """
+        import pytest
+        @pytest.mark.skip(reason="not on this device")
+        def test_skipped():
+            pass
+    """,
+}
+
+
+def suite(tmp_path, *args):
+    return helpers.run_module(["pyaclnn", "suite", "op-plugin", *map(str, args)], timeout=120)
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("op-plugin") / "test" / "test_base_ops"
+    root.mkdir(parents=True)
+    for name, body in FILES.items():
+        (root / name).write_text(textwrap.dedent(body))
+    out = root.parent / "run.json"
+    rc, stdout, stderr = suite(root, root, "--jobs", "2", "--chunk", "2", "--timeout", "3", "--json", out)
+    assert rc == 0, stderr[-3000:]
+    return root, {f["file"]: f for f in json.loads(out.read_text())["files"]}, stdout
+
+
+def test_each_file_gets_its_counts_and_how_its_process_ended(fake):
+    _, files, _ = fake
+    g = files["test_green.py"]
+    assert (g["passed"], g["failed"], g["errors"], g["green"], g["ended"]) == (2, 0, 0, True, "ok")
+    m = files["test_missing.py"]
+    assert (m["passed"], m["failed"], m["green"], m["missing"]) == (1, 1, False, "aclnnFooBar")
+    s = files["test_skip.py"]
+    assert (s["passed"], s["skipped"], s["green"]) == (0, 1, False)
+
+
+def test_a_file_that_kills_its_process_is_rerun_alone_and_spares_its_chunk(fake):
+    _, files, _ = fake
+    c = files["test_crash.py"]
+    assert c["ended"] == "crash signal 6" and c["passed"] == 1 and not c["green"]
+    assert files["test_green.py"]["green"]          # shared the crashing file's chunk
+
+
+def test_a_hanging_file_times_out_without_holding_the_run(fake):
+    _, files, _ = fake
+    h = files["test_hang.py"]
+    assert h["ended"] == "timeout" and not h["green"]
+    assert files["test_missing.py"]["ended"] == "ok"   # shared the hanging file's chunk
+
+
+def test_the_table_gives_totals_and_the_blocking_operators(fake):
+    _, _, stdout = fake
+    assert "Ascend950PR: 5 files: 1 all green (20%)" in stdout
+    assert "1 crashed or hung" not in stdout and "2 crashed or hung" in stdout
+    assert "blocking the most files: aclnnFooBar 1" in stdout
+
+
+def test_the_baseline_check_fails_when_a_baseline_file_turns_red(fake, tmp_path):
+    root, _, _ = fake
+    base = tmp_path / "baseline.json"
+    rc, out, err = suite(root, root, "test_green.py", "test_missing.py", "--baseline", base, "--write-baseline")
+    assert rc == 0, err
+    doc = json.loads(base.read_text())
+    assert doc["suites"]["test/test_base_ops"]["green"]["Ascend950PR"] == ["test_green.py"]
+    rc, out, err = suite(root, root, "test_green.py", "--baseline", base, "--check-baseline")
+    assert rc == 0 and "baseline holds" in out, out + err
+    red = tmp_path / "red" / "test" / "test_base_ops"
+    red.mkdir(parents=True)
+    (red / "test_green.py").write_text("def test_one():\n    assert False\n")
+    rc, out, err = suite(red, red, "--baseline", base, "--check-baseline")
+    assert rc == 1 and "no longer all green on Ascend950PR: test_green.py" in out, out + err
+
+
+def test_a_path_without_test_files_is_a_clear_error(tmp_path):
+    rc, out, err = suite(tmp_path, tmp_path)
+    assert rc == 2 and "no test files matching test_*.py" in err
+
+
+# ---- the real suite, when a checkout is at hand ---------------------------------------------------------
+
+CHECKOUT = os.environ.get("PYACLNN_OP_PLUGIN")
+
+
+@pytest.mark.skipif(not CHECKOUT, reason="no op-plugin checkout (set PYACLNN_OP_PLUGIN to one, at the commit "
+                    "pyaclnn/suite/op_plugin_baseline.json records; CI has no network to fetch it)")
+def test_the_shipped_baseline_still_holds_on_a_checkout():
+    from pyaclnn.suite import baseline
+    doc = baseline.load(baseline.DEFAULT)
+    for suite_name, entry in doc["suites"].items():
+        path = Path(CHECKOUT) / suite_name
+        for soc, green in entry["green"].items():
+            if not green:
+                continue
+            rc, out, err = helpers.run_module(["pyaclnn", "suite", "op-plugin", str(path), *green, "--soc", soc,
+                                               "--check-baseline"], timeout=3600)
+            assert rc == 0, out[-6000:] + err[-2000:]
