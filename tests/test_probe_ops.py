@@ -1,9 +1,12 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
-aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
+aclnnGluBackward (activation/glu.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -121,6 +124,59 @@ def _l1_edges(_):
     assert float(ops.L1Loss(np.int32([1, -4]), F32([0.5, 0.5]), 2, np.zeros((), F32))) == 5.0
 
 
+def _exp32(v):
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(v, np.float64)).astype(F32)
+
+
+def _glu_model(x, dim, g=None):
+    """Glu / GluBackward as the 950 kernel steps (fp32) or, for float64, the vendor's composition in double."""
+    a, b = np.split(np.asarray(x), 2, axis=dim)
+    if x.dtype == np.float64:   # libm's exp (NumPy's own SIMD exp may differ in the last bit)
+        sig = 1 / (np.vectorize(math.exp)(-b) + 1)
+        if g is None:
+            return sig * a
+        ga = g * sig
+        return np.concatenate([ga, (a - a * sig) * ga], axis=dim)
+    a, b = _f32(a), _f32(b)
+    with np.errstate(over="ignore"):
+        sig = F32(1) / (_exp32(b * F32(-1)) + F32(1))
+    if g is None:
+        return R.cast(sig * a, _name(x))
+    g = _f32(g)
+    out = np.concatenate([g * sig, (((F32(1) - sig) * sig) * a) * g], axis=dim)
+    return R.cast(out, _name(x))
+
+
+def _name(x):
+    return "bfloat16" if x.dtype == R.BF16 else str(x.dtype)
+
+
+def _glu(name):
+    for shape, dim, view in [((4, 6), 1, True), ((2, 4, 3), -2, False), ((6,), 0, False)]:
+        x = rand(shape, name)
+        if name == "float32":
+            x.flat[-1] = -200.0   # Exp overflows: sig 0
+        oshape = list(shape)
+        oshape[dim] //= 2
+        got = ops.Glu(strided(x) if view else x, dim, np.zeros(oshape, x.dtype))
+        want = _glu_model(x, dim)
+        assert np.array_equal(np.asarray(got).view(np.uint8), np.ascontiguousarray(want, x.dtype).view(np.uint8)), name
+        g = rand(oshape, name)
+        got = ops.GluBackward(g, strided(x) if view else x, dim, np.zeros(shape, x.dtype))
+        want = _glu_model(x, dim, g)
+        assert np.array_equal(np.asarray(got).view(np.uint8), np.ascontiguousarray(want, x.dtype).view(np.uint8)), name
+
+
+def _glu_edges(_):
+    x = F32([[1.0, np.nan, 2.0, -np.inf]])
+    got = ops.Glu(x, -1, np.zeros((1, 2), np.float16))   # rounded to self's dtype, then cast to out's
+    assert np.isnan(got[0, 1]) and got[0, 0] == np.float16(_glu_model(x, -1)[0, 0])
+    e = np.zeros((0, 4), F32)
+    assert ops.Glu(e, 1, np.zeros((0, 2), F32)).shape == (0, 2)
+    assert ops.GluBackward(np.zeros((0, 2), F32), e, 1, np.zeros((0, 4), F32)).shape == (0, 4)
+
+
 ARG_MIN = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
 VALUES = [
     ("ArgMin", ARG_MIN, _argmin),
@@ -128,6 +184,8 @@ VALUES = [
     ("L1Loss", ["float32", "float16", "bfloat16", "int64"], _l1),
     ("L1LossBackward", ["float32", "float16", "bfloat16"], _l1_backward),
     ("L1Loss", ["float32"], _l1_edges),
+    ("Glu", ["float32", "float16", "bfloat16", "float64"], _glu),
+    ("Glu", ["float32"], _glu_edges),
 ]
 
 
@@ -144,12 +202,15 @@ def t(name, shape, fill=1):
 
 
 L1 = ["float32", "float16", "bfloat16", "int64"]
+GLU = ["float32", "float16", "bfloat16", "float64"]
 L1_F32 = ["float32", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool"]   # beside FLOAT
 DTYPE_ROWS = [
     ("ArgMin", lambda d: [t(d, (2, 3)), 1, False, t("int64", (2,))], ARG_MIN, ARG_MIN),
     ("L1Loss", lambda d: [t(d, (2, 3)), t(d, (3,)), 2, t("float64", ())], L1, L1),   # the promoted dtype's list
     ("L1Loss", lambda d: [t(d, (2, 3)), t("float32", (3,)), 2, t("float64", ())], L1_F32, L1_F32),
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
+    ("Glu", lambda d: [t(d, (2, 4)), 1, t(d, (2, 2))], GLU, GLU),
+    ("GluBackward", lambda d: [t(d, (2, 2)), t(d, (2, 4)), 1, t(d, (2, 4))], GLU, GLU),
 ]
 
 
@@ -173,7 +234,21 @@ def test_dtype_lists_a2():
 
 X23 = np.zeros((2, 3), F32)
 I23 = np.zeros((2, 3), np.int64)
+X24, X22 = np.zeros((2, 4), F32), np.zeros((2, 2), F32)
 INVALID_CALLS = [
+    ("Glu", (X24.astype(np.int32), 1, X22), "Tensor self not implemented for INT32"),
+    ("Glu", (X24, 1, X22.astype(np.int32)), "Tensor out not implemented for INT32"),
+    ("Glu", (F32(1), 0, F32(1)), "The self tensor must have at least 1 dimensions."),
+    ("Glu", (X24, 2, X22), "Input dimension out of range (expected to be in range of [-2, 1], but got 2)."),
+    ("Glu", (X23, -1, X22), "Split dimension must be even, but dimension -1 is size 3."),
+    ("Glu", (X24, 1, np.zeros((2, 4), F32)), "The shape of out must be [2, 2], but get [2, 4]."),
+    ("GluBackward", (X22, X24.astype(np.int64), 1, X24), "Tensor self not implemented for INT64"),
+    ("GluBackward", (X22.astype(np.float16), X24, 1, X24), "Tensor gradOut expected dtype is FLOAT but found FLOAT16."),
+    ("GluBackward", (X22, X24, 1, X24.astype(np.float16)), "Tensor out expected dtype is FLOAT but found FLOAT16."),
+    ("GluBackward", (X22, X24, -3, X24), "Dimension out of range (expected to be in range of [-2, 1], but got -3)."),
+    ("GluBackward", (X22, X23, 1, X23), "Halving dimension must be even, but dimension 1 is size 3."),
+    ("GluBackward", (X24, X24, 1, X24), "The shape of gradOut must be [2, 2], but got [2, 4]."),
+    ("GluBackward", (X22, X24, 1, X22), "Expected tensor for out to have same size as tensor for self"),
     ("L1Loss", (X23, X23, 3, np.zeros((), F32)), "Expected reduction to be 0 or 1 or 2, but got 3."),
     ("L1Loss", (I23, X23, 0, X23), "Input dtype should be either floating point or complex dtypes. Got INT64 instead."),
     ("L1Loss", (I23, I23, 1, np.zeros((), F32)), "Got self INT64 and target INT64 instead."),
@@ -207,7 +282,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4}
 
 
 @pytest.mark.parametrize("op", list(NULL_STATUS))
@@ -244,6 +319,8 @@ def grads(fn, *args):   # the value and the gradients, on npu and on the CPU: ma
 x, y = torch.randn(4, 6), torch.randn(6)
 for red in ["none", "mean", "sum"]:
     OUT["l1 " + red] = grads(lambda a, b: F.l1_loss(a, b.expand(4, 6), reduction=red), x, y)
+OUT["glu"] = grads(lambda a: F.glu(a, dim=1), x)
+OUT["glu 3d"] = grads(lambda a: F.glu(a, dim=0), torch.randn(4, 3, 2))
 """
 
 
@@ -253,4 +330,4 @@ def test_torch_npu_reaches_the_operators():
     exact = {k: v for k, v in out.items() if isinstance(v[0], str)}
     assert exact and all(dev.startswith("npu") and ok for dev, ok in exact.values()), out
     close = {k: v for k, v in out.items() if k not in exact}
-    assert len(close) == 3 and all(max(v) <= 1e-5 for v in close.values()), close
+    assert len(close) == 5 and all(max(v) <= 1e-5 for v in close.values()), close
