@@ -1,6 +1,6 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
 aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
-aclnnGluBackward (activation/glu.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnGluBackward (activation/glu.toml), aclnnEye (math/creation.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
@@ -177,6 +177,19 @@ def _glu_edges(_):
     assert ops.GluBackward(np.zeros((0, 2), F32), e, 1, np.zeros((0, 4), F32)).shape == (0, 4)
 
 
+def _eye(name):
+    for n, m, view in [(4, 4, False), (3, 5, True), (6, 2, False), (1, 1, False)]:
+        o = pyaclnn.from_numpy(np.full((m, n), 7).astype(R.np_dtype(name))).as_strided((n, m), (1, n), 0) \
+            if view else np.full((n, m), 7).astype(R.np_dtype(name))
+        got = ops.Eye(n, m, o)
+        got = got.numpy() if view else got
+        want = torch.eye(n, m, dtype=T(np.zeros(0, R.np_dtype(name))).dtype)
+        assert torch.equal(T(np.asarray(got)), want), (name, n, m)
+    keep = np.full((0, 3), 7, R.np_dtype(name))
+    assert ops.Eye(0, 3, keep).shape == (0, 3)
+
+
+EYE = ["float32", "int32", "float16", "int8", "int16", "uint8", "int64", "bool", "bfloat16"]
 ARG_MIN = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
 VALUES = [
     ("ArgMin", ARG_MIN, _argmin),
@@ -186,6 +199,7 @@ VALUES = [
     ("L1Loss", ["float32"], _l1_edges),
     ("Glu", ["float32", "float16", "bfloat16", "float64"], _glu),
     ("Glu", ["float32"], _glu_edges),
+    ("Eye", EYE, _eye),
 ]
 
 
@@ -210,6 +224,7 @@ DTYPE_ROWS = [
     ("L1Loss", lambda d: [t(d, (2, 3)), t("float32", (3,)), 2, t("float64", ())], L1_F32, L1_F32),
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
     ("Glu", lambda d: [t(d, (2, 4)), 1, t(d, (2, 2))], GLU, GLU),
+    ("Eye", lambda d: [2, 3, t(d, (2, 3))], EYE, EYE),
     ("GluBackward", lambda d: [t(d, (2, 2)), t(d, (2, 4)), 1, t(d, (2, 4))], GLU, GLU),
 ]
 
@@ -236,6 +251,11 @@ X23 = np.zeros((2, 3), F32)
 I23 = np.zeros((2, 3), np.int64)
 X24, X22 = np.zeros((2, 4), F32), np.zeros((2, 2), F32)
 INVALID_CALLS = [
+    ("Eye", (2, 2, np.zeros(4, F32)), "Expected out to be 2-D tensor, but the dimension of out is 1."),
+    ("Eye", (-1, 2, np.zeros((0, 2), F32)), "n must be greater or equal to 0, got -1"),
+    ("Eye", (2, -2, np.zeros((2, 0), F32)), "m must be greater or equal to 0, got -2"),
+    ("Eye", (2, 3, np.zeros((3, 2), F32)), "Expected out shape to be (2, 3), but got [3, 2]."),
+    ("Eye", (2, 2, np.zeros((2, 2), np.float64)), "Tensor out not implemented for DOUBLE"),
     ("Glu", (X24.astype(np.int32), 1, X22), "Tensor self not implemented for INT32"),
     ("Glu", (X24, 1, X22.astype(np.int32)), "Tensor out not implemented for INT32"),
     ("Glu", (F32(1), 0, F32(1)), "The self tensor must have at least 1 dimensions."),
@@ -283,12 +303,21 @@ def test_invalid_arguments_return_161002(op, args, text):
 
 
 NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4}
+NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
 @pytest.mark.parametrize("op", list(NULL_STATUS))
 def test_null_arguments(op):
     assert raw_null_status(f"aclnn{op}GetWorkspaceSize", NULL_STATUS[op]) == NULLPTR
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+
+
+@pytest.mark.parametrize("op", list(NULL_OUT))
+def test_null_out(op):
+    n, ints = NULL_OUT[op]
+    import ctypes
+    assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n, {k: ctypes.c_int64(v) for k, v in ints.items()}) == NULLPTR
+    assert "out is NULL" in (pyaclnn.errors.recent_error_message() or "")
 
 
 # ---- torch_npu: the torch calls reach the operators and match torch CPU -------------------------------------
@@ -302,6 +331,9 @@ CASES = {
     "argmin_all": (lambda a: a.argmin(), (x,)),
     "argmin_keep_int": (lambda a: a.argmin(dim=1, keepdim=True), ((x * 5).int(),)),
 }
+OUT["eye"] = [str(torch.eye(4, device="npu").device), bool(torch.equal(torch.eye(4, device="npu").cpu(), torch.eye(4)))]
+OUT["eye_nm_int"] = [str(torch.eye(3, 5, dtype=torch.int32, device="npu").device),
+                     bool(torch.equal(torch.eye(3, 5, dtype=torch.int32, device="npu").cpu(), torch.eye(3, 5, dtype=torch.int32)))]
 for key, (fn, args) in CASES.items():
     got = fn(*[a.npu() for a in args]); want = fn(*args)
     OUT[key] = [str(got.device), bool(torch.equal(got.cpu(), want))]
