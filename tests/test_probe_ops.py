@@ -1,6 +1,6 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
 aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
-aclnnGluBackward (activation/glu.toml), aclnnEye (math/creation.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import pyaclnn
 from pyaclnn import ops
@@ -189,6 +190,35 @@ def _eye(name):
     assert ops.Eye(0, 3, keep).shape == (0, 3)
 
 
+def _one_hot_model(idx, depth, on, off, axis):
+    hot = np.arange(depth) == np.asarray(idx)[..., None]   # out-of-range indices match nothing
+    return np.moveaxis(np.where(hot, on, off), -1, axis if axis >= 0 else -1)
+
+
+def _one_hot(name):
+    for shape, axis, view in [((5,), -1, False), ((3, 4), 0, True), ((2, 3), 2, False), ((2, 1, 3), 1, False)]:
+        idx = RNG.integers(-1, 6, shape).astype(R.np_dtype("int64" if name in ("float32", "float16") else name))
+        if name == "uint8":
+            idx = np.abs(idx).astype(np.uint8)
+        vt = R.np_dtype("int64" if name in ("int32", "int64", "uint8") else name)
+        on, off = np.array([5], vt), np.array([2], vt)
+        oshape = list(shape)
+        oshape.insert(axis if axis >= 0 else len(shape), 5)
+        got = ops.OneHot(strided(idx) if view else idx, 5, on, off, axis, np.zeros(oshape, vt))
+        assert np.array_equal(got, _one_hot_model(idx, 5, on[0], off[0], axis)), (name, axis)
+
+
+def _one_hot_values(name):   # every value dtype of the 950 list
+    idx = np.int64([[0, 2], [1, 3]])
+    on, off = np.array([1], R.np_dtype(name)), np.array([0], R.np_dtype(name))
+    got = ops.OneHot(idx, 3, on, off, -1, np.zeros((2, 2, 3), R.np_dtype(name)))
+    assert np.array_equal(got.astype(np.int64), F.one_hot(torch.from_numpy(idx).clamp(max=2), 3).numpy() * (idx[..., None] < 3))
+    assert ops.OneHot(np.zeros((0, 2), np.int64), 3, on, off, -1, np.zeros((0, 2, 3), R.np_dtype(name))).shape == (0, 2, 3)
+    assert ops.OneHot(idx, 0, on, off, -1, np.zeros((2, 2, 0), R.np_dtype(name))).shape == (2, 2, 0)
+
+
+ONE_HOT_SELF = ["int32", "int64", "uint8"]
+ONE_HOT_VALUE = ["float16", "float32", "int32", "int64", "int8", "uint8"]
 EYE = ["float32", "int32", "float16", "int8", "int16", "uint8", "int64", "bool", "bfloat16"]
 ARG_MIN = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
 VALUES = [
@@ -200,6 +230,8 @@ VALUES = [
     ("Glu", ["float32", "float16", "bfloat16", "float64"], _glu),
     ("Glu", ["float32"], _glu_edges),
     ("Eye", EYE, _eye),
+    ("OneHot", ["int64", "int32", "uint8", "float32", "float16"], _one_hot),
+    ("OneHot", ONE_HOT_VALUE, _one_hot_values),
 ]
 
 
@@ -225,6 +257,10 @@ DTYPE_ROWS = [
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
     ("Glu", lambda d: [t(d, (2, 4)), 1, t(d, (2, 2))], GLU, GLU),
     ("Eye", lambda d: [2, 3, t(d, (2, 3))], EYE, EYE),
+    ("OneHot", lambda d: [t(d, (2,)), 3, t("int64", (1,)), t("int64", (1,)), -1, t("int64", (2, 3))],
+     ONE_HOT_SELF, ONE_HOT_SELF[:2]),
+    ("OneHot", lambda d: [t("int64", (2,)), 3, t(d, (1,)), t(d, (1,)), -1, t(d, (2, 3))],
+     ONE_HOT_VALUE, ONE_HOT_VALUE[:4]),
     ("GluBackward", lambda d: [t(d, (2, 2)), t(d, (2, 4)), 1, t(d, (2, 4))], GLU, GLU),
 ]
 
@@ -250,7 +286,21 @@ def test_dtype_lists_a2():
 X23 = np.zeros((2, 3), F32)
 I23 = np.zeros((2, 3), np.int64)
 X24, X22 = np.zeros((2, 4), F32), np.zeros((2, 2), F32)
+I2, I1 = np.int64([0, 1]), np.int64([1])
 INVALID_CALLS = [
+    ("OneHot", (I2.astype(np.int16), 3, I1, I1, -1, np.zeros((2, 3), np.int64)), "Tensor self not implemented for INT16"),
+    ("OneHot", (I2, 3, I1, I1, -1, np.zeros((2, 3), np.float64)), "Tensor out not implemented for DOUBLE"),
+    ("OneHot", (I2, 3, I1.astype(np.int32), I1, -1, np.zeros((2, 3), np.int64)),
+     "Tensor onValue expected dtype is INT64 but found INT32."),
+    ("OneHot", (np.zeros((1,) * 8, np.int64), 3, I1, I1, -1, np.zeros((1,) * 8, np.int64)),
+     "The self tensor cannot be larger than 7 dimensions."),
+    ("OneHot", (I2, -2, I1, I1, -1, np.zeros((2, 3), np.int64)), "NumClasses should be greater and equal than 0, but got -2."),
+    ("OneHot", (np.zeros(0, np.int64), 0, I1, I1, -1, np.zeros((0, 0), np.int64)),
+     "NumClasses should be greater than 0, but got 0."),
+    ("OneHot", (I2, 3, I1, I1, -2, np.zeros((2, 3), np.int64)), "The axis should be greater and equal than -1, but got -2."),
+    ("OneHot", (I2, 3, I1, I1, 2, np.zeros((2, 3), np.int64)), "The axis should be lower and equal than 1, but got 2."),
+    ("OneHot", (I2, 3, I1, I1, -1, np.zeros(6, np.int64)), "Expected 2 dimension input, but got out with sizes [6]."),
+    ("OneHot", (I2, 3, I1, I1, 0, np.zeros((2, 3), np.int64)), "Expected tensor for out to have same size as [3, 2]"),
     ("Eye", (2, 2, np.zeros(4, F32)), "Expected out to be 2-D tensor, but the dimension of out is 1."),
     ("Eye", (-1, 2, np.zeros((0, 2), F32)), "n must be greater or equal to 0, got -1"),
     ("Eye", (2, -2, np.zeros((2, 0), F32)), "m must be greater or equal to 0, got -2"),
@@ -302,7 +352,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -331,6 +381,8 @@ CASES = {
     "argmin_all": (lambda a: a.argmin(), (x,)),
     "argmin_keep_int": (lambda a: a.argmin(dim=1, keepdim=True), ((x * 5).int(),)),
 }
+tgt = torch.tensor([1, 0, 3, 5, 2])
+OUT["one_hot"] = [str(F.one_hot(tgt.npu(), 6).device), bool(torch.equal(F.one_hot(tgt.npu(), 6).cpu(), F.one_hot(tgt, 6)))]
 OUT["eye"] = [str(torch.eye(4, device="npu").device), bool(torch.equal(torch.eye(4, device="npu").cpu(), torch.eye(4)))]
 OUT["eye_nm_int"] = [str(torch.eye(3, 5, dtype=torch.int32, device="npu").device),
                      bool(torch.equal(torch.eye(3, 5, dtype=torch.int32, device="npu").cpu(), torch.eye(3, 5, dtype=torch.int32)))]
