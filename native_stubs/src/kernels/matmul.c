@@ -150,25 +150,21 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
     float *B = load_matrix(b, p, p->k, p->n, 0, p->fp16_inputs);
     float *C = alloc_floats(batch, p->m, p->n);
     float *bias = NULL;
+    int64_t bias_rows = p->m;   /* a bias of 3 dims (Baddbmm) holds one [m, n] block per batch */
     if (p->has_bias && A && B && C) {
-        /* The bias broadcast to [m, n] (batch 1: Addmm is 2-D). */
+        /* The bias broadcast to [m, n] (Addmm, or a bias of at most 2 dims), or to [batch, m, n]. */
         const pyaclnn_stub_tensor *s = &launch->inputs[2];
-        bias = alloc_floats(1, p->m, p->n);
-        if (bias) {
-            int64_t rs = s->ndim == 2 && s->shape[0] != 1 ? s->strides[0] : 0;
-            int64_t cs = s->ndim >= 1 && s->shape[s->ndim - 1] != 1 ? s->strides[s->ndim - 1] : 0;
-            for (int64_t r = 0; r < p->m; r++)
-                for (int64_t c = 0; c < p->n; c++)
-                    bias[r * p->n + c] = (float)ew_cast(ew_load(tv_at(s, s->offset + r * rs + c * cs), s->dtype),
-                                                        s->dtype, ACL_FLOAT).f;
-        }
+        int64_t shape[3] = {batch, p->m, p->n};
+        int three = s->ndim == 3;
+        bias_rows = three ? batch * p->m : p->m;
+        bias = tv_load_float_as(s, three ? shape : shape + 1, three ? 3 : 2);
     }
     if (A == NULL || B == NULL || C == NULL || (p->has_bias && bias == NULL)) {
         tv_fail_oom(launch);
     } else {
         mm_f32(A, p->m * p->k, B, p->k * p->n, C, p->m * p->n, batch, p->m, p->k, p->n);
-        for (int64_t r = 0; p->has_bias && r < batch * p->m; r++) {   /* Addmm: beta * bias + alpha * (a @ b) */
-            const float *brow = bias + (r % p->m) * p->n;
+        for (int64_t r = 0; p->has_bias && r < batch * p->m; r++) {   /* beta * bias + alpha * (a @ b) */
+            const float *brow = bias + (r % bias_rows) * p->n;
             float *crow = C + r * p->n;
             for (int64_t x = 0; x < p->n; x++)
                 crow[x] = p->beta == 0.0f ? p->alpha * crow[x] : p->beta * brow[x] + p->alpha * crow[x];

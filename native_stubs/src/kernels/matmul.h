@@ -24,7 +24,7 @@ typedef struct {
     int bndim;
     int64_t m, k, n;
     int fp16_inputs;                         /* cubeMathType USE_FP16 with fp32 operands            */
-    int has_bias;                            /* Addmm: out = beta * inputs[2] + alpha * (a @ b)     */
+    int has_bias;                            /* Addmm, Baddbmm: out = beta * inputs[2] + alpha * (a @ b) */
     float alpha, beta;
 } mm_plan;
 
@@ -39,7 +39,8 @@ aclnnStatus mm_plan_make(const char *api, const pyaclnn_stub_tensor *a, const py
 void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
                   int64_t k, int64_t n);
 
-/* Kernel: outputs[0] = inputs[0] @ inputs[1] (Addmm: inputs[2] is the bias, broadcast to [m, n]). */
+/* Kernel: outputs[0] = inputs[0] @ inputs[1] (Addmm, Baddbmm: inputs[2] is the bias, broadcast to [m, n], or a
+ * 3-D one to [batch, m, n]). */
 void mm_kernel(const pyaclnn_stub_launch *launch);
 
 /* The engine's product on contiguous fp32 matrices (the cube unit's data path, as mm_kernel): for b in
