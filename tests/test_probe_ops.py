@@ -1,6 +1,6 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
 aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
-aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
@@ -217,6 +217,26 @@ def _one_hot_values(name):   # every value dtype of the 950 list
     assert ops.OneHot(idx, 0, on, off, -1, np.zeros((2, 2, 0), R.np_dtype(name))).shape == (2, 2, 0)
 
 
+def _baddbmm(name):
+    dt = R.np_dtype(name)
+    for ss, bs, beta, alpha, view in [((2, 4, 3), (2, 4, 5, 3), 0.5, 2.0, True), ((3,), (2, 4, 5, 3), 1.0, 1.0, False),
+                                      ((4, 1), (3, 4, 6, 2), 0.0, -1.5, False), ((1, 4, 2), (2, 4, 3, 2), 2.0, 0.5, True)]:
+        b, m, k, n = bs
+        x, a, c = (R.cast(RNG.standard_normal(sh), name) for sh in (ss, (b, m, k), (b, k, n)))
+        got = ops.Baddbmm(strided(x) if view else x, strided(a) if view else a, c, ops.Scalar(beta, "float32"),
+                          ops.Scalar(alpha, "float32"), np.zeros((b, m, n), dt), 0)
+        prod = np.matmul(a.astype(np.float64), c.astype(np.float64))
+        want = beta * x.astype(np.float64) + alpha * prod
+        bound = (k + 2) * 2.0 ** -24 * np.abs(alpha) * np.matmul(np.abs(a.astype(np.float64)), np.abs(c.astype(np.float64)))
+        if name == "float32":
+            assert np.all(np.abs(got - want) <= bound + 2.0 ** -23 * np.abs(want) + 1e-30), (name, ss)
+        else:   # one rounding of the fp32 result to the dtype
+            assert R.ulp_distance(R.cast(np.asarray(got, np.float64), name), R.cast(want, name), name).max() <= 1, (name, ss)
+    e = np.zeros((2, 0, 3), dt)
+    assert ops.Baddbmm(e, np.zeros((2, 0, 4), dt), np.zeros((2, 4, 3), dt), ops.Scalar(1.0, "float32"),
+                       ops.Scalar(1.0, "float32"), np.zeros((2, 0, 3), dt), 0).shape == (2, 0, 3)
+
+
 ONE_HOT_SELF = ["int32", "int64", "uint8"]
 ONE_HOT_VALUE = ["float16", "float32", "int32", "int64", "int8", "uint8"]
 EYE = ["float32", "int32", "float16", "int8", "int16", "uint8", "int64", "bool", "bfloat16"]
@@ -232,6 +252,7 @@ VALUES = [
     ("Eye", EYE, _eye),
     ("OneHot", ["int64", "int32", "uint8", "float32", "float16"], _one_hot),
     ("OneHot", ONE_HOT_VALUE, _one_hot_values),
+    ("Baddbmm", ["float32", "float16", "bfloat16"], _baddbmm),
 ]
 
 
@@ -257,6 +278,8 @@ DTYPE_ROWS = [
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
     ("Glu", lambda d: [t(d, (2, 4)), 1, t(d, (2, 2))], GLU, GLU),
     ("Eye", lambda d: [2, 3, t(d, (2, 3))], EYE, EYE),
+    ("Baddbmm", lambda d: [t(d, (2, 2, 3)), t(d, (2, 2, 4)), t(d, (2, 4, 3)), ("s", 1.0, "float32"),
+                           ("s", 1.0, "float32"), t(d, (2, 2, 3)), 0], GLU[:3], GLU[:3]),
     ("OneHot", lambda d: [t(d, (2,)), 3, t("int64", (1,)), t("int64", (1,)), -1, t("int64", (2, 3))],
      ONE_HOT_SELF, ONE_HOT_SELF[:2]),
     ("OneHot", lambda d: [t("int64", (2,)), 3, t(d, (1,)), t(d, (1,)), -1, t(d, (2, 3))],
@@ -287,7 +310,22 @@ X23 = np.zeros((2, 3), F32)
 I23 = np.zeros((2, 3), np.int64)
 X24, X22 = np.zeros((2, 4), F32), np.zeros((2, 2), F32)
 I2, I1 = np.int64([0, 1]), np.int64([1])
+B1, B2, ONE = np.zeros((2, 4, 5), F32), np.zeros((2, 5, 3), F32), ops.Scalar(1.0, "float32")
 INVALID_CALLS = [
+    ("Baddbmm", (F32(0), B1, B2, ONE, ONE, np.zeros((2, 4, 3), np.float64), 0), "out dtype DOUBLE is not supported"),
+    ("Baddbmm", (F32(0), B1[0], B2, ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "Expected 3 dimension input, but got batch1 with sizes [4, 5]."),
+    ("Baddbmm", (F32(0), B1, B2[:, :4], ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "batch1's last dim and batch2's penultimate dim shoule be same, batch1 [5], batch2 [4]."),
+    ("Baddbmm", (F32(0), B1, np.zeros((3, 5, 3), F32), ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "mat1's batch dim and mat2's batch dim can not broadcast"),
+    ("Baddbmm", (np.zeros((0,), F32), B1, B2, ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "self and batch1@batch2 should be both empty tensors, or not, self is [1], batch1@batch2 is [0]."),
+    ("Baddbmm", (np.zeros((4, 2), F32), B1, B2, ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "Shape of self and batch1@batch2 can't broadcast."),
+    ("Baddbmm", (F32(0), B1, B2, ONE, ONE, np.zeros((2, 3, 4), F32), 0), "Shape of out should be [2, 4, 3], but current is [2, 3, 4]."),
+    ("Baddbmm", (np.zeros((2, 4, 3), F32), B1[:1], B2[:1], ONE, ONE, np.zeros((2, 4, 3), F32), 0),
+     "batch1@batch2's shape should be same with broadcastShape, broadcastShape [[2, 4, 3]], bmmShape [[1, 4, 3]]"),
     ("OneHot", (I2.astype(np.int16), 3, I1, I1, -1, np.zeros((2, 3), np.int64)), "Tensor self not implemented for INT16"),
     ("OneHot", (I2, 3, I1, I1, -1, np.zeros((2, 3), np.float64)), "Tensor out not implemented for DOUBLE"),
     ("OneHot", (I2, 3, I1.astype(np.int32), I1, -1, np.zeros((2, 3), np.int64)),
@@ -352,7 +390,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -403,6 +441,8 @@ def grads(fn, *args):   # the value and the gradients, on npu and on the CPU: ma
 x, y = torch.randn(4, 6), torch.randn(6)
 for red in ["none", "mean", "sum"]:
     OUT["l1 " + red] = grads(lambda a, b: F.l1_loss(a, b.expand(4, 6), reduction=red), x, y)
+bm, bm2 = torch.randn(2, 4, 6), torch.randn(2, 6, 3)
+OUT["baddbmm"] = grads(lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5, alpha=1.5), torch.randn(2, 4, 1), bm, bm2)
 OUT["glu"] = grads(lambda a: F.glu(a, dim=1), x)
 OUT["glu 3d"] = grads(lambda a: F.glu(a, dim=0), torch.randn(4, 3, 2))
 """
@@ -414,4 +454,4 @@ def test_torch_npu_reaches_the_operators():
     exact = {k: v for k, v in out.items() if isinstance(v[0], str)}
     assert exact and all(dev.startswith("npu") and ok for dev, ok in exact.values()), out
     close = {k: v for k, v in out.items() if k not in exact}
-    assert len(close) == 5 and all(max(v) <= 1e-5 for v in close.values()), close
+    assert len(close) == 6 and all(max(v) <= 1e-5 for v in close.values()), close

@@ -1,6 +1,7 @@
 /*
  * The steps of aclnnMatmul (torch.matmul shapes), aclnnMm (2-D), aclnnBatchMatMul (3-D), aclnnAddmm /
- * aclnnInplaceAddmm (beta * self + alpha * (mat1 @ mat2)) (matmul.toml; hicann/ops-nn
+ * aclnnInplaceAddmm (beta * self + alpha * (mat1 @ mat2)), aclnnBaddbmm (beta * self + alpha * (batch1 @ batch2))
+ * (matmul.toml; hicann/ops-nn
  * matmul/{mat_mul_v3,batch_mat_mul_v3}/op_host/op_api). The kernel and the shape rules are the matmul
  * engine's (src/kernels/matmul.h: fp32 accumulation, class c).
  */
@@ -49,15 +50,21 @@ aclnnStatus opc_mm_plan(op_call *c, const op_step *s) {
     return mm_plan_make(c->api, a, op_tensor(c, s, 1), plan, c->shape, &c->ndim);
 }
 
-/* addmm_bias self beta alpha (after mm_plan): self (at most 2-D) broadcasts to [m, n]; beta and alpha as
- * FLOAT. */
-aclnnStatus opc_addmm_bias(op_call *c, const op_step *s) {
+/* The plan's bias terms: beta and alpha (operands 1 and 2 of s) as FLOAT. */
+static mm_plan *plan_bias(op_call *c, const op_step *s) {
     mm_plan *plan = (mm_plan *)c->params;
-    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     const op_scalar *beta = op_scalar_of(c, s, 1), *alpha = op_scalar_of(c, s, 2);
     plan->has_bias = 1;
     plan->beta = (float)ew_value_to_double(beta->v, beta->dtype);
     plan->alpha = (float)ew_value_to_double(alpha->v, alpha->dtype);
+    return plan;
+}
+
+/* addmm_bias self beta alpha (after mm_plan): self (at most 2-D) broadcasts to [m, n]; beta and alpha as
+ * FLOAT. */
+aclnnStatus opc_addmm_bias(op_call *c, const op_step *s) {
+    mm_plan *plan = plan_bias(c, s);
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     int64_t bs[PYACLNN_STUB_MAX_DIMS], bn;
     pyaclnn_stub_tensor mn = *self;
     mn.ndim = 2;
@@ -74,5 +81,54 @@ aclnnStatus opc_addmm_bias(op_call *c, const op_step *s) {
         }
         return ACLNN_ERR_PARAM_INVALID;
     }
+    return ACLNN_SUCCESS;
+}
+
+/* baddbmm_bias self beta alpha (after mm_plan): beta and alpha as FLOAT (baddbmm_shape checked self). */
+aclnnStatus opc_baddbmm_bias(op_call *c, const op_step *s) {
+    plan_bias(c, s);
+    return ACLNN_SUCCESS;
+}
+
+/* baddbmm_shape self batch1 batch2 out: aclnn_baddbmm.cpp's CheckShape and CheckBroadCast in order, with its
+ * messages -- batch1 and batch2 3-D, k equal, batch dims equal or 1, self empty exactly when batch1 @ batch2 is,
+ * self broadcast with [batch1's b, m, n] is out's shape, and batch1 @ batch2 not broadcast by self. An empty
+ * product launches nothing. */
+aclnnStatus opc_baddbmm_shape(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *b1 = op_tensor(c, s, 1), *b2 = op_tensor(c, s, 2);
+    const pyaclnn_stub_tensor *out = op_tensor(c, s, 3);
+    char x[200], y[200];
+    for (int k = 1; k <= 2; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        if (t->ndim != 3)
+            return op_invalidf(c->api, "Expected 3 dimension input, but got %s with sizes %s.", op_pname(c, s, k),
+                               tv_shape_text(t->shape, t->ndim, x, sizeof x));
+    }
+    if (b1->shape[2] != b2->shape[1])
+        return op_invalidf(c->api, "batch1's last dim and batch2's penultimate dim shoule be same, batch1 [%lld], "
+                           "batch2 [%lld].", (long long)b1->shape[2], (long long)b2->shape[1]);
+    if (b1->shape[0] != b2->shape[0] && b1->shape[0] != 1 && b2->shape[0] != 1)
+        return op_invalidf(c->api, "mat1's batch dim and mat2's batch dim can not broadcast");
+    int self_empty = pyaclnn_stub_numel(self) == 0, mat_empty = b1->shape[0] == 0 || b1->shape[1] == 0 || b2->shape[2] == 0;
+    if (self_empty != mat_empty)
+        return op_invalidf(c->api, "self and batch1@batch2 should be both empty tensors, or not, self is [%d], "
+                           "batch1@batch2 is [%d].", self_empty, mat_empty);
+    int64_t bmm[3] = {b1->shape[0], b1->shape[1], b2->shape[2]}, shape[PYACLNN_STUB_MAX_DIMS], ndim = 3;
+    for (int64_t d = 0; d < 3; d++) {
+        int64_t sd = d - (3 - self->ndim), v = sd >= 0 ? self->shape[sd] : 1;
+        if (self->ndim > 3 || (v != bmm[d] && v != 1 && bmm[d] != 1))
+            return op_invalidf(c->api, "Shape of self and batch1@batch2 can't broadcast.");
+        shape[d] = v == 1 ? bmm[d] : v;
+    }
+    int same = out->ndim == ndim;
+    for (int64_t d = 0; same && d < ndim; d++) same = out->shape[d] == shape[d];
+    if (!same)
+        return op_invalidf(c->api, "Shape of out should be %s, but current is %s.", tv_shape_text(shape, ndim, x, sizeof x),
+                           tv_shape_text(out->shape, out->ndim, y, sizeof y));
+    for (int64_t d = 0; d < 3; d++)
+        if (shape[d] != 1 && bmm[d] == 1)
+            return op_invalidf(c->api, "batch1@batch2's shape should be same with broadcastShape, broadcastShape [%s], "   /* the vendor's [%s] of a shape text: [[...]] */
+                               "bmmShape [%s]", tv_shape_text(shape, ndim, x, sizeof x), tv_shape_text(bmm, 3, y, sizeof y));
+    if (mat_empty) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
