@@ -1,6 +1,6 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
 aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
-aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
@@ -18,7 +18,7 @@ from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
 from _op_helpers import INVALID, NULLPTR, raw_null_status, strided
-from _status_calls import status_codes
+from _status_calls import CALL_SOURCE, status_codes
 
 RNG = np.random.default_rng(2811)
 F32 = np.float32
@@ -237,6 +237,23 @@ def _baddbmm(name):
                        ops.Scalar(1.0, "float32"), np.zeros((2, 0, 3), dt), 0).shape == (2, 0, 3)
 
 
+def _foreach_add_list(name):
+    shapes = [(3, 4), (5,), (), (2, 1, 3)]
+    x1, x2 = [rand(sh, name) for sh in shapes], [rand(sh, name) for sh in shapes]
+    for alpha in ([0.3, -2.0] if name in ("float32", "float16", "bfloat16") else [3, -1]):
+        out = [pyaclnn.zeros(sh, name) for sh in shapes]
+        scalar = ops.Scalar(alpha, "float32" if isinstance(alpha, float) else "int64")
+        ops.ForeachAddListV2([strided(x1[0])] + x1[1:], x2, scalar, out)
+        for o, a, b in zip(out, x1, x2):
+            if isinstance(alpha, float):   # Muls then Add in fp32, one rounding to the dtype
+                want = R.cast(_f32(a) + _f32(b) * F32(alpha), name)
+            else:   # wrapping in the dtype
+                want = (a.astype(np.int64) + alpha * b.astype(np.int64)).astype(R.np_dtype(name))
+            assert np.array_equal(np.atleast_1d(o.numpy()).view(np.uint8), np.atleast_1d(want).view(np.uint8)), name
+    ops.ForeachAddListV2([], [], ops.Scalar(1.0, "float32"), [])   # nothing to do
+
+
+ADD_LIST = ["float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"]
 ONE_HOT_SELF = ["int32", "int64", "uint8"]
 ONE_HOT_VALUE = ["float16", "float32", "int32", "int64", "int8", "uint8"]
 EYE = ["float32", "int32", "float16", "int8", "int16", "uint8", "int64", "bool", "bfloat16"]
@@ -253,6 +270,7 @@ VALUES = [
     ("OneHot", ["int64", "int32", "uint8", "float32", "float16"], _one_hot),
     ("OneHot", ONE_HOT_VALUE, _one_hot_values),
     ("Baddbmm", ["float32", "float16", "bfloat16"], _baddbmm),
+    ("ForeachAddListV2", ADD_LIST, _foreach_add_list),
 ]
 
 
@@ -296,12 +314,33 @@ def _dtype_want(soc_index):
     return [0 if name in row[2 + soc_index] else INVALID for row in DTYPE_ROWS for name in ALL]
 
 
+# Tensor-list operators (the call rows hold no lists): their codes per dtype, run by `run` in the child too.
+LIST_DTYPES = """
+def list_codes(names):
+    res = {}
+    for d in names:
+        x = lambda: [pyaclnn.from_numpy(arg(("t", d, [2])))]
+        s = ops.Scalar(1, "int32" if d.startswith(("int", "uint")) else "float64")
+        try:
+            ops.ForeachAddListV2(x(), x(), s, x()); res[d] = 0
+        except AclError as exc:
+            res[d] = exc.code
+    return res
+"""
+LIST_WANT = {"ForeachAddListV2": (ADD_LIST, ADD_LIST)}
+
+
 def test_dtype_lists_950():
     assert status_codes(_dtype_calls(), "Ascend950PR") == _dtype_want(0)
+    ns = {}
+    exec(CALL_SOURCE + LIST_DTYPES, ns)
+    assert ns["list_codes"](ALL) == {d: 0 if d in LIST_WANT["ForeachAddListV2"][0] else INVALID for d in ALL}
 
 
 def test_dtype_lists_a2():
-    assert status_codes(_dtype_calls(), "Ascend910B4") == _dtype_want(1)
+    codes, extra = status_codes(_dtype_calls(), "Ascend910B4", LIST_DTYPES + f"EXTRA.update(list_codes({ALL!r}))")
+    assert codes == _dtype_want(1)
+    assert extra == {d: 0 if d in LIST_WANT["ForeachAddListV2"][1] else INVALID for d in ALL}
 
 
 # ---- refusals: (operator, args, code, message) -------------------------------------------------------------
@@ -311,7 +350,17 @@ I23 = np.zeros((2, 3), np.int64)
 X24, X22 = np.zeros((2, 4), F32), np.zeros((2, 2), F32)
 I2, I1 = np.int64([0, 1]), np.int64([1])
 B1, B2, ONE = np.zeros((2, 4, 5), F32), np.zeros((2, 5, 3), F32), ops.Scalar(1.0, "float32")
+L1F, L1H = [np.float32([1, 2])], [np.float16([1, 2])]
+OUT_F2, OUT_D1 = ("out list", (2,), "float32"), ("out list", (1,), "float64")   # made in the test (device memory)
 INVALID_CALLS = [
+    ("ForeachAddListV2", (L1F, L1F * 2, ONE, OUT_F2), "x2 has 2 tensors, x1 has 1"),
+    ("ForeachAddListV2", (L1F, L1H, ONE, OUT_F2), "x2[0] dtype FLOAT16 should be the same"),
+    ("ForeachAddListV2", (L1F, L1F, ops.Scalar(1, "int32"), OUT_F2),
+     "alpha dtype INT32 is not supported for a FLOAT tensor list"),
+    ("ForeachAddListV2", ([np.float64([1])], [np.float64([1])], ONE, OUT_D1),
+     "x1 dtype DOUBLE is not supported"),
+    ("ForeachAddListV2", (L1F, [np.float32([1, 2, 3])], ONE, OUT_F2),
+     "Shape of x2[0] should be [2]"),
     ("Baddbmm", (F32(0), B1, B2, ONE, ONE, np.zeros((2, 4, 3), np.float64), 0), "out dtype DOUBLE is not supported"),
     ("Baddbmm", (F32(0), B1[0], B2, ONE, ONE, np.zeros((2, 4, 3), F32), 0),
      "Expected 3 dimension input, but got batch1 with sizes [4, 5]."),
@@ -386,11 +435,12 @@ INVALID_CALLS = [
 
 @pytest.mark.parametrize("op,args,text", INVALID_CALLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(INVALID_CALLS)])
 def test_invalid_arguments_return_161002(op, args, text):
+    args = [[pyaclnn.zeros(a[1], a[2])] if isinstance(a, tuple) and a[:1] == ("out list",) else a for a in args]
     err = pytest.raises(AclError, getattr(ops, op), *args).value
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -443,6 +493,15 @@ for red in ["none", "mean", "sum"]:
     OUT["l1 " + red] = grads(lambda a, b: F.l1_loss(a, b.expand(4, 6), reduction=red), x, y)
 bm, bm2 = torch.randn(2, 4, 6), torch.randn(2, 6, 3)
 OUT["baddbmm"] = grads(lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5, alpha=1.5), torch.randn(2, 4, 1), bm, bm2)
+p = torch.nn.Parameter(x.clone()); q = torch.nn.Parameter(x.clone().npu())
+for par in (p, q):
+    opt = torch.optim.SGD([par], lr=0.1, momentum=0.9)
+    for _ in range(3):
+        par.grad = torch.ones_like(par) * 0.5; opt.step()
+OUT["sgd_momentum"] = [float((q.detach().cpu() - p.detach()).abs().max())]
+OUT["foreach_add"] = [float(max((a.cpu() - b).abs().max() for a, b in zip(
+    torch._foreach_add([x.npu(), x[0].npu()], [y.expand(4, 6).contiguous().npu(), y.npu()], alpha=0.7),
+    torch._foreach_add([x, x[0]], [y.expand(4, 6).contiguous(), y], alpha=0.7))))]
 OUT["glu"] = grads(lambda a: F.glu(a, dim=1), x)
 OUT["glu 3d"] = grads(lambda a: F.glu(a, dim=0), torch.randn(4, 3, 2))
 """
@@ -454,4 +513,4 @@ def test_torch_npu_reaches_the_operators():
     exact = {k: v for k, v in out.items() if isinstance(v[0], str)}
     assert exact and all(dev.startswith("npu") and ok for dev, ok in exact.values()), out
     close = {k: v for k, v in out.items() if k not in exact}
-    assert len(close) == 6 and all(max(v) <= 1e-5 for v in close.values()), close
+    assert len(close) == 8 and all(max(v) <= 1e-5 for v in close.values()), close

@@ -1,6 +1,7 @@
 /*
  * The kernel and steps of the _foreach operators (foreach.toml): out[j] = op(x1[j], x2[j], x3[j], scalar)
- * for every tensor j of the lists, each one the elementwise engine's op on that tensor (elementwise.h).
+ * for every tensor j of the lists, each one the elementwise engine's op on that tensor (elementwise.h); ADD of
+ * two lists and a scalar is x1 + scalar * x2 (the scalar as the engine's alpha).
  *
  * Step operands: the tensor lists (x1 [x2 x3]), then out, then the scalar when there is one (an aclScalar,
  * an aclScalarList with one value per tensor, or an aclTensor of them read at launch).
@@ -271,6 +272,11 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     if (L.kind == FE_SCALAR)
         p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
                                  p->plan.compute);
+    if (sp->op == EW_OP_ADD && L.n_lists == 2 && L.kind == FE_SCALAR) {   /* x1 + alpha * x2 (ForeachAddListV2) */
+        int is_float = p->plan.compute == ACL_FLOAT;
+        p->plan.alpha_mode = is_float ? EW_ALPHA_AXPY_F32 : EW_ALPHA_MUL_ADD;   /* float: x2 * alpha, then + x1 */
+        p->plan.alpha = is_float ? (ew_value){.f = (float)p->plan.scalar.f} : p->plan.scalar;
+    }
     for (uint64_t j = 0; L.kind == FE_SCALAR_LIST && j < n; j++) {
         aclDataType d;
         ew_value v;
