@@ -207,6 +207,16 @@ aclnnStatus opc_sl1_beta(op_call *c, const op_step *s) {
     return op_invalidf(c->api, "beta should be greater than or equal to 0");
 }
 
+/* The promoted dtype p casts to out (OP_CHECK_RESULT_DTYPE_CAST_FAILED): the kernel computes in it. */
+static aclnnStatus computes_in(op_call *c, aclDataType p, aclDataType out) {
+    char b1[24], b2[24];
+    if (!ew_can_cast(p, out))
+        return op_invalidf(c->api, "Result type %s can't be cast to the desired output type %s.", op_dtype_name(p, b1),
+                           op_dtype_name(out, b2));
+    c->compute = p;
+    return ACLNN_SUCCESS;
+}
+
 /* sl1_promote a b [c] out: the promoted dtype of the inputs (the forward's "Self dtype X and target dtype Y
  * can not promote dtype."; the inputs' lists are floating, so the backward's promotion messages cannot
  * occur) casts to out (OP_CHECK_RESULT_DTYPE_CAST_FAILED); the kernel computes in it. */
@@ -220,11 +230,7 @@ aclnnStatus opc_sl1_promote(op_call *c, const op_step *s) {
                                op_dtype_name(op_tensor(c, s, k)->dtype, b2));
         p = q;
     }
-    if (!ew_can_cast(p, out))
-        return op_invalidf(c->api, "Result type %s can't be cast to the desired output type %s.", op_dtype_name(p, b1),
-                           op_dtype_name(out, b2));
-    c->compute = p;
-    return ACLNN_SUCCESS;
+    return computes_in(c, p, out);
 }
 
 /* sl1_grad_rank a b c: at most 8 dimensions among the three. */
@@ -350,11 +356,7 @@ aclnnStatus opc_l1_dtypes(op_call *c, const op_step *s) {
     if (!ew_in_list(p, list, n))
         return op_invalidf(c->api, "promoteType dtype %s should be in dtype support list %s.", op_dtype_name(p, b1),
                            ew_dtype_list(list, n, all, sizeof all));
-    if (!ew_can_cast(p, out))
-        return op_invalidf(c->api, "Result type %s can't be cast to the desired output type %s.", op_dtype_name(p, b1),
-                           op_dtype_name(out, b2));
-    c->compute = p;
-    return ACLNN_SUCCESS;
+    return computes_in(c, p, out);
 }
 
 /* l1_grad_dtypes gradOutput self target gradInput LIST: L1LossBackward's CheckDtypeValid (promotions with their
@@ -369,15 +371,13 @@ aclnnStatus opc_l1_grad_dtypes(op_call *c, const op_step *s) {
     if (p2 == ACL_DT_UNDEFINED)
         return op_invalidf(c->api, "Target dtype %s, GradOutput dtype %s and Self dtype %s can not be promoted.",
                            op_dtype_name(t, b3), op_dtype_name(g, b1), op_dtype_name(x, b2));
-    if (!ew_can_cast(p2, out))
-        return op_invalidf(c->api, "Result type %s can't be cast to the desired output type %s.", op_dtype_name(p2, b1),
-                           op_dtype_name(out, b2));
+    aclnnStatus rc = computes_in(c, p2, out);
+    if (rc) return rc;
     size_t n;
     const aclDataType *list = op_list(s->list, &n);
     if (!ew_in_list(p2, list, n))
         return op_invalidf(c->api, "promoteType dtype %s should be in dtype support list [%s].", op_dtype_name(p2, b1),
                            ew_dtype_list(list, n, all, sizeof all));
-    c->compute = p2;
     return ACLNN_SUCCESS;
 }
 
