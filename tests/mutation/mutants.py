@@ -52,6 +52,7 @@ PAD = "tests/test_pad.py"
 SHAPE_MOVES = "tests/test_shape_moves.py"
 
 ATTN = "tests/test_attention.py"
+PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
@@ -711,4 +712,50 @@ MUTANTS = [
            "                    acc[up_at(p, n, c, th.i1, tw.i0, p->ih, p->iw)] += lx * ly * g;",
            ("tests/test_upsample.py::test_bilinear_matches_torch_and_backward",),
            "bilinear backward: the bottom-left weight uses lx"),
+    # ---- the probe's operators (tests/test_probe_ops.py) ----
+    Mutant("argmin-empty-dim-passes", f"{OPS}/reduce/reduce.c",
+           "    if (!dim_is_empty(op_tensor(c, s, 0), dim)) return ACLNN_SUCCESS;\n    pyaclnn_stub_report(",
+           "    if (1) return ACLNN_SUCCESS;\n    pyaclnn_stub_report(",
+           (f"{PROBE}::test_invalid_arguments_return_161002",),
+           "ArgMin accepts a reduced dim of size 0"),
+    Mutant("l1-grad-sign-of-nan", f"{OPS}/loss/pointwise_loss.c",
+           "v = (x[k] > t[k] ? 1.0f : x[k] < t[k] ? -1.0f : 0.0f) * (g[k] * p->l1_mean);",
+           "v = (x[k] >= t[k] ? 1.0f : -1.0f) * (g[k] * p->l1_mean);",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "L1LossBackward: sign 1 for equal self and target"),
+    Mutant("l1-int64-no-abs", f"{OPS}/loss/pointwise_loss.c",
+           "x[k] = (int64_t)((int64_t)d < 0 ? 0 - d : d);", "x[k] = (int64_t)d;",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "L1Loss over INT64 without the Abs"),
+    Mutant("glu-halves-swapped", f"{OPS}/activation/glu.c",
+           "double a = x[ia], sig = glu_sig(x[ib], dbl);", "double a = x[ib], sig = glu_sig(x[ia], dbl);",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "Glu gates with the first half"),
+    Mutant("glu-grad-b-no-gate-derivative", f"{OPS}/activation/glu.c",
+           "r[ib] = glu_round((double)((((1.0f - sf) * sf) * (float)a) * (float)gr), dt);",
+           "r[ib] = glu_round((double)((sf * (float)a) * (float)gr), dt);",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "GluBackward: sigmoid instead of its derivative"),
+    Mutant("eye-anti-diagonal", f"{OPS}/math/creation.c",
+           "store_int(bytes + (size_t)k * size, out->dtype, k / m == k % m);",
+           "store_int(bytes + (size_t)k * size, out->dtype, k / m + k % m == m - 1);",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "Eye fills the anti-diagonal"),
+    Mutant("one-hot-axis-ignored", f"{OPS}/math/creation.c",
+           "    int64_t d = axis < 0 ? rank : axis, want", "    int64_t d = rank, want",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "OneHot always appends the class dim"),
+    Mutant("baddbmm-self-broadcast-unchecked", f"{OPS}/matmul/matmul.c",
+           "        if (shape[d] != 1 && bmm[d] == 1)", "        if (0)",
+           (f"{PROBE}::test_invalid_arguments_return_161002",),
+           "Baddbmm lets self broadcast the product"),
+    Mutant("baddbmm-bias-first-batch", f"native_stubs/src/kernels/matmul.c",
+           "        bias_rows = three ? batch * p->m : p->m;", "        bias_rows = p->m;",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "a 3-D bias reads batch 0's block for every batch"),
+    Mutant("foreach-add-list-no-alpha", f"{OPS}/foreach/foreach.c",
+           "        p->plan.alpha_mode = is_float ? EW_ALPHA_AXPY_F32 : EW_ALPHA_MUL_ADD;",
+           "        p->plan.alpha_mode = EW_ALPHA_NONE;",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "ForeachAddListV2 ignores alpha"),
 ]

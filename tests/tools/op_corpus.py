@@ -2465,6 +2465,81 @@ BUILDERS.update({op: build_bce_kl for op in (
     "aclnnBinaryCrossEntropyWithLogitsBackward", "aclnnKlDiv", "aclnnKlDivBackward")})
 
 
+# ---- the probe's operators (tests/test_probe_ops.py): Glu, Eye, OneHot, Baddbmm, L1Loss -------------------------
+
+def build_glu(g: Gen) -> dict:
+    """Glu(Backward): self with an even dim (mostly), out / gradOut of self's shape with that dim halved."""
+    r = g.rng
+    shape = g.shape(lo=1)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if r.random() < 0.95 else nd
+    if r.random() < 0.9 and dim < nd:
+        shape[dim] = 2 * max(1, shape[dim] // 2)
+    half = list(shape)
+    if dim < nd:
+        half[dim] //= 2
+    dt = g.dtype((0, 0, 1, 27, 11)) if r.random() < 0.9 else g.dtype()
+    if "Backward" in g.op:
+        return {"gradOut": g.tensor(dt, half), "self": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, shape)}
+    return {"self": g.tensor(dt, shape), "dim": dim, "out": g.out(dt if r.random() < 0.9 else g.dtype(), half)}
+
+
+def build_eye(g: Gen) -> dict:
+    """Eye: n, m mostly small and not negative, out [n, m] (sometimes another shape)."""
+    r = g.rng
+    n, m = r.choice((0, 1, 2, 3, 5, 8)), r.choice((0, 1, 3, 4, 7))
+    if r.random() < 0.05:
+        n = -1
+    return {"n": n, "m": m, "out": g.out(g.dtype((0, 1, 27, 3, 9, 12, 2, 4, 6)) if r.random() < 0.9 else g.dtype(),
+                                       [max(n, 0), m] if r.random() < 0.9 else g.shape())}
+
+
+def build_one_hot(g: Gen) -> dict:
+    """OneHot: INT64/INT32 indices in [-1, numClasses], one-element on/off values of out's dtype, axis -1 mostly."""
+    r = g.rng
+    shape = g.shape(hi=3)
+    depth = r.choice((1, 2, 4, 6)) if r.random() < 0.95 else r.choice((0, -2))
+    axis = -1 if r.random() < 0.6 else r.randint(-1, len(shape)) if r.random() < 0.95 else len(shape) + 1
+    vdt = g.dtype((9, 3, 0, 1)) if r.random() < 0.9 else g.dtype()
+    d = len(shape) if axis < 0 else min(axis, len(shape))
+    oshape = shape[:d] + [max(depth, 0)] + shape[d:]
+    idt = g.dtype((9, 9, 3, 4)) if r.random() < 0.95 else g.dtype()
+    return {"self": g.tensor(idt, shape, fill={"m": "int", "s": g.seed(), "lo": -1, "hi": max(depth, 1) + 1}),
+            "numClasses": depth, "onValue": g.tensor(vdt, [1]), "offValue": g.tensor(vdt, [1]), "axis": axis,
+            "out": g.out(vdt, oshape)}
+
+
+def build_baddbmm(g: Gen) -> dict:
+    """Baddbmm: batch1 [b, m, k], batch2 [b, k, n], self broadcasting to [b, m, n], FLOAT/FLOAT16/BF16."""
+    r = g.rng
+    b, m, k, n = r.choice((1, 2, 3)), r.choice((1, 2, 4)), r.choice((1, 3, 5)), r.choice((1, 2, 3))
+    dt = g.dtype((0, 0, 1, 27)) if r.random() < 0.9 else g.dtype()
+    fill = lambda: g.fill(dt, r.choice(("small", "normal")))
+    return {"self": g.tensor(dt, g.bcast([b, m, n])), "batch1": g.tensor(dt, [b, m, k], fill=fill()),
+            "batch2": g.tensor(dt, [b, k, n], fill=fill()), "beta": g.scalar(r.choice((0, 0, 11))),
+            "alpha": g.scalar(r.choice((0, 0, 11))), "out": g.out(dt, [b, m, n] if r.random() < 0.9 else g.shape()),
+            "cubeMathType": r.choice((0, 1, 0))}
+
+
+def build_l1_loss(g: Gen) -> dict:
+    """L1Loss(Backward): self and target broadcast-compatible, mostly one float dtype (INT64 at times)."""
+    r = g.rng
+    shape = g.shape()
+    dt = g.dtype((0, 0, 1, 27, 9)) if r.random() < 0.9 else g.dtype()
+    red = r.choice((0, 1, 2)) if r.random() < 0.95 else r.choice((-1, 3))
+    args = {"self": g.tensor(dt, g.bcast(shape)), "target": g.tensor(dt if r.random() < 0.85 else g.dtype(), g.bcast(shape)),
+            "reduction": red}
+    if "Backward" in g.op:
+        return {"gradOutput": g.tensor(dt, g.bcast(shape) if r.random() < 0.6 else []), **args,
+                "gradInput": g.out(dt, shape if r.random() < 0.9 else g.shape())}
+    return {**args, "out": g.out(dt, (shape if red == 0 else []) if r.random() < 0.9 else g.shape())}
+
+
+BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
+                 "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
+                 "aclnnL1LossBackward": build_l1_loss})
+
+
 def builder_for(op: str):
     if op in BUILDERS:
         return BUILDERS[op]
@@ -3112,3 +3187,4 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
