@@ -1,6 +1,6 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
 aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
-aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml). Data-driven: an operator's values are rows of VALUES (a call and its
+aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml), aclnnUnique2 (index/unique.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
 child for the torch calls."""
@@ -253,6 +253,34 @@ def _foreach_add_list(name):
     ops.ForeachAddListV2([], [], ops.Scalar(1.0, "float32"), [])   # nothing to do
 
 
+def _unique(name):
+    from pyaclnn.ops._select_ops import view_shape
+    x = rand((4, 6), name, -3, 3)
+    if name in ("float32", "float64", "float16"):
+        x.flat[[1, 7]] = np.nan
+        x.flat[[2, 9]] = [-0.0, 0.0]
+    for ri, rc, view in [(True, True, True), (False, True, False), (True, False, False), (False, False, True)]:
+        v, inv, c = pyaclnn.zeros((24,), name), pyaclnn.zeros((4, 6) if ri or rc else (0,), "int64"), \
+            pyaclnn.zeros((24,) if rc else (0,), "int64")
+        ops.Unique2(strided(x) if view else x, True, ri, rc, v, inv, c)
+        n = view_shape(v)[0]
+        wv, wi, wc = np.unique(x.astype(np.float64) if name == "bfloat16" else x, return_inverse=True, return_counts=True,
+                               equal_nan=False)
+        got = v.numpy()[:n].astype(np.float64)
+        assert np.array_equal(got, np.asarray(wv, np.float64), equal_nan=True), (name, got, wv)
+        if ri:   # NaNs: each its own value, in their order in self (NumPy's sort of them is not stable)
+            gi, nan = inv.numpy().reshape(-1), np.isnan(x.astype(np.float64).reshape(-1))
+            assert gi[~nan].tolist() == wi.reshape(-1)[~nan].tolist(), name
+            assert gi[nan].tolist() == list(range(n - nan.sum(), n)), name
+        if rc:
+            assert c.numpy()[:n].tolist() == wc.tolist(), name
+    e = pyaclnn.zeros((3,), name)
+    ops.Unique2(np.zeros((0, 2), R.np_dtype(name)), True, False, False, e, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert view_shape(e) == (3,)   # nothing launched: valueOut keeps its shape
+
+
+UNIQUE = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float64", "float32",
+          "float16", "bfloat16"]
 ADD_LIST = ["float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"]
 ONE_HOT_SELF = ["int32", "int64", "uint8"]
 ONE_HOT_VALUE = ["float16", "float32", "int32", "int64", "int8", "uint8"]
@@ -271,6 +299,7 @@ VALUES = [
     ("OneHot", ONE_HOT_VALUE, _one_hot_values),
     ("Baddbmm", ["float32", "float16", "bfloat16"], _baddbmm),
     ("ForeachAddListV2", ADD_LIST, _foreach_add_list),
+    ("Unique2", UNIQUE, _unique),
 ]
 
 
@@ -296,6 +325,8 @@ DTYPE_ROWS = [
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
     ("Glu", lambda d: [t(d, (2, 4)), 1, t(d, (2, 2))], GLU, GLU),
     ("Eye", lambda d: [2, 3, t(d, (2, 3))], EYE, EYE),
+    ("Unique2", lambda d: [t(d, (2, 3)), True, True, True, t(d, (6,)), t("int64", (2, 3)), t("int64", (6,))],
+     UNIQUE, UNIQUE),
     ("Baddbmm", lambda d: [t(d, (2, 2, 3)), t(d, (2, 2, 4)), t(d, (2, 4, 3)), ("s", 1.0, "float32"),
                            ("s", 1.0, "float32"), t(d, (2, 2, 3)), 0], GLU[:3], GLU[:3]),
     ("OneHot", lambda d: [t(d, (2,)), 3, t("int64", (1,)), t("int64", (1,)), -1, t("int64", (2, 3))],
@@ -353,6 +384,16 @@ B1, B2, ONE = np.zeros((2, 4, 5), F32), np.zeros((2, 5, 3), F32), ops.Scalar(1.0
 L1F, L1H = [np.float32([1, 2])], [np.float16([1, 2])]
 OUT_F2, OUT_D1 = ("out list", (2,), "float32"), ("out list", (1,), "float64")   # made in the test (device memory)
 INVALID_CALLS = [
+    ("Unique2", (X23, True, True, True, np.zeros(6, F32), I23.astype(np.int32), np.zeros(6, np.int64)),
+     "Tensor inverseOut expected dtype is INT64 but found INT32."),
+    ("Unique2", (X23, True, True, True, np.zeros(6, F32), I23, np.zeros(6, np.int32)),
+     "Tensor countsOut expected dtype is INT64 but found INT32."),
+    ("Unique2", (np.zeros((1,) * 9, F32), True, False, False, np.zeros(1, F32), np.zeros(0, np.int64),
+                 np.zeros(0, np.int64)), "The self tensor cannot be larger than 8 dimensions."),
+    ("Unique2", (X23, True, False, True, np.zeros(6, F32), np.zeros(6, np.int64), np.zeros(6, np.int64)),
+     "Expected tensor for self to have same size as tensor for inverseOut, but [2, 3] does not equal [6]."),
+    ("Unique2", (X23, True, False, True, np.zeros(6, F32), I23, np.zeros(5, np.int64)),
+     "Expected tensor for valueOut to have same size as tensor for countsOut, but [6] does not equal [5]."),
     ("ForeachAddListV2", (L1F, L1F * 2, ONE, OUT_F2), "x2 has 2 tensors, x1 has 1"),
     ("ForeachAddListV2", (L1F, L1H, ONE, OUT_F2), "x2[0] dtype FLOAT16 should be the same"),
     ("ForeachAddListV2", (L1F, L1F, ops.Scalar(1, "int32"), OUT_F2),
@@ -440,7 +481,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -502,6 +543,10 @@ OUT["sgd_momentum"] = [float((q.detach().cpu() - p.detach()).abs().max())]
 OUT["foreach_add"] = [float(max((a.cpu() - b).abs().max() for a, b in zip(
     torch._foreach_add([x.npu(), x[0].npu()], [y.expand(4, 6).contiguous().npu(), y.npu()], alpha=0.7),
     torch._foreach_add([x, x[0]], [y.expand(4, 6).contiguous(), y], alpha=0.7))))]
+xu = torch.tensor([3., 1., float('nan'), 3., -0.0, 0.0, 2.]); iu = torch.randint(0, 10, (4, 6))
+for key, arg in (("unique_f", xu), ("unique_i", iu)):
+    got, want = torch.unique(arg.npu(), return_inverse=True, return_counts=True), torch.unique(arg, return_inverse=True, return_counts=True)
+    OUT[key] = [str(got[0].device), all(torch.equal(a.cpu().nan_to_num(99), b.nan_to_num(99)) for a, b in zip(got, want))]
 OUT["glu"] = grads(lambda a: F.glu(a, dim=1), x)
 OUT["glu 3d"] = grads(lambda a: F.glu(a, dim=0), torch.randn(4, 3, 2))
 """
