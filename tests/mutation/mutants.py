@@ -758,4 +758,9 @@ MUTANTS = [
            "        p->plan.alpha_mode = EW_ALPHA_NONE;",
            (f"{PROBE}::test_values_match_the_reference",),
            "ForeachAddListV2 ignores alpha"),
+    Mutant("unique-nan-merged", f"{OPS}/index/unique.c",
+           "    return ew_repr_of(dt) == EW_REPR_F ? a.f == b.f : a.i == b.i;",
+           "    return ew_repr_of(dt) == EW_REPR_F ? a.f == b.f || (a.f != a.f && b.f != b.f) : a.i == b.i;",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "Unique2 merges NaNs into one value"),
 ]

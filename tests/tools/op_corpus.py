@@ -2535,6 +2535,22 @@ def build_l1_loss(g: Gen) -> dict:
     return {**args, "out": g.out(dt, (shape if red == 0 else []) if r.random() < 0.9 else g.shape())}
 
 
+def build_unique2(g: Gen) -> dict:
+    """Unique2: small integer-valued self (repeats), valueOut of self's element count, inverse/counts INT64."""
+    r = g.rng
+    shape = g.shape()
+    n = 1
+    for d in shape:
+        n *= d
+    dt = g.dtype((0, 1, 27, 9, 3, 4, 12, 11)) if r.random() < 0.9 else g.dtype()
+    ri, rc = r.random() < 0.5, r.random() < 0.5
+    return {"self": g.tensor(dt, shape, fill={"m": "int", "s": g.seed(), "lo": -3, "hi": 4}), "sorted": r.random() < 0.8,
+            "returnInverse": ri, "returnCounts": rc, "valueOut": g.out(dt, [n]),
+            "inverseOut": g.out(9 if r.random() < 0.95 else 3, shape if ri or rc else [0]),
+            "countsOut": g.out(9, [n] if rc else [0])}
+
+
+BUILDERS.update({"aclnnUnique2": build_unique2})
 BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
                  "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
                  "aclnnL1LossBackward": build_l1_loss})
