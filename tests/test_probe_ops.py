@@ -1,5 +1,5 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
-aclnnArgMin (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
+aclnnArgMin and aclnnAminmax (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
 aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml), aclnnUnique2 (index/unique.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
@@ -285,10 +285,28 @@ ADD_LIST = ["float32", "float16", "bfloat16", "int32", "int16", "int8", "uint8"]
 ONE_HOT_SELF = ["int32", "int64", "uint8"]
 ONE_HOT_VALUE = ["float16", "float32", "int32", "int64", "int8", "uint8"]
 EYE = ["float32", "int32", "float16", "int8", "int16", "uint8", "int64", "bool", "bfloat16"]
+def _aminmax(name):
+    x = rand((3, 4, 5), name)
+    if name in ("float32", "float16"):
+        x[1, 2, 3] = np.nan
+    for dims, keep, view in [([1], False, True), ([0, 2], True, False), ([], False, False), ([-1], True, True)]:
+        # an empty dim list: all dims (as Amax)
+        ax = tuple(dims) if dims else None
+        want_min, want_max = np.min(x, axis=ax, keepdims=keep), np.max(x, axis=ax, keepdims=keep)
+        mn, mx = ops.Aminmax(strided(x) if view else x, dims, keep, np.zeros(np.shape(want_min), x.dtype),
+                             np.zeros(np.shape(want_max), x.dtype))
+        assert np.array_equal(np.asarray(mn, np.float64), np.asarray(want_min, np.float64), equal_nan=True), (name, dims)
+        assert np.array_equal(np.asarray(mx, np.float64), np.asarray(want_max, np.float64), equal_nan=True), (name, dims)
+    z = np.asarray(x.flat[0])   # 0-d: copied to both
+    assert [float(v) for v in ops.Aminmax(z, [0], False, np.zeros((), x.dtype), np.zeros((), x.dtype))] == [float(z)] * 2
+
+
+AMINMAX = ["float32", "float16", "int32", "uint8", "bool", "bfloat16", "int8", "int16", "int64", "float64"]
 ARG_MIN = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
 VALUES = [
     ("ArgMin", ARG_MIN, _argmin),
     ("ArgMin", ["float32"], _argmin_edges),
+    ("Aminmax", AMINMAX, _aminmax),
     ("L1Loss", ["float32", "float16", "bfloat16", "int64"], _l1),
     ("L1LossBackward", ["float32", "float16", "bfloat16"], _l1_backward),
     ("L1Loss", ["float32"], _l1_edges),
@@ -320,6 +338,7 @@ GLU = ["float32", "float16", "bfloat16", "float64"]
 L1_F32 = ["float32", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool"]   # beside FLOAT
 DTYPE_ROWS = [
     ("ArgMin", lambda d: [t(d, (2, 3)), 1, False, t("int64", (2,))], ARG_MIN, ARG_MIN),
+    ("Aminmax", lambda d: [t(d, (2, 3)), [1], False, t(d, (2,)), t(d, (2,))], AMINMAX, AMINMAX),
     ("L1Loss", lambda d: [t(d, (2, 3)), t(d, (3,)), 2, t("float64", ())], L1, L1),   # the promoted dtype's list
     ("L1Loss", lambda d: [t(d, (2, 3)), t("float32", (3,)), 2, t("float64", ())], L1_F32, L1_F32),
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
@@ -383,7 +402,18 @@ I2, I1 = np.int64([0, 1]), np.int64([1])
 B1, B2, ONE = np.zeros((2, 4, 5), F32), np.zeros((2, 5, 3), F32), ops.Scalar(1.0, "float32")
 L1F, L1H = [np.float32([1, 2])], [np.float16([1, 2])]
 OUT_F2, OUT_D1 = ("out list", (2,), "float32"), ("out list", (1,), "float64")   # made in the test (device memory)
+F2 = np.zeros(2, F32)
 INVALID_CALLS = [
+    ("Aminmax", (X23.astype(np.uint16), [1], False, F2.astype(np.uint16), F2.astype(np.uint16)),
+     "Tensor self not implemented for UINT16"),
+    ("Aminmax", (X23, [1], False, F2.astype(np.float16), F2), "Tensor minOut expected dtype is FLOAT but found FLOAT16."),
+    ("Aminmax", (np.zeros((0, 3), F32), [0, 1], False, np.zeros((), F32), np.zeros((), F32)),
+     "Expected self to be not empty tensor."),
+    ("Aminmax", (F32(1), [1], False, np.zeros((), F32), np.zeros((), F32)), "Expected dim to be in range of [-1, 0], but got 1."),
+    ("Aminmax", (X23, [2], False, F2, F2), "Expected dim to be in range of [-2, 1], but got 2."),
+    ("Aminmax", (np.zeros((2, 0), F32), [1], False, F2, F2),
+     "Expected reduction dim 1 to have non-zero size, but check failed."),
+    ("Aminmax", (X23, [1], True, F2, F2), "[2, 1]"),
     ("Unique2", (X23, True, True, True, np.zeros(6, F32), I23.astype(np.int32), np.zeros(6, np.int64)),
      "Tensor inverseOut expected dtype is INT64 but found INT32."),
     ("Unique2", (X23, True, True, True, np.zeros(6, F32), I23, np.zeros(6, np.int32)),
@@ -481,7 +511,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7, "Aminmax": 5}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -509,6 +539,8 @@ CASES = {
     "argmin": (lambda a: a.argmin(dim=0), (x,)),
     "argmin_all": (lambda a: a.argmin(), (x,)),
     "argmin_keep_int": (lambda a: a.argmin(dim=1, keepdim=True), ((x * 5).int(),)),
+    "aminmax": (lambda a: torch.stack(torch.aminmax(a)), (x,)),
+    "aminmax_dim": (lambda a: torch.stack(torch.aminmax(a, dim=1, keepdim=True)), ((x * 5).int(),)),
 }
 tgt = torch.tensor([1, 0, 3, 5, 2])
 OUT["one_hot"] = [str(F.one_hot(tgt.npu(), 6).device), bool(torch.equal(F.one_hot(tgt.npu(), 6).cpu(), F.one_hot(tgt, 6)))]
@@ -517,7 +549,7 @@ OUT["eye_nm_int"] = [str(torch.eye(3, 5, dtype=torch.int32, device="npu").device
                      bool(torch.equal(torch.eye(3, 5, dtype=torch.int32, device="npu").cpu(), torch.eye(3, 5, dtype=torch.int32)))]
 for key, (fn, args) in CASES.items():
     got = fn(*[a.npu() for a in args]); want = fn(*args)
-    OUT[key] = [str(got.device), bool(torch.equal(got.cpu(), want))]
+    OUT[key] = [str(got.device), bool(torch.equal(got.cpu().nan_to_num(99), want.nan_to_num(99)))]
 
 
 def grads(fn, *args):   # the value and the gradients, on npu and on the CPU: max differences

@@ -164,3 +164,36 @@ aclnnStatus opc_red_out_shape(op_call *c, const op_step *s) {
     }
     return ACLNN_SUCCESS;
 }
+
+/* Aminmax: the engine's plan run twice, the minimum into output 0, the maximum into output 1. */
+void aminmax_kernel(const pyaclnn_stub_launch *launch) {
+    red_plan plan = *(const red_plan *)launch->params;
+    pyaclnn_stub_launch one = *launch;
+    one.params = &plan;
+    one.n_outputs = 1;
+    for (int k = 0; k < 2; k++) {
+        plan.op = k == 0 ? RED_MIN : RED_MAX;
+        one.outputs = &launch->outputs[k];
+        red_kernel(&one);
+    }
+}
+
+/* aminmax_dims self dim: aclnn_aminmax.cpp's CheckDimValid -- an empty self only with one dim; one dim in
+ * range ([-1, 0] for a 0-d self) and of non-zero size (several dims: red_dims checks them). */
+aclnnStatus opc_aminmax_dims(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
+    uint64_t n = c->ints[s->p[1]].n;
+    int64_t rank = self->ndim;
+    if (n != 1 && pyaclnn_stub_numel(self) == 0) return op_invalidf(c->api, "Expected self to be not empty tensor.");
+    if (n != 1) return ACLNN_SUCCESS;
+    int64_t axis = c->ints[s->p[1]].v[0];
+    if (rank == 0 && axis != 0 && axis != -1)
+        return op_invalidf(c->api, "Expected dim to be in range of [-1, 0], but got %lld.", (long long)axis);
+    if (rank == 0) return ACLNN_SUCCESS;
+    if (axis >= rank || axis < -rank)
+        return op_invalidf(c->api, "Expected dim to be in range of [%lld, %lld], but got %lld.", (long long)-rank,
+                           (long long)(rank - 1), (long long)axis);
+    if (self->shape[axis < 0 ? axis + rank : axis] == 0)
+        return op_invalidf(c->api, "Expected reduction dim %lld to have non-zero size, but check failed.", (long long)axis);
+    return ACLNN_SUCCESS;
+}
