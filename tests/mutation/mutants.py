@@ -763,4 +763,8 @@ MUTANTS = [
            "    return ew_repr_of(dt) == EW_REPR_F ? a.f == b.f || (a.f != a.f && b.f != b.f) : a.i == b.i;",
            (f"{PROBE}::test_values_match_the_reference",),
            "Unique2 merges NaNs into one value"),
+    Mutant("aminmax-max-twice", f"{OPS}/reduce/reduce.c",
+           "        plan.op = k == 0 ? RED_MIN : RED_MAX;", "        plan.op = RED_MAX;",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "Aminmax writes the maximum into minOut"),
 ]

@@ -2550,7 +2550,20 @@ def build_unique2(g: Gen) -> dict:
             "countsOut": g.out(9, [n] if rc else [0])}
 
 
-BUILDERS.update({"aclnnUnique2": build_unique2})
+def build_aminmax(g: Gen) -> dict:
+    """Aminmax: self, one dim (mostly) or a list of them, minOut / maxOut of self's dtype and the reduced shape."""
+    r = g.rng
+    shape = g.shape(zero=0.03)
+    nd = len(shape)
+    dims = [r.randrange(-nd, nd) if nd else r.choice((0, -1))] if r.random() < 0.7 else sorted(r.sample(range(nd), r.randint(0, nd)))
+    keep = r.random() < 0.5
+    oshape = _reduce_shape(shape, dims or list(range(nd)), keep) if nd else []
+    dt = g.dtype()
+    return {"self": g.tensor(dt, shape), "dim": {"ia": dims}, "keepDim": keep, "minOut": g.out(dt, oshape),
+            "maxOut": g.out(dt if r.random() < 0.95 else g.dtype(), oshape)}
+
+
+BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax})
 BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
                  "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
                  "aclnnL1LossBackward": build_l1_loss})
