@@ -15,21 +15,22 @@ typedef struct {
     int inverse, counts;
 } unique_plan;
 
+enum { KEY_FLOAT, KEY_UINT64, KEY_INT };
+
 typedef struct {
     ew_value v;
     int64_t at;   /* row-major position in self */
+    int key;      /* how v compares (qsort's comparison has no context argument) */
 } unique_item;
-
-static aclDataType sort_dtype;   /* the dtype qsort's comparison reads (one launch at a time per process) */
 
 /* Ascending, NaNs last; ties by position (a stable order). */
 static int item_cmp(const void *pa, const void *pb) {
     const unique_item *a = pa, *b = pb;
     int c;
-    if (ew_repr_of(sort_dtype) == EW_REPR_F) {
+    if (a->key == KEY_FLOAT) {
         int na = a->v.f != a->v.f, nb = b->v.f != b->v.f;
         c = na != nb ? na - nb : na ? 0 : (a->v.f > b->v.f) - (a->v.f < b->v.f);
-    } else if (sort_dtype == ACL_UINT64) {
+    } else if (a->key == KEY_UINT64) {
         c = ((uint64_t)a->v.i > (uint64_t)b->v.i) - ((uint64_t)a->v.i < (uint64_t)b->v.i);
     } else {
         c = (a->v.i > b->v.i) - (a->v.i < b->v.i);
@@ -59,8 +60,9 @@ void unique_kernel(const pyaclnn_stub_launch *launch) {
     }
     tv_iter it;
     tv_iter_init(&it, self);
-    for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) items[i] = (unique_item){ew_load(tv_at(self, it.off), self->dtype), i};
-    sort_dtype = self->dtype;
+    int key = ew_repr_of(self->dtype) == EW_REPR_F ? KEY_FLOAT : self->dtype == ACL_UINT64 ? KEY_UINT64 : KEY_INT;
+    for (int64_t i = 0; i < n; i++, tv_iter_next(&it))
+        items[i] = (unique_item){ew_load(tv_at(self, it.off), self->dtype), i, key};
     qsort(items, (size_t)n, sizeof *items, item_cmp);
     int64_t count = 0;
     for (int64_t i = 0; i < n; i++) count += i == 0 || !same_value(items[i].v, items[i - 1].v, self->dtype);
