@@ -46,7 +46,8 @@ void sel_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *vals = p->values_out >= 0 ? &launch->outputs[p->values_out] : NULL;
     if (!tv_launch_views_ok(launch)) return;
     size_t isz = ew_itemsize(self->dtype);
-    int64_t n = p->outer * p->k * p->inner;   /* the outputs' element count (k <= len) */
+    int64_t width = p->kth ? 1 : p->k;        /* kth: only the k-th of each line's ranking is written */
+    int64_t n = p->outer * width * p->inner;  /* the outputs' element count (k <= len) */
     unsigned char *src = tv_gather_bytes(self);
     unsigned char *vout = tv_alloc(n, isz);   /* (n * size overflow-checked) */
     int64_t *iout = tv_alloc(n, sizeof(int64_t));
@@ -65,8 +66,8 @@ void sel_kernel(const pyaclnn_stub_launch *launch) {
                 }
                 qsort(row, (size_t)p->len, sizeof *row, rank_cmp);
                 if (!p->sorted) qsort(row, (size_t)p->k, sizeof *row, index_cmp);
-                for (int64_t j = 0; j < p->k; j++) {
-                    int64_t at = (o * p->k + j) * p->inner + in;
+                for (int64_t j = p->kth ? p->k - 1 : 0; j < p->k; j++) {
+                    int64_t at = (o * width + j - (p->k - width)) * p->inner + in;
                     memcpy(vout + at * (int64_t)isz, src + ((o * p->len + row[j].index) * p->inner + in) * (int64_t)isz,
                            isz);
                     iout[at] = row[j].index;
