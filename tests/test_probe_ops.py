@@ -1,5 +1,5 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
-aclnnArgMin and aclnnAminmax (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
+aclnnArgMin, aclnnAminmax and aclnnKthvalue (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
 aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml), aclnnUnique2 (index/unique.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
@@ -301,12 +301,41 @@ def _aminmax(name):
     assert [float(v) for v in ops.Aminmax(z, [0], False, np.zeros((), x.dtype), np.zeros((), x.dtype))] == [float(z)] * 2
 
 
+def _kth64(x, k, dim):
+    """The k-th smallest along dim with NaN largest, ties in input order (a stable ascending sort's k-th)."""
+    xs = np.moveaxis(np.asarray(x, np.float64), dim, -1)
+    order = np.argsort(np.where(np.isnan(xs), np.inf, xs) + 0.0, axis=-1, kind="stable")
+    nan_last = np.argsort(np.isnan(np.take_along_axis(xs, order, -1)), axis=-1, kind="stable")
+    order = np.take_along_axis(order, nan_last, -1)
+    idx = order[..., k - 1]
+    return np.take_along_axis(xs, idx[..., None], -1)[..., 0], idx
+
+
+def _kthvalue(name):
+    x = rand((3, 6, 4), name, -4, 4)   # repeats: ties take the first in input order
+    if name in ("float32", "float16", "bfloat16"):
+        x[0, 2, 1] = np.nan
+    for k, dim, keep, view in [(1, 1, False, True), (3, -1, True, False), (6, 1, False, False), (2, 0, True, True)]:
+        v64, i64 = _kth64(x, k, dim)
+        oshape = list(v64.shape)
+        if keep:
+            oshape.insert(dim % 3, 1)
+        v, i = ops.Kthvalue(strided(x) if view else x, k, dim, keep, np.zeros(oshape, x.dtype), np.zeros(oshape, np.int64))
+        assert np.array_equal(np.asarray(v, np.float64).reshape(v64.shape), v64, equal_nan=True), (name, k, dim)
+        assert np.asarray(i).reshape(i64.shape).tolist() == i64.tolist(), (name, k, dim)
+    z = np.asarray(x.flat[5])
+    assert [float(a) for a in ops.Kthvalue(z, 1, -1, False, np.zeros((), x.dtype), np.zeros((), np.int64))] == [float(z), 0.0]
+
+
+KTHVALUE = ["float16", "float32", "bfloat16", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
+KTHVALUE_A2 = ["float32", "int32", "int64", "float16", "int16", "int8", "uint8", "bfloat16"]
 AMINMAX = ["float32", "float16", "int32", "uint8", "bool", "bfloat16", "int8", "int16", "int64", "float64"]
 ARG_MIN = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
 VALUES = [
     ("ArgMin", ARG_MIN, _argmin),
     ("ArgMin", ["float32"], _argmin_edges),
     ("Aminmax", AMINMAX, _aminmax),
+    ("Kthvalue", KTHVALUE, _kthvalue),
     ("L1Loss", ["float32", "float16", "bfloat16", "int64"], _l1),
     ("L1LossBackward", ["float32", "float16", "bfloat16"], _l1_backward),
     ("L1Loss", ["float32"], _l1_edges),
@@ -339,6 +368,7 @@ L1_F32 = ["float32", "float16", "bfloat16", "int8", "int16", "int32", "int64", "
 DTYPE_ROWS = [
     ("ArgMin", lambda d: [t(d, (2, 3)), 1, False, t("int64", (2,))], ARG_MIN, ARG_MIN),
     ("Aminmax", lambda d: [t(d, (2, 3)), [1], False, t(d, (2,)), t(d, (2,))], AMINMAX, AMINMAX),
+    ("Kthvalue", lambda d: [t(d, (2, 3)), 2, 1, False, t(d, (2,)), t("int64", (2,))], KTHVALUE, KTHVALUE_A2),
     ("L1Loss", lambda d: [t(d, (2, 3)), t(d, (3,)), 2, t("float64", ())], L1, L1),   # the promoted dtype's list
     ("L1Loss", lambda d: [t(d, (2, 3)), t("float32", (3,)), 2, t("float64", ())], L1_F32, L1_F32),
     ("L1LossBackward", lambda d: [t(d, ()), t(d, (2, 3)), t(d, (3,)), 1, t(d, (2, 3))], L1[:3], L1[:3]),
@@ -404,6 +434,15 @@ L1F, L1H = [np.float32([1, 2])], [np.float16([1, 2])]
 OUT_F2, OUT_D1 = ("out list", (2,), "float32"), ("out list", (1,), "float64")   # made in the test (device memory)
 F2 = np.zeros(2, F32)
 INVALID_CALLS = [
+    ("Kthvalue", (F32(1), 1, 1, False, np.zeros((), F32), np.zeros((), np.int64)), "The shape of input is invalid"),
+    ("Kthvalue", (X23, 1, 2, False, F2, np.zeros(2, np.int64)),
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("Kthvalue", (X23, 4, 1, False, F2, np.zeros(2, np.int64)),
+     "Selected index k out or range (max num of self.size(2) is 3, but k is 4)"),
+    ("Kthvalue", (X23.astype(np.float64), 1, 1, False, F2.astype(np.float64), np.zeros(2, np.int64)),
+     "Tensor self not implemented for DOUBLE"),
+    ("Kthvalue", (X23, 1, 1, False, F2, np.zeros(2, np.int32)), "Tensor indicesOut expected dtype is INT64 but found INT32."),
+    ("Kthvalue", (X23, 1, 1, True, F2, np.zeros(2, np.int64)), "Shape of valuesOut should be [2, 1]"),
     ("Aminmax", (X23.astype(np.uint16), [1], False, F2.astype(np.uint16), F2.astype(np.uint16)),
      "Tensor self not implemented for UINT16"),
     ("Aminmax", (X23, [1], False, F2.astype(np.float16), F2), "Tensor minOut expected dtype is FLOAT but found FLOAT16."),
@@ -511,7 +550,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7, "Aminmax": 5}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7, "Aminmax": 5, "Kthvalue": 6}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -541,6 +580,7 @@ CASES = {
     "argmin_keep_int": (lambda a: a.argmin(dim=1, keepdim=True), ((x * 5).int(),)),
     "aminmax": (lambda a: torch.stack(torch.aminmax(a)), (x,)),
     "aminmax_dim": (lambda a: torch.stack(torch.aminmax(a, dim=1, keepdim=True)), ((x * 5).int(),)),
+    "kthvalue": (lambda a: torch.stack([t.double() for t in torch.kthvalue(a, 3, dim=1)]), (torch.randn(4, 6),)),
 }
 tgt = torch.tensor([1, 0, 3, 5, 2])
 OUT["one_hot"] = [str(F.one_hot(tgt.npu(), 6).device), bool(torch.equal(F.one_hot(tgt.npu(), 6).cpu(), F.one_hot(tgt, 6)))]
