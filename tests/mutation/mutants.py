@@ -767,4 +767,9 @@ MUTANTS = [
            "        plan.op = k == 0 ? RED_MIN : RED_MAX;", "        plan.op = RED_MAX;",
            (f"{PROBE}::test_values_match_the_reference",),
            "Aminmax writes the maximum into minOut"),
+    Mutant("kthvalue-first-of-ranking", "native_stubs/src/kernels/select.c",
+           "                for (int64_t j = p->kth ? p->k - 1 : 0; j < p->k; j++) {",
+           "                for (int64_t j = 0; j < (p->kth ? 1 : p->k); j++) {",
+           (f"{PROBE}::test_values_match_the_reference",),
+           "Kthvalue writes the smallest instead of the k-th"),
 ]

@@ -2563,7 +2563,22 @@ def build_aminmax(g: Gen) -> dict:
             "maxOut": g.out(dt if r.random() < 0.95 else g.dtype(), oshape)}
 
 
-BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax})
+def build_kthvalue(g: Gen) -> dict:
+    """Kthvalue: self, k in [1, the dim's size] mostly, dim, keepdim, values of self's dtype, INT64 indices."""
+    r = g.rng
+    shape = g.shape(zero=0.03)
+    nd = len(shape)
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    size = shape[dim] if nd else 1
+    k = r.randint(1, max(size, 1)) if r.random() < 0.9 else r.choice((0, size + 1))
+    keep = r.random() < 0.5
+    oshape = _reduce_shape(shape, [dim], keep) if nd else []
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 4, 6)) if r.random() < 0.9 else g.dtype()
+    return {"self": g.tensor(dt, shape, fill=g.fill(dt, r.choice(("small", "normal", "raw")))), "k": k, "dim": dim,
+            "keepdim": keep, "valuesOut": g.out(dt, oshape), "indicesOut": g.out(9 if r.random() < 0.95 else 3, oshape)}
+
+
+BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax, "aclnnKthvalue": build_kthvalue})
 BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
                  "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
                  "aclnnL1LossBackward": build_l1_loss})
