@@ -42,7 +42,8 @@ static int index_cmp(const void *pa, const void *pb) {
 
 void sel_kernel(const pyaclnn_stub_launch *launch) {
     const sel_params *p = launch->params;
-    const pyaclnn_stub_tensor *self = &launch->inputs[0], *idxs = &launch->outputs[p->index_out];
+    const pyaclnn_stub_tensor *self = &launch->inputs[0];
+    const pyaclnn_stub_tensor *idxs = p->index_out >= 0 ? &launch->outputs[p->index_out] : NULL;
     const pyaclnn_stub_tensor *vals = p->values_out >= 0 ? &launch->outputs[p->values_out] : NULL;
     if (!tv_launch_views_ok(launch)) return;
     size_t isz = ew_itemsize(self->dtype);
@@ -66,11 +67,16 @@ void sel_kernel(const pyaclnn_stub_launch *launch) {
                 }
                 qsort(row, (size_t)p->len, sizeof *row, rank_cmp);
                 if (!p->sorted) qsort(row, (size_t)p->k, sizeof *row, index_cmp);
+                int64_t first_nan = p->len;   /* nan_wins: the ranking's first NaN (NaNs rank last) */
+                while (p->nan_wins && ew_repr_of(self->dtype) == EW_REPR_F && first_nan > 0 &&
+                       row[first_nan - 1].f != row[first_nan - 1].f)
+                    first_nan--;
                 for (int64_t j = p->kth ? p->k - 1 : 0; j < p->k; j++) {
-                    int64_t at = (o * width + j - (p->k - width)) * p->inner + in;
-                    memcpy(vout + at * (int64_t)isz, src + ((o * p->len + row[j].index) * p->inner + in) * (int64_t)isz,
+                    int64_t at = (o * width + j - (p->k - width)) * p->inner + in, r = first_nan < p->len ? first_nan : j;
+                    memcpy(vout + at * (int64_t)isz, src + ((o * p->len + row[r].index) * p->inner + in) * (int64_t)isz,
                            isz);
-                    iout[at] = row[j].index;
+                    if (r != j) ew_store(vout + at * (int64_t)isz, self->dtype, (ew_value){.f = NAN});
+                    iout[at] = row[r].index;
                 }
             }
         }
@@ -84,7 +90,7 @@ void sel_kernel(const pyaclnn_stub_launch *launch) {
                 ew_store(tv_at(vals, it.off), vals->dtype,
                          ew_cast(ew_load(vout + e * (int64_t)isz, self->dtype), self->dtype, vals->dtype));
         }
-        tv_scatter_bytes(idxs, (const unsigned char *)iout);
+        if (idxs != NULL) tv_scatter_bytes(idxs, (const unsigned char *)iout);
     }
     free(src), free(vout), free(iout), free(row);
 }

@@ -1,5 +1,5 @@
 /*
- * Selection and sorting along one dim (aclnnTopk, aclnnSort, aclnnArgsort, aclnnKthvalue): each line of self along the
+ * Selection and sorting along one dim (aclnnTopk, aclnnSort, aclnnArgsort, aclnnKthvalue, aclnnMedian(Dim)): each line of self along the
  * dim (the tensor seen as [outer, len, inner]) is ranked and the first k of the ranking are written --
  * the values (cast to the values output's dtype when it differs: Sort's values may be wider than self)
  * and their int64 indices along the dim.
@@ -18,8 +18,9 @@ typedef struct {
     int64_t k, outer, len, inner;
     int largest, sorted;
     int values_out;     /* output index of the values (-1: none, Argsort) */
-    int index_out;      /* output index of the indices */
+    int index_out;      /* output index of the indices (-1: none, Median) */
     int kth;            /* 1: only the k-th of the ranking, one element per line (Kthvalue) */
+    int nan_wins;       /* 1: a line holding a NaN gives NaN and its first NaN's index (Median, MedianDim) */
 } sel_params;
 
 /* The executor kernel: inputs[0] self, the outputs the params name. */

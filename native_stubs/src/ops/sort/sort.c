@@ -20,7 +20,7 @@ aclnnStatus opc_sort_plan(op_call *c, const op_step *s) {
     }
     int64_t d = rank == 0 ? 0 : dim < 0 ? dim + rank : dim;
     sel_params *prm = op_params(c, sizeof *prm);
-    *prm = (sel_params){1, 1, 1, 1, op_argument(c, s, 2)->i != 0, 1, 0, 1, 0};
+    *prm = (sel_params){1, 1, 1, 1, op_argument(c, s, 2)->i != 0, 1, 0, 1, 0, 0};
     if (rank > 0) {   /* products of dims that may hold a 0 (tv_dims_product) */
         prm->outer = tv_dims_product(self->shape, 0, d);
         prm->len = self->shape[d];
