@@ -1,5 +1,5 @@
 """The operators the torch probe (tests/test_torch_npu_probe.py) reached and the emulator lacked:
-aclnnArgMin, aclnnAminmax and aclnnKthvalue (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
+aclnnArgMin, aclnnAminmax, aclnnKthvalue, aclnnMedian and aclnnMedianDim (reduce/reduce.toml), aclnnL1Loss and aclnnL1LossBackward (loss/pointwise_loss.toml), aclnnGlu and
 aclnnGluBackward (activation/glu.toml), aclnnEye and aclnnOneHot (math/creation.toml), aclnnBaddbmm (matmul/matmul.toml), aclnnForeachAddListV2 (foreach/foreach.toml), aclnnUnique2 (index/unique.toml). Data-driven: an operator's values are rows of VALUES (a call and its
 torch CPU / float64 NumPy reference, per dtype of the vendor's 950 list), its dtype lists rows of DTYPE_ROWS
 (950 in-process, A2 in one subprocess), its refusals rows of INVALID_CALLS and NULL_STATUS; one torch_npu
@@ -327,6 +327,34 @@ def _kthvalue(name):
     assert [float(a) for a in ops.Kthvalue(z, 1, -1, False, np.zeros((), x.dtype), np.zeros((), np.int64))] == [float(z), 0.0]
 
 
+def _median(name):
+    x = rand((3, 7, 4), name, -4, 4)
+    floating = name in ("float32", "float16", "bfloat16")
+    if floating:
+        x[2, 3, 1] = x[2, 5, 1] = np.nan
+    for dim, keep, view in [(1, False, True), (-1, True, False), (0, False, False)]:
+        n = x.shape[dim]
+        v64, i64 = _kth64(x, (n - 1) // 2 + 1, dim)
+        if floating:   # a line with a NaN: NaN and its first NaN's index
+            xs = np.moveaxis(x.astype(np.float64), dim, -1)
+            has = np.isnan(xs).any(-1)
+            v64, i64 = np.where(has, np.nan, v64), np.where(has, np.argmax(np.isnan(xs), -1), i64)
+        oshape = list(v64.shape)
+        if keep:
+            oshape.insert(dim % 3, 1)
+        v, i = ops.MedianDim(strided(x) if view else x, dim, keep, np.zeros(oshape, x.dtype), np.zeros(oshape, np.int64))
+        assert np.array_equal(np.asarray(v, np.float64).reshape(v64.shape), v64, equal_nan=True), (name, dim)
+        assert np.asarray(i).reshape(i64.shape).tolist() == i64.tolist(), (name, dim)
+    flat = np.sort(x[:2].astype(np.float64).reshape(-1))
+    assert float(ops.Median(strided(x[:2]), np.zeros((), x.dtype))) == flat[(flat.size - 1) // 2]
+    if floating:
+        assert np.isnan(ops.Median(x, np.zeros((), x.dtype)))
+    fill = {"int64": -2 ** 63, "int32": -2 ** 31}.get(name, np.nan if floating else 0)
+    got = float(ops.Median(np.zeros((0, 3), x.dtype), np.full((), 7, x.dtype)))
+    assert got == fill or (np.isnan(got) and np.isnan(fill)), name
+
+
+MEDIAN = ["float32", "float16", "bfloat16", "uint8", "int8", "int16", "int32", "int64"]
 KTHVALUE = ["float16", "float32", "bfloat16", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 KTHVALUE_A2 = ["float32", "int32", "int64", "float16", "int16", "int8", "uint8", "bfloat16"]
 AMINMAX = ["float32", "float16", "int32", "uint8", "bool", "bfloat16", "int8", "int16", "int64", "float64"]
@@ -336,6 +364,7 @@ VALUES = [
     ("ArgMin", ["float32"], _argmin_edges),
     ("Aminmax", AMINMAX, _aminmax),
     ("Kthvalue", KTHVALUE, _kthvalue),
+    ("MedianDim", MEDIAN, _median),
     ("L1Loss", ["float32", "float16", "bfloat16", "int64"], _l1),
     ("L1LossBackward", ["float32", "float16", "bfloat16"], _l1_backward),
     ("L1Loss", ["float32"], _l1_edges),
@@ -368,6 +397,8 @@ L1_F32 = ["float32", "float16", "bfloat16", "int8", "int16", "int32", "int64", "
 DTYPE_ROWS = [
     ("ArgMin", lambda d: [t(d, (2, 3)), 1, False, t("int64", (2,))], ARG_MIN, ARG_MIN),
     ("Aminmax", lambda d: [t(d, (2, 3)), [1], False, t(d, (2,)), t(d, (2,))], AMINMAX, AMINMAX),
+    ("Median", lambda d: [t(d, (2, 3)), t(d, ())], MEDIAN, MEDIAN),
+    ("MedianDim", lambda d: [t(d, (2, 3)), 1, False, t(d, (2,)), t("int64", (2,))], MEDIAN, MEDIAN),
     ("Kthvalue", lambda d: [t(d, (2, 3)), 2, 1, False, t(d, (2,)), t("int64", (2,))], KTHVALUE, KTHVALUE_A2),
     ("L1Loss", lambda d: [t(d, (2, 3)), t(d, (3,)), 2, t("float64", ())], L1, L1),   # the promoted dtype's list
     ("L1Loss", lambda d: [t(d, (2, 3)), t("float32", (3,)), 2, t("float64", ())], L1_F32, L1_F32),
@@ -434,6 +465,18 @@ L1F, L1H = [np.float32([1, 2])], [np.float16([1, 2])]
 OUT_F2, OUT_D1 = ("out list", (2,), "float32"), ("out list", (1,), "float64")   # made in the test (device memory)
 F2 = np.zeros(2, F32)
 INVALID_CALLS = [
+    ("Median", (X23.astype(np.float64), np.zeros((), np.float64)), "Tensor self not implemented for DOUBLE"),
+    ("Median", (X23, np.zeros((), np.float16)), "Tensor valuesOut expected dtype is FLOAT but found FLOAT16."),
+    ("Median", (np.zeros((3, 1), R.BF16), np.zeros((), R.BF16)),
+     "The last axis value is not support 1 when input type is BF16."),
+    ("Median", (X23, F2), "valuesOut should hold one element, but its shape is [2]"),
+    ("MedianDim", (X23, 1, False, F2, np.zeros(2, np.int32)),
+     "indicesOut dtype INT32 should be in dtype support list [op::DataType::DT_INT64]."),
+    ("MedianDim", (X23, 2, False, F2, np.zeros(2, np.int64)), "dim should be in range [-2, 1]."),
+    ("MedianDim", (X23, 1, True, F2, np.zeros(2, np.int64)), "Expected 2 dimension input, but got valuesOut with sizes [2]."),
+    ("MedianDim", (X23, 1, False, np.zeros(3, F32), np.zeros(3, np.int64)), "Shape of valuesOut should be [2]"),
+    ("MedianDim", (np.zeros((2, 1), R.BF16), 1, False, np.zeros(2, R.BF16), np.zeros(2, np.int64)),
+     "The dim axis value is not support 1 when input type is BF16."),
     ("Kthvalue", (F32(1), 1, 1, False, np.zeros((), F32), np.zeros((), np.int64)), "The shape of input is invalid"),
     ("Kthvalue", (X23, 1, 2, False, F2, np.zeros(2, np.int64)),
      "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
@@ -550,7 +593,7 @@ def test_invalid_arguments_return_161002(op, args, text):
     assert (err.code, text in str(err)) == (INVALID, True), str(err)
 
 
-NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7, "Aminmax": 5, "Kthvalue": 6}
+NULL_STATUS = {"ArgMin": 4, "L1Loss": 4, "L1LossBackward": 5, "Glu": 3, "GluBackward": 4, "OneHot": 6, "Baddbmm": 7, "ForeachAddListV2": 4, "Unique2": 7, "Aminmax": 5, "Kthvalue": 6, "Median": 2, "MedianDim": 5}
 NULL_OUT = {"Eye": (3, {0: 2, 1: 2})}   # integer arguments passed, out NULL
 
 
@@ -581,6 +624,9 @@ CASES = {
     "aminmax": (lambda a: torch.stack(torch.aminmax(a)), (x,)),
     "aminmax_dim": (lambda a: torch.stack(torch.aminmax(a, dim=1, keepdim=True)), ((x * 5).int(),)),
     "kthvalue": (lambda a: torch.stack([t.double() for t in torch.kthvalue(a, 3, dim=1)]), (torch.randn(4, 6),)),
+    "median": (lambda a: torch.median(a), (x,)),
+    "median_finite": (lambda a: torch.median(a), (torch.randn(5, 3),)),
+    "median_dim": (lambda a: torch.stack([t.double() for t in torch.median(a, dim=0)]), (torch.randn(5, 3),)),
 }
 tgt = torch.tensor([1, 0, 3, 5, 2])
 OUT["one_hot"] = [str(F.one_hot(tgt.npu(), 6).device), bool(torch.equal(F.one_hot(tgt.npu(), 6).cpu(), F.one_hot(tgt, 6)))]
