@@ -2578,7 +2578,24 @@ def build_kthvalue(g: Gen) -> dict:
             "keepdim": keep, "valuesOut": g.out(dt, oshape), "indicesOut": g.out(9 if r.random() < 0.95 else 3, oshape)}
 
 
-BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax, "aclnnKthvalue": build_kthvalue})
+def build_median(g: Gen) -> dict:
+    """Median(Dim): self (NaNs at times), dim and keepDim, valuesOut of self's dtype and the reduced shape."""
+    r = g.rng
+    shape = g.shape(zero=0.03)
+    nd = len(shape)
+    dt = g.dtype((0, 1, 27, 3, 9, 2, 4, 6)) if r.random() < 0.9 else g.dtype()
+    args = {"self": g.tensor(dt, shape, fill=g.fill(dt, r.choice(("small", "normal", "raw"))))}
+    if g.op == "aclnnMedian":
+        return {**args, "valuesOut": g.out(dt, [] if r.random() < 0.9 else g.shape())}
+    dim = r.randrange(-nd, nd) if nd else r.choice((0, -1))
+    keep = r.random() < 0.5
+    oshape = _reduce_shape(shape, [dim], keep) if nd else []
+    return {**args, "dim": dim, "keepDim": keep, "valuesOut": g.out(dt, oshape),
+            "indicesOut": g.out(9 if r.random() < 0.95 else 3, oshape)}
+
+
+BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax, "aclnnKthvalue": build_kthvalue,
+                 "aclnnMedian": build_median, "aclnnMedianDim": build_median})
 BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
                  "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
                  "aclnnL1LossBackward": build_l1_loss})
