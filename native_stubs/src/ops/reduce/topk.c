@@ -103,7 +103,8 @@ static sel_params *median_params(op_call *c, int64_t outer, int64_t len, int64_t
 aclnnStatus opc_median_bf16(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     if (self->dtype != ACL_BF16 || self->ndim == 0) return ACLNN_SUCCESS;
-    int64_t d = s->np > 1 ? (op_argument(c, s, 1)->i + self->ndim) % self->ndim : self->ndim - 1;
+    int64_t dim = s->np > 1 ? op_argument(c, s, 1)->i : -1;   /* in range: median_dim checked it */
+    int64_t d = dim < 0 ? dim + self->ndim : dim;
     if (self->shape[d] != 1) return ACLNN_SUCCESS;
     return op_invalidf(c->api, s->np > 1 ? "The dim axis value is not support 1 when input type is BF16."
                                          : "The last axis value is not support 1 when input type is BF16.");
