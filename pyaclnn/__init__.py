@@ -6,6 +6,9 @@ Importing the package opens nothing; the libraries are loaded on first use (see
 * :mod:`pyaclnn.capi` -- the C API mirror (exact C names, status codes as ints);
 * :mod:`pyaclnn.errors` -- :class:`AclError` and friends;
 * :mod:`pyaclnn.dtypes` -- aclDataType <-> numpy / ml_dtypes / torch.
+
+(PYTEST_DONT_REWRITE: with PYACLNN_EMULATE=1 the start-up hook imports pyaclnn before pytest starts; the
+package has no asserts for pytest to rewrite, and this keeps pytest from warning that it cannot.)
 """
 # (no ``from __future__ import annotations`` here: it would leave a public ``annotations`` name)
 

@@ -111,9 +111,16 @@ def _torch_npu_rows(t: dict | None) -> list[tuple[str, str]]:
     rows = [("emulated CANN", t.get("toolkit_tree") or t.get("error"))]
     if t.get("torch_npu") is None:
         return rows + [("torch_npu", "; ".join(t.get("reasons", [])) or "not checked")]
-    verdict = ("would load on the emulator (python -m pyaclnn exec -- CMD, or pyaclnn.preload_stub())"
-               if t["would_load"] else "would NOT load: " + "; ".join(t["reasons"]))
+    verdict = ("would load on the emulator (PYACLNN_EMULATE=1 CMD, pytest --aclnn-emulator, python -m pyaclnn "
+               "exec -- CMD, or pyaclnn.preload_stub())" if t["would_load"] else "would NOT load: " + "; ".join(t["reasons"]))
     rows.append(("torch_npu", f"{t['torch_npu']} with torch {t['torch']}: {verdict}"))
+    import os
+    from ._emulate import requested
+    if requested():
+        rows.append(("", "PYACLNN_EMULATE is set: every Python process here starts with the emulator in place"))
+    elif not os.environ.get("ASCEND_HOME_PATH"):
+        rows.append(("", "no CANN here (ASCEND_HOME_PATH unset): `import torch` autoloads torch_npu and fails without "
+                         "CANN's libraries; set PYACLNN_EMULATE=1 to run it on the emulator"))
     if t.get("cann_libraries"):
         rows.append(("", f"links {', '.join(t['cann_libraries'])}; binds {t['cann_symbols']} CANN symbols"))
     return rows

@@ -41,6 +41,11 @@ FILES = {
             raise RuntimeError("Current device only support aclnn operators, but aclnnFooBar or "
                                "aclnnFooBarGetWorkspaceSize not found")
     """,
+    "test_broken.py": """
+        import a_module_that_does_not_exist
+        def test_never():
+            pass
+    """,
     "test_skip.py": """
         import pytest
         @pytest.mark.skip(reason="not on this device")
@@ -72,6 +77,8 @@ def test_each_file_gets_its_counts_and_how_its_process_ended(fake):
     assert (g["passed"], g["failed"], g["errors"], g["green"], g["ended"]) == (2, 0, 0, True, "ok")
     m = files["test_missing.py"]
     assert (m["passed"], m["failed"], m["green"], m["missing"]) == (1, 1, False, "aclnnFooBar")
+    b = files["test_broken.py"]                     # does not import: an error, and its chunk goes on
+    assert (b["errors"], b["ended"], b["green"]) == (1, "ok", False)
     s = files["test_skip.py"]
     assert (s["passed"], s["skipped"], s["green"]) == (0, 1, False)
 
@@ -80,19 +87,19 @@ def test_a_file_that_kills_its_process_is_rerun_alone_and_spares_its_chunk(fake)
     _, files, _ = fake
     c = files["test_crash.py"]
     assert c["ended"] == "crash signal 6" and c["passed"] == 1 and not c["green"]
-    assert files["test_green.py"]["green"]          # shared the crashing file's chunk
+    assert files["test_broken.py"]["ended"] == "ok"    # shared the crashing file's chunk (files run sorted, 2 a chunk)
 
 
 def test_a_hanging_file_times_out_without_holding_the_run(fake):
     _, files, _ = fake
     h = files["test_hang.py"]
     assert h["ended"] == "timeout" and not h["green"]
-    assert files["test_missing.py"]["ended"] == "ok"   # shared the hanging file's chunk
+    assert files["test_green.py"]["green"]              # shared the hanging file's chunk
 
 
 def test_the_table_gives_totals_and_the_blocking_operators(fake):
     _, _, stdout = fake
-    assert "Ascend950PR: 5 files: 1 all green (20%)" in stdout
+    assert "Ascend950PR: 6 files: 1 all green (17%)" in stdout
     assert "1 crashed or hung" not in stdout and "2 crashed or hung" in stdout
     assert "blocking the most files: aclnnFooBar 1" in stdout
 

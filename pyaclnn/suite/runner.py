@@ -71,13 +71,14 @@ def _run_chunk(files: list[Path], root: Path, env: dict, timeout: float) -> tupl
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as log:
         log_path = log.name
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "pyaclnn.suite.plugin", "-p", "no:cacheprovider",
-           "-o", "addopts=", *map(str, files)]
+           "--continue-on-collection-errors", "-o", "addopts=", *map(str, files)]
     proc = subprocess.Popen(cmd, cwd=root, env={**env, "PYACLNN_SUITE_LOG": log_path}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
         rc = proc.returncode
-        # pytest's own codes: 0 all passed, 1 some failed, 2 interrupted, 3 internal error, 4 usage, 5 none collected
+        # pytest's own codes: 0 all passed, 1 some failed (or a file did not import), 2 interrupted, 3 internal
+        # error, 4 usage, 5 none collected
         ended = "ok" if rc in (0, 1, 5) else (f"crash signal {-rc}" if rc < 0 else f"crash rc {rc}")
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)

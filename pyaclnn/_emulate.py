@@ -1,0 +1,50 @@
+"""The emulator in place without a wrapper (``PYACLNN_EMULATE=1``, ``pytest --aclnn-emulator``).
+
+``pyaclnn-emulate.pth`` (installed next to the package, like coverage.py's process-start hook) runs one line in
+every Python process at start-up: it reads PYACLNN_EMULATE from the environment, and only when it is set
+imports this module and calls :func:`startup`, which puts the emulator in place (:func:`pyaclnn.preload_stub`)
+before anything can import torch / torch_npu. The variable stays set, so child processes get the emulator too.
+Without the variable the hook costs one dictionary lookup (measured in tests/test_emulate_hook.py).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+VAR = "PYACLNN_EMULATE"
+_started = False
+
+
+def requested(environ=None) -> bool:
+    """PYACLNN_EMULATE is set to something other than "", 0, false, no, off."""
+    value = (os.environ if environ is None else environ).get(VAR, "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def activate():
+    """Put the emulator in place in this process (:func:`pyaclnn.preload_stub`) and set PYACLNN_EMULATE=1 for
+    its children. Returns the emulated toolkit root; raises BackendError as preload_stub does."""
+    from ._preload import preload_stub
+    os.environ[VAR] = "1"
+    return preload_stub()
+
+
+def startup() -> None:
+    """The start-up hook's call: never raises (a broken hook must not break every Python process); what went
+    wrong is one line on stderr. Once a process: site.py may read a venv's site-packages twice."""
+    global _started
+    if _started:
+        return
+    _started = True
+    try:
+        activate()
+    except Exception as exc:                        # noqa: BLE001 -- reported, the process goes on
+        sys.stderr.write(f"pyaclnn: {VAR} is set, but the emulator could not be put in place: {exc}\n")
+
+
+def describe() -> str:
+    """One line: backend, SoC, emulator version (pytest's header, info)."""
+    from ._toolkit import EMULATOR_VERSION
+    soc = os.environ.get("PYACLNN_STUB_SOC", "Ascend950PR")
+    hz = os.environ.get("PYACLNN_STUB_HAZARDS", "off")
+    return f"aclnn emulator: backend stub, SoC {soc}, {EMULATOR_VERSION}, hazards {hz}"
