@@ -112,8 +112,8 @@ def run_files(files: list[Path], root: Path, env: dict, *, timeout: float = 300.
             for r in results:
                 if r.ended != "ok" and not r.first_failure:
                     r.first_failure = tail.strip().splitlines()[-1][:300] if tail.strip() else ""
-        else:
-            results = [r for f in part for r in one_chunk([f])]
+        else:                                   # each file alone (those calls report their own progress)
+            return [r for f in part for r in one_chunk([f])]
         if progress:
             for r in results:
                 progress(r)
