@@ -711,4 +711,13 @@ MUTANTS = [
            "                    acc[up_at(p, n, c, th.i1, tw.i0, p->ih, p->iw)] += lx * ly * g;",
            ("tests/test_upsample.py::test_bilinear_matches_torch_and_backward",),
            "bilinear backward: the bottom-left weight uses lx"),
+    Mutant("format-cast-nz-tiles-row-major", f"{OPS}/conversion/format_cast.c",
+           "        return ((bt * p->c1 + j / p->c0) * p->n1 + i / p->n0) * p->n0 * p->c0 + (i % p->n0) * p->c0 + j % p->c0;",
+           "        return ((bt * p->n1 + i / p->n0) * p->c1 + j / p->c0) * p->n0 * p->c0 + (i % p->n0) * p->c0 + j % p->c0;",
+           ("tests/test_npu_format_cast.py::test_hand_worked_tiles",),
+           "FRACTAL_NZ: the 16 x C0 tiles ordered by rows first (the NZ tile order is column blocks outermost)"),
+    Mutant("format-cast-nz-c0-unchecked", f"{OPS}/conversion/format_cast.c",
+           "    if (c0 != want) {", "    if (0 && c0 != want) {",
+           ("tests/test_npu_format_cast.py::test_950_validation",),
+           "validation: an NZ source whose C0 is not its format's (ValidNzShape) accepted"),
 ]
