@@ -248,17 +248,6 @@ const char *op_format_name(aclFormat format, char buf[24]) {
     case ACL_FORMAT_NCL: return "NCL";
     case ACL_FORMAT_NCDHW: return "NCDHW";
     case ACL_FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
-    /* the private layouts, as ge::TypeUtils::FormatToSerialString names them */
-    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
-    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
-    case ACL_FORMAT_HWCN: return "HWCN";
-    case ACL_FORMAT_NDHWC: return "NDHWC";
-    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
-    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
-    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
-    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
-    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
-    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
     default:
         snprintf(buf, 24, "format %d", (int)format);
         return buf;

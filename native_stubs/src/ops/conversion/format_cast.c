@@ -100,7 +100,24 @@ static int64_t dim_at(const int64_t *shape, int64_t ndim, int64_t idx) {
 
 static int64_t ceil_div(int64_t x, int64_t y) { return y == 0 ? INT64_MIN : op_add_sat(x, y - 1) / y; }
 
-static const char *fname(aclFormat f, char buf[24]) { return f == FC_DHWCN ? "DHWCN" : op_format_name(f, buf); }
+/* The formats by the names ge::TypeUtils gives them (op_format_name keeps "format N" for the private ones: the
+ * recorded messages of other operators say so). */
+static const char *fname(aclFormat f, char buf[24]) {
+    switch ((int)f) {
+    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
+    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+    case ACL_FORMAT_HWCN: return "HWCN";
+    case ACL_FORMAT_NDHWC: return "NDHWC";
+    case 31: return "DHWCN";
+    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
+    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
+    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
+    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
+    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
+    default: return op_format_name(f, buf);
+    }
+}
 
 static int in_list(aclDataType dt, const aclDataType *list, size_t n) { return ew_in_list(dt, list, n); }
 
