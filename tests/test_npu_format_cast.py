@@ -422,3 +422,28 @@ def test_torch_npu_format_cast():
     assert "error code is 561103" in out["nchw_5hd"]
     assert "error code is 361001" in out["nchw_nz_fp32"]
     assert out["nchw"] == 0
+
+
+# ---- the stream-hazard checker sees a private layout's whole storage --------------------------------------
+
+HAZARD_CHILD = SOURCE + r'''
+import ctypes
+from pyaclnn import capi
+s = pyaclnn.Stream()
+src = pyaclnn.from_numpy(np.ones((20, 33), np.float16), stream=s)
+store = (3, 2, 16, 16)                                           # 1536 elements; the view reaches 660
+mem = pyaclnn.zeros((1536,), np.float16, stream=s)
+dst = pyaclnn.Tensor(mem.memory, (20, 33), "float16", format=NZ, storage_dims=store)
+ops.NpuFormatCast(src, dst, stream=s)
+host = (ctypes.c_char * 64)()
+status = capi.aclrtMemcpy(host, 64, mem.data_ptr + 2 * 1500, 64, capi.ACL_MEMCPY_DEVICE_TO_HOST)   # padding, no sync
+found = pyaclnn.hazards(clear=True)
+print(status, [(h.kind, h.queued_by) for h in found])
+s.synchronize()
+'''
+
+
+def test_hazard_checker_covers_the_padding():
+    code, out, err = helpers.run_python(HAZARD_CHILD, env_overrides={"PYACLNN_STUB_HAZARDS": "report"})
+    assert code == 0, err
+    assert out.strip() == "0 [('read-before-sync', ('NpuFormatCast', 'aclnnNpuFormatCast'))]", out + err
