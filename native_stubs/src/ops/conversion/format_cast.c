@@ -144,10 +144,22 @@ static int soc_supported(void) {
 
 /* ---- checks shared by both entry points ------------------------------------------------------------------ */
 
+static aclnnStatus bad_additional(int additional, const char *reason) {
+    char a[24];
+    return op_ez_reason(FC_NAME, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a), "%s",
+                        reason);
+}
+
+static aclnnStatus bad_rank(int64_t nd, const char *reason) {
+    char b[24];
+    snprintf(b, sizeof b, "%lld", (long long)nd);
+    return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "%s", reason);
+}
+
 /* ValidateWeightQuantMatmulParams / ValidateNonQuantMatmulParams / ValidateQuantMatmulParams, after the 950
  * list and the empty-tensor check (Check95NdToNzCalculateSizeAndFormatInputs). */
 static aclnnStatus check95_nd_to_nz_calc(const pyaclnn_stub_tensor *src, int dst_format, int additional) {
-    char b[24], t[200];
+    char t[200];
     aclnnStatus rc = dtype_reason("srcTensor", src->dtype, A950, N_A950);
     if (rc != ACLNN_SUCCESS) return rc;
     for (int64_t i = 0; i < src->ndim; i++)
@@ -155,24 +167,16 @@ static aclnnStatus check95_nd_to_nz_calc(const pyaclnn_stub_tensor *src, int dst
             return op_ez_reason(FC_NAME, 0, "srcTensor", "shape", tv_shape_text(src->shape, src->ndim, t, sizeof t),
                                 "srcTensor must not be empty tensor, each dimension must not be 0");
     int64_t nd = src->ndim;
-    snprintf(b, sizeof b, "%lld", (long long)nd);
     if (additional != (int)src->dtype) {
-        if (src->dtype == ACL_INT32 && additional != ACL_FLOAT16 && additional != ACL_BF16 && additional != ACL_INT8) {
-            char a[24];
-            return op_ez_reason(FC_NAME, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a),
-                                "The value of additionalDtype must be float16/bfloat16/int8 when the dtype of "
-                                "srcTensor is int32");
-        }
+        if (src->dtype == ACL_INT32 && additional != ACL_FLOAT16 && additional != ACL_BF16 && additional != ACL_INT8)
+            return bad_additional(additional, "The value of additionalDtype must be float16/bfloat16/int8 when the "
+                                  "dtype of srcTensor is int32");
         if (src->dtype == ACL_FLOAT && additional != ACL_FLOAT16 && additional != ACL_BF16 &&
-            additional != ACL_FLOAT8_E4M3FN && additional != ACL_HIFLOAT8 && additional != ACL_UINT8) {
-            char a[24];
-            return op_ez_reason(FC_NAME, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a),
-                                "additionalDtype must be float16, bfloat16, float8_e4m3fn, hifloat8 or uint8 when "
-                                "the dtype of srcTensor is float32");
-        }
+            additional != ACL_FLOAT8_E4M3FN && additional != ACL_HIFLOAT8 && additional != ACL_UINT8)
+            return bad_additional(additional, "additionalDtype must be float16, bfloat16, float8_e4m3fn, hifloat8 or "
+                                  "uint8 when the dtype of srcTensor is float32");
         if (nd != 2 && nd != 3)
-            return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "The srcTensor must be 2 or 3 when "
-                                "additionalDtype is not equal to srcTensor's dtype");
+            return bad_rank(nd, "The srcTensor must be 2 or 3 when additionalDtype is not equal to srcTensor's dtype");
         if (dst_format != ACL_FORMAT_FRACTAL_NZ) {
             char d[24];
             snprintf(d, sizeof d, "%d", dst_format);
@@ -185,23 +189,18 @@ static aclnnStatus check95_nd_to_nz_calc(const pyaclnn_stub_tensor *src, int dst
             return op_ez_reason(FC_NAME, 0, "srcTensor", "shape", tv_shape_text(src->shape, nd, t, sizeof t),
                                 "The axis k of srcTensor cannot be equal to 1 when additionalDtype equals the dtype "
                                 "of srcTensor");
-        if (nd < 2 || nd > 6)
-            return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "The shape dim of srcTensor must be between "
-                                "2 and 6 when additionalDtype equals the dtype of srcTensor");
-        return ACLNN_SUCCESS;
+        return nd < 2 || nd > 6 ? bad_rank(nd, "The shape dim of srcTensor must be between 2 and 6 when "
+                                           "additionalDtype equals the dtype of srcTensor")
+                                : ACLNN_SUCCESS;
     }
     if (additional != ACL_INT8 && additional != ACL_UINT8 && additional != ACL_FLOAT8_E4M3FN &&
-        additional != ACL_HIFLOAT8 && additional != ACL_FLOAT4_E2M1 && additional != ACL_FLOAT4_E1M2) {
-        char a[24];
-        return op_ez_reason(FC_NAME, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a),
-                            "additionalDtype must be int8/uint8/float8_e4m3fn/hifloat8/float4_e2m1/float4_e1m2 when "
-                            "additionalDtype equals the dtype of srcTensor and additionalDtype is not float16 or "
-                            "bfloat16");
-    }
-    if (nd < 2 || nd > 6)
-        return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "The ViewShape dim of srcTensor must be between "
-                            "2 and 6 when additionalDtype equals the dtype of srcTensor and additionalDtype is int8");
-    return ACLNN_SUCCESS;
+        additional != ACL_HIFLOAT8 && additional != ACL_FLOAT4_E2M1 && additional != ACL_FLOAT4_E1M2)
+        return bad_additional(additional, "additionalDtype must be int8/uint8/float8_e4m3fn/hifloat8/float4_e2m1/"
+                              "float4_e1m2 when additionalDtype equals the dtype of srcTensor and additionalDtype is "
+                              "not float16 or bfloat16");
+    return nd < 2 || nd > 6 ? bad_rank(nd, "The ViewShape dim of srcTensor must be between 2 and 6 when "
+                                       "additionalDtype equals the dtype of srcTensor and additionalDtype is int8")
+                            : ACLNN_SUCCESS;
 }
 
 /* ValidNzShape: an NZ tensor's storage has 4..8 dims, none 0, and the C0 of its format. */
