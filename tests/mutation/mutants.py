@@ -782,4 +782,13 @@ MUTANTS = [
            "                while (0 && first_nan > 0 &&",
            (f"{PROBE}::test_values_match_the_reference",),
            "MedianDim ignores NaNs"),
+    Mutant("format-cast-nz-tiles-row-major", f"{OPS}/conversion/format_cast.c",
+           "        return ((bt * p->c1 + j / p->c0) * p->n1 + i / p->n0) * p->n0 * p->c0 + (i % p->n0) * p->c0 + j % p->c0;",
+           "        return ((bt * p->n1 + i / p->n0) * p->c1 + j / p->c0) * p->n0 * p->c0 + (i % p->n0) * p->c0 + j % p->c0;",
+           ("tests/test_npu_format_cast.py::test_hand_worked_tiles",),
+           "FRACTAL_NZ: the 16 x C0 tiles ordered by rows first (the NZ tile order is column blocks outermost)"),
+    Mutant("format-cast-nz-c0-unchecked", f"{OPS}/conversion/format_cast.c",
+           "    if (c0 != want) {", "    if (0 && c0 != want) {",
+           ("tests/test_npu_format_cast.py::test_950_validation",),
+           "validation: an NZ source whose C0 is not its format's (ValidNzShape) accepted"),
 ]

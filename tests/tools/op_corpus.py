@@ -2599,6 +2599,47 @@ BUILDERS.update({"aclnnUnique2": build_unique2, "aclnnAminmax": build_aminmax, "
 BUILDERS.update({"aclnnGlu": build_glu, "aclnnGluBackward": build_glu, "aclnnEye": build_eye, "aclnnOneHot": build_one_hot,
                  "aclnnBaddbmm": build_baddbmm, "aclnnArgMin": build_dim_reduce, "aclnnL1Loss": build_l1_loss,
                  "aclnnL1LossBackward": build_l1_loss})
+# ---- aclnnNpuFormatCast: public <-> private layouts (the storage dims are the layout's) -------------------------
+
+def build_npu_format_cast(g: Gen) -> dict:
+    """ND <-> FRACTAL_NZ (C0 = 32 bytes of the dtype, or 16 as FRACTAL_NZ_C0_16 for 4-byte types) most of the
+    time, else NCHW / NCDHW <-> NC1HWC0 / FRACTAL_Z / NDC1HWC0 / FRACTAL_Z_3D (A2 pairs; Ascend 950 refuses)."""
+    r = g.rng
+    dt = r.choice((1, 1, 27, 2, 0, 0, 3, 4, 8)) if r.random() < 0.95 else g.dtype()
+    size = ITEMSIZE.get(dt, 1)
+    c0, fmt = 32 // size if size <= 32 else 1, 29
+    if size == 4 and r.random() < 0.4:
+        c0, fmt = 16, 50
+
+    def ceil(a, b):
+        return -(-a // b)
+    if r.random() < 0.7:
+        shape = [r.randint(1, 3) for _ in range(r.choice((0, 0, 1)))] + [r.randint(2, 40), r.randint(1, 70)]
+        store = shape[:-2] + [ceil(shape[-1], c0), ceil(shape[-2], 16), 16, c0]
+        pub_fmt = 2
+    else:
+        five = r.random() < 0.4
+        shape = [r.randint(1, 20), r.randint(1, 20)] + [r.randint(1, 3) for _ in range(3 if five else 2)]
+        n, c, *rest = shape
+        fmt = r.choice((32, 33) if five else (3, 4))
+        d, (h, w) = (rest[0] if five else 1), rest[-2:]
+        if fmt in (3, 32):
+            store = [n] + ([d] if five else []) + [ceil(c, c0), h, w, c0]
+        else:
+            store = [d * ceil(c, c0) * h * w, ceil(n, 16), 16, c0]
+        pub_fmt = 30 if five else 0
+    if r.random() < 0.05:
+        store[-1] += 1                                     # a storage that is not the layout
+    pub = g.tensor(dt, shape, fmt=pub_fmt, layout=r.random() < 0.05)
+    prv = g.tensor(dt, shape, fmt=fmt, layout=False)
+    prv["ss"] = store
+    prv["n"] = max(_extent(store, None, 0) * size, 1)
+    if r.random() < 0.5:
+        return {"srcTensor": pub, "dstTensor": {**prv, "fill": {"m": "pat", "b": 0xA5}}}
+    return {"srcTensor": {**prv, "fill": g.fill(dt)}, "dstTensor": g.out(dt, shape, fmt=pub_fmt)}
+
+
+BUILDERS["aclnnNpuFormatCast"] = build_npu_format_cast
 
 
 def builder_for(op: str):

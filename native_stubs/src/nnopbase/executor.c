@@ -229,16 +229,32 @@ static void run_launch(void *arg) {
     block->kernel(&block->launch);
 }
 
+/* The NPU's private blocked layouts (NC1HWC0, FRACTAL_Z, the FRACTAL_NZ forms, NDC1HWC0, FRACTAL_Z_3D, the C04
+ * forms): a kernel reads or writes the whole storage the storage dims describe, padding included, not the view. */
+static int private_layout(const pyaclnn_stub_tensor *t) {
+    int f = (int)t->format & 0xff;
+    return t->storage_ndim > 0 && (f == 3 || f == 4 || f == 12 || f == 13 || f == 29 || f == 32 || f == 33 ||
+                                   (f >= 50 && f <= 54));
+}
+
 /* Conservative byte extent [*lo, *hi) of the elements a tensor view touches: from its lowest to its
- * highest element (gaps of a strided view included). 0 if it touches nothing. */
+ * highest element (gaps of a strided view included); a private layout's whole storage. 0 if it touches
+ * nothing. */
 static int tensor_extent(const pyaclnn_stub_tensor *t, uintptr_t *lo, uintptr_t *hi) {
     if (!t->present || t->data == NULL) return 0;
     int64_t first = t->offset, last = t->offset;
-    for (int64_t k = 0; k < t->ndim; k++) {
-        if (t->shape[k] == 0) return 0;
-        int64_t span = (t->shape[k] - 1) * t->strides[k];
-        if (span < 0) first += span;
-        else last += span;
+    if (private_layout(t)) {
+        int64_t n = 1;
+        for (int64_t k = 0; k < t->storage_ndim; k++)
+            if (t->storage_shape[k] == 0 || __builtin_mul_overflow(n, t->storage_shape[k], &n)) return 0;
+        last = t->offset + n - 1;
+    } else {
+        for (int64_t k = 0; k < t->ndim; k++) {
+            if (t->shape[k] == 0) return 0;
+            int64_t span = (t->shape[k] - 1) * t->strides[k];
+            if (span < 0) first += span;
+            else last += span;
+        }
     }
     int packed = t->dtype == ACL_INT4 || t->dtype == ACL_FLOAT4_E2M1 || t->dtype == ACL_FLOAT4_E1M2;
     int64_t b0, b1;
@@ -259,7 +275,7 @@ static int tensor_extent(const pyaclnn_stub_tensor *t, uintptr_t *lo, uintptr_t 
 static aclError submit_with_accesses(const char *api, aclOpExecutor *launch, aclrtStream stream,
                                      void (*run)(void *), void (*release)(void *)) {
     size_t n_tensors = launch->launch.n_inputs + launch->launch.n_outputs;
-    pyaclnn_stub_access small[16];
+    pyaclnn_stub_access small[16] = {{0}};   /* zeroed: GCC cannot see that only the n filled are read */
     pyaclnn_stub_access *acc = n_tensors + 1 <= 16 ? small : malloc((n_tensors + 1) * sizeof *acc);
     size_t n = 0;
     for (size_t i = 0; acc && i < n_tensors; i++) {

@@ -57,6 +57,10 @@ def header_text(name: str, ops: list[Op]) -> str:
         out += ["/**", " * Phase 1: validates the arguments, reports the workspace size and creates the executor."]
         out += doc + [" */", _prototype(op.api, phase1_params(op)), "",
                       "/* Phase 2: runs the executor on the stream. */", _prototype(op.launch, _LAUNCH), ""]
+        for proto in op.extra:
+            name, params = proto[len("aclnnStatus "):].split("(", 1)
+            out += ["/* Beside the two phases (the vendor's header declares it too). */",
+                    _prototype(name, params[:-1]), ""]
     out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif  /* {guard} */", ""]
     return "\n".join(out)
 

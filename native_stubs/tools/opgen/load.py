@@ -24,7 +24,7 @@ except ModuleNotFoundError:          # Python 3.10: the same parser, as a packag
 
 # Fields of an operator (anything else in a row is a template variable).
 OP_FIELDS = {"name", "params", "header", "domain", "doc", "source", "checks", "kernel", "inputs", "outputs",
-             "spec", "fidelity", "note", "nullable", "executor", "launch_status"}
+             "spec", "fidelity", "note", "nullable", "executor", "launch_status", "extra"}
 ROW_ONLY = {"template"}
 FAMILY_FIELDS = {"doc", "domain", "spec_type", "spec_header", "spec_functions", "includes"}
 KNOWN_DTYPES = {
@@ -204,6 +204,12 @@ def _op(t: dict, fam: Family, where: str) -> Op:
             kernel=t.get("kernel") or None, inputs=_words(t.get("inputs"), where, "inputs"),
             outputs=_words(t.get("outputs"), where, "outputs"), spec=spec, fidelity=t["fidelity"], note=t["note"])
     op.nullable = list(t.get("nullable", []))   # type: ignore[attr-defined]
+    extra = t.get("extra", [])
+    if not isinstance(extra, list) or not all(isinstance(e, str) and re.fullmatch(r"aclnnStatus aclnn\w+\(.*\)", e)
+                                                for e in extra):
+        raise DefinitionError(f"{where}: extra is a list of prototypes 'aclnnStatus aclnnXxx(...)' of functions the "
+                              f"family's C file exports beside the two phases (declared in the operator's header)")
+    op.extra = list(extra)
     op.exec_name = t.get("executor")
     if op.exec_name is not None and not re.fullmatch(r"[A-Z]\w*", str(op.exec_name)):
         raise DefinitionError(f"{where}: executor is the name of the operator the executor runs, without aclnn "

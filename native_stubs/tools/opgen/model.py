@@ -72,6 +72,7 @@ class Op:
     trailing: tuple[str, str] = ("workspaceSize", "executor")   # the header's names of the trailing pair
     exec_name: str | None = None       # the operator the executor runs, when not this one (a V2 form's L0 op)
     launch_status: str | None = None   # phase 2 returns this status for any failure (None: the failure's own)
+    extra: list[str] = field(default_factory=list)   # prototypes of plain functions the family's C file exports
     # filled in by the generator
     params: list[Param] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
