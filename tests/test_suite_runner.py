@@ -78,7 +78,7 @@ def test_each_file_gets_its_counts_and_how_its_process_ended(fake):
     m = files["test_missing.py"]
     assert (m["passed"], m["failed"], m["green"], m["missing"]) == (1, 1, False, "aclnnFooBar")
     b = files["test_broken.py"]                     # does not import: an error, and its chunk goes on
-    assert (b["errors"], b["ended"], b["green"]) == (1, "ok", False)
+    assert (b["errors"], b["ended"], b["green"], b["missing"]) == (1, "ok", False, "python module a_module_that_does_not_exist")
     s = files["test_skip.py"]
     assert (s["passed"], s["skipped"], s["green"]) == (0, 1, False)
 
@@ -101,7 +101,8 @@ def test_the_table_gives_totals_and_the_blocking_operators(fake):
     _, _, stdout = fake
     assert "Ascend950PR: 6 files: 1 all green (17%)" in stdout
     assert "1 crashed or hung" not in stdout and "2 crashed or hung" in stdout
-    assert "blocking the most files: aclnnFooBar 1" in stdout
+    blockers = stdout.split("blocking the most files: ")[1].splitlines()[0].split(", ")
+    assert sorted(blockers) == ["aclnnFooBar 1", "python module a_module_that_does_not_exist 1"]
 
 
 def test_the_baseline_check_fails_when_a_baseline_file_turns_red(fake, tmp_path):

@@ -17,6 +17,8 @@ from pathlib import Path
 # What torch_npu says when the emulator lacks an operator (the aclnn path; on Ascend 950 also the refusal of
 # the aclop fallback).
 MISSING = re.compile(r"(aclnn[A-Z]\w*?)(?: or aclnn\w+GetWorkspaceSize)? (?:not found|not in libopapi|does not exist)")
+# A file that needs a Python package the environment lacks (op-plugin's foreach tests use hypothesis).
+NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 @dataclass
@@ -61,6 +63,9 @@ def _tally(name: str, records: list[dict], ended: str) -> FileResult:
             m = MISSING.search(rec.get("message", "")) or MISSING.search(rec["text"])
             if m and r.missing is None:
                 r.missing = m.group(1)
+            m = NO_MODULE.search(rec["text"])
+            if m and r.missing is None:
+                r.missing = f"python module {m.group(1)}"
             if not r.first_failure:
                 r.first_failure = rec["text"].strip().splitlines()[-1][:300] if rec["text"].strip() else ""
     return r
