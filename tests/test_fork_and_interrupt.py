@@ -19,6 +19,9 @@ from helpers import REPO_ROOT, build_c_driver, run_python, subprocess_env
 
 PRELUDE = """
 import ctypes, os, signal, sys, threading, time
+# Ctrl-C raises KeyboardInterrupt even when the suite runs as a background job (whose children start with
+# SIGINT ignored, and then Python installs no handler for it)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import pyaclnn
 from pyaclnn import capi, runtime as rt
 from pyaclnn.errors import AclError
