@@ -72,6 +72,31 @@ def test_demo_runs_every_emulated_operator_with_the_published_values():
         assert "y bytes [0, 72, 96, 120, 0, 72, 96, 120], mxscale [[[128, 0]], [[128, 0]]]" in line
 
 
+SEED_FAMILIES = {"amp_update_scale": "aclnnAmpUpdateScale", "add_rms_norm_dynamic_quant": "aclnnAddRmsNormDynamicQuant",
+                 "grouped_dynamic_mx_quant": "aclnnGroupedDynamicMxQuant"}
+
+
+def test_demo_runs_one_operator_of_every_family():
+    from pyaclnn import _catalog
+    families = {op["family"] for op in _catalog.load()["operators"].values()}
+    rc, out, err = run_module(["pyaclnn", "demo"], STUB)
+    assert rc == 0 and "FAILED" not in out, out + err
+    lines = out.splitlines()
+    for family in sorted(families):
+        if family in SEED_FAMILIES:
+            assert SEED_FAMILIES[family] in lines, family
+        else:
+            assert any(ln.split()[0] == family for ln in lines if ln.strip()), f"no demo of family {family}"
+    assert f"{len(families)} families" in lines[0] and "info --ops" in lines[0]
+    by_family = {ln.split()[0]: ln for ln in lines if ln and not ln.startswith(" ")}
+    # hand-computed: [[1, 2], [3, 4]]^2; row sums; the first AdamW step moves each weight by lr * sign(grad)
+    # after the decay 1 - lr * wd (bias-corrected m / sqrt(v) is sign(grad) on step 1)
+    assert "[[ 7., 10.], [15., 22.]]" in by_family["matmul"]
+    assert "-> [ 6., 15.]" in by_family["reduce"]
+    assert "-> [0.899, 1.099, 0.899]" in by_family["optim"]
+    assert "indices [1, 2, 0]" in by_family["sort"] and "-> False" in by_family["compare"]
+
+
 def test_demo_on_the_a2_family_skips_the_950_only_operator():
     rc, out, err = run_module(["pyaclnn", "demo"], {**STUB, "PYACLNN_STUB_SOC": "Ascend910B4"})
     assert rc == 0, out + err
