@@ -66,6 +66,10 @@ def collect_info() -> dict:
     except PyaclnnError:
         info["acl_version"] = None
     info["operators"] = {op: b.find(op + "GetWorkspaceSize") for op in OPERATORS}
+    if b.name == "stub":
+        from . import _catalog
+        ops = _catalog.load()["operators"]
+        info["emulated"] = {"operators": len(ops), "families": len({op["family"] for op in ops.values()})}
     from ._stubinfo import live_counts
     info["live_objects"] = live_counts()     # None on a real toolkit
     if owned:
@@ -96,8 +100,13 @@ def print_info(info: dict) -> None:
         rows.append(("aclInit", info["init_error"]))
     rows += [("SoC", info.get("soc") or "?"), ("devices", info.get("device_count")),
              ("ACL version", info.get("acl_version") or "?")]
+    emulated = info.get("emulated")
+    if emulated:
+        rows.append(("operators", f"{emulated['operators']} emulated, in {emulated['families']} families "
+                                  "(python -m pyaclnn info --ops lists each with its fidelity class)"))
     for i, (op, path) in enumerate(info["operators"].items()):
-        rows.append(("operators" if i == 0 else "", f"{op:34s} {path or 'not available'}"))
+        label = "seed ops" if emulated else "operators"
+        rows.append((label if i == 0 else "", f"{op:34s} {path or 'not available'}"))
     if info.get("live_objects") is not None:
         alive = {k: v for k, v in info["live_objects"].items() if v}
         rows.append(("live objects", ", ".join(f"{k} {v}" for k, v in alive.items()) or "none"))

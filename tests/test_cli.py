@@ -32,6 +32,9 @@ def test_info_text():
     assert rc == 0, err
     assert re.search(r"^backend\s+stub$", out, re.M)
     assert "libascendcl.so" in out and "ACL version   1.17.0" in out
+    from pyaclnn import _catalog
+    n = len(_catalog.load()["operators"])
+    assert re.search(rf"^operators\s+{n} emulated, in \d+ families \(python -m pyaclnn info --ops", out, re.M)
 
 
 def test_demo_runs_amp_update_scale_sample_and_variants():
