@@ -72,6 +72,9 @@ def collect_info() -> dict:
         info["emulated"] = {"operators": len(ops), "families": len({op["family"] for op in ops.values()})}
     from ._stubinfo import live_counts
     info["live_objects"] = live_counts()     # None on a real toolkit
+    from .capi import _accel
+    from .ops import _native
+    info["accelerators"] = {_native.MODULE: _native.status(), _accel.MODULE: _accel.status()}
     if owned:
         capi.aclFinalize()
     info["torch_npu"] = _torch_npu_info()
@@ -110,6 +113,9 @@ def print_info(info: dict) -> None:
     if info.get("live_objects") is not None:
         alive = {k: v for k, v in info["live_objects"].items() if v}
         rows.append(("live objects", ", ".join(f"{k} {v}" for k, v in alive.items()) or "none"))
+    for i, (name, st) in enumerate(info.get("accelerators", {}).items()):
+        state = f"active ({st['path']})" if st["active"] else f"not active: {st['why']}"
+        rows.append(("accelerators" if i == 0 else "", f"{name:18s} {state}"))
     rows += _torch_npu_rows(info.get("torch_npu"))
     for key, value in rows:
         print(f"{key:13s} {value}")
