@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import sys
 
 import numpy as np
@@ -296,6 +297,8 @@ def run_demos(selected: list[str] | None = None) -> int:
     failures = 0
 
     def report(exc: Exception) -> None:
+        if isinstance(exc, BrokenPipeError):    # the output's reader went away: not a demo failure
+            raise exc
         nonlocal failures
         failures += 1
         text = str(exc) if isinstance(exc, PyaclnnError) else f"{type(exc).__name__}: {exc}"
@@ -422,6 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     except PyaclnnError as exc:
         print(f"pyaclnn: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (`python -m pyaclnn info | head`): stop quietly, as other tools do; the
+        # interpreter's final flush would raise again, so stdout goes to /dev/null first
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141                              # 128 + SIGPIPE, a shell's status for it
 
 
 if __name__ == "__main__":

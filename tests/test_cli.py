@@ -113,3 +113,18 @@ def test_info_reports_live_objects_of_the_stub():
     assert rc == 0, err
     live = json.loads(out)["live_objects"]
     assert live["executors"] == 0 and live["device_allocations"] == 0 and "tensors" in live
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    """`python -m pyaclnn info --ops | head -1`: no traceback, the shell's SIGPIPE status (the table is
+    larger than a pipe's buffer, so the writer meets the closed pipe)."""
+    import subprocess
+    import sys
+    from helpers import subprocess_env
+    proc = subprocess.Popen([sys.executable, "-m", "pyaclnn", "info", "--ops"], env=subprocess_env(STUB),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    proc.stdout.readline()
+    proc.stdout.close()                       # the reader goes away after one line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
