@@ -36,6 +36,7 @@ import _thread
 import atexit
 import itertools
 import os
+import sys
 import threading
 import weakref
 from time import monotonic as _monotonic
@@ -172,7 +173,7 @@ def _run() -> None:
     _on_releaser.yes = True
     busy = _busy
     # map(busy.append, iter(get, _STOP)): the item goes from the queue into _busy inside C code, with
-    # no bytecode between (so no switch to another thread), so pending() never misses an item that
+    # no bytecode between (so no switch to another thread), so _visible() never misses an item that
     # is on its way from one to the other.
     for _ in map(busy.append, iter(_queue.get, _STOP)):
         item = busy[-1]
@@ -216,14 +217,26 @@ def _dispatch(item) -> None:
         item()
 
 
-def pending() -> bool:
-    """Are releases queued or running?
-
-    The queue first (an item leaves it only into _busy), then _busy, then the queue again: a release
-    that ended between the first two looks queues what it dropped before it leaves _busy.
-    """
+def _visible() -> bool:
+    """Releases in the queue or running. The queue first (an item leaves it only into _busy), then _busy,
+    then the queue again: a release that ended between the first two looks queues what it dropped
+    before it leaves _busy."""
     empty = _queue.empty
     return not empty() or bool(_busy) or not empty()
+
+
+# From CPython 3.13 on, SimpleQueue.put hands an item straight to a thread blocked in get(): a dead
+# object's finalizer is then neither in the queue nor in _busy until the releaser thread runs, so an
+# empty queue proves nothing (measured: flush() returned before the release had run, every other
+# time). There, while a finalizer is registered, a release may be on its way: pending() says so, and
+# flush() waits for its marker. (A release that the releaser's own work queues cannot be handed off --
+# the releaser is not waiting then -- so after the marker the queue and _busy tell the truth again.)
+_HANDOFF = sys.version_info >= (3, 13)
+
+
+def pending() -> bool:
+    """Are releases queued or running? (From Python 3.13: or may be, while any finalizer is registered.)"""
+    return _visible() or (_HANDOFF and _releaser is not None and bool(_live))
 
 
 def flush(timeout: float | None = 30.0) -> bool:
@@ -250,7 +263,7 @@ def flush(timeout: float | None = 30.0) -> bool:
         _put(marker)
         if not marker.acquire(True, -1 if deadline is None else max(0.0, deadline - _monotonic())):
             return False
-        if not pending():
+        if not _visible():
             return True
 
 

@@ -328,7 +328,9 @@ def test_stub_dir_searches_every_package_path_entry(monkeypatch, tmp_path):
     (site / "_stub" / "lib").mkdir(parents=True)
     (site / "_stub" / "include").mkdir(parents=True)
     monkeypatch.delenv("PYACLNN_STUB_LIBDIR", raising=False)
-    monkeypatch.setattr(pyaclnn, "__path__", [str(Path(pyaclnn.__file__).parent), str(site)])
+    checkout = tmp_path / "checkout" / "pyaclnn"           # the sources: no built stub there
+    checkout.mkdir(parents=True)
+    monkeypatch.setattr(pyaclnn, "__path__", [str(checkout), str(site)])
     assert _loader.stub_library_dir() == str(site / "_stub" / "lib")
     assert pyaclnn.get_library_dir() == str(site / "_stub" / "lib")
     assert pyaclnn.get_include() == str(site / "_stub" / "include")
