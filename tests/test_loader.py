@@ -350,6 +350,8 @@ def test_include_dir_falls_back_to_checkout_headers(monkeypatch):
     checkout = Path(pyaclnn.__file__).resolve().parent.parent
     monkeypatch.setattr(pyaclnn, "__path__", [str(checkout / "pyaclnn")])
     monkeypatch.delenv("PYACLNN_STUB_LIBDIR", raising=False)
+    from pyaclnn import _stubpaths
+    monkeypatch.setattr(_stubpaths, "_installed_stub", lambda: None)   # (its headers would come first)
     if (checkout / "pyaclnn" / "_stub" / "include").is_dir():
         pytest.skip("an installed stub include dir shadows the checkout")
     assert pyaclnn.get_include() == str(checkout / "native_stubs" / "include")
