@@ -791,4 +791,13 @@ MUTANTS = [
            "    if (c0 != want) {", "    if (0 && c0 != want) {",
            ("tests/test_npu_format_cast.py::test_950_validation",),
            "validation: an NZ source whose C0 is not its format's (ValidNzShape) accepted"),
+    # ---- rms_norm ----
+    Mutant("rms-norm-a2-half-add-in-fp32", f"{OPS}/norm/rms_norm.c",
+           "x[j] = a2_half ? rn_round(x[j] + b[j], ACL_FLOAT16) : x[j] + b[j];", "x[j] = x[j] + b[j];",
+           ("tests/test_rms_norm.py::test_atlas_a2_dtype_rows_and_kernel_steps",),
+           "AddRmsNorm on Atlas A2: x1 + x2 in fp32 instead of the kernel's half Add"),
+    Mutant("rms-norm-gemma-without-one", f"{OPS}/norm/rms_norm.c",
+           "for (int64_t j = 0; j < N; j++) g[j] = g[j] + 1.0f;", "for (int64_t j = 0; j < N; j++) g[j] = g[j];",
+           ("tests/test_rms_norm.py::test_rms_norm_against_float64_and_the_kernel_steps",),
+           "GemmaRmsNorm without the gamma + 1"),
 ]
