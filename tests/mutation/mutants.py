@@ -800,4 +800,13 @@ MUTANTS = [
            "for (int64_t j = 0; j < N; j++) g[j] = g[j] + 1.0f;", "for (int64_t j = 0; j < N; j++) g[j] = g[j];",
            ("tests/test_rms_norm.py::test_rms_norm_against_float64_and_the_kernel_steps",),
            "GemmaRmsNorm without the gamma + 1"),
+    # ---- swi_glu ----
+    Mutant("swiglu-grad-a2-order", f"{OPS}/activation/swi_glu.c",
+           "da = f32 ? (m * b) * gv : (m * gv) * b;", "da = (m * b) * gv;",
+           ("tests/test_swi_glu.py::test_atlas_a2_kernel_steps",),
+           "SwiGluGrad on Atlas A2: fp16/bf16 multiplied in the fp32 kernel's order"),
+    Mutant("swiglu-odd-split-accepted", f"{OPS}/activation/swi_glu.c",
+           "    if (tail % 2) {", "    if (0 && tail % 2) {",
+           ("tests/test_swi_glu.py::test_invalid_arguments",),
+           "validation: an odd split axis accepted"),
 ]
