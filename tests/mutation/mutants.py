@@ -809,4 +809,13 @@ MUTANTS = [
            "    if (tail % 2) {", "    if (0 && tail % 2) {",
            ("tests/test_swi_glu.py::test_invalid_arguments",),
            "validation: an odd split axis accepted"),
+    # ---- rotary ----
+    Mutant("rope-quarter-rotates-halves", f"{OPS}/posembedding/rotary.c",
+           "static const int64_t from[4] = {1, 0, 3, 2};", "static const int64_t from[4] = {2, 3, 0, 1};",
+           ("tests/test_rotary.py::test_rotary_position_embedding",),
+           "RotaryPositionEmbedding quarter mode rotating halves"),
+    Mutant("arpe-a2-fp16-in-fp32", f"{OPS}/posembedding/rotary.c",
+           "p->arith = q->dtype == ACL_FLOAT16 ? RP_F16_NATIVE", "p->arith = q->dtype == ACL_DT_UNDEFINED ? RP_F16_NATIVE",
+           ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
+           "ApplyRotaryPosEmb FLOAT16 on Atlas A2 computed in fp32 instead of the kernel's half"),
 ]
