@@ -248,8 +248,10 @@ def test_add_rms_norm_tiling_rejections_surface_at_the_run():
     for args in [(X, X, np.ones(4, F32), 1e-6, Y, RS, Y), (X, X, G, -1.0, Y, RS, Y)]:
         err = pytest.raises(AclError, ops.AddRmsNorm, *args).value
         assert err.code == INNER_NULLPTR and "AddRmsNorm tiling failed" in str(err), str(err)
-    e = _z((0, 8), "float32")   # the op_api returns at once on an empty x1 or gamma
+    e = _z((0, 8), "float32")   # the op_api returns at once on an empty x1 or gamma: nothing written
     assert ops.AddRmsNorm(e, e, G, 1e-6, e, _z((0, 1), "float32"), e)[0].shape == (0, 8)
+    e3, r = _z((2, 0, 2), "float32"), np.full((2, 1, 2), 7, F32)
+    assert (ops.AddRmsNorm(e3, e3, e3, 1e-6, e3, r, e3)[1] == 7).all()
 
 
 # operator: (parameters before workspaceSize, status of all-NULL arguments)

@@ -333,6 +333,6 @@ aclnnStatus opc_arn_check(op_call *c, const op_step *s) {
 
 /* arn_empty x1 gamma: the op_api's early success on an empty x1 or gamma (nothing computed or written). */
 aclnnStatus opc_arn_empty(op_call *c, const op_step *s) {
-    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0 || pyaclnn_stub_numel(op_tensor(c, s, 1)) == 0) c->done = 1;
+    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0 || pyaclnn_stub_numel(op_tensor(c, s, 1)) == 0) c->nothing = c->done = 1;
     return ACLNN_SUCCESS;
 }
