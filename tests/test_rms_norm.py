@@ -9,8 +9,6 @@ in-process, Atlas A2 in one subprocess running the same checks), the validation 
 torch_npu child (npu_rms_norm and its backward, npu_add_rms_norm, npu_add_rms_norm_v2, npu_gemma_rms_norm)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -19,26 +17,15 @@ from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
 from _op_helpers import INNER_NULLPTR, INVALID, NULLPTR, raw_null_status, strided
-import helpers
+import _fused_ops as F
 
 TILING = 561002
 F32 = np.float32
 RNG = np.random.default_rng(2231)
-A2 = os.environ.get("PYACLNN_STUB_SOC", "").startswith("Ascend910")
+A2 = F.ON_A2
 
 
-def _f64(a):
-    return np.asarray(a).astype(np.float64)
-
-
-def _ulps(got, want64, name):
-    """ulp distance of got from the float64 value rounded to got's dtype."""
-    return int(R.ulp_distance(np.asarray(got), R.cast(want64, name), name).max(initial=0))
-
-
-def _bits_equal(got, want):
-    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
-    return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+_f64, _ulps, _bits_equal = F.f64, F.ulps, F.bits_equal
 
 
 def _rows(a, nd):   # a as rows x the trailing nd dims
@@ -102,8 +89,7 @@ def _rstd_shape(shape, gnd):
     return shape[:len(shape) - gnd] + (1,) * gnd
 
 
-def _z(shape, name):
-    return np.zeros(shape, R.np_dtype(name))
+_z = F.zeros
 
 
 def call_rms(x, g, eps, gemma=False):
@@ -271,10 +257,7 @@ def test_add_rms_norm_needs_xout_with_rstd():
 
 # ---- Atlas A2: the same checks in one subprocess ----------------------------------------------------------------
 
-A2_BODY = """
-import sys
-sys.path.insert(0, {tests!r})
-import test_rms_norm as T
+A2_CALLS = """
 for name in ["float32", "float16", "bfloat16"]:
     T.test_add_rms_norm_modes_against_float64(name)
     T.test_inplace_add_rms_norm_writes_y_and_x_into_the_inputs(name)
@@ -282,14 +265,11 @@ for xn, gn in T.RMS_ROWS:
     T.test_rms_norm_against_float64_and_the_kernel_steps(xn, gn, False)
     T.test_rms_norm_grad_against_float64(xn, gn)
 T.test_rms_norm_against_float64_and_the_kernel_steps("bfloat16", "bfloat16", True)
-print("A2 OK")
 """
 
 
 def test_atlas_a2_dtype_rows_and_kernel_steps():
-    rc, out, err = helpers.run_python(A2_BODY.format(tests=os.path.dirname(os.path.abspath(__file__))),
-                                      {"PYACLNN_STUB_SOC": "Ascend910B4"}, timeout=300)
-    assert rc == 0 and "A2 OK" in out, err[-3000:]
+    F.run_on_a2("test_rms_norm", A2_CALLS)
 
 
 # ---- torch_npu ---------------------------------------------------------------------------------------------------
@@ -314,11 +294,9 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
 
 
 def test_torch_npu_reaches_the_operators():
-    from _math_ops import torch_npu_run
-    out = torch_npu_run(TORCH_BODY, {})
-    dec = _dec
+    out = F.torch_npu_arrays(TORCH_BODY)
     for dt, name in [("torch.float32", "float32"), ("torch.float16", "float16"), ("torch.bfloat16", "bfloat16")]:
-        x, g, dy, y, rstd, dx, dg = map(dec, out["rms " + dt])
+        x, g, dy, y, rstd, dx, dg = out["rms " + dt]
         y64, r64 = rms64(x, g, 1e-6)
         _check_y(y, y64, name)
         assert _ulps(rstd.reshape(-1, 1), r64, "float32") <= 2
@@ -326,16 +304,11 @@ def test_torch_npu_reaches_the_operators():
         assert _ulps(dx, dx64, name) <= 1
         # torch_npu's backward returns dgamma in FLOAT and casts it to gamma's dtype
         assert _ulps(dg, dg64, name) <= 1, (name, dg, dg64)
-        x2, ay, ar, ax = map(dec, out["add " + dt])
+        x2, ay, ar, ax = out["add " + dt]
         assert _bits_equal(ax, R.cast(_f64(x) + _f64(x2), name))
         _check_y(ay, rms64(_f64(x) + _f64(x2), g, 1e-6)[0], name)   # Ascend 950: the fp32 sum x1 + x2
-        r2, a1, a2 = map(dec, out["v2 " + dt])
+        r2, a1, a2 = out["v2 " + dt]
         assert _bits_equal(a1, ay) and _bits_equal(a2, ax) and _bits_equal(r2, ar)
-        gy, gr = map(dec, out["gemma " + dt])
+        gy, gr = out["gemma " + dt]
         _check_y(gy, rms64(x, g, 1e-6, gemma=True)[0], name)
 
-
-def _dec(d):
-    import ml_dtypes
-    dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
-    return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])

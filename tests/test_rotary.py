@@ -7,8 +7,6 @@ definitions (Ascend 950 in-process, Atlas A2 in one subprocess running the same 
 the tilings' codes, and one torch_npu child (npu_rotary_mul in every mode and its backward, npu_apply_rotary_pos_emb)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,28 +15,18 @@ from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
 from _op_helpers import INVALID, NULLPTR, raw_null_status, strided
-import helpers
+import _fused_ops as F
 
 TILING = 561002
 F32 = np.float32
 RNG = np.random.default_rng(1907)
-A2 = os.environ.get("PYACLNN_STUB_SOC", "").startswith("Ascend910")
-DTYPES = ["float32", "float16", "bfloat16"]
+A2 = F.ON_A2
+DTYPES = F.DTYPES
 MODES = [0, 1] if A2 else [0, 1, 2, 3]
 MODE_NAMES = {0: "half", 1: "interleave", 2: "quarter", 3: "interleave-half"}
 
 
-def _f64(a):
-    return np.asarray(a).astype(np.float64)
-
-
-def _z(shape, name):
-    return np.zeros(shape, R.np_dtype(name))
-
-
-def _bits_equal(got, want):
-    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
-    return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+_f64, _z, _bits_equal, _ulp = F.f64, F.zeros, F.bits_equal, F.ulp
 
 
 # ---- the documented formulas ------------------------------------------------------------------------------------
@@ -102,11 +90,6 @@ def rope_grad_dx32(dy, c, s, mode):
     dy, c, s = (np.asarray(v).astype(F32) for v in (dy, c, s))
     a, b = (dy * c).astype(np.float64), (dy * s).astype(np.float64)
     return (a @ P.T + b @ Rm.T).astype(F32)   # each element: one term of each, summed once
-
-
-def _ulp(v, name):
-    mant, emin = {"float32": (23, -126), "float16": (10, -14), "bfloat16": (7, -126)}[name]
-    return 2.0 ** (np.floor(np.log2(np.maximum(np.abs(_f64(v)), 2.0 ** emin))) - mant)
 
 
 def _close64(got, want, scale, name, term_eps=2.0 ** -24):
@@ -267,10 +250,7 @@ def test_null_arguments(op, n):
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
 
 
-A2_BODY = """
-import sys
-sys.path.insert(0, {tests!r})
-import test_rotary as T
+A2_CALLS = """
 for name in T.DTYPES:
     T.test_apply_rotary_pos_emb(name)
     for mode in T.MODES:
@@ -278,14 +258,11 @@ for name in T.DTYPES:
         T.test_rotary_position_embedding_grad(mode, name)
 for case in T.INVALID_CALLS + T.A2_ARPE_INVALID:
     T.test_invalid_arguments(*case)
-print("A2 OK")
 """
 
 
 def test_atlas_a2_kernel_steps_and_tilings():
-    rc, out, err = helpers.run_python(A2_BODY.format(tests=os.path.dirname(os.path.abspath(__file__))),
-                                      {"PYACLNN_STUB_SOC": "Ascend910B4"}, timeout=300)
-    assert rc == 0 and "A2 OK" in out, err[-3000:]
+    F.run_on_a2("test_rotary", A2_CALLS)
 
 
 TORCH_BODY = """
@@ -307,27 +284,20 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
 
 
 def test_torch_npu_reaches_the_operators():
-    from _math_ops import torch_npu_run
-    import ml_dtypes
-    out = torch_npu_run(TORCH_BODY, {})
+    out = F.torch_npu_arrays(TORCH_BODY)
     assert len(out) == 21
-
-    def dec(d):
-        dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
-        return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
-    names = {"torch.float32": "float32", "torch.float16": "float16", "torch.bfloat16": "bfloat16"}
     modes = {"half": 0, "interleave": 1, "quarter": 2, "interleave-half": 3}
     for key, vals in out.items():
         kind, dt, m = key.split()
-        name, mode = names[dt], modes[m]
+        name, mode = F.TORCH_NAMES[dt], modes[m]
         if kind == "mul":
-            x, c, s, g, y, dx, dc, ds = map(dec, vals)
+            x, c, s, g, y, dx, dc, ds = vals
             assert _bits_equal(y, R.cast(rope32(x, c, s, mode), name)), key
             assert _bits_equal(dx, R.cast(rope_grad_dx32(g, c, s, mode), name)), key
             _, dc64, ds64 = rope_grad64(g, c, s, x, mode)
             assert R.ulp_distance(dc, R.cast(R.cast(dc64, "float32"), name), name).max() == 0, key
             assert R.ulp_distance(ds, R.cast(R.cast(ds64, "float32"), name), name).max() == 0, key
         else:
-            q, k, c, s, qo, ko = map(dec, vals)
+            q, k, c, s, qo, ko = vals
             for got, x in ((qo, q), (ko, k)):
                 assert _bits_equal(got, R.cast(rope32(x, c, s, mode), name)), key

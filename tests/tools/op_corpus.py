@@ -2467,8 +2467,8 @@ BUILDERS.update({op: build_bce_kl for op in (
 
 # ---- the probe's operators (tests/test_probe_ops.py): Glu, Eye, OneHot, Baddbmm, L1Loss -------------------------
 
-def build_glu(g: Gen) -> dict:
-    """Glu(Backward): self with an even dim (mostly), out / gradOut of self's shape with that dim halved."""
+def _halving_dim(g: Gen):
+    """A shape with an even dim (mostly; dim == rank 5% of the time), that dim, the shape with it halved."""
     r = g.rng
     shape = g.shape(lo=1)
     nd = len(shape)
@@ -2478,6 +2478,13 @@ def build_glu(g: Gen) -> dict:
     half = list(shape)
     if dim < nd:
         half[dim] //= 2
+    return shape, dim, half
+
+
+def build_glu(g: Gen) -> dict:
+    """Glu(Backward): self with an even dim (mostly), out / gradOut of self's shape with that dim halved."""
+    r = g.rng
+    shape, dim, half = _halving_dim(g)
     dt = g.dtype((0, 0, 1, 27, 11)) if r.random() < 0.9 else g.dtype()
     if "Backward" in g.op:
         return {"gradOut": g.tensor(dt, half), "self": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, shape)}
@@ -2676,14 +2683,7 @@ def build_rms_norm(g: Gen) -> dict:
 def build_swi_glu(g: Gen) -> dict:
     """SwiGlu(Grad): x with an even dim (mostly), out / yGrad with that dim halved; FLOAT16 / BF16 / FLOAT."""
     r = g.rng
-    shape = g.shape(lo=1)
-    nd = len(shape)
-    dim = r.randrange(-nd, nd) if r.random() < 0.95 else nd
-    if r.random() < 0.9 and dim < nd:
-        shape[dim] = 2 * max(1, shape[dim] // 2)
-    half = list(shape)
-    if dim < nd:
-        half[dim] //= 2
+    shape, dim, half = _halving_dim(g)
     dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
     if g.op.endswith("Grad"):
         return {"yGrad": g.tensor(dt, half), "x": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, shape)}

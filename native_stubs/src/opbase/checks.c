@@ -601,6 +601,29 @@ aclnnStatus op_invalidf(const char *api, const char *fmt, ...) {
     return ACLNN_ERR_PARAM_INVALID;
 }
 
+aclnnStatus op_failf(const char *api, aclnnStatus code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pyaclnn_stub_vreport(code, api, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+aclnnStatus op_defer_to_run(op_call *c, aclnnStatus code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->nothing = 1;
+    c->params_size = 0;
+    c->workspace = 0;
+    aclnnStatus rc = op_make_executor(c, 1);
+    if (rc != ACLNN_SUCCESS) return rc;
+    pyaclnn_stub_executor_defer_error(c->made, code, "%s", msg);
+    return ACLNN_SUCCESS;
+}
+
 /* dtype_rows p ... "ROWS": the generated aclnn wrapper's check of an op definition (op_host/<op>_def.cpp) with
  * dtype combinations: the operands' dtypes (absent optional ones match any) must be one of the rows of "ROWS"
  * ("FLOAT16 FLOAT FLOAT16|BF16 ..." : one dtype name per operand, rows separated by '|'), else 161002 naming

@@ -167,17 +167,8 @@ static aclnnStatus rn_reject(op_call *c, int phase1, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (phase1) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, c->api, "%s", why);
-        return ACLNN_ERR_INNER_TILING_ERROR;
-    }
-    c->nothing = 1;
-    c->params_size = 0;
-    c->workspace = 0;
-    aclnnStatus rc = op_make_executor(c, 1);
-    if (rc != ACLNN_SUCCESS) return rc;
-    pyaclnn_stub_executor_defer_error(c->made, ACLNN_ERR_INNER_NULLPTR, "%s tiling failed: %s", op_exec_name(c), why);
-    return ACLNN_SUCCESS;
+    if (phase1) return op_failf(c->api, ACLNN_ERR_INNER_TILING_ERROR, "%s", why);
+    return op_defer_to_run(c, ACLNN_ERR_INNER_NULLPTR, "%s tiling failed: %s", op_exec_name(c), why);
 }
 
 static const char *shp(const pyaclnn_stub_tensor *t, char *b, size_t n) { return tv_shape_text(t->shape, t->ndim, b, n); }

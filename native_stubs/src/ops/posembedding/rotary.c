@@ -15,8 +15,6 @@
  * over the broadcast dims in float64 rounded once (its kernel accumulates in fp32 in its tiling's order).
  */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,16 +173,7 @@ void rope_kernel(const pyaclnn_stub_launch *launch) {
 
 /* ---- steps: the tilings' checks (561002) ---------------------------------------------------------- */
 
-static aclnnStatus rp_fail(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus rp_fail(op_call *c, const char *fmt, ...) {
-    char why[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, c->api, "%s", why);
-    return ACLNN_ERR_INNER_TILING_ERROR;
-}
+#define rp_fail(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
 static int rp_same_shape(const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b) {
     if (a->ndim != b->ndim) return 0;
