@@ -128,9 +128,12 @@ def test_rms_norm_strided_inf_nan_and_empty():
     x, g, eps = _args("float32", "float32", (4, 8), 1)
     y, rstd = ops.RmsNorm(strided(x, transpose=True), g, eps, _z((4, 8), "float32"), _z((4, 1), "float32"))
     assert _bits_equal(y, rms32(x, g, eps, "float32")[0])
-    x[1, 2], x[2, 3] = np.inf, np.nan   # documented: Inf in, Inf (or NaN) out; NaN in, NaN out
+    # the docs: "Inf in, Inf out; NaN in, NaN out". The kernel's steps: an Inf makes S Inf and rstd 0, then
+    # Inf * 0 = NaN at the Inf and 0 elsewhere in its row (followed: the source's arithmetic); a NaN: all NaN
+    x[1, 2], x[2, 3] = np.inf, np.nan
     y, rstd = call_rms(x, g, eps)
     assert np.isnan(y[2]).all() and np.isnan(rstd[2]).all() and rstd[1, 0] == 0 and np.isfinite(y[0]).all()
+    assert np.isnan(y[1, 2]) and (y[1, np.arange(8) != 2] == 0).all()
     e = ops.RmsNorm(_z((0, 8), "float32"), g, eps, _z((0, 8), "float32"), _z((0, 1), "float32"))   # every output empty
     assert e[0].shape == (0, 8)
 
@@ -188,6 +191,29 @@ def test_rms_norm_grad_against_float64(xname, gname):
         dx, dg = ops.RmsNormGrad(dy, x, rstd, g, _z(shape, xname), _z(g.shape, "float32"))
         dx64, dg64 = rms_grad64(dy, x, rstd, g)
         assert _ulps(dx, dx64, xname) <= 1 and _ulps(dg, dg64, "float32") <= 1, (xname, gname, shape)
+
+
+def test_documented_examples():
+    """The calls of the documentation's examples (docs/aclnnRmsNorm.md, aclnnAddRmsNorm.md, aclnnInplaceAddRmsNorm.md,
+    aclnnGemmaRmsNorm.md: x [2, 16] = 0..7 four times, gamma the same, eps 1e-6; aclnnRmsNormGrad.md: dy = x =
+    1..32 as [2, 1, 16], rstd [2] = 1, 2, gamma 1..16); they print no results: compared with the float64 definition."""
+    x = np.tile(np.arange(8, dtype=F32), 4).reshape(2, 16)
+    g = np.tile(np.arange(8, dtype=F32), 2)
+    y, rstd = ops.RmsNorm(x, g, 1e-6, _z((2, 16), "float32"), _z((2, 1), "float32"))
+    y64, r64 = rms64(x, g, 1e-6)
+    assert _ulps(y, y64, "float32") <= 3 and _ulps(rstd, r64, "float32") <= 2
+    assert _ulps(ops.GemmaRmsNorm(x, g, 1e-6, _z((2, 16), "float32"), _z((2, 1), "float32"))[0],
+                 rms64(x, g, 1e-6, gemma=True)[0], "float32") <= 3
+    ay, ar, ax = ops.AddRmsNorm(x, x, g, 1e-6, _z((2, 16), "float32"), _z((2, 1), "float32"), _z((2, 16), "float32"))
+    assert _ulps(ay, rms64(2 * _f64(x), g, 1e-6)[0], "float32") <= 3 and np.array_equal(ax, 2 * x)
+    t1, t2 = pyaclnn.from_numpy(x.copy()), pyaclnn.from_numpy(x.copy())
+    ops.InplaceAddRmsNorm(t1, t2, g, 1e-6, _z((2, 1), "float32"))
+    assert _bits_equal(t1.numpy(), ay) and _bits_equal(t2.numpy(), ax)
+    d = np.arange(1, 33, dtype=F32).reshape(2, 1, 16)
+    r, gg = F32([1, 2]), np.arange(1, 17, dtype=F32)
+    dx, dg = ops.RmsNormGrad(d, d, r, gg, _z((2, 1, 16), "float32"), _z(16, "float32"))
+    dx64, dg64 = rms_grad64(d, d, r, gg)
+    assert _ulps(dx, dx64, "float32") <= 1 and _ulps(dg, dg64, "float32") <= 1
 
 
 # ---- validation ----------------------------------------------------------------------------------------------
@@ -265,6 +291,7 @@ for xn, gn in T.RMS_ROWS:
     T.test_rms_norm_against_float64_and_the_kernel_steps(xn, gn, False)
     T.test_rms_norm_grad_against_float64(xn, gn)
 T.test_rms_norm_against_float64_and_the_kernel_steps("bfloat16", "bfloat16", True)
+T.test_documented_examples()
 """
 
 

@@ -183,6 +183,21 @@ def test_apply_rotary_pos_emb(name):
                      term_eps=2.0 ** -11 if arith == "f16" else 2.0 ** -24)
 
 
+def test_documented_example_shapes():
+    """The documentation's examples (aclnnRotaryPositionEmbedding.md, ...Grad.md: x, cos, sin [1, 1, 1, 128], mode 1;
+    aclnnApplyRotaryPosEmb(V2).md: query, key, cos, sin [1, 1, 1, 128], layout 1, "half") with integer data of the
+    docs' kind (0..128: the docs list 128 values per tensor and print no results), against the steps and float64."""
+    q, k, c, s = (np.asarray(RNG.integers(0, 129, (1, 1, 1, 128)), F32) for _ in range(4))
+    y = ops.RotaryPositionEmbedding(q, c, s, 1, _z(q.shape, "float32"))
+    assert _bits_equal(y, rope32(q, c, s, 1)) and np.allclose(y, rope64(q, c, s, 1), rtol=1e-6)
+    dx, dc, ds = ops.RotaryPositionEmbeddingGrad(k, c, s, q, 1, _z(q.shape, "float32"), _z(c.shape, "float32"),
+                                                 _z(c.shape, "float32"))
+    assert _bits_equal(dx, rope_grad_dx32(k, c, s, 1))
+    tq, tk = pyaclnn.from_numpy(q.copy()), pyaclnn.from_numpy(k.copy())
+    ops.ApplyRotaryPosEmbV2(tq, tk, c, s, 1, "half")
+    assert _bits_equal(tq.numpy(), rope32(q, c, s, 0)) and _bits_equal(tk.numpy(), rope32(k, c, s, 0))
+
+
 # ---- validation ------------------------------------------------------------------------------------------------
 
 X4 = np.ones((2, 3, 4, 8), F32)
@@ -251,6 +266,7 @@ def test_null_arguments(op, n):
 
 
 A2_CALLS = """
+T.test_documented_example_shapes()
 for name in T.DTYPES:
     T.test_apply_rotary_pos_emb(name)
     for mode in T.MODES:

@@ -143,6 +143,17 @@ def test_odd_dim_splits_the_flattened_tail_strided_and_extremes():
     assert ops.SwiGlu(_z((0, 4), "float32"), -1, _z((0, 2), "float32")).shape == (0, 2)
 
 
+def test_documented_examples():
+    """docs/aclnnSwiGlu.md: x [2, 32] = 0..63, dim -1; aclnnSwiGluGrad.md: yGrad [2, 16] = -2..29, x [2, 32] = -2..61
+    (no results printed): the fp32 steps and float64."""
+    x = np.arange(64, dtype=F32).reshape(2, 32)
+    y = ops.SwiGlu(x, -1, _z((2, 16), "float32"))
+    assert _bits_equal(y, swiglu32(x, -1, "float32")) and _ulps(y, swiglu64(x, -1), "float32") <= 3
+    g, x = np.arange(-2, 30, dtype=F32).reshape(2, 16), np.arange(-2, 62, dtype=F32).reshape(2, 32)
+    dx = ops.SwiGluGrad(g, x, -1, _z((2, 32), "float32"))
+    assert _bits_equal(dx, swiglu_grad32(g, x, -1, "float32", not A2))
+
+
 X = np.ones((2, 8), F32)
 INVALID_CALLS = [
     ("SwiGlu", (X, -1, np.zeros((2, 4), np.float16)), INVALID,
@@ -177,6 +188,7 @@ for op in T.OPS:
     for name in T.DTYPES:
         T.test_kernel_steps_and_float64(op, name)
 T.test_odd_dim_splits_the_flattened_tail_strided_and_extremes()
+T.test_documented_examples()
 """
 
 
