@@ -48,6 +48,7 @@ import numpy as np  # noqa: E402
 from _common import copy_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from pyaclnn import capi  # noqa: E402
+from pyaclnn._switches import reread as reread_switches  # noqa: E402
 from pyaclnn.errors import check  # noqa: E402
 
 
@@ -87,7 +88,8 @@ class Device:
 
 def kernel_time(dev: Device, handles: list, threads: int, repeat: int, stream) -> float:
     """Best elapsed time of the kernel (events recorded on the stream around the launch)."""
-    os.environ["PYACLNN_STUB_ARNQ_THREADS"] = str(threads)     # read at phase 1
+    os.environ["PYACLNN_STUB_ARNQ_THREADS"] = str(threads)
+    reread_switches()                                            # the stub reads its switches once
     ws, executor = ctypes.c_uint64(), ctypes.c_void_p()
     check(capi.aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(*handles, ctypes.byref(ws), ctypes.byref(executor)),
           "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize")

@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 from _common import copy_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from pyaclnn import capi  # noqa: E402
+from pyaclnn._switches import reread as reread_switches  # noqa: E402
 from pyaclnn.errors import check  # noqa: E402
 
 THREADS_ENV = "PYACLNN_STUB_KERNEL_THREADS"
@@ -108,7 +109,8 @@ def kernel_time(handles: list, dst_acl: int, threads: int | None, repeat: int, s
     if threads is None:
         os.environ.pop(THREADS_ENV, None)
     else:
-        os.environ[THREADS_ENV] = str(threads)     # read at launch
+        os.environ[THREADS_ENV] = str(threads)
+    reread_switches()                              # the stub reads its switches once: again now
     x, gi, y, mx = handles
     ws, executor = ctypes.c_uint64(), ctypes.c_void_p()
     check(capi.aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(x, gi, b"rint", dst_acl, 32, 0, 0.0, y, mx,
@@ -136,6 +138,7 @@ def kernel_time(handles: list, dst_acl: int, threads: int | None, repeat: int, s
     capi.aclDestroyAclOpExecutor(executor)
     capi.aclrtFree(workspace)
     os.environ.pop(THREADS_ENV, None)
+    reread_switches()
     return best, best_cpu
 
 

@@ -35,8 +35,8 @@ def get_library_dir() -> str:
     from ._loader import stub_library_dir
     path = stub_library_dir()
     if path is None:
-        raise FileNotFoundError("pyaclnn's stub libraries are not built (no _stub/lib); "
-                                "set PYACLNN_STUB_LIBDIR or install the package")
+        from ._stubpaths import NOT_BUILT
+        raise FileNotFoundError(NOT_BUILT)
     return path
 
 

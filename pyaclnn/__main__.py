@@ -2,15 +2,17 @@
 
 ``info`` reports which libraries this process loaded (backend, toolkit root, paths), the SoC, the
 device count, the ACL interface version and which of our operators the libraries export.
-``demo`` runs every operator we emulate on sample inputs through :mod:`pyaclnn.capi` and prints
-the results; it needs nothing but the bundled stub.  Add an operator by appending a function to
-:data:`DEMOS` (it receives a :class:`DemoSession` and prints its lines).
+``demo`` runs the three seed operators on sample inputs through :mod:`pyaclnn.capi`, then one operator of
+every other family through :mod:`pyaclnn.ops` (:mod:`pyaclnn._demo_families`), and prints the results; it
+needs nothing but the bundled stub.  A seed demo is a function in :data:`DEMOS` (it receives a
+:class:`DemoSession` and prints its lines); a family's is an entry of ``_demo_families.FAMILIES``.
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
 import json
+import os
 import sys
 
 import numpy as np
@@ -65,8 +67,15 @@ def collect_info() -> dict:
     except PyaclnnError:
         info["acl_version"] = None
     info["operators"] = {op: b.find(op + "GetWorkspaceSize") for op in OPERATORS}
+    if b.name == "stub":
+        from . import _catalog
+        ops = _catalog.load()["operators"]
+        info["emulated"] = {"operators": len(ops), "families": len({op["family"] for op in ops.values()})}
     from ._stubinfo import live_counts
     info["live_objects"] = live_counts()     # None on a real toolkit
+    from .capi import _accel
+    from .ops import _native
+    info["accelerators"] = {_native.MODULE: _native.status(), _accel.MODULE: _accel.status()}
     if owned:
         capi.aclFinalize()
     info["torch_npu"] = _torch_npu_info()
@@ -95,11 +104,19 @@ def print_info(info: dict) -> None:
         rows.append(("aclInit", info["init_error"]))
     rows += [("SoC", info.get("soc") or "?"), ("devices", info.get("device_count")),
              ("ACL version", info.get("acl_version") or "?")]
+    emulated = info.get("emulated")
+    if emulated:
+        rows.append(("operators", f"{emulated['operators']} emulated, in {emulated['families']} families "
+                                  "(python -m pyaclnn info --ops lists each with its fidelity class)"))
     for i, (op, path) in enumerate(info["operators"].items()):
-        rows.append(("operators" if i == 0 else "", f"{op:34s} {path or 'not available'}"))
+        label = "seed ops" if emulated else "operators"
+        rows.append((label if i == 0 else "", f"{op:34s} {path or 'not available'}"))
     if info.get("live_objects") is not None:
         alive = {k: v for k, v in info["live_objects"].items() if v}
         rows.append(("live objects", ", ".join(f"{k} {v}" for k, v in alive.items()) or "none"))
+    for i, (name, st) in enumerate(info.get("accelerators", {}).items()):
+        state = f"active ({st['path']})" if st["active"] else f"not active: {st['why']}"
+        rows.append(("accelerators" if i == 0 else "", f"{name:18s} {state}"))
     rows += _torch_npu_rows(info.get("torch_npu"))
     for key, value in rows:
         print(f"{key:13s} {value}")
@@ -261,13 +278,16 @@ def demo_grouped_dynamic_mx_quant(s: DemoSession) -> None:
               f" -> y bytes {y_bytes}, mxscale {scale_bytes}")
 
 
-# (title, function): one entry per emulated operator family.
+# (title, function): the seed operators, each with its own family, in full.
 DEMOS = [("aclnnAmpUpdateScale", demo_amp_update_scale),
          ("aclnnAddRmsNormDynamicQuant", demo_add_rms_norm_dynamic_quant),
          ("aclnnGroupedDynamicMxQuant", demo_grouped_dynamic_mx_quant)]
 
 
 def run_demos(selected: list[str] | None = None) -> int:
+    from . import _catalog
+    from ._demo_families import FAMILIES
+    families = sorted({op["family"] for op in _catalog.load()["operators"].values()})
     check_init = capi.aclInit(None)
     if check_init not in (capi.ACL_SUCCESS, capi.ACL_ERROR_REPEAT_INITIALIZE):
         check(check_init, "aclInit")
@@ -275,7 +295,20 @@ def run_demos(selected: list[str] | None = None) -> int:
     stream = ctypes.c_void_p()
     check(capi.aclrtCreateStream(ctypes.byref(stream)), "aclrtCreateStream")
     failures = 0
+
+    def report(exc: Exception) -> None:
+        if isinstance(exc, BrokenPipeError):    # the output's reader went away: not a demo failure
+            raise exc
+        nonlocal failures
+        failures += 1
+        text = str(exc) if isinstance(exc, PyaclnnError) else f"{type(exc).__name__}: {exc}"
+        print("  FAILED: " + text.replace("\n", "\n  "))
+
     try:
+        if not selected:
+            print(f"pyaclnn demo: the 3 seed operators in full, then one operator of each of the other "
+                  f"{len(FAMILIES)} families ({len(_catalog.load()['operators'])} operators in "
+                  f"{len(families)} families: python -m pyaclnn info --ops)")
         for title, fn in DEMOS:
             if selected and title not in selected:
                 continue
@@ -284,11 +317,17 @@ def run_demos(selected: list[str] | None = None) -> int:
             try:
                 fn(session)
             except Exception as exc:    # noqa: BLE001 -- report every failure, run the other demos
-                failures += 1
-                text = str(exc) if isinstance(exc, PyaclnnError) else f"{type(exc).__name__}: {exc}"
-                print("  FAILED: " + text.replace("\n", "\n  "))
+                report(exc)
             finally:
                 session.close()
+        for family, fn in FAMILIES.items():
+            if selected and family not in selected:
+                continue
+            try:
+                print(f"{family:<11} {fn()}")
+            except Exception as exc:    # noqa: BLE001
+                print(family)
+                report(exc)
     finally:
         capi.aclrtDestroyStream(stream)
         capi.aclrtResetDevice(0)
@@ -338,8 +377,11 @@ def main(argv: list[str] | None = None) -> int:
                              "(prototype, family, vendor source, dtypes per SoC, the checks of phase 1)")
     p_info.add_argument("--markdown", action="store_true",
                         help="with --ops: the support table of docs/torch_npu.md, per family, as Markdown")
-    p_demo = sub.add_parser("demo", help="run the three seed operators (AmpUpdateScale, AddRmsNormDynamicQuant, GroupedDynamicMxQuant) on sample inputs; info --ops lists all")
-    p_demo.add_argument("ops", nargs="*", help="only these (e.g. aclnnAmpUpdateScale)")
+    p_demo = sub.add_parser("demo", help="run the three seed operators (AmpUpdateScale, AddRmsNormDynamicQuant, "
+                                         "GroupedDynamicMxQuant) and one operator of every other family on sample "
+                                         "inputs; info --ops lists all")
+    p_demo.add_argument("ops", nargs="*", help="only these (a seed operator such as aclnnAmpUpdateScale, or a "
+                                               "family such as math)")
     sub.add_parser("suite", add_help=False,
                    help="run a peer's test suite on the emulator (python -m pyaclnn suite op-plugin PATH)")
     sub.add_parser("exec", add_help=False,
@@ -383,6 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     except PyaclnnError as exc:
         print(f"pyaclnn: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (`python -m pyaclnn info | head`): stop quietly, as other tools do; the
+        # interpreter's final flush would raise again, so stdout goes to /dev/null first
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141                              # 128 + SIGPIPE, a shell's status for it
 
 
 if __name__ == "__main__":

@@ -4,7 +4,11 @@
 every Python process at start-up: it reads PYACLNN_EMULATE from the environment, and only when it is set
 imports this module and calls :func:`startup`, which puts the emulator in place (:func:`pyaclnn.preload_stub`)
 before anything can import torch / torch_npu. The variable stays set, so child processes get the emulator too.
-Without the variable the hook costs one dictionary lookup (measured in tests/test_emulate_hook.py).
+Without the variable the hook costs one dictionary lookup (measured in tests/test_emulate_hook.py), plus, on
+a machine without CANN (ASCEND_HOME_PATH unset), a finder at the front of sys.meta_path that only looks at the
+name ``torch_npu``: when something imports torch_npu there (``import torch`` autoloads it) :func:`hint` says
+in one line on stderr that PYACLNN_EMULATE=1 runs it on the emulator, and the import goes on (and fails as it
+would: torch_npu cannot load without CANN's libraries).
 """
 from __future__ import annotations
 
@@ -40,6 +44,16 @@ def startup() -> None:
         activate()
     except Exception as exc:                        # noqa: BLE001 -- reported, the process goes on
         sys.stderr.write(f"pyaclnn: {VAR} is set, but the emulator could not be put in place: {exc}\n")
+
+
+def hint(name: str) -> None:
+    """The start-up hook's finder saw ``import torch_npu`` on a machine without CANN and without the variable:
+    say once how to run it on the emulator, then step aside (the finder leaves sys.meta_path; the import
+    proceeds through the normal finders)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "PyaclnnEmulateHint"]
+    if not os.environ.get("ASCEND_HOME_PATH"):
+        sys.stderr.write(f"pyaclnn: {name} is being imported on a machine without CANN (ASCEND_HOME_PATH is "
+                         f"unset): set {VAR}=1 to run it on pyaclnn's CPU emulator\n")
 
 
 def describe() -> str:

@@ -57,6 +57,22 @@ class OptionalExtension:
             out.append(Path(entry) / "_stub" / "lib" / self.filename())
         return out
 
+    def _not_built(self) -> str:
+        """Why no candidate exists: often a build for another interpreter (its EXT_SUFFIX differs)."""
+        others = sorted({p.name for c in self.candidates() if c.parent.is_dir()
+                         for p in c.parent.glob(self.name + ".*") if p.name != self.filename()})
+        if others:
+            return (f"{self.filename()} was not built: only {', '.join(others)}, for another Python; reinstall "
+                    f"pyaclnn with this interpreter (pip install -e .) to build it")
+        return f"{self.filename()} was not built"
+
+    def status(self) -> dict:
+        """{"active": bool, "path" or "why"}: loads the module if nobody has yet (for info)."""
+        mod = self.module()
+        if mod is None:
+            return {"active": False, "why": self.why_unavailable}
+        return {"active": True, "path": getattr(mod, "__file__", None)}
+
     def _load(self, path: Path):
         loader = importlib.machinery.ExtensionFileLoader(self.name, str(path))
         spec = importlib.util.spec_from_file_location(self.name, str(path), loader=loader)
@@ -88,7 +104,7 @@ class OptionalExtension:
                         except (ImportError, OSError, RuntimeError, TypeError) as exc:
                             errors.append(f"{path}: {exc}")
                 if self._module is None:
-                    self.why_unavailable = "; ".join(errors) or f"{self.filename()} was not built"
+                    self.why_unavailable = "; ".join(errors) or self._not_built()
             self._tried = True
             return self._module
 

@@ -22,14 +22,13 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _env
 from . import errors as _errors
-from ._stubpaths import ENV_STUB_LIBDIR, stub_include_dir, stub_library_dir  # noqa: F401 (re-exported)
+from ._stubpaths import ENV_STUB_LIBDIR, NOT_BUILT, _package_dirs, stub_include_dir, stub_library_dir  # noqa: F401
 from .errors import BackendError, MissingSymbolError
 
 __all__ = ["Backend", "BackendError", "backend", "is_loaded", "stub_include_dir", "stub_library_dir"]
@@ -195,10 +194,8 @@ def _open_toolkit(root: str, libdir: str) -> Backend:
 def _open_stub() -> Backend:
     libdir = stub_library_dir()
     if libdir is None:
-        raise BackendError(
-            "the bundled CPU stub was not found: no _stub/lib under "
-            + ", ".join(str(p) for p in _package_dirs())
-            + f"; build it (pip install .) or set {ENV_STUB_LIBDIR} to a build's lib directory")
+        raise BackendError(NOT_BUILT + " (looked for _stub/lib under "
+                           + ", ".join(str(p) for p in _package_dirs()) + ")")
     missing = [n for n in STUB_LIBS if not (Path(libdir) / n).is_file()]
     if missing:
         raise BackendError(f"stub library directory {libdir} lacks {', '.join(missing)}")

@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ._loader import MARKER, is_emulated_toolkit, stub_include_dir, stub_library_dir  # noqa: F401
+from ._loader import MARKER, NOT_BUILT, is_emulated_toolkit, stub_include_dir, stub_library_dir  # noqa: F401
 from . import _env
 from .errors import BackendError
 
@@ -61,8 +61,7 @@ def _cache_dirs() -> list[Path]:
 def _stub_dirs() -> tuple[str, str | None]:
     libdir = stub_library_dir()
     if libdir is None:
-        raise BackendError("the emulated toolkit needs the stub libraries: none found (build pyaclnn, "
-                           "or set PYACLNN_STUB_LIBDIR)")
+        raise BackendError("the emulated toolkit needs the stub libraries: " + NOT_BUILT)
     missing = [n for n in ("libascendcl.so", "libnnopbase.so", "libopapi.so") + COMPAT_LIBS
                if not os.path.isfile(os.path.join(libdir, n))]
     if missing:

@@ -181,4 +181,5 @@ def enc(a) -> dict:
 
 def dec(d: dict) -> np.ndarray:
     dt = R.BF16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
-    return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
+    # a writable copy: torch.from_numpy warns about read-only arrays
+    return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"]).copy()

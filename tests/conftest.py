@@ -62,6 +62,23 @@ def hazards_off():
 
 
 @pytest.fixture
+def set_switch(monkeypatch):
+    """Callable set_switch(name, value): an emulator switch (PYACLNN_STUB_KERNEL_THREADS, _ARNQ_*, _AMP_*)
+    for the rest of this test, None unsets it. The stub reads its switches once per process
+    (pyaclnn._switches): this makes it read them again, now and after the test."""
+    from pyaclnn._switches import reread
+
+    def set_(name, value):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, str(value))
+        reread()
+    yield set_
+    reread()   # monkeypatch restores the variables after this fixture; the next use reads them
+
+
+@pytest.fixture
 def recent_error():
     """Callable: the calling thread's pending aclGetRecentErrMsg() text (str or None); clears it."""
     recent_error_message()          # start clean

@@ -21,7 +21,6 @@ A call description:
 from __future__ import annotations
 
 import ctypes
-import os
 import pickle
 import subprocess
 import sys
@@ -246,10 +245,11 @@ def run_call(call: dict, stream) -> dict:
     """Phase 1, then (if it succeeded) workspace, phase 2 and a stream sync. Returns statuses,
     aclGetRecentErrMsg after each failing step, the workspace size and each output's buffer."""
     from pyaclnn import capi
+    from pyaclnn._switches import switches
     from pyaclnn.errors import recent_error_message
 
-    saved = {k: os.environ.get(k) for k in call.get("env", {})}
-    os.environ.update({k: str(v) for k, v in call.get("env", {}).items()})
+    switch_block = switches(call.get("env", {}))   # the stub reads its switches once: re-read them
+    switch_block.__enter__()
     tensors = {name: _Tensor(d) for name, d in call["tensors"].items() if d is not None}
     handles = {name: (tensors[name].handle if name in tensors else None) for name in NAMES}
     for name in call.get("stale", ()):
@@ -305,11 +305,7 @@ def run_call(call: dict, stream) -> dict:
             t.close(destroy=name not in call.get("stale", ()))
         if mask:
             capi.aclDestroyBoolArray(mask)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        switch_block.__exit__(None, None, None)
 
 
 def child_main(src: str, dst: str) -> None:

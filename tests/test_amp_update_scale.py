@@ -275,8 +275,8 @@ def test_stale_tensor(acl, recent_error):
         s.close()
 
 
-def test_unknown_rounding_option_is_refused(acl, recent_error, monkeypatch):
-    monkeypatch.setenv("PYACLNN_STUB_AMP_FP16_ROUNDING", "up")
+def test_unknown_rounding_option_is_refused(acl, recent_error, set_switch):
+    set_switch("PYACLNN_STUB_AMP_FP16_ROUNDING", "up")
     s = Scalars("float16")
     try:
         assert phase1(s.tensors)[0] == INVALID
@@ -504,8 +504,8 @@ def test_randomized_against_reference(scalars, stream):
 # ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rounding", ["rne", "odd"])
-def test_fp16_rounding_option(acl, stream, monkeypatch, rounding):
-    monkeypatch.setenv("PYACLNN_STUB_AMP_FP16_ROUNDING", rounding)
+def test_fp16_rounding_option(acl, stream, set_switch, rounding):
+    set_switch("PYACLNN_STUB_AMP_FP16_ROUNDING", rounding)
     s = Scalars("float16")
     try:
         # 1.0 * 1.0001f is between two fp16 values: RNE gives 1.0 (0x3C00), round-to-odd 0x3C01
@@ -521,6 +521,25 @@ def test_fp16_rounding_option(acl, stream, monkeypatch, rounding):
             check_against_reference(s, stream, scale, 1, 1.0, bf=float(rng.uniform(0.0, 1.0)), rounding=rounding)
     finally:
         s.close()
+
+
+def test_switches_are_read_once_until_reread(acl, stream, monkeypatch):
+    """The stub reads its switches once per process (pyaclnn._switches), not per call: changing the
+    variable alone changes nothing until pyaclnn_stub_reread_switches."""
+    from pyaclnn._switches import reread
+    monkeypatch.delenv("PYACLNN_STUB_AMP_FP16_ROUNDING", raising=False)
+    reread()
+    s = Scalars("float16")
+    try:
+        assert bits(run_op(s, stream, 1.0, 4, 0.0, growth_factor=1.0001)[0], "float16") == 0x3C00   # rne
+        monkeypatch.setenv("PYACLNN_STUB_AMP_FP16_ROUNDING", "odd")
+        assert bits(run_op(s, stream, 1.0, 4, 0.0, growth_factor=1.0001)[0], "float16") == 0x3C00   # kept
+        reread()
+        assert bits(run_op(s, stream, 1.0, 4, 0.0, growth_factor=1.0001)[0], "float16") == 0x3C01   # odd
+    finally:
+        s.close()
+        monkeypatch.delenv("PYACLNN_STUB_AMP_FP16_ROUNDING", raising=False)
+        reread()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -416,3 +416,34 @@ def test_built_whenever_the_prepared_call_accelerator_is():
     if _native.module() is None or _accel.module() is None:
         assert (_native.module() is None) == (_accel.module() is None), (_native.why_unavailable,
                                                                           _accel.why_unavailable)
+
+
+def test_a_build_for_another_python_is_named_as_such(tmp_path):
+    """An accelerator built for another interpreter (another EXT_SUFFIX) is not loadable here: the reason
+    says so and what to do, rather than "not built"."""
+    from pyaclnn._extension import OptionalExtension
+
+    class Probe(OptionalExtension):
+        def candidates(self):
+            return [tmp_path / self.filename()]
+
+    probe = Probe("_pyaclnn_probe", 1, "PYACLNN_PROBE_LIB", (), lambda module, path: None)
+    other = tmp_path / "_pyaclnn_probe.cpython-399-x86_64-linux-gnu.so"
+    other.write_bytes(b"")
+    assert probe.module() is None
+    assert other.name in probe.why_unavailable and "another Python" in probe.why_unavailable
+    assert "pip install -e ." in probe.why_unavailable
+    assert probe.status() == {"active": False, "why": probe.why_unavailable}
+
+
+def test_info_says_whether_the_accelerators_are_active():
+    import json
+    from helpers import run_module
+    rc, out, err = run_module(["pyaclnn", "info", "--json"], {"PYACLNN_BACKEND": "stub"})
+    assert rc == 0, err
+    acc = json.loads(out)["accelerators"]
+    assert set(acc) == {"_pyaclnn_fastcall", "_pyaclnn_capi"}
+    assert acc["_pyaclnn_capi"]["active"] == (_accel.module() is not None)
+    rc, out, err = run_module(["pyaclnn", "info", "--json"], {"PYACLNN_BACKEND": "stub", "PYACLNN_FASTPATH": "0"})
+    acc = json.loads(out)["accelerators"]
+    assert acc["_pyaclnn_fastcall"] == {"active": False, "why": "disabled by PYACLNN_FASTPATH=0"}

@@ -32,6 +32,9 @@ def test_info_text():
     assert rc == 0, err
     assert re.search(r"^backend\s+stub$", out, re.M)
     assert "libascendcl.so" in out and "ACL version   1.17.0" in out
+    from pyaclnn import _catalog
+    n = len(_catalog.load()["operators"])
+    assert re.search(rf"^operators\s+{n} emulated, in \d+ families \(python -m pyaclnn info --ops", out, re.M)
 
 
 def test_demo_runs_amp_update_scale_sample_and_variants():
@@ -72,6 +75,31 @@ def test_demo_runs_every_emulated_operator_with_the_published_values():
         assert "y bytes [0, 72, 96, 120, 0, 72, 96, 120], mxscale [[[128, 0]], [[128, 0]]]" in line
 
 
+SEED_FAMILIES = {"amp_update_scale": "aclnnAmpUpdateScale", "add_rms_norm_dynamic_quant": "aclnnAddRmsNormDynamicQuant",
+                 "grouped_dynamic_mx_quant": "aclnnGroupedDynamicMxQuant"}
+
+
+def test_demo_runs_one_operator_of_every_family():
+    from pyaclnn import _catalog
+    families = {op["family"] for op in _catalog.load()["operators"].values()}
+    rc, out, err = run_module(["pyaclnn", "demo"], STUB)
+    assert rc == 0 and "FAILED" not in out, out + err
+    lines = out.splitlines()
+    for family in sorted(families):
+        if family in SEED_FAMILIES:
+            assert SEED_FAMILIES[family] in lines, family
+        else:
+            assert any(ln.split()[0] == family for ln in lines if ln.strip()), f"no demo of family {family}"
+    assert f"{len(families)} families" in lines[0] and "info --ops" in lines[0]
+    by_family = {ln.split()[0]: ln for ln in lines if ln and not ln.startswith(" ")}
+    # hand-computed: [[1, 2], [3, 4]]^2; row sums; the first AdamW step moves each weight by lr * sign(grad)
+    # after the decay 1 - lr * wd (bias-corrected m / sqrt(v) is sign(grad) on step 1)
+    assert "[[ 7., 10.], [15., 22.]]" in by_family["matmul"]
+    assert "-> [ 6., 15.]" in by_family["reduce"]
+    assert "-> [0.899, 1.099, 0.899]" in by_family["optim"]
+    assert "indices [1, 2, 0]" in by_family["sort"] and "-> False" in by_family["compare"]
+
+
 def test_demo_on_the_a2_family_skips_the_950_only_operator():
     rc, out, err = run_module(["pyaclnn", "demo"], {**STUB, "PYACLNN_STUB_SOC": "Ascend910B4"})
     assert rc == 0, out + err
@@ -85,3 +113,18 @@ def test_info_reports_live_objects_of_the_stub():
     assert rc == 0, err
     live = json.loads(out)["live_objects"]
     assert live["executors"] == 0 and live["device_allocations"] == 0 and "tensors" in live
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    """`python -m pyaclnn info --ops | head -1`: no traceback, the shell's SIGPIPE status (the table is
+    larger than a pipe's buffer, so the writer meets the closed pipe)."""
+    import subprocess
+    import sys
+    from helpers import subprocess_env
+    proc = subprocess.Popen([sys.executable, "-m", "pyaclnn", "info", "--ops"], env=subprocess_env(STUB),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    proc.stdout.readline()
+    proc.stdout.close()                       # the reader goes away after one line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -291,11 +291,11 @@ def test_null_arguments_return_161001():
 
 # ---- threads ------------------------------------------------------------------------------------
 
-def test_results_do_not_depend_on_thread_count(monkeypatch):
+def test_results_do_not_depend_on_thread_count(set_switch):
     a, b = sample("bfloat16", (300, 700)), sample("float32", (700,))
     results = []
     for threads in ("1", "3", "8"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         results.append(ops.Add(a, b, scalar(0.25, "float32"), np.zeros((300, 700), R.BF16)))
     for r in results[1:]:
         same_bits(r, results[0])

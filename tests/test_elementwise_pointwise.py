@@ -321,10 +321,10 @@ def test_null_arguments_return_161001(fn, nargs):
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
 
 
-def test_results_do_not_depend_on_thread_count(monkeypatch):
+def test_results_do_not_depend_on_thread_count(set_switch):
     x = sample("bfloat16", (300, 500))
     results = []
     for threads in ("1", "4"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         results.append(ops.Silu(x, zeros((300, 500), "bfloat16")))
     same_bits(results[1], results[0])

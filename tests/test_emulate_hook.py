@@ -37,6 +37,23 @@ def test_without_the_variable_the_hook_imports_nothing():
 
 
 @needs_hook
+@needs_torch_npu
+def test_import_torch_without_cann_or_the_variable_names_the_variable():
+    """On a machine without CANN, torch's autoload of torch_npu fails (no libhccl.so): our start-up hook's
+    finder says first, in one line, that PYACLNN_EMULATE=1 runs it on the emulator. With CANN it says nothing."""
+    rc, out, err = py("import torch", ASCEND_HOME_PATH=None)
+    assert rc != 0
+    hint = [ln for ln in err.splitlines() if ln.startswith("pyaclnn:")]
+    assert len(hint) == 1 and "PYACLNN_EMULATE=1" in hint[0] and "without CANN" in hint[0], err
+    rc, out, err = py("import sys; print([type(f).__name__ for f in sys.meta_path].count('PyaclnnEmulateHint'))",
+                      ASCEND_HOME_PATH="/opt/some/cann")
+    assert rc == 0 and out.strip() == "0", err
+    rc, out, err = py("import sys; print([type(f).__name__ for f in sys.meta_path].count('PyaclnnEmulateHint'))",
+                      ASCEND_HOME_PATH=None)
+    assert rc == 0 and out.strip() == "1", err   # once, although site.py may read the .pth twice
+
+
+@needs_hook
 def test_the_variable_puts_the_emulator_in_place_in_the_process_and_its_children():
     code = """
         import os, subprocess, sys

@@ -318,14 +318,14 @@ def test_strided_x_and_offset_views(stream, dst):
                             y_step=1 if fp4 else 3, y_offset=5)
 
 
-def test_results_do_not_depend_on_thread_count(stream, monkeypatch):
+def test_results_do_not_depend_on_thread_count(stream, set_switch):
     """PYACLNN_STUB_KERNEL_THREADS splits the work items over that many threads (here more
     threads than items too); every count gives the reference's bytes."""
     x = mixed_data(600, 130, BF16, 9)
     gi = [100, 100, 333, 512, 600]
     y, mx, written = grouped_dynamic_mx_quant(x, gi, "rint", "float4_e2m1", 32, 2, 0.0)
     for threads in ("1", "2", "3", "8", "64"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         got = quantize(stream, x, gi, dst_type="float4_e2m1", scale_alg=2)
         assert got.outcome.sync == 0
         assert np.array_equal(got.y, y), threads

@@ -195,26 +195,26 @@ def _same(got, want):
                for g, w in zip(got, want))
 
 
-def test_arnq_bytes_do_not_depend_on_the_pool(acl, monkeypatch):
-    """The general knob (PYACLNN_STUB_KERNEL_THREADS, read at launch) and the automatic rule, with more
+def test_arnq_bytes_do_not_depend_on_the_pool(acl, set_switch):
+    """The general knob (PYACLNN_STUB_KERNEL_THREADS) and the automatic rule, with more
     parts than CPUs and than rows: the reference's bytes every time."""
     from pyaclnn import capi
     soc = capi.aclrtGetSocName().decode()
     args = _arnq_inputs(37, 320)
     want = _reference(*args, soc)
-    monkeypatch.delenv("PYACLNN_STUB_ARNQ_THREADS", raising=False)
+    set_switch("PYACLNN_STUB_ARNQ_THREADS", None)
     for threads in ("", "1", "2", "3", "5", "64"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         assert _same(_arnq(*args), want), threads
 
 
-def test_arnq_on_several_streams_at_once(acl, monkeypatch):
+def test_arnq_on_several_streams_at_once(acl, set_switch):
     """Streams run kernels concurrently: one launch has the pool, the others run their parts on their
     stream's thread; every result is the reference's."""
     import pyaclnn
     from pyaclnn import capi
     soc = capi.aclrtGetSocName().decode()
-    monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", "3")
+    set_switch("PYACLNN_STUB_KERNEL_THREADS", "3")
     cases = [_arnq_inputs(24 + 5 * i, 256, seed=i) for i in range(3)]
     wants = [_reference(*c, soc) for c in cases]
     errors = []

@@ -112,11 +112,11 @@ def test_validation_codes():
         assert raw_null_status(f, n) == NULLPTR
 
 
-def test_results_do_not_depend_on_thread_count(monkeypatch):
+def test_results_do_not_depend_on_thread_count(set_switch):
     a, b = rand((3, 64, 96), "bfloat16"), rand((96, 80), "bfloat16")
     runs = []
     for threads in ("1", "3", "8"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         runs.append(ops.Matmul(a, b, np.zeros((3, 64, 80), np.float32), 0))
     for r in runs[1:]:
         assert r.tobytes() == runs[0].tobytes()

@@ -175,11 +175,11 @@ def test_extreme_validation_codes():
         assert raw_null_status(f, n) == NULLPTR
 
 
-def test_results_do_not_depend_on_thread_count(monkeypatch):
+def test_results_do_not_depend_on_thread_count(set_switch):
     x = RNG.standard_normal((400, 300)).astype(np.float32)
     runs = []
     for threads in ("1", "3", "8"):
-        monkeypatch.setenv("PYACLNN_STUB_KERNEL_THREADS", threads)
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
         runs.append((ops.ReduceSum(x, [0], False, capi.ACL_FLOAT, np.zeros(300, np.float32)),
                      ops.MaxDim(x, 1, False, np.zeros(400, np.float32), np.zeros(400, np.int64))[1]))
     for r in runs[1:]:

@@ -10,7 +10,7 @@
  *   prepared_ns  per launch of one repeatable executor, syncing after every launch (the launch and the
  *                kernel without tensor creation and phase 1): amp_update_scale, arnq_v2_decode
  *   kernel_ns    large kernels, one repeatable executor, launch + sync, with PYACLNN_STUB_KERNEL_THREADS
- *                1 and 2 (set between launches, read at launch), with the process CPU time they took
+ *                1 and 2 (set between launches, re-read with pyaclnn_stub_reread_switches), with the process CPU time they took
  *                (cpu_1, cpu_2: on a busy machine the wall ratio shows the machine, these the work):
  *     arnq_v2_large         the same call on [LROWS, COLS]
  *     gmq_large             aclnnGroupedDynamicMxQuant bf16 [4096, 4096] -> FP8 E4M3FN, 2 groups
@@ -38,6 +38,10 @@
 #include "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"
 #include "aclnnop/aclnn_amp_update_scale.h"
 #include "aclnnop/aclnn_grouped_dynamic_mx_quant.h"
+
+/* The emulator reads its switches (PYACLNN_STUB_KERNEL_THREADS ...) once; this makes it read them again
+ * (an entry point of pyaclnn's stub libascendcl, not of CANN). */
+void pyaclnn_stub_reread_switches(void);
 
 #define CHECK(expr)                                                                    \
     do {                                                                               \
@@ -205,7 +209,8 @@ static uint64_t cpu_ns(void) {
 
 /* Best wall time of `launches` launch + sync; *cpu gets the least process CPU time one took. */
 static double best_launch(aclrtStream stream, prepared *p, const char *threads, int launches, double *cpu) {
-    setenv("PYACLNN_STUB_KERNEL_THREADS", threads, 1); /* the stream is idle: read at the next launch */
+    setenv("PYACLNN_STUB_KERNEL_THREADS", threads, 1); /* the stream is idle: the next launch reads it */
+    pyaclnn_stub_reread_switches();
     double best = 1e30;
     *cpu = 1e30;
     for (int i = 0; i < launches; i++) {
@@ -217,6 +222,7 @@ static double best_launch(aclrtStream stream, prepared *p, const char *threads, 
         if (dc < *cpu) *cpu = dc;
     }
     unsetenv("PYACLNN_STUB_KERNEL_THREADS");
+    pyaclnn_stub_reread_switches();
     return best;
 }
 

@@ -47,6 +47,9 @@ _EXTENSION = OptionalExtension(MODULE, ABI, "PYACLNN_CAPI_FAST_LIB", ("PYACLNN_F
 module = _EXTENSION.module
 
 
+status = _EXTENSION.status
+
+
 def __getattr__(name: str):
     if name == "why_unavailable":       # set when module() has looked
         return _EXTENSION.why_unavailable

@@ -33,6 +33,9 @@ _EXTENSION = OptionalExtension(MODULE, ABI, "PYACLNN_FASTCALL_LIB", ("PYACLNN_FA
 module = _EXTENSION.module
 
 
+status = _EXTENSION.status
+
+
 def __getattr__(name: str):
     if name == "why_unavailable":       # set when module() has looked
         return _EXTENSION.why_unavailable

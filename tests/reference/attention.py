@@ -72,7 +72,8 @@ def forward(q, k, v, scale, mask=None, pse=None, pse_type=1, keep=None, keep_pro
     if mask is not None:
         x = np.where(mask, -np.inf, x)
     m = x.max(axis=-1, keepdims=True)
-    e = np.exp(x - m)
+    with np.errstate(invalid="ignore"):   # a fully masked row: -inf - -inf is NaN, as on the NPU
+        e = np.exp(x - m)
     l = e.sum(axis=-1, keepdims=True)
     p = e / l
     pd = p if keep is None else p * keep / keep_prob

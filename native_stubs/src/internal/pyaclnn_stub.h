@@ -141,6 +141,10 @@ typedef struct {
 typedef struct {
     int64_t read_before_sync, free_in_flight, cross_stream, bad_workspace, uninitialized_read;
 } pyaclnn_stub_hazard_counts;
+/* The operator switches' generation (runtime/switches.c): a reader re-reads its variables when it moved.
+ * pyaclnn_stub_reread_switches() moves it, so the next use reads the environment again. */
+PYACLNN_STUB_API unsigned pyaclnn_stub_switch_generation(void);
+PYACLNN_STUB_API void pyaclnn_stub_reread_switches(void);
 PYACLNN_STUB_API int pyaclnn_stub_hazard_mode(void);   /* 0 off, 1 report, 2 error */
 PYACLNN_STUB_API int pyaclnn_stub_poison(void);        /* 1 with PYACLNN_STUB_POISON=1 */
 /* Switches the mode (0..2) for tests that provoke hazards on purpose; returns the previous one (-1 for

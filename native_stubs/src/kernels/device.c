@@ -47,11 +47,26 @@ int op_view_in_device_memory(const pyaclnn_stub_tensor *t, int bits) {
     return pyaclnn_stub_mem_lookup((const void *)start, (size_t)(last - first + 1), &base, &size);
 }
 
-int op_kernel_threads_from_env(void) {
+static int parse_kernel_threads(void) {
     const char *env = getenv("PYACLNN_STUB_KERNEL_THREADS");
     if (env == NULL || *env == '\0') return 0;
     char *end;
     long v = strtol(env, &end, 10);
     if (*end != '\0' || v < 1) return 0;
     return v > 256 ? 256 : (int)v;
+}
+
+int op_switch_value(op_switch *sw, int (*parse)(void)) {
+    unsigned g = pyaclnn_stub_switch_generation();
+    if (atomic_load_explicit(&sw->seen, memory_order_acquire) != g) {
+        /* racing readers parse the same environment, so either store is right */
+        atomic_store_explicit(&sw->value, parse(), memory_order_relaxed);
+        atomic_store_explicit(&sw->seen, g, memory_order_release);
+    }
+    return atomic_load_explicit(&sw->value, memory_order_relaxed);
+}
+
+int op_kernel_threads_from_env(void) {
+    static op_switch threads;
+    return op_switch_value(&threads, parse_kernel_threads);
 }

@@ -5,6 +5,7 @@
 #ifndef PYACLNN_OP_COMMON_H
 #define PYACLNN_OP_COMMON_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "aclnn/aclnn_base.h"
@@ -30,7 +31,16 @@ int op_view_in_device_memory(const pyaclnn_stub_tensor *t, int bits);
 /* PYACLNN_STUB_KERNEL_THREADS: how many host threads an emulated kernel may spread its independent
  * work over (the NPU spreads it over cores). Returns that value (1..256), or 0 when the variable is
  * unset or not a positive integer (the kernel then picks from the CPU count and the work size).
- * Results never depend on it. */
+ * Results never depend on it. Read once per process (runtime/switches.c). */
 int op_kernel_threads_from_env(void);
+
+/* An integer switch read from the environment once, and again after pyaclnn_stub_reread_switches():
+ * op_switch_value(&sw, parse) returns parse()'s value of the current switch generation. Zero-initialised
+ * (static) storage is "not read yet". */
+typedef struct {
+    atomic_uint seen;
+    atomic_int value;
+} op_switch;
+int op_switch_value(op_switch *sw, int (*parse)(void));
 
 #endif

@@ -15,7 +15,7 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
-/* arnq_options: the PYACLNN_STUB_ARNQ_* switches (arnq_options.c), read at each phase 1; 161002 for a value
+/* arnq_options: the PYACLNN_STUB_ARNQ_* switches (arnq_options.c, read once per process); 161002 for a value
  * they do not know. */
 aclnnStatus opc_arnq_options(op_call *c, const op_step *s) {
     (void)s;

@@ -1,7 +1,8 @@
 /*
- * Switches for the hardware details the public sources leave open (spec section C). Each variable
- * is read at phase 1 (GetWorkspaceSize), so a test can flip it between calls; unset or empty means
- * the spec's stated default (except Q11: see the note below), the first value listed.
+ * Switches for the hardware details the public sources leave open (spec section C). They are read
+ * once, at the first phase 1 (GetWorkspaceSize) of the process, and kept (runtime/switches.c: a program
+ * that changes them between calls calls pyaclnn_stub_reread_switches()); unset or empty means the spec's
+ * stated default (except Q11: see the note below), the first value listed.
  *
  *   PYACLNN_STUB_ARNQ_TILING_REJECT  phase2 | phase1      Q8  where kernel-selection / tiling
  *                                                             rejections surface (phase-2 561103 |
@@ -29,6 +30,7 @@
  *                                                             AVX2 ones could run (never changes results)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +78,7 @@ static int integer(const char *var, int64_t deflt, int64_t lo, int64_t hi, int64
     return 0;
 }
 
-int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
+static int parse_options(arnq_options *opt, char *why, size_t why_size) {
     static const char *const reject[] = {"phase2", "phase1", NULL};
     static const char *const tree[] = {"adjacent", "halves", NULL};
     static const char *const rstd[] = {"float", "fma", "double", NULL};
@@ -105,4 +107,28 @@ int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
         return -1;
     opt->threads = (int)threads;
     return 0;
+}
+
+/* What the environment said at the current switch generation: the options, or why they are wrong. */
+static struct {
+    pthread_mutex_t lock;
+    unsigned generation;   /* 0: not read yet */
+    int status;
+    arnq_options opt;
+    char why[240];
+} cached = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}, ""};
+
+int arnq_options_read(arnq_options *opt, char *why, size_t why_size) {
+    unsigned g = pyaclnn_stub_switch_generation();
+    pthread_mutex_lock(&cached.lock);
+    if (cached.generation != g) {
+        cached.why[0] = '\0';
+        cached.status = parse_options(&cached.opt, cached.why, sizeof cached.why);
+        cached.generation = g;
+    }
+    int status = cached.status;
+    *opt = cached.opt;
+    if (status && why_size) snprintf(why, why_size, "%s", cached.why);
+    pthread_mutex_unlock(&cached.lock);
+    return status;
 }

@@ -4,7 +4,7 @@
  * /work/shared/spec/amp_update_scale_and_add_rms_norm_dynamic_quant.md, section A (validation A.2: the steps
  * below, in the definition's order; arithmetic A.3: the kernel; workspace A.5: none).
  *
- * Option: PYACLNN_STUB_AMP_FP16_ROUNDING=rne|odd (read at phase 1, default rne) picks how the fp16
+ * Option: PYACLNN_STUB_AMP_FP16_ROUNDING=rne|odd (read once per process, default rne) picks how the fp16
  * result is narrowed from fp32. The vendor's scalar float->half conversion is documented only as
  * round-to-odd, while the spec's default is round-to-nearest-even (open question Q12). It changes
  * results only when the fp32 product is not exactly representable in fp16.
@@ -132,14 +132,23 @@ aclnnStatus opc_amp_nd(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* The emulator option for the fp16 store; -1 (after reporting) for an unknown value. */
-static int fp16_rounding_mode(const char *api) {
+static int parse_fp16_rounding(void) {
     const char *v = getenv(FP16_ROUNDING_ENV);
     if (v == NULL || *v == '\0' || strcmp(v, "rne") == 0) return NUM_RINT;
-    if (strcmp(v, "odd") == 0) return NUM_ODD;
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s=%s is not a known rounding: use 'rne' (default) or 'odd'",
-                        FP16_ROUNDING_ENV, v);
-    return -1;
+    return strcmp(v, "odd") == 0 ? NUM_ODD : -1;
+}
+
+/* The emulator option for the fp16 store, read once (runtime/switches.c); -1 (after reporting) for an
+ * unknown value. */
+static int fp16_rounding_mode(const char *api) {
+    static op_switch rounding;
+    int m = op_switch_value(&rounding, parse_fp16_rounding);
+    if (m < 0) {   /* the error path only: read the value again for the message */
+        const char *v = getenv(FP16_ROUNDING_ENV);
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s=%s is not a known rounding: use 'rne' (default) or 'odd'",
+                            FP16_ROUNDING_ENV, v ? v : "");
+    }
+    return m;
 }
 
 /* amp_plan currentScale growthFactor backoffFactor growthInterval: the kernel's attributes, as the generated
