@@ -41,6 +41,29 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def cuda_build_problem() -> str | None:
+    """Why the installed torch cannot host torch_npu because it is a CUDA build, or None. Measured: torch_npu
+    then aborts the process at load ("Duplicated key 'pinned_reserve_segment_size_mb' found in
+    device-specific configuration parser hook registration"), on the emulator as on CANN. (The package index
+    serves torch 2.13.0 as a CUDA build; on this project's machines only Python 3.11 has its CPU build.)"""
+    torch_dir = _package_dir("torch")
+    if torch_dir is None or not (torch_dir / "lib" / "libc10_cuda.so").is_file():
+        return None
+    return (f"torch {_version('torch')} is a CUDA build (torch/lib/libc10_cuda.so), whose allocator settings "
+            "clash with torch_npu's: the process aborts when torch_npu loads; install torch's CPU build "
+            "(+cpu, e.g. from https://download.pytorch.org/whl/cpu)")
+
+
+def pair_problem() -> str | None:
+    """Why torch + torch-npu as installed are not the pair that runs on the emulator, or None."""
+    torch_v, npu_v = _version("torch"), _version("torch-npu")
+    if torch_v is None or npu_v is None:
+        return f"needs torch=={PINNED} and torch-npu=={PINNED} (pip install torch=={PINNED} torch-npu=={PINNED})"
+    if (torch_v.split("+")[0], npu_v) != (PINNED, PINNED):
+        return f"needs the pinned pair torch/torch-npu {PINNED}; found {torch_v}/{npu_v}"
+    return cuda_build_problem()
+
+
 def torch_npu_status(toolkit_lib64: Path) -> dict:
     """A JSON-ready verdict: ``would_load`` (bool) and ``reasons`` (empty when it would)."""
     out: dict = {"torch": _version("torch"), "torch_npu": _version("torch-npu"), "reasons": []}
@@ -53,6 +76,9 @@ def torch_npu_status(toolkit_lib64: Path) -> dict:
         reasons.append(f"torch {out['torch']} and torch-npu {out['torch_npu']} are not a pair "
                        f"(torch-npu X needs torch X; the measured pair is {PINNED})")
     npu_dir, torch_dir = _package_dir("torch_npu"), _package_dir("torch")
+    cuda = cuda_build_problem()
+    if cuda:
+        reasons.append(cuda)
     ours = {n: dynamic_info(str(toolkit_lib64 / n)).defined
             for n in os.listdir(toolkit_lib64) if n.endswith(".so") and (toolkit_lib64 / n).exists()}
     exported = set().union(*ours.values()) if ours else set()

@@ -6,7 +6,6 @@ Each test file is data-driven: a table of operators (their vendor dtype lists pe
 vendor's op_api sources, a NumPy reference and its bound); adding an operator adds a row."""
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import subprocess
@@ -23,7 +22,6 @@ from reference import elementwise as R
 
 NULLPTR, INVALID = 161001, 161002
 A2 = "Ascend910B4"
-TORCH_PAIR = "2.13.0"
 # Every dtype the engine holds, named as the tests name them (aclDataType names in the catalog).
 ACL_NAMES = {"float32": "FLOAT", "float16": "FLOAT16", "bfloat16": "BF16", "float64": "DOUBLE", "int8": "INT8",
              "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "bool": "BOOL", "uint16": "UINT16",
@@ -120,14 +118,8 @@ def code(fn, *args) -> int:
 # ---- torch_npu on the emulator ----------------------------------------------------------------------
 
 def torch_npu_reason() -> str | None:
-    try:
-        tv = importlib.metadata.version("torch").split("+")[0]
-        nv = importlib.metadata.version("torch-npu")
-    except importlib.metadata.PackageNotFoundError:
-        return f"needs torch=={TORCH_PAIR} and torch-npu=={TORCH_PAIR}"
-    if (tv, nv) != (TORCH_PAIR, TORCH_PAIR):
-        return f"needs the pinned pair torch/torch-npu {TORCH_PAIR}; found {tv}/{nv}"
-    return None
+    from pyaclnn._torch_npu_check import pair_problem
+    return pair_problem()
 
 
 def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:

@@ -9,7 +9,6 @@ quantisers against their NumPy references and published example values.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import re
@@ -27,19 +26,12 @@ from pyaclnn import get_library_dir
 from reference.add_rms_norm_dynamic_quant import add_rms_norm_dynamic_quant
 from reference.grouped_dynamic_mx_quant import grouped_dynamic_mx_quant
 
-PINNED = "2.13.0"
 CHILD = Path(__file__).with_name("_torch_npu_child.py")
 
 
 def _pair_reason() -> str | None:
-    try:
-        torch_v = importlib.metadata.version("torch").split("+")[0]
-        npu_v = importlib.metadata.version("torch-npu")
-    except importlib.metadata.PackageNotFoundError:
-        return f"torch_npu tests need torch=={PINNED} and torch-npu=={PINNED} (pip install torch=={PINNED} torch-npu=={PINNED})"
-    if (torch_v, npu_v) != (PINNED, PINNED):
-        return f"torch_npu tests need the pinned pair {PINNED}/{PINNED}; found torch {torch_v}, torch-npu {npu_v}"
-    return None
+    from pyaclnn._torch_npu_check import pair_problem
+    return pair_problem()
 
 
 # The ASan CI run (LD_PRELOAD'ed libasan, PYACLNN_STUB_LIBDIR = sanitizer build) skips this module:

@@ -10,7 +10,6 @@ report thread, and utilisation.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import re
@@ -21,15 +20,11 @@ import pytest
 
 import helpers
 
-PINNED = "2.13.0"
 
 
 def _pair_reason() -> str | None:
-    try:
-        versions = (importlib.metadata.version("torch").split("+")[0], importlib.metadata.version("torch-npu"))
-    except importlib.metadata.PackageNotFoundError:
-        return f"needs torch=={PINNED} and torch-npu=={PINNED}"
-    return None if versions == (PINNED, PINNED) else f"needs the pinned pair {PINNED}/{PINNED}, found {versions}"
+    from pyaclnn._torch_npu_check import pair_problem
+    return pair_problem()
 
 
 pytestmark = [pytest.mark.skipif(_pair_reason() is not None, reason=_pair_reason() or ""),
