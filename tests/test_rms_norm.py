@@ -77,6 +77,63 @@ def add_rms32_a2(x1, x2, g, eps, name):   # Atlas A2 add_rms_norm.h
     return R.cast(t * gr, name).reshape(np.shape(x1)), rstd, R.cast(x, name).reshape(np.shape(x1))
 
 
+# Ascend 950 AddRmsNorm, full-load template (arch35 add_rms_norm_regbase.h): NormCommon's CalculateSquareReduceSum
+# and ComputeRstdNewtonRaphson<true, true>, written from reduce_common_regbase.h. ReduceSum of one 64-lane register:
+# adjacent pairs (the seed operator's default for the unpublished lane order).
+
+def _tree64(v):
+    a = np.zeros(64, F32)
+    a[:len(v)] = v
+    while len(a) > 1:
+        a = a[0::2] + a[1::2]
+    return a[0]
+
+
+def _square_reduce_sum(x, elem):
+    """x: one row in fp32; the fold point is the tiling's binAddQuotient of numColAlign (n padded to 32 bytes)."""
+    q, n = x * x, len(x)
+    if n <= 64:
+        return _tree64(q)
+    if n <= 128:
+        lanes = q[:64].copy()
+        lanes[:n - 64] += q[64:]
+        return _tree64(lanes)
+    nca = -(-n * elem // 32) * 32 // elem
+    fold = 1 << (nca.bit_length() - 1)
+    fold = fold // 2 if fold == nca else fold
+    w = q[:fold].copy()
+    w[:n - fold] += q[fold:]
+    partials = np.array([_tree64(w[c:c + 64]) for c in range(0, fold, 64)], F32)
+    if len(partials) <= 64:
+        return _tree64(partials)
+    return _tree64(partials[:64] + np.pad(partials[64:], (0, 128 - len(partials))))
+
+
+def _mula(acc, a, b):   # acc + a * b, one rounding (a * b is exact in float64; the sum's double rounding is ignored)
+    return F32(np.float64(acc) + np.float64(a) * np.float64(b))
+
+
+def _newton_rstd(s, avg, eps):
+    v = F32(F32(s * avg) + F32(eps))
+    v = max(v, F32(-99.99))
+    r = F32(1) / v
+    y = np.sqrt(r)
+    t = F32(F32(v * F32(-0.5)) * y)
+    rstd = F32(y * _mula(F32(1.5), t, y))
+    s1 = _mula(F32(1), F32(-v), r)
+    r = _mula(r, F32(-rstd), rstd)
+    s1 = F32(_mula(s1, v, r) * rstd)
+    rstd = _mula(rstd, s1, F32(0.5))
+    return F32(0) if np.isinf(v) else F32(np.inf) if v == 0 else rstd
+
+
+def add_rms32_950(x1, x2, g, eps, name):
+    x = _rows(x1, 1).astype(F32) + _rows(x2, 1).astype(F32)
+    elem = 4 if name == "float32" else 2
+    rstd = np.array([[_newton_rstd(_square_reduce_sum(row, elem), F32(1) / F32(x.shape[1]), eps)] for row in x], F32)
+    return R.cast((x * rstd) * np.asarray(g).astype(F32), name).reshape(np.shape(x1)), rstd
+
+
 # ---- the operators as rows ---------------------------------------------------------------------------------------
 
 def _args(xname, gname, shape, gnd, eps=1e-6):
@@ -165,6 +222,20 @@ def test_add_rms_norm_modes_against_float64(name):
             assert _ulps(got[1].reshape(-1, 1), r64, "float32") <= 2
         if mode != "post":
             assert _bits_equal(got[-1], R.cast(xs, name))   # x = x1 + x2, one rounding
+
+
+@pytest.mark.skipif(A2, reason="Ascend 950's kernel")
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])
+def test_add_rms_norm_950_full_load_is_the_vendors_reduction(name):
+    for n in (7, 64, 100, 129, 200, 1000, 4100, 6000 if name == "float32" else 11000):   # the largest full-load rows
+        x1, g, eps = _args(name, name, (2, n), 1)
+        x2 = R.cast(RNG.standard_normal((2, n)), name)
+        y, r, _ = ops.AddRmsNorm(x1, x2, g, eps, _z((2, n), name), _z((2, 1), "float32"), _z((2, n), name))
+        y32, r32 = add_rms32_950(x1, x2, g, eps, name)
+        assert _bits_equal(r, r32) and _bits_equal(y, y32), (name, n)
+    x1, g, eps = _args(name, name, (1, 16000), 1)   # split-D: the float64 sum (class c)
+    y, r, _ = ops.AddRmsNorm(x1, x1, g, eps, _z((1, 16000), name), _z((1, 1), "float32"), _z((1, 16000), name))
+    assert _ulps(r, rms64(2 * _f64(x1), g, eps)[1], "float32") <= 2
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])

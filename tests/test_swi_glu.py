@@ -183,6 +183,18 @@ def test_null_arguments(op, n):
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
 
 
+TORCH_BODY = """
+torch.manual_seed(0)
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    for shape, dim in [((4, 16), -1), ((3, 8, 6), 1)]:
+        x = torch.randn(*shape).to(dt); xn = x.npu().requires_grad_(True)
+        y = torch_npu.npu_swiglu(xn, dim)
+        g = torch.randn(*y.shape).to(dt)
+        y.backward(g.npu())
+        OUT[f"{dt} {shape} {dim}"] = [enc(to_np(v)) for v in (x, g, y, xn.grad)]
+"""
+
+
 A2_CALLS = """
 for op in T.OPS:
     for name in T.DTYPES:
@@ -194,18 +206,6 @@ T.test_documented_examples()
 
 def test_atlas_a2_kernel_steps():
     F.run_on_a2("test_swi_glu", A2_CALLS)
-
-
-TORCH_BODY = """
-torch.manual_seed(0)
-for dt in [torch.float32, torch.float16, torch.bfloat16]:
-    for shape, dim in [((4, 16), -1), ((3, 8, 6), 1)]:
-        x = torch.randn(*shape).to(dt); xn = x.npu().requires_grad_(True)
-        y = torch_npu.npu_swiglu(xn, dim)
-        g = torch.randn(*y.shape).to(dt)
-        y.backward(g.npu())
-        OUT[f"{dt} {shape} {dim}"] = [enc(to_np(v)) for v in (x, g, y, xn.grad)]
-"""
 
 
 def test_torch_npu_reaches_the_operators():

@@ -818,4 +818,8 @@ MUTANTS = [
            "p->arith = q->dtype == ACL_FLOAT16 ? RP_F16_NATIVE", "p->arith = q->dtype == ACL_DT_UNDEFINED ? RP_F16_NATIVE",
            ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
            "ApplyRotaryPosEmb FLOAT16 on Atlas A2 computed in fp32 instead of the kernel's half"),
+    Mutant("add-rms-norm-950-float64-sum", f"{OPS}/norm/rms_norm.c",
+           "    p->fold950 = p->soc950 && p->cols > 0", "    p->fold950 = 0 && p->cols > 0",
+           ("tests/test_rms_norm.py::test_add_rms_norm_950_full_load_is_the_vendors_reduction",),
+           "AddRmsNorm on Ascend 950's full-load template summing squares in float64 instead of the vendor's order"),
 ]

@@ -13,11 +13,13 @@
  *     RINT cast); q = (x * x) * avg; S = sum q; rstd = 1 / sqrt(S + eps);
  *     fp32: y = gamma * (x * rstd); bf16: y = bf16(fp32(bf16(x * rstd)) * gamma); fp16: y = fp16(fp16(x * rstd) *
  *     gamma) (a half Mul).
- *   AddRmsNorm, Ascend 950 (arch35 add_rms_norm_regbase.h): x = fp32 sum (xOut its cast); S = sum x * x; rstd by
- *     NormCommon's ComputeRstdNewtonRaphson (the seed operator's arnq_newton_rstd); y = (x * rstd) * gamma.
- * The sum S: the kernels' fp32 reduction trees depend on the tiling template (UB-sized slices, 64-lane
- * ReduceSum of unpublished lane order): here S is the float64 sum of the fp32 terms, rounded once to fp32
- * (class c; the figure in rms_norm.toml). RmsNormGrad: the documented formulas in float64, each result rounded
+ *   AddRmsNorm, Ascend 950 (arch35 add_rms_norm_regbase.h): x = fp32 sum (xOut its cast); S = sum x * x in
+ *     NormCommon's CalculateSquareReduceSum order (fold at binAddQuotient, 64-lane ReduceSums: the seed operator's
+ *     arnq_fold_reduce, whose fold point is this tiling's for every dtype) when the tiling picks its full-load
+ *     template; rstd by NormCommon's ComputeRstdNewtonRaphson (arnq_newton_rstd); y = (x * rstd) * gamma.
+ * The sum S elsewhere: the kernels' fp32 reduction trees depend on the tiling template (UB-sized slices, 64-lane
+ * ReduceSum): here S is the float64 sum of the fp32 terms, rounded once to fp32 (class c; the figure in
+ * rms_norm.toml). RmsNormGrad: the documented formulas in float64, each result rounded
  * once (class c).
  */
 #include <math.h>
@@ -37,6 +39,7 @@ typedef struct {
     float eps, avg;
     int soc950;
     int gemma;            /* GemmaRmsNorm: gamma + 1 (in fp32) */
+    int fold950;          /* AddRmsNorm on Ascend 950, full-load template: the vendor's reduction order */
     aclDataType dt;       /* x's dtype */
 } rn_params;
 
@@ -106,7 +109,7 @@ void add_rms_norm_kernel(const pyaclnn_stub_launch *launch) {
             float rstd;
             if (p->soc950) {
                 for (int64_t j = 0; j < N; j++) q[j] = x[j] * x[j];
-                rstd = arnq_newton_rstd(rn_sum(q, N), p->avg, p->eps, 0);
+                rstd = arnq_newton_rstd(p->fold950 ? arnq_fold_reduce(q, N, 0) : rn_sum(q, N), p->avg, p->eps, 0);
             } else {
                 for (int64_t j = 0; j < N; j++) {
                     float sq = x[j] * x[j];
@@ -219,6 +222,18 @@ static aclnnStatus rn_same(op_call *c, int phase1, const char *na, const pyaclnn
     return ACLNN_SUCCESS;
 }
 
+/* AddRmsNorm's arch35 tiling (add_rms_norm_tiling_arch35.cpp): the full-load template (MODE_NORMAL) when a row
+ * of numColAlign (n padded to 32 bytes) <= 16384 elements and at least one row fits the unified buffer (254976
+ * bytes, the vendor's arch35 tiling UT platform value, as AddRmsNormDynamicQuant's); else split-D. */
+static int rn_950_full_load(int64_t n, int64_t elem) {
+    int64_t nca = (n * elem + 31) / 32 * 32 / elem, fold = 1;
+    while (fold * 2 <= nca) fold *= 2;
+    if (fold == nca) fold /= 2;
+    int64_t fold_buf = ((fold + 63) / 64 + 7) / 8 * 8;
+    int64_t tmp = 254976 - 1024 - 1024 - nca * elem;
+    return nca <= 16384 && tmp > 0 && tmp / (nca * elem * 8 + nca * 4 + 12 + fold_buf * 4) >= 1;
+}
+
 static void rn_common(rn_params *p, double eps, aclDataType dt) {
     p->eps = (float)eps;
     p->avg = p->cols ? 1.0f / (float)p->cols : 0.0f;
@@ -244,6 +259,7 @@ aclnnStatus opc_rn_plan(op_call *c, const op_step *s) {
         return rc;
     if (eps < 0) return rn_reject(c, phase1, "Epsilon less than zero, please check.");
     rn_common(p, eps, x->dtype);
+    p->fold950 = p->soc950 && p->cols > 0 && rn_950_full_load(p->cols, x->dtype == ACL_FLOAT ? 4 : 2);
     if (p->rows * p->cols == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
