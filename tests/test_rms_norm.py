@@ -2,7 +2,9 @@
 aclnnInplaceAddRmsNorm, aclnnGemmaRmsNorm (hicann/ops-nn norm/rms_norm, rms_norm_grad, add_rms_norm,
 inplace_add_rms_norm, gemma_rms_norm). Data-driven: an operator is a row of CASES (its argument builder, its float64
 definition written from the vendor's documented formula, its float32 model of the vendor kernel's element steps).
-Class c: results within the stated ulp of the float64 definition (fp32 y: 3 ulp, rstd 2; fp16/bf16: 1 ulp of the float64
+On Ascend 950's full-load templates RmsNorm, GemmaRmsNorm, AddRmsNorm and InplaceAddRmsNorm are bit-exact
+against NumPy models of the vendor's reduction (NormCommon's CalculateSquareReduceSum) and Newton-Raphson rstd.
+Class c elsewhere: results within the stated ulp of the float64 definition (fp32 y: 3 ulp, rstd 2; fp16/bf16: 1 ulp of the float64
 value rounded to the dtype); the element steps bit-exact against the fp32 models (with the sum of squares in
 float64 rounded once to fp32, as the emulator documents); every dtype combination of the definitions (Ascend 950
 in-process, Atlas A2 in one subprocess running the same checks), the validation codes in the vendor's order, and one
@@ -54,12 +56,34 @@ def _s32(q):
     return q.astype(np.float64).sum(axis=1, keepdims=True).astype(F32)
 
 
+def _full_load_950(n, xbytes, gbytes=None):
+    """The arch35 tilings' full-load template: numColAlign (n padded to 32 bytes) <= 16384 and one row fits the UB
+    (254976 bytes, the vendor's arch35 tiling UT value, less 1024): RmsNorm's formula (gbytes) or AddRmsNorm's."""
+    nca = -(-n * xbytes // 32) * 32 // xbytes
+    fold = 1 << ((nca - 1).bit_length() - 1)
+    ub = 254976 - 1024
+    if nca > 16384:
+        return False
+    if gbytes:
+        tmp = ub - 2048 - nca * gbytes
+        return tmp > 0 and tmp // (nca * xbytes * 4 + 12 + -(-(-(-fold // 64)) // 32) * 32) >= 1
+    tmp = ub - 1024 - nca * xbytes
+    return tmp > 0 and tmp // (nca * xbytes * 8 + nca * 4 + 12 + -(-(-(-fold // 64)) // 8) * 8 * 4) >= 1
+
+
+def _bytes(a):
+    return 4 if np.asarray(a).dtype == F32 else 2
+
+
 def rms32(x, g, eps, name, gemma=False):
     xr, gr = _rows(x, np.ndim(g)).astype(F32), np.asarray(g).astype(F32).reshape(-1)
     if gemma:
         gr = gr + F32(1)
     avg = F32(1) / F32(xr.shape[1])
-    rstd = F32(1) / np.sqrt(_s32(xr * xr) * avg + F32(eps))
+    if not A2 and _full_load_950(xr.shape[1], _bytes(x), _bytes(g)):   # rms_norm_regbase_perf.h
+        rstd = np.array([[_newton_rstd(_square_reduce_sum(row, _bytes(x)), avg, eps)] for row in xr], F32)
+    else:
+        rstd = F32(1) / np.sqrt(_s32(xr * xr) * avg + F32(eps))
     return R.cast((xr * rstd) * gr, name).reshape(np.shape(x)), rstd
 
 
@@ -161,7 +185,7 @@ def _name(a):
 # RmsNorm's definition rows (x, gamma): y x's dtype, rstd FLOAT
 RMS_ROWS = [("float16", "float32"), ("bfloat16", "float32"), ("float16", "float16"), ("float32", "float32"),
             ("bfloat16", "bfloat16")]
-SHAPES = [((3, 16), 1), ((2, 3, 5), 2), ((4, 37), 1), ((1, 300), 1)]
+SHAPES = [((3, 16), 1), ((2, 3, 5), 2), ((4, 37), 1), ((1, 300), 1), ((2, 5000), 1), ((1, 17000), 1)]
 
 
 def _check_y(y, y64, name):
@@ -228,11 +252,13 @@ def test_add_rms_norm_modes_against_float64(name):
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])
 def test_add_rms_norm_950_full_load_is_the_vendors_reduction(name):
     for n in (7, 64, 100, 129, 200, 1000, 4100, 6000 if name == "float32" else 11000):   # the largest full-load rows
+        assert _full_load_950(n, 4 if name == "float32" else 2)
         x1, g, eps = _args(name, name, (2, n), 1)
         x2 = R.cast(RNG.standard_normal((2, n)), name)
         y, r, _ = ops.AddRmsNorm(x1, x2, g, eps, _z((2, n), name), _z((2, 1), "float32"), _z((2, n), name))
         y32, r32 = add_rms32_950(x1, x2, g, eps, name)
         assert _bits_equal(r, r32) and _bits_equal(y, y32), (name, n)
+    assert not _full_load_950(16000, 4 if name == "float32" else 2)
     x1, g, eps = _args(name, name, (1, 16000), 1)   # split-D: the float64 sum (class c)
     y, r, _ = ops.AddRmsNorm(x1, x1, g, eps, _z((1, 16000), name), _z((1, 1), "float32"), _z((1, 16000), name))
     assert _ulps(r, rms64(2 * _f64(x1), g, eps)[1], "float32") <= 2
@@ -397,6 +423,7 @@ def test_torch_npu_reaches_the_operators():
         x, g, dy, y, rstd, dx, dg = out["rms " + dt]
         y64, r64 = rms64(x, g, 1e-6)
         _check_y(y, y64, name)
+        assert _bits_equal(y, rms32(x, g, 1e-6, name)[0]) and _bits_equal(rstd.reshape(-1, 1), rms32(x, g, 1e-6, name)[1])
         assert _ulps(rstd.reshape(-1, 1), r64, "float32") <= 2
         dx64, dg64 = rms_grad64(dy, x, rstd, g)
         assert _ulps(dx, dx64, name) <= 1
@@ -405,8 +432,10 @@ def test_torch_npu_reaches_the_operators():
         x2, ay, ar, ax = out["add " + dt]
         assert _bits_equal(ax, R.cast(_f64(x) + _f64(x2), name))
         _check_y(ay, rms64(_f64(x) + _f64(x2), g, 1e-6)[0], name)   # Ascend 950: the fp32 sum x1 + x2
+        assert _bits_equal(ay, add_rms32_950(x.reshape(6, 16), x2.reshape(6, 16), g, 1e-6, name)[0].reshape(ay.shape))
         r2, a1, a2 = out["v2 " + dt]
         assert _bits_equal(a1, ay) and _bits_equal(a2, ax) and _bits_equal(r2, ar)
         gy, gr = out["gemma " + dt]
         _check_y(gy, rms64(x, g, 1e-6, gemma=True)[0], name)
+        assert _bits_equal(gy, rms32(x, g, 1e-6, name, gemma=True)[0])
 

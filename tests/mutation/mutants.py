@@ -822,4 +822,9 @@ MUTANTS = [
            "    p->fold950 = p->soc950 && p->cols > 0", "    p->fold950 = 0 && p->cols > 0",
            ("tests/test_rms_norm.py::test_add_rms_norm_950_full_load_is_the_vendors_reduction",),
            "AddRmsNorm on Ascend 950's full-load template summing squares in float64 instead of the vendor's order"),
+    Mutant("rms-norm-950-vector-rstd", f"{OPS}/norm/rms_norm.c",
+           "float rstd = p->fold950 ? arnq_newton_rstd(arnq_fold_reduce(q, N, 0), p->avg, p->eps, 0)",
+           "float rstd = p->fold950 ? rn_vector_rstd(arnq_fold_reduce(q, N, 0), p->avg, p->eps)",
+           ("tests/test_rms_norm.py::test_rms_norm_against_float64_and_the_kernel_steps",),
+           "RmsNorm on Ascend 950's full-load template with 1 / sqrt instead of NormCommon's Newton-Raphson rstd"),
 ]

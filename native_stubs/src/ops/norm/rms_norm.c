@@ -7,8 +7,10 @@
  *
  * Per row of the trailing gamma dims (N elements): rstd = 1 / sqrt(sum(x^2) / N + eps), y = x * rstd * gamma.
  * The element steps are the vendor kernels' fp32 steps (inputs widened, fp32 products, one RINT cast per store):
- *   RmsNorm (both SoCs: rms_norm.h ComputeMulGammaCast, arch35 rms_norm_regbase ComputeYMultiN):
- *     q = x * x; S = sum q; rstd = 1 / sqrt(S * avg + eps) (avg = fp32(1 / N)); y = (x * rstd) * gamma.
+ *   RmsNorm (rms_norm.h ComputeMulGammaCast; arch35 rms_norm_regbase_perf.h, _split_d.h): q = x * x; S = sum q;
+ *     rstd = 1 / sqrt(S * avg + eps) (avg = fp32(1 / N); on Ascend 950's full-load template NormCommon's
+ *     ComputeRstdNewtonRaphson, arnq_newton_rstd, and S in CalculateSquareReduceSum's order as below);
+ *     y = (x * rstd) * gamma.
  *   AddRmsNorm, Atlas A2 (add_rms_norm.h): fp16: x = fp16(x1 + x2) (a half Add), bf16/fp32: x = fp32 sum (xOut its
  *     RINT cast); q = (x * x) * avg; S = sum q; rstd = 1 / sqrt(S + eps);
  *     fp32: y = gamma * (x * rstd); bf16: y = bf16(fp32(bf16(x * rstd)) * gamma); fp16: y = fp16(fp16(x * rstd) *
@@ -39,7 +41,7 @@ typedef struct {
     float eps, avg;
     int soc950;
     int gemma;            /* GemmaRmsNorm: gamma + 1 (in fp32) */
-    int fold950;          /* AddRmsNorm on Ascend 950, full-load template: the vendor's reduction order */
+    int fold950;          /* Ascend 950, the full-load template: NormCommon's reduction order and Newton rstd */
     aclDataType dt;       /* x's dtype */
 } rn_params;
 
@@ -76,7 +78,8 @@ void rms_norm_kernel(const pyaclnn_stub_launch *launch) {
         for (int64_t m = 0; m < M; m++) {
             const float *row = x + m * N;
             for (int64_t j = 0; j < N; j++) q[j] = row[j] * row[j];
-            float rstd = rn_vector_rstd(rn_sum(q, N), p->avg, p->eps);
+            float rstd = p->fold950 ? arnq_newton_rstd(arnq_fold_reduce(q, N, 0), p->avg, p->eps, 0)
+                                    : rn_vector_rstd(rn_sum(q, N), p->avg, p->eps);
             for (int64_t j = 0; j < N; j++) {
                 float t = row[j] * rstd;
                 y[m * N + j] = t * g[j];
@@ -222,16 +225,21 @@ static aclnnStatus rn_same(op_call *c, int phase1, const char *na, const pyaclnn
     return ACLNN_SUCCESS;
 }
 
-/* AddRmsNorm's arch35 tiling (add_rms_norm_tiling_arch35.cpp): the full-load template (MODE_NORMAL) when a row
- * of numColAlign (n padded to 32 bytes) <= 16384 elements and at least one row fits the unified buffer (254976
- * bytes, the vendor's arch35 tiling UT platform value, as AddRmsNormDynamicQuant's); else split-D. */
-static int rn_950_full_load(int64_t n, int64_t elem) {
-    int64_t nca = (n * elem + 31) / 32 * 32 / elem, fold = 1;
-    while (fold * 2 <= nca) fold *= 2;
-    if (fold == nca) fold /= 2;
-    int64_t fold_buf = ((fold + 63) / 64 + 7) / 8 * 8;
-    int64_t tmp = 254976 - 1024 - 1024 - nca * elem;
-    return nca <= 16384 && tmp > 0 && tmp / (nca * elem * 8 + nca * 4 + 12 + fold_buf * 4) >= 1;
+/* The arch35 tilings' full-load templates (AddRmsNorm's MODE_NORMAL, add_rms_norm_tiling_arch35.cpp; RmsNorm's
+ * RMSNORM_REGBASE_NORMAL, rms_norm_tiling_arch35.cpp): a row of numColAlign (n padded to 32 bytes of x) <= 16384
+ * elements of which at least one fits the unified buffer (254976 bytes, the vendor's arch35 tiling UT platform
+ * value, as AddRmsNormDynamicQuant's, less the tilings' 1024 reserved); else split-D. Both fold at the largest power
+ * of two below numColAlign. gelem: RmsNorm's gamma element size (0: AddRmsNorm). */
+static int rn_950_full_load(int64_t n, int64_t elem, int64_t gelem) {
+    int64_t nca = (n * elem + 31) / 32 * 32 / elem, fold = 1, ub = 254976 - 1024;
+    while (fold * 2 < nca) fold *= 2;
+    if (nca > 16384) return 0;
+    if (gelem) {   /* (ub - 2048 - nca * gamma) / (4 nca x + 4 * 3 + firstVcaddLength) */
+        int64_t vcadd = ((fold + 63) / 64 + 31) / 32 * 32, tmp = ub - 2048 - nca * gelem;
+        return tmp > 0 && tmp / (nca * elem * 4 + 12 + vcadd) >= 1;
+    }
+    int64_t fold_buf = ((fold + 63) / 64 + 7) / 8 * 8, tmp = ub - 1024 - nca * elem;
+    return tmp > 0 && tmp / (nca * elem * 8 + nca * 4 + 12 + fold_buf * 4) >= 1;
 }
 
 static void rn_common(rn_params *p, double eps, aclDataType dt) {
@@ -259,7 +267,8 @@ aclnnStatus opc_rn_plan(op_call *c, const op_step *s) {
         return rc;
     if (eps < 0) return rn_reject(c, phase1, "Epsilon less than zero, please check.");
     rn_common(p, eps, x->dtype);
-    p->fold950 = p->soc950 && p->cols > 0 && rn_950_full_load(p->cols, x->dtype == ACL_FLOAT ? 4 : 2);
+    int64_t xe = x->dtype == ACL_FLOAT ? 4 : 2, ge = g->dtype == ACL_FLOAT ? 4 : 2;
+    p->fold950 = p->soc950 && p->cols > 0 && rn_950_full_load(p->cols, xe, c->def->kernel == rms_norm_kernel ? ge : 0);
     if (p->rows * p->cols == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
