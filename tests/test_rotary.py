@@ -1,10 +1,10 @@
 """Rotary position embeddings (native_stubs/src/ops/posembedding/rotary.toml): aclnnRotaryPositionEmbedding,
-aclnnRotaryPositionEmbeddingGrad, aclnnApplyRotaryPosEmb, aclnnApplyRotaryPosEmbV2 (hicann/ops-transformer
-posembedding/). The float64 references are the documented formulas (torch.cat / stack of the halves, quarters,
+aclnnRotaryPositionEmbeddingGrad, aclnnApplyRotaryPosEmb, aclnnApplyRotaryPosEmbV2, aclnnInterleaveRope (hicann/ops-transformer posembedding/). The float64 references are the documented formulas (torch.cat / stack of the halves, quarters,
 pairs), written as matrices: rot(x) = x @ R, x' = x @ P with R, P the formulas applied to the identity, so the
 gradient is dy @ P.T and dy @ R.T. The kernels' steps as fp32 / fp16 models, bit-exact; every dtype of the
 definitions (Ascend 950 in-process, Atlas A2 in one subprocess running the same checks), every mode and layout,
-the tilings' codes, and one torch_npu child (npu_rotary_mul in every mode and its backward, npu_apply_rotary_pos_emb)."""
+the tilings' codes, and one torch_npu child (npu_rotary_mul in every mode and its backward, npu_apply_rotary_pos_emb,
+npu_interleave_rope)."""
 from __future__ import annotations
 
 import numpy as np
@@ -198,6 +198,32 @@ def test_documented_example_shapes():
     assert _bits_equal(tq.numpy(), rope32(q, c, s, 0)) and _bits_equal(tk.numpy(), rope32(k, c, s, 0))
 
 
+# ---- InterleaveRope ---------------------------------------------------------------------------------------------
+
+def interleave_rope64(x, c, s):
+    """The README's formula: q = x.reshape(B, N, S, D / 2, 2).transpose(-1, -2).reshape(B, N, S, D),
+    q * cos + RotateHalf(q) * sin."""
+    x = _f64(x)
+    q = x.reshape(x.shape[:-1] + (x.shape[-1] // 2, 2)).swapaxes(-1, -2).reshape(x.shape)
+    h = x.shape[-1] // 2
+    return q * _f64(c) + np.concatenate([-q[..., h:], q[..., :h]], -1) * _f64(s)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_interleave_rope(name):
+    if A2 and name == "float32":
+        pytest.skip("Atlas A2's InterleaveRope takes FLOAT16 and BF16")
+    cases = [((2, 3, 4, 64), (2, 1, 4, 64)), ((2, 3, 4, 64), (2, 1, 1, 64))]
+    if not A2:   # Ascend 950 runs RotaryPositionEmbedding's mode 3: its shapes
+        cases += [((1, 2, 3, 16), (1, 1, 3, 16)), ((2, 2, 2, 8), (1, 1, 1, 8))]
+    for xs, cs in cases:
+        x, c, s = _rope_args(name, cs, xs)
+        got = ops.InterleaveRope(x, c, s, _z(xs, name))
+        assert _bits_equal(got, R.cast(rope32(x, c, s, 3), name)), (name, xs, cs)
+        xp, xr = parts64(x, 3)
+        _close64(got, interleave_rope64(x, c, s), np.abs(xp * _f64(c)) + np.abs(xr * _f64(s)), name)
+
+
 # ---- validation ------------------------------------------------------------------------------------------------
 
 X4 = np.ones((2, 3, 4, 8), F32)
@@ -245,6 +271,13 @@ ARPE_INVALID = [
     ("ApplyRotaryPosEmbV2", (Q[:, :0], K[:, :0], CQ[:, :0], CQ[:, :0], 1, "half"), TILING, "input can not be empty."),
 ]
 A2_ARPE_INVALID = [
+    ("InterleaveRope", (X4, C4, C4, X4), INVALID, "the dtype combination x FLOAT"),
+    ("InterleaveRope", (np.ones((2, 3, 4, 32), np.float16),) + (np.ones((2, 1, 4, 32), np.float16),) * 2 +
+     (np.ones((2, 3, 4, 32), np.float16),), TILING, "hiddenDim must be 64."),
+    ("InterleaveRope", (np.ones((2, 3, 4, 64), np.float16),) + (np.ones((2, 3, 4, 64), np.float16),) * 2 +
+     (np.ones((2, 3, 4, 64), np.float16),), TILING, "cos or sin numHead must be 1."),
+    ("InterleaveRope", (np.ones((2, 3, 0, 64), np.float16),) + (np.ones((2, 1, 1, 64), np.float16),) * 2 +
+     (np.ones((2, 3, 0, 64), np.float16),), TILING, "seqLength should be greater than 0."),
     ("ApplyRotaryPosEmbV2", (Q, K, CQ, CQ, 1, "half"), TILING, "last dims is not 128"),
     ("ApplyRotaryPosEmbV2", (np.ones((2, 3, 4, 128), F32), np.ones((2, 3, 2, 128), F32), np.ones((2, 3, 1, 128), F32),
                              np.ones((2, 3, 1, 128), F32), 2, "half"), TILING, "layout is not one"),
@@ -259,7 +292,7 @@ def test_invalid_arguments(op, args, code, text):
 
 
 @pytest.mark.parametrize("op,n", [("RotaryPositionEmbedding", 5), ("RotaryPositionEmbeddingGrad", 8),
-                                  ("ApplyRotaryPosEmb", 5), ("ApplyRotaryPosEmbV2", 6)])
+                                  ("ApplyRotaryPosEmb", 5), ("ApplyRotaryPosEmbV2", 6), ("InterleaveRope", 4)])
 def test_null_arguments(op, n):
     assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
@@ -269,6 +302,8 @@ A2_CALLS = """
 T.test_documented_example_shapes()
 for name in T.DTYPES:
     T.test_apply_rotary_pos_emb(name)
+    if name != "float32":
+        T.test_interleave_rope(name)
     for mode in T.MODES:
         T.test_rotary_position_embedding(mode, name)
         T.test_rotary_position_embedding_grad(mode, name)
@@ -296,12 +331,15 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
         c, s = ang.cos().to(dt), ang.sin().to(dt)
         qo, ko = torch_npu.npu_apply_rotary_pos_emb(q.npu(), k.npu(), c.npu(), s.npu(), "BSND", mode)
         OUT[f"apply {dt} {mode}"] = [enc(to_np(v)) for v in (q, k, c, s, qo, ko)]
+    x = torch.randn(2, 3, 4, 64).to(dt); ang = torch.rand(2, 1, 4, 64) * 6 - 3
+    c, s = ang.cos().to(dt), ang.sin().to(dt)
+    OUT[f"interleave {dt} interleave-half"] = [enc(to_np(v)) for v in (x, c, s, torch_npu.npu_interleave_rope(x.npu(), c.npu(), s.npu()))]
 """
 
 
 def test_torch_npu_reaches_the_operators():
     out = F.torch_npu_arrays(TORCH_BODY)
-    assert len(out) == 21
+    assert len(out) == 24
     modes = {"half": 0, "interleave": 1, "quarter": 2, "interleave-half": 3}
     for key, vals in out.items():
         kind, dt, m = key.split()
@@ -313,6 +351,9 @@ def test_torch_npu_reaches_the_operators():
             _, dc64, ds64 = rope_grad64(g, c, s, x, mode)
             assert R.ulp_distance(dc, R.cast(R.cast(dc64, "float32"), name), name).max() == 0, key
             assert R.ulp_distance(ds, R.cast(R.cast(ds64, "float32"), name), name).max() == 0, key
+        elif kind == "interleave":
+            x, c, s, y = vals
+            assert _bits_equal(y, R.cast(rope32(x, c, s, 3), name)), key
         else:
             q, k, c, s, qo, ko = vals
             for got, x in ((qo, q), (ko, k)):

@@ -839,5 +839,10 @@ MUTANTS = [
            ("tests/test_rotary.py::test_rotary_position_embedding_grad",), "RotaryPositionEmbeddingGrad's dsin without rot's signs"),
     Mutant("arpe-v2-quarter-is-interleave", f"{OPS}/posembedding/rotary.c",
            '!strcmp(ms, "quarter") ? RP_QUARTER : RP_INTERLEAVE;', '!strcmp(ms, "quarter") ? RP_INTERLEAVE : RP_QUARTER;',
-           ("tests/test_rotary.py::test_apply_rotary_pos_emb",), "ApplyRotaryPosEmbV2 swaps the quarter and interleave modes"),
+           ("tests/test_rotary.py::test_apply_rotary_pos_emb",),
+           "ApplyRotaryPosEmbV2 swaps the quarter and interleave modes"),
+    Mutant("interleave-rope-a2-any-head-dim", f"{OPS}/posembedding/rotary.c",
+           "    if (x->shape[3] != 64) return rp_fail", "    if (0 && x->shape[3] != 64) return rp_fail",
+           ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
+           "validation: InterleaveRope on Atlas A2 accepts a head dim other than 64"),
 ]

@@ -2726,11 +2726,23 @@ def build_arpe(g: Gen) -> dict:
     return args
 
 
+def build_interleave_rope(g: Gen) -> dict:
+    """InterleaveRope: x (B, N, S, D), D 64 mostly (Atlas A2's only size), cos / sin (B, 1, S or 1, D)."""
+    r = g.rng
+    b, n, s = r.choice((1, 2)), r.choice((1, 2, 3)), r.choice((1, 4))
+    d = 64 if r.random() < 0.7 else r.choice((16, 8, 32))
+    c = [b, 1 if r.random() < 0.9 else n, s if r.random() < 0.6 else 1, d]
+    dt = r.choice((1, 27, 1, 27, 0)) if r.random() < 0.95 else g.dtype()
+    return {"x": g.tensor(dt, [b, n, s, d]), "cos": g.tensor(dt, c, fill=g.fill(dt, "small")),
+            "sin": g.tensor(dt, c, fill=g.fill(dt, "small")), "out": g.out(dt, [b, n, s, d])}
+
+
 BUILDERS.update({op: build_rms_norm for op in (
     "aclnnRmsNorm", "aclnnGemmaRmsNorm", "aclnnRmsNormGrad", "aclnnAddRmsNorm", "aclnnInplaceAddRmsNorm")})
 BUILDERS.update({"aclnnSwiGlu": build_swi_glu, "aclnnSwiGluGrad": build_swi_glu,
                  "aclnnRotaryPositionEmbedding": build_rope, "aclnnRotaryPositionEmbeddingGrad": build_rope,
-                 "aclnnApplyRotaryPosEmb": build_arpe, "aclnnApplyRotaryPosEmbV2": build_arpe})
+                 "aclnnApplyRotaryPosEmb": build_arpe, "aclnnApplyRotaryPosEmbV2": build_arpe,
+                 "aclnnInterleaveRope": build_interleave_rope})
 
 
 def builder_for(op: str):

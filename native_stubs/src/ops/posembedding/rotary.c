@@ -1,6 +1,6 @@
 /*
  * Rotary position embeddings (hicann/ops-transformer posembedding/): aclnnRotaryPositionEmbedding and its Grad,
- * aclnnApplyRotaryPosEmb and V2 -- all four generated wrappers (the op_api files only forward to
+ * aclnnApplyRotaryPosEmb and V2, aclnnInterleaveRope (RotaryPositionEmbedding's mode 3 on Ascend 950) -- generated wrappers (the op_api files only forward to
  * aclnnInner...); definitions in rotary.toml.
  *
  * y = x' * cos + rot(x) * sin over the last dim D, cos and sin broadcast over x's leading dims (a dim of 1), with
@@ -219,19 +219,62 @@ static aclnnStatus rp_common(op_call *c, const op_step *s, int64_t mode, const p
     return ACLNN_SUCCESS;
 }
 
-/* rope_plan x cos sin out mode: RotaryPositionEmbedding's tiling; an empty x with an empty out runs nothing. */
-aclnnStatus opc_rope_plan(op_call *c, const op_step *s) {
+/* RotaryPositionEmbedding's tiling for x cos sin out (s's first four operands); an empty x with an empty out runs
+ * nothing. */
+static aclnnStatus rope_fwd_plan(op_call *c, const op_step *s, int64_t mode) {
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *out = op_tensor(c, s, 3);
     if (pyaclnn_stub_numel(x) == 0 && pyaclnn_stub_numel(out) == 0) {
         c->nothing = 1;
         return ACLNN_SUCCESS;
     }
     rp_params *p = op_params(c, sizeof *p);
-    aclnnStatus rc = rp_common(c, s, op_argument(c, s, 4)->i, x, op_tensor(c, s, 1), op_tensor(c, s, 2), p);
+    aclnnStatus rc = rp_common(c, s, mode, x, op_tensor(c, s, 1), op_tensor(c, s, 2), p);
     if (rc) return rc;
     if (!rp_same_shape(x, out)) return rp_fail(c, "%s and %s shapes should be equal.", op_pname(c, s, 0), op_pname(c, s, 3));
     p->kind = RP_FWD;
     p->arith = RP_F32;
+    return ACLNN_SUCCESS;
+}
+
+/* rope_plan x cos sin out mode: RotaryPositionEmbedding's tiling. */
+aclnnStatus opc_rope_plan(op_call *c, const op_step *s) { return rope_fwd_plan(c, s, op_argument(c, s, 4)->i); }
+
+/* ir_rows x cos sin out: InterleaveRope's definition rows -- Ascend 950 runs RotaryPositionEmbedding's
+ * (aclnn_interleave_rope.cpp: SocVersion ASCEND910_95), Atlas A2 its own (FLOAT16, BF16). */
+aclnnStatus opc_ir_rows(op_call *c, const op_step *s) {
+    op_step t = *s;
+    t.text = ew_soc_is_950() ? "FLOAT16 FLOAT16 FLOAT16 FLOAT16|FLOAT FLOAT FLOAT FLOAT|BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16"
+                             : "FLOAT16 FLOAT16 FLOAT16 FLOAT16|BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16";
+    return opc_dtype_rows(c, &t);
+}
+
+/* ir_plan x cos sin out: Ascend 950: RotaryPositionEmbedding in mode 3 (interleave-half); Atlas A2: InterleaveRope's
+ * tiling (interleave_rope_tiling.cpp): x (B, N, S, D) of positive sizes, D 64, cos and sin of one shape (B, 1, S or
+ * 1, D); out must hold x's elements (the tiling does not look at it: the emulator checks). */
+aclnnStatus opc_ir_plan(op_call *c, const op_step *s) {
+    if (ew_soc_is_950()) return rope_fwd_plan(c, s, RP_INTERLEAVE_HALF);
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *co = op_tensor(c, s, 1), *si = op_tensor(c, s, 2),
+                              *out = op_tensor(c, s, 3);
+    static const char *const what[4] = {"batchSize", "numHead", "seqLength", "hiddenDim"};
+    if (x->ndim != 4 || co->ndim != 4 || si->ndim != 4) return rp_fail(c, "Shape must be (B,N,S,D).");
+    for (int i = 0; i < 4; i++)
+        if (x->shape[i] <= 0) return rp_fail(c, "%s should be greater than 0.", what[i]);
+    if (x->shape[3] != 64) return rp_fail(c, "hiddenDim must be 64.");
+    if (!rp_same_shape(co, si)) return rp_fail(c, "cos and sin shape must be the same.");
+    if (co->shape[0] != x->shape[0]) return rp_fail(c, "cos or sin batchSize must same as x batchSize.");
+    if (co->shape[1] != 1) return rp_fail(c, "cos or sin numHead must be 1.");
+    if (co->shape[2] != x->shape[2] && co->shape[2] != 1)
+        return rp_fail(c, "cos or sin seqLength must be 1 or the same as x seqLength.");
+    if (co->shape[3] != x->shape[3]) return rp_fail(c, "cos or sin hiddenDim must same as x hiddenDim.");
+    if (!rp_same_shape(x, out)) return rp_fail(c, "x and out shapes should be equal.");
+    rp_params *p = op_params(c, sizeof *p);
+    p->kind = RP_FWD;
+    p->mode = RP_INTERLEAVE_HALF;
+    p->arith = RP_F32;
+    p->d = 64;
+    p->ndim = 4;
+    memcpy(p->xs[0], x->shape, sizeof p->xs[0]);
+    memcpy(p->cs, co->shape, sizeof p->cs);
     return ACLNN_SUCCESS;
 }
 
