@@ -281,7 +281,8 @@ GRAD_ROWS = [("float16", "float32"), ("bfloat16", "float32"), ("float16", "float
 
 @pytest.mark.parametrize("xname,gname", GRAD_ROWS)
 def test_rms_norm_grad_against_float64(xname, gname):
-    for shape, gnd in [((3, 16), 1), ((2, 3, 5), 2), ((5, 33), 1)]:
+    # (the docs give x 2-8 dims; the tiling's MIN_DIM_X is 1: a 1-dim x is one row, followed)
+    for shape, gnd in [((3, 16), 1), ((2, 3, 5), 2), ((5, 33), 1), ((12,), 1)]:
         x, g, eps = _args(xname, gname, shape, gnd)
         dy = R.cast(RNG.standard_normal(shape), xname)
         rstd = rms32(x, g, eps, xname)[1].reshape(_rstd_shape(shape, gnd))
@@ -324,15 +325,26 @@ INVALID_CALLS = [   # operator, arguments, code, message text
     ("RmsNorm", (H, np.ones(8, np.float16), 1e-6, Y, RS), INVALID,
      "the dtype combination x FLOAT16, gamma FLOAT16, yOut FLOAT, rstdOut FLOAT is not supported"),
     ("RmsNorm", (X, G, 1e-6, Y, np.zeros((2, 1), np.float16)), INVALID, "rstdOut FLOAT16 is not supported"),
-    ("RmsNorm", (X, np.ones(4, F32), 1e-6, Y, RS), TILING, "the shape of gamma must be the shape of the last 1 axes of x"),
-    ("RmsNorm", (X, np.ones((1, 2, 8), F32), 1e-6, Y, RS), TILING, "The shape dim of gamma (3) must be less than"),
-    ("RmsNorm", (X, G, 1e-6, np.zeros((2, 4), F32), RS), TILING, "y [2, 4] and x [2, 8]: the shapes must be the same"),
-    ("RmsNorm", (X, G, 1e-6, Y, np.zeros((3, 1), F32)), TILING, "rstd [3, 1] does not match x [2, 8]"),
+    ("RmsNorm", (X, np.ones(4, F32), 1e-6, Y, RS), TILING,
+     "gamma and x [4] and [2, 8]: The shape of input gamma must be the same as the shape consisting of the last 1 axes"),
+    ("RmsNorm", (X, np.ones((1, 2, 8), F32), 1e-6, Y, RS), TILING,
+     "gamma and x dims 3 and 2: The shape dim of input gamma must be less than or equal to that of input x"),
+    ("RmsNorm", (X, G, 1e-6, np.zeros((2, 4), F32), RS), TILING, "y and x [2, 4] and [2, 8]: The shapes of output y and"),
+    ("RmsNorm", (X, G, 1e-6, np.zeros((2, 0), F32), RS), TILING, "y [2, 0]: Output y cannot be an empty tensor"),
+    ("RmsNorm", (np.zeros((2, 0), F32), np.zeros(0, F32), 1e-6, np.zeros((2, 0), F32), RS), TILING,
+     "gamma [0]: Input gamma cannot be an empty tensor"),
+    ("RmsNorm", (X, G, 1e-6, Y, np.zeros((1, 2, 1), F32)), TILING, "rstd [1, 2, 1]: The 1th axis of output rstd must be 1"),
+    ("RmsNorm", (X, G, 1e-6, Y, np.zeros((1, 1), F32)), TILING, "rstd [1, 1] has 1 elements, one per row (2) needed"),
+    ("RmsNorm", (X, G, 1e-6, Y, np.zeros((3, 1), F32)), TILING,
+     "rstd [3, 1]: The 0th axis of output rstd must be 1 or equal to the 0th axis of input x"),
     ("RmsNorm", (X, G, -1.0, Y, RS), TILING, "Epsilon less than zero"),
-    ("RmsNormGrad", (np.ones(8, F32), np.ones(8, F32), np.ones(1, F32), G, np.zeros(8, F32), np.zeros(8, F32)), TILING,
-     "x has 1 dims, it must be in the range of [2, 8]"),
+    ("RmsNormGrad", (np.ones((1,) * 9, F32),) * 2 + (np.ones(1, F32), np.ones(1, F32), np.ones((1,) * 9, F32),
+                     np.zeros(1, F32)), TILING, "x has 9 dims, it must be in the range of [1, 8]"),
+    ("RmsNormGrad", (X, X, np.ones((3, 1), F32), G, Y, np.zeros(8, F32)), TILING,
+     "rstd and x [3, 1] and [2, 8]: The shape of input rstd must be the same as the shape consisting of the first 1"),
+    ("RmsNormGrad", (X, X, RS, G, Y, np.zeros(4, F32)), TILING, "dgamma and dy [4] and [2, 8]: The shape of output dgamma"),
     ("RmsNormGrad", (X, X, RS, np.ones(8, np.float16), Y, np.zeros(8, F32)), INVALID, "dtype combination"),
-    ("RmsNormGrad", (Y[:, :4], X, RS, G, Y, np.zeros(8, F32)), TILING, "x [2, 8] and dy [2, 4]"),
+    ("RmsNormGrad", (Y[:, :4], X, RS, G, Y, np.zeros(8, F32)), TILING, "x and dy [2, 8] and [2, 4]: The shapes of input x"),
     ("AddRmsNorm", (X, X, G, 1e-6, Y, None, None), INVALID,
      "Tensor x1 not implemented for FLOAT, should be in dtype support list [FLOAT16, BFLOAT16]."),
     ("AddRmsNorm", (X, H, G, 1e-6, Y, RS, Y), INVALID,

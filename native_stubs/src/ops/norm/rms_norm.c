@@ -179,50 +179,82 @@ static aclnnStatus rn_reject(op_call *c, int phase1, const char *fmt, ...) {
 
 static const char *shp(const pyaclnn_stub_tensor *t, char *b, size_t n) { return tv_shape_text(t->shape, t->ndim, b, n); }
 
-/* gamma against x's trailing dims, and x's dims within [lo, 8]; rows and cols. */
-static aclnnStatus rn_gamma(op_call *c, int phase1, const char *nx, const pyaclnn_stub_tensor *x, const char *ng,
-                            const pyaclnn_stub_tensor *g, int lo, rn_params *p) {
-    char b1[160], b2[160];
-    if (x->ndim > 8 || x->ndim < lo)
-        return rn_reject(c, phase1, "%s has %lld dims, it must be in the range of [%d, 8]", nx, (long long)x->ndim, lo);
+#define RN_SHAPES(a, b) shp(a, b1, sizeof b1), shp(b, b2, sizeof b2)
+
+/* x's and gamma's ranks in [1, 8], gamma's at most x's (the tilings' first checks). */
+static aclnnStatus rn_ranks(op_call *c, int phase1, const char *nx, const pyaclnn_stub_tensor *x, const char *ng,
+                            const pyaclnn_stub_tensor *g) {
+    if (x->ndim > 8 || x->ndim < 1)
+        return rn_reject(c, phase1, "%s has %lld dims, it must be in the range of [1, 8]", nx, (long long)x->ndim);
     if (g->ndim > 8 || g->ndim < 1)
         return rn_reject(c, phase1, "%s has %lld dims, it must be in the range of [1, 8]", ng, (long long)g->ndim);
     if (g->ndim > x->ndim)
-        return rn_reject(c, phase1, "The shape dim of %s (%lld) must be less than or equal to that of %s (%lld)", ng,
-                         (long long)g->ndim, nx, (long long)x->ndim);
-    for (int64_t i = 0; i < g->ndim; i++) {
-        if (g->shape[i] == 0)
-            return rn_reject(c, phase1, "%s %s: %s cannot be an empty tensor", ng, shp(g, b1, sizeof b1), ng);
-        if (g->shape[i] != x->shape[x->ndim - g->ndim + i])
-            return rn_reject(c, phase1, "%s %s and %s %s: the shape of %s must be the shape of the last %lld axes of %s",
-                             ng, shp(g, b1, sizeof b1), nx, shp(x, b2, sizeof b2), ng, (long long)g->ndim, nx);
-    }
+        return rn_reject(c, phase1, "%s and %s dims %lld and %lld: The shape dim of input %s must be less than or equal "
+                         "to that of input %s", ng, nx, (long long)g->ndim, (long long)x->ndim, ng, nx);
+    return ACLNN_SUCCESS;
+}
+
+static void rn_rows(const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *g, rn_params *p) {
     p->rows = tv_dims_product(x->shape, 0, x->ndim - g->ndim);
     p->cols = tv_dims_product(g->shape, 0, g->ndim);
-    return ACLNN_SUCCESS;
 }
 
-/* rstd: x's dims with 1 or x's size in each (the vendor's RmsNorm tiling), and one element per row. */
-static aclnnStatus rn_rstd(op_call *c, int phase1, const char *nr, const pyaclnn_stub_tensor *r, const char *nx,
-                           const pyaclnn_stub_tensor *x, int64_t rows) {
-    char b1[160], b2[160];
-    int ok = r->ndim <= x->ndim && pyaclnn_stub_numel(r) == rows;
-    for (int64_t i = 0; ok && i < r->ndim; i++) ok = r->shape[i] == 1 || r->shape[i] == x->shape[i];
-    if (!ok)
-        return rn_reject(c, phase1, "%s %s does not match %s %s: each axis must be 1 or %s's, one element per row", nr,
-                         shp(r, b1, sizeof b1), nx, shp(x, b2, sizeof b2), nx);
-    return ACLNN_SUCCESS;
+/* The emulator's own check: the kernel reads / writes one rstd per row (the tilings only compare dims). */
+static aclnnStatus rn_rstd_count(op_call *c, int phase1, const char *nr, const pyaclnn_stub_tensor *r, int64_t rows,
+                                 int exact) {
+    int64_t n = pyaclnn_stub_numel(r);
+    if (exact ? n == rows : n >= rows) return ACLNN_SUCCESS;
+    char b1[160];
+    return rn_reject(c, phase1, "%s %s has %lld elements, one per row (%lld) needed", nr, shp(r, b1, sizeof b1),
+                     (long long)n, (long long)rows);
 }
 
-static aclnnStatus rn_same(op_call *c, int phase1, const char *na, const pyaclnn_stub_tensor *a, const char *nb,
-                           const pyaclnn_stub_tensor *b) {
+/* RmsNorm's CheckInputShape4RmsNorm in its order (x, gamma, y, rstd: the operands' labels), also AddRmsNorm's L0
+ * and InplaceAddRmsNorm (x2 then must have x1's shape). */
+static aclnnStatus rn_fwd_shapes(op_call *c, int phase1, const op_step *s, const pyaclnn_stub_tensor *x2,
+                                 rn_params *p) {
+    const char *nx = op_pname(c, s, 1), *ng = op_pname(c, s, 2), *ny = op_pname(c, s, 3), *nr = op_pname(c, s, 4);
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 1), *g = op_tensor(c, s, 2), *y = op_tensor(c, s, 3),
+                              *r = op_tensor(c, s, 4);
     char b1[160], b2[160];
-    int ok = a->ndim == b->ndim;
-    for (int64_t i = 0; ok && i < a->ndim; i++) ok = a->shape[i] == b->shape[i];
-    if (!ok)
-        return rn_reject(c, phase1, "%s %s and %s %s: the shapes must be the same", na, shp(a, b1, sizeof b1), nb,
-                         shp(b, b2, sizeof b2));
-    return ACLNN_SUCCESS;
+    aclnnStatus rc = rn_ranks(c, phase1, nx, x, ng, g);
+    if (rc || c->made) return rc;
+    if (x->ndim != y->ndim)
+        return rn_reject(c, phase1, "%s and %s dims %lld and %lld: The shape dims of input %s and output %s must be the "
+                         "same", ny, nx, (long long)y->ndim, (long long)x->ndim, nx, ny);
+    for (int64_t i = 0; i < g->ndim; i++) {
+        if (g->shape[i] == 0) return rn_reject(c, phase1, "%s %s: Input %s cannot be an empty tensor", ng,
+                                               shp(g, b1, sizeof b1), ng);
+        if (g->shape[i] != x->shape[x->ndim - g->ndim + i])
+            return rn_reject(c, phase1, "%s and %s %s and %s: The shape of input %s must be the same as the shape "
+                             "consisting of the last %lld axes of input %s", ng, nx, RN_SHAPES(g, x), ng,
+                             (long long)g->ndim, nx);
+    }
+    for (int64_t i = 0; i < x->ndim; i++) {
+        if (x->shape[i] == 0) return rn_reject(c, phase1, "%s %s: Input %s cannot be an empty tensor", nx,
+                                               shp(x, b1, sizeof b1), nx);
+        if (y->shape[i] == 0) return rn_reject(c, phase1, "%s %s: Output %s cannot be an empty tensor", ny,
+                                               shp(y, b1, sizeof b1), ny);
+        if (x->shape[i] != y->shape[i])
+            return rn_reject(c, phase1, "%s and %s %s and %s: The shapes of output %s and input %s must be the same", ny,
+                             nx, RN_SHAPES(y, x), ny, nx);
+        if (x2 != NULL && x2->shape[i] != x->shape[i])
+            return rn_reject(c, phase1, "x2 and %s %s and %s: The shapes of input x2 and input %s must be the same", nx,
+                             RN_SHAPES(x2, x), nx);
+    }
+    if (x2 != NULL && x2->ndim != x->ndim)
+        return rn_reject(c, phase1, "x2 and %s %s and %s: The shapes of input x2 and input %s must be the same", nx,
+                         RN_SHAPES(x2, x), nx);
+    rn_rows(x, g, p);
+    if (!r->present) return ACLNN_SUCCESS;
+    for (int64_t i = 0; i < r->ndim; i++) {
+        if (r->shape[i] == 0) return rn_reject(c, phase1, "%s %s: Output %s cannot be an empty tensor", nr,
+                                               shp(r, b1, sizeof b1), nr);
+        if (r->shape[i] != 1 && (i >= x->ndim || r->shape[i] != x->shape[i]))
+            return rn_reject(c, phase1, "%s %s: The %lldth axis of output %s must be 1 or equal to the %lldth axis of "
+                             "input %s", nr, shp(r, b1, sizeof b1), (long long)i, nr, (long long)i, nx);
+    }
+    return rn_rstd_count(c, phase1, nr, r, p->rows, 1);
 }
 
 /* The arch35 tilings' full-load templates (AddRmsNorm's MODE_NORMAL, add_rms_norm_tiling_arch35.cpp; RmsNorm's
@@ -254,17 +286,12 @@ static void rn_common(rn_params *p, double eps, aclDataType dt) {
  * optional outputs only (AddRmsNorm's rstd and xOut may be NULL). */
 aclnnStatus opc_rn_plan(op_call *c, const op_step *s) {
     int phase1 = (int)s->n;
+    if (phase1 && c->nothing) return ACLNN_SUCCESS;   /* every output empty: nnopbase skips the tiling */
     double eps = op_argument(c, s, 0)->d;
-    const pyaclnn_stub_tensor *x = op_tensor(c, s, 1), *g = op_tensor(c, s, 2), *y = op_tensor(c, s, 3);
-    const pyaclnn_stub_tensor *r = op_tensor(c, s, 4);
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 1), *g = op_tensor(c, s, 2);
     rn_params *p = op_params(c, sizeof *p);
-    aclnnStatus rc = rn_gamma(c, phase1, op_pname(c, s, 1), x, op_pname(c, s, 2), g, 1, p);
+    aclnnStatus rc = rn_fwd_shapes(c, phase1, s, s->np > 5 ? op_tensor(c, s, 5) : NULL, p);
     if (rc || c->made) return rc;
-    if (s->np > 5 && (rc = rn_same(c, phase1, op_pname(c, s, 5), op_tensor(c, s, 5), op_pname(c, s, 1), x))) return rc;
-    if (c->made) return ACLNN_SUCCESS;
-    if ((rc = rn_same(c, phase1, op_pname(c, s, 3), y, op_pname(c, s, 1), x)) || c->made) return rc;
-    if (r->present && ((rc = rn_rstd(c, phase1, op_pname(c, s, 4), r, op_pname(c, s, 1), x, p->rows)) || c->made))
-        return rc;
     if (eps < 0) return rn_reject(c, phase1, "Epsilon less than zero, please check.");
     rn_common(p, eps, x->dtype);
     int64_t xe = x->dtype == ACL_FLOAT ? 4 : 2, ge = g->dtype == ACL_FLOAT ? 4 : 2;
@@ -273,18 +300,57 @@ aclnnStatus opc_rn_plan(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* rn_grad_plan dy x rstd gamma dx dgamma: RmsNormGrad's tiling checks (561002): x of 2-8 dims, dy and dx x's shape,
- * gamma x's trailing dims, dgamma gamma's shape, rstd one element per row. */
+/* rn_grad_plan dy x rstd gamma dx dgamma: RmsNormGrad's CheckInputShape4RmsNormGrad in its order (561002): ranks,
+ * dx's and dgamma's ranks, dy / x / dx shapes, dy's last axis not 0, rstd against x's leading dims, gamma and
+ * dgamma against dy's trailing dims; then at least one rstd per row (the emulator's). */
 aclnnStatus opc_rn_grad_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *dy = op_tensor(c, s, 0), *x = op_tensor(c, s, 1), *r = op_tensor(c, s, 2);
     const pyaclnn_stub_tensor *g = op_tensor(c, s, 3), *dx = op_tensor(c, s, 4), *dg = op_tensor(c, s, 5);
+    const char *ndy = op_pname(c, s, 0), *nx = op_pname(c, s, 1), *nr = op_pname(c, s, 2), *ng = op_pname(c, s, 3),
+               *ndx = op_pname(c, s, 4), *ndg = op_pname(c, s, 5);
+    if (c->nothing) return ACLNN_SUCCESS;   /* every output empty: nnopbase skips the tiling */
     rn_params *p = op_params(c, sizeof *p);
-    aclnnStatus rc;
-    if ((rc = rn_gamma(c, 1, op_pname(c, s, 1), x, op_pname(c, s, 3), g, 2, p))) return rc;
-    if ((rc = rn_same(c, 1, op_pname(c, s, 1), x, op_pname(c, s, 0), dy))) return rc;
-    if ((rc = rn_same(c, 1, op_pname(c, s, 4), dx, op_pname(c, s, 0), dy))) return rc;
-    if ((rc = rn_same(c, 1, op_pname(c, s, 5), dg, op_pname(c, s, 3), g))) return rc;
-    if ((rc = rn_rstd(c, 1, op_pname(c, s, 2), r, op_pname(c, s, 1), x, p->rows))) return rc;
+    char b1[160], b2[160];
+    aclnnStatus rc = rn_ranks(c, 1, nx, x, ng, g);
+    if (rc) return rc;
+    if (dy->ndim != x->ndim)
+        return rn_reject(c, 1, "%s and %s dims %lld and %lld: The shape dims of input %s and input %s must be the same",
+                         ndy, nx, (long long)dy->ndim, (long long)x->ndim, ndy, nx);
+    if (dx->ndim != dy->ndim)
+        return rn_reject(c, 1, "%s and %s dims %lld and %lld: The shape dims of output %s and input %s must be the same",
+                         ndx, ndy, (long long)dx->ndim, (long long)dy->ndim, ndx, ndy);
+    if (g->ndim != dg->ndim)
+        return rn_reject(c, 1, "%s and %s dims %lld and %lld: The shape dims of output %s and input %s must be the same",
+                         ndg, ng, (long long)dg->ndim, (long long)g->ndim, ndg, ng);
+    for (int64_t i = 0; i < x->ndim; i++) {
+        if (dy->shape[i] != x->shape[i])
+            return rn_reject(c, 1, "%s and %s %s and %s: The shapes of input %s and input %s must be the same", nx, ndy,
+                             RN_SHAPES(x, dy), nx, ndy);
+        if (dy->shape[i] != dx->shape[i])
+            return rn_reject(c, 1, "%s and %s %s and %s: The shapes of output %s and input %s must be the same", ndx, ndy,
+                             RN_SHAPES(dx, dy), ndx, ndy);
+    }
+    if (dy->shape[x->ndim - 1] == 0)
+        return rn_reject(c, 1, "%s %s: The last axis of input %s can not be 0", ndy, shp(dy, b1, sizeof b1), ndy);
+    int64_t lead = x->ndim - g->ndim, upto = r->ndim < lead ? r->ndim : lead;
+    for (int64_t i = 0; i < upto; i++)
+        if (r->shape[i] != x->shape[i])
+            return rn_reject(c, 1, "%s and %s %s and %s: The shape of input %s must be the same as the shape consisting "
+                             "of the first %lld axes of input %s", nr, nx, RN_SHAPES(r, x), nr, (long long)upto, nx);
+    for (int64_t i = upto; i < lead; i++)
+        if (x->shape[i] != 1)
+            return rn_reject(c, 1, "%s %s: The %lldth axis of input %s must be 1", nx, shp(x, b1, sizeof b1), (long long)i,
+                             nx);
+    for (int64_t i = 0; i < g->ndim; i++) {
+        if (g->shape[i] != dy->shape[lead + i])
+            return rn_reject(c, 1, "%s and %s %s and %s: The shape of input %s must be the same as the shape consisting "
+                             "of the last %lld axes of input %s", ng, ndy, RN_SHAPES(g, dy), ng, (long long)g->ndim, ndy);
+        if (dg->shape[i] != dy->shape[lead + i])
+            return rn_reject(c, 1, "%s and %s %s and %s: The shape of output %s must be the same as the shape consisting "
+                             "of the last %lld axes of input %s", ndg, ndy, RN_SHAPES(dg, dy), ndg, (long long)g->ndim, ndy);
+    }
+    rn_rows(x, g, p);
+    if ((rc = rn_rstd_count(c, 1, nr, r, p->rows, 0))) return rc;
     rn_common(p, 0, x->dtype);
     return ACLNN_SUCCESS;
 }
