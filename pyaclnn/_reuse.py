@@ -56,42 +56,50 @@ class ReuseCache:
         self.hits = 0
         self.misses = 0
 
+    # The lock is never waited for: a call that finds it taken (another thread, or -- on CPython 3.13,
+    # measured -- a KeyboardInterrupt that landed between the acquire and the block that releases it,
+    # leaving it held) just does not reuse, rather than waiting forever.
     def take(self, shape: tuple, acl_dtype: int, stream: Stream) -> Tensor:
         """A contiguous tensor of this layout on ``stream``: a free cached one, else a new one."""
         key = (shape, acl_dtype)
-        with self._lock:
-            entries = self._layouts.get(key)
-            if entries is not None:
-                for t in entries:
-                    if _getrefcount(t) == _FREE_REFS and t._ptr is not None and t._mem.views == 1:
-                        self.hits += 1
-                        return t
+        if self._lock.acquire(blocking=False):
+            try:
+                entries = self._layouts.get(key)
+                if entries is not None:
+                    for t in entries:
+                        if _getrefcount(t) == _FREE_REFS and t._ptr is not None and t._mem.views == 1:
+                            self.hits += 1
+                            return t
+            finally:
+                self._lock.release()
         t = empty(shape, acl_dtype, stream=stream)
         if t._mem.nbytes > MAX_BYTES:
             return t
         t.acl_handle()                      # the descriptor is made once, with the tensor
-        with self._lock:
-            self.misses += 1
-            entries = self._layouts.get(key)
-            if entries is None:
-                entries = self._layouts[key] = []
-                while len(self._layouts) > MAX_LAYOUTS:
-                    self._layouts.popitem(last=False)
-            else:
-                self._layouts.move_to_end(key)
-            entries[:] = [e for e in entries if e._ptr is not None]     # closed by their holder
-            if len(entries) < PER_LAYOUT:
-                entries.append(t)
+        if self._lock.acquire(blocking=False):
+            try:
+                self.misses += 1
+                entries = self._layouts.get(key)
+                if entries is None:
+                    entries = self._layouts[key] = []
+                    while len(self._layouts) > MAX_LAYOUTS:
+                        self._layouts.popitem(last=False)
+                else:
+                    self._layouts.move_to_end(key)
+                entries[:] = [e for e in entries if e._ptr is not None]     # closed by their holder
+                if len(entries) < PER_LAYOUT:
+                    entries.append(t)
+            finally:
+                self._lock.release()
         return t
 
     def clear(self) -> None:
-        with self._lock:
-            self._layouts.clear()
+        self._layouts = OrderedDict()       # one rebinding: no lock to wait for (see take)
 
     def info(self) -> dict:
-        with self._lock:
-            return {"layouts": len(self._layouts), "tensors": sum(map(len, self._layouts.values())),
-                    "hits": self.hits, "misses": self.misses}
+        layouts = self._layouts
+        return {"layouts": len(layouts), "tensors": sum(len(e) for e in list(layouts.values())),
+                "hits": self.hits, "misses": self.misses}
 
 
 # Only the default stream of a device pyaclnn holds for the whole process (the current device when
@@ -105,10 +113,14 @@ _caches_lock = threading.Lock()
 def _cache_for(stream: Stream) -> ReuseCache | None:
     if not stream.is_default or not holds_forever(stream):
         return None
-    with _caches_lock:
+    if not _caches_lock.acquire(blocking=False):     # never waited for (see ReuseCache.take): no reuse now
+        return None
+    try:
         c = _caches.get(stream)
         if c is None:
             c = _caches[stream] = ReuseCache()
+    finally:
+        _caches_lock.release()
     return c
 
 
@@ -124,16 +136,13 @@ def take(shape: tuple, acl_dtype: int, stream: Stream) -> Tensor:
 
 def clear() -> None:
     """Drop the cached tensors (their memory goes back to the streams' pools)."""
-    with _caches_lock:
-        caches = list(_caches.values())
-    for c in caches:
+    for c in list(_caches.values()):        # one C-level copy: no lock to wait for
         c.clear()
 
 
 def info() -> dict:
     """Per stream: layouts and tensors kept, hits and misses (for tests and benchmarks)."""
-    with _caches_lock:
-        return {repr(s): c.info() for s, c in _caches.items()}
+    return {repr(s): c.info() for s, c in list(_caches.items())}
 
 
 on_empty_cache(clear)

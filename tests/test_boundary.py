@@ -154,3 +154,25 @@ def test_pool_high_water_mark_is_documented_and_enforced():
         assert s.pool.stats()["cached_bytes"] <= runtime.DEFAULT_POOL_LIMIT
     finally:
         s.close()
+
+
+def test_a_cache_lock_left_held_never_blocks_a_call():
+    """A KeyboardInterrupt landing between a lock's acquire and the block that releases it leaves the lock
+    held (seen on CPython 3.13 under tests/test_interrupts.py's storm, where the next call then waited
+    forever): the reuse cache never waits for its locks, it just does not reuse."""
+    import threading
+    stream = pyaclnn.current_stream()
+    acl = pyaclnn.tensor.as_acl_dtype("float32")
+    _reuse.take((4,), acl, stream)                  # the stream's cache exists
+    cache = _reuse._caches[stream]
+    cache._lock.acquire()                           # as the interrupted call left it
+    try:
+        got = []
+        worker = threading.Thread(target=lambda: got.append(_reuse.take((4,), acl, stream)), daemon=True)
+        worker.start()
+        worker.join(30)
+        assert got and got[0].shape == (4,), "take() waited for a lock nobody will release"
+        pyaclnn.empty_cache()                       # clearing does not wait either
+        assert _reuse.info()[repr(stream)]["layouts"] == 0
+    finally:
+        cache._lock.release()

@@ -86,7 +86,7 @@ How to use
     is then the review of the change. Never re-record to make a replay pass.
 ``python tests/tools/op_corpus.py replay [--soc S] [--ops A,B] [--sample N]``
     Replays and prints the differences (what tests/test_op_corpus.py does; the whole corpus takes
-    about 5 s per SoC).
+    about 45 s per SoC, most of it generating the seeded inputs).
 ``python tests/tools/op_corpus.py stats [--verbose]``
     Calls, successful calls and distinct failure messages per operator.
 ``python tests/tools/op_corpus.py fuzz --seed S --calls N [--families F,..|--ops A,..] [--soc S]``
