@@ -2467,8 +2467,8 @@ BUILDERS.update({op: build_bce_kl for op in (
 
 # ---- the probe's operators (tests/test_probe_ops.py): Glu, Eye, OneHot, Baddbmm, L1Loss -------------------------
 
-def build_glu(g: Gen) -> dict:
-    """Glu(Backward): self with an even dim (mostly), out / gradOut of self's shape with that dim halved."""
+def _halving_dim(g: Gen):
+    """A shape with an even dim (mostly; dim == rank 5% of the time), that dim, the shape with it halved."""
     r = g.rng
     shape = g.shape(lo=1)
     nd = len(shape)
@@ -2478,6 +2478,13 @@ def build_glu(g: Gen) -> dict:
     half = list(shape)
     if dim < nd:
         half[dim] //= 2
+    return shape, dim, half
+
+
+def build_glu(g: Gen) -> dict:
+    """Glu(Backward): self with an even dim (mostly), out / gradOut of self's shape with that dim halved."""
+    r = g.rng
+    shape, dim, half = _halving_dim(g)
     dt = g.dtype((0, 0, 1, 27, 11)) if r.random() < 0.9 else g.dtype()
     if "Backward" in g.op:
         return {"gradOut": g.tensor(dt, half), "self": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, shape)}
@@ -2640,6 +2647,102 @@ def build_npu_format_cast(g: Gen) -> dict:
 
 
 BUILDERS["aclnnNpuFormatCast"] = build_npu_format_cast
+
+
+# ---- the fused operators: RMS norms, SwiGlu, rotary embeddings (issue 22) -----------------------------------------
+
+def build_rms_norm(g: Gen) -> dict:
+    """RmsNorm / GemmaRmsNorm / RmsNormGrad / AddRmsNorm / InplaceAddRmsNorm: x [lead.., n], gamma the trailing dims
+    (mostly [n]), rstd the leading dims with 1s; FLOAT16 / BF16 / FLOAT (gamma FLOAT with a 16-bit x sometimes)."""
+    r = g.rng
+    lead = [r.choice((1, 2, 3, 4))] + ([r.choice((1, 2, 3))] if r.random() < 0.4 else [])
+    n = r.choice((8, 16, 7, 32, 5))
+    x = lead + [n]
+    two = r.random() < 0.15 and len(lead) == 2
+    gshape = x[-2:] if two else [n]
+    rshape = x[:len(x) - len(gshape)] + [1] * len(gshape)
+    dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
+    gdt = 0 if r.random() < 0.25 else dt
+    op, eps = g.op, r.choice((1e-6, 1e-5, 0.0, 1e-6))
+    gamma = g.tensor(gdt, gshape, fill=g.fill(gdt, "pos"))
+    if op.endswith("RmsNormGrad"):
+        return {"dy": g.tensor(dt, x), "x": g.tensor(dt, x), "rstd": g.tensor(0, rshape, fill=g.fill(0, "pos")),
+                "gamma": gamma, "dxOut": g.out(dt, x), "dgammaOut": g.out(0, gshape)}
+    if op.endswith("InplaceAddRmsNorm"):
+        return {"x1Ref": g.tensor(dt, x), "x2Ref": g.tensor(dt, x), "gamma": g.tensor(dt, gshape), "epsilon": eps,
+                "rstdOut": g.out(0, rshape)}
+    if op.endswith("AddRmsNorm"):
+        mode = r.random()
+        return {"x1": g.tensor(dt, x), "x2": g.tensor(dt, x), "gamma": g.tensor(dt, gshape), "epsilon": eps,
+                "yOut": g.out(dt, x), "rstdOut": g.out(0, rshape) if mode < 0.7 else None,
+                "xOut": g.out(dt, x) if mode < 0.85 else None}
+    return {"x": g.tensor(dt, x), "gamma": gamma if not op.endswith("GemmaRmsNorm") else g.tensor(dt, gshape),
+            "epsilon": eps, "yOut": g.out(dt, x), "rstdOut": g.out(0, rshape)}
+
+
+def build_swi_glu(g: Gen) -> dict:
+    """SwiGlu(Grad): x with an even dim (mostly), out / yGrad with that dim halved; FLOAT16 / BF16 / FLOAT."""
+    r = g.rng
+    shape, dim, half = _halving_dim(g)
+    dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
+    if g.op.endswith("Grad"):
+        return {"yGrad": g.tensor(dt, half), "x": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, shape)}
+    return {"x": g.tensor(dt, shape), "dim": dim, "out": g.out(dt, half)}
+
+
+def build_rope(g: Gen) -> dict:
+    """RotaryPositionEmbedding(Grad): x [B, S, N, D] (D even, mostly a multiple of 4), cos / sin x's shape with some
+    leading dims 1; mode 0-3 (mostly 0, 1)."""
+    r = g.rng
+    b, s, n = r.choice((1, 2)), r.choice((1, 3)), r.choice((1, 2, 4))
+    d = r.choice((8, 16, 4, 6))
+    x = [b, s, n, d]
+    c = [b if r.random() < 0.5 else 1, s if r.random() < 0.7 else 1, n if r.random() < 0.3 else 1, d]
+    dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
+    mode = r.choice((0, 1, 0, 1, 2, 3)) if r.random() < 0.95 else r.choice((4, -1))
+    cos, sin = g.tensor(dt, c, fill=g.fill(dt, "small")), g.tensor(dt, c, fill=g.fill(dt, "small"))
+    if g.op.endswith("Grad"):
+        return {"dy": g.tensor(dt, x), "cos": cos, "sin": sin, "xOptional": g.tensor(dt, x) if r.random() < 0.8 else None,
+                "mode": mode, "dxOut": g.out(dt, x), "dcosOut": g.out(dt, c), "dsinOut": g.out(dt, c)}
+    return {"x": g.tensor(dt, x), "cos": cos, "sin": sin, "mode": mode, "out": g.out(dt, x)}
+
+
+def build_arpe(g: Gen) -> dict:
+    """ApplyRotaryPosEmb(V2): query [B, S, Nq, D], key [B, S, Nk, D], cos / sin [B, S, 1, D] in layout 1 mostly
+    (D 128 half the time: Atlas A2's only size), the others' shapes for layouts 2-4; rotaryMode half / quarter /
+    interleave."""
+    r = g.rng
+    layout = 1 if r.random() < 0.6 else r.choice((2, 3, 4, 5))
+    d = 128 if r.random() < 0.5 else r.choice((8, 16))
+    b, s, nq, nk = r.choice((1, 2)), r.choice((1, 3)), r.choice((1, 2, 4)), r.choice((1, 2))
+    q, k, c = {1: ([b, s, nq, d], [b, s, nk, d], [b, s, 1, d]), 2: ([s, b, nq, d], [s, b, nk, d], [s, b, 1, d]),
+               3: ([b, nq, s, d], [b, nk, s, d], [b, 1, s, d]), 4: ([s, nq, d], [s, nk, d], [s, 1, d]),
+               5: ([b, s, nq, d], [b, s, nk, d], [b, s, 1, d])}[layout]
+    dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
+    args = {"queryRef": g.tensor(dt, q), "keyRef": g.tensor(dt, k), "cos": g.tensor(dt, c, fill=g.fill(dt, "small")),
+            "sin": g.tensor(dt, c, fill=g.fill(dt, "small")), "layout": layout}
+    if g.op.endswith("V2"):
+        args["rotaryMode"] = r.choice(("half", "quarter", "interleave", "half")) if r.random() < 0.95 else "rope"
+    return args
+
+
+def build_interleave_rope(g: Gen) -> dict:
+    """InterleaveRope: x (B, N, S, D), D 64 mostly (Atlas A2's only size), cos / sin (B, 1, S or 1, D)."""
+    r = g.rng
+    b, n, s = r.choice((1, 2)), r.choice((1, 2, 3)), r.choice((1, 4))
+    d = 64 if r.random() < 0.7 else r.choice((16, 8, 32))
+    c = [b, 1 if r.random() < 0.9 else n, s if r.random() < 0.6 else 1, d]
+    dt = r.choice((1, 27, 1, 27, 0)) if r.random() < 0.95 else g.dtype()
+    return {"x": g.tensor(dt, [b, n, s, d]), "cos": g.tensor(dt, c, fill=g.fill(dt, "small")),
+            "sin": g.tensor(dt, c, fill=g.fill(dt, "small")), "out": g.out(dt, [b, n, s, d])}
+
+
+BUILDERS.update({op: build_rms_norm for op in (
+    "aclnnRmsNorm", "aclnnGemmaRmsNorm", "aclnnRmsNormGrad", "aclnnAddRmsNorm", "aclnnInplaceAddRmsNorm")})
+BUILDERS.update({"aclnnSwiGlu": build_swi_glu, "aclnnSwiGluGrad": build_swi_glu,
+                 "aclnnRotaryPositionEmbedding": build_rope, "aclnnRotaryPositionEmbeddingGrad": build_rope,
+                 "aclnnApplyRotaryPosEmb": build_arpe, "aclnnApplyRotaryPosEmbV2": build_arpe,
+                 "aclnnInterleaveRope": build_interleave_rope})
 
 
 def builder_for(op: str):

@@ -600,3 +600,66 @@ aclnnStatus op_invalidf(const char *api, const char *fmt, ...) {
     pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, api, "%s", msg);
     return ACLNN_ERR_PARAM_INVALID;
 }
+
+aclnnStatus op_failf(const char *api, aclnnStatus code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pyaclnn_stub_vreport(code, api, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+aclnnStatus op_defer_to_run(op_call *c, aclnnStatus code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->nothing = 1;
+    c->params_size = 0;
+    c->workspace = 0;
+    aclnnStatus rc = op_make_executor(c, 1);
+    if (rc != ACLNN_SUCCESS) return rc;
+    pyaclnn_stub_executor_defer_error(c->made, code, "%s", msg);
+    return ACLNN_SUCCESS;
+}
+
+/* dtype_rows p ... "ROWS": the generated aclnn wrapper's check of an op definition (op_host/<op>_def.cpp) with
+ * dtype combinations: the operands' dtypes (absent optional ones match any) must be one of the rows of "ROWS"
+ * ("FLOAT16 FLOAT FLOAT16|BF16 ..." : one dtype name per operand, rows separated by '|'), else 161002 naming
+ * the operands and their dtypes. */
+aclnnStatus opc_dtype_rows(op_call *c, const op_step *s) {
+    aclDataType have[OP_MAX_STEP_PARAMS];
+    int known[OP_MAX_STEP_PARAMS];
+    for (int k = 0; k < s->np; k++) known[k] = dtype_of(c, s->p[k], &have[k]);
+    const char *r = s->text ? s->text : "";
+    while (*r) {
+        int ok = 1, k = 0;
+        while (*r && *r != '|') {
+            while (*r == ' ') r++;
+            const char *w = r;
+            while (*r && *r != ' ' && *r != '|') r++;
+            if (r == w) continue;
+            char b[24];
+            if (k < s->np && known[k]) {
+                const char *nm = op_dtype_name(have[k], b);
+                if (strlen(nm) != (size_t)(r - w) || strncmp(nm, w, (size_t)(r - w)) != 0) ok = 0;
+            }
+            k++;
+        }
+        if (ok && k == s->np) return ACLNN_SUCCESS;
+        if (*r == '|') r++;
+    }
+    char all[320];
+    size_t used = 0;
+    all[0] = '\0';
+    for (int k = 0; k < s->np && used < sizeof all; k++) {
+        char b[24];
+        int w = snprintf(all + used, sizeof all - used, "%s%s %s", k ? ", " : "", op_pname(c, s, k),
+                         known[k] ? op_dtype_name(have[k], b) : "(absent)");
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "the dtype combination %s is not supported", all);
+    return ACLNN_ERR_PARAM_INVALID;
+}

@@ -79,6 +79,15 @@ aclnnStatus op_expected_size(const char *api, const char *name, const pyaclnn_st
 /* 161002 with a printf-formatted message (a family's own OP_LOGE text); returns ACLNN_ERR_PARAM_INVALID. */
 aclnnStatus op_invalidf(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* `code` with a printf-formatted message (e.g. a tiling's 561002); returns code. */
+aclnnStatus op_failf(const char *api, aclnnStatus code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A rejection the vendor's L0 wrapper defers to the run (it drops the launcher's status): phase 1 succeeds with an
+ * executor that runs nothing, has no parameters and asks for no workspace; phase 2 fails with `code` and the
+ * message. Returns the status of building that executor. */
+struct op_call;
+aclnnStatus op_defer_to_run(struct op_call *c, aclnnStatus code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Shape arithmetic with a caller's int64 attribute (groups, strides, dilations, repeats ...): the vendor's int64
  * formula, saturated at INT64_MAX / INT64_MIN where it would overflow (undefined behaviour in C), so that the
  * check comparing it with a shape refuses the call as the vendor's does, and nothing wraps into a small size.

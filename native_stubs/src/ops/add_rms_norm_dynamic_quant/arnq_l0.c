@@ -52,14 +52,7 @@ static aclnnStatus reject(op_call *c, const char *why) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, c->api, "%s tiling failed: %s", ARNQ_OP_NAME, why);
         return ACLNN_ERR_INNER_TILING_ERROR;
     }
-    c->nothing = 1;
-    c->params_size = 0;
-    c->workspace = 0;
-    aclnnStatus rc = op_make_executor(c, 1);
-    if (rc != ACLNN_SUCCESS) return rc;
-    pyaclnn_stub_executor_defer_error(c->made, ACLNN_ERR_INNER_NULLPTR, "%s kernel selection / tiling failed: %s",
-                                      ARNQ_OP_NAME, why);
-    return ACLNN_SUCCESS;
+    return op_defer_to_run(c, ACLNN_ERR_INNER_NULLPTR, "%s kernel selection / tiling failed: %s", ARNQ_OP_NAME, why);
 }
 
 /* arnq_l0 epsilon: the L0 op -- its checks on this SoC family, then the template, the kernel's parameters and the
