@@ -324,7 +324,7 @@ def run_demos(selected: list[str] | None = None) -> int:
             if selected and family not in selected:
                 continue
             try:
-                print(f"{family:<11} {fn()}")
+                print(f"{family:<12} {fn()}")
             except Exception as exc:    # noqa: BLE001
                 print(family)
                 report(exc)

@@ -115,6 +115,13 @@ def _pool() -> str:
     return f"AdaptiveAvgPool2d 4x4 -> 2x2 {_fmt(y[0, 0])}".replace("\n", "")
 
 
+def _posembedding() -> str:
+    x = np.array([[[[1.0, 2.0, 3.0, 4.0]]]], F32)                      # [B, S, N, D]
+    cos, sin = np.zeros((1, 1, 1, 4), F32), np.ones((1, 1, 1, 4), F32)  # a quarter turn
+    y = ops.RotaryPositionEmbedding(x, cos, sin, 0, np.empty_like(x))   # mode 0: rotate_half
+    return f"RotaryPositionEmbedding half, cos 0 / sin 1: {_fmt(x[0, 0, 0])} -> {_fmt(y[0, 0, 0])}"
+
+
 def _random() -> str:
     x = np.zeros(4, F32)
     ops.InplaceUniform(x, 0.0, 1.0, 42, 0)
@@ -144,5 +151,5 @@ FAMILIES: dict[str, Callable[[], str]] = {
     "activation": _activation, "attention": _attention, "compare": _compare, "conv": _conv,
     "conversion": _conversion, "foreach": _foreach, "index": _index, "logical": _logical, "loss": _loss,
     "math": _math, "matmul": _matmul, "norm": _norm, "optim": _optim, "pad": _pad, "pool": _pool,
-    "random": _random, "reduce": _reduce, "sort": _sort, "upsample": _upsample,
+    "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort, "upsample": _upsample,
 }

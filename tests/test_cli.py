@@ -98,6 +98,7 @@ def test_demo_runs_one_operator_of_every_family():
     assert "-> [ 6., 15.]" in by_family["reduce"]
     assert "-> [0.899, 1.099, 0.899]" in by_family["optim"]
     assert "indices [1, 2, 0]" in by_family["sort"] and "-> False" in by_family["compare"]
+    assert "-> [-3., -4.,  1.,  2.]" in by_family["posembedding"]      # x cos + rotate_half(x) sin
 
 
 def test_demo_on_the_a2_family_skips_the_950_only_operator():
