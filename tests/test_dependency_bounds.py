@@ -148,4 +148,4 @@ def test_lower_bounds_script_pins_the_stated_bounds():
     out = subprocess.run([sys.executable, str(REPO_ROOT / ".ci" / "lower_bounds.py")], capture_output=True,
                          text=True, check=True).stdout
     pins = [line for line in out.splitlines() if line and not line.startswith("#")]
-    assert {p.split("==")[0] for p in pins} == {"numpy", "ml_dtypes", "pytest"}
+    assert {p.split("==")[0] for p in pins} == {"numpy", "ml_dtypes", "pytest", "tomli"}
