@@ -13,9 +13,9 @@ import importlib.machinery
 import importlib.util
 import os
 import sysconfig
-import threading
 from pathlib import Path
 from typing import Any, Callable
+from ._mutex import mutex as _mutex
 
 _OFF = ("0", "off", "no", "false")
 _PACKAGE = Path(__file__).resolve().parent
@@ -34,7 +34,7 @@ class OptionalExtension:
         self.why_unavailable: str | None = None
         self._module = None
         self._tried = False
-        self._lock = threading.Lock()
+        self._lock = _mutex()
 
     def filename(self) -> str:
         return self.name + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")

@@ -22,9 +22,9 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from ._mutex import mutex as _mutex
 
 from . import _env
 from . import errors as _errors
@@ -250,7 +250,7 @@ def _load() -> Backend:
     return backend
 
 
-_lock = threading.Lock()
+_lock = _mutex()
 _backend: Backend | None = None
 
 

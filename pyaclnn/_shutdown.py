@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import threading
 import time
+from ._mutex import mutex as _mutex
 
 DRAIN_SECONDS = 2.0          # how long the exit waits for launches already in progress
 
-_lock = threading.Lock()
+_lock = _mutex()
 _closing = False
 _active = 0
 _installed = False

@@ -12,8 +12,8 @@
 """
 from __future__ import annotations
 
-import threading
 import weakref
+from ._mutex import mutex as _mutex
 
 import torch
 
@@ -27,7 +27,7 @@ __all__ = ["from_torch", "to_torch", "to_torch_dtype", "from_torch_dtype", "curr
 # Wrappers are cached per live torch tensor, so calls in a loop do not re-register memory or
 # re-create aclTensor handles.  The entry goes when the torch tensor goes.
 _cache: dict[int, tuple] = {}
-_cache_lock = threading.Lock()
+_cache_lock = _mutex()
 
 
 def _layout(t: "torch.Tensor") -> tuple:

@@ -38,7 +38,7 @@ a fraction of the cost (:mod:`pyaclnn.capi._accel`; ``PYACLNN_CAPI_FASTPATH=0`` 
 """
 from __future__ import annotations
 
-import threading
+from .._mutex import mutex as _mutex
 
 from . import _accel, _constants, _enums, _types
 from ._binding import bind as _bind
@@ -57,7 +57,7 @@ from ._types import *  # noqa: F401,F403
 _globals = globals()
 _bound: dict = {}                       # name -> bound ctypes function (or missing-symbol raiser)
 _calls: dict = {}                       # name -> what capi.<name> is once bound (compiled path or _bound)
-_bind_lock = threading.Lock()
+_bind_lock = _mutex()
 
 
 def cfunc(name: str):

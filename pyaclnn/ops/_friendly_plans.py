@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 from typing import Any, Callable
+from .._mutex import mutex as _mutex
 
 from .. import _reuse, dtypes
 from .._release import _put
@@ -74,7 +74,7 @@ class _Entry:
         small = all(dtypes.nbytes(acl, math.prod(shape)) <= _reuse.MAX_BYTES for shape, acl in specs)
         self.max_sets = SETS if small else 0
         self.returns = returns          # output positions returned, None where inactive; None: all
-        self.lock = threading.Lock()    # adding sets
+        self.lock = _mutex()    # adding sets
 
     def new_set(self, stream: Stream) -> list:
         return [empty(shape, acl, stream=stream) for shape, acl in self.specs]
@@ -108,11 +108,11 @@ class _StreamPlans:
 
     def __init__(self):
         self.entries: dict = {}
-        self.lock = threading.Lock()
+        self.lock = _mutex()
 
 
 _streams: dict = {}         # Stream -> _StreamPlans (default streams held for the whole process only)
-_streams_lock = threading.Lock()
+_streams_lock = _mutex()
 _off: list = []             # [reason] when the C accelerator is missing
 _is_stub: list = []         # [is_stub()] once known (the backend never changes)
 _cpu: list = []             # [torch.device("cpu")]

@@ -25,6 +25,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
+from .._mutex import mutex as _mutex
 
 from .. import _release, capi
 from .._release import _put
@@ -564,7 +565,7 @@ class ExecutorCache:
 
 
 _caches: "weakref.WeakSet[Stream]" = weakref.WeakSet()
-_caches_lock = threading.Lock()
+_caches_lock = _mutex()
 
 
 # How each parameter enters a cache key: a tensor's interned layout key, a by-value number or string

@@ -4,14 +4,14 @@ from __future__ import annotations
 import keyword
 import os
 import re
-import threading
 from pathlib import Path
 from typing import Iterable
+from .._mutex import mutex as _mutex
 
 from ..signatures import OpSignature, parse_dir_cached, registry, toolkit_include_dirs
 from ._errors import not_declared
 
-_lock = threading.Lock()
+_lock = _mutex()
 _signatures: dict[str, OpSignature] | None = None
 _extra_dirs: list[Path] = []
 _functions: dict[str, object] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from .._mutex import mutex as _mutex
 
 from .. import _shutdown, capi
 from .._release import finalizer as _finalizer
@@ -37,7 +38,7 @@ def _quiet(status: int) -> None:
 # Process-wide initialisation
 # ------------------------------------------------------------------------------------------------
 
-_init_lock = threading.Lock()
+_init_lock = _mutex()
 _initialised = False
 
 

@@ -7,6 +7,7 @@ import ctypes
 import functools
 import threading
 from typing import TYPE_CHECKING, Callable, Iterator
+from .._mutex import mutex as _mutex
 
 from .. import _interruptible, _release, capi
 from .. import errors as _errors
@@ -241,7 +242,7 @@ class _BindScope:
 
 
 _states: dict[int, _DeviceState] = {}
-_states_lock = threading.Lock()
+_states_lock = _mutex()
 
 
 def _state_for(device_id: int) -> _DeviceState:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Any
+from .._mutex import mutex as _mutex
 
 from .. import _release
 from .._release import finalizer as _finalizer
@@ -24,7 +24,7 @@ def _stub_fn(name: str, restype, argtypes):
 
 
 _registrations: dict[int, list] = {}      # base -> [nbytes, count]
-_reg_lock = threading.Lock()
+_reg_lock = _mutex()
 _to_unregister: list = []                  # bases whose last holder let go, not yet unregistered
 
 

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import ctypes
-import threading
 import weakref
 from typing import Any
+from .._mutex import mutex as _mutex
 
 from .. import _interruptible, _release, capi
 from .._cint import check as _check_cint
@@ -89,7 +89,7 @@ class Stream:
         self._plans: list = []            # finalizers of cached prepared calls (ops executor cache)
         self._users: weakref.WeakSet = weakref.WeakSet()   # prepared calls told when it closes
         self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
-        self.lock = threading.Lock()
+        self.lock = _mutex()
         self._saved: list = []
         # The finalizer owns the cells before anything is taken (issue 27, point 4): an exception
         # at any point leaves the reference, the handle and the pool to it.
