@@ -2,6 +2,7 @@
 but _env, so that the modules every other one needs (capi, errors) may ask."""
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ def _package_dirs() -> list[Path]:
     return [Path(p) for p in getattr(package, "__path__", [Path(__file__).parent])]
 
 
+@functools.lru_cache(maxsize=1)     # a metadata scan of sys.path: once per process, not per lookup
 def _installed_stub() -> Path | None:
     """``_stub`` of the installed pyaclnn distribution, when this package is a source checkout without a
     built stub imported ahead of it (``python -m pyaclnn`` or ``python -c`` run inside the clone put the
