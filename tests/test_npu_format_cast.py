@@ -304,6 +304,23 @@ def test_950_validation():
     assert status(ops.NpuFormatCast, src, None)[0] == 561103
 
 
+def test_every_message_names_the_function_that_failed():
+    """The checks shared by both entry points report under the caller's name (the ABI fuzzer's rule: a
+    failed call's aclGetRecentErrMsg names it), not under the operator's."""
+    from pyaclnn import capi
+    capi.aclGetRecentErrMsg()
+    assert calc(nd("float64", (4, 4)), NZ, -1)[0] == 161002                              # the shared dtype check
+    msg = capi.aclGetRecentErrMsg().decode()
+    assert "Parameter srcTensor of aclnnNpuFormatCastCalculateSizeAndFormat has incorrect dtype DOUBLE" in msg
+    assert calc(nd("float16", (1, 4)), NZ, -1)[0] == 161002                              # a 950 ND->NZ check
+    assert "of aclnnNpuFormatCastCalculateSizeAndFormat" in capi.aclGetRecentErrMsg().decode()
+    src = nd("float16", (20, 33))
+    code, msg = status(ops.NpuFormatCast, src, nz_of("float16", (20, 33), store=(3, 2, 16)))
+    assert code == 161002 and "Parameters srcTensor, dstTensor of aclnnNpuFormatCastGetWorkspaceSize have" in msg
+    code, msg = status(ops.NpuFormatCast, nd("float64", (4, 4)), nd("float64", (4, 4)))
+    assert code == 161002 and "Parameter srcTensor of aclnnNpuFormatCastGetWorkspaceSize has" in msg
+
+
 # ---- Atlas A2: every dtype of its list, every layout, in one child ----------------------------------------
 
 A2_LIST = ["int8", "uint8", "float32", "float16", "bfloat16", "int32", "uint32"]

@@ -44,7 +44,6 @@
 #include "ops_decls.h"
 #include "aclnnop/aclnn_npu_format_cast.h"
 
-#define FC_NAME "aclnnNpuFormatCast"
 #define FC_DHWCN ((aclFormat)31)   /* ge::FORMAT_DHWCN; acl_base.h has no name for it */
 
 enum { FC_COPY, FC_NZ, FC_C1, FC_FZ };
@@ -122,10 +121,10 @@ static const char *fname(aclFormat f, char buf[24]) {
 static int in_list(aclDataType dt, const aclDataType *list, size_t n) { return ew_in_list(dt, list, n); }
 
 /* OP_CHECK_DTYPE_NOT_SUPPORT_WITH_REASON */
-static aclnnStatus dtype_reason(const char *name, aclDataType dt, const aclDataType *list, size_t n) {
+static aclnnStatus dtype_reason(const char *api, const char *name, aclDataType dt, const aclDataType *list, size_t n) {
     if (in_list(dt, list, n)) return ACLNN_SUCCESS;
     char b[24], all[400];
-    return op_ez_reason(FC_NAME, 0, name, "dtype", op_dtype_name(dt, b), "The dtype of %s must be one of [%s]", name,
+    return op_ez_reason(api, 0, name, "dtype", op_dtype_name(dt, b), "The dtype of %s must be one of [%s]", name,
                         ew_dtype_list(list, n, all, sizeof all));
 }
 
@@ -144,77 +143,79 @@ static int soc_supported(void) {
 
 /* ---- checks shared by both entry points ------------------------------------------------------------------ */
 
-static aclnnStatus bad_additional(int additional, const char *reason) {
+static aclnnStatus bad_additional(const char *api, int additional, const char *reason) {
     char a[24];
-    return op_ez_reason(FC_NAME, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a), "%s",
+    return op_ez_reason(api, 0, "additionalDtype", "value", op_dtype_name((aclDataType)additional, a), "%s",
                         reason);
 }
 
-static aclnnStatus bad_rank(int64_t nd, const char *reason) {
+static aclnnStatus bad_rank(const char *api, int64_t nd, const char *reason) {
     char b[24];
     snprintf(b, sizeof b, "%lld", (long long)nd);
-    return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "%s", reason);
+    return op_ez_reason(api, 0, "srcTensor", "shape dim", b, "%s", reason);
 }
 
 /* ValidateWeightQuantMatmulParams / ValidateNonQuantMatmulParams / ValidateQuantMatmulParams, after the 950
  * list and the empty-tensor check (Check95NdToNzCalculateSizeAndFormatInputs). */
-static aclnnStatus check95_nd_to_nz_calc(const pyaclnn_stub_tensor *src, int dst_format, int additional) {
+static aclnnStatus check95_nd_to_nz_calc(const char *api, const pyaclnn_stub_tensor *src, int dst_format,
+                                         int additional) {
     char t[200];
-    aclnnStatus rc = dtype_reason("srcTensor", src->dtype, A950, N_A950);
+    aclnnStatus rc = dtype_reason(api, "srcTensor", src->dtype, A950, N_A950);
     if (rc != ACLNN_SUCCESS) return rc;
     for (int64_t i = 0; i < src->ndim; i++)
         if (src->shape[i] == 0)
-            return op_ez_reason(FC_NAME, 0, "srcTensor", "shape", tv_shape_text(src->shape, src->ndim, t, sizeof t),
+            return op_ez_reason(api, 0, "srcTensor", "shape", tv_shape_text(src->shape, src->ndim, t, sizeof t),
                                 "srcTensor must not be empty tensor, each dimension must not be 0");
     int64_t nd = src->ndim;
     if (additional != (int)src->dtype) {
         if (src->dtype == ACL_INT32 && additional != ACL_FLOAT16 && additional != ACL_BF16 && additional != ACL_INT8)
-            return bad_additional(additional, "The value of additionalDtype must be float16/bfloat16/int8 when the "
-                                  "dtype of srcTensor is int32");
+            return bad_additional(api, additional, "The value of additionalDtype must be float16/bfloat16/int8 "
+                                  "when the dtype of srcTensor is int32");
         if (src->dtype == ACL_FLOAT && additional != ACL_FLOAT16 && additional != ACL_BF16 &&
             additional != ACL_FLOAT8_E4M3FN && additional != ACL_HIFLOAT8 && additional != ACL_UINT8)
-            return bad_additional(additional, "additionalDtype must be float16, bfloat16, float8_e4m3fn, hifloat8 or "
-                                  "uint8 when the dtype of srcTensor is float32");
+            return bad_additional(api, additional, "additionalDtype must be float16, bfloat16, float8_e4m3fn, "
+                                  "hifloat8 or uint8 when the dtype of srcTensor is float32");
         if (nd != 2 && nd != 3)
-            return bad_rank(nd, "The srcTensor must be 2 or 3 when additionalDtype is not equal to srcTensor's dtype");
+            return bad_rank(api, nd, "The srcTensor must be 2 or 3 when additionalDtype is not equal to "
+                            "srcTensor's dtype");
         if (dst_format != ACL_FORMAT_FRACTAL_NZ) {
             char d[24];
             snprintf(d, sizeof d, "%d", dst_format);
-            return op_ez_expected(FC_NAME, "dstFormat", "format", d, "29(FORMAT_FRACTAL_NZ)");
+            return op_ez_expected(api, "dstFormat", "format", d, "29(FORMAT_FRACTAL_NZ)");
         }
         return ACLNN_SUCCESS;
     }
     if (is_nonquant_dtype(additional, ACL_FORMAT_ND) && dst_format == ACL_FORMAT_FRACTAL_NZ) {
         if (dim_at(src->shape, nd, nd - 2) == 1)
-            return op_ez_reason(FC_NAME, 0, "srcTensor", "shape", tv_shape_text(src->shape, nd, t, sizeof t),
+            return op_ez_reason(api, 0, "srcTensor", "shape", tv_shape_text(src->shape, nd, t, sizeof t),
                                 "The axis k of srcTensor cannot be equal to 1 when additionalDtype equals the dtype "
                                 "of srcTensor");
-        return nd < 2 || nd > 6 ? bad_rank(nd, "The shape dim of srcTensor must be between 2 and 6 when "
+        return nd < 2 || nd > 6 ? bad_rank(api, nd, "The shape dim of srcTensor must be between 2 and 6 when "
                                            "additionalDtype equals the dtype of srcTensor")
                                 : ACLNN_SUCCESS;
     }
     if (additional != ACL_INT8 && additional != ACL_UINT8 && additional != ACL_FLOAT8_E4M3FN &&
         additional != ACL_HIFLOAT8 && additional != ACL_FLOAT4_E2M1 && additional != ACL_FLOAT4_E1M2)
-        return bad_additional(additional, "additionalDtype must be int8/uint8/float8_e4m3fn/hifloat8/float4_e2m1/"
+        return bad_additional(api, additional, "additionalDtype must be int8/uint8/float8_e4m3fn/hifloat8/float4_e2m1/"
                               "float4_e1m2 when additionalDtype equals the dtype of srcTensor and additionalDtype is "
                               "not float16 or bfloat16");
-    return nd < 2 || nd > 6 ? bad_rank(nd, "The ViewShape dim of srcTensor must be between 2 and 6 when "
+    return nd < 2 || nd > 6 ? bad_rank(api, nd, "The ViewShape dim of srcTensor must be between 2 and 6 when "
                                        "additionalDtype equals the dtype of srcTensor and additionalDtype is int8")
                             : ACLNN_SUCCESS;
 }
 
 /* ValidNzShape: an NZ tensor's storage has 4..8 dims, none 0, and the C0 of its format. */
-static aclnnStatus valid_nz_shape(const pyaclnn_stub_tensor *src) {
+static aclnnStatus valid_nz_shape(const char *api, const pyaclnn_stub_tensor *src) {
     char t[200], b[24], e[24];
     int64_t nd = src->storage_ndim;
     if (nd < 4 || nd > 8) {
         snprintf(b, sizeof b, "%lld", (long long)nd);
-        return op_ez_reason(FC_NAME, 0, "srcTensor", "shape dim", b, "The StorageShape dim of srcTensor must be "
+        return op_ez_reason(api, 0, "srcTensor", "shape dim", b, "The StorageShape dim of srcTensor must be "
                             "between 4 and 8 for input tensor in Nz format");
     }
     for (int64_t i = 0; i < nd; i++)
         if (src->storage_shape[i] == 0)
-            return op_ez_reason(FC_NAME, 0, "srcTensor", "shape", tv_shape_text(src->storage_shape, nd, t, sizeof t),
+            return op_ez_reason(api, 0, "srcTensor", "shape", tv_shape_text(src->storage_shape, nd, t, sizeof t),
                                 "srcTensor cannot be empty, each axis of storageShape cannot be 0");
     aclFormat f = primary(src->format);
     int64_t c0 = src->storage_shape[nd - 1], want;
@@ -225,13 +226,13 @@ static aclnnStatus valid_nz_shape(const pyaclnn_stub_tensor *src) {
     else if (f == ACL_FORMAT_FRACTAL_NZ_C0_16) want = 16;
     else if (f == ACL_FORMAT_FRACTAL_NZ_C0_32) want = 32;
     else
-        return op_ez_expected(FC_NAME, "srcTensor", "format", fname(f, b), "[FORMAT_FRACTAL_NZ, "
+        return op_ez_expected(api, "srcTensor", "format", fname(f, b), "[FORMAT_FRACTAL_NZ, "
                               "FORMAT_FRACTAL_NZ_C0_2, FORMAT_FRACTAL_NZ_C0_4, FORMAT_FRACTAL_NZ_C0_16, "
                               "FORMAT_FRACTAL_NZ_C0_32]");
     if (c0 != want) {
         snprintf(b, sizeof b, "%lld", (long long)c0);
         snprintf(e, sizeof e, "%lld", (long long)want);
-        return op_ez_expected(FC_NAME, "c0", "value", b, e);
+        return op_ez_expected(api, "c0", "value", b, e);
     }
     return ACLNN_SUCCESS;
 }
@@ -396,7 +397,8 @@ ACLNN_API aclnnStatus aclnnNpuFormatCastCalculateSizeAndFormat(const aclTensor *
     }
     aclnnStatus rc = op_tensor_arg(CALC_API, "srcTensor", srcTensor, &src);
     if (rc != ACLNN_SUCCESS) return rc;
-    if (dtype_reason("srcTensor", src.dtype, WEIGHT, N_WEIGHT) != ACLNN_SUCCESS) return ACLNN_ERR_PARAM_INVALID;
+    if (dtype_reason(CALC_API, "srcTensor", src.dtype, WEIGHT, N_WEIGHT) != ACLNN_SUCCESS)
+        return ACLNN_ERR_PARAM_INVALID;
     /* (the emulator) the output pointers: the vendor writes through them unchecked */
     if (dstShape == NULL || dstShapeSize == NULL || actualFormat == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_NULLPTR, CALC_API, "%s is NULL",
@@ -408,14 +410,14 @@ ACLNN_API aclnnStatus aclnnNpuFormatCastCalculateSizeAndFormat(const aclTensor *
     int regbase = ew_soc_is_950();
     if (df == ACL_FORMAT_FRACTAL_NZ && (sf == ACL_FORMAT_ND || sf == ACL_FORMAT_NCL ||
                                         (additionalDtype == (int)src.dtype && to_nz_source(sf)))) {
-        if (regbase && check95_nd_to_nz_calc(&src, dstFormat, additionalDtype) != ACLNN_SUCCESS)
+        if (regbase && check95_nd_to_nz_calc(CALC_API, &src, dstFormat, additionalDtype) != ACLNN_SUCCESS)
             return ACLNN_ERR_PARAM_INVALID;
         return calc_nd_to_nz(&src, additionalDtype, dstShape, dstShapeSize, actualFormat);
     }
     if (is_nz(sf) && df == ACL_FORMAT_ND) {
         if (!regbase && sf != ACL_FORMAT_FRACTAL_NZ)
-            return op_ez_expected(FC_NAME, "srcTensor", "format", fname(sf, b), "FORMAT_FRACTAL_NZ");
-        if (regbase && valid_nz_shape(&src) != ACLNN_SUCCESS) return ACLNN_ERR_PARAM_INVALID;
+            return op_ez_expected(CALC_API, "srcTensor", "format", fname(sf, b), "FORMAT_FRACTAL_NZ");
+        if (regbase && valid_nz_shape(CALC_API, &src) != ACLNN_SUCCESS) return ACLNN_ERR_PARAM_INVALID;
         return calc_to_public(&src, ACL_FORMAT_ND, 0, dstShape, dstShapeSize, actualFormat);
     }
     for (size_t k = 0; k < sizeof CALC_PAIRS / sizeof CALC_PAIRS[0]; k++) {
@@ -434,9 +436,9 @@ ACLNN_API aclnnStatus aclnnNpuFormatCastCalculateSizeAndFormat(const aclTensor *
 
 /* ---- aclnnNpuFormatCastGetWorkspaceSize: steps ------------------------------------------------------------ */
 
-static aclnnStatus contiguous(const char *name, const pyaclnn_stub_tensor *t) {
+static aclnnStatus contiguous(const char *api, const char *name, const pyaclnn_stub_tensor *t) {
     if (pyaclnn_stub_is_contiguous(t)) return ACLNN_SUCCESS;
-    return op_ez_reason(FC_NAME, 0, name, "shape", "non-contiguous", "%s must be contiguous.", name);
+    return op_ez_reason(api, 0, name, "shape", "non-contiguous", "%s must be contiguous.", name);
 }
 
 /* CheckGetWorkSpaceSizeInputs: SoC, contiguity, the common dtype list (reports the first failure). */
@@ -445,10 +447,10 @@ static aclnnStatus common_checks(op_call *c, const pyaclnn_stub_tensor *src, con
         pyaclnn_stub_report(ACLNN_ERR_RUNTIME_ERROR, c->api, "Only support Ascend950/ASCEND910_93/ASCEND910B");
         return ACLNN_ERR_RUNTIME_ERROR;
     }
-    aclnnStatus rc = contiguous("srcTensor", src);
-    if (rc == ACLNN_SUCCESS) rc = contiguous("dstTensor", dst);
-    if (rc == ACLNN_SUCCESS) rc = dtype_reason("srcTensor", src->dtype, WEIGHT, N_WEIGHT);
-    if (rc == ACLNN_SUCCESS) rc = dtype_reason("dstTensor", dst->dtype, WEIGHT, N_WEIGHT);
+    aclnnStatus rc = contiguous(c->api, "srcTensor", src);
+    if (rc == ACLNN_SUCCESS) rc = contiguous(c->api, "dstTensor", dst);
+    if (rc == ACLNN_SUCCESS) rc = dtype_reason(c->api, "srcTensor", src->dtype, WEIGHT, N_WEIGHT);
+    if (rc == ACLNN_SUCCESS) rc = dtype_reason(c->api, "dstTensor", dst->dtype, WEIGHT, N_WEIGHT);
     return rc;
 }
 
@@ -464,25 +466,25 @@ static int nz_to_nd_path(aclFormat sf, aclFormat df) {   /* IsNz2Nd: a base dest
 }
 
 /* CheckFormatValid + the rank checks of Check95NdToNzGetWorkSpaceSizeInputs (after its dtype lists). */
-static aclnnStatus check95_nd_to_nz(const pyaclnn_stub_tensor *src, const pyaclnn_stub_tensor *dst) {
+static aclnnStatus check95_nd_to_nz(const char *api, const pyaclnn_stub_tensor *src, const pyaclnn_stub_tensor *dst) {
     aclFormat sf = primary(src->format), df = primary(dst->format);
     char a[24], b2[24], both[64];
     snprintf(both, sizeof both, "%s, %s", fname(sf, a), fname(df, b2));
     if (is_quant_dtype(src->dtype, dst->dtype)) {
         if (!(to_nz_source(sf) && df == ACL_FORMAT_FRACTAL_NZ))
-            return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be "
+            return op_ez_reason(api, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be "
                                 "ND/NCL/NCHW/NCDHW and the format of dstTensor must be FRACTAL_NZ when the dtype of "
                                 "srcTensor equals int8/uint8/float8_e4m3fn/hifloat8");
     } else if (is_nonquant_dtype(src->dtype, df)) {
         if (!((sf == ACL_FORMAT_ND || sf == ACL_FORMAT_NCL) && df == ACL_FORMAT_FRACTAL_NZ))
-            return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be "
+            return op_ez_reason(api, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be "
                                 "ND/NCL and the format of dstTensor must be FRACTAL_NZ when the dtype of srcTensor "
                                 "equals float16 or bfloat16");
     } else if (!((src->dtype == ACL_INT32 || src->dtype == ACL_FLOAT || src->dtype == ACL_FLOAT8_E4M3FN ||
                   src->dtype == ACL_HIFLOAT8 || src->dtype == ACL_UINT8) && sf == ACL_FORMAT_ND &&
                  (df == ACL_FORMAT_FRACTAL_NZ_C0_16 || df == ACL_FORMAT_FRACTAL_NZ_C0_32 ||
                   df == ACL_FORMAT_FRACTAL_NZ))) {
-        return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be ND "
+        return op_ez_reason(api, 1, "srcTensor, dstTensor", "formats", both, "The format of srcTensor must be ND "
                             "and the format of dstTensor must be FRACTAL_NZ_C0_16/FRACTAL_NZ_C0_32/FRACTAL_NZ when "
                             "the dtype of srcTensor equals int32/float/float8_e4m3fn/hifloat8/uint8");
     }
@@ -491,11 +493,11 @@ static aclnnStatus check95_nd_to_nz(const pyaclnn_stub_tensor *src, const pyacln
     snprintf(dims, sizeof dims, "%lld, %lld", (long long)sd, (long long)dd);
     if (is_quant_dtype(src->dtype, dst->dtype) || is_nonquant_dtype(src->dtype, df)) {
         if (!(sd >= 2 && sd <= 6 && dd >= 4 && dd <= 8))
-            return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "shape dims", dims, "The ViewShape dim of "
+            return op_ez_reason(api, 1, "srcTensor, dstTensor", "shape dims", dims, "The ViewShape dim of "
                                 "srcTensor must be between 2 and 6 and the StorageShape dim of dstTensor must be "
                                 "between 4 and 8 when the dtype of srcTensor equals the dtype of dstTensor");
     } else if (!((sd == 2 || sd == 3) && (dd == 4 || dd == 5))) {
-        return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "shape dims", dims, "The ViewShape dim of srcTensor "
+        return op_ez_reason(api, 1, "srcTensor, dstTensor", "shape dims", dims, "The ViewShape dim of srcTensor "
                             "must be 2 or 3 and the StorageShape dim of dstTensor must be 4 or 5 when srcDtype is not "
                             "equal to dstDtype");
     }
@@ -519,37 +521,37 @@ static int nz_to_nd_pair_ok(aclDataType dt, aclFormat f) {
 }
 
 /* ValidNz2NdShape + ValidDtypeFormatForNz2Nd (after ValidNzShape). */
-static aclnnStatus check95_nz_to_nd(const pyaclnn_stub_tensor *src, const pyaclnn_stub_tensor *dst) {
+static aclnnStatus check95_nz_to_nd(const char *api, const pyaclnn_stub_tensor *src, const pyaclnn_stub_tensor *dst) {
     char t1[200], t2[200], b[400];
     int64_t sn = src->storage_ndim, dn = dst->ndim;
     const int64_t *ss = src->storage_shape, *ds = dst->shape;
     if (dn + 2 != sn) {
         snprintf(b, sizeof b, "%lld, %lld", (long long)sn, (long long)dn);
-        return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "shape dims", b,
+        return op_ez_reason(api, 1, "srcTensor, dstTensor", "shape dims", b,
                             "Nz-dimensions must be equal to ND-dimensions plus 2");
     }
     if (dn < 2) {
         snprintf(b, sizeof b, "%lld", (long long)dn);
-        return op_ez_reason(FC_NAME, 0, "dstTensor", "shape dim", b,
+        return op_ez_reason(api, 0, "dstTensor", "shape dim", b,
                             "The ViewShape dim of ND must be larger than or equal to 2");
     }
     for (int64_t i = 0; i < dn - 2; i++)
         if (ss[i] != ds[i]) {
             snprintf(b, sizeof b, "%s, %s", tv_shape_text(ss, sn, t1, sizeof t1), tv_shape_text(ds, dn, t2, sizeof t2));
-            return op_ez_reason(FC_NAME, 1, "srcTensor, dstTensor", "shapes", b,
+            return op_ez_reason(api, 1, "srcTensor, dstTensor", "shapes", b,
                                 "ND dimensions except last 2 must match Nz dimensions except last 4");
         }
     int64_t n = ds[dn - 2], cc = ds[dn - 1], c1 = ss[sn - 4], n1 = ss[sn - 3], n0 = ss[sn - 2], c0 = ss[sn - 1];
     if (!(n1 == ceil_div(n, n0) && c1 == ceil_div(cc, c0))) {
         snprintf(b, sizeof b, "(n, c) = (%lld, %lld), (c1, n1, n0, c0) = (%lld, %lld, %lld, %lld)", (long long)n,
                  (long long)cc, (long long)c1, (long long)n1, (long long)n0, (long long)c0);
-        return op_ez_reason(FC_NAME, 1, "dstTensor, srcTensor", "shapes", b,
+        return op_ez_reason(api, 1, "dstTensor, srcTensor", "shapes", b,
                             "n1 must be equal to ceil(n/n0) and c1 must be equal to ceil(c/c0) when converting Nz to "
                             "ND");
     }
     if (!nz_to_nd_pair_ok(src->dtype, primary(src->format))) {
         char f[24], d[24];
-        return op_invalidf(FC_NAME, "Do not support converting [%s] to ND when srcDtype is [%s].",
+        return op_invalidf(api, "Do not support converting [%s] to ND when srcDtype is [%s].",
                            fname(primary(src->format), f), op_dtype_name(src->dtype, d));
     }
     return ACLNN_SUCCESS;
@@ -564,14 +566,14 @@ aclnnStatus opc_fc_checks(op_call *c, const op_step *s) {
     const aclDataType *list = op_list(s->list, &n);
     aclnnStatus rc;
     if (ew_soc_is_950() && nd_to_nz_path(src, dst)) {
-        rc = dtype_reason("srcTensor", src->dtype, list, n);
-        if (rc == ACLNN_SUCCESS) rc = dtype_reason("dstTensor", dst->dtype, list, n);
-        if (rc == ACLNN_SUCCESS) rc = check95_nd_to_nz(src, dst);
+        rc = dtype_reason(c->api, "srcTensor", src->dtype, list, n);
+        if (rc == ACLNN_SUCCESS) rc = dtype_reason(c->api, "dstTensor", dst->dtype, list, n);
+        if (rc == ACLNN_SUCCESS) rc = check95_nd_to_nz(c->api, src, dst);
     } else if (ew_soc_is_950() && nz_to_nd_path(primary(src->format), primary(dst->format))) {
-        rc = dtype_reason("srcTensor", src->dtype, list, n);
-        if (rc == ACLNN_SUCCESS) rc = dtype_reason("dstTensor", dst->dtype, list, n);
-        if (rc == ACLNN_SUCCESS) rc = valid_nz_shape(src);
-        if (rc == ACLNN_SUCCESS) rc = check95_nz_to_nd(src, dst);
+        rc = dtype_reason(c->api, "srcTensor", src->dtype, list, n);
+        if (rc == ACLNN_SUCCESS) rc = dtype_reason(c->api, "dstTensor", dst->dtype, list, n);
+        if (rc == ACLNN_SUCCESS) rc = valid_nz_shape(c->api, src);
+        if (rc == ACLNN_SUCCESS) rc = check95_nz_to_nd(c->api, src, dst);
     } else {
         rc = common_checks(c, src, dst);
         if (!ew_soc_is_950()) {
