@@ -6,8 +6,8 @@ status codes, normalised messages, workspace sizes and a sha256 of every tensor 
 run (tests/tools/op_corpus.py explains the format, what is normalised and how to record). Any
 difference fails, listing (operator, call index, expected, got).
 
-The whole corpus is replayed (about 45 s per SoC here, most of it generating the seeded inputs: 2.2 GB,
-mostly the attention operators' 4 MB tensors); PYACLNN_CORPUS_SAMPLE=N replays only the
+The whole corpus is replayed (about 19 s per SoC here; the seeded inputs are 2.2 GB, mostly the attention
+operators' 4 MB masks, filled one bit per element); PYACLNN_CORPUS_SAMPLE=N replays only the
 systematic calls plus N random calls per operator, for a quicker look.
 """
 from __future__ import annotations
