@@ -845,4 +845,11 @@ MUTANTS = [
            "    if (x->shape[3] != 64) return rp_fail", "    if (0 && x->shape[3] != 64) return rp_fail",
            ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
            "validation: InterleaveRope on Atlas A2 accepts a head dim other than 64"),
+    Mutant("addr-950-rounds-every-step", f"{OPS}/matmul/blas.c",
+           "    aclDataType k = !p->fused ? h :", "    aclDataType k = 1 ? h :",
+           ("tests/test_blas.py::test_addr_floats_bit_exact",),
+           "Addr on Ascend 950's fused kernel rounding every step to the dtype instead of fp32 with one RINT"),
+    Mutant("addbmm-drops-later-batches", f"{OPS}/matmul/blas.c",
+           "mm_f32(A, 0, B, 0, C, 0, 1, m, p->mm.k, n);", "mm_f32(A, 0, B, 0, C, 0, 1, m, p->k1, n);",
+           ("tests/test_blas.py::test_addbmm",), "Addbmm summing only the first batch's product"),
 ]
