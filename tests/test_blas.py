@@ -2,7 +2,8 @@
 NumPy references with the bounds their notes state (Dot, Trace, Mv, Addbmm: class c), Addr against a NumPy model
 of the vendor's steps (class b: bit for bit), integers exact; every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 in one child process, with A2's composite Addr path), strided views, empty operands, the validation codes
-and messages, and torch's dot / vdot / mv / addr / addbmm / trace on torch_npu against torch CPU (one child)."""
+and messages, and torch's dot / vdot / mv / addr / addbmm / trace on torch_npu against torch CPU (one child, which also runs
+tests/test_distance.py's cdist / pdist / cross calls)."""
 from __future__ import annotations
 
 import numpy as np
@@ -274,6 +275,13 @@ torch.manual_seed(0)
 a, b = torch.randn(33), torch.randn(33)
 m, v = torch.randn(5, 33), torch.randn(5)
 b1, b2, c = torch.randn(3, 5, 4), torch.randn(3, 4, 6), torch.randn(5, 6)
+y1, y2 = torch.randn(2, 5, 4), torch.randn(2, 3, 4)
+
+
+def cdist_grad(t, p):
+    x = t(y1).detach().requires_grad_()
+    torch.cdist(x, t(y2), p).backward(t(torch.linspace(-1, 1, 30).reshape(2, 5, 3)))
+    return x.grad
 calls = {
     "dot": lambda t: torch.dot(t(a), t(b)),
     "vdot": lambda t: torch.vdot(t(a), t(b)),
@@ -285,6 +293,13 @@ calls = {
     "addbmm_": lambda t: t(c).clone().addbmm_(t(b1), t(b2)),
     "trace": lambda t: torch.trace(t(m)),
     "trace-int": lambda t: torch.trace(t(m).long()),
+    "cdist": lambda t: torch.cdist(t(y1), t(y2)),
+    "cdist-p1": lambda t: torch.cdist(t(y1), t(y2), p=1.0),
+    "cdist-inf": lambda t: torch.cdist(t(y1), t(y2), p=float("inf")),
+    "cdist-grad-p3": lambda t: cdist_grad(t, 3.0),
+    "pdist": lambda t: torch.nn.functional.pdist(t(m), p=1.5),
+    "cross": lambda t: torch.cross(t(c[:3]), t(c[2:5]), dim=0),
+    "linalg.cross-int": lambda t: torch.linalg.cross(t(b1[..., :3] * 9).int(), t(b1[:1, :, 1:] * 9).int()),
 }
 for name, f in calls.items():
     try:
@@ -293,7 +308,9 @@ for name, f in calls.items():
         OUT[name] = {"error": str(exc)[:400]}
 """
 
-TORCH_CALLS = ["dot", "vdot", "mv", "mv-t", "addr", "addr-int", "addbmm", "addbmm_", "trace", "trace-int"]
+# the distance family's torch calls (tests/test_distance.py) share this child
+TORCH_CALLS = ["dot", "vdot", "mv", "mv-t", "addr", "addr-int", "addbmm", "addbmm_", "trace", "trace-int", "cdist",
+               "cdist-p1", "cdist-inf", "cdist-grad-p3", "pdist", "cross", "linalg.cross-int"]
 
 
 @pytest.fixture(scope="module")

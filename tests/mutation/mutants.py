@@ -852,4 +852,12 @@ MUTANTS = [
     Mutant("addbmm-drops-later-batches", f"{OPS}/matmul/blas.c",
            "mm_f32(A, 0, B, 0, C, 0, 1, m, p->mm.k, n);", "mm_f32(A, 0, B, 0, C, 0, 1, m, p->k1, n);",
            ("tests/test_blas.py::test_addbmm",), "Addbmm summing only the first batch's product"),
+    Mutant("cdist-inf-norm-sums", f"{OPS}/math/distance.c",
+           "else if (isinf(p)) acc = d > acc || isnan(d) ? d : acc;", "else if (isinf(p)) acc += d;",
+           ("tests/test_distance.py::test_cdist", "tests/test_distance.py::test_pdist"),
+           "Cdist / Pdist with p = inf summing the differences instead of taking the largest"),
+    Mutant("cdist-grad-inf-strict-max", f"{OPS}/math/distance.c",
+           "if (isinf(p)) return fabs(d) >= dist ? sg : 0.0;", "if (isinf(p)) return fabs(d) > dist ? sg : 0.0;",
+           ("tests/test_distance.py::test_cdist_backward",),
+           "CdistBackward with p = inf selecting no difference (> instead of >=)"),
 ]
