@@ -3,7 +3,7 @@ NumPy references with the bounds their notes state (Dot, Trace, Mv, Addbmm: clas
 of the vendor's steps (class b: bit for bit), integers exact; every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 in one child process, with A2's composite Addr path), strided views, empty operands, the validation codes
 and messages, and torch's dot / vdot / mv / addr / addbmm / trace on torch_npu against torch CPU (one child, which also runs
-tests/test_distance.py's cdist / pdist / cross calls)."""
+tests/test_distance.py's cdist / pdist / cross calls and npu_confusion_transpose)."""
 from __future__ import annotations
 
 import numpy as np
@@ -278,6 +278,17 @@ b1, b2, c = torch.randn(3, 5, 4), torch.randn(3, 4, 6), torch.randn(5, 6)
 y1, y2 = torch.randn(2, 5, 4), torch.randn(2, 3, 4)
 
 
+def confusion(t, first):
+    x = t(b1).detach().requires_grad_()
+    if x.is_cpu:   # the reference: reshape / permute as torch_npu documents them
+        y = x.permute(1, 0, 2).reshape(5, 12) if first else x.reshape(4, 5, 3).permute(2, 0, 1)
+    else:
+        y = torch_npu.npu_confusion_transpose(x, [1, 0, 2], [5, 12], True) if first else \
+            torch_npu.npu_confusion_transpose(x, [2, 0, 1], [4, 5, 3], False)
+    y.backward(t(torch.linspace(-1, 1, 60).reshape(y.shape)))
+    return torch.cat([y.reshape(-1), x.grad.reshape(-1)])
+
+
 def cdist_grad(t, p):
     x = t(y1).detach().requires_grad_()
     torch.cdist(x, t(y2), p).backward(t(torch.linspace(-1, 1, 30).reshape(2, 5, 3)))
@@ -300,6 +311,8 @@ calls = {
     "pdist": lambda t: torch.nn.functional.pdist(t(m), p=1.5),
     "cross": lambda t: torch.cross(t(c[:3]), t(c[2:5]), dim=0),
     "linalg.cross-int": lambda t: torch.linalg.cross(t(b1[..., :3] * 9).int(), t(b1[:1, :, 1:] * 9).int()),
+    "confusion_transpose": lambda t: confusion(t, True),
+    "confusion_transpose-reshape-first": lambda t: confusion(t, False),
 }
 for name, f in calls.items():
     try:
@@ -308,9 +321,11 @@ for name, f in calls.items():
         OUT[name] = {"error": str(exc)[:400]}
 """
 
-# the distance family's torch calls (tests/test_distance.py) share this child
+# the distance family's and ConfusionTranspose's torch calls (tests/test_distance.py, test_confusion_transpose.py)
+# share this child
 TORCH_CALLS = ["dot", "vdot", "mv", "mv-t", "addr", "addr-int", "addbmm", "addbmm_", "trace", "trace-int", "cdist",
-               "cdist-p1", "cdist-inf", "cdist-grad-p3", "pdist", "cross", "linalg.cross-int"]
+               "cdist-p1", "cdist-inf", "cdist-grad-p3", "pdist", "cross", "linalg.cross-int", "confusion_transpose",
+               "confusion_transpose-reshape-first"]
 
 
 @pytest.fixture(scope="module")

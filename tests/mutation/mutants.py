@@ -860,4 +860,9 @@ MUTANTS = [
            "if (isinf(p)) return fabs(d) >= dist ? sg : 0.0;", "if (isinf(p)) return fabs(d) > dist ? sg : 0.0;",
            ("tests/test_distance.py::test_cdist_backward",),
            "CdistBackward with p = inf selecting no difference (> instead of >=)"),
+    Mutant("confusion-transpose-inverse-perm", f"{OPS}/conversion/confusion_transpose.c",
+           "for (int i = 0; i < p->n; i++) off += idx[i] * st[p->perm[i]];",
+           "for (int i = 0; i < p->n; i++) off += idx[p->perm[i]] * st[i];",
+           ("tests/test_confusion_transpose.py::test_confusion_transpose_bit_exact",),
+           "ConfusionTranspose applying the inverse permutation"),
 ]
