@@ -3,7 +3,8 @@ NumPy references with the bounds their notes state (Dot, Trace, Mv, Addbmm: clas
 of the vendor's steps (class b: bit for bit), integers exact; every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 in one child process, with A2's composite Addr path), strided views, empty operands, the validation codes
 and messages, and torch's dot / vdot / mv / addr / addbmm / trace on torch_npu against torch CPU (one child, which also runs
-tests/test_distance.py's cdist / pdist / cross calls and npu_confusion_transpose)."""
+tests/test_distance.py's cdist / pdist / cross calls npu_confusion_transpose and
+the dense linear algebra of tests/test_linalg.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -276,6 +277,12 @@ a, b = torch.randn(33), torch.randn(33)
 m, v = torch.randn(5, 33), torch.randn(5)
 b1, b2, c = torch.randn(3, 5, 4), torch.randn(3, 4, 6), torch.randn(5, 6)
 y1, y2 = torch.randn(2, 5, 4), torch.randn(2, 3, 4)
+sq = torch.randn(2, 4, 4) + 4 * torch.eye(4)
+
+
+def svd_parts(t):   # what is unique: the values, the reconstruction, |u| of distinct values
+    u, sv, vh = torch.linalg.svd(t(y1), full_matrices=False)
+    return torch.cat([sv.reshape(-1), (u @ torch.diag_embed(sv) @ vh).reshape(-1), u.abs().reshape(-1)])
 
 
 def confusion(t, first):
@@ -313,6 +320,14 @@ calls = {
     "linalg.cross-int": lambda t: torch.linalg.cross(t(b1[..., :3] * 9).int(), t(b1[:1, :, 1:] * 9).int()),
     "confusion_transpose": lambda t: confusion(t, True),
     "confusion_transpose-reshape-first": lambda t: confusion(t, False),
+    "solve_triangular": lambda t: torch.linalg.solve_triangular(t(sq), t(y1[:, :4, :]), upper=True),
+    "solve_triangular-right-unit": lambda t: torch.linalg.solve_triangular(t(sq), t(y1[:, :, :4]), upper=False,
+                                                                           left=False, unitriangular=True),
+    "inverse": lambda t: torch.inverse(t(sq)),
+    "slogdet": lambda t: torch.stack(torch.linalg.slogdet(t(sq))),
+    "qr": lambda t: torch.cat([x.reshape(-1) for x in torch.linalg.qr(t(y1))]),
+    "svd": svd_parts,
+    "svdvals": lambda t: torch.linalg.svdvals(t(y2)),
 }
 for name, f in calls.items():
     try:
@@ -321,11 +336,12 @@ for name, f in calls.items():
         OUT[name] = {"error": str(exc)[:400]}
 """
 
-# the distance family's and ConfusionTranspose's torch calls (tests/test_distance.py, test_confusion_transpose.py)
-# share this child
+# the distance family's, ConfusionTranspose's and the dense linear algebra's torch calls (tests/test_distance.py,
+# test_confusion_transpose.py, test_linalg.py) share this child
 TORCH_CALLS = ["dot", "vdot", "mv", "mv-t", "addr", "addr-int", "addbmm", "addbmm_", "trace", "trace-int", "cdist",
                "cdist-p1", "cdist-inf", "cdist-grad-p3", "pdist", "cross", "linalg.cross-int", "confusion_transpose",
-               "confusion_transpose-reshape-first"]
+               "confusion_transpose-reshape-first", "solve_triangular", "solve_triangular-right-unit", "inverse",
+               "slogdet", "qr", "svd", "svdvals"]
 
 
 @pytest.fixture(scope="module")

@@ -865,4 +865,11 @@ MUTANTS = [
            "for (int i = 0; i < p->n; i++) off += idx[p->perm[i]] * st[i];",
            ("tests/test_confusion_transpose.py::test_confusion_transpose_bit_exact",),
            "ConfusionTranspose applying the inverse permutation"),
+    Mutant("qr-householder-positive-beta", f"{OPS}/math/linalg.c",
+           "double beta = -copysign(hypot(alpha, xn), alpha);", "double beta = copysign(hypot(alpha, xn), alpha);",
+           ("tests/test_linalg.py::test_linalg_qr_lapack_signs",),
+           "LinalgQr's reflectors with the opposite sign to LAPACK's dlarfg (Q and R signs differ from torch CPU's)"),
+    Mutant("triangular-solve-ignores-transpose", f"{OPS}/math/linalg.c",
+           "(p->flag[1] ? Ab[k * m + i] : Ab[i * m + k])", "Ab[i * m + k]",
+           ("tests/test_linalg.py::test_triangular_solve",), "TriangularSolve ignoring transpose"),
 ]
