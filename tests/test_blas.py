@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from pyaclnn import ops
-from _cnn_ops import A2, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run
+from _cnn_ops import A2, INVALID, NULLPTR, dec, dtype_list_mismatches, error_of, f64, torch_npu_run
+import _linalg_cases as C
 from _op_helpers import strided
 from reference import elementwise as R
 
@@ -255,18 +256,22 @@ EXTRA["addr"] = r.astype(np.float64).tolist()
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
 def test_dtype_lists_per_soc(soc):
-    calls = [c for d in CANDS for c in _calls(d)]
-    want = [0 if d in OK[c[0]].split() else INVALID for d in CANDS for c in _calls(d)]
+    ok = {op: names.split() for op, names in OK.items()}
+    ok.update(C.DIST_OK)
+    ok.update(C.LA_OK)
+
+    def calls(d):   # this file's operators, and the distance and linear algebra ones (one A2 child for all)
+        return _calls(d) + (C.dist_calls(d) if d in C.DIST_CANDS else []) + (C.la_calls(d) if d in C.LA_CANDS else [])
     if soc == A2:
-        got, extra = status_codes(calls, soc, extra=_A2_ADDR)
+        bad, extra = dtype_list_mismatches(calls, CANDS, ok, soc, extra=_A2_ADDR)
         s = np.array([[1.5, -2.25, 3.0], [0.1, 7.0, -0.3]], np.float16)
         v1, v2 = np.array([1.1, -2.3], np.float16), np.array([0.7, 3.3, -1.9], np.float16)
         model = addr_model(s, v1, v2, 0.3, 1.7, "float16", fused=False)   # every l0 step rounded to fp16
         assert np.array_equal(np.array(extra["addr"]), f64(model))
         assert not np.array_equal(f64(model), f64(addr_model(s, v1, v2, 0.3, 1.7, "float16", fused=True)))
     else:
-        got = status_codes(calls, soc)
-    assert [(c[0], c[1][0][1], g) for c, g, w in zip(calls, got, want) if g != w] == []
+        bad = dtype_list_mismatches(calls, CANDS, ok, soc)
+    assert bad == []
 
 
 # ---- torch_npu --------------------------------------------------------------------------------------------

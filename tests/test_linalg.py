@@ -3,7 +3,7 @@ algorithms, class c) against numpy.linalg (LAPACK) in float64, with the bounds m
 fp32 ulp of the largest element, DOUBLE: 1e-13 relative); QR against LAPACK's signs exactly, SVD by what is unique
 (singular values, the reconstruction, |u| and |v| columns of distinct values, orthonormality); batches and
 broadcasting, full / reduced / r-only modes, empty inputs, the codes and messages of the op_apis' checks, the dtype
-lists on both SoCs (Atlas A2 in one child). torch's solve_triangular / inverse / slogdet / qr / svd on torch_npu run
+lists (tests/_linalg_cases.py) are checked on both SoCs by tests/test_blas.py. torch's solve_triangular / inverse / slogdet / qr / svd on torch_npu run
 in tests/test_blas.py's torch_npu child."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pyaclnn import ops
-from _cnn_ops import A2, INVALID, NULLPTR, error_of, f64, status_codes
+from _cnn_ops import INVALID, NULLPTR, error_of, f64
 from _op_helpers import strided
 
 RNG = np.random.default_rng(11)
@@ -166,23 +166,3 @@ def test_svd_validation_and_rank_deficient():
     assert c == INVALID and "Input dim num should be greater than or equal to 2." in msg
     c, msg = error_of(ops.Svd, np.ones((4, 3), f), False, True, np.zeros(3, np.float32), np.zeros((4, 3), f), np.zeros((3, 3), f))
     assert c == INVALID and "same dtype" in msg
-
-
-CANDS = ["float32", "float16", "bfloat16", "float64", "int32"]
-OK = {"TriangularSolve": ["float32", "float64"], "Inverse": ["float32", "float64", "float16"],
-      "Slogdet": ["float32", "float64"], "LinalgQr": ["float32", "float16", "float64"], "Svd": ["float32", "float64"]}
-
-
-def _calls(d):
-    m = ["t", d, [3, 3]]
-    return [("TriangularSolve", [m, m, True, False, False, m, ["n"]]), ("Inverse", [m, m]),
-            ("Slogdet", [m, ["t", d, []], ["t", d, []]]), ("LinalgQr", [m, 0, m, m]),
-            ("Svd", [m, False, True, ["t", d, [3]], m, m])]
-
-
-@pytest.mark.parametrize("soc", ["Ascend950PR", A2])
-def test_dtype_lists_per_soc(soc):
-    calls = [c for d in CANDS for c in _calls(d)]
-    want = [0 if d in OK[c[0]] else INVALID for d in CANDS for c in _calls(d)]
-    got = status_codes(calls, soc)
-    assert [(c[0], c[1][0][1], g) for c, g, w in zip(calls, got, want) if g != w] == []
