@@ -1,21 +1,18 @@
 """Shared pieces of the pointwise math tests (tests/test_math_*.py): input samples with the special values,
-ulp checks, the status codes of many calls on another SoC (one subprocess), and a torch_npu child process on
-the emulator (one per test file) that reports what torch's npu calls gave next to torch CPU.
+ulp checks, the status codes of many calls on another SoC (one subprocess), and snippets run in the session's
+torch_npu process on the emulator that report what torch's npu calls gave next to torch CPU.
 
 Each test file is data-driven: a table of operators (their vendor dtype lists per SoC, written from the
 vendor's op_api sources, a NumPy reference and its bound); adding an operator adds a row."""
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
-import helpers
+import _torch_npu_server
 from _status_calls import status_codes  # noqa: F401  (the tests import it from here)
 from pyaclnn.errors import AclError
 from reference import elementwise as R
@@ -123,7 +120,7 @@ def torch_npu_reason() -> str | None:
 
 
 def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
-    """Runs `body` under `python -m pyaclnn exec` with torch and torch_npu imported, `spec` (JSON) bound to
+    """Runs `body` in the session's torch_npu process (tests/_torch_npu_server.py), `spec` (JSON) bound to
     SPEC and helpers `to_np(t)` (an npu or cpu tensor as a NumPy array, bf16 as ml_dtypes) and `T(a)` (a
     NumPy array as a torch tensor); `body` fills the dict OUT, which comes back. Skips without the pair."""
     reason = torch_npu_reason()
@@ -135,8 +132,6 @@ def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
         import json, sys
         import numpy as np, ml_dtypes
         import torch, torch_npu
-        SPEC = json.loads(sys.stdin.read())
-        OUT = {}
 
         def to_np(t):
             t = t.detach().cpu()
@@ -157,13 +152,8 @@ def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
         def dec(d):
             dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
             return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
-    """) + textwrap.dedent(body) + '\nprint("RESULT " + json.dumps(OUT))\n'
-    env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "TORCH_NPU_WARNING_DISABLE": "1"})
-    proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, "-c", script],
-                          input=json.dumps(spec), env=env, capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"torch_npu child failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    """) + textwrap.dedent(body)
+    return _torch_npu_server.run(script, spec, soc)
 
 
 def enc(a) -> dict:

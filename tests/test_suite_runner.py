@@ -46,6 +46,19 @@ FILES = {
         def test_never():
             pass
     """,
+    # torch_npu's words after a failed launch; the next file of its chunk fails only in the same process
+    "test_into_poison.py": """
+        import os
+        def test_poisons():
+            os.environ["FAKE_SUITE_POISONED"] = "1"
+            raise RuntimeError("The Inner error is reported as above. The process exits for this inner error, "
+                               "and the current working operator name is Identity.")
+    """,
+    "test_io_victim.py": """
+        import os
+        def test_fails_after_a_poisoned_file():
+            assert "FAKE_SUITE_POISONED" not in os.environ
+    """,
     "test_skip.py": """
         import pytest
         @pytest.mark.skip(reason="not on this device")
@@ -90,6 +103,13 @@ def test_a_file_that_kills_its_process_is_rerun_alone_and_spares_its_chunk(fake)
     assert files["test_broken.py"]["ended"] == "ok"    # shared the crashing file's chunk (files run sorted, 2 a chunk)
 
 
+def test_a_file_after_one_that_poisoned_its_process_is_rerun_alone(fake):
+    _, files, _ = fake
+    assert files["test_into_poison.py"]["failed"] == 1       # shares a chunk with the victim (sorted, 2 a chunk)
+    v = files["test_io_victim.py"]
+    assert (v["passed"], v["failed"], v["green"]) == (1, 0, True)
+
+
 def test_a_hanging_file_times_out_without_holding_the_run(fake):
     _, files, _ = fake
     h = files["test_hang.py"]
@@ -99,7 +119,7 @@ def test_a_hanging_file_times_out_without_holding_the_run(fake):
 
 def test_the_table_gives_totals_and_the_blocking_operators(fake):
     _, _, stdout = fake
-    assert "Ascend950PR: 6 files: 1 all green (17%)" in stdout
+    assert "Ascend950PR: 8 files: 2 all green (25%)" in stdout
     assert "1 crashed or hung" not in stdout and "2 crashed or hung" in stdout
     blockers = stdout.split("blocking the most files: ")[1].splitlines()[0].split(", ")
     assert sorted(blockers) == ["aclnnFooBar 1", "python module a_module_that_does_not_exist 1"]

@@ -19,6 +19,9 @@ from pathlib import Path
 MISSING = re.compile(r"(aclnn[A-Z]\w*?)(?: or aclnn\w+GetWorkspaceSize)? (?:not found|not in libopapi|does not exist)")
 # A file that needs a Python package the environment lacks (op-plugin's foreach tests use hypothesis).
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# What torch_npu says after a failed launch: later results in that process cannot be trusted (on Ascend910B4
+# a refused aclop launch leaves the next files of a chunk failing with "result error").
+POISONED = "The process exits for this inner error"
 
 
 @dataclass
@@ -100,7 +103,8 @@ def _run_chunk(files: list[Path], root: Path, env: dict, timeout: float) -> tupl
 def run_files(files: list[Path], root: Path, env: dict, *, timeout: float = 300.0, chunk: int = 8,
               jobs: int = 1, progress=None) -> list[FileResult]:
     """Every file's result. Chunks of `chunk` files run in `jobs` parallel processes with `timeout` seconds a
-    file; a chunk that crashes or times out is run again a file at a time (each with the same timeout)."""
+    file; a chunk that crashes or times out is run again a file at a time (each with the same timeout), and so
+    are the files that failed after one that poisoned the chunk's process (POISONED)."""
     chunks = [files[i:i + chunk] for i in range(0, len(files), chunk)]
 
     def by_file(records: list[dict]) -> dict[str, list[dict]]:
@@ -111,17 +115,21 @@ def run_files(files: list[Path], root: Path, env: dict, *, timeout: float = 300.
 
     def one_chunk(part: list[Path]) -> list[FileResult]:
         records, ended, tail = _run_chunk(part, root, env, timeout * len(part))
-        if ended == "ok" or len(part) == 1:
-            grouped = by_file(records)
-            results = [_tally(f.name, grouped.get(f.name, []), ended) for f in part]
-            for r in results:
-                if r.ended != "ok" and not r.first_failure:
-                    r.first_failure = tail.strip().splitlines()[-1][:300] if tail.strip() else ""
-        else:                                   # each file alone (those calls report their own progress)
+        if ended != "ok" and len(part) > 1:     # each file alone (those calls report their own progress)
             return [r for f in part for r in one_chunk([f])]
-        if progress:
-            for r in results:
-                progress(r)
+        grouped = by_file(records)
+        results = [_tally(f.name, grouped.get(f.name, []), ended) for f in part]
+        for r in results:
+            if r.ended != "ok" and not r.first_failure:
+                r.first_failure = tail.strip().splitlines()[-1][:300] if tail.strip() else ""
+        # after a file that poisoned the process, the chunk's later files that failed run again alone
+        poisoned = next((i for i, f in enumerate(part)
+                         if any(POISONED in rec["text"] for rec in grouped.get(f.name, []))), len(part))
+        for i in range(len(part)):
+            if i > poisoned and not results[i].green:
+                results[i] = one_chunk([part[i]])[0]
+            elif progress:
+                progress(results[i])
         return results
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -38,6 +38,35 @@ PYACLNN_STUB_API void pyaclnn_stub_compat_trace(const char *func, const char *fm
  * and would then call entry points the emulator lacks; a string it cannot parse keeps every such
  * feature off, without a warning. */
 
+/* The aclop path's objects (src/compat/ascendcl/aclop_objects.c), read by libacl_op_compiler: snapshots
+ * taken under the objects' lock. Each returns 0 (or 1 for _live), or -1 (0) when the handle is not live. */
+typedef struct {
+    aclDataType dtype;
+    aclFormat format;                    /* aclSetTensorFormat's (torch_npu: the storage format) */
+    int ndim;                            /* aclSetTensorShape's (torch_npu: the storage shape) */
+    int64_t dims[PYACLNN_STUB_MAX_DIMS];
+    aclMemType placement;
+} pyaclnn_stub_aclop_desc;
+PYACLNN_STUB_API int pyaclnn_stub_aclop_desc_get(const void *desc, pyaclnn_stub_aclop_desc *out);
+PYACLNN_STUB_API int pyaclnn_stub_aclop_buffer_get(const void *buffer, void **data, size_t *size);
+PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_live(const void *attr);
+
+enum {
+    PYACLNN_ACLOP_ATTR_BOOL = 1, PYACLNN_ACLOP_ATTR_INT, PYACLNN_ACLOP_ATTR_FLOAT, PYACLNN_ACLOP_ATTR_STRING,
+    PYACLNN_ACLOP_ATTR_DTYPE, PYACLNN_ACLOP_ATTR_LIST_BOOL, PYACLNN_ACLOP_ATTR_LIST_INT, PYACLNN_ACLOP_ATTR_LIST_FLOAT,
+    PYACLNN_ACLOP_ATTR_LIST_LIST_INT
+};
+typedef struct {
+    int kind;
+    int64_t i;                           /* BOOL, INT, DTYPE */
+    float f;                             /* FLOAT */
+    char *text;                          /* STRING */
+    int n;                               /* lists: the count */
+    void *list;                          /* LIST_*: n uint8 / int64 / float (LIST_LIST_INT: not kept) */
+} pyaclnn_stub_aclop_attr_value;
+
+#define ACL_UNKNOWN_RANK 0xFFFFFFFFFFFFFFFE   /* acl_base_mdl.h */
+
 /* ---- shared by the files of src/compat/ascendcl/ (hidden: not exported) ------------------------ */
 
 /* What the emulated SoC (PYACLNN_STUB_SOC) has, from the vendor's platform files of that chip

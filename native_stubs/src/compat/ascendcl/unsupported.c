@@ -1,7 +1,6 @@
 /*
  * libascendcl entry points that torch_npu binds at load time (BIND_NOW) but that belong to CANN
- * features the emulator does not have: the aclop compile-and-run path (tensor descriptions, data
- * buffers, operator attributes), model dumps, virtual memory management, IPC memory sharing, peer
+ * features the emulator does not have: model dumps, virtual memory management, IPC memory sharing, peer
  * access, kernel binaries and fault recovery. On Ascend950 torch_npu is aclnn-only and
  * never takes these paths for ordinary tensors; when something does call one, it gets
  * ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000) -- or NULL / an "undefined" value where the function
@@ -13,90 +12,6 @@
 
 #define NOT_SUPPORTED ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 #define REFUSE(func, what) pyaclnn_stub_compat_unsupported(NOT_SUPPORTED, func, what)
-
-/* ---- the aclop path (acl_base_mdl.h, acl_base_rt.h, acl_op.h) ---------------------------------- */
-#define ACLOP "the aclop compile-and-run path; the emulator runs aclnn operators only"
-
-ACL_FUNC_VISIBILITY aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims, const int64_t *dims,
-                                                       aclFormat format) {
-    REFUSE("aclCreateTensorDesc", ACLOP);
-    return NULL;
-}
-ACL_FUNC_VISIBILITY void aclDestroyTensorDesc(const aclTensorDesc *desc) {
-    if (desc) REFUSE("aclDestroyTensorDesc", ACLOP);   /* NULL: nothing to do, as in CANN */
-}
-ACL_FUNC_VISIBILITY aclDataType aclGetTensorDescType(const aclTensorDesc *desc) {
-    REFUSE("aclGetTensorDescType", ACLOP);
-    return ACL_DT_UNDEFINED;
-}
-ACL_FUNC_VISIBILITY aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc) {
-    REFUSE("aclGetTensorDescFormat", ACLOP);
-    return ACL_FORMAT_UNDEFINED;
-}
-ACL_FUNC_VISIBILITY size_t aclGetTensorDescNumDims(const aclTensorDesc *desc) {
-    REFUSE("aclGetTensorDescNumDims", ACLOP);
-    return 0;
-}
-ACL_FUNC_VISIBILITY aclError aclGetTensorDescDimV2(const aclTensorDesc *desc, size_t index, int64_t *dimSize) {
-    return REFUSE("aclGetTensorDescDimV2", ACLOP);
-}
-ACL_FUNC_VISIBILITY void aclSetTensorDescName(aclTensorDesc *desc, const char *name) {
-    REFUSE("aclSetTensorDescName", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclSetTensorFormat(aclTensorDesc *desc, aclFormat format) {
-    return REFUSE("aclSetTensorFormat", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclSetTensorPlaceMent(aclTensorDesc *desc, aclMemType memType) {
-    return REFUSE("aclSetTensorPlaceMent", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclSetTensorShape(aclTensorDesc *desc, int numDims, const int64_t *dims) {
-    return REFUSE("aclSetTensorShape", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclDataBuffer *aclCreateDataBuffer(void *data, size_t size) {
-    REFUSE("aclCreateDataBuffer", ACLOP);
-    return NULL;
-}
-ACL_FUNC_VISIBILITY aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer) {
-    return REFUSE("aclDestroyDataBuffer", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclopAttr *aclopCreateAttr() {
-    REFUSE("aclopCreateAttr", ACLOP);
-    return NULL;
-}
-ACL_FUNC_VISIBILITY void aclopDestroyAttr(const aclopAttr *attr) {
-    if (attr) REFUSE("aclopDestroyAttr", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrBool(aclopAttr *attr, const char *attrName, uint8_t attrValue) {
-    return REFUSE("aclopSetAttrBool", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue) {
-    return REFUSE("aclopSetAttrInt", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue) {
-    return REFUSE("aclopSetAttrFloat", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrString(aclopAttr *attr, const char *attrName, const char *attrValue) {
-    return REFUSE("aclopSetAttrString", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName, aclDataType attrValue) {
-    return REFUSE("aclopSetAttrDataType", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName, int numValues,
-                                                  const uint8_t *values) {
-    return REFUSE("aclopSetAttrListBool", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName, int numValues,
-                                                 const int64_t *values) {
-    return REFUSE("aclopSetAttrListInt", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName, int numValues,
-                                                   const float *values) {
-    return REFUSE("aclopSetAttrListFloat", ACLOP);
-}
-ACL_FUNC_VISIBILITY aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName, int numLists,
-                                                     const int *numValues, const int64_t *const values[]) {
-    return REFUSE("aclopSetAttrListListInt", ACLOP);
-}
 
 /* ---- model dumps (acl_rt.h) -------------------------------------------------------------------- */
 #define DUMP "operator data dumps"
