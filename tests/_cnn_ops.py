@@ -103,3 +103,14 @@ for name, f in calls.items():
     except Exception as exc:
         OUT[name] = {"error": str(exc)[:400]}
 """
+
+
+def dtype_list_mismatches(make_calls, candidates: list[str], accepted: dict, soc: str, extra: str = ""):
+    """The calls make_calls(d) of every candidate dtype d on `soc` (one child for another SoC) whose status is not
+    the expected one (0 when d is in accepted[operator], else 161002): [(operator, dtype, status), ...] (and the
+    child's EXTRA when `extra` is given)."""
+    calls = [c for d in candidates for c in make_calls(d)]
+    want = [0 if d in accepted[c[0]] else INVALID for d in candidates for c in make_calls(d)]
+    got, more = status_codes(calls, soc, extra=extra) if extra else (status_codes(calls, soc), None)
+    bad = [(c[0], c[1][0][1], g) for c, g, w in zip(calls, got, want) if g != w]
+    return (bad, more) if extra else bad
