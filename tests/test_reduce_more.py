@@ -326,6 +326,8 @@ CALLS = """{
     "prod": lambda t: t.prod(dim=1), "prod_all": lambda t: t.prod(), "cumprod": lambda t: t.cumprod(1),
     "vnorm": lambda t: torch.linalg.vector_norm(t, 2, dim=1), "norm_inf": lambda t: t.norm(float("inf"), dim=0),
     "norm1": lambda t: torch.norm(t, p=1), "bincount": lambda t: torch.bincount((t.abs() * 3).long().flatten()),
+    "cummax": lambda t: torch.stack([r.float() for r in torch.cummax(t, 1)]),
+    "cummin": lambda t: torch.stack([r.float() for r in torch.cummin(t.int(), 0)]),
 }
 """
 
@@ -336,7 +338,8 @@ def on_npu():
 
 
 @pytest.mark.parametrize("call", ["any", "all", "var", "var_mean", "std", "std_mean", "logsumexp", "prod", "prod_all",
-                                  "cumprod", "vnorm", "norm_inf", "norm1", "bincount"])
+                                  "cumprod", "vnorm", "norm_inf", "norm1", "bincount", "cummax",
+                                  "cummin"])
 def test_torch_npu_calls(on_npu, call):
     res = on_npu[call]
     assert "error" not in res, res

@@ -845,4 +845,9 @@ MUTANTS = [
            "    if (x->shape[3] != 64) return rp_fail", "    if (0 && x->shape[3] != 64) return rp_fail",
            ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
            "validation: InterleaveRope on Atlas A2 accepts a head dim other than 64"),
+    # ---- op-plugin suite operators (rat-misc): tests/test_suite_ops.py ----
+    Mutant("cummax-ties-keep-first", f"{OPS}/reduce/cum_extreme.c",
+           "    return max ? x.i > y.i : x.i < y.i;", "    return max ? x.i >= y.i : x.i <= y.i;",
+           ("tests/test_suite_ops.py::test_cummax_cummin_every_dtype",),
+           "Cummax / Cummin on integers keep the earlier index on ties (the kernel takes the later one)"),
 ]
