@@ -328,6 +328,8 @@ CALLS = """{
     "norm1": lambda t: torch.norm(t, p=1), "bincount": lambda t: torch.bincount((t.abs() * 3).long().flatten()),
     "cummax": lambda t: torch.stack([r.float() for r in torch.cummax(t, 1)]),
     "cummin": lambda t: torch.stack([r.float() for r in torch.cummin(t.int(), 0)]),
+    "amin": lambda t: t.amin(dim=1), "aminmax": lambda t: torch.stack(torch.aminmax(t, dim=0)),
+    "aminmax_all": lambda t: torch.stack(torch._aminmax(t)),
 }
 """
 
@@ -339,7 +341,7 @@ def on_npu():
 
 @pytest.mark.parametrize("call", ["any", "all", "var", "var_mean", "std", "std_mean", "logsumexp", "prod", "prod_all",
                                   "cumprod", "vnorm", "norm_inf", "norm1", "bincount", "cummax",
-                                  "cummin"])
+                                  "cummin", "amin", "aminmax", "aminmax_all"])
 def test_torch_npu_calls(on_npu, call):
     res = on_npu[call]
     assert "error" not in res, res

@@ -1,5 +1,5 @@
 """Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
-(reduce/cum_extreme.toml) and the others this file's tables list -- against float64 NumPy references written
+(reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -91,14 +91,74 @@ def test_cummax_cummin_validation():
     assert_null_checks((("aclnnCummaxGetWorkspaceSize", 4), ("aclnnCumminGetWorkspaceSize", 4)))
 
 
+# ---- Amin, AminmaxDim, AminmaxAll: exact ----------------------------------------------------------------------
+
+def reduced(shape, dims, keep):
+    dims = [d % len(shape) for d in dims] if dims else list(range(len(shape)))
+    return tuple(1 if i in dims else s for i, s in enumerate(shape) if keep or i not in dims)
+
+
+def extreme(x, dims, keep, fn):
+    """np.min / np.max over dims (none: all) of x widened to float64, NaN propagating, cast back to x's dtype."""
+    axis = tuple(d % x.ndim for d in dims) if dims else None
+    return R.cast(fn(np.asarray(x, np.float64), axis=axis, keepdims=keep), str(x.dtype) if x.dtype != R.BF16
+                  else "bfloat16")
+
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 UINT8 INT32 INT64 INT16 INT8 DOUBLE BOOL BF16"))
+def test_amin_aminmax_every_dtype(name):
+    x = values(name, (3, 4, 5))
+    for dims, keep in (([1], False), ([0, -1], True), ([], False)):
+        got = ops.Amin(strided(x, transpose=True), dims, keep, np.zeros(reduced(x.shape, dims, keep), x.dtype))
+        same_bits(got.reshape(reduced(x.shape, dims, keep)), extreme(x, dims, keep, np.min))
+    for dim, keep in ((1, False), (-1, True), (0, False)):
+        shape = reduced(x.shape, [dim], keep)
+        mn, mx = ops.AminmaxDim(strided(x), dim, keep, np.zeros(shape, x.dtype), np.zeros(shape, x.dtype))
+        same_bits(mn.reshape(shape), extreme(x, [dim], keep, np.min))
+        same_bits(mx.reshape(shape), extreme(x, [dim], keep, np.max))
+    mn, mx = ops.AminmaxAll(strided(x, transpose=True), np.zeros((), x.dtype), np.zeros((), x.dtype))
+    same_bits(mn.reshape(()), extreme(x, [], False, np.min))
+    same_bits(mx.reshape(()), extreme(x, [], False, np.max))
+
+
+def test_amin_aminmax_edges_and_validation():
+    s = np.float32(-2.5).reshape(())
+    assert ops.Amin(s, [0], True, np.zeros((), np.float32)).tolist() == -2.5           # 0-d: copied
+    assert [t.tolist() for t in ops.AminmaxDim(s, -1, False, np.zeros((), np.float32),
+                                               np.zeros((), np.float32))] == [-2.5, -2.5]
+    e = np.zeros((0, 3), np.float32)
+    assert ops.AminmaxAll(e, np.ones(2, np.float32), np.ones(2, np.float32))[0].tolist() == [1, 1]  # early return
+    assert ops.AminmaxDim(e, 1, False, np.zeros(0, np.float32), np.zeros(0, np.float32))[0].shape == (0,)
+    x, f2 = np.zeros((2, 3), np.float32), np.zeros(2, np.float32)
+    assert "Provided dim 2 must be in the range of [-2, 1]." in message(ops.Amin, x, [2], False, f2)
+    assert "Dim 1 appears multiple times in the list of dims." in message(ops.Amin, x, [1, -1], False, f2)
+    assert "Expected reducution dim 0 to have non-zero size." in message(ops.Amin, e, [0], False, np.zeros(3, np.float32))
+    assert code(ops.Amin, x, [1], False, f2.astype(np.float16)) == INVALID
+    assert code(ops.Amin, x, [1], False, np.zeros(3, np.float32)) == INVALID
+    assert code(ops.Amin, x.astype(np.uint16), [1], False, f2.astype(np.uint16)) == INVALID
+    assert "Expected reduction dim 0 to have non-zero size, but check failed." in message(
+        ops.AminmaxDim, e, 0, False, np.zeros(3, np.float32), np.zeros(3, np.float32))
+    assert "Provided dim -3 must be in the range of [-2, 1]." in message(ops.AminmaxDim, x, -3, False, f2, f2)
+    assert "Expected both tensors to have same dtype" in message(ops.AminmaxDim, x, 1, False, f2, f2.astype(np.float16))
+    assert "is not equal with shape" in message(ops.AminmaxDim, x, 1, True, f2, f2)
+    assert code(ops.AminmaxAll, x, np.zeros(1, np.float32), np.zeros((1, 1), np.float32)) == 0   # one element each
+    assert code(ops.AminmaxAll, x, f2, f2) == INVALID
+    assert code(ops.AminmaxAll, x, np.zeros((), np.float16), np.zeros((), np.float32)) == INVALID
+    assert_null_checks((("aclnnAminGetWorkspaceSize", 4), ("aclnnAminmaxDimGetWorkspaceSize", 5),
+                        ("aclnnAminmaxAllGetWorkspaceSize", 3)))
+
+
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------
 
 # The calls whose status differs between the SoCs' lists.
 SOC_CALLS = """[
     code(ops.Cummax, np.ones((2, 3), ml_dtypes.bfloat16), 1, np.ones((2, 3), ml_dtypes.bfloat16),
          np.ones((2, 3), np.int64)),
+    code(ops.Amin, np.ones((2, 3), ml_dtypes.bfloat16), [1], False, np.ones(2, ml_dtypes.bfloat16)),
+    code(ops.AminmaxAll, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((), ml_dtypes.bfloat16),
+         np.ones((), ml_dtypes.bfloat16)),
 ]"""
-SOC_CODES = {"Ascend950PR": [0], A2: [0]}
+SOC_CODES = {"Ascend950PR": [0, 0, 0], A2: [0, 0, 0]}
 
 
 @pytest.mark.parametrize("soc", list(SOC_CODES))

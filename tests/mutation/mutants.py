@@ -850,4 +850,9 @@ MUTANTS = [
            "    return max ? x.i > y.i : x.i < y.i;", "    return max ? x.i >= y.i : x.i <= y.i;",
            ("tests/test_suite_ops.py::test_cummax_cummin_every_dtype",),
            "Cummax / Cummin on integers keep the earlier index on ties (the kernel takes the later one)"),
+    Mutant("amin-empty-self-checks-shape", f"{OPS}/reduce/extremes_more.c",
+           "    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) c->nothing = c->done = 1;",
+           "    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) c->nothing = 1;",
+           ("tests/test_suite_ops.py::test_amin_aminmax_edges_and_validation",),
+           "AminmaxAll checks out's shape for an empty self (the vendor returns before)"),
 ]
