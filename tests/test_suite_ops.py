@@ -1,5 +1,6 @@
 """Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
-(reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml) and the others this file's tables list -- against float64 NumPy references written
+(reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
+FastGelu and FastGeluBackward (activation/fast_gelu.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -146,6 +147,42 @@ def test_amin_aminmax_edges_and_validation():
     assert code(ops.AminmaxAll, x, np.zeros((), np.float16), np.zeros((), np.float32)) == INVALID
     assert_null_checks((("aclnnAminGetWorkspaceSize", 4), ("aclnnAminmaxDimGetWorkspaceSize", 5),
                         ("aclnnAminmaxAllGetWorkspaceSize", 3)))
+
+
+# ---- FastGelu, FastGeluBackward: class c ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 BF16"))
+def test_fast_gelu_and_backward(name):
+    x = R.cast(np.concatenate([np.linspace(-20, 20, 4001), [0.0, -0.0, np.inf, -np.inf, np.nan]]), name)
+    dy = R.cast(RNG.standard_normal(x.size), name)
+    x64, dy64 = np.asarray(x, np.float64), np.asarray(dy, np.float64)
+    e = np.exp(-1.702 * x64)
+    with np.errstate(all="ignore"):
+        want = x64 / (1 + e)
+        s = 1 / (1 + e)
+        want_b = dy64 * (s + 1.702 * x64 * e * s * s)
+    got = ops.FastGelu(strided(x), np.zeros_like(x))
+    got_b = ops.FastGeluBackward(dy, strided(x), np.zeros_like(x))
+    fin = np.isfinite(x64)
+    assert np.isnan(np.asarray(got, np.float64)[-1]) and np.asarray(got, np.float64)[-3] == np.inf
+    assert np.isnan(np.asarray(got, np.float64)[-2])            # -inf / inf: the kernel's Div gives NaN
+    if name == "float32":
+        bound = 3.1 * 2.0 ** -24 * np.maximum(1, np.abs(x64))
+        assert np.all(np.abs(got - want)[fin] <= (bound * np.abs(want) + 1e-45)[fin])
+        assert np.all(np.abs(got_b - want_b)[fin] <= (2.7 * 2.0 ** -24 * np.abs(dy64) * np.maximum(1, np.abs(x64)))[fin])
+    else:
+        assert R.ulp_distance(got, R.cast(want, name), name)[fin].max() <= 1
+        assert R.ulp_distance(got_b, R.cast(want_b, name), name)[fin].max() <= 1
+
+
+def test_fast_gelu_validation():
+    x = np.zeros((2, 3), np.float32)
+    assert "Expected both tensors to have same dtype" in message(ops.FastGelu, x, x.astype(np.float16))
+    assert code(ops.FastGelu, x.astype(np.float64), x.astype(np.float64)) == INVALID
+    assert "to have same size as tensor for out" in message(ops.FastGelu, x, np.zeros((3, 2), np.float32))
+    assert code(ops.FastGeluBackward, x, x, np.zeros((2, 1), np.float32)) == INVALID
+    assert code(ops.FastGeluBackward, x.astype(np.float16), x, x) == INVALID
+    assert_null_checks((("aclnnFastGeluGetWorkspaceSize", 2), ("aclnnFastGeluBackwardGetWorkspaceSize", 3)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

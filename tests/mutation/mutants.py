@@ -855,4 +855,8 @@ MUTANTS = [
            "    if (pyaclnn_stub_numel(op_tensor(c, s, 0)) == 0) c->nothing = 1;",
            ("tests/test_suite_ops.py::test_amin_aminmax_edges_and_validation",),
            "AminmaxAll checks out's shape for an empty self (the vendor returns before)"),
+    Mutant("fast-gelu-backward-drops-product-term", f"{OPS}/activation/fast_gelu.c",
+           "    float u = (r + -1.0f) * m + 1.0f;", "    float u = 1.0f;",
+           ("tests/test_suite_ops.py::test_fast_gelu_and_backward",),
+           "FastGeluBackward without the (1 / (1 + e) - 1) * (-1.702 x) term"),
 ]
