@@ -1,6 +1,7 @@
 """Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
-FastGelu and FastGeluBackward (activation/fast_gelu.toml) and the others this file's tables list -- against float64 NumPy references written
+FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc and Gcd
+(math/suite_math.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -185,6 +186,66 @@ def test_fast_gelu_validation():
     assert_null_checks((("aclnnFastGeluGetWorkspaceSize", 2), ("aclnnFastGeluBackwardGetWorkspaceSize", 3)))
 
 
+# ---- Sinc, InplaceSinc (class c), Gcd (exact) ------------------------------------------------------------------
+
+def sinc64(x):
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        return np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x))
+
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 DOUBLE INT8 INT16 INT32 INT64 BOOL UINT8 BF16"))
+def test_sinc_every_dtype(name):
+    if name in FLOATS:
+        x = R.cast(np.concatenate([np.linspace(-30, 30, 2401), [0.0, -0.0, 1e-30, np.inf, np.nan]]), name)
+    else:
+        x = values(name, (7, 11))
+    out_name = name if name in FLOATS else "float32"
+    want = sinc64(x)
+    for out in ((out_name, "float64") if name == "int32" else (out_name,)):
+        got = np.asarray(ops.Sinc(strided(x), np.zeros(x.shape, R.np_dtype(out))), np.float64)
+        half_ulp = {"float32": 0.0, "float64": 0.0, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}[out]
+        fin = np.isfinite(np.asarray(x, np.float64))
+        bound = (0.0 if name == "float64" else 1.75 * 2.0 ** -24) + half_ulp * np.abs(want)
+        assert np.all(np.abs(got - want)[fin] <= bound[fin]), (name, out)
+        assert np.isnan(got[~fin]).all()
+    if name in FLOATS:
+        ref = x.copy()
+        ops.InplaceSinc(ref)
+        same_bits(ref, ops.Sinc(x, np.zeros_like(x)))
+
+
+@pytest.mark.parametrize("pair", [("int32", "int32"), ("int16", "int64"), ("int8", "uint8"), ("uint8", "uint8"),
+                                  ("bool", "int32"), ("int64", "int64")])
+def test_gcd(pair):
+    a, b = values(pair[0], (4, 6)), values(pair[1], (6,))
+    p = np.result_type(a.dtype, b.dtype) if pair[0] != "bool" else np.dtype(pair[1])
+    got = ops.Gcd(strided(a), b, np.zeros((4, 6), p))
+    same_bits(got, np.gcd(a.astype(np.int64), b.astype(np.int64)).astype(p))
+    m = np.iinfo(np.int64).min
+    same_bits(ops.Gcd(np.array([m, m, 0, -12], np.int64), np.array([0, 6, 0, 18], np.int64), np.zeros(4, np.int64)),
+              np.array([m, 2, 0, 6], np.int64))
+
+
+def test_sinc_gcd_validation():
+    x = np.zeros((2, 3), np.float32)
+    assert code(ops.Sinc, x, np.zeros((2, 3), np.int32)) == INVALID
+    assert code(ops.Sinc, x.astype(np.uint16), x) == INVALID
+    assert "to have same size as tensor for out" in message(ops.Sinc, x, np.zeros((3, 2), np.float32))
+    assert code(ops.InplaceSinc, x.astype(np.int32)) == INVALID
+    i = np.zeros((2, 3), np.int32)
+    assert "gcd not implemented for BOOL" in message(ops.Gcd, i.astype(bool), i.astype(bool), i)
+    assert "Out type should be integral but got FLOAT." in message(ops.Gcd, i, i, x)
+    assert "get promoteType dtype FLOAT should be in dtype support list" in message(ops.Gcd, x, i, i)
+    assert "Result type INT64 can't be cast to the desired output type BOOL." in message(
+        ops.Gcd, i.astype(np.int64), i, i.astype(bool))
+    assert code(ops.Gcd, i, np.zeros((4,), np.int32), i) == INVALID
+    from _op_helpers import INNER_NULLPTR, raw_null_status
+    assert raw_null_status("aclnnSincGetWorkspaceSize", 2) == INNER_NULLPTR      # CheckNotNull -> 561103
+    assert raw_null_status("aclnnInplaceSincGetWorkspaceSize", 1) == INNER_NULLPTR
+    assert_null_checks((("aclnnGcdGetWorkspaceSize", 3),))
+
+
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------
 
 # The calls whose status differs between the SoCs' lists.
@@ -194,8 +255,11 @@ SOC_CALLS = """[
     code(ops.Amin, np.ones((2, 3), ml_dtypes.bfloat16), [1], False, np.ones(2, ml_dtypes.bfloat16)),
     code(ops.AminmaxAll, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((), ml_dtypes.bfloat16),
          np.ones((), ml_dtypes.bfloat16)),
+    code(ops.Gcd, np.ones((2, 3), np.int8), np.ones((2, 3), np.int8), np.ones((2, 3), np.int8)),
+    code(ops.Sinc, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((2, 3), ml_dtypes.bfloat16)),
+    code(ops.FastGelu, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((2, 3), ml_dtypes.bfloat16)),
 ]"""
-SOC_CODES = {"Ascend950PR": [0, 0, 0], A2: [0, 0, 0]}
+SOC_CODES = {"Ascend950PR": [0, 0, 0, 0, 0, 0], A2: [0, 0, 0, INVALID, 0, 0]}
 
 
 @pytest.mark.parametrize("soc", list(SOC_CODES))

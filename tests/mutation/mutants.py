@@ -859,4 +859,10 @@ MUTANTS = [
            "    float u = (r + -1.0f) * m + 1.0f;", "    float u = 1.0f;",
            ("tests/test_suite_ops.py::test_fast_gelu_and_backward",),
            "FastGeluBackward without the (1 / (1 + e) - 1) * (-1.702 x) term"),
+    Mutant("sinc-zero-not-one", f"{OPS}/math/suite_math.c",
+           "    if (x == 0.0f) return 1.0f;", "    if (x == 0.0f) return 0.0f;",
+           ("tests/test_suite_ops.py::test_sinc_every_dtype",), "Sinc(0) is 0 instead of 1 (fp32 path)"),
+    Mutant("gcd-950-list-is-a2s", f"{OPS}/math/suite_math.toml",
+           '950 = "UINT8 INT8 INT16 INT32 INT64"', '950 = "INT32 INT16 INT64"',
+           ("tests/test_suite_ops.py::test_gcd",), "validation: Gcd on Ascend 950 refuses INT8 / UINT8"),
 ]
