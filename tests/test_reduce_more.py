@@ -332,10 +332,12 @@ CALLS = """{
     "aminmax_all": lambda t: torch.stack(torch._aminmax(t)),
     "sinc": lambda t: torch.sinc(t), "sinc_": lambda t: (t * 0.5).sinc_(),
     "gcd": lambda t: torch.gcd((t * 7).int(), (t * 5).int().flip(0)),
+    "lerp": lambda t: torch.lerp(t, t.flip(1), t.sigmoid()), "lerp_": lambda t: t.clone().lerp_(t.flip(0), t.tanh()),
 }
 """
-# Calls compared to torch CPU within an absolute bound (the operator's class-c bound, sinc: its zeros).
-ABS_BOUND = {"sinc": 4 * 2.0 ** -24, "sinc_": 4 * 2.0 ** -24}
+# Calls compared to torch CPU within an absolute bound (sinc: its zeros; lerp: the kernel's fused multiply-adds
+# against torch's two roundings, |values| < 8).
+ABS_BOUND = {"sinc": 4 * 2.0 ** -24, "sinc_": 4 * 2.0 ** -24, "lerp": 2.0 ** -20, "lerp_": 2.0 ** -20}
 
 
 @pytest.fixture(scope="module")
@@ -345,7 +347,8 @@ def on_npu():
 
 @pytest.mark.parametrize("call", ["any", "all", "var", "var_mean", "std", "std_mean", "logsumexp", "prod", "prod_all",
                                   "cumprod", "vnorm", "norm_inf", "norm1", "bincount", "cummax",
-                                  "cummin", "amin", "aminmax", "aminmax_all", "sinc", "sinc_", "gcd"])
+                                  "cummin", "amin", "aminmax", "aminmax_all", "sinc", "sinc_", "gcd",
+                                  "lerp", "lerp_"])
 def test_torch_npu_calls(on_npu, call):
     res = on_npu[call]
     assert "error" not in res, res

@@ -1,7 +1,7 @@
 """Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
-FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc and Gcd
-(math/suite_math.toml) and the others this file's tables list -- against float64 NumPy references written
+FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
+InplaceLerp (math/suite_math.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -244,6 +244,40 @@ def test_sinc_gcd_validation():
     assert raw_null_status("aclnnSincGetWorkspaceSize", 2) == INNER_NULLPTR      # CheckNotNull -> 561103
     assert raw_null_status("aclnnInplaceSincGetWorkspaceSize", 1) == INNER_NULLPTR
     assert_null_checks((("aclnnGcdGetWorkspaceSize", 3),))
+
+
+# ---- Lerp, InplaceLerp (class b: the kernel's fused steps) -------------------------------------------------------
+
+def lerp_ref(s, e, w, name):
+    """The kernel's two forms in float64 (the fp32 products are exact in it; one rounding to fp32 then name)."""
+    s, e, w = (np.asarray(v, np.float64) for v in (s, e, w))
+    d = R.cast(e - s, "float32").astype(np.float64) if name != "float64" else e - s
+    r = np.where(w < 0.5, s + w * d, e + (w - 1) * d)
+    return R.cast(R.cast(r, "float32") if name != "float64" else r, name)
+
+
+@pytest.mark.parametrize("name", names("FLOAT16 FLOAT BF16"))
+def test_lerp_tensor(name):
+    s, e = R.cast(RNG.standard_normal((3, 4, 5)) * 4, name), R.cast(RNG.standard_normal((4, 1)) * 4, name)
+    w = R.cast(np.concatenate([RNG.uniform(-0.5, 1.5, 4), [1.0]]), name)
+    got = ops.Lerp(strided(s, transpose=True), e, w, np.zeros((3, 4, 5), s.dtype))
+    assert R.ulp_distance(got, lerp_ref(s, e, w, name), name).max() <= 1
+    ends = np.broadcast_to(e, (3, 4, 5))
+    assert np.array_equal(np.asarray(got, np.float64)[..., 4], np.asarray(ends, np.float64)[..., 4])   # weight 1: end exactly
+    ref = s.copy()
+    ops.InplaceLerp(ref, e, w)
+    same_bits(ref, got)
+
+
+def test_lerp_tensor_validation():
+    x = np.zeros((2, 3), np.float32)
+    assert code(ops.Lerp, x.astype(np.float64), x.astype(np.float64), x.astype(np.float64), x.astype(np.float64)) == INVALID
+    assert "expected dtype is FLOAT but found FLOAT16" in message(ops.Lerp, x, x, x.astype(np.float16), x)
+    assert "Shape of self and end can't broadcast." in message(ops.Lerp, x, np.zeros(4, np.float32), x, x)
+    assert "can not broadcast" in message(ops.Lerp, x, x, np.zeros(4, np.float32), x)
+    assert code(ops.Lerp, x, x, x, np.zeros((3, 3), np.float32)) == INVALID
+    assert code(ops.InplaceLerp, x, np.zeros((4, 2, 3), np.float32), x) == INVALID    # the result would grow selfRef
+    assert_null_checks((("aclnnLerpGetWorkspaceSize", 4), ("aclnnInplaceLerpGetWorkspaceSize", 3)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

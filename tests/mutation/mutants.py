@@ -865,4 +865,8 @@ MUTANTS = [
     Mutant("gcd-950-list-is-a2s", f"{OPS}/math/suite_math.toml",
            '950 = "UINT8 INT8 INT16 INT32 INT64"', '950 = "INT32 INT16 INT64"',
            ("tests/test_suite_ops.py::test_gcd",), "validation: Gcd on Ascend 950 refuses INT8 / UINT8"),
+    Mutant("lerp-tensor-one-form", f"{OPS}/math/suite_math.c",
+           "    return vm_out(p, w < 0.5f ? vm_fma(w, d, s) : vm_fma(w - 1.0f, d, e));",
+           "    return vm_out(p, vm_fma(w, d, s));",
+           ("tests/test_suite_ops.py::test_lerp_tensor",), "Lerp without the end-anchored form for weight >= 0.5"),
 ]

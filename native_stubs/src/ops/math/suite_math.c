@@ -1,7 +1,8 @@
 /*
  * Element functions and steps of suite_math.toml: Sinc (hicann/ops-math math/sinc/op_kernel/arch35/sinc_dag.h:
  * fp32, x == 0 gives 1, else sin(pi x) / (pi x)), Gcd (math/gcd/op_kernel/arch35/gcd_dag.h: the binary gcd of
- * the magnitudes as unsigned 64-bit numbers) and Gcd's dtype checks (aclnn_gcd.cpp).
+ * the magnitudes as unsigned 64-bit numbers), Gcd's dtype checks (aclnn_gcd.cpp) and Lerp with a weight tensor
+ * (math/lerp/op_kernel/arch35: fp32, the two fused forms either side of weight 0.5).
  */
 #include "kernels/vecmath.h"
 #include "opbase/checks.h"
@@ -55,4 +56,14 @@ aclnnStatus opc_gcd_dtypes(op_call *c, const op_step *s) {
                            op_dtype_name(out, b2));
     c->compute = p;
     return ACLNN_SUCCESS;
+}
+
+/* d = end - self; weight < 0.5 ? fma(weight, d, self) : fma(weight - 1, d, end) (DOUBLE: the same in double). */
+ew_value lerp_tensor_f(const ew_plan *p, ew_value start, ew_value end, ew_value weight) {
+    if (p->compute == ACL_DOUBLE) {
+        double d = end.f - start.f;
+        return vm_out_double(weight.f < 0.5 ? fma(weight.f, d, start.f) : fma(weight.f - 1.0, d, end.f));
+    }
+    float s = vm_in(start), e = vm_in(end), w = vm_in(weight), d = e - s;
+    return vm_out(p, w < 0.5f ? vm_fma(w, d, s) : vm_fma(w - 1.0f, d, e));
 }
