@@ -1,7 +1,8 @@
 """Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
 FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
-InplaceLerp (math/suite_math.toml) and the others this file's tables list -- against float64 NumPy references written
+InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
+(activation/add_relu.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -278,6 +279,52 @@ def test_lerp_tensor_validation():
     assert code(ops.Lerp, x, x, x, np.zeros((3, 3), np.float32)) == INVALID
     assert code(ops.InplaceLerp, x, np.zeros((4, 2, 3), np.float32), x) == INVALID    # the result would grow selfRef
     assert_null_checks((("aclnnLerpGetWorkspaceSize", 4), ("aclnnInplaceLerpGetWorkspaceSize", 3)))
+
+
+# ---- AddRelu, InplaceAddRelu (class b) ----------------------------------------------------------------------------
+
+def add_relu_ref(a, b, alpha, out):
+    """The op_api's steps: floats in fp32 (alpha 1: one sum; else other * alpha rounded, then the sum), integers
+    wrapping in the promoted dtype; relu; cast to out."""
+    p = np.result_type(a.dtype, b.dtype) if R.BF16 not in (a.dtype, b.dtype) else np.dtype(np.float32)
+    if p.kind == "f":
+        x, y = np.asarray(a, np.float32), np.asarray(b, np.float32)
+        r = x + y if alpha == 1 else x + (y * np.float32(alpha)).astype(np.float32)
+        r = np.where(r < 0, np.float32(0), r)
+    else:
+        with np.errstate(over="ignore"):
+            r = (a.astype(p) + b.astype(p) * p.type(int(alpha))).astype(p)
+        r = np.where(r < 0, 0, r).astype(p)
+    return R.cast(np.asarray(r, np.float64) if p.kind == "f" else r, out)
+
+
+@pytest.mark.parametrize("case", [("float32", "float32", 1, "float32"), ("float16", "float16", 0.5, "float16"),
+                                  ("bfloat16", "float32", 2.5, "float32"), ("bfloat16", "bfloat16", 1, "bfloat16"),
+                                  ("int32", "int32", 3, "int32"), ("int8", "int16", -2, "int16"),
+                                  ("uint8", "uint8", 5, "uint8"), ("int64", "int32", 1, "float32")])
+def test_add_relu(case):
+    an, bn, alpha, out = case
+    a, b = values(an, (4, 5)), values(bn, (5,))
+    got = ops.AddRelu(strided(a), b, ops.Scalar(alpha, "float32" if isinstance(alpha, float) else "int64"),
+                      np.zeros((4, 5), R.np_dtype(out)))
+    same_bits(got, add_relu_ref(a, b, alpha, out))
+    if an == out:
+        ref = a.copy()
+        ops.InplaceAddRelu(ref, b, ops.Scalar(alpha, "float32" if isinstance(alpha, float) else "int64"))
+        same_bits(ref, got)
+
+
+def test_add_relu_validation():
+    x, one = np.zeros((2, 3), np.float32), ops.Scalar(1, "int64")
+    assert code(ops.AddRelu, x.astype(np.float64), x, one, x) == INVALID
+    assert "Alpha dtype FLOAT can't be cast to the promote dtype INT32." in message(
+        ops.AddRelu, x.astype(np.int32), x.astype(np.int32), ops.Scalar(1.5, "float32"), x)
+    assert "Promote dtype FLOAT can't be cast to the desired output type INT32." in message(
+        ops.AddRelu, x, x, one, x.astype(np.int32))
+    assert code(ops.AddRelu, x, np.zeros(4, np.float32), one, x) == INVALID
+    assert "Expected shape of selfRef should be [4, 2, 3], but got [2, 3]." in message(
+        ops.InplaceAddRelu, x, np.zeros((4, 2, 3), np.float32), one)
+    assert_null_checks((("aclnnAddReluGetWorkspaceSize", 4), ("aclnnInplaceAddReluGetWorkspaceSize", 3)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

@@ -869,4 +869,7 @@ MUTANTS = [
            "    return vm_out(p, w < 0.5f ? vm_fma(w, d, s) : vm_fma(w - 1.0f, d, e));",
            "    return vm_out(p, vm_fma(w, d, s));",
            ("tests/test_suite_ops.py::test_lerp_tensor",), "Lerp without the end-anchored form for weight >= 0.5"),
+    Mutant("add-relu-alpha-in-double", f"{OPS}/activation/add_relu.c",
+           "r = alpha == 1.0 ? x + y : x + y * (float)alpha;", "r = (float)((double)x + (double)y * alpha);",
+           ("tests/test_suite_ops.py::test_add_relu",), "AddRelu without the Axpy's fp32 rounding of other * alpha"),
 ]
