@@ -2,7 +2,7 @@
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
 FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
-(activation/add_relu.toml) and the others this file's tables list -- against float64 NumPy references written
+(activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -325,6 +325,56 @@ def test_add_relu_validation():
     assert "Expected shape of selfRef should be [4, 2, 3], but got [2, 3]." in message(
         ops.InplaceAddRelu, x, np.zeros((4, 2, 3), np.float32), one)
     assert_null_checks((("aclnnAddReluGetWorkspaceSize", 4), ("aclnnInplaceAddReluGetWorkspaceSize", 3)))
+
+
+# ---- Prelu (exact), PreluBackward (gradWeight class c) ----------------------------------------------------------
+
+def prelu_ref(x, w, name):
+    x64 = np.asarray(x, np.float64)
+    wb = np.asarray(w, np.float64).reshape((1, -1) + (1,) * (x.ndim - 2)) if w.size > 1 else np.asarray(w, np.float64)
+    return R.cast(np.where(x64 > 0, x64, R.cast(x64 * wb, name).astype(np.float64)), name)
+
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 BF16"))
+def test_prelu_and_backward(name):
+    x = values(name, (2, 3, 4))
+    for wshape in ((3,), (1,)):
+        w = R.cast(RNG.uniform(-1, 1, wshape), name)
+        got = ops.Prelu(strided(x, transpose=True), w, np.zeros(x.shape, x.dtype))
+        same_bits(got, prelu_ref(x, w, name))
+        dy = R.cast(RNG.standard_normal(x.shape), name)
+        gi, gw = ops.PreluBackward(dy, strided(x), w, np.zeros(x.shape, x.dtype), np.zeros(wshape, x.dtype))
+        wb = np.asarray(w, np.float64).reshape((1, -1, 1) if w.size > 1 else 1)
+        dy64 = np.asarray(dy, np.float64)
+        same_bits(gi, R.cast(np.where(np.asarray(x, np.float64) > 0, dy64, R.cast(dy64 * wb, name).astype(np.float64)),
+                             name))
+        upd = np.where(np.asarray(x, np.float64) > 0, 0.0,
+                       R.cast(np.asarray(dy, np.float64) * np.asarray(x, np.float64), name).astype(np.float64))
+        upd = np.nan_to_num(upd, nan=0.0)
+        fin = np.isfinite(np.asarray(x, np.float64)).all()
+        want = upd.sum(axis=(0, 2)) if w.size > 1 else upd.sum().reshape(1)
+        if fin:
+            assert R.ulp_distance(gw, R.cast(want, name), name).max() <= 1
+    x1 = R.cast(np.array([-2.0, 3.0, -0.5]), name)                        # 1-d self: one weight
+    same_bits(ops.Prelu(x1, R.cast(np.array([0.25]), name), np.zeros(3, x1.dtype)), R.cast(np.array([-0.5, 3, -0.125]), name))
+    same_bits(ops.Prelu(x1.astype(np.float32) if name != "float32" else x1, R.cast(np.array([0.5]), name),
+                        np.zeros(3, np.float32)), np.array([-1.0, 3, -0.25], np.float32))   # promoted to FLOAT
+
+
+def test_prelu_validation():
+    x, w = np.zeros((2, 3, 4), np.float32), np.zeros(3, np.float32)
+    assert code(ops.Prelu, x.astype(np.float64), w.astype(np.float64), x.astype(np.float64)) == INVALID
+    assert "expected weight tensor size equal input channels, but found 2 does not equal 3" in message(
+        ops.Prelu, x, np.zeros(2, np.float32), x)
+    assert "Result type FLOAT can't be cast to the desired output type FLOAT16." not in message(ops.Prelu, x, w,
+                                                                                                  x.astype(np.float16))
+    assert code(ops.Prelu, x, w, np.zeros((2, 3), np.float32)) == INVALID
+    assert "the number of weight elements must be 1 or self channel size" in message(
+        ops.PreluBackward, x, x, np.zeros(2, np.float32), x, np.zeros(2, np.float32))
+    assert code(ops.PreluBackward, x, x, w, x, np.zeros(4, np.float32)) == INVALID
+    assert code(ops.PreluBackward, x, x, w.astype(np.float16), x, w) == INVALID
+    assert "must be equal with selfShape" in message(ops.PreluBackward, np.zeros((5, 2, 3, 4), np.float32), x, w, x, w)
+    assert_null_checks((("aclnnPreluGetWorkspaceSize", 3), ("aclnnPreluBackwardGetWorkspaceSize", 5)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

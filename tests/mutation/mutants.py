@@ -872,4 +872,7 @@ MUTANTS = [
     Mutant("add-relu-alpha-in-double", f"{OPS}/activation/add_relu.c",
            "r = alpha == 1.0 ? x + y : x + y * (float)alpha;", "r = (float)((double)x + (double)y * alpha);",
            ("tests/test_suite_ops.py::test_add_relu",), "AddRelu without the Axpy's fp32 rounding of other * alpha"),
+    Mutant("prelu-channel-is-last-dim", f"{OPS}/activation/prelu.c",
+           "    return p->wn == 1 ? 0 : (i / p->inner) % p->channels;", "    return p->wn == 1 ? 0 : i % p->channels;",
+           ("tests/test_suite_ops.py::test_prelu_and_backward",), "Prelu indexes weight by the last dim, not dim 1"),
 ]
