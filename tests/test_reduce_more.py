@@ -335,6 +335,7 @@ CALLS = """{
     "add_relu": lambda t: torch._VF._add_relu(t, t.flip(0), alpha=0.5),
     "add_relu_": lambda t: torch._VF._add_relu_(t.clone(), t.flip(1)),
     "prelu": lambda t: torch.prelu(t.reshape(2, 3, 10), torch.tensor([0.25, -0.5, 2.0], device=t.device)),
+    "soft_margin": lambda t: torch.nn.functional.soft_margin_loss(t, t.flip(1).sign()),
     "lerp": lambda t: torch.lerp(t, t.flip(1), t.sigmoid()), "lerp_": lambda t: t.clone().lerp_(t.flip(0), t.tanh()),
 }
 """
@@ -351,7 +352,8 @@ def on_npu():
 @pytest.mark.parametrize("call", ["any", "all", "var", "var_mean", "std", "std_mean", "logsumexp", "prod", "prod_all",
                                   "cumprod", "vnorm", "norm_inf", "norm1", "bincount", "cummax",
                                   "cummin", "amin", "aminmax", "aminmax_all", "sinc", "sinc_", "gcd",
-                                  "lerp", "lerp_", "add_relu", "add_relu_", "prelu"])
+                                  "lerp", "lerp_", "add_relu", "add_relu_", "prelu",
+                                  "soft_margin"])
 def test_torch_npu_calls(on_npu, call):
     res = on_npu[call]
     assert "error" not in res, res

@@ -2,7 +2,8 @@
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
 FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
-(activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml) and the others this file's tables list -- against float64 NumPy references written
+(activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml),
+SoftMarginLoss and SoftMarginLossBackward (loss/soft_margin.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -375,6 +376,39 @@ def test_prelu_validation():
     assert code(ops.PreluBackward, x, x, w.astype(np.float16), x, w) == INVALID
     assert "must be equal with selfShape" in message(ops.PreluBackward, np.zeros((5, 2, 3, 4), np.float32), x, w, x, w)
     assert_null_checks((("aclnnPreluGetWorkspaceSize", 3), ("aclnnPreluBackwardGetWorkspaceSize", 5)))
+
+
+# ---- SoftMarginLoss, SoftMarginLossBackward (class c) -----------------------------------------------------------
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 BF16"))
+def test_soft_margin_loss_and_backward(name):
+    x = R.cast(RNG.standard_normal((3, 4)) * 3, name)
+    y = R.cast(np.sign(RNG.standard_normal((4,))) * RNG.uniform(0.5, 2, 4), name)
+    z = -np.asarray(y, np.float64) * np.asarray(x, np.float64)
+    loss = np.logaddexp(0, z)
+    for red, want in ((0, loss), (1, loss.mean()), (2, loss.sum()), (7, loss.sum())):
+        out = np.zeros(() if red else (3, 4), x.dtype)
+        got = ops.SoftMarginLoss(strided(x), y, red, out)
+        assert R.ulp_distance(got, R.cast(np.asarray(want), name), name).max() <= 1, red
+    g = R.cast(RNG.standard_normal((3, 4)), name)
+    for red, scale in ((0, 1.0), (1, 1 / 12), (2, 1.0)):
+        want = -np.asarray(y, np.float64) / (1 + np.exp(-z)) * np.asarray(g, np.float64) * scale
+        got = ops.SoftMarginLossBackward(g, strided(x, transpose=True), y, red, np.zeros((3, 4), x.dtype))
+        assert R.ulp_distance(got, R.cast(want, name), name).max() <= 1, red
+    e = np.zeros((0, 4), x.dtype)
+    assert np.isnan(np.asarray(ops.SoftMarginLoss(e, e, 1, np.zeros((), x.dtype)), np.float64))   # mean of nothing
+    assert float(np.asarray(ops.SoftMarginLoss(e, e, 2, np.ones((), x.dtype)), np.float64)) == 0.0
+
+
+def test_soft_margin_loss_validation():
+    x = np.zeros((2, 3), np.float32)
+    assert code(ops.SoftMarginLoss, x.astype(np.float64), x, 1, np.zeros((), np.float32)) == INVALID
+    assert "Expected a 0-dimensional tensor, but Shape of out is [2, 3]." in message(ops.SoftMarginLoss, x, x, 1, x)
+    assert code(ops.SoftMarginLoss, x, x, 0, np.zeros((3, 2), np.float32)) == INVALID
+    assert code(ops.SoftMarginLoss, x, np.zeros(4, np.float32), 0, x) == INVALID
+    assert code(ops.SoftMarginLossBackward, x, x, x, 3, x) == INVALID
+    assert code(ops.SoftMarginLossBackward, x, x, np.zeros((4, 1, 3), np.float32), 0, x) == INVALID
+    assert_null_checks((("aclnnSoftMarginLossGetWorkspaceSize", 4), ("aclnnSoftMarginLossBackwardGetWorkspaceSize", 5)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

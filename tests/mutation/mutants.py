@@ -875,4 +875,8 @@ MUTANTS = [
     Mutant("prelu-channel-is-last-dim", f"{OPS}/activation/prelu.c",
            "    return p->wn == 1 ? 0 : (i / p->inner) % p->channels;", "    return p->wn == 1 ? 0 : i % p->channels;",
            ("tests/test_suite_ops.py::test_prelu_and_backward",), "Prelu indexes weight by the last dim, not dim 1"),
+    Mutant("soft-margin-mean-is-sum", f"{OPS}/loss/soft_margin.c",
+           "        double scale = p->reduction == SML_MEAN ? 1.0 / (double)p->n : 1.0;", "        double scale = 1.0;",
+           ("tests/test_suite_ops.py::test_soft_margin_loss_and_backward",),
+           "SoftMarginLossBackward without the 1 / n of the mean reduction"),
 ]
