@@ -3,7 +3,8 @@
 FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
 (activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml),
-SoftMarginLoss and SoftMarginLossBackward (loss/soft_margin.toml) and the others this file's tables list -- against float64 NumPy references written
+SoftMarginLoss and SoftMarginLossBackward (loss/soft_margin.toml), NLLLoss2d and
+NLLLoss2dBackward (loss/nll_loss2d.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -409,6 +410,55 @@ def test_soft_margin_loss_validation():
     assert code(ops.SoftMarginLossBackward, x, x, x, 3, x) == INVALID
     assert code(ops.SoftMarginLossBackward, x, x, np.zeros((4, 1, 3), np.float32), 0, x) == INVALID
     assert_null_checks((("aclnnSoftMarginLossGetWorkspaceSize", 4), ("aclnnSoftMarginLossBackwardGetWorkspaceSize", 5)))
+
+
+# ---- NLLLoss2d, NLLLoss2dBackward (class c) -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 BF16"))
+def test_nll_loss2d_and_backward(name):
+    n, c, h, w = 2, 3, 4, 5
+    x = R.cast(RNG.standard_normal((n, c, h, w)), name)
+    t = RNG.integers(0, c, (n, h, w)).astype(np.int32)
+    t[0, 0, :2] = -100                                                        # ignored
+    wt = R.cast(RNG.uniform(0.5, 2, c), name)
+    x64, w64 = np.asarray(x, np.float64), np.asarray(wt, np.float64)
+    keep = t != -100
+    tc = np.where(keep, t, 0)
+    per = np.where(keep, -w64[tc] * np.take_along_axis(x64, tc[:, None], 1)[:, 0], 0.0)
+    total = np.where(keep, w64[tc], 0.0).sum()
+    tol = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}[name]
+    for red, want in ((0, per), (1, per.sum() / total), (2, per.sum())):
+        out = np.zeros((n, h, w) if red == 0 else (), x.dtype)
+        got, tw = ops.NLLLoss2d(strided(x), t, wt, red, -100, out, np.zeros((), x.dtype))
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol, atol=tol)
+        g = R.cast(RNG.standard_normal((n, h, w)) if red == 0 else np.array(1.5), name)
+        gi = ops.NLLLoss2dBackward(g, x, t, wt, red, -100, np.asarray(R.cast(np.array(total), name)).reshape(()),
+                                   np.zeros(x.shape, x.dtype))[-1]        # (the header's totalWeight is not const)
+        g64 = np.asarray(g, np.float64) if red == 0 else float(np.asarray(g, np.float64))
+        v = np.where(keep, -g64 * w64[tc], 0.0) / (total if red == 1 else 1.0)
+        want_g = np.zeros((n, h, w, c))
+        np.put_along_axis(want_g, tc[..., None], v[..., None], -1)
+        want_g = np.moveaxis(want_g, -1, 1) * keep[:, None]
+        np.testing.assert_allclose(np.asarray(gi, np.float64), want_g, rtol=tol, atol=tol)
+
+
+def test_nll_loss2d_validation():
+    x, t, w = np.zeros((2, 3, 4, 5), np.float32), np.zeros((2, 4, 5), np.int64), np.ones(3, np.float32)
+    s0 = np.zeros((), np.float32)
+    assert "Input tensor dim should be 4D" in message(ops.NLLLoss2d, x[0], t, w, 1, -100, s0, s0)
+    assert "Input tensor x[1] should be equal to weight[0]." in message(ops.NLLLoss2d, x, t, np.ones(4, np.float32), 1,
+                                                                        -100, s0, s0)
+    assert "size mismatch got input" in message(ops.NLLLoss2d, x, t[:, :3], w, 1, -100, s0, s0)
+    assert "Reduction should be between 0 and 2" in message(ops.NLLLoss2d, x, t, w, 3, -100, s0, s0)
+    assert code(ops.NLLLoss2d, x, t.astype(np.int16), w, 1, -100, s0, s0) == INVALID
+    assert code(ops.NLLLoss2d, x, t, w, 0, -100, np.zeros((2, 4), np.float32), s0) == INVALID
+    assert "Expected a single element grad_output tensor" in message(
+        ops.NLLLoss2dBackward, np.zeros(2, np.float32), x, t, w, 1, -100, s0, x)
+    assert "Weight tensor should be defined for all 3 classes" in message(
+        ops.NLLLoss2dBackward, s0, x, t, np.ones(2, np.float32), 1, -100, s0, x)
+    assert "Shape of totalWeight tensor should be [1]" in message(
+        ops.NLLLoss2dBackward, s0, x, t, w, 1, -100, np.zeros(2, np.float32), x)
+    assert_null_checks((("aclnnNLLLoss2dGetWorkspaceSize", 7), ("aclnnNLLLoss2dBackwardGetWorkspaceSize", 8)))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

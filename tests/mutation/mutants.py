@@ -879,4 +879,8 @@ MUTANTS = [
            "        double scale = p->reduction == SML_MEAN ? 1.0 / (double)p->n : 1.0;", "        double scale = 1.0;",
            ("tests/test_suite_ops.py::test_soft_margin_loss_and_backward",),
            "SoftMarginLossBackward without the 1 / n of the mean reduction"),
+    Mutant("nll-loss2d-no-permute", f"{OPS}/loss/nll_loss2d.c",
+           "    int64_t order[4] = {0, 2, 3, 1};", "    int64_t order[4] = {0, 1, 2, 3};",
+           ("tests/test_suite_ops.py::test_nll_loss2d_and_backward",),
+           "NLLLoss2d reads self [N, C, H, W] as rows of its last dim instead of its channels"),
 ]
