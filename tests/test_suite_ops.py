@@ -301,14 +301,15 @@ def add_relu_ref(a, b, alpha, out):
 
 
 @pytest.mark.parametrize("case", [("float32", "float32", 1, "float32"), ("float16", "float16", 0.5, "float16"),
+                                  ("float32", "float32", 0.1, "float32"),
                                   ("bfloat16", "float32", 2.5, "float32"), ("bfloat16", "bfloat16", 1, "bfloat16"),
                                   ("int32", "int32", 3, "int32"), ("int8", "int16", -2, "int16"),
                                   ("uint8", "uint8", 5, "uint8"), ("int64", "int32", 1, "float32")])
 def test_add_relu(case):
     an, bn, alpha, out = case
-    a, b = values(an, (4, 5)), values(bn, (5,))
+    a, b = values(an, (8, 5)), values(bn, (5,))
     got = ops.AddRelu(strided(a), b, ops.Scalar(alpha, "float32" if isinstance(alpha, float) else "int64"),
-                      np.zeros((4, 5), R.np_dtype(out)))
+                      np.zeros((8, 5), R.np_dtype(out)))
     same_bits(got, add_relu_ref(a, b, alpha, out))
     if an == out:
         ref = a.copy()
