@@ -4,7 +4,7 @@ FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gc
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
 (activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml),
 SoftMarginLoss and SoftMarginLossBackward (loss/soft_margin.toml), NLLLoss2d and
-NLLLoss2dBackward (loss/nll_loss2d.toml) and the others this file's tables list -- against float64 NumPy references written
+NLLLoss2dBackward (loss/nll_loss2d.toml), ReduceNansum (reduce/nansum.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -19,12 +19,13 @@ import pytest
 from _gen_ops import assert_null_checks, codes_on, message
 from _math_ops import A2, INVALID, code, names, same_bits
 from _op_helpers import strided
-from pyaclnn import ops
+from pyaclnn import capi, ops
 from reference import elementwise as R
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 RNG = np.random.default_rng(2121)
 FLOATS = ("float32", "float16", "bfloat16", "float64")
+ACL_OF = {"float32": capi.ACL_FLOAT, "float16": capi.ACL_FLOAT16, "bfloat16": capi.ACL_BF16, "int32": capi.ACL_INT32}
 
 
 def values(name, shape, scale=3.0):
@@ -462,6 +463,35 @@ def test_nll_loss2d_validation():
     assert_null_checks((("aclnnNLLLoss2dGetWorkspaceSize", 7), ("aclnnNLLLoss2dBackwardGetWorkspaceSize", 8)))
 
 
+# ---- ReduceNansum (class c) --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 BF16"))
+def test_reduce_nansum(name):
+    x = values(name, (3, 4, 5))
+    x64 = np.asarray(x, np.float64)
+    for dims, keep in (([1], False), ([0, -1], True), ([], False)):
+        shape = reduced(x.shape, dims, keep)
+        got = ops.ReduceNansum(strided(x, transpose=True), dims, keep, ACL_OF[name], np.zeros(shape, x.dtype))
+        axis = tuple(d % 3 for d in dims) if dims else None
+        want = np.nansum(x64, axis=axis, keepdims=keep)
+        assert R.ulp_distance(np.asarray(got).reshape(shape), R.cast(want, name), name).max() <= 1
+    got = ops.ReduceNansum(np.zeros((0, 3), x.dtype), [0], False, ACL_OF[name], np.ones(3, x.dtype))
+    assert np.asarray(got, np.float64).tolist() == [0, 0, 0]                           # empty self: 0
+
+
+def test_reduce_nansum_validation():
+    x = np.zeros((2, 3), np.float32)
+    f = ACL_OF["float32"]
+    assert "type INT32 should be in dtype support list" in message(ops.ReduceNansum, x, [1], False, ACL_OF["int32"],
+                                                                    np.zeros(2, np.int32))
+    assert "Tensor out expected dtype is FLOAT but found FLOAT16." in message(ops.ReduceNansum, x, [1], False, f,
+                                                                              np.zeros(2, np.float16))
+    assert "Provided dim 2 must be in the range of [-2, 1]." in message(ops.ReduceNansum, x, [2], False, f, np.zeros(2, np.float32))
+    assert code(ops.ReduceNansum, x, [1], False, f, np.zeros(3, np.float32)) == INVALID
+    assert code(ops.ReduceNansum, x.astype(np.int32), [1], False, f, np.zeros(2, np.float32)) == INVALID   # 950: floats
+    assert_null_checks((("aclnnReduceNansumGetWorkspaceSize", 5),))
+
+
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------
 
 # The calls whose status differs between the SoCs' lists.
@@ -474,8 +504,9 @@ SOC_CALLS = """[
     code(ops.Gcd, np.ones((2, 3), np.int8), np.ones((2, 3), np.int8), np.ones((2, 3), np.int8)),
     code(ops.Sinc, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((2, 3), ml_dtypes.bfloat16)),
     code(ops.FastGelu, np.ones((2, 3), ml_dtypes.bfloat16), np.ones((2, 3), ml_dtypes.bfloat16)),
+    code(ops.ReduceNansum, np.ones((2, 3), np.int32), [1], False, capi.ACL_INT32, np.ones(2, np.int32)),
 ]"""
-SOC_CODES = {"Ascend950PR": [0, 0, 0, 0, 0, 0], A2: [0, 0, 0, INVALID, 0, 0]}
+SOC_CODES = {"Ascend950PR": [0, 0, 0, 0, 0, 0, INVALID], A2: [0, 0, 0, INVALID, 0, 0, 0]}
 
 
 @pytest.mark.parametrize("soc", list(SOC_CODES))

@@ -883,4 +883,7 @@ MUTANTS = [
            "    int64_t order[4] = {0, 2, 3, 1};", "    int64_t order[4] = {0, 1, 2, 3};",
            ("tests/test_suite_ops.py::test_nll_loss2d_and_backward",),
            "NLLLoss2d reads self [N, C, H, W] as rows of its last dim instead of its channels"),
+    Mutant("nansum-keeps-nan", f"{OPS}/reduce/nansum.toml",
+           "index_out = -1, skip_nan = 1 }", "index_out = -1, skip_nan = 0 }",
+           ("tests/test_suite_ops.py::test_reduce_nansum",), "ReduceNansum lets NaN propagate"),
 ]
