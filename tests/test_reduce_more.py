@@ -337,6 +337,7 @@ CALLS = """{
     "prelu": lambda t: torch.prelu(t.reshape(2, 3, 10), torch.tensor([0.25, -0.5, 2.0], device=t.device)),
     "nansum": lambda t: torch.where(t > 2, float("nan"), t).nansum(dim=1),
     "nanmean": lambda t: torch.where(t < -2, float("nan"), t).nanmean(),
+    "take": lambda t: torch.take(t, torch.tensor([[0, -1, 7], [59, 3, -60]], device=t.device)),
     "soft_margin": lambda t: torch.nn.functional.soft_margin_loss(t, t.flip(1).sign()),
     "lerp": lambda t: torch.lerp(t, t.flip(1), t.sigmoid()), "lerp_": lambda t: t.clone().lerp_(t.flip(0), t.tanh()),
 }
@@ -355,7 +356,7 @@ def on_npu():
                                   "cumprod", "vnorm", "norm_inf", "norm1", "bincount", "cummax",
                                   "cummin", "amin", "aminmax", "aminmax_all", "sinc", "sinc_", "gcd",
                                   "lerp", "lerp_", "add_relu", "add_relu_", "prelu",
-                                  "soft_margin", "nansum", "nanmean"])
+                                  "soft_margin", "nansum", "nanmean", "take"])
 def test_torch_npu_calls(on_npu, call):
     res = on_npu[call]
     assert "error" not in res, res

@@ -4,7 +4,8 @@ FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gc
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu
 (activation/add_relu.toml), Prelu and PreluBackward (activation/prelu.toml),
 SoftMarginLoss and SoftMarginLossBackward (loss/soft_margin.toml), NLLLoss2d and
-NLLLoss2dBackward (loss/nll_loss2d.toml), ReduceNansum (reduce/nansum.toml) and the others this file's tables list -- against float64 NumPy references written
+NLLLoss2dBackward (loss/nll_loss2d.toml), ReduceNansum (reduce/nansum.toml), Take
+(index/take.toml) and the others this file's tables list -- against float64 NumPy references written
 from the vendor's definitions (exact operators bit for bit), every dtype of the vendor's lists (Ascend 950 here,
 Atlas A2 statuses in one subprocess), strided views, empty and 0-d tensors, the validation codes and messages,
 and torch's calls through torch_npu on the emulator against torch CPU (added to the family test files'
@@ -490,6 +491,29 @@ def test_reduce_nansum_validation():
     assert code(ops.ReduceNansum, x, [1], False, f, np.zeros(3, np.float32)) == INVALID
     assert code(ops.ReduceNansum, x.astype(np.int32), [1], False, f, np.zeros(2, np.float32)) == INVALID   # 950: floats
     assert_null_checks((("aclnnReduceNansumGetWorkspaceSize", 5),))
+
+
+# ---- Take (exact) ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", names("FLOAT FLOAT16 UINT64 INT64 UINT32 INT32 UINT16 INT16 UINT8 INT8 DOUBLE BOOL BF16"))
+def test_take(name):
+    x = values(name, (3, 4, 5)) if name not in ("uint16", "uint32", "uint64") else \
+        RNG.integers(0, 1000, (3, 4, 5)).astype(name)
+    for idx_dtype in (np.int64, np.int32):
+        index = RNG.integers(-60, 60, (2, 7)).astype(idx_dtype)
+        got = ops.Take(strided(x, transpose=True), index, np.zeros((2, 7), x.dtype))
+        same_bits(got, x.reshape(-1)[index])
+
+
+def test_take_validation():
+    x, i = np.zeros((2, 3), np.float32), np.zeros((4,), np.int64)
+    assert "Expected both tensors to have same dtype" in message(ops.Take, x, i, np.zeros(4, np.float16))
+    assert code(ops.Take, x, i.astype(np.int16), np.zeros(4, np.float32)) == INVALID
+    assert code(ops.Take, x, i, np.zeros(5, np.float32)) == INVALID
+    assert "tried to take from an empty tensor" in message(ops.Take, np.zeros(0, np.float32), i, np.zeros(4, np.float32))
+    assert ops.Take(np.zeros(0, np.float32), i[:0], np.zeros(0, np.float32)).shape == (0,)
+    assert code(ops.Take, x, np.array([6], np.int64), np.zeros(1, np.float32)) != 0      # out of range: a device fault
+    assert_null_checks((("aclnnTakeGetWorkspaceSize", 3),))
 
 
 # ---- status per SoC (one A2 subprocess) -------------------------------------------------------------------------

@@ -886,4 +886,7 @@ MUTANTS = [
     Mutant("nansum-keeps-nan", f"{OPS}/reduce/nansum.toml",
            "index_out = -1, skip_nan = 1 }", "index_out = -1, skip_nan = 0 }",
            ("tests/test_suite_ops.py::test_reduce_nansum",), "ReduceNansum lets NaN propagate"),
+    Mutant("take-negative-not-wrapped", f"{OPS}/index/take.c",
+           "tv_offset(self, k < 0 ? k + n : k)", "tv_offset(self, k < 0 ? 0 : k)",
+           ("tests/test_suite_ops.py::test_take",), "Take reads element 0 for every negative index"),
 ]

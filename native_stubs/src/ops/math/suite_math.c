@@ -1,8 +1,9 @@
 /*
  * Element functions and steps of suite_math.toml: Sinc (hicann/ops-math math/sinc/op_kernel/arch35/sinc_dag.h:
- * fp32, x == 0 gives 1, else sin(pi x) / (pi x)), Gcd (math/gcd/op_kernel/arch35/gcd_dag.h: the binary gcd of
- * the magnitudes as unsigned 64-bit numbers), Gcd's dtype checks (aclnn_gcd.cpp) and Lerp with a weight tensor
- * (math/lerp/op_kernel/arch35: fp32, the two fused forms either side of weight 0.5).
+ * fp32, x == 0 gives 1, else sin(pi x) / (pi x)), Gcd (math/gcd/op_kernel/arch35/gcd_dag.h: the gcd of the
+ * magnitudes as unsigned 64-bit numbers; the kernel's binary algorithm, Euclid's here: one result), Gcd's dtype
+ * checks (aclnn_gcd.cpp) and Lerp with a weight tensor (math/lerp/op_kernel/arch35: fp32, the two fused forms
+ * either side of weight 0.5).
  */
 #include "kernels/vecmath.h"
 #include "opbase/checks.h"
