@@ -35,19 +35,17 @@ void soft_margin_kernel(const pyaclnn_stub_launch *launch) {
     }
     float *x = tv_load_float_as(&launch->inputs[0], p->shape, p->ndim);
     float *y = tv_load_float_as(&launch->inputs[1], p->shape, p->ndim);
-    double *l = tv_alloc(p->n, sizeof *l);
+    int none = p->reduction == SML_NONE;
+    double sum = 0, *l = tv_alloc(none ? p->n : 1, sizeof *l);   /* reductions keep only the sum */
     if (x == NULL || y == NULL || l == NULL) {
         tv_fail_oom(launch);
     } else {
-        double sum = 0;
         for (int64_t i = 0; i < p->n; i++) {
-            double v = softplus(-rnd(y[i], p->compute) * rnd(x[i], p->compute));
-            l[i] = rnd(v, p->compute);
+            double v = softplus(-(double)y[i] * (double)x[i]);   /* fp16/bf16/fp32 values: the promoted dtype's */
+            if (none) l[i] = rnd(v, p->compute);
             sum += v;
         }
-        if (p->reduction != SML_NONE) {
-            l[0] = rnd(p->reduction == SML_MEAN ? sum / (double)p->n : sum, p->compute);
-        }
+        if (!none) l[0] = rnd(p->reduction == SML_MEAN ? sum / (double)p->n : sum, p->compute);
         tv_store_double(out, l);
     }
     free(x), free(y), free(l);
