@@ -125,7 +125,7 @@ static void red_range(void *ctx, size_t begin, size_t end) {
             if (whole_line) {
                 line[r] = v;
             } else if (p->op == RED_SUM || p->op == RED_MEAN) {
-                if (is_float) fsum += v.f;
+                if (is_float) fsum += p->skip_nan && isnan(v.f) ? 0.0 : v.f;
                 else isum += (uint64_t)v.i;
             } else if (r == 0 || beats(p->op, x, best)) {
                 best = x;

@@ -47,6 +47,7 @@ typedef struct {
     double attr;                              /* VAR: the correction; NORM: p                        */
     int take_sqrt;                            /* VAR: the standard deviation                         */
     int with_mean;                            /* VAR: output 1 takes the mean                        */
+    int skip_nan;                             /* SUM over floats: NaN elements count as 0 (nansum)   */
 } red_plan;
 
 void red_kernel(const pyaclnn_stub_launch *launch);

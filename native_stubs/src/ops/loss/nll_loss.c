@@ -15,14 +15,12 @@
 #include <string.h>
 
 #include "kernels/view.h"
+#include "nll_loss.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
 enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
 
-typedef struct {
-    int64_t reduction, ignore_index, rows, classes;
-} nll_plan;
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
@@ -102,7 +100,7 @@ void nll_loss_backward_kernel(const pyaclnn_stub_launch *launch) {
         goto done;
     }
     if (!load_targets(launch, p, &launch->inputs[2], &t)) goto done;
-    int per_row = p->reduction == REDUCTION_NONE && launch->inputs[1].ndim == 2;   /* gradOutput is [N] */
+    int per_row = p->reduction == REDUCTION_NONE && (launch->inputs[1].ndim == 2 || p->grad_per_row);   /* [N] */
     for (int64_t i = 0; i < p->rows; i++) {
         if (t[i] == p->ignore_index) continue;
         float v = -(g[per_row ? i : 0] * w[t[i]]);
@@ -228,7 +226,7 @@ aclnnStatus opc_nll_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *self = op_tensor(c, s, 0);
     nll_plan *plan = op_params(c, sizeof *plan);
     *plan = (nll_plan){op_argument(c, s, 1)->i, op_argument(c, s, 2)->i, self->ndim == 2 ? self->shape[0] : 1,
-                       self->shape[self->ndim - 1]};
+                       self->shape[self->ndim - 1], 0};
     return ACLNN_SUCCESS;
 }
 
