@@ -364,6 +364,28 @@ _BODY += FWD_BWD_LOOP
 
 TORCH_CALLS = ["nearest-x2", "nearest-size", "upsample-module", "bilinear-x2", "bilinear-size-align", "bilinear-down"]
 
+# torch.grid_sampler_2d (tests/test_grid_sampler.py's operators) in the same child
+_BODY += """
+cases = {
+    "grid-bilinear-zeros": (0, 0, False), "grid-bilinear-border-align": (0, 1, True),
+    "grid-nearest-reflection": (1, 2, False), "grid-bicubic-border": (2, 1, False),
+}
+x = torch.linspace(-2, 3, 2 * 3 * 5 * 6).reshape(2, 3, 5, 6).sin()
+g = torch.linspace(-1.2, 1.2, 2 * 4 * 3 * 2).reshape(2, 4, 3, 2).cos() * 1.1
+for name, (im, pm, al) in cases.items():
+    res = {}
+    try:
+        for dev in ("cpu", "npu"):
+            xd, gd = x.detach().to(dev).requires_grad_(), g.detach().to(dev).requires_grad_()
+            y = torch.grid_sampler_2d(xd, gd, im, pm, al)
+            y.backward(torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(dev))
+            res[dev] = [enc(to_np(y)), enc(to_np(xd.grad)), enc(to_np(gd.grad))]
+        OUT[name] = res
+    except Exception as exc:
+        OUT[name] = {"error": str(exc)[:400]}
+"""
+TORCH_CALLS += ["grid-bilinear-zeros", "grid-bilinear-border-align", "grid-nearest-reflection", "grid-bicubic-border"]
+
 
 @pytest.fixture(scope="module")
 def on_npu():

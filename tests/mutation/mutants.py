@@ -845,4 +845,13 @@ MUTANTS = [
            "    if (x->shape[3] != 64) return rp_fail", "    if (0 && x->shape[3] != 64) return rp_fail",
            ("tests/test_rotary.py::test_atlas_a2_kernel_steps_and_tilings",),
            "validation: InterleaveRope on Atlas A2 accepts a head dim other than 64"),
+    # ---- grid sampling (grid_sample/) ----
+    Mutant("grid-sampler-reflect-no-flip", f"{OPS}/grid_sample/grid_sampler.c",
+           "    if (flips % 2 == 0) {", "    if (1) {",
+           ("tests/test_grid_sampler.py::test_grid_sampler_2d_matches_torch",),
+           "grid sampler: reflection padding never flips (the odd reflections read the wrong side)"),
+    Mutant("grid-sampler-bw-grid-no-mult", f"{OPS}/grid_sample/grid_sampler.c",
+           "dg[(n * osp + o) * p->dims + a] = R(t->mult[a] * gi[a]);", "dg[(n * osp + o) * p->dims + a] = gi[a];",
+           ("tests/test_grid_sampler.py::test_grid_sampler_2d_matches_torch",),
+           "grid sampler backward: gridGrad without the unnormalisation's derivative"),
 ]
