@@ -854,4 +854,14 @@ MUTANTS = [
            "dg[(n * osp + o) * p->dims + a] = R(t->mult[a] * gi[a]);", "dg[(n * osp + o) * p->dims + a] = gi[a];",
            ("tests/test_grid_sampler.py::test_grid_sampler_2d_matches_torch",),
            "grid sampler backward: gridGrad without the unnormalisation's derivative"),
+    # ---- upsampling: 1-D linear, 3-D trilinear / nearest (upsample/resize.c) ----
+    Mutant("upsample-resize-nearest-rounds", f"{OPS}/upsample/resize.c",
+           "int64_t i = (int64_t)floorf((float)d * p->s[a]);", "int64_t i = (int64_t)rintf((float)d * p->s[a]);",
+           ("tests/test_upsample.py::test_resize_matches_torch_and_backward",),
+           "nearest 3-D rounds the source index instead of flooring it"),
+    Mutant("upsample-resize-bw-weights-swapped", f"{OPS}/upsample/resize.c",
+           "w0 = isnan(w) ? R(1 - l) : R(w * R(1 - l)), w1 = isnan(w) ? l : R(w * l);",
+           "w0 = isnan(w) ? l : R(w * l), w1 = isnan(w) ? R(1 - l) : R(w * R(1 - l));",
+           ("tests/test_upsample.py::test_resize_matches_torch_and_backward",),
+           "linear / trilinear backward: the two taps' weights swapped"),
 ]
