@@ -864,4 +864,9 @@ MUTANTS = [
            "w0 = isnan(w) ? l : R(w * l), w1 = isnan(w) ? R(1 - l) : R(w * R(1 - l));",
            ("tests/test_upsample.py::test_resize_matches_torch_and_backward",),
            "linear / trilinear backward: the two taps' weights swapped"),
+    # ---- adaptive max pooling (pool/adaptive_max.c) ----
+    Mutant("pool-adaptive-max-window-floor-end", f"{OPS}/pool/adaptive_max.c",
+           "h1 = ((i + 1) * p->h + p->oh - 1) / p->oh;", "h1 = ((i + 1) * p->h) / p->oh;",
+           ("tests/test_pool.py::test_adaptive_max_pool_and_backward",),
+           "adaptive max pooling: a window's end floored instead of ceiled"),
 ]
