@@ -1,7 +1,7 @@
 """The pooling family (native_stubs/src/ops/pool/max_pool.toml, avg_pool.toml) against torch CPU in float64 on
 the same inputs: max pooling with indices (values and indices exact, NaN as torch) and its backward, the mask
 forms of Atlas A2/A3 (in a child process on that SoC), average pooling (ceilMode, countIncludePad,
-divisorOverride), adaptive average and adaptive max pooling with their backwards; every dtype of the vendor's lists per SoC,
+divisorOverride), adaptive average and adaptive max pooling, 3-D average pooling with their backwards; every dtype of the vendor's lists per SoC,
 3-D inputs, strided views, empty batches, the validation codes and messages; and torch_npu's pooling layers on
 the emulator against torch CPU.
 
@@ -268,6 +268,56 @@ def test_adaptive_max_pool_validation():
     assert ops.AdaptiveMaxPool2d(x[:0], [3, 3], o[:0], i[:0])[0].shape == (0, 2, 3, 3)
 
 
+# ---- 3-D average pooling (avg_pool3d.toml) ---------------------------------------------------------------
+
+# name: self shape, kernel, stride, padding, ceilMode, countIncludePad, divisorOverride
+AVG3_CASES = {
+    "k2-p1": ((2, 3, 5, 6, 7), [2], [], [1], False, True, 0),
+    "k322-s212-ceil-excl": ((3, 6, 5, 7), [3, 2, 2], [2, 1, 2], [1, 1, 0], True, False, 0),
+    "k2-s2-div3": ((1, 2, 4, 4, 4), [2, 2, 2], [2, 2, 2], [0], False, True, 3),
+}
+
+
+@pytest.mark.parametrize("case,name", [(c, "float32") for c in AVG3_CASES] + [("k2-p1", "float16"),
+                                                                            ("k322-s212-ceil-excl", "bfloat16")])
+def test_avg_pool3d_and_backward(case, name):
+    shape, k, st, pd, ceil, cip, div = AVG3_CASES[case]
+    x = R.cast(RNG.standard_normal(shape), name)
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    y = F.avg_pool3d(xt, k if len(k) > 1 else k[0], st or None, pd if len(pd) > 1 else pd[0], ceil, cip, div or None)
+    close(ops.AvgPool3d(strided(x), k, st, pd, ceil, cip, div, zeros(y.shape, name)), y.detach().numpy(), name)
+    dy = R.cast(RNG.standard_normal(y.shape), name)
+    y.backward(torch.from_numpy(f64(dy)))
+    close(ops.AvgPool3dBackward(strided(dy), x, k, st, pd, ceil, cip, div, zeros(x.shape, name)), xt.grad.numpy(), name)
+
+
+def test_avg_pool3d_validation():
+    x, o = np.ones((1, 2, 4, 4, 4), np.float32), np.zeros((1, 2, 2, 2, 2), np.float32)
+    f, g = ops.AvgPool3d, ops.AvgPool3dBackward
+    for args, text in [((x, [2, 2], [], [0], False, True, 0, o), "Expected length of kernel is 1 or 3, but got 2."),
+                       ((x, [2], [1, 1], [0], False, True, 0, o), "Expected length of stride is 0 or 1 or 3, but got: 2."),
+                       ((x, [5], [], [0], False, True, 0, o), "kernel value(5) is invaild, must be (0, 4]."),
+                       ((x, [2], [], [2], False, True, 0, o), "padding value(2) is invaild, must be [0, kernel/2]."),
+                       ((x, [2], [], [0], False, True, 0, o[..., :1]),
+                        "Expected tensor for out to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1]."),
+                       ((x[0, 0, 0], [2], [], [0], False, True, 0, o[0, 0, 0]),
+                        "self and out must maintain same format, support 4D or 5D."),
+                       ((x, [2], [], [0], False, True, 0, o.astype(np.float16)), "Expected both tensors to have same dtype"),
+                       ((x.astype(np.float64), [2], [], [0], False, True, 0, o.astype(np.float64)),
+                        "Tensor self not implemented for DOUBLE")]:
+        code, msg = error_of(f, *args)
+        assert code == INVALID and text in msg, msg
+    for args, text in [((o, x, [2], [], [0], False, True, 0, x[..., :3]), "self dim [4] is [4] should be equal to out dim [3]"),
+                       ((o, x, [2], [], [3], False, True, 0, x), "padding [0] data [3] should less than kernelSize / 2 [1]."),
+                       ((o[..., :1], x, [2], [], [0], False, True, 0, x),
+                        "Expected tensor for gradOutput to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1]."),
+                       ((o, x, [2, 2], [], [0], False, True, 0, x), "kernel size [2] must be 1 or 3")]:
+        code, msg = error_of(g, *args)
+        assert code == INVALID and text in msg, msg
+    code, msg = error_of(g, o, x, [2], [], [0], False, True, 0, None)
+    assert code == NULLPTR and "out" in msg, msg
+
+
 CANDS = ["float32", "float16", "bfloat16", "float64", "int32", "hifloat8"]
 
 
@@ -280,7 +330,10 @@ def _calls(d):
             ("AdaptiveAvgPool2d", [x, [3, 3], o]),
             ("AdaptiveAvgPool2dBackward", [o, x, x]),
             ("AdaptiveMaxPool2d", [x, [3, 3], o, ["t", "int64", [1, 2, 3, 3]]]),
-            ("AdaptiveMaxPool2dBackward", [o, x, i, x])]
+            ("AdaptiveMaxPool2dBackward", [o, x, i, x]),
+            ("AvgPool3d", [["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0, ["t", d, [1, 2, 1, 3, 3]]]),
+            ("AvgPool3dBackward", [["t", d, [1, 2, 1, 3, 3]], ["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0,
+                                   ["t", d, [1, 2, 2, 6, 6]]])]
 
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
@@ -289,7 +342,8 @@ def test_dtype_lists_per_soc(soc):
     ok = {"MaxPool2dWithIndices": halves, "MaxPool2dWithIndicesBackward": halves if soc != A2 else ["float32"],
           "AvgPool2d": halves + (["hifloat8"] if soc != A2 else []), "AvgPool2dBackward": halves,
           "AdaptiveAvgPool2d": halves, "AdaptiveAvgPool2dBackward": halves,
-          "AdaptiveMaxPool2d": halves + ["float64"], "AdaptiveMaxPool2dBackward": halves}
+          "AdaptiveMaxPool2d": halves + ["float64"], "AdaptiveMaxPool2dBackward": halves, "AvgPool3d": halves,
+          "AvgPool3dBackward": halves}
     calls = [c for d in CANDS for c in _calls(d)]
     want = [0 if d in ok[c[0]] else INVALID for d in CANDS for c in _calls(d)]
     if soc == A2:
@@ -318,10 +372,17 @@ calls = {
 }
 x = torch.randn(2, 3, 9, 8)
 """
-_BODY += FWD_BWD_LOOP
+_BODY += FWD_BWD_LOOP + """
+calls = {
+    "avg_pool3d": lambda x: F.avg_pool3d(x, 2, 2, 1),
+    "avg_pool3d-ceil-excl": lambda x: F.avg_pool3d(x, (3, 2, 2), (2, 1, 2), 1, ceil_mode=True, count_include_pad=False),
+}
+x = torch.randn(2, 2, 5, 6, 7)
+""" + FWD_BWD_LOOP
 
 TORCH_CALLS = ["max_pool2d", "max_pool2d-ceil-dil", "max_pool2d-indices", "avg_pool2d", "avg_pool2d-excl-ceil",
-               "adaptive_avg_pool2d", "adaptive_avg_pool2d-1", "adaptive_max_pool2d", "adaptive_max_pool2d-indices"]
+               "adaptive_avg_pool2d", "adaptive_avg_pool2d-1", "adaptive_max_pool2d", "adaptive_max_pool2d-indices",
+               "avg_pool3d", "avg_pool3d-ceil-excl"]
 
 
 @pytest.fixture(scope="module")

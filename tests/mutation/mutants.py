@@ -869,4 +869,10 @@ MUTANTS = [
            "h1 = ((i + 1) * p->h + p->oh - 1) / p->oh;", "h1 = ((i + 1) * p->h) / p->oh;",
            ("tests/test_pool.py::test_adaptive_max_pool_and_backward",),
            "adaptive max pooling: a window's end floored instead of ceiled"),
+    # ---- 3-D average pooling (pool/avg_pool3d.c) ----
+    Mutant("pool-avg3d-divisor-ignores-pad-mode", f"{OPS}/pool/avg_pool3d.c",
+           "double div = (double)(p->divisor ? p->divisor : p->cip ? padded : inside), sum = 0;",
+           "double div = (double)(p->divisor ? p->divisor : padded), sum = 0;",
+           ("tests/test_pool.py::test_avg_pool3d_and_backward",),
+           "3-D average pooling divides by the padded window even without countIncludePad"),
 ]
