@@ -1,7 +1,7 @@
 """The pooling family (native_stubs/src/ops/pool/max_pool.toml, avg_pool.toml) against torch CPU in float64 on
 the same inputs: max pooling with indices (values and indices exact, NaN as torch) and its backward, the mask
 forms of Atlas A2/A3 (in a child process on that SoC), average pooling (ceilMode, countIncludePad,
-divisorOverride), adaptive average and adaptive max pooling, 3-D average pooling with their backwards; every dtype of the vendor's lists per SoC,
+divisorOverride), adaptive average and adaptive max pooling, 3-D average and max pooling with their backwards; every dtype of the vendor's lists per SoC,
 3-D inputs, strided views, empty batches, the validation codes and messages; and torch_npu's pooling layers on
 the emulator against torch CPU.
 
@@ -318,6 +318,56 @@ def test_avg_pool3d_validation():
     assert code == NULLPTR and "out" in msg, msg
 
 
+# ---- 3-D max pooling with argmax (max_pool3d.toml) -----------------------------------------------------------
+
+# name: self shape, kernel, stride, padding, dilation, ceilMode
+MAX3_CASES = {
+    "k2-p1": ((2, 3, 5, 6, 7), [2], [], [1], [1], False),
+    "k322-s212-ceil": ((3, 6, 5, 7), [3, 2, 2], [2, 1, 2], [1, 1, 0], [1], True),
+    "k3-s2-dil2": ((1, 2, 7, 7, 7), [3], [2], [1], [2], False),
+}
+
+
+@pytest.mark.parametrize("case,name", [(c, "float32") for c in MAX3_CASES] + [("k2-p1", "float16"),
+                                                                            ("k322-s212-ceil", "bfloat16")])
+def test_max_pool3d_and_backward(case, name):
+    shape, k, st, pd, dl, ceil = MAX3_CASES[case]
+    x = R.cast(RNG.standard_normal(shape), name)
+    x.reshape(-1)[5] = np.nan
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    y, idx = F.max_pool3d(xt, k if len(k) > 1 else k[0], st or None, pd if len(pd) > 1 else pd[0], dl[0], ceil,
+                          return_indices=True)
+    out, gi = ops.MaxPool3dWithArgmax(strided(x), k, st, pd, dl, ceil, zeros(y.shape, name), np.zeros(y.shape, np.int32))
+    np.testing.assert_array_equal(f64(out), y.detach().numpy())
+    np.testing.assert_array_equal(gi, idx.numpy())
+    dy = R.cast(RNG.standard_normal(y.shape), name)
+    y.backward(torch.from_numpy(f64(dy)))
+    gx = ops.MaxPool3dWithArgmaxBackward(strided(dy), x, np.asarray(gi), k, st, pd, dl, ceil, zeros(x.shape, name))
+    close(gx, xt.grad.numpy(), name)
+
+
+def test_max_pool3d_validation():
+    x, o, i = np.ones((1, 2, 4, 4, 4), np.float32), np.zeros((1, 2, 2, 2, 2), np.float32), np.zeros((1, 2, 2, 2, 2), np.int32)
+    f, g = ops.MaxPool3dWithArgmax, ops.MaxPool3dWithArgmaxBackward
+    for args, text in [((x, [2, 2], [], [0], [1], False, o, i), "The length of kernelSize can be only 1 or 3"),
+                       ((x, [0], [], [0], [1], False, o, i), "The value of kernel should be greater than 0"),
+                       ((x, [2], [], [2], [1], False, o, i), "Padding should be smaller than or equal to half of kernel size"),
+                       ((x, [2], [], [0], [1], False, o, i.astype(np.int8)), "Tensor indices not implemented for INT8"),
+                       ((x, [2], [], [0], [1], False, o.astype(np.float16), i), "Expected both tensors to have same dtype"),
+                       ((x[0, 0, 0], [2], [], [0], [1], False, o[0, 0, 0], i[0, 0, 0]), "4D or 5D tensor expected for inputs"),
+                       ((x, [2], [], [0], [1], False, o[..., :1], i), "Expected tensor for out to have same size as")]:
+        code, msg = error_of(f, *args)
+        assert code == INVALID and text in msg, msg
+    for args, text in [((o, x, i, [2], [], [0], [0], False, x), "The size of dilation should be greater than 0"),
+                       ((o, x, i[..., :1], [2], [], [0], [1], False, x),
+                        "Expected tensor for indices to have same size as tensor for gradOutput"),
+                       ((o, x, i, [2], [], [0], [1], False, x.astype(np.float16)), "Expected both tensors to have same dtype"),
+                       ((o[..., :1], x, i[..., :1], [2], [], [0], [1], False, x),
+                        "Expected tensor for gradOutput to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1].")]:
+        code, msg = error_of(g, *args)
+        assert code == INVALID and text in msg, msg
+
+
 CANDS = ["float32", "float16", "bfloat16", "float64", "int32", "hifloat8"]
 
 
@@ -333,7 +383,12 @@ def _calls(d):
             ("AdaptiveMaxPool2dBackward", [o, x, i, x]),
             ("AvgPool3d", [["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0, ["t", d, [1, 2, 1, 3, 3]]]),
             ("AvgPool3dBackward", [["t", d, [1, 2, 1, 3, 3]], ["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0,
-                                   ["t", d, [1, 2, 2, 6, 6]]])]
+                                   ["t", d, [1, 2, 2, 6, 6]]]),
+            ("MaxPool3dWithArgmax", [["t", d, [1, 2, 2, 6, 6]], [2], [], [0], [1], False, ["t", d, [1, 2, 1, 3, 3]],
+                                     ["t", "int32", [1, 2, 1, 3, 3]]]),
+            ("MaxPool3dWithArgmaxBackward", [["t", d, [1, 2, 1, 3, 3]], ["t", d, [1, 2, 2, 6, 6]],
+                                             ["t", "int32", [1, 2, 1, 3, 3], 0], [2], [], [0], [1], False,
+                                             ["t", d, [1, 2, 2, 6, 6]]])]
 
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
@@ -343,7 +398,7 @@ def test_dtype_lists_per_soc(soc):
           "AvgPool2d": halves + (["hifloat8"] if soc != A2 else []), "AvgPool2dBackward": halves,
           "AdaptiveAvgPool2d": halves, "AdaptiveAvgPool2dBackward": halves,
           "AdaptiveMaxPool2d": halves + ["float64"], "AdaptiveMaxPool2dBackward": halves, "AvgPool3d": halves,
-          "AvgPool3dBackward": halves}
+          "AvgPool3dBackward": halves, "MaxPool3dWithArgmax": halves, "MaxPool3dWithArgmaxBackward": halves}
     calls = [c for d in CANDS for c in _calls(d)]
     want = [0 if d in ok[c[0]] else INVALID for d in CANDS for c in _calls(d)]
     if soc == A2:
@@ -376,13 +431,15 @@ _BODY += FWD_BWD_LOOP + """
 calls = {
     "avg_pool3d": lambda x: F.avg_pool3d(x, 2, 2, 1),
     "avg_pool3d-ceil-excl": lambda x: F.avg_pool3d(x, (3, 2, 2), (2, 1, 2), 1, ceil_mode=True, count_include_pad=False),
+    "max_pool3d": lambda x: F.max_pool3d(x, 3, 2, 1),
+    "max_pool3d-ceil-indices": lambda x: F.max_pool3d(x, (3, 2, 2), (2, 1, 2), 1, ceil_mode=True, return_indices=True)[0],
 }
 x = torch.randn(2, 2, 5, 6, 7)
 """ + FWD_BWD_LOOP
 
 TORCH_CALLS = ["max_pool2d", "max_pool2d-ceil-dil", "max_pool2d-indices", "avg_pool2d", "avg_pool2d-excl-ceil",
                "adaptive_avg_pool2d", "adaptive_avg_pool2d-1", "adaptive_max_pool2d", "adaptive_max_pool2d-indices",
-               "avg_pool3d", "avg_pool3d-ceil-excl"]
+               "avg_pool3d", "avg_pool3d-ceil-excl", "max_pool3d", "max_pool3d-ceil-indices"]
 
 
 @pytest.fixture(scope="module")

@@ -875,4 +875,9 @@ MUTANTS = [
            "double div = (double)(p->divisor ? p->divisor : padded), sum = 0;",
            ("tests/test_pool.py::test_avg_pool3d_and_backward",),
            "3-D average pooling divides by the padded window even without countIncludePad"),
+    # ---- 3-D max pooling (pool/max_pool3d.c) ----
+    Mutant("pool-max3d-no-dilation", f"{OPS}/pool/max_pool3d.c",
+           "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
+           ("tests/test_pool.py::test_max_pool3d_and_backward",),
+           "3-D max pooling ignores the W axis's dilation"),
 ]
