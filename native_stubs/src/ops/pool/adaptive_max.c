@@ -10,8 +10,7 @@
 #include <stdlib.h>
 
 #include "kernels/view.h"
-#include "opbase/checks.h"
-#include "ops_decls.h"
+#include "ops/pool/pool.h"
 
 typedef struct {
     int64_t planes, h, w, oh, ow;
@@ -52,20 +51,7 @@ void adaptive_max_pool_kernel(const pyaclnn_stub_launch *launch) {
 void adaptive_max_pool_backward_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const amxp_params *p = launch->params;
-    int64_t hw = p->h * p->w, ohw = p->oh * p->ow;
-    double *dy = tv_load_double(&launch->inputs[0]), *idx = tv_load_double(&launch->inputs[1]);
-    double *dx = calloc((size_t)(p->planes * hw) + 1, sizeof(double));
-    if (dy == NULL || idx == NULL || dx == NULL) {
-        tv_fail_oom(launch);
-    } else {
-        for (int64_t pl = 0; pl < p->planes; pl++)
-            for (int64_t o = 0; o < ohw; o++) {
-                int64_t at = (int64_t)idx[pl * ohw + o];
-                if (at >= 0 && at < hw) dx[pl * hw + at] += dy[pl * ohw + o];
-            }
-        tv_store_double(&launch->outputs[0], dx);
-    }
-    free(dy), free(idx), free(dx);
+    pool_index_scatter(launch, p->planes, p->h * p->w, p->oh * p->ow);
 }
 
 /* ---- steps ------------------------------------------------------------------------------------ */

@@ -60,20 +60,7 @@ void max_pool3d_kernel(const pyaclnn_stub_launch *launch) {
 void max_pool3d_backward_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const mp3_params *p = launch->params;
-    int64_t isp = p->in[0] * p->in[1] * p->in[2], osp = p->out[0] * p->out[1] * p->out[2];
-    double *dy = tv_load_double(&launch->inputs[0]), *ix = tv_load_double(&launch->inputs[1]);
-    double *dx = calloc((size_t)(p->planes * isp) + 1, sizeof(double));
-    if (dy == NULL || ix == NULL || dx == NULL) {
-        tv_fail_oom(launch);
-    } else {
-        for (int64_t pl = 0; pl < p->planes; pl++)
-            for (int64_t o = 0; o < osp; o++) {
-                int64_t at = (int64_t)ix[pl * osp + o];
-                if (at >= 0 && at < isp) dx[pl * isp + at] += dy[pl * osp + o];
-            }
-        tv_store_double(&launch->outputs[0], dx);
-    }
-    free(dy), free(ix), free(dx);
+    pool_index_scatter(launch, p->planes, p->in[0] * p->in[1] * p->in[2], p->out[0] * p->out[1] * p->out[2]);
 }
 
 /* ---- steps ------------------------------------------------------------------------------------ */
