@@ -1,7 +1,7 @@
 """The pooling family (native_stubs/src/ops/pool/max_pool.toml, avg_pool.toml) against torch CPU in float64 on
 the same inputs: max pooling with indices (values and indices exact, NaN as torch) and its backward, the mask
 forms of Atlas A2/A3 (in a child process on that SoC), average pooling (ceilMode, countIncludePad,
-divisorOverride) and adaptive average pooling with their backwards; every dtype of the vendor's lists per SoC,
+divisorOverride), adaptive average and adaptive max pooling, 3-D average and max pooling with their backwards; every dtype of the vendor's lists per SoC,
 3-D inputs, strided views, empty batches, the validation codes and messages; and torch_npu's pooling layers on
 the emulator against torch CPU.
 
@@ -221,6 +221,153 @@ g2 = ops.MaxPool2dWithIndicesBackward(dy, x, idx.astype(np.int32), [3, 3], [2, 2
 EXTRA["same"] = bool((out == ref).all() and (g1 == g2).all() and int(mask.sum()) == 2 * 3 * 4 * 3)
 """
 
+# ---- adaptive max pooling (adaptive_max.toml) -------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,out,name", [((2, 3, 7, 6), (3, 4), "float32"), ((2, 5, 9), (4, 2), "float32"),
+                                            ((1, 2, 5, 5), (5, 5), "float16"), ((1, 2, 6, 7), (1, 1), "bfloat16"),
+                                            ((1, 2, 6, 4), (4, 3), "float64")])
+def test_adaptive_max_pool_and_backward(shape, out, name):
+    x = R.cast(RNG.standard_normal(shape), name)
+    x.reshape(-1)[3] = np.nan                                       # a NaN wins its windows (torch CPU)
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    y, idx = F.adaptive_max_pool2d(xt, out, return_indices=True)
+    got, gidx = ops.AdaptiveMaxPool2d(strided(x), list(out), zeros(y.shape, name), np.zeros(y.shape, np.int64))
+    np.testing.assert_array_equal(f64(got), y.detach().numpy())
+    np.testing.assert_array_equal(gidx, idx.numpy())
+    if name == "float64":
+        return                                                      # the backward's list: FLOAT16 FLOAT BF16
+    dy = R.cast(RNG.standard_normal(y.shape), name)
+    y.backward(torch.from_numpy(f64(dy)))
+    gi = ops.AdaptiveMaxPool2dBackward(strided(dy), x, gidx.astype(np.int32), zeros(x.shape, name))
+    close(gi, xt.grad.numpy(), name)
+
+
+def test_adaptive_max_pool_validation():
+    x, o, i = np.ones((1, 2, 6, 6), np.float32), np.zeros((1, 2, 3, 3), np.float32), np.zeros((1, 2, 3, 3), np.int64)
+    f, g = ops.AdaptiveMaxPool2d, ops.AdaptiveMaxPool2dBackward
+    for args, text in [((x, [3, 3], o, i.astype(np.int32)), "Tensor indicesOut expected dtype is INT64 but found INT32."),
+                       ((x[0, 0], [3, 3], o[0, 0], i[0, 0]), "Self dims 2 should be in 3 or 4."),
+                       ((x, [3, 3], o, i[..., :2]), "Expected tensor for outputOut to have same size as tensor for indicesOut"),
+                       ((x[:, :, :0], [3, 3], o, i), "expected input to have non-empty spatiak dimensions"),
+                       ((x, [3, 3, 1], o, i), "outputSize length should be 2, but now is 3."),
+                       ((x, [3, 0], o, i), "outputSize value should greater than 0, but the sizes of 1 is 0."),
+                       ((x, [3, 2], o, i), "Expected tensor for outputOut to have same size as [1, 2, 3, 2]"),
+                       ((x.astype(np.int32), [3, 3], o.astype(np.int32), i), "Tensor self not implemented for INT32")]:
+        code, msg = error_of(f, *args)
+        assert code == INVALID and text in msg, msg
+    for args, text in [((o, x, i, x.astype(np.float16)), "Expected both tensors to have same dtype"),
+                       ((o.astype(np.float64), x.astype(np.float64), i, x.astype(np.float64)),
+                        "Tensor self not implemented for DOUBLE"),
+                       ((o, x, i.astype(np.int8), x), "Tensor indices not implemented for INT8"),
+                       ((o, x, i[..., :2], x), "gradOutput dims No.[3] must match indices dims."),
+                       ((o, x, i, x[..., :5]), "self dims No.[3] must match gradInput dims.")]:
+        code, msg = error_of(g, *args)
+        assert code == INVALID and text in msg, msg
+    code, msg = error_of(g, None, x, i, x)
+    assert code == NULLPTR and "gradOutput" in msg
+    assert ops.AdaptiveMaxPool2d(x[:0], [3, 3], o[:0], i[:0])[0].shape == (0, 2, 3, 3)
+
+
+# ---- 3-D average pooling (avg_pool3d.toml) ---------------------------------------------------------------
+
+# name: self shape, kernel, stride, padding, ceilMode, countIncludePad, divisorOverride
+AVG3_CASES = {
+    "k2-p1": ((2, 3, 5, 6, 7), [2], [], [1], False, True, 0),
+    "k322-s212-ceil-excl": ((3, 6, 5, 7), [3, 2, 2], [2, 1, 2], [1, 1, 0], True, False, 0),
+    "k2-s2-div3": ((1, 2, 4, 4, 4), [2, 2, 2], [2, 2, 2], [0], False, True, 3),
+}
+
+
+@pytest.mark.parametrize("case,name", [(c, "float32") for c in AVG3_CASES] + [("k2-p1", "float16"),
+                                                                            ("k322-s212-ceil-excl", "bfloat16")])
+def test_avg_pool3d_and_backward(case, name):
+    shape, k, st, pd, ceil, cip, div = AVG3_CASES[case]
+    x = R.cast(RNG.standard_normal(shape), name)
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    y = F.avg_pool3d(xt, k if len(k) > 1 else k[0], st or None, pd if len(pd) > 1 else pd[0], ceil, cip, div or None)
+    close(ops.AvgPool3d(strided(x), k, st, pd, ceil, cip, div, zeros(y.shape, name)), y.detach().numpy(), name)
+    dy = R.cast(RNG.standard_normal(y.shape), name)
+    y.backward(torch.from_numpy(f64(dy)))
+    close(ops.AvgPool3dBackward(strided(dy), x, k, st, pd, ceil, cip, div, zeros(x.shape, name)), xt.grad.numpy(), name)
+
+
+def test_avg_pool3d_validation():
+    x, o = np.ones((1, 2, 4, 4, 4), np.float32), np.zeros((1, 2, 2, 2, 2), np.float32)
+    f, g = ops.AvgPool3d, ops.AvgPool3dBackward
+    for args, text in [((x, [2, 2], [], [0], False, True, 0, o), "Expected length of kernel is 1 or 3, but got 2."),
+                       ((x, [2], [1, 1], [0], False, True, 0, o), "Expected length of stride is 0 or 1 or 3, but got: 2."),
+                       ((x, [5], [], [0], False, True, 0, o), "kernel value(5) is invaild, must be (0, 4]."),
+                       ((x, [2], [], [2], False, True, 0, o), "padding value(2) is invaild, must be [0, kernel/2]."),
+                       ((x, [2], [], [0], False, True, 0, o[..., :1]),
+                        "Expected tensor for out to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1]."),
+                       ((x[0, 0, 0], [2], [], [0], False, True, 0, o[0, 0, 0]),
+                        "self and out must maintain same format, support 4D or 5D."),
+                       ((x, [2], [], [0], False, True, 0, o.astype(np.float16)), "Expected both tensors to have same dtype"),
+                       ((x.astype(np.float64), [2], [], [0], False, True, 0, o.astype(np.float64)),
+                        "Tensor self not implemented for DOUBLE")]:
+        code, msg = error_of(f, *args)
+        assert code == INVALID and text in msg, msg
+    for args, text in [((o, x, [2], [], [0], False, True, 0, x[..., :3]), "self dim [4] is [4] should be equal to out dim [3]"),
+                       ((o, x, [2], [], [3], False, True, 0, x), "padding [0] data [3] should less than kernelSize / 2 [1]."),
+                       ((o[..., :1], x, [2], [], [0], False, True, 0, x),
+                        "Expected tensor for gradOutput to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1]."),
+                       ((o, x, [2, 2], [], [0], False, True, 0, x), "kernel size [2] must be 1 or 3")]:
+        code, msg = error_of(g, *args)
+        assert code == INVALID and text in msg, msg
+    code, msg = error_of(g, o, x, [2], [], [0], False, True, 0, None)
+    assert code == NULLPTR and "out" in msg, msg
+
+
+# ---- 3-D max pooling with argmax (max_pool3d.toml) -----------------------------------------------------------
+
+# name: self shape, kernel, stride, padding, dilation, ceilMode
+MAX3_CASES = {
+    "k2-p1": ((2, 3, 5, 6, 7), [2], [], [1], [1], False),
+    "k322-s212-ceil": ((3, 6, 5, 7), [3, 2, 2], [2, 1, 2], [1, 1, 0], [1], True),
+    "k3-s2-dil2": ((1, 2, 7, 7, 7), [3], [2], [1], [2], False),
+}
+
+
+@pytest.mark.parametrize("case,name", [(c, "float32") for c in MAX3_CASES] + [("k2-p1", "float16"),
+                                                                            ("k322-s212-ceil", "bfloat16")])
+def test_max_pool3d_and_backward(case, name):
+    shape, k, st, pd, dl, ceil = MAX3_CASES[case]
+    x = R.cast(RNG.standard_normal(shape), name)
+    x.reshape(-1)[5] = np.nan
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    y, idx = F.max_pool3d(xt, k if len(k) > 1 else k[0], st or None, pd if len(pd) > 1 else pd[0], dl[0], ceil,
+                          return_indices=True)
+    out, gi = ops.MaxPool3dWithArgmax(strided(x), k, st, pd, dl, ceil, zeros(y.shape, name), np.zeros(y.shape, np.int32))
+    np.testing.assert_array_equal(f64(out), y.detach().numpy())
+    np.testing.assert_array_equal(gi, idx.numpy())
+    dy = R.cast(RNG.standard_normal(y.shape), name)
+    y.backward(torch.from_numpy(f64(dy)))
+    gx = ops.MaxPool3dWithArgmaxBackward(strided(dy), x, np.asarray(gi), k, st, pd, dl, ceil, zeros(x.shape, name))
+    close(gx, xt.grad.numpy(), name)
+
+
+def test_max_pool3d_validation():
+    x, o, i = np.ones((1, 2, 4, 4, 4), np.float32), np.zeros((1, 2, 2, 2, 2), np.float32), np.zeros((1, 2, 2, 2, 2), np.int32)
+    f, g = ops.MaxPool3dWithArgmax, ops.MaxPool3dWithArgmaxBackward
+    for args, text in [((x, [2, 2], [], [0], [1], False, o, i), "The length of kernelSize can be only 1 or 3"),
+                       ((x, [0], [], [0], [1], False, o, i), "The value of kernel should be greater than 0"),
+                       ((x, [2], [], [2], [1], False, o, i), "Padding should be smaller than or equal to half of kernel size"),
+                       ((x, [2], [], [0], [1], False, o, i.astype(np.int8)), "Tensor indices not implemented for INT8"),
+                       ((x, [2], [], [0], [1], False, o.astype(np.float16), i), "Expected both tensors to have same dtype"),
+                       ((x[0, 0, 0], [2], [], [0], [1], False, o[0, 0, 0], i[0, 0, 0]), "4D or 5D tensor expected for inputs"),
+                       ((x, [2], [], [0], [1], False, o[..., :1], i), "Expected tensor for out to have same size as")]:
+        code, msg = error_of(f, *args)
+        assert code == INVALID and text in msg, msg
+    for args, text in [((o, x, i, [2], [], [0], [0], False, x), "The size of dilation should be greater than 0"),
+                       ((o, x, i[..., :1], [2], [], [0], [1], False, x),
+                        "Expected tensor for indices to have same size as tensor for gradOutput"),
+                       ((o, x, i, [2], [], [0], [1], False, x.astype(np.float16)), "Expected both tensors to have same dtype"),
+                       ((o[..., :1], x, i[..., :1], [2], [], [0], [1], False, x),
+                        "Expected tensor for gradOutput to have same size as [1, 2, 2, 2, 2], but got [1, 2, 2, 2, 1].")]:
+        code, msg = error_of(g, *args)
+        assert code == INVALID and text in msg, msg
+
+
 CANDS = ["float32", "float16", "bfloat16", "float64", "int32", "hifloat8"]
 
 
@@ -231,7 +378,17 @@ def _calls(d):
             ("AvgPool2d", [x, [2], [2], [0], False, True, 0, 0, o]),
             ("AvgPool2dBackward", [o, x, [2], [2], [0], False, True, 0, 0, x]),
             ("AdaptiveAvgPool2d", [x, [3, 3], o]),
-            ("AdaptiveAvgPool2dBackward", [o, x, x])]
+            ("AdaptiveAvgPool2dBackward", [o, x, x]),
+            ("AdaptiveMaxPool2d", [x, [3, 3], o, ["t", "int64", [1, 2, 3, 3]]]),
+            ("AdaptiveMaxPool2dBackward", [o, x, i, x]),
+            ("AvgPool3d", [["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0, ["t", d, [1, 2, 1, 3, 3]]]),
+            ("AvgPool3dBackward", [["t", d, [1, 2, 1, 3, 3]], ["t", d, [1, 2, 2, 6, 6]], [2], [], [0], False, True, 0,
+                                   ["t", d, [1, 2, 2, 6, 6]]]),
+            ("MaxPool3dWithArgmax", [["t", d, [1, 2, 2, 6, 6]], [2], [], [0], [1], False, ["t", d, [1, 2, 1, 3, 3]],
+                                     ["t", "int32", [1, 2, 1, 3, 3]]]),
+            ("MaxPool3dWithArgmaxBackward", [["t", d, [1, 2, 1, 3, 3]], ["t", d, [1, 2, 2, 6, 6]],
+                                             ["t", "int32", [1, 2, 1, 3, 3], 0], [2], [], [0], [1], False,
+                                             ["t", d, [1, 2, 2, 6, 6]]])]
 
 
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
@@ -239,7 +396,9 @@ def test_dtype_lists_per_soc(soc):
     halves = ["float32", "float16", "bfloat16"]
     ok = {"MaxPool2dWithIndices": halves, "MaxPool2dWithIndicesBackward": halves if soc != A2 else ["float32"],
           "AvgPool2d": halves + (["hifloat8"] if soc != A2 else []), "AvgPool2dBackward": halves,
-          "AdaptiveAvgPool2d": halves, "AdaptiveAvgPool2dBackward": halves}
+          "AdaptiveAvgPool2d": halves, "AdaptiveAvgPool2dBackward": halves,
+          "AdaptiveMaxPool2d": halves + ["float64"], "AdaptiveMaxPool2dBackward": halves, "AvgPool3d": halves,
+          "AvgPool3dBackward": halves, "MaxPool3dWithArgmax": halves, "MaxPool3dWithArgmaxBackward": halves}
     calls = [c for d in CANDS for c in _calls(d)]
     want = [0 if d in ok[c[0]] else INVALID for d in CANDS for c in _calls(d)]
     if soc == A2:
@@ -263,13 +422,24 @@ calls = {
     "avg_pool2d-excl-ceil": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
     "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
     "adaptive_avg_pool2d-1": lambda x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive_max_pool2d": lambda x: F.adaptive_max_pool2d(x, (4, 3)),
+    "adaptive_max_pool2d-indices": lambda x: F.adaptive_max_pool2d(x, (2, 5), return_indices=True)[0],
 }
 x = torch.randn(2, 3, 9, 8)
 """
-_BODY += FWD_BWD_LOOP
+_BODY += FWD_BWD_LOOP + """
+calls = {
+    "avg_pool3d": lambda x: F.avg_pool3d(x, 2, 2, 1),
+    "avg_pool3d-ceil-excl": lambda x: F.avg_pool3d(x, (3, 2, 2), (2, 1, 2), 1, ceil_mode=True, count_include_pad=False),
+    "max_pool3d": lambda x: F.max_pool3d(x, 3, 2, 1),
+    "max_pool3d-ceil-indices": lambda x: F.max_pool3d(x, (3, 2, 2), (2, 1, 2), 1, ceil_mode=True, return_indices=True)[0],
+}
+x = torch.randn(2, 2, 5, 6, 7)
+""" + FWD_BWD_LOOP
 
 TORCH_CALLS = ["max_pool2d", "max_pool2d-ceil-dil", "max_pool2d-indices", "avg_pool2d", "avg_pool2d-excl-ceil",
-               "adaptive_avg_pool2d", "adaptive_avg_pool2d-1"]
+               "adaptive_avg_pool2d", "adaptive_avg_pool2d-1", "adaptive_max_pool2d", "adaptive_max_pool2d-indices",
+               "avg_pool3d", "avg_pool3d-ceil-excl", "max_pool3d", "max_pool3d-ceil-indices"]
 
 
 @pytest.fixture(scope="module")

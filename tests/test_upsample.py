@@ -304,6 +304,124 @@ def test_bilinear_validation():
     assert code == INVALID and "Expected gradOutput to have the same shape as output" in msg, msg
 
 
+# ---- 1-D linear, 3-D trilinear and nearest (resize.toml) -------------------------------------------------------
+
+# name: mode, input shape, output size, align_corners, scales (None: from the sizes)
+RESIZE_CASES = {
+    "linear-up": ("linear", (2, 3, 5), (9,), False, None),
+    "linear-down-align": ("linear", (1, 2, 9), (4,), True, None),
+    "linear-x1.7": ("linear", (2, 2, 6), None, False, (1.7,)),
+    "trilinear-size": ("trilinear", (1, 2, 3, 4, 5), (5, 6, 9), False, None),
+    "trilinear-align": ("trilinear", (2, 1, 4, 3, 5), (6, 2, 7), True, None),
+    "trilinear-scales": ("trilinear", (1, 2, 3, 4, 5), None, False, (2.0, 1.5, 1.3)),
+    "nearest3d-size": ("nearest", (1, 2, 3, 4, 5), (7, 6, 9), None, None),
+    "nearest3d-down": ("nearest", (2, 1, 6, 5, 4), (2, 3, 3), None, None),
+    "nearest3d-scales": ("nearest", (1, 2, 3, 4, 5), None, None, (2.0, 1.5, 1.3)),
+}
+
+
+def resize_calls(mode, x, size, align, sc, dy_dtype="float32"):
+    """(forward, backward) of the case's operators on x (host arrays)."""
+    shape, d = list(x.shape), x.ndim - 2
+    def fwd(osz):
+        o = zeros(tuple(shape[:2]) + tuple(osz), dy_dtype)
+        if mode == "linear":
+            return ops.UpsampleLinear1d(strided(x), list(osz), align, sc[0] if sc else -1.0, o)
+        if mode == "trilinear":
+            return ops.UpsampleTrilinear3d(strided(x), list(osz), align, *(sc or (0.0,) * 3), o)
+        return ops.UpsampleNearest3d(strided(x), list(osz), *(sc or (0.0,) * 3), o)
+    def bwd(dy, osz):
+        gi = zeros(tuple(shape), dy_dtype)
+        if mode == "linear":
+            return ops.UpsampleLinear1dBackward(strided(dy), list(osz), shape, align, sc[0] if sc else 0.0, gi)
+        if mode == "trilinear":
+            return ops.UpsampleTrilinear3dBackward(strided(dy), list(osz), shape, align, *(sc or (0.0,) * 3), gi)
+        return ops.UpsampleNearest3dBackward(strided(dy), list(osz), shape, *(sc or (0.0,) * 3), gi)
+    assert d in (1, 3)
+    return fwd, bwd
+
+
+@pytest.mark.parametrize("case", list(RESIZE_CASES))
+def test_resize_matches_torch_and_backward(case):
+    mode, shape, size, align, sc = RESIZE_CASES[case]
+    x = RNG.standard_normal(shape).astype(F32)
+    xt = torch.from_numpy(f64(x)).requires_grad_()
+    kw = {} if mode == "nearest" else {"align_corners": align}
+    y = F.interpolate(xt, size=size, scale_factor=sc, mode=mode, **kw)
+    fwd, bwd = resize_calls(mode, x, size, align, sc)
+    osz = y.shape[2:]
+    out = fwd(osz)
+    if mode == "nearest":
+        np.testing.assert_array_equal(out, y.detach().numpy().astype(F32))
+    else:
+        assert np.abs(f64(out) - y.detach().numpy()).max() <= 2.0 ** -18 * np.abs(x).max()   # fp32 coordinates
+    dy = RNG.standard_normal(y.shape).astype(F32)
+    y.backward(torch.from_numpy(f64(dy)))
+    mag = F.interpolate(torch.ones((1, 1) + tuple(osz), dtype=torch.float64), size=shape[2:], mode="area").numpy() * \
+        np.prod(osz) / np.prod(shape[2:])                          # terms per input element, about
+    bound = 2.0 ** -21 * np.abs(dy).max() * np.maximum(mag, 1) * 8
+    assert (np.abs(f64(bwd(dy, osz)) - xt.grad.numpy()) <= bound).all()
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float64"])
+def test_resize_dtypes(name):
+    for mode, shape, osz in (("linear", (1, 2, 4), (7,)), ("trilinear", (1, 2, 2, 3, 2), (3, 5, 4)),
+                             ("nearest", (1, 2, 2, 3, 2), (3, 5, 4))):
+        if name == "float64" and mode != "nearest":
+            continue                                                # FLOAT16 FLOAT BF16 only on Ascend 950
+        x = R.cast(RNG.standard_normal(shape), name)
+        xt = torch.from_numpy(f64(x)).requires_grad_()
+        y = F.interpolate(xt, size=osz, mode=mode)
+        fwd, bwd = resize_calls(mode, x, osz, False, None, name)
+        dy = R.cast(RNG.standard_normal(y.shape), name)
+        y.backward(torch.from_numpy(f64(dy)))
+        if mode == "nearest":
+            np.testing.assert_array_equal(fwd(osz), R.cast(y.detach().numpy(), name))
+        else:
+            ulp_close(fwd(osz), y.detach().numpy(), name, ulps=1)
+        if mode == "linear" or name != "float64":
+            ulp_close(bwd(dy, osz), xt.grad.numpy(), name, ulps=2)
+
+
+def test_resize_empty_and_validation():
+    assert ops.UpsampleNearest3d(np.zeros((0, 2, 2, 2, 2), F32), [4, 4, 4], 0.0, 0.0, 0.0,
+                                 np.zeros((0, 2, 4, 4, 4), F32)).shape == (0, 2, 4, 4, 4)
+    x3, x5 = np.ones((1, 2, 4), F32), np.ones((1, 2, 3, 4, 5), F32)
+    cases = [
+        (ops.UpsampleLinear1d, (x3, [8, 1], False, -1.0, np.zeros((1, 2, 8), F32)),
+         "It is expected outputSize equals to 1, but got size 2"),
+        (ops.UpsampleLinear1d, (x3[0], [8], False, -1.0, np.zeros((2, 8), F32)),
+         "Expected 3 dimension input, but got self with sizes [2, 4]."),
+        (ops.UpsampleLinear1d, (x3, [8], False, -1.0, np.zeros((1, 2, 7), F32)),
+         "Expected out to have shapesize(2) = 8 but got out.size(2) = 7"),
+        (ops.UpsampleLinear1d, (x3.astype(np.float64), [8], False, -1.0, np.zeros((1, 2, 8))),
+         "Tensor self not implemented for DOUBLE"),
+        (ops.UpsampleLinear1dBackward, (np.zeros((1, 2, 8), F32), [8], [1, 2], False, 0.0, x3),
+         "It is expected input_size equals to 3, but got size 2"),
+        (ops.UpsampleLinear1dBackward, (np.zeros((1, 2, 7), F32), [8], [1, 2, 4], False, 0.0, x3),
+         "Expected grad_output to have the same shape as output; output.size(2) = 8 but got grad_output.size(2) = 7"),
+        (ops.UpsampleTrilinear3d, (x5, [6, 8], False, 0.0, 0.0, 0.0, np.zeros((1, 2, 6, 8, 10), F32)),
+         "It is expected output_size equals to 3, but got size 2"),
+        (ops.UpsampleTrilinear3d, (x5, [6, 8, 0], False, 0.0, 0.0, 0.0, np.zeros((1, 2, 6, 8, 0), F32)),
+         "Input and output sizes should greater than 0, but got input (D: 3, H: 4, W: 5) output (D: 6, H: 8, W: 0)"),
+        (ops.UpsampleTrilinear3d, (x5, [6, 8, 10], False, 0.0, 0.0, 0.0, np.zeros((1, 2, 6, 8, 9), F32)),
+         "Expected tensor for out to have same size as [1, 2, 6, 8, 10], but got [1, 2, 6, 8, 9]."),
+        (ops.UpsampleNearest3d, (x5.astype(np.int32), [6, 8, 10], 0.0, 0.0, 0.0, np.zeros((1, 2, 6, 8, 10), np.int32)),
+         "Tensor self not implemented for INT32"),
+        (ops.UpsampleNearest3dBackward, (np.zeros((1, 2, 6, 8, 10), F32), [6, 8, 10], [1, 2, 3, 4, 5], 0.0, 0.0, 0.0,
+                                         np.zeros((1, 2, 3, 4, 5), np.float16)),
+         "Tensor gradOut expected dtype is FLOAT16 but found FLOAT."),
+        (ops.UpsampleTrilinear3dBackward, (np.zeros((1, 2, 6, 8, 10), F32), [6, 8, 10], [1, 2, 3, 4, 5], False, 0.0,
+                                           0.0, 0.0, np.zeros((1, 2, 3, 4, 6), F32)),
+         "Expected tensor for gradInput to have same size as [1, 2, 3, 4, 5], but got [1, 2, 3, 4, 6]."),
+    ]
+    for fn, args, text in cases:
+        code, msg = error_of(fn, *args)
+        assert code == INVALID and text in msg, (fn, msg)
+    code, msg = error_of(ops.UpsampleNearest3d, x5, None, 0.0, 0.0, 0.0, np.zeros((1, 2, 6, 8, 10), F32))
+    assert code == NULLPTR and "outputSize" in msg, msg
+
+
 # ---- dtype lists per SoC (Atlas A2 in one child) ------------------------------------------------------------
 
 CANDS = ["float32", "float16", "bfloat16", "float64", "uint8", "int32"]
@@ -318,14 +436,30 @@ def _calls(d):
             ("UpsampleBilinear2dBackwardV2", [o, [6, 8], [1, 2, 3, 4], False, 2.0, 2.0, x])]
 
 
+def _resize_calls(d):
+    x3, o3 = ["t", d, [1, 2, 3]], ["t", d, [1, 2, 6]]
+    x5, o5 = ["t", d, [1, 2, 2, 2, 3]], ["t", d, [1, 2, 4, 4, 6]]
+    return [("UpsampleLinear1d", [x3, [6], False, -1.0, o3]),
+            ("UpsampleLinear1dBackward", [o3, [6], [1, 2, 3], False, 0.0, x3]),
+            ("UpsampleTrilinear3d", [x5, [4, 4, 6], False, 0.0, 0.0, 0.0, o5]),
+            ("UpsampleTrilinear3dBackward", [o5, [4, 4, 6], [1, 2, 2, 2, 3], False, 0.0, 0.0, 0.0, x5]),
+            ("UpsampleNearest3d", [x5, [4, 4, 6], 0.0, 0.0, 0.0, o5]),
+            ("UpsampleNearest3dBackward", [o5, [4, 4, 6], [1, 2, 2, 2, 3], 0.0, 0.0, 0.0, x5])]
+
+
 @pytest.mark.parametrize("soc", ["Ascend950PR", A2])
 def test_dtype_lists_per_soc(soc):
     nearest, back = ["float32", "float16", "bfloat16", "float64", "uint8"], ["float32", "float16", "bfloat16"]
     # DOUBLE bilinear: NHWC only (ND / NCHW refused by the format check)
+    three = ["float32", "float16", "bfloat16", "float64"]
     ok = {"UpsampleNearest2d": nearest, "UpsampleNearest2dV2": nearest, "UpsampleNearest2dBackward": back,
-          "UpsampleBilinear2d": back, "UpsampleBilinear2dBackwardV2": back}
-    calls = [c for d in CANDS for c in _calls(d)]
-    want = [0 if d in ok[c[0]] else INVALID for d in CANDS for c in _calls(d)]
+          "UpsampleBilinear2d": back, "UpsampleBilinear2dBackwardV2": back, "UpsampleLinear1d": back,
+          "UpsampleLinear1dBackward": back, "UpsampleTrilinear3d": three if soc == A2 else back,
+          "UpsampleTrilinear3dBackward": three, "UpsampleNearest3d": three if soc == A2 else nearest,
+          "UpsampleNearest3dBackward": three}
+    every = lambda d: _calls(d) + _resize_calls(d)                  # noqa: E731
+    calls = [c for d in CANDS for c in every(d)]
+    want = [0 if d in ok[c[0]] else INVALID for d in CANDS for c in every(d)]
     if soc == A2:
         got, extra = status_codes(calls, soc, extra=_A2_SCALES)
         assert extra["x2"] and extra["x1.5"], extra
@@ -363,6 +497,44 @@ x = torch.linspace(-2, 3, 2 * 3 * 5 * 7).reshape(2, 3, 5, 7).sin()
 _BODY += FWD_BWD_LOOP
 
 TORCH_CALLS = ["nearest-x2", "nearest-size", "upsample-module", "bilinear-x2", "bilinear-size-align", "bilinear-down"]
+
+# torch.grid_sampler_2d (tests/test_grid_sampler.py's operators) in the same child
+_BODY += """
+cases = {
+    "grid-bilinear-zeros": (0, 0, False), "grid-bilinear-border-align": (0, 1, True),
+    "grid-nearest-reflection": (1, 2, False), "grid-bicubic-border": (2, 1, False),
+}
+x = torch.linspace(-2, 3, 2 * 3 * 5 * 6).reshape(2, 3, 5, 6).sin()
+g = torch.linspace(-1.2, 1.2, 2 * 4 * 3 * 2).reshape(2, 4, 3, 2).cos() * 1.1
+for name, (im, pm, al) in cases.items():
+    res = {}
+    try:
+        for dev in ("cpu", "npu"):
+            xd, gd = x.detach().to(dev).requires_grad_(), g.detach().to(dev).requires_grad_()
+            y = torch.grid_sampler_2d(xd, gd, im, pm, al)
+            y.backward(torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(dev))
+            res[dev] = [enc(to_np(y)), enc(to_np(xd.grad)), enc(to_np(gd.grad))]
+        OUT[name] = res
+    except Exception as exc:
+        OUT[name] = {"error": str(exc)[:400]}
+"""
+# F.interpolate on 3-D and 5-D inputs (resize.toml's operators) in the same child
+_BODY += """
+calls = {
+    "linear-x2": lambda x: F.interpolate(x, scale_factor=2, mode="linear"),
+    "linear-size-align": lambda x: F.interpolate(x, size=11, mode="linear", align_corners=True),
+}
+x = torch.linspace(-2, 3, 2 * 3 * 7).reshape(2, 3, 7).sin()
+""" + FWD_BWD_LOOP + """
+calls = {
+    "trilinear-size": lambda x: F.interpolate(x, size=(4, 5, 7), mode="trilinear"),
+    "trilinear-x2-align": lambda x: F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=True),
+    "nearest3d-size": lambda x: F.interpolate(x, size=(4, 5, 7), mode="nearest"),
+}
+x = torch.linspace(-2, 3, 2 * 2 * 3 * 4 * 5).reshape(2, 2, 3, 4, 5).sin()
+""" + FWD_BWD_LOOP
+TORCH_CALLS += ["linear-x2", "linear-size-align", "trilinear-size", "trilinear-x2-align", "nearest3d-size"]
+TORCH_CALLS += ["grid-bilinear-zeros", "grid-bilinear-border-align", "grid-nearest-reflection", "grid-bicubic-border"]
 
 
 @pytest.fixture(scope="module")

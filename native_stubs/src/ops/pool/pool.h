@@ -3,6 +3,9 @@
 #ifndef PYACLNN_OPS_POOL_H
 #define PYACLNN_OPS_POOL_H
 
+#include <stdlib.h>
+
+#include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
@@ -61,6 +64,24 @@ static inline aclnnStatus pool_formats_channels_first(op_call *c, const op_step 
             return op_invalidf(c->api, "%s format should be NCHW or NCL. Actual: %s is [%s].", op_pname(c, s, k),
                                op_pname(c, s, k), op_format_name(op_tensor(c, s, k)->format, a));
     return ACLNN_SUCCESS;
+}
+
+/* The backward of a pooling with indices (adaptive_max.c, max_pool3d.c): inputs gradOutput and indices (planes x
+ * osp), output gradInput (planes x isp); each gradient added at its index in float64, one rounding. */
+static inline void pool_index_scatter(const pyaclnn_stub_launch *launch, int64_t planes, int64_t isp, int64_t osp) {
+    double *dy = tv_load_double(&launch->inputs[0]), *ix = tv_load_double(&launch->inputs[1]);
+    double *dx = calloc((size_t)(planes * isp) + 1, sizeof(double));
+    if (dy == NULL || ix == NULL || dx == NULL) {
+        tv_fail_oom(launch);
+    } else {
+        for (int64_t pl = 0; pl < planes; pl++)
+            for (int64_t o = 0; o < osp; o++) {
+                int64_t at = (int64_t)ix[pl * osp + o];
+                if (at >= 0 && at < isp) dx[pl * isp + at] += dy[pl * osp + o];
+            }
+        tv_store_double(&launch->outputs[0], dx);
+    }
+    free(dy), free(ix), free(dx);
 }
 
 #endif
