@@ -32,6 +32,22 @@ UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDyna
                ("aclnnMaxPool2dWithMask", "Ascend950PR"), ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR")}
 # Of those, the ones the SoC refuses (deprecated) before almost every other check: few distinct failures.
 REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"): 1}
+# Operators of the op-plugin round (issue 21) whose calls still come from the generic builder, which seldom makes
+# a valid call for them (shapes tied across arguments, matrices, pooling windows): their successful paths are
+# covered by their own tests (test_blas, test_distance, test_linalg, test_suite_ops, test_grid_sampler,
+# test_upsample, test_pool); the corpus records their validation. A builder in tests/tools/op_corpus.py takes an
+# operator off this list (the test says when one no longer needs it).
+NO_BUILDER_YET = {
+    "aclnnAdaptiveMaxPool2d", "aclnnAdaptiveMaxPool2dBackward", "aclnnAddbmm", "aclnnAddr", "aclnnAmin",
+    "aclnnAminmaxAll", "aclnnAminmaxDim", "aclnnAvgPool3d", "aclnnAvgPool3dBackward", "aclnnCdist",
+    "aclnnCdistBackward", "aclnnConfusionTranspose", "aclnnCummax", "aclnnCummin", "aclnnDot", "aclnnGcd",
+    "aclnnGridSampler2D", "aclnnInplaceAddbmm", "aclnnInplaceAddr", "aclnnInverse", "aclnnLinalgCross",
+    "aclnnLinalgQr", "aclnnMaxPool3dWithArgmax", "aclnnMaxPool3dWithArgmaxBackward", "aclnnMv", "aclnnNLLLoss2d",
+    "aclnnNLLLoss2dBackward", "aclnnPdist", "aclnnPrelu", "aclnnPreluBackward", "aclnnReduceNansum", "aclnnSlogdet",
+    "aclnnSoftMarginLoss", "aclnnSvd", "aclnnTake", "aclnnTrace", "aclnnTriangularSolve", "aclnnUpsampleLinear1d",
+    "aclnnUpsampleLinear1dBackward", "aclnnUpsampleNearest3d", "aclnnUpsampleNearest3dBackward",
+    "aclnnUpsampleTrilinear3d", "aclnnUpsampleTrilinear3dBackward",
+}
 SHOW = 20
 
 
@@ -100,10 +116,13 @@ def test_corpus_coverage(corpus, soc):
     weak = []
     for op in specs["ops"]:
         ok, messages = oc._summarise(expected[soc]["ops"][op])
-        need_ok = 0 if (op, soc) in UNSUPPORTED else MIN_SUCCESSFUL
+        need_ok = 0 if (op, soc) in UNSUPPORTED or op in NO_BUILDER_YET else MIN_SUCCESSFUL
         if ok < need_ok or messages < REFUSED_FIRST.get((op, soc), MIN_FAILURE_MESSAGES):
             weak.append((op, ok, messages))
     assert not weak, f"{soc}: (operator, successful calls, distinct failure messages) below the floors: {weak}"
+    covered = [op for op in sorted(NO_BUILDER_YET)
+               if all(oc._summarise(expected[s]["ops"][op])[0] >= MIN_SUCCESSFUL for s in oc.SOCS)]
+    assert not covered, f"{covered} now pass the floor on both SoCs: drop them from NO_BUILDER_YET"
     for op, soc_ in UNSUPPORTED:
         if soc_ == soc:
             assert oc._summarise(expected[soc]["ops"][op])[0] == 0, f"{op} now runs on {soc}: drop it from UNSUPPORTED"
