@@ -62,6 +62,13 @@ def _foreach() -> str:
     return f"ForeachSqrt [{', '.join(_fmt(x) for x in xs)}] -> [{', '.join(_fmt(y) for y in ys)}]"
 
 
+def _grid_sample() -> str:
+    x = np.array([[[[1.0, 2.0], [3.0, 4.0]]]], F32)                    # [N, C, H, W]
+    grid = np.zeros((1, 1, 1, 2), F32)                                  # one point: the centre
+    y = ops.GridSampler2D(x, grid, 0, 0, False, np.empty((1, 1, 1, 1), F32))   # bilinear, zeros
+    return f"GridSampler2D bilinear at the centre of {_fmt(x[0, 0])} -> {_fmt(y.reshape(-1))}".replace("\n", "")
+
+
 def _index() -> str:
     x = np.array([[1.0, 2.0], [3.0, 4.0]], F32)
     idx = np.array([[1, 0], [0, 0]], np.int64)
@@ -149,7 +156,7 @@ def _upsample() -> str:
 # family (as the catalog names it) -> the sample call
 FAMILIES: dict[str, Callable[[], str]] = {
     "activation": _activation, "attention": _attention, "compare": _compare, "conv": _conv,
-    "conversion": _conversion, "foreach": _foreach, "index": _index, "logical": _logical, "loss": _loss,
+    "conversion": _conversion, "foreach": _foreach, "grid_sample": _grid_sample, "index": _index, "logical": _logical, "loss": _loss,
     "math": _math, "matmul": _matmul, "norm": _norm, "optim": _optim, "pad": _pad, "pool": _pool,
     "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort, "upsample": _upsample,
 }
