@@ -156,7 +156,8 @@ def _upsample() -> str:
 # family (as the catalog names it) -> the sample call
 FAMILIES: dict[str, Callable[[], str]] = {
     "activation": _activation, "attention": _attention, "compare": _compare, "conv": _conv,
-    "conversion": _conversion, "foreach": _foreach, "grid_sample": _grid_sample, "index": _index, "logical": _logical, "loss": _loss,
-    "math": _math, "matmul": _matmul, "norm": _norm, "optim": _optim, "pad": _pad, "pool": _pool,
-    "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort, "upsample": _upsample,
+    "conversion": _conversion, "foreach": _foreach, "grid_sample": _grid_sample, "index": _index,
+    "logical": _logical, "loss": _loss, "math": _math, "matmul": _matmul, "norm": _norm, "optim": _optim,
+    "pad": _pad, "pool": _pool, "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort,
+    "upsample": _upsample,
 }
