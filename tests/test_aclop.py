@@ -152,7 +152,9 @@ def test_identity_copies_on_the_stream(acl, run):
     assert np.array_equal(dst.numpy(), x)
     # storage shape: what torch_npu sets with aclSetTensorShape; one element count, any view of it
     assert acl.aclSetTensorShape(dy, 1, dims(24)) == 0
-    assert run(b"Identity", [dx], [bx], [dy], [by]) == 0
+    assert run(b"Identity", [dx], [bx], [dy], [by]) == 0             # the default stream
+    assert capi.aclrtSynchronizeDevice() == 0
+    assert np.array_equal(dst.numpy(), x)
     # the refusals, each with its reason
     assert run(b"Identity", [dx], [bx], [dx, dy], [bx, by]) == INVALID_PARAM and "takes 1 input(s) and 1" in message()
     d8 = acl.aclCreateTensorDesc(INT8, 3, dims(2, 3, 4), ND)

@@ -211,7 +211,9 @@ def test_sinc_every_dtype(name):
         got = np.asarray(ops.Sinc(strided(x), np.zeros(x.shape, R.np_dtype(out))), np.float64)
         half_ulp = {"float32": 0.0, "float64": 0.0, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}[out]
         fin = np.isfinite(np.asarray(x, np.float64))
-        bound = (0.0 if name == "float64" else 1.75 * 2.0 ** -24) + half_ulp * np.abs(want)
+        # DOUBLE: sin(pi x) / (pi x) in double, as the reference; libm's sin is not correctly rounded, so two
+        # such computations differ by up to an ulp of sin's argument over pi x: 2^-49 absolute is ample
+        bound = (2.0 ** -49 if name == "float64" else 1.75 * 2.0 ** -24) + half_ulp * np.abs(want)
         assert np.all(np.abs(got - want)[fin] <= bound[fin]), (name, out)
         assert np.isnan(got[~fin]).all()
     if name in FLOATS:
