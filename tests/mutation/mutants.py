@@ -951,4 +951,13 @@ MUTANTS = [
            "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
            ("tests/test_pool.py::test_max_pool3d_and_backward",),
            "3-D max pooling ignores the W axis's dilation"),
+    # ---- the _foreach family on the shared driver (foreach/foreach_unary.toml, foreach.c) ----
+    Mutant("foreach-unary-sinh-as-cosh", f"{OPS}/foreach/foreach_unary.toml",
+           'f = "sinh_f"', 'f = "cosh_f"',
+           ("tests/test_foreach_family.py::test_unary_vs_torch_and_single_op[Sinh]",),
+           "ForeachSinh runs the cosh element function"),
+    Mutant("foreach-tiling-mixed-dtypes", f"{OPS}/foreach/foreach.c",
+           "        if (t->dtype != LIST(c, s, 0).t[0].dtype) {", "        if (0) {",
+           ("tests/test_foreach_family.py::test_unary_validation_codes",),
+           "validation: a list of mixed dtypes passes the tiling"),
 ]

@@ -12,6 +12,11 @@
  *   fe_shapes x1 .. out                  at most 8 dims; every tensor of x1's tensor's shape
  *   fe_plan x1 .. out [scalar]           the executor over all the lists' tensors (built here: the
  *                                        parameter block holds one scalar per tensor of a scalar list)
+ * The operators whose op_api is generated from their op definition (no op_api source: ForeachAbs, ...):
+ *   fe_gen_dtypes x1 .. out LIST         every tensor of every list of a dtype in LIST; every list's
+ *                                        tensor j of x1[j]'s dtype (the generated checks)     -> 161002
+ *   fe_tiling x1 .. out                  the tiling's: 1 to 256 tensors (Ascend 950), x1's tensors of
+ *                                        one dtype, at most 8 dims, the lists' shapes x1's     -> 561002
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,8 +272,20 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     p->plan.scalar_second = L.n_lists == 1 && L.kind != FE_NO_SCALAR;
     p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(dt, ACL_FLOAT)
                                                  : scalar_target(dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
-    /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype */
+    /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype (in FLOAT for
+     * the float-only kernels: EW_PROMOTE_INT_TO_FLOAT) */
     p->plan.compute = dt == ACL_INT32 ? ACL_INT32 : (dt == ACL_FLOAT16 || dt == ACL_BF16) ? ACL_FLOAT : dt;
+    if (sp->promote == EW_PROMOTE_INT_TO_FLOAT && !ew_is_float(dt)) p->plan.compute = ACL_FLOAT;
+    if (sp->op == EW_OP_FN) {
+        p->plan.fn = ew_is_float(p->plan.compute) ? sp->f : sp->i;
+        p->plan.in_dtype = dt;
+        if (p->plan.fn == NULL) {
+            char b[24];
+            pyaclnn_stub_report(ACLNN_ERR_INNER, api, "no %s kernel for the compute dtype %s", c->def->name,
+                                op_dtype_name(p->plan.compute, b));
+            return ACLNN_ERR_INNER;
+        }
+    }
     if (L.kind == FE_SCALAR)
         p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
                                  p->plan.compute);
@@ -299,6 +316,90 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     if (c->made == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the operators with a generated op_api (their op definition's dtype rows) ------------------- */
+
+/* Snapshots of every list's tensors into c->lists[].t (one scratch block), for the steps after. */
+static aclnnStatus snapshot_lists(op_call *c, const op_step *s, int n_lists) {
+    uint64_t total = 0;
+    for (int k = 0; k < n_lists; k++) total += LIST(c, s, k).n;
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * (size_t)(total > 0 ? total : 1));
+    if (snaps == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    for (int k = 0; k < n_lists; k++) {
+        LIST(c, s, k).t = snaps;
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++, snaps++) {
+            char name[64];
+            aclnnStatus rc = op_tensor_arg(c->api, element_name(c, s, k, i, name, sizeof name), LIST(c, s, k).v[i],
+                                           snaps);
+            if (rc) return rc;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* fe_gen_dtypes x1 .. out LIST: every tensor's dtype in LIST, and tensor j of every list of x1[j]'s dtype
+ * (the op definition's rows pair them); tensors past x1's length are left to fe_lengths. */
+aclnnStatus opc_fe_gen_dtypes(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    aclnnStatus rc = snapshot_lists(c, s, L.n_lists + 1);
+    if (rc) return rc;
+    size_t n_list;
+    const aclDataType *list = op_list(s->list, &n_list);
+    for (int k = 0; k <= L.n_lists; k++)
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++) {
+            char name[64], first[64];
+            element_name(c, s, k, i, name, sizeof name);
+            if ((rc = ew_check_dtype_in(c->api, name, LIST(c, s, k).t[i].dtype, list, n_list))) return rc;
+            if (k > 0 && i < LIST(c, s, 0).n &&
+                (rc = tv_check_same_dtype(c->api, name, LIST(c, s, k).t[i].dtype,
+                                          element_name(c, s, 0, i, first, sizeof first), LIST(c, s, 0).t[i].dtype)))
+                return rc;
+        }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus tiling_error(const char *api, const char *fmt, const char *name, unsigned long long a,
+                                unsigned long long b) {
+    pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, api, fmt, name, a, b);
+    return ACLNN_ERR_INNER_TILING_ERROR;
+}
+
+#define FE_MAX_TENSORS_950 256
+
+/* fe_tiling x1 .. out: the tiling's checks (foreach_utils op_host: ForeachRegbaseTiling on Ascend 950,
+ * the A2 tiling): 1 to 256 tensors in x1 (Ascend 950), all of x1[0]'s dtype, at most 8 dims; every other
+ * list's tensor j of x1[j]'s shape (the A2 tiling compares the inputs' shapes; out: see the note). */
+aclnnStatus opc_fe_tiling(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    const char *api = c->api, *x = op_pname(c, s, 0);
+    uint64_t n = LIST(c, s, 0).n;
+    if (ew_soc_is_950() && (n == 0 || n > FE_MAX_TENSORS_950))
+        return tiling_error(api, "%s has %llu tensors, it must have 1 to %llu", x, (unsigned long long)n,
+                            FE_MAX_TENSORS_950);
+    for (uint64_t i = 0; i < n; i++) {
+        const pyaclnn_stub_tensor *t = &LIST(c, s, 0).t[i];
+        if (t->dtype != LIST(c, s, 0).t[0].dtype) {
+            char b1[24], b2[24];
+            pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, api, "%s[%llu] dtype %s differs from %s[0]'s %s: the "
+                                "dtypes of all tensors in the tensor list must be the same", x, (unsigned long long)i,
+                                op_dtype_name(t->dtype, b1), x, op_dtype_name(LIST(c, s, 0).t[0].dtype, b2));
+            return ACLNN_ERR_INNER_TILING_ERROR;
+        }
+        if (t->ndim > EW_MAX_DIM)
+            return tiling_error(api, "%s[%llu] has %llu dims, at most 8 are supported", x, (unsigned long long)i,
+                                (unsigned long long)t->ndim);
+        for (int k = 1; k <= L.n_lists; k++) {
+            const pyaclnn_stub_tensor *o = &LIST(c, s, k).t[i];
+            if (o->ndim != t->ndim || memcmp(o->shape, t->shape, sizeof *t->shape * (size_t)t->ndim) != 0)
+                return tiling_error(api, "%s[%llu] has another shape than x1[%llu]", op_pname(c, s, k),
+                                    (unsigned long long)i, (unsigned long long)i);
+        }
     }
     return ACLNN_SUCCESS;
 }
