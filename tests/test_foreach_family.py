@@ -141,16 +141,18 @@ def test_unary_validation_codes(op):
         f([_one(), _one("float16")], [_one(), _one("float16")])
 
 
-def test_dtype_lists_on_a2_and_950():
-    """Each operator's 950 list in process, the A2 list in one subprocess (Exp, Expm1, Neg: integer rows)."""
-    extra = sorted({n for u in UNARY.values() for n in u.a2})
-    probe = FLOATS + ["float64", "int32", "int64"] + extra
-    here = {op: [code(getattr(ops, "Foreach" + op), [_one(n)], [_one(n)]) == 0 for n in probe] for op in UNARY}
-    for op, u in UNARY.items():
-        assert here[op] == [n in FLOATS + list(u.ints950) for n in probe], op
+EXTRA_A2 = sorted({n for u in UNARY.values() for n in u.a2})
+PROBE = FLOATS + ["float64", "int32", "int64"] + EXTRA_A2
+SUB_A, SUB_B = values("float16", (64,)), values("float16", (64,))
+
+
+@pytest.fixture(scope="module")
+def on_a2():
+    """The one Atlas A2 subprocess: each unary operator's accepted dtypes, and a few results."""
     rc, out, err = helpers.run_python(f"""
         import json
         import numpy as np
+        import pyaclnn
         from pyaclnn import ops
         from pyaclnn.errors import AclError
         import ml_dtypes
@@ -161,8 +163,7 @@ def test_dtype_lists_on_a2_and_950():
                 return True
             except AclError:
                 return False
-        res = {{op: [ok(op, n) for n in {probe!r}] for op in {list(UNARY)!r}}}
-        import pyaclnn
+        res = {{op: [ok(op, n) for n in {PROBE!r}] for op in {list(UNARY)!r}}}
         t = [pyaclnn.from_numpy(np.zeros((1, 3), np.int16))]
         ops.ForeachExp([np.int16([[-3, 0, 2]])], t)
         res["exp16"] = t[0].numpy().tolist()
@@ -170,14 +171,24 @@ def test_dtype_lists_on_a2_and_950():
         ops.ForeachNeg([np.uint8([0, 1, 200])], t)
         res["neg8"] = t[0].numpy().tolist()
         ops.ForeachAbs([], [])                      # A2: no tensor-count check
+        a, b = np.float16({SUB_A.tolist()!r}), np.float16({SUB_B.tolist()!r})
+        o = [pyaclnn.from_numpy(np.zeros_like(a))]
+        ops.ForeachSubListV2([a], [b], ops.Scalar(5.0, "float64"), o)
+        res["sub16"] = o[0].numpy().view(np.uint16).tolist()
         print("RESULT " + json.dumps(res))
     """, {"PYACLNN_STUB_SOC": A2})
     assert rc == 0, err
-    res = __import__("json").loads(out.split("RESULT ")[1])
+    return __import__("json").loads(out.split("RESULT ")[1])
+
+
+def test_dtype_lists_on_a2_and_950(on_a2):
+    """Each operator's 950 list in process, the A2 list in the subprocess (Exp, Expm1, Neg: integer rows)."""
     for op, u in UNARY.items():
-        assert res[op] == [n in FLOATS + list(u.ints950) + list(u.a2) for n in probe], op
-    assert res["exp16"] == [[0, 1, 7]]              # exp in FLOAT, cast back (0.0498, 1, 7.389)
-    assert res["neg8"] == [0, 255, 56]              # wraps
+        here = [code(getattr(ops, "Foreach" + op), [_one(n)], [_one(n)]) == 0 for n in PROBE]
+        assert here == [n in FLOATS + list(u.ints950) for n in PROBE], op
+        assert on_a2[op] == [n in FLOATS + list(u.ints950) + list(u.a2) for n in PROBE], op
+    assert on_a2["exp16"] == [[0, 1, 7]]            # exp in FLOAT, cast back (0.0498, 1, 7.389)
+    assert on_a2["neg8"] == [0, 255, 56]            # wraps
 
 
 # ---- torch_npu on the emulator --------------------------------------------------------------------------
@@ -196,6 +207,16 @@ for fn in SPEC["unary"]:
         run(f"{fn}-{name}", lambda: getattr(torch, "_foreach_" + fn)(ts))
         ts2 = [t.clone() for t in ts]
         run(f"{fn}_-{name}", lambda: (getattr(torch, "_foreach_" + fn + "_")(ts2), ts2)[1])
+for name, xs in SPEC["x"].items():
+    a = [T(dec(x)).npu() for x in xs]
+    b = [t.abs() + 1 for t in a]
+    run(f"DivList-{name}", lambda: torch._foreach_div(a, b))
+    run(f"MulList-{name}", lambda: torch._foreach_mul(a, b))
+    run(f"SubListV2-{name}", lambda: torch._foreach_sub(a, b, alpha=2.0))
+    run(f"DivScalarV2-{name}", lambda: torch._foreach_div(a, 4.0))
+    run(f"SubScalarV2-{name}", lambda: torch._foreach_sub(a, 0.5))
+    for k in ("add", "mul", "sub"):
+        run(f"{k}-list-{name}", lambda: getattr(torch, "_foreach_" + k)(a, [0.5, -2.0]))
 """
 
 
@@ -214,3 +235,108 @@ def test_torch_npu_foreach_unary(on_npu, op):
             assert "error" not in res, res
             for r, x in zip(res, xs):
                 bits(dec(r), run_unary(op, [x])[0])
+
+
+# ---- lists with lists, scalars and scalar lists (foreach_binary.toml) --------------------------------------
+
+F32 = np.float32
+SCALARS = [0.5, -3.0, 2.0, 0.25]                    # exact in every float dtype: no scalar rounding in play
+BINARY = {   # op: (dtypes, the inputs' kinds, the float32 reference of one tensor)
+    "ForeachDivList": (FLOATS, "ll", lambda a, b, s: a / b),
+    "ForeachMulList": (FLOATS + ["int32", "int16", "int8", "uint8"], "ll", lambda a, b, s: a * b),
+    "ForeachSubListV2": (FLOATS + ["int32", "int8"], "lls", lambda a, b, s: a - (F32(s) * b).astype(a.dtype)),
+    "ForeachDivScalarV2": (FLOATS, "ls", lambda a, b, s: a / F32(s)),
+    "ForeachSubScalarV2": (FLOATS + ["int32"], "ls", lambda a, b, s: a - np.asarray(s).astype(a.dtype)),
+    "ForeachAddScalarList": (FLOATS + ["int32"], "lS", lambda a, b, s: a + np.asarray(s).astype(a.dtype)),
+    "ForeachMulScalarList": (FLOATS + ["int32"], "lS", lambda a, b, s: a * np.asarray(s).astype(a.dtype)),
+    "ForeachSubScalarList": (FLOATS + ["int32"], "lS", lambda a, b, s: a - np.asarray(s).astype(a.dtype)),
+}
+BSHAPES = [(3, 5), (17,), (0, 2), (2, 3, 4)]
+
+
+def scalar_for(name, v):
+    return ops.Scalar(int(v * 4), "int64") if name not in FLOATS else ops.Scalar(v, "float64")
+
+
+def wide(x):                                      # the compute dtype's values (fp32 for fp16/bf16)
+    return x.astype(F32) if x.dtype.kind == "f" or x.dtype == R.BF16 else x.astype(np.int64)
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_vs_fp32_reference(op):
+    dtypes, kinds, ref = BINARY[op]
+    for name in dtypes:
+        a = [values(name, s) for s in BSHAPES]
+        b = [values(name, s, "pos") if name in FLOATS else values(name, s) for s in BSHAPES]
+        sv = SCALARS if name in FLOATS else [int(v * 4) for v in SCALARS]
+        args = [a] + ([b] if kinds[1] == "l" else [])
+        if kinds.endswith("s"):
+            args.append(scalar_for(name, SCALARS[1]))
+        if kinds.endswith("S"):
+            args.append([scalar_for(name, v) for v in SCALARS])
+        outs = [pyaclnn.from_numpy(np.zeros_like(x)) for x in a]
+        getattr(ops, op)(*args, outs)
+        for j, (o, x, y) in enumerate(zip(outs, a, b)):
+            s = sv[j] if kinds.endswith("S") else sv[1]
+            with np.errstate(all="ignore"):
+                w = ref(wide(x), wide(y), s)
+            want = R.cast(w.astype(np.float64), name) if name in FLOATS else w.astype(R.np_dtype(name))
+            bits(o.numpy(), want)
+
+
+def test_addcdiv_scalar_v2_is_addcdiv_per_tensor():
+    a, b, c = ([values("float32", s, "pos") for s in SHAPES] for _ in range(3))
+    outs = [pyaclnn.from_numpy(np.zeros_like(x)) for x in a]
+    ops.ForeachAddcdivScalarV2(a, b, c, ops.Scalar(-0.3, "float64"), outs)
+    for o, x, y, z in zip(outs, a, b, c):
+        bits(o.numpy(), ops.Addcdiv(x, y, z, ops.Scalar(float(F32(-0.3)), "float32"), np.zeros_like(x)))
+
+
+def test_binary_validation_codes():
+    x, h = [_one(), _one()], [_one("float16")]
+    assert code(ops.ForeachDivList, x, None, x) == NULLPTR
+    assert code(ops.ForeachDivList, x, [_one()], x) == INVALID                            # lengths
+    assert code(ops.ForeachDivList, [_one()], [_one(shape=(3, 2))], [_one()]) == INVALID   # shapes
+    assert code(ops.ForeachMulList, [_one("int64")], [_one("int64")], [_one("int64")]) == INVALID
+    # DivScalarV2 keeps A2's scalar rule on Ascend 950 (MulScalarV2 takes a FLOAT scalar for FLOAT16 there)
+    assert code(ops.ForeachDivScalarV2, h, ops.Scalar(2.0, "float32"), h) == INVALID
+    assert code(ops.ForeachMulScalarV2, h, ops.Scalar(2.0, "float32"), [_one("float16")]) == 0
+    assert code(ops.ForeachSubListV2, [_one("int32")], [_one("int32")], ops.Scalar(1.0, "float64"),
+                [_one("int32")]) == INVALID
+    f = ops.ForeachAddScalarList
+    assert code(f, x, [ops.Scalar(1, "int64")] * 2, x) == 0                                # any scalar dtype
+    assert code(f, x, [ops.Scalar(1.0, "float64")], x) == INVALID                          # one per tensor
+    assert code(f, [_one("float64")], [ops.Scalar(1.0, "float64")], [_one("float64")]) == INVALID
+    assert code(f, [_one(), _one("float16")], [ops.Scalar(1.0, "float64")] * 2, [_one(), _one("float16")]) == TILING
+    assert code(f, x, None, x) == NULLPTR
+
+
+def test_sub_list_float16_per_soc(on_a2):
+    """Ascend 950's kernel computes x1 - alpha * x2 in fp32 (rounded once to fp16), A2's in fp16 (Muls, Sub)."""
+    a, b = SUB_A, SUB_B
+    o = [pyaclnn.from_numpy(np.zeros_like(a))]
+    ops.ForeachSubListV2([a], [b], ops.Scalar(5.0, "float64"), o)
+    bits(o[0].numpy(), R.cast(wide(a) - F32(5) * wide(b), "float16"))
+    want = (a - (b * np.float16(5)).astype(np.float16)).astype(np.float16)
+    assert on_a2["sub16"] == want.view(np.uint16).tolist()
+
+
+def test_torch_npu_foreach_binary(on_npu):
+    for name, xs in TORCH_X.items():
+        a = xs
+        b = [R.cast(np.abs(x.astype(np.float64)) + 1, name) for x in xs]
+        calls = {"DivList": lambda o: ops.ForeachDivList(a, b, o),
+                 "MulList": lambda o: ops.ForeachMulList(a, b, o),
+                 "SubListV2": lambda o: ops.ForeachSubListV2(a, b, ops.Scalar(2.0, "float64"), o),
+                 "DivScalarV2": lambda o: ops.ForeachDivScalarV2(a, ops.Scalar(4.0, "float64"), o),
+                 "SubScalarV2": lambda o: ops.ForeachSubScalarV2(a, ops.Scalar(0.5, "float64"), o)}
+        for k in ("Add", "Mul", "Sub"):
+            calls[k.lower() + "-list"] = (lambda k: lambda o: getattr(ops, f"Foreach{k}ScalarList")(
+                a, [ops.Scalar(0.5, "float64"), ops.Scalar(-2.0, "float64")], o))(k)
+        for key, call in calls.items():
+            res = on_npu[f"{key}-{name}"]
+            assert "error" not in res, (key, res)
+            outs = [pyaclnn.from_numpy(np.zeros_like(x)) for x in a]
+            call(outs)
+            for r, o in zip(res, outs):
+                bits(dec(r), o.numpy())

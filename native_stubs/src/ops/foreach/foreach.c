@@ -12,6 +12,8 @@
  *   fe_shapes x1 .. out                  at most 8 dims; every tensor of x1's tensor's shape
  *   fe_plan x1 .. out [scalar]           the executor over all the lists' tensors (built here: the
  *                                        parameter block holds one scalar per tensor of a scalar list)
+ * An integer operand of fe_dtypes / fe_plan: 1, a FLOAT16 list takes FLOAT16 or DOUBLE scalars on every SoC,
+ * converted to FLOAT16 (DivScalarV2 ...); 2, a generated op_api's ScalarList (any dtype, FLOAT for float lists).
  * The operators whose op_api is generated from their op definition (no op_api source: ForeachAbs, ...):
  *   fe_gen_dtypes x1 .. out LIST         every tensor of every list of a dtype in LIST; every list's
  *                                        tensor j of x1[j]'s dtype (the generated checks)     -> 161002
@@ -139,19 +141,28 @@ aclnnStatus opc_fe_scalar_list(op_call *c, const op_step *s) {
     return ACLNN_ERR_PARAM_INVALID;
 }
 
+/* Ascend 950's FLOAT scalar for a FLOAT16 list (MulScalarV2, AddScalarV2 ...: a step without the integer
+ * operand 1); the op_apis of DivScalarV2, SubScalarV2, AddcdivScalarV2, SubListV2 keep A2's rule (1). */
+static int f16_takes_float(const op_step *s) { return ew_soc_is_950() && !(s->has_n && s->n == 1); }
+
+/* The integer operand 2 of fe_plan: the scalars of a generated op_api's ScalarList input (ForeachAddScalarList
+ * ...), converted to the definition's scalar dtype whatever theirs: FLOAT for every float list, the list's own
+ * dtype (through INT64) for INT32 lists. */
+static int generated_scalars(const op_step *s) { return s->has_n && s->n == 2; }
+
 /* The scalar dtypes the op_api accepts for a list of `dt`. */
-static int scalar_dtype_ok(aclDataType dt, aclDataType s) {
+static int scalar_dtype_ok(const op_step *st, aclDataType dt, aclDataType s) {
     switch (dt) {
     case ACL_FLOAT: case ACL_BF16: return s == ACL_FLOAT || s == ACL_DOUBLE;
-    case ACL_FLOAT16: return s == ACL_FLOAT16 || s == ACL_DOUBLE || (s == ACL_FLOAT && ew_soc_is_950());
+    case ACL_FLOAT16: return s == ACL_FLOAT16 || s == ACL_DOUBLE || (s == ACL_FLOAT && f16_takes_float(st));
     default: return s == ACL_INT32 || s == ACL_INT64;
     }
 }
 
 /* The dtype the op_api converts a scalar of dtype `s` to, for a list of `dt`. */
-static aclDataType scalar_target(aclDataType dt, aclDataType s) {
-    if (dt == ACL_BF16) return ACL_FLOAT;
-    if (dt == ACL_FLOAT16 && ew_soc_is_950() && (s == ACL_FLOAT || s == ACL_DOUBLE)) return ACL_FLOAT;
+static aclDataType scalar_target(const op_step *st, aclDataType dt, aclDataType s) {
+    if (dt == ACL_BF16 || (generated_scalars(st) && ew_is_float(dt))) return ACL_FLOAT;
+    if (dt == ACL_FLOAT16 && f16_takes_float(st) && (s == ACL_FLOAT || s == ACL_DOUBLE)) return ACL_FLOAT;
     return dt;
 }
 
@@ -195,7 +206,7 @@ aclnnStatus opc_fe_dtypes(op_call *c, const op_step *s) {
         }
     }
     int k = L.n_lists + 1;
-    if (L.kind == FE_SCALAR && !scalar_dtype_ok(dt, op_scalar_of(c, s, k)->dtype))
+    if (L.kind == FE_SCALAR && !scalar_dtype_ok(s, dt, op_scalar_of(c, s, k)->dtype))
         return bad_scalar_dtype(api, op_pname(c, s, k), op_scalar_of(c, s, k)->dtype, dt);
     if (L.kind == FE_SCALAR_TENSOR && op_tensor(c, s, k)->dtype != ACL_FLOAT && op_tensor(c, s, k)->dtype != dt)
         return bad_scalar_dtype(api, op_pname(c, s, k), op_tensor(c, s, k)->dtype, dt);
@@ -270,8 +281,8 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     p->plan.op = sp->op;
     p->plan.n_inputs = L.n_lists;
     p->plan.scalar_second = L.n_lists == 1 && L.kind != FE_NO_SCALAR;
-    p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(dt, ACL_FLOAT)
-                                                 : scalar_target(dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
+    p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(s, dt, ACL_FLOAT)
+                                                 : scalar_target(s, dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
     /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype (in FLOAT for
      * the float-only kernels: EW_PROMOTE_INT_TO_FLOAT) */
     p->plan.compute = dt == ACL_INT32 ? ACL_INT32 : (dt == ACL_FLOAT16 || dt == ACL_BF16) ? ACL_FLOAT : dt;
@@ -289,10 +300,22 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     if (L.kind == FE_SCALAR)
         p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
                                  p->plan.compute);
-    if (sp->op == EW_OP_ADD && L.n_lists == 2 && L.kind == FE_SCALAR) {   /* x1 + alpha * x2 (ForeachAddListV2) */
+    if ((sp->op == EW_OP_ADD || sp->op == EW_OP_SUB) && L.n_lists == 2 && L.kind == FE_SCALAR) {
+        /* x1 + alpha * x2 (ForeachAddListV2), x1 - alpha * x2 (ForeachSubListV2: alpha negated, exact) */
         int is_float = p->plan.compute == ACL_FLOAT;
         p->plan.alpha_mode = is_float ? EW_ALPHA_AXPY_F32 : EW_ALPHA_MUL_ADD;   /* float: x2 * alpha, then + x1 */
         p->plan.alpha = is_float ? (ew_value){.f = (float)p->plan.scalar.f} : p->plan.scalar;
+        if (sp->op == EW_OP_SUB && dt == ACL_FLOAT16 && !ew_soc_is_950()) {
+            /* the A2 kernel's FLOAT16 path: Muls then Sub in fp16, each rounded (arch35: fp32, once) */
+            p->plan.compute = ACL_FLOAT16;
+            p->plan.alpha_mode = EW_ALPHA_MUL_ADD;
+            p->plan.alpha = ew_cast(p->plan.scalar, ACL_FLOAT, ACL_FLOAT16);
+            is_float = 0;
+        }
+        if (sp->op == EW_OP_SUB) {
+            if (is_float || p->plan.compute == ACL_FLOAT16) p->plan.alpha.f = -p->plan.alpha.f;
+            else p->plan.alpha.i = (int64_t)(0 - (uint64_t)p->plan.alpha.i);
+        }
     }
     for (uint64_t j = 0; L.kind == FE_SCALAR_LIST && j < n; j++) {
         aclDataType d;
@@ -300,7 +323,7 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
         char name[32];
         snprintf(name, sizeof name, "scalars[%llu]", (unsigned long long)j);
         aclnnStatus rc = ew_scalar_arg(api, name, slist[j], &d, &v);
-        if (rc == ACLNN_SUCCESS && !scalar_dtype_ok(dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
+        if (rc == ACLNN_SUCCESS && !generated_scalars(s) && !scalar_dtype_ok(s, dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
         if (rc) return rc;
         p->scalars[j] = ew_cast(ew_cast(v, d, p->scalar_dtype), p->scalar_dtype, p->plan.compute);
     }
