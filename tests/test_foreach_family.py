@@ -121,6 +121,19 @@ def test_unary_in_place_and_empty_list():
     assert code(ops.ForeachAbs, [], []) == TILING               # Ascend 950's tiling: 1 to 256 tensors
 
 
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "int16"])
+def test_zero_inplace(name):
+    vals = [values(name, s) for s in SHAPES]
+    ts = [pyaclnn.from_numpy(v) for v in vals] + [strided(values(name, (3, 4)))]
+    ops.ForeachZeroInplace(ts)
+    for t in ts:
+        bits(t.numpy(), np.zeros(tuple(t.shape), t.numpy().dtype))
+    assert code(ops.ForeachZeroInplace, None) == NULLPTR
+    if name == "int32":
+        assert code(ops.ForeachZeroInplace, [_one("int8")]) == INVALID
+        assert code(ops.ForeachZeroInplace, [_one("int32"), _one("int16")]) == TILING
+
+
 def _one(name="float32", shape=(2, 3)):
     return np.zeros(shape, R.np_dtype(name))
 
