@@ -188,6 +188,9 @@ def on_a2():
         o = [pyaclnn.from_numpy(np.zeros_like(a))]
         ops.ForeachSubListV2([a], [b], ops.Scalar(5.0, "float64"), o)
         res["sub16"] = o[0].numpy().view(np.uint16).tolist()
+        o = [pyaclnn.from_numpy(np.zeros(3, np.int16))]
+        ops.ForeachRoundOffNumberV2([np.int16([-7, 0, 9])], ops.Scalar(2, "int8"), o)
+        res["round16"] = o[0].numpy().tolist()
         print("RESULT " + json.dumps(res))
     """, {"PYACLNN_STUB_SOC": A2})
     assert rc == 0, err
@@ -353,3 +356,43 @@ def test_torch_npu_foreach_binary(on_npu):
             call(outs)
             for r, o in zip(res, outs):
                 bits(dec(r), o.numpy())
+
+
+# ---- ForeachRoundOffNumberV2 (foreach_round.toml) -------------------------------------------------------------
+
+def round_ref(x, mode):
+    v = x.astype(np.float32)
+    t = np.trunc(v)
+    ties = np.abs(v - t) == 0.5
+    odd = np.where(np.fmod(t, 2) != 0, t, t + np.copysign(np.float32(1), v))
+    r = {1: np.rint(v), 2: np.floor(v), 3: np.ceil(v), 4: np.where(ties, t + np.copysign(np.float32(1), v), np.rint(v)),
+         5: t, 6: np.where(ties, odd, np.rint(v)), 7: v - t}.get(mode, v)
+    return R.cast(r.astype(np.float64), "bfloat16" if x.dtype == R.BF16 else str(x.dtype))
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2, 3, 4, 5, 6, 7, 9, 257])
+def test_round_off_number_modes(mode):
+    for name in FLOATS + ["int32"]:
+        base = values(name, (40,))
+        if name in FLOATS:
+            base[:12] = R.cast(np.float64([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, np.inf, -np.inf, np.nan, 7.75, -3.25]),
+                               name)
+        xs = [base, values(name, (2, 0)), strided(values(name, (3, 4)))]
+        outs = [pyaclnn.from_numpy(np.zeros(tuple(x.shape), base.dtype)) for x in xs]
+        ops.ForeachRoundOffNumberV2(xs, ops.Scalar(mode, "int64" if mode > 100 else "int8"), outs)
+        for o, x in zip(outs, xs):
+            x = x if isinstance(x, np.ndarray) else x.numpy()
+            m = np.int8(mode % 256 - (256 if mode % 256 > 127 else 0))      # the op_api's INT8 conversion
+            want = round_ref(x, int(m)) if name in FLOATS else (np.zeros_like(x) if m == 7 else x)
+            bits(o.numpy(), want)
+
+
+def test_round_off_number_validation(on_a2):
+    f, x = ops.ForeachRoundOffNumberV2, [_one()]
+    assert code(f, None, ops.Scalar(1, "int8"), x) == NULLPTR and code(f, x, None, x) == NULLPTR
+    assert code(f, x, ops.Scalar(1, "int32"), x) == INVALID
+    assert code(f, x, ops.Scalar(1.0, "float32"), x) == INVALID
+    assert code(f, [_one("int16")], ops.Scalar(1, "int8"), [_one("int16")]) == INVALID     # A2 only
+    assert code(f, [_one(), _one("float16")], ops.Scalar(1, "int8"), [_one(), _one("float16")]) == INVALID
+    assert code(f, x, ops.Scalar(1, "int8"), [_one(shape=(3, 2))]) == INVALID
+    assert on_a2["round16"] == [-7, 0, 9]

@@ -971,4 +971,8 @@ MUTANTS = [
            ("tests/test_foreach_family.py::test_binary_validation_codes",
             "tests/test_foreach_family.py::test_binary_vs_fp32_reference"),
            "the generated ScalarList's scalars rounded to FLOAT16 for FLOAT16 lists"),
+    Mutant("foreach-round-ceil-as-floor", f"{OPS}/foreach/foreach_round.c",
+           "case 3: r = ceilf(v); break;", "case 3: r = floorf(v); break;",
+           ("tests/test_foreach_family.py::test_round_off_number_modes[3]",),
+           "ForeachRoundOffNumberV2's mode 3 floors"),
 ]
