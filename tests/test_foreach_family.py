@@ -233,6 +233,13 @@ for name, xs in SPEC["x"].items():
     run(f"SubScalarV2-{name}", lambda: torch._foreach_sub(a, 0.5))
     for k in ("add", "mul", "sub"):
         run(f"{k}-list-{name}", lambda: getattr(torch, "_foreach_" + k)(a, [0.5, -2.0]))
+    g = [t.clone() for t in a]
+    found, inv = torch.zeros(1).npu(), torch.full((1,), 0.25).npu()
+    run(f"unscale-{name}", lambda: (torch._amp_foreach_non_finite_check_and_unscale_(g, found, inv), g + [found])[1])
+    run(f"floor-{name}", lambda: torch._foreach_floor(a))
+    run(f"frac-{name}", lambda: torch._foreach_frac(a))
+    z = [t.clone() for t in a]
+    run(f"zero-{name}", lambda: (torch._foreach_zero_(z), z)[1])
 """
 
 
@@ -396,3 +403,51 @@ def test_round_off_number_validation(on_a2):
     assert code(f, [_one(), _one("float16")], ops.Scalar(1, "int8"), [_one(), _one("float16")]) == INVALID
     assert code(f, x, ops.Scalar(1, "int8"), [_one(shape=(3, 2))]) == INVALID
     assert on_a2["round16"] == [-7, 0, 9]
+
+
+# ---- ForeachNonFiniteCheckAndUnscale (foreach_unscale.toml) -------------------------------------------------
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_non_finite_check_and_unscale(name):
+    inv = np.float32([0.37])
+    for poison in (None, np.inf, np.nan):
+        vals = [values(name, s) for s in [(3, 5), (17,), (2, 3, 4)]]
+        vals = [np.where(np.isfinite(v.astype(np.float64)), v, R.cast(np.zeros(1), name)).astype(v.dtype) for v in vals]
+        if poison is not None:
+            vals[1][3] = poison
+        ts = [pyaclnn.from_numpy(v.copy()) for v in vals[:2]] + [strided(vals[2])]
+        flag = pyaclnn.from_numpy(np.float32([0.0]))
+        ops.ForeachNonFiniteCheckAndUnscale(ts, flag, inv)
+        for t, v in zip(ts, vals):
+            bits(t.numpy(), R.cast((v.astype(np.float32) * inv[0]).astype(np.float64), name))
+        assert flag.numpy().tolist() == [0.0 if poison is None else 1.0]
+    flag = pyaclnn.from_numpy(np.float32([1.0]))                       # kept when all finite
+    ops.ForeachNonFiniteCheckAndUnscale([values(name, (4,))], flag, inv)
+    assert flag.numpy().tolist() == [1.0]
+
+
+def test_non_finite_check_and_unscale_validation():
+    f, g, one = ops.ForeachNonFiniteCheckAndUnscale, [_one()], np.float32([1.0])
+    assert code(f, None, one, one) == NULLPTR and code(f, g, None, one) == NULLPTR
+    assert code(f, [_one("float64")], one, one) == INVALID
+    assert code(f, g, one.astype(np.float16), one) == INVALID
+    assert code(f, [], one, one) == TILING
+    assert code(f, [_one(), _one("float16")], one, one) == TILING
+    assert code(f, [_one(shape=(0, 3))], one, one) == TILING
+    assert code(f, g, np.float32([0, 0]), one) == TILING
+
+
+def test_torch_npu_foreach_unscale_round_zero(on_npu):
+    for name, xs in TORCH_X.items():
+        res = on_npu[f"unscale-{name}"]
+        assert "error" not in res, res
+        for r, x in zip(res, xs):
+            bits(dec(r), R.cast((x.astype(np.float32) * np.float32(0.25)).astype(np.float64), name))
+        assert dec(res[-1]).tolist() == [0.0]
+        for key, mode in (("floor", 2), ("frac", 7)):
+            res = on_npu[f"{key}-{name}"]
+            assert "error" not in res, res
+            for r, x in zip(res, xs):
+                bits(dec(r), round_ref(x, mode))
+        for r in on_npu[f"zero-{name}"]:
+            assert not dec(r).astype(np.float64).any()

@@ -975,4 +975,8 @@ MUTANTS = [
            "case 3: r = ceilf(v); break;", "case 3: r = floorf(v); break;",
            ("tests/test_foreach_family.py::test_round_off_number_modes[3]",),
            "ForeachRoundOffNumberV2's mode 3 floors"),
+    Mutant("foreach-unscale-nan-missed", f"{OPS}/foreach/foreach_unscale.c",
+           "if (!isfinite(v[i])) found = 1;", "if (isinf(v[i])) found = 1;",
+           ("tests/test_foreach_family.py::test_non_finite_check_and_unscale",),
+           "ForeachNonFiniteCheckAndUnscale does not flag NaN"),
 ]
