@@ -233,6 +233,9 @@ for name, xs in SPEC["x"].items():
     run(f"SubScalarV2-{name}", lambda: torch._foreach_sub(a, 0.5))
     for k in ("add", "mul", "sub"):
         run(f"{k}-list-{name}", lambda: getattr(torch, "_foreach_" + k)(a, [0.5, -2.0]))
+    run(f"MaximumList-{name}", lambda: torch._foreach_maximum(a, b))
+    run(f"MinimumScalarV2-{name}", lambda: torch._foreach_minimum(a, 0.5))
+    run(f"MaximumScalarList-{name}", lambda: torch._foreach_maximum(a, [0.5, -2.0]))
     g = [t.clone() for t in a]
     found, inv = torch.zeros(1).npu(), torch.full((1,), 0.25).npu()
     run(f"unscale-{name}", lambda: (torch._amp_foreach_non_finite_check_and_unscale_(g, found, inv), g + [found])[1])
@@ -274,6 +277,11 @@ BINARY = {   # op: (dtypes, the inputs' kinds, the float32 reference of one tens
     "ForeachMulScalarList": (FLOATS + ["int32"], "lS", lambda a, b, s: a * np.asarray(s).astype(a.dtype)),
     "ForeachSubScalarList": (FLOATS + ["int32"], "lS", lambda a, b, s: a - np.asarray(s).astype(a.dtype)),
 }
+for _k, _f in (("Maximum", np.maximum), ("Minimum", np.minimum)):   # foreach_minmax.toml
+    BINARY[f"Foreach{_k}List"] = (FLOATS + ["int32"], "ll", lambda a, b, s, f=_f: f(a, b))
+    BINARY[f"Foreach{_k}ScalarV2"] = (FLOATS + ["int32"], "ls", lambda a, b, s, f=_f: f(a, np.asarray(s).astype(a.dtype)))
+    BINARY[f"Foreach{_k}ScalarList"] = (FLOATS + ["int32"], "lS",
+                                        lambda a, b, s, f=_f: f(a, np.asarray(s).astype(a.dtype)))
 BSHAPES = [(3, 5), (17,), (0, 2), (2, 3, 4)]
 
 
@@ -332,6 +340,16 @@ def test_binary_validation_codes():
     assert code(f, [_one("float64")], [ops.Scalar(1.0, "float64")], [_one("float64")]) == INVALID
     assert code(f, [_one(), _one("float16")], [ops.Scalar(1.0, "float64")] * 2, [_one(), _one("float16")]) == TILING
     assert code(f, x, None, x) == NULLPTR
+    m = ops.ForeachMaximumScalarV2                                  # the scalar within the list's dtype's range
+    assert code(m, h, ops.Scalar(65504.0, "float64"), h) == 0
+    assert code(m, h, ops.Scalar(1e5, "float64"), h) == INVALID
+    assert code(m, x, ops.Scalar(float("inf"), "float64"), x) == INVALID
+    assert code(m, x, ops.Scalar(float("inf"), "float32"), x) == 0                # its own dtype: not checked
+    assert code(m, x, ops.Scalar(float("nan"), "float64"), x) == 0
+    assert code(ops.ForeachMinimumScalarV2, [_one("int32")], ops.Scalar(2 ** 40, "int64"), [_one("int32")]) == INVALID
+    assert code(ops.ForeachMinimumScalarV2, [], ops.Scalar(1e300, "float64"), []) == 0
+    assert code(ops.ForeachMaximumList, [_one(), _one("int32")], [_one(), _one("int32")],
+                [_one(), _one("int32")]) == TILING
 
 
 def test_sub_list_float16_per_soc(on_a2):
@@ -353,6 +371,10 @@ def test_torch_npu_foreach_binary(on_npu):
                  "SubListV2": lambda o: ops.ForeachSubListV2(a, b, ops.Scalar(2.0, "float64"), o),
                  "DivScalarV2": lambda o: ops.ForeachDivScalarV2(a, ops.Scalar(4.0, "float64"), o),
                  "SubScalarV2": lambda o: ops.ForeachSubScalarV2(a, ops.Scalar(0.5, "float64"), o)}
+        calls["MaximumList"] = lambda o: ops.ForeachMaximumList(a, b, o)
+        calls["MinimumScalarV2"] = lambda o: ops.ForeachMinimumScalarV2(a, ops.Scalar(0.5, "float64"), o)
+        calls["MaximumScalarList"] = lambda o: ops.ForeachMaximumScalarList(
+            a, [ops.Scalar(0.5, "float64"), ops.Scalar(-2.0, "float64")], o)
         for k in ("Add", "Mul", "Sub"):
             calls[k.lower() + "-list"] = (lambda k: lambda o: getattr(ops, f"Foreach{k}ScalarList")(
                 a, [ops.Scalar(0.5, "float64"), ops.Scalar(-2.0, "float64")], o))(k)

@@ -979,4 +979,8 @@ MUTANTS = [
            "if (!isfinite(v[i])) found = 1;", "if (isinf(v[i])) found = 1;",
            ("tests/test_foreach_family.py::test_non_finite_check_and_unscale",),
            "ForeachNonFiniteCheckAndUnscale does not flag NaN"),
+    Mutant("foreach-minmax-scalar-range-unchecked", f"{OPS}/foreach/foreach.c",
+           "    if (sc->dtype == dt) return ACLNN_SUCCESS;\n    double v", "    if (1) return ACLNN_SUCCESS;\n    double v",
+           ("tests/test_foreach_family.py::test_binary_validation_codes",),
+           "validation: MaximumScalarV2 takes a scalar beyond the list dtype's range"),
 ]

@@ -426,3 +426,27 @@ aclnnStatus opc_fe_tiling(op_call *c, const op_step *s) {
     }
     return ACLNN_SUCCESS;
 }
+
+/* fe_scalar_range x scalar: MaximumScalarV2 / MinimumScalarV2's CheckScalarValueValid, after the other checks
+ * and for a non-empty x only: a scalar of another dtype than x[0]'s must lie within x[0]'s dtype's finite range
+ * (INT32: [-2^31, 2^31 - 1]; FLOAT, FLOAT16, BF16: +-their largest finite value; NaN passes)  -> 161002 */
+aclnnStatus opc_fe_scalar_range(op_call *c, const op_step *s) {
+    if (LIST(c, s, 0).n == 0) return ACLNN_SUCCESS;
+    aclDataType dt = LIST(c, s, 0).t[0].dtype;
+    const op_scalar *sc = op_scalar_of(c, s, 1);
+    if (sc->dtype == dt) return ACLNN_SUCCESS;
+    double v = ew_value_to_double(sc->v, sc->dtype), lim;
+    switch (dt) {
+    case ACL_INT32:
+        if (v < -2147483648.0 || v > 2147483647.0) return op_invalidf(c->api, "Scalar value exceeds int32 range.");
+        return ACLNN_SUCCESS;
+    case ACL_FLOAT16: lim = 65504.0; break;
+    case ACL_BF16: lim = (double)3.3895314e+38f; break;
+    default: lim = (double)3.4028235e+38f; break;
+    }
+    if (v < -lim || v > lim) {
+        char b[24];
+        return op_invalidf(c->api, "Scalar value exceeds %s range.", op_dtype_name(dt, b));
+    }
+    return ACLNN_SUCCESS;
+}
