@@ -161,7 +161,8 @@ static int scalar_dtype_ok(const op_step *st, aclDataType dt, aclDataType s) {
 
 /* The dtype the op_api converts a scalar of dtype `s` to, for a list of `dt`. */
 static aclDataType scalar_target(const op_step *st, aclDataType dt, aclDataType s) {
-    if (dt == ACL_BF16 || (generated_scalars(st) && ew_is_float(dt))) return ACL_FLOAT;
+    if (dt == ACL_BF16) return ACL_FLOAT;
+    if (generated_scalars(st) && ew_is_float(dt)) return ACL_FLOAT;
     if (dt == ACL_FLOAT16 && f16_takes_float(st) && (s == ACL_FLOAT || s == ACL_DOUBLE)) return ACL_FLOAT;
     return dt;
 }

@@ -53,10 +53,11 @@ static void fu_kernel(const pyaclnn_stub_launch *launch) {
     free(inv);
 }
 
-static aclnnStatus tiling_failed(const char *api, const char *what) {
-    pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, api, "%s", what);
-    return ACLNN_ERR_INNER_TILING_ERROR;
+static aclnnStatus failed(aclnnStatus status, const char *api, const char *what) {
+    pyaclnn_stub_report(status, api, "%s", what);
+    return status;
 }
+#define tiling_failed(api, what) failed(ACLNN_ERR_INNER_TILING_ERROR, api, what)
 
 /* fu_plan scaledGrads foundInf invScale (after fe_gen_dtypes' snapshots of scaledGrads). */
 aclnnStatus opc_fu_plan(op_call *c, const op_step *s) {
@@ -87,12 +88,10 @@ aclnnStatus opc_fu_plan(op_call *c, const op_step *s) {
                      (long long)pyaclnn_stub_numel(op_tensor(c, s, k)));
             return tiling_failed(api, msg);
         }
-    fu_params *p = op_scratch(c, sizeof *p);
-    pyaclnn_stub_tensor *in = op_scratch(c, sizeof *in * (size_t)(2 * n + 3));
-    if (p == NULL || in == NULL) {
-        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    }
+    /* one block: the parameters, then the executor's tensors */
+    fu_params *p = op_scratch(c, sizeof *p + sizeof(pyaclnn_stub_tensor) * (size_t)(2 * n + 3));
+    if (p == NULL) return failed(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory");
+    pyaclnn_stub_tensor *in = (pyaclnn_stub_tensor *)(p + 1);
     p->count = n;
     /* inputs: the grads, foundInf, invScale; outputs: the grads, foundInf */
     for (uint64_t j = 0; j < n; j++) in[j] = in[n + 2 + j] = g[j];
