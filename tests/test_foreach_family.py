@@ -188,6 +188,9 @@ def on_a2():
         o = [pyaclnn.from_numpy(np.zeros_like(a))]
         ops.ForeachSubListV2([a], [b], ops.Scalar(5.0, "float64"), o)
         res["sub16"] = o[0].numpy().view(np.uint16).tolist()
+        o = [pyaclnn.from_numpy(np.float16([0.0]))]
+        ops.ForeachMulScalarList([np.float16([0.0234375])], [ops.Scalar(2051, "int64")], o)
+        res["mul_list16"] = float(o[0].numpy()[0])
         o = [pyaclnn.from_numpy(np.zeros(3, np.int16))]
         ops.ForeachRoundOffNumberV2([np.int16([-7, 0, 9])], ops.Scalar(2, "int8"), o)
         res["round16"] = o[0].numpy().tolist()
@@ -323,7 +326,7 @@ def test_addcdiv_scalar_v2_is_addcdiv_per_tensor():
         bits(o.numpy(), ops.Addcdiv(x, y, z, ops.Scalar(float(F32(-0.3)), "float32"), np.zeros_like(x)))
 
 
-def test_binary_validation_codes():
+def test_binary_validation_codes(on_a2):
     x, h = [_one(), _one()], [_one("float16")]
     assert code(ops.ForeachDivList, x, None, x) == NULLPTR
     assert code(ops.ForeachDivList, x, [_one()], x) == INVALID                            # lengths
@@ -340,6 +343,11 @@ def test_binary_validation_codes():
     assert code(f, [_one("float64")], [ops.Scalar(1.0, "float64")], [_one("float64")]) == INVALID
     assert code(f, [_one(), _one("float16")], [ops.Scalar(1.0, "float64")] * 2, [_one(), _one("float16")]) == TILING
     assert code(f, x, None, x) == NULLPTR
+    # a generated ScalarList's scalars become FLOAT for a FLOAT16 list (2051 is not an fp16 value)
+    o = [pyaclnn.from_numpy(np.float16([0.0]))]
+    ops.ForeachMulScalarList([np.float16([0.0234375])], [ops.Scalar(2051, "int64")], o)
+    bits(o[0].numpy(), np.float16([0.0234375 * 2051]))                  # 48.0703125 -> 48.0625 (not 48.09375)
+    assert on_a2["mul_list16"] == 48.0625                               # on A2 too (not FLOAT16's rule)
     m = ops.ForeachMaximumScalarV2                                  # the scalar within the list's dtype's range
     assert code(m, h, ops.Scalar(65504.0, "float64"), h) == 0
     assert code(m, h, ops.Scalar(1e5, "float64"), h) == INVALID
