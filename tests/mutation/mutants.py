@@ -951,4 +951,9 @@ MUTANTS = [
            "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
            ("tests/test_pool.py::test_max_pool3d_and_backward",),
            "3-D max pooling ignores the W axis's dilation"),
+    # ---- sync batch norm (norm/sync_batch_norm.c) ----
+    Mutant("sbn-elemt-backward-invstd-once", f"{OPS}/norm/sync_batch_norm.c",
+           "float m2 = mdyx * (is * is);", "float m2 = mdyx * is;",
+           ("tests/test_sync_batch_norm.py::test_batch_norm_elemt_backward_is_the_kernels_fp32_steps",),
+           "BatchNormElemtBackward scales (x - mean) * meanDyXmu by invstd once instead of invstd^2"),
 ]
