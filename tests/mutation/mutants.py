@@ -956,4 +956,9 @@ MUTANTS = [
            "float m2 = mdyx * (is * is);", "float m2 = mdyx * is;",
            ("tests/test_sync_batch_norm.py::test_batch_norm_elemt_backward_is_the_kernels_fp32_steps",),
            "BatchNormElemtBackward scales (x - mean) * meanDyXmu by invstd once instead of invstd^2"),
+    # ---- the tensor-valued and diagonal fills (conversion/fill_more.c) ----
+    Mutant("fill-diagonal-wrap-floors", f"{OPS}/conversion/fill_more.c",
+           "count = (n + step - 1) / step;", "count = n / step;",
+           ("tests/test_fill_more.py::test_fill_diagonal_matches_torch",),
+           "fill_diagonal_ with wrap drops the last wrapped diagonal element of a tall matrix"),
 ]
