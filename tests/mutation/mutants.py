@@ -961,4 +961,10 @@ MUTANTS = [
            "count = (n + step - 1) / step;", "count = n / step;",
            ("tests/test_fill_more.py::test_fill_diagonal_matches_torch",),
            "fill_diagonal_ with wrap drops the last wrapped diagonal element of a tall matrix"),
+    # ---- index_copy (index/index_copy.c) ----
+    Mutant("index-copy-negative-dim-first", f"{OPS}/index/index_copy.c",
+           "p->dim = (int)(self->ndim == 0 ? 0 : dim < 0 ? dim + n : dim);",
+           "p->dim = (int)(self->ndim == 0 ? 0 : dim < 0 ? 0 : dim);",
+           ("tests/test_index_copy.py::test_index_copy_matches_torch",),
+           "index_copy with a negative dim copies along dim 0"),
 ]
