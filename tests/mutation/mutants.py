@@ -967,4 +967,10 @@ MUTANTS = [
            "p->dim = (int)(self->ndim == 0 ? 0 : dim < 0 ? 0 : dim);",
            ("tests/test_index_copy.py::test_index_copy_matches_torch",),
            "index_copy with a negative dim copies along dim 0"),
+    # ---- put_ (index/put.c) ----
+    Mutant("put-accumulate-integers-overwrite", f"{OPS}/index/put.c",
+           "else if (acc == ACL_INT64) a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);",
+           "else if (acc == ACL_INT64) a.i = b.i;",
+           ("tests/test_put.py::test_put_matches_torch",),
+           "put_ with accumulate overwrites integer targets instead of adding"),
 ]
