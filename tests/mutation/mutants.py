@@ -973,4 +973,9 @@ MUTANTS = [
            "else if (acc == ACL_INT64) a.i = b.i;",
            ("tests/test_put.py::test_put_matches_torch",),
            "put_ with accumulate overwrites integer targets instead of adding"),
+    # ---- torch._unique (index/unique.c: aclnnUnique's check) ----
+    Mutant("unique1-inverse-shape-unchecked", f"{OPS}/index/unique.c",
+           "if (ri && !same)", "if (0 && !same)",
+           ("tests/test_unique.py::test_validation",),
+           "aclnnUnique accepts an inverseOut of another shape than self's"),
 ]
