@@ -978,4 +978,9 @@ MUTANTS = [
            "if (ri && !same)", "if (0 && !same)",
            ("tests/test_unique.py::test_validation",),
            "aclnnUnique accepts an inverseOut of another shape than self's"),
+    # ---- ApplyAdamW with tensor hyper-parameters (optim/adam_w_tensors.c) ----
+    Mutant("adam-w-tensors-beta2-power-not-advanced", f"{OPS}/optim/adam_w_tensors.c",
+           "float b2t = b2p * b2 + -1.0f,", "float b2t = b2p + -1.0f,",
+           ("tests/test_adam_w_tensors.py::test_apply_adam_w_is_the_dags_fp32_steps",),
+           "ApplyAdamW uses the previous step's beta2 power in the bias correction"),
 ]
