@@ -12,6 +12,13 @@
  *   fe_shapes x1 .. out                  at most 8 dims; every tensor of x1's tensor's shape
  *   fe_plan x1 .. out [scalar]           the executor over all the lists' tensors (built here: the
  *                                        parameter block holds one scalar per tensor of a scalar list)
+ * An integer operand of fe_dtypes / fe_plan: 1, a FLOAT16 list takes FLOAT16 or DOUBLE scalars on every SoC,
+ * converted to FLOAT16 (DivScalarV2 ...); 2, a generated op_api's ScalarList (any dtype, FLOAT for float lists).
+ * The operators whose op_api is generated from their op definition (no op_api source: ForeachAbs, ...):
+ *   fe_gen_dtypes x1 .. out LIST         every tensor of every list of a dtype in LIST; every list's
+ *                                        tensor j of x1[j]'s dtype (the generated checks)     -> 161002
+ *   fe_tiling x1 .. out                  the tiling's: 1 to 256 tensors (Ascend 950), x1's tensors of
+ *                                        one dtype, at most 8 dims, the lists' shapes x1's     -> 561002
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,19 +141,29 @@ aclnnStatus opc_fe_scalar_list(op_call *c, const op_step *s) {
     return ACLNN_ERR_PARAM_INVALID;
 }
 
+/* Ascend 950's FLOAT scalar for a FLOAT16 list (MulScalarV2, AddScalarV2 ...: a step without the integer
+ * operand 1); the op_apis of DivScalarV2, SubScalarV2, AddcdivScalarV2, SubListV2 keep A2's rule (1). */
+static int f16_takes_float(const op_step *s) { return ew_soc_is_950() && !(s->has_n && s->n == 1); }
+
+/* The integer operand 2 of fe_plan: the scalars of a generated op_api's ScalarList input (ForeachAddScalarList
+ * ...), converted to the definition's scalar dtype whatever theirs: FLOAT for every float list, the list's own
+ * dtype (through INT64) for INT32 lists. */
+static int generated_scalars(const op_step *s) { return s->has_n && s->n == 2; }
+
 /* The scalar dtypes the op_api accepts for a list of `dt`. */
-static int scalar_dtype_ok(aclDataType dt, aclDataType s) {
+static int scalar_dtype_ok(const op_step *st, aclDataType dt, aclDataType s) {
     switch (dt) {
     case ACL_FLOAT: case ACL_BF16: return s == ACL_FLOAT || s == ACL_DOUBLE;
-    case ACL_FLOAT16: return s == ACL_FLOAT16 || s == ACL_DOUBLE || (s == ACL_FLOAT && ew_soc_is_950());
+    case ACL_FLOAT16: return s == ACL_FLOAT16 || s == ACL_DOUBLE || (s == ACL_FLOAT && f16_takes_float(st));
     default: return s == ACL_INT32 || s == ACL_INT64;
     }
 }
 
 /* The dtype the op_api converts a scalar of dtype `s` to, for a list of `dt`. */
-static aclDataType scalar_target(aclDataType dt, aclDataType s) {
+static aclDataType scalar_target(const op_step *st, aclDataType dt, aclDataType s) {
     if (dt == ACL_BF16) return ACL_FLOAT;
-    if (dt == ACL_FLOAT16 && ew_soc_is_950() && (s == ACL_FLOAT || s == ACL_DOUBLE)) return ACL_FLOAT;
+    if (generated_scalars(st) && ew_is_float(dt)) return ACL_FLOAT;
+    if (dt == ACL_FLOAT16 && f16_takes_float(st) && (s == ACL_FLOAT || s == ACL_DOUBLE)) return ACL_FLOAT;
     return dt;
 }
 
@@ -190,7 +207,7 @@ aclnnStatus opc_fe_dtypes(op_call *c, const op_step *s) {
         }
     }
     int k = L.n_lists + 1;
-    if (L.kind == FE_SCALAR && !scalar_dtype_ok(dt, op_scalar_of(c, s, k)->dtype))
+    if (L.kind == FE_SCALAR && !scalar_dtype_ok(s, dt, op_scalar_of(c, s, k)->dtype))
         return bad_scalar_dtype(api, op_pname(c, s, k), op_scalar_of(c, s, k)->dtype, dt);
     if (L.kind == FE_SCALAR_TENSOR && op_tensor(c, s, k)->dtype != ACL_FLOAT && op_tensor(c, s, k)->dtype != dt)
         return bad_scalar_dtype(api, op_pname(c, s, k), op_tensor(c, s, k)->dtype, dt);
@@ -265,17 +282,41 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     p->plan.op = sp->op;
     p->plan.n_inputs = L.n_lists;
     p->plan.scalar_second = L.n_lists == 1 && L.kind != FE_NO_SCALAR;
-    p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(dt, ACL_FLOAT)
-                                                 : scalar_target(dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
-    /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype */
+    p->scalar_dtype = L.kind == FE_SCALAR_TENSOR ? scalar_target(s, dt, ACL_FLOAT)
+                                                 : scalar_target(s, dt, L.kind == FE_SCALAR ? sdt : ACL_DOUBLE);
+    /* FLOAT16/BF16 lists compute in fp32 (the kernels upcast), integer lists in their dtype (in FLOAT for
+     * the float-only kernels: EW_PROMOTE_INT_TO_FLOAT) */
     p->plan.compute = dt == ACL_INT32 ? ACL_INT32 : (dt == ACL_FLOAT16 || dt == ACL_BF16) ? ACL_FLOAT : dt;
+    if (sp->promote == EW_PROMOTE_INT_TO_FLOAT && !ew_is_float(dt)) p->plan.compute = ACL_FLOAT;
+    if (sp->op == EW_OP_FN) {
+        p->plan.fn = ew_is_float(p->plan.compute) ? sp->f : sp->i;
+        p->plan.in_dtype = dt;
+        if (p->plan.fn == NULL) {
+            char b[24];
+            pyaclnn_stub_report(ACLNN_ERR_INNER, api, "no %s kernel for the compute dtype %s", c->def->name,
+                                op_dtype_name(p->plan.compute, b));
+            return ACLNN_ERR_INNER;
+        }
+    }
     if (L.kind == FE_SCALAR)
         p->plan.scalar = ew_cast(ew_cast(op_scalar_of(c, s, k_scalar)->v, sdt, p->scalar_dtype), p->scalar_dtype,
                                  p->plan.compute);
-    if (sp->op == EW_OP_ADD && L.n_lists == 2 && L.kind == FE_SCALAR) {   /* x1 + alpha * x2 (ForeachAddListV2) */
+    if ((sp->op == EW_OP_ADD || sp->op == EW_OP_SUB) && L.n_lists == 2 && L.kind == FE_SCALAR) {
+        /* x1 + alpha * x2 (ForeachAddListV2), x1 - alpha * x2 (ForeachSubListV2: alpha negated, exact) */
         int is_float = p->plan.compute == ACL_FLOAT;
         p->plan.alpha_mode = is_float ? EW_ALPHA_AXPY_F32 : EW_ALPHA_MUL_ADD;   /* float: x2 * alpha, then + x1 */
         p->plan.alpha = is_float ? (ew_value){.f = (float)p->plan.scalar.f} : p->plan.scalar;
+        if (sp->op == EW_OP_SUB && dt == ACL_FLOAT16 && !ew_soc_is_950()) {
+            /* the A2 kernel's FLOAT16 path: Muls then Sub in fp16, each rounded (arch35: fp32, once) */
+            p->plan.compute = ACL_FLOAT16;
+            p->plan.alpha_mode = EW_ALPHA_MUL_ADD;
+            p->plan.alpha = ew_cast(p->plan.scalar, ACL_FLOAT, ACL_FLOAT16);
+            is_float = 0;
+        }
+        if (sp->op == EW_OP_SUB) {
+            if (is_float || p->plan.compute == ACL_FLOAT16) p->plan.alpha.f = -p->plan.alpha.f;
+            else p->plan.alpha.i = (int64_t)(0 - (uint64_t)p->plan.alpha.i);
+        }
     }
     for (uint64_t j = 0; L.kind == FE_SCALAR_LIST && j < n; j++) {
         aclDataType d;
@@ -283,7 +324,7 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
         char name[32];
         snprintf(name, sizeof name, "scalars[%llu]", (unsigned long long)j);
         aclnnStatus rc = ew_scalar_arg(api, name, slist[j], &d, &v);
-        if (rc == ACLNN_SUCCESS && !scalar_dtype_ok(dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
+        if (rc == ACLNN_SUCCESS && !generated_scalars(s) && !scalar_dtype_ok(s, dt, d)) rc = bad_scalar_dtype(api, name, d, dt);
         if (rc) return rc;
         p->scalars[j] = ew_cast(ew_cast(v, d, p->scalar_dtype), p->scalar_dtype, p->plan.compute);
     }
@@ -299,6 +340,114 @@ aclnnStatus opc_fe_plan(op_call *c, const op_step *s) {
     if (c->made == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "could not create the executor (out of memory)");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the operators with a generated op_api (their op definition's dtype rows) ------------------- */
+
+/* Snapshots of every list's tensors into c->lists[].t (one scratch block), for the steps after. */
+static aclnnStatus snapshot_lists(op_call *c, const op_step *s, int n_lists) {
+    uint64_t total = 0;
+    for (int k = 0; k < n_lists; k++) total += LIST(c, s, k).n;
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * (size_t)(total > 0 ? total : 1));
+    if (snaps == NULL) {
+        pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
+    for (int k = 0; k < n_lists; k++) {
+        LIST(c, s, k).t = snaps;
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++, snaps++) {
+            char name[64];
+            aclnnStatus rc = op_tensor_arg(c->api, element_name(c, s, k, i, name, sizeof name), LIST(c, s, k).v[i],
+                                           snaps);
+            if (rc) return rc;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* fe_gen_dtypes x1 .. out LIST: every tensor's dtype in LIST, and tensor j of every list of x1[j]'s dtype
+ * (the op definition's rows pair them); tensors past x1's length are left to fe_lengths. */
+aclnnStatus opc_fe_gen_dtypes(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    aclnnStatus rc = snapshot_lists(c, s, L.n_lists + 1);
+    if (rc) return rc;
+    size_t n_list;
+    const aclDataType *list = op_list(s->list, &n_list);
+    for (int k = 0; k <= L.n_lists; k++)
+        for (uint64_t i = 0; i < LIST(c, s, k).n; i++) {
+            char name[64], first[64];
+            element_name(c, s, k, i, name, sizeof name);
+            if ((rc = ew_check_dtype_in(c->api, name, LIST(c, s, k).t[i].dtype, list, n_list))) return rc;
+            if (k > 0 && i < LIST(c, s, 0).n &&
+                (rc = tv_check_same_dtype(c->api, name, LIST(c, s, k).t[i].dtype,
+                                          element_name(c, s, 0, i, first, sizeof first), LIST(c, s, 0).t[i].dtype)))
+                return rc;
+        }
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus tiling_error(const char *api, const char *fmt, const char *name, unsigned long long a,
+                                unsigned long long b) {
+    pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, api, fmt, name, a, b);
+    return ACLNN_ERR_INNER_TILING_ERROR;
+}
+
+#define FE_MAX_TENSORS_950 256
+
+/* fe_tiling x1 .. out: the tiling's checks (foreach_utils op_host: ForeachRegbaseTiling on Ascend 950,
+ * the A2 tiling): 1 to 256 tensors in x1 (Ascend 950), all of x1[0]'s dtype, at most 8 dims; every other
+ * list's tensor j of x1[j]'s shape (the A2 tiling compares the inputs' shapes; out: see the note). */
+aclnnStatus opc_fe_tiling(op_call *c, const op_step *s) {
+    fe_layout L = layout(c, s);
+    const char *api = c->api, *x = op_pname(c, s, 0);
+    uint64_t n = LIST(c, s, 0).n;
+    if (ew_soc_is_950() && (n == 0 || n > FE_MAX_TENSORS_950))
+        return tiling_error(api, "%s has %llu tensors, it must have 1 to %llu", x, (unsigned long long)n,
+                            FE_MAX_TENSORS_950);
+    for (uint64_t i = 0; i < n; i++) {
+        const pyaclnn_stub_tensor *t = &LIST(c, s, 0).t[i];
+        if (t->dtype != LIST(c, s, 0).t[0].dtype) {
+            char b1[24], b2[24];
+            pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, api, "%s[%llu] dtype %s differs from %s[0]'s %s: the "
+                                "dtypes of all tensors in the tensor list must be the same", x, (unsigned long long)i,
+                                op_dtype_name(t->dtype, b1), x, op_dtype_name(LIST(c, s, 0).t[0].dtype, b2));
+            return ACLNN_ERR_INNER_TILING_ERROR;
+        }
+        if (t->ndim > EW_MAX_DIM)
+            return tiling_error(api, "%s[%llu] has %llu dims, at most 8 are supported", x, (unsigned long long)i,
+                                (unsigned long long)t->ndim);
+        for (int k = 1; k <= L.n_lists; k++) {
+            const pyaclnn_stub_tensor *o = &LIST(c, s, k).t[i];
+            if (o->ndim != t->ndim || memcmp(o->shape, t->shape, sizeof *t->shape * (size_t)t->ndim) != 0)
+                return tiling_error(api, "%s[%llu] has another shape than x1[%llu]", op_pname(c, s, k),
+                                    (unsigned long long)i, (unsigned long long)i);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* fe_scalar_range x scalar: MaximumScalarV2 / MinimumScalarV2's CheckScalarValueValid, after the other checks
+ * and for a non-empty x only: a scalar of another dtype than x[0]'s must lie within x[0]'s dtype's finite range
+ * (INT32: [-2^31, 2^31 - 1]; FLOAT, FLOAT16, BF16: +-their largest finite value; NaN passes)  -> 161002 */
+aclnnStatus opc_fe_scalar_range(op_call *c, const op_step *s) {
+    if (LIST(c, s, 0).n == 0) return ACLNN_SUCCESS;
+    aclDataType dt = LIST(c, s, 0).t[0].dtype;
+    const op_scalar *sc = op_scalar_of(c, s, 1);
+    if (sc->dtype == dt) return ACLNN_SUCCESS;
+    double v = ew_value_to_double(sc->v, sc->dtype), lim;
+    switch (dt) {
+    case ACL_INT32:
+        if (v < -2147483648.0 || v > 2147483647.0) return op_invalidf(c->api, "Scalar value exceeds int32 range.");
+        return ACLNN_SUCCESS;
+    case ACL_FLOAT16: lim = 65504.0; break;
+    case ACL_BF16: lim = (double)3.3895314e+38f; break;
+    default: lim = (double)3.4028235e+38f; break;
+    }
+    if (v < -lim || v > lim) {
+        char b[24];
+        return op_invalidf(c->api, "Scalar value exceeds %s range.", op_dtype_name(dt, b));
     }
     return ACLNN_SUCCESS;
 }

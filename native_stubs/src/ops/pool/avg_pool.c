@@ -295,10 +295,9 @@ aclnnStatus opc_aap_shape(op_call *c, const op_step *s) {
 /* aap_format self out: one format, NCHW (4-D) or NCL (3-D) (ND too). */
 aclnnStatus opc_aap_format(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *y = op_tensor(c, s, 1);
-    char a[24], b[24];
-    if (x->format != y->format)
-        return invalid(c, "Format of input and out should be equal, input [%s], out [%s].", op_format_name(x->format, a),
-                       op_format_name(y->format, b));
+    char a[24];
+    aclnnStatus st = pool_same_format(c, x, y);
+    if (st != ACLNN_SUCCESS) return st;
     if (!pool_channels_first(x->format)) return invalid(c, "Format only support NCHW or NCL.");
     for (int k = 0; k < 2; k++) {
         const pyaclnn_stub_tensor *t = op_tensor(c, s, k);

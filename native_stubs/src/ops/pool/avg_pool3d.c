@@ -12,6 +12,7 @@
 
 #include "kernels/view.h"
 #include "opbase/checks.h"
+#include "ops/pool/pool.h"
 #include "ops_decls.h"
 
 typedef struct {
@@ -193,10 +194,8 @@ aclnnStatus opc_ap3b_dims(op_call *c, const op_step *s) {
 /* ap3b_format gradOutput output (CheckFormat). */
 aclnnStatus opc_ap3b_format(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *g = op_tensor(c, s, 0), *y = op_tensor(c, s, 1);
-    char a[24], b[24];
-    if (g->format != y->format)
-        return invalid(c, "Format of input and out should be equal, input [%s], out [%s].", op_format_name(g->format, a),
-                       op_format_name(y->format, b));
+    aclnnStatus st = pool_same_format(c, g, y);
+    if (st != ACLNN_SUCCESS) return st;
     if (is_private(g->format)) return invalid(c, "Format only don't support private format.");
     return ACLNN_SUCCESS;
 }

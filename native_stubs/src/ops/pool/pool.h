@@ -66,6 +66,14 @@ static inline aclnnStatus pool_formats_channels_first(op_call *c, const op_step 
     return ACLNN_SUCCESS;
 }
 
+/* 161002 "Format of input and out should be equal, ..." (the avg pools' CheckFormat) when x and y differ. */
+static inline aclnnStatus pool_same_format(op_call *c, const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *y) {
+    char a[24], b[24];
+    if (x->format == y->format) return ACLNN_SUCCESS;
+    return op_invalidf(c->api, "Format of input and out should be equal, input [%s], out [%s].",
+                       op_format_name(x->format, a), op_format_name(y->format, b));
+}
+
 /* The backward of a pooling with indices (adaptive_max.c, max_pool3d.c): inputs gradOutput and indices (planes x
  * osp), output gradInput (planes x isp); each gradient added at its index in float64, one rounding. */
 static inline void pool_index_scatter(const pyaclnn_stub_launch *launch, int64_t planes, int64_t isp, int64_t osp) {
