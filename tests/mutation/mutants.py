@@ -951,6 +951,38 @@ MUTANTS = [
            "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
            ("tests/test_pool.py::test_max_pool3d_and_backward",),
            "3-D max pooling ignores the W axis's dilation"),
+    # ---- sync batch norm (norm/sync_batch_norm.c) ----
+    Mutant("sbn-elemt-backward-invstd-once", f"{OPS}/norm/sync_batch_norm.c",
+           "float m2 = mdyx * (is * is);", "float m2 = mdyx * is;",
+           ("tests/test_sync_batch_norm.py::test_batch_norm_elemt_backward_is_the_kernels_fp32_steps",),
+           "BatchNormElemtBackward scales (x - mean) * meanDyXmu by invstd once instead of invstd^2"),
+    # ---- the tensor-valued and diagonal fills (conversion/fill_more.c) ----
+    Mutant("fill-diagonal-wrap-floors", f"{OPS}/conversion/fill_more.c",
+           "count = (n + step - 1) / step;", "count = n / step;",
+           ("tests/test_fill_more.py::test_fill_diagonal_matches_torch",),
+           "fill_diagonal_ with wrap drops the last wrapped diagonal element of a tall matrix"),
+    # ---- index_copy (index/index_copy.c) ----
+    Mutant("index-copy-negative-dim-first", f"{OPS}/index/index_copy.c",
+           "p->dim = (int)(self->ndim == 0 ? 0 : dim < 0 ? dim + n : dim);",
+           "p->dim = (int)(self->ndim == 0 ? 0 : dim < 0 ? 0 : dim);",
+           ("tests/test_index_copy.py::test_index_copy_matches_torch",),
+           "index_copy with a negative dim copies along dim 0"),
+    # ---- put_ (index/put.c) ----
+    Mutant("put-accumulate-integers-overwrite", f"{OPS}/index/put.c",
+           "else if (acc == ACL_INT64) a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);",
+           "else if (acc == ACL_INT64) a.i = b.i;",
+           ("tests/test_put.py::test_put_matches_torch",),
+           "put_ with accumulate overwrites integer targets instead of adding"),
+    # ---- torch._unique (index/unique.c: aclnnUnique's check) ----
+    Mutant("unique1-inverse-shape-unchecked", f"{OPS}/index/unique.c",
+           "if (ri && !same)", "if (0 && !same)",
+           ("tests/test_unique.py::test_validation",),
+           "aclnnUnique accepts an inverseOut of another shape than self's"),
+    # ---- ApplyAdamW with tensor hyper-parameters (optim/adam_w_tensors.c) ----
+    Mutant("adam-w-tensors-beta2-power-not-advanced", f"{OPS}/optim/adam_w_tensors.c",
+           "float b2t = b2p * b2 + -1.0f,", "float b2t = b2p + -1.0f,",
+           ("tests/test_adam_w_tensors.py::test_apply_adam_w_is_the_dags_fp32_steps",),
+           "ApplyAdamW uses the previous step's beta2 power in the bias correction"),
     # ---- the _foreach family on the shared driver (foreach/foreach_unary.toml, foreach.c) ----
     Mutant("foreach-unary-sinh-as-cosh", f"{OPS}/foreach/foreach_unary.toml",
            'f = "sinh_f"', 'f = "cosh_f"',

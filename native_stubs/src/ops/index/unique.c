@@ -115,3 +115,25 @@ aclnnStatus opc_unique_check(op_call *c, const op_step *s) {
     p->counts = rc;
     return ACLNN_SUCCESS;
 }
+
+/* unique1_check self returnInverse inverseOut: aclnn_unique.cpp's checks after self's dtype -- inverseOut INT64,
+ * self at most 8 dims, inverseOut of self's shape (returnInverse); the plan (no counts). */
+aclnnStatus opc_unique1_check(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *self = op_tensor(c, s, 0), *inv = op_tensor(c, s, 2);
+    int ri = op_argument(c, s, 1)->i != 0;
+    char a[200], b[200];
+    if (inv->dtype != ACL_INT64)
+        return op_invalidf(c->api, "Tensor %s expected dtype is INT64 but found %s.", op_pname(c, s, 2),
+                           op_dtype_name(inv->dtype, a));
+    if (self->ndim > 8) return op_invalidf(c->api, "The self tensor cannot be larger than 8 dimensions.");
+    int same = self->ndim == inv->ndim;
+    for (int64_t d = 0; same && d < self->ndim; d++) same = self->shape[d] == inv->shape[d];
+    if (ri && !same)
+        return op_invalidf(c->api, "Expected tensor for %s to have same size as tensor for %s, but %s does not equal %s.",
+                           op_pname(c, s, 0), op_pname(c, s, 2), tv_shape_text(self->shape, self->ndim, a, sizeof a),
+                           tv_shape_text(inv->shape, inv->ndim, b, sizeof b));
+    unique_plan *p = op_params(c, sizeof *p);
+    p->inverse = ri;
+    p->counts = 0;
+    return ACLNN_SUCCESS;
+}
