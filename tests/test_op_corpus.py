@@ -33,10 +33,11 @@ UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDyna
 # Of those, the ones the SoC refuses (deprecated) before almost every other check: few distinct failures.
 REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"): 1}
 # Operators of the op-plugin round (issue 21) whose calls still come from the generic builder, which seldom makes
-# a valid call for them (shapes tied across arguments, matrices, pooling windows): their successful paths are
-# covered by their own tests (test_blas, test_foreach_family, test_distance, test_linalg, test_suite_ops, test_grid_sampler,
-# test_upsample, test_pool); the corpus records their validation. A builder in tests/tools/op_corpus.py takes an
-# operator off this list (the test says when one no longer needs it).
+# a valid call for them (shapes tied across arguments, matrices, pooling windows, statistics tensors): their
+# successful paths are covered by their own tests (test_blas, test_distance, test_linalg, test_suite_ops,
+# test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
+# test_put, test_unique, test_adam_w_tensors); the corpus records their validation. A builder in
+# tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
     "aclnnAdaptiveMaxPool2d", "aclnnAdaptiveMaxPool2dBackward", "aclnnAddbmm", "aclnnAddr", "aclnnAmin",
     "aclnnAminmaxAll", "aclnnAminmaxDim", "aclnnAvgPool3d", "aclnnAvgPool3dBackward", "aclnnCdist",
@@ -47,7 +48,10 @@ NO_BUILDER_YET = {
     "aclnnSoftMarginLoss", "aclnnSvd", "aclnnTake", "aclnnTrace", "aclnnTriangularSolve", "aclnnUpsampleLinear1d",
     "aclnnUpsampleLinear1dBackward", "aclnnUpsampleNearest3d", "aclnnUpsampleNearest3dBackward",
     "aclnnUpsampleTrilinear3d", "aclnnUpsampleTrilinear3dBackward",
-    "aclnnForeachNonFiniteCheckAndUnscale", "aclnnForeachRoundOffNumberV2",
+    "aclnnForeachNonFiniteCheckAndUnscale", "aclnnForeachRoundOffNumberV2", "aclnnApplyAdamW",
+    "aclnnBatchNormElemt", "aclnnBatchNormElemtBackward", "aclnnBatchNormGatherStatsWithCounts",
+    "aclnnBatchNormReduce", "aclnnBatchNormStats", "aclnnIndexCopy", "aclnnInplaceIndexCopy", "aclnnInplacePut",
+    "aclnnSyncBatchNormGatherStats", "aclnnUnique",
 }
 SHOW = 20
 
