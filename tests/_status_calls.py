@@ -12,10 +12,13 @@ result's bytes instead of 0.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 
 import helpers
 
@@ -66,6 +69,64 @@ __EXTRA__
 print("RESULT " + json.dumps({"codes": codes, "extra": EXTRA}))
 '''
 
+# The calls of another SoC without `extra` run in one child per SoC for the whole session: a child per test
+# (pyaclnn, NumPy and the stub loaded each time) cost 1.5-3 s in each of ~30 test files. Stray prints go to
+# stderr (a file); the replies use a duplicate of the original stdout, one JSON line per batch of calls.
+# An exception other than the operators' AclError ends the child (the test sees its traceback).
+_CHILD_LOOP = '''
+import os
+reply = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+for line in sys.stdin:
+    reply.write(json.dumps([run(name, args) for name, args in json.loads(line)]) + "\\n")
+    reply.flush()
+'''
+
+_children: dict = {}
+
+
+def _child(soc: str):
+    proc = _children.get(soc)
+    if proc is None or proc.poll() is not None:
+        log = tempfile.TemporaryFile("w+b")
+        env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
+        proc = subprocess.Popen([sys.executable, "-c", CALL_SOURCE + _CHILD_LOOP], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=log, env=env)
+        proc.log = log
+        _children[soc] = proc
+    return proc
+
+
+def _codes_in_child(calls: list, soc: str) -> list:
+    proc = _child(soc)
+    proc.stdin.write((json.dumps(calls) + "\n").encode())
+    proc.stdin.flush()
+    ready, _, _ = select.select([proc.stdout], [], [], 300)
+    line = proc.stdout.readline() if ready else b""
+    if not line:
+        try:
+            proc.wait(timeout=5 if ready else 0)      # ended: its own status; hung: killed
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.log.seek(0)
+        why = "timed out" if not ready else f"died (status {proc.returncode})"
+        raise AssertionError(f"the {soc} child {why}:\n" + proc.log.read().decode("utf-8", "replace")[-3000:])
+    return json.loads(line)
+
+
+@atexit.register
+def _close_children() -> None:
+    for proc in _children.values():
+        if proc.poll() is None:
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 _here: dict = {}
 
 
@@ -84,6 +145,8 @@ def status_codes(calls: list, soc: str, extra: str = ""):
     `extra` is code run in the child after the calls that fills the dict EXTRA: then (codes, EXTRA)."""
     if soc == this_soc() and not extra:
         return [_run_here(name, args) for name, args in calls]
+    if not extra:
+        return _codes_in_child(calls, soc)
     env = helpers.subprocess_env({"PYACLNN_STUB_SOC": soc, "PYTHONPATH": f"{helpers.REPO_ROOT / 'tests'}"})
     proc = subprocess.run([sys.executable, "-c", CALL_SOURCE + _CHILD_MAIN.replace("__EXTRA__", extra)],
                           input=json.dumps(calls), env=env, capture_output=True, text=True, timeout=300)
