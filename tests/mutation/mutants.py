@@ -951,4 +951,13 @@ MUTANTS = [
            "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
            ("tests/test_pool.py::test_max_pool3d_and_backward",),
            "3-D max pooling ignores the W axis's dilation"),
+    # ---- MoE gating (moe/gating.c) ----
+    Mutant("moe-gating-ties-higher-expert-first", f"{OPS}/moe/gating.c",
+           "return (x->idx > y->idx) - (x->idx < y->idx);", "return (x->idx < y->idx) - (x->idx > y->idx);",
+           ("tests/test_moe_gating.py",),
+           "MoE gating: equal softmax values ranked higher expert first (the kernels' sorts keep expert order)"),
+    Mutant("moe-gating-v1-fp16-ranks-fp32", f"{OPS}/moe/gating.c",
+           "p->half_rank = !v2 && x->dtype == ACL_FLOAT16", "p->half_rank = 0 && x->dtype == ACL_FLOAT16",
+           ("tests/test_moe_gating.py::test_atlas_a2_v1_and_v2",),
+           "MoE gating V1: fp16 off the perf template ranked on the fp32 softmax, not its SoftMax<half> result"),
 ]

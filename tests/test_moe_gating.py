@@ -1,0 +1,278 @@
+"""MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax and aclnnMoeGatingTopKSoftmaxV2
+(hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2). Data-driven: an operator call is
+a row of CASES, checked against a float64 NumPy definition written from the vendor's docs and kernels (softmax over
+the experts, the top k in descending order with equal values in expert order as the kernels' sorts keep them; V1's
+fp16 off the perf template ranks the fp16 softmax, as its SoftMax<half> / TopK<half> do). Class c: y and V2's softmax result
+within 8 ulp (fp32) / 1 ulp (fp16, bf16) of the float64 value rounded to the dtype (measured over logits uniform in
+[-4, 4], 4 to 1280 experts: fp32 y 4, softmax result 6, fp16/bf16 0); expert indices and rowIdx exact. V1 exists on Atlas A2 / A3 only (its definition has no Ascend 950 configuration): its rows run in the one
+Atlas A2 subprocess, V2's in-process on Ascend 950 and again there. One torch_npu child (Atlas A2:
+npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyaclnn
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+from _op_helpers import INVALID, NULLPTR, raw_null_status
+import _fused_ops as F
+
+TILING = 561002
+F32 = np.float32
+A2 = F.ON_A2
+Y_ULPS = {"float32": 8, "float16": 1, "bfloat16": 1}
+
+
+# ---- float64 definition --------------------------------------------------------------------------------------------
+
+def softmax64(a):
+    a = F.f64(a)
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def perf_template(col, k):
+    """V1's MoeGatingTopKSoftmaxPerfTiling::IsCapable (its fp32 templates; the others run fp16 as fp16)."""
+    return (col <= 1024 and col % 8 == 0 and k <= 8) or col < 8
+
+
+def gating64(x, k, finished=None, renorm=0, v1=False):
+    """y (float64), expert indices, rowIdx of the vendor's definition."""
+    x = np.asarray(x)
+    col = x.shape[-1]
+    xr = F.f64(x).reshape(-1, col)
+    if renorm:
+        idx = np.argsort(-xr, axis=-1, kind="stable")[:, :k]
+        y = softmax64(np.take_along_axis(xr, idx, axis=-1))
+    else:
+        p = softmax64(xr)
+        key = F.f64(R.cast(p, "float16")) if v1 and x.dtype == np.float16 and not perf_template(col, k) else p
+        idx = np.argsort(-key, axis=-1, kind="stable")[:, :k]
+        y = np.take_along_axis(p, idx, axis=-1)
+    if finished is not None:
+        idx = np.where(np.asarray(finished).reshape(-1, 1), col, idx)
+    rows = xr.shape[0]
+    row_idx = np.arange(rows * k).reshape(k, rows).T
+    shape = x.shape[:-1] + (k,)
+    return y.reshape(shape), idx.astype(np.int32).reshape(shape), row_idx.astype(np.int32).reshape(shape)
+
+
+# ---- cases ---------------------------------------------------------------------------------------------------------
+
+def logits(shape, name, seed):
+    """Router logits in [-4, 4] with well separated values per row (a permutation of a grid), so that the fp32
+    softmax the kernels rank and the float64 one order them alike; bf16 / fp16 rounding may make exact ties."""
+    rng = np.random.default_rng(seed)
+    col = shape[-1]
+    rows = int(np.prod(shape[:-1]))
+    grid = np.linspace(-4, 4, col)
+    x = np.stack([rng.permutation(grid) for _ in range(rows)]).reshape(shape)
+    return R.cast(x, name)
+
+
+# op, shape, k, renorm, softmax flag, finished: one row per call (dtypes: all three per row)
+CASES = [
+    ("V1", (6, 16), 2, 0, False, False),         # perf template
+    ("V1", (5, 200), 9, 0, False, True),         # e_k full load (k > 8)
+    ("V1", (2, 3, 1280), 4, 0, False, True),     # col > 1024, 3-D
+    ("V1", (4, 5), 5, 0, False, False),          # col < 8
+    ("V2", (6, 16), 2, 0, True, False),
+    ("V2", (5, 200), 9, 1, False, True),
+    ("V2", (2, 3, 1280), 4, 0, True, True),
+    ("V2", (3, 37), 37, 1, True, False),         # renorm 1 ignores the softmax flag
+]
+
+
+def run_case(op, x, k, renorm, flag, finished):
+    out_shape = x.shape[:-1] + (k,)
+    y0, i0 = np.zeros(out_shape, x.dtype), np.zeros(out_shape, np.int32)
+    if op == "V1":
+        return ops.MoeGatingTopKSoftmax(x, finished, k, y0, i0, np.zeros(out_shape, np.int32))
+    sm = np.zeros(x.shape, F32) if flag else np.zeros(0, F32)
+    return ops.MoeGatingTopKSoftmaxV2(x, finished, k, renorm, flag, y0, i0, sm)
+
+
+def check_case(case, name):
+    op, shape, k, renorm, flag, fin = case
+    x = logits(shape, name, hash((op, shape, k, name)) % 1000)
+    finished = (np.arange(int(np.prod(shape[:-1]))) % 3 == 1).reshape(shape[:-1]) if fin else None
+    y, idx, third = run_case(op, x, k, renorm, flag, finished)
+    y64, idx64, row64 = gating64(x, k, finished, renorm, v1=op == "V1")
+    assert np.array_equal(idx, idx64), (case, name)
+    assert F.ulps(y, y64, name) <= Y_ULPS[name], (case, name, F.ulps(y, y64, name))
+    if op == "V1":
+        assert np.array_equal(third, row64)
+    elif flag and not renorm:
+        assert F.ulps(third, softmax64(x), "float32") <= 8
+    return F.ulps(y, y64, name)
+
+
+@pytest.mark.skipif(A2, reason="Ascend 950 in-process")
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_v2_against_float64(name):
+    for case in CASES:
+        if case[0] == "V2":
+            check_case(case, name)
+
+
+def test_v1_not_on_ascend_950():
+    if A2:
+        return
+    x = np.ones((2, 8), F32)
+    err = pytest.raises(AclError, ops.MoeGatingTopKSoftmax, x, None, 2, np.zeros((2, 2), F32),
+                        np.zeros((2, 2), np.int32), np.zeros((2, 2), np.int32)).value
+    assert err.code == INVALID and "dtype combination x FLOAT" in str(err), str(err)
+
+
+def test_ties_keep_expert_order():
+    """Equal softmax values: the lower expert first (Sort32 / MrgSort / TopK). V1's fp16 off the perf template ranks
+    the fp16 SoftMax, so 2^-11 above its neighbours ties with them there; V2 ranks the fp32 softmax."""
+    x = np.zeros((1, 16), np.float16)
+    x[0, 7] = 2.0 ** -11
+    y0, i0 = np.zeros((1, 9), np.float16), np.zeros((1, 9), np.int32)
+    if A2:
+        _, idx, _ = ops.MoeGatingTopKSoftmax(x, None, 9, y0, i0, np.zeros((1, 9), np.int32))
+        assert idx.tolist() == [[0, 1, 2, 3, 4, 5, 6, 7, 8]]
+        _, idx, _ = ops.MoeGatingTopKSoftmax(x, None, 8, y0[:, :8], i0[:, :8], np.zeros((1, 8), np.int32))
+        assert idx.tolist() == [[7, 0, 1, 2, 3, 4, 5, 6]]   # perf template: fp32 ranking
+    _, idx, _ = ops.MoeGatingTopKSoftmaxV2(x, None, 9, 0, False, y0, i0, None)
+    assert idx.tolist() == [[7, 0, 1, 2, 3, 4, 5, 6, 8]]
+    _, idx, _ = ops.MoeGatingTopKSoftmaxV2(np.ones((1, 6), F32), None, 3, 1, False, np.zeros((1, 3), F32),
+                                           np.zeros((1, 3), np.int32), None)
+    assert idx.tolist() == [[0, 1, 2]]
+
+
+def test_documented_example():
+    """The docs' example call (x 3 x 4 = 0.1 .. 11.1, k 2; V2 renorm 0 with the softmax result)."""
+    x = (np.arange(12, dtype=F32) + F32(0.1)).reshape(3, 4)
+    y, idx, sm = ops.MoeGatingTopKSoftmaxV2(x, None, 2, 0, True, np.zeros((3, 2), F32), np.zeros((3, 2), np.int32),
+                                            np.zeros((3, 4), F32))
+    y64, idx64, _ = gating64(x, 2)
+    assert idx.tolist() == [[3, 2]] * 3 and F.ulps(y, y64, "float32") <= 8
+    assert F.ulps(sm, softmax64(x), "float32") <= 8
+
+
+# ---- validation ----------------------------------------------------------------------------------------------------
+
+X = np.ones((2, 8), F32)
+Z2, I2 = np.zeros((2, 2), F32), np.zeros((2, 2), np.int32)
+B = np.zeros(2, bool)
+V2 = "MoeGatingTopKSoftmaxV2"
+PRE = "Tiling4MoeGatingTopKSoftmaxV2"
+
+V2_INVALID = [   # arguments, code, message text
+    ((X.astype(np.float64), None, 2, 0, False, Z2, I2, None), INVALID, "dtype combination x DOUBLE"),
+    ((X, None, 2, 0, False, Z2.astype(np.float16), I2, None), INVALID, "yOut FLOAT16"),
+    ((X, B.astype(np.int8), 2, 0, False, Z2, I2, None), INVALID, "finishedOptional INT8"),
+    ((X, None, 2, 0, True, Z2, I2, np.zeros((2, 8), np.float16)), INVALID, "softmaxResultOutOptional FLOAT16"),
+    ((np.ones((2, 2, 2, 8), F32), None, 2, 0, False, Z2, I2, None), TILING, f"{PRE} get x shape dim(=4) is not 2 or 3"),
+    ((np.ones((2, 0), F32), None, 2, 0, False, Z2, I2, None), TILING, f"{PRE} x shape last dim is zero"),
+    ((X, np.zeros(3, bool), 2, 0, False, Z2, I2, None), TILING, f"{PRE} finished and x shape not equal"),
+    ((X, np.zeros((2, 1), bool), 2, 0, False, Z2, I2, None), TILING, f"{PRE} get finished dim num (=2) error, should be (=1)"),
+    ((X, None, 0, 0, False, Z2, I2, None), TILING, f"{PRE} attr k(=0) is wrong, please check. col=8"),
+    ((X, None, 9, 0, False, Z2, I2, None), TILING, f"{PRE} attr k(=9) is wrong"),
+    ((X, None, 2, 0, False, np.zeros((3, 2), F32), I2, None), TILING, f"{PRE} y and x dim 0 not equal"),
+    ((X, None, 2, 0, False, np.zeros((2, 3), F32), I2, None), TILING, f"{PRE} y or expertIdx last dim and k not equal"),
+    ((X, None, 2, 0, False, Z2, np.zeros((2, 2, 1), np.int32), None), TILING, f"{PRE} expertIdx and x shape num not equal"),
+    ((X, None, 2, 2, False, Z2, I2, None), TILING, f"{PRE} attr renorm(=2) is wrong"),
+    ((X, None, 2, 0, True, Z2, I2, None), TILING, f"{PRE} softmax is nullptr"),
+    ((X, None, 2, 0, True, Z2, I2, np.zeros((2, 4), F32)), TILING, f"{PRE} softmax and x last dim not equal"),
+]
+
+V1_OUT = (np.zeros((2, 2), F32), I2, I2)
+P1 = "Tiling4MoeGatingTopKSoftmax"
+V1_INVALID = [
+    ((X.astype(np.float16), None, 2) + V1_OUT, INVALID, "dtype combination x FLOAT16"),
+    ((X, None, 2, Z2, I2, np.zeros((2, 2), np.int64)), INVALID, "rowIdxOut INT64"),
+    ((np.ones(8, F32), None, 2) + V1_OUT, TILING, f"{P1} get x shape dim(=1) is not 2 or 3"),
+    ((np.ones((0, 8), F32), None, 2, Z2, I2, I2), TILING, f"{P1} x shape contain zero"),
+    ((X, np.zeros((2, 1), bool), 2) + V1_OUT, TILING, f"{P1} get finish dim num (=2) error, should be (=1)"),
+    ((X, None, 2, np.zeros((3, 2), F32), I2, I2), TILING, f"{P1} out and x dim 1 not equal"),
+    ((X, None, 2, Z2, I2, np.zeros((2, 2, 1), np.int32)), TILING, f"{P1} out and x shape num not equal"),
+    ((X, None, 9) + V1_OUT, TILING, f"{P1} attr k(=9) is wrong, please check. col=8"),
+    ((np.ones((2, 2000), F32), None, 1025, np.zeros((2, 1025), F32), np.zeros((2, 1025), np.int32),
+      np.zeros((2, 1025), np.int32)), TILING, f"{P1} attr k(=1025) is too large"),
+    ((X, None, 2, np.zeros((2, 3), F32), I2, I2), INVALID, "yOut [2, 3]: its last dim must be k (2)"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V2_INVALID)
+def test_v2_invalid_arguments(args, code, text):
+    err = pytest.raises(AclError, ops.MoeGatingTopKSoftmaxV2, *args).value
+    assert (err.code, text in str(err)) == (code, True), str(err)
+
+
+def check_v1_invalid():   # Atlas A2 only
+    for args, code, text in V1_INVALID:
+        err = pytest.raises(AclError, ops.MoeGatingTopKSoftmax, *args).value
+        assert (err.code, text in str(err)) == (code, True), (text, str(err))
+
+
+def check_v1_empty_outputs_run_nothing():
+    e = np.zeros((0, 2), F32)
+    y, idx, _ = ops.MoeGatingTopKSoftmax(np.ones((0, 8), F32), None, 2, e, e.astype(np.int32), e.astype(np.int32))
+    assert y.shape == (0, 2)
+
+
+@pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8)])
+def test_null_arguments(op, n):
+    assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
+    assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+
+
+# ---- Atlas A2: V1 and V2 in one subprocess -------------------------------------------------------------------------
+
+A2_CALLS = """
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.CASES:
+        T.check_case(case, name)
+T.check_v1_invalid()
+T.check_v1_empty_outputs_run_nothing()
+T.test_ties_keep_expert_order()
+T.test_documented_example()
+"""
+
+
+def test_atlas_a2_v1_and_v2():
+    F.run_on_a2("test_moe_gating", A2_CALLS)
+
+
+# ---- torch_npu -----------------------------------------------------------------------------------------------------
+
+TORCH_BODY = """
+torch.manual_seed(0)
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    x = (torch.randperm(6 * 40).reshape(6, 40).float() / 30 - 4).to(dt)
+    fin = torch.tensor([False, True, False, False, True, False])
+    y, idx, row = torch_npu.npu_moe_gating_top_k_softmax(x.npu(), fin.npu(), 3)
+    OUT["v1 " + str(dt)] = [enc(to_np(v)) for v in (x, fin, y, idx, row)]
+    y2, idx2, sm = torch_npu.npu_moe_gating_top_k_softmax_v2(x.npu(), k=3, output_softmax=True)
+    OUT["v2 " + str(dt)] = [enc(to_np(v)) for v in (y2, idx2, sm)]
+    y3, idx3, _ = torch_npu.npu_moe_gating_top_k_softmax_v2(x.npu(), k=3, finished=fin.npu(), renorm=1)
+    OUT["v2r " + str(dt)] = [enc(to_np(v)) for v in (y3, idx3)]
+"""
+
+
+def test_torch_npu_reaches_the_operators():
+    if A2:
+        return
+    from _math_ops import torch_npu_run
+    import ml_dtypes
+
+    def dec(d):
+        dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
+        return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
+    out = {k: [dec(v) for v in vals] for k, vals in torch_npu_run(TORCH_BODY, {}, soc="Ascend910B4").items()}
+    for dt, name in F.TORCH_NAMES.items():
+        x, fin, y, idx, row = out["v1 " + dt]
+        y64, idx64, row64 = gating64(x, 3, fin, v1=True)
+        assert np.array_equal(idx, idx64) and np.array_equal(row, row64) and F.ulps(y, y64, name) <= Y_ULPS[name]
+        y2, idx2, sm = out["v2 " + dt]
+        y64, idx64, _ = gating64(x, 3)
+        assert np.array_equal(idx2, idx64) and F.ulps(y2, y64, name) <= Y_ULPS[name]
+        assert F.ulps(sm, softmax64(x), "float32") <= 8
+        y3, idx3 = out["v2r " + dt]
+        y64, idx64, _ = gating64(x, 3, fin, renorm=1)
+        assert np.array_equal(idx3, idx64) and F.ulps(y3, y64, name) <= Y_ULPS[name]
