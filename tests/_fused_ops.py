@@ -48,13 +48,13 @@ def run_on_a2(module: str, calls: str) -> None:
     assert rc == 0 and "A2 OK" in out, err[-3000:]
 
 
-def torch_npu_arrays(body: str) -> dict:
-    """Runs `body` in the torch_npu child (_math_ops.torch_npu_run: OUT[key] = [enc(array), ...]); returns key ->
-    the arrays."""
+def torch_npu_arrays(body: str, soc: str = "Ascend950PR") -> dict:
+    """Runs `body` in the torch_npu child of `soc` (_math_ops.torch_npu_run: OUT[key] = [enc(array), ...]); returns
+    key -> the arrays."""
     from _math_ops import torch_npu_run
     import ml_dtypes
 
     def dec(d):
         dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
         return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
-    return {k: [dec(v) for v in vals] for k, vals in torch_npu_run(body, {}).items()}
+    return {k: [dec(v) for v in vals] for k, vals in torch_npu_run(body, {}, soc=soc).items()}
