@@ -1,12 +1,14 @@
-"""MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax and aclnnMoeGatingTopKSoftmaxV2
-(hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2). Data-driven: an operator call is
+"""MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax, aclnnMoeGatingTopKSoftmaxV2 and
+aclnnMoeGatingTopK (hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2,
+moe_gating_top_k). Data-driven: an operator call is
 a row of CASES, checked against a float64 NumPy definition written from the vendor's docs and kernels (softmax over
 the experts, the top k in descending order with equal values in expert order as the kernels' sorts keep them; V1's
 fp16 off the perf template ranks the fp16 softmax, as its SoftMax<half> / TopK<half> do). Class c: y and V2's softmax result
 within 8 ulp (fp32) / 1 ulp (fp16, bf16) of the float64 value rounded to the dtype (measured over logits uniform in
 [-4, 4], 4 to 1280 experts: fp32 y 4, softmax result 6, fp16/bf16 0); expert indices and rowIdx exact. V1 exists on Atlas A2 / A3 only (its definition has no Ascend 950 configuration): its rows run in the one
-Atlas A2 subprocess, V2's in-process on Ascend 950 and again there. One torch_npu child (Atlas A2:
-npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2)."""
+Atlas A2 subprocess, V2's in-process on Ascend 950 and again there. MoeGatingTopK (groups of experts, softmax or
+sigmoid, bias, routed scaling): y and outOut within 6 ulp (fp32) / 1 ulp (measured 3 and 0), indices exact. One
+torch_npu child (Atlas A2: npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2, npu_moe_gating_top_k)."""
 from __future__ import annotations
 
 import numpy as np
@@ -154,6 +156,65 @@ def test_documented_example():
     assert F.ulps(sm, softmax64(x), "float32") <= 8
 
 
+# ---- MoeGatingTopK -------------------------------------------------------------------------------------------------
+
+def gating_top_k64(x, k, bias=None, k_group=1, group_count=1, mode=0, norm=0, out_flag=False, factor=1.0, eps=1e-20):
+    """The docs' formula with the kernels' normType rule (only the sigmoid divides by sum + eps): y, indices, norm."""
+    xr = F.f64(x)
+    n = softmax64(xr) if norm == 0 else 1 / (1 + np.exp(-xr))
+    score = n + F.f64(bias) if bias is not None else n
+    rows, e = xr.shape
+    g = score.reshape(rows, group_count, -1)
+    top = -np.sort(-g, axis=-1)
+    gscore = top[..., 0] if mode == 0 else top[..., 0] + top[..., 1]
+    groups = np.argsort(-gscore, axis=-1, kind="stable")[:, :k_group]
+    keep = np.zeros((rows, group_count), bool)
+    keep[np.arange(rows)[:, None], groups] = True
+    masked = np.where(np.repeat(keep, e // group_count, axis=1), score, -np.inf)
+    idx = np.argsort(-masked, axis=-1, kind="stable")[:, :k]
+    y = np.take_along_axis(n, idx, axis=-1)
+    if norm == 1:
+        y = y / (y.sum(axis=-1, keepdims=True) + eps)
+    return y * factor, idx.astype(np.int32), n
+
+
+# (rows, E), k, bias, k_group, group_count, mode, norm, out_flag, factor: DeepSeek-V3's routing (256 experts in 8
+# groups, 4 groups, top-2 sums, sigmoid), the generalized and without-group templates, softmax
+TOPK_CASES = [
+    ((4, 256), 8, True, 4, 8, 1, 1, True, 2.5),
+    ((3, 96), 5, True, 2, 6, 0, 1, False, 1.0),
+    ((5, 40), 6, False, 1, 1, 0, 0, True, 1.0),
+    ((2, 64), 4, True, 8, 8, 1, 0, True, 0.5),
+]
+
+
+def check_top_k_case(case, name, seed=0):
+    shape, k, has_bias, kg, gc, mode, norm, out_flag, factor = case
+    rng = np.random.default_rng(seed)
+    x = logits(shape, name, seed)
+    bias = R.cast(rng.permutation(np.linspace(-0.5, 0.5, shape[1])), name) if has_bias else None
+    out = np.zeros(shape, F32)
+    y, idx, n = ops.MoeGatingTopK(x, bias, k, kg, gc, mode, 0, norm, out_flag, factor, 1e-20,
+                                  np.zeros((shape[0], k), x.dtype), np.zeros((shape[0], k), np.int32), out)
+    y64, idx64, n64 = gating_top_k64(x, k, bias, kg, gc, mode, norm, out_flag, factor)
+    assert np.array_equal(idx, idx64), (case, name, idx, idx64)
+    assert F.ulps(y, y64, name) <= TOPK_ULPS[name], (case, name, F.ulps(y, y64, name))
+    if out_flag:
+        assert F.ulps(n, n64, "float32") <= TOPK_ULPS["float32"], (case, F.ulps(n, n64, "float32"))
+    else:
+        assert not n.any()
+    return F.ulps(y, y64, name), F.ulps(n, n64, "float32") if out_flag else 0
+
+
+TOPK_ULPS = {"float32": 6, "float16": 1, "bfloat16": 1}
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_gating_top_k_against_float64(name):
+    for case in TOPK_CASES:
+        check_top_k_case(case, name)
+
+
 # ---- validation ----------------------------------------------------------------------------------------------------
 
 X = np.ones((2, 8), F32)
@@ -198,6 +259,49 @@ V1_INVALID = [
 ]
 
 
+XK = np.ones((2, 64), F32)
+BK = np.zeros(64, F32)
+YK, IK, OK = np.zeros((2, 4), F32), np.zeros((2, 4), np.int32), np.zeros((2, 64), F32)
+
+
+def topk_args(**kw):
+    a = dict(x=XK, bias=BK, k=4, kg=2, gc=4, mode=1, renorm=0, norm=1, flag=True, factor=1.0, eps=1e-20, y=YK, i=IK, o=OK)
+    a.update(kw)
+    return tuple(a.values())
+
+
+TOPK_INVALID = [   # arguments, code, message text
+    (topk_args(x=XK.astype(np.float16), y=YK.astype(np.float16)), INVALID, "dtype combination x FLOAT16, biasOptional FLOAT"),
+    (topk_args(o=OK.astype(np.float16)), INVALID, "outOut FLOAT16"),
+    (topk_args(x=np.ones((2, 2, 64), F32)), TILING, "The dim number of x is: 3, but should be 2."),
+    (topk_args(bias=np.zeros((1, 64), F32)), TILING, "The dim number of bias is: 2, but should be 1."),
+    (topk_args(bias=np.zeros(32, F32)), TILING, "The first dim of bias is: 32, but should be 64."),
+    (topk_args(k=65), TILING, "k is: 65, expert num is: 64, k cannot be greater than expert num."),
+    (topk_args(y=np.zeros((2, 4, 1), F32)), TILING, "y out shape num 3 and x shape num 2 not equal"),
+    (topk_args(i=np.zeros((3, 4), np.int32)), TILING, "expertId out dim[0] 3 not euqal x dim[0] 2"),
+    (topk_args(o=np.zeros((2, 8), F32)), TILING, "normOut dim[1] 8 and x dim[1] 64 not equal"),
+    (topk_args(y=np.zeros((2, 5), F32)), TILING, "y dim[1] 5 not euqal k 4"),
+    (topk_args(x=np.ones((2, 4096), F32), bias=None, o=np.zeros((2, 4096), F32)), TILING,
+     "expert count is: 4096, but should not greater than 2048."),
+    (topk_args(k=0, y=np.zeros((2, 0), F32), i=np.zeros((2, 0), np.int32)), TILING, "k is: 0, but should be greater than 0."),
+    (topk_args(kg=5), TILING, "k_group is: 5, but should not greater than 4."),
+    (topk_args(norm=2), TILING, "norm type is: 2, but currently only support 0 and 1."),
+    (topk_args(mode=2), TILING, "group select mode is: 2, but currently only support 1 and 0."),
+    (topk_args(renorm=1), TILING, "renorm is: 1, but currently only support 0."),
+    (topk_args(gc=3), TILING, "Expert count : 64 is not divisible by k_group: 3"),
+    (topk_args(gc=64, kg=2), TILING, "group expert count is: 1, if group select mode is: 1"),
+    (topk_args(k=40, y=np.zeros((2, 40), F32), i=np.zeros((2, 40), np.int32)), TILING, "k is: 40, but should be smaller than 32."),
+    (topk_args(x=np.ones((2, 2040), F32), bias=None, o=np.zeros((2, 2040), F32), gc=120, kg=2), TILING,
+     "group count * group expert count align is: 3840, but should not greater than 2048."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", TOPK_INVALID)
+def test_gating_top_k_invalid_arguments(args, code, text):
+    err = pytest.raises(AclError, ops.MoeGatingTopK, *args).value
+    assert (err.code, text in str(err)) == (code, True), str(err)
+
+
 @pytest.mark.parametrize("args,code,text", V2_INVALID)
 def test_v2_invalid_arguments(args, code, text):
     err = pytest.raises(AclError, ops.MoeGatingTopKSoftmaxV2, *args).value
@@ -216,7 +320,7 @@ def check_v1_empty_outputs_run_nothing():
     assert y.shape == (0, 2)
 
 
-@pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8)])
+@pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8), ("MoeGatingTopK", 14)])
 def test_null_arguments(op, n):
     assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
@@ -228,7 +332,11 @@ A2_CALLS = """
 for name in ["float32", "float16", "bfloat16"]:
     for case in T.CASES:
         T.check_case(case, name)
+    for case in T.TOPK_CASES:
+        T.check_top_k_case(case, name)
 T.check_v1_invalid()
+for args, code, text in T.TOPK_INVALID[:6]:
+    T.test_gating_top_k_invalid_arguments(args, code, text)
 T.check_v1_empty_outputs_run_nothing()
 T.test_ties_keep_expert_order()
 T.test_documented_example()
@@ -252,6 +360,12 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     OUT["v2 " + str(dt)] = [enc(to_np(v)) for v in (y2, idx2, sm)]
     y3, idx3, _ = torch_npu.npu_moe_gating_top_k_softmax_v2(x.npu(), k=3, finished=fin.npu(), renorm=1)
     OUT["v2r " + str(dt)] = [enc(to_np(v)) for v in (y3, idx3)]
+    xk = (torch.randperm(4 * 256).reshape(4, 256).float() / 128 - 4).to(dt)
+    bk = (torch.randperm(256).float() / 512 - 0.25).to(dt)
+    yk, ik, nk = torch_npu.npu_moe_gating_top_k(xk.npu(), 8, bias=bk.npu(), k_group=4, group_count=8,
+                                                group_select_mode=1, norm_type=1, out_flag=True,
+                                                routed_scaling_factor=2.5)
+    OUT["topk " + str(dt)] = [enc(to_np(v)) for v in (xk, bk, yk, ik, nk)]
 """
 
 
@@ -270,3 +384,7 @@ def test_torch_npu_reaches_the_operators():
         y3, idx3 = out["v2r " + dt]
         y64, idx64, _ = gating64(x, 3, fin, renorm=1)
         assert np.array_equal(idx3, idx64) and F.ulps(y3, y64, name) <= Y_ULPS[name]
+        xk, bk, yk, ik, nk = out["topk " + dt]
+        y64, idx64, n64 = gating_top_k64(xk, 8, bk, 4, 8, 1, 1, True, 2.5)
+        assert np.array_equal(ik, idx64) and F.ulps(yk, y64, name) <= TOPK_ULPS[name]
+        assert F.ulps(nk, n64, "float32") <= TOPK_ULPS["float32"]

@@ -960,4 +960,8 @@ MUTANTS = [
            "p->half_rank = !v2 && x->dtype == ACL_FLOAT16", "p->half_rank = 0 && x->dtype == ACL_FLOAT16",
            ("tests/test_moe_gating.py::test_atlas_a2_v1_and_v2",),
            "MoE gating V1: fp16 off the perf template ranked on the fp32 softmax, not its SoftMax<half> result"),
+    Mutant("moe-gating-top-k-y-with-bias", f"{OPS}/moe/gating.c",
+           "yr[j] = n[it[j].idx];", "yr[j] = sc[it[j].idx];",
+           ("tests/test_moe_gating.py::test_gating_top_k_against_float64",),
+           "MoeGatingTopK: y gathered from the biased scores instead of the norm"),
 ]
