@@ -49,8 +49,9 @@ static int mg_cmp(const void *a, const void *b) {
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* v[0..n) <- softmax(v) in the kernels' fp32 steps. */
-static void mg_softmax(float *v, int64_t n) {
+/* v[0..n) <- softmax(v) in the kernels' fp32 steps: Exp(v - max) divided by the sum, or (recip) times the fp32
+ * reciprocal of the sum (MoeGatingTopK's Muls). */
+static void mg_softmax(float *v, int64_t n, int recip) {
     float m = v[0];
     for (int64_t j = 1; j < n; j++)
         if (v[j] > m || isnan(v[j])) m = v[j];
@@ -60,8 +61,8 @@ static void mg_softmax(float *v, int64_t n) {
         v[j] = vm_exp(d);
         s += v[j];
     }
-    float sf = (float)s;
-    for (int64_t j = 0; j < n; j++) v[j] = v[j] / sf;
+    float sf = (float)s, r = 1.0f / sf;
+    for (int64_t j = 0; j < n; j++) v[j] = recip ? v[j] * r : v[j] / sf;
 }
 
 /* v rounded to the output dtype with the kernels' Cast (then widened back: tv_store_float writes it exactly). */
@@ -86,7 +87,7 @@ void moe_gating_kernel(const pyaclnn_stub_launch *launch) {
     } else {
         for (int64_t m = 0; m < M; m++) {
             float *row = x + m * N, *yr = y + m * K;
-            if (!p->renorm) mg_softmax(row, N);   /* the row becomes its softmax (V2's softmax result) */
+            if (!p->renorm) mg_softmax(row, N, 0);   /* the row becomes its softmax (V2's softmax result) */
             for (int64_t j = 0; j < N; j++) {
                 float v = row[j];
                 it[j].key = p->half_rank ? mg_narrow(v, ACL_FLOAT16, NUM_RINT) : v;
@@ -94,7 +95,7 @@ void moe_gating_kernel(const pyaclnn_stub_launch *launch) {
             }
             qsort(it, (size_t)N, sizeof *it, mg_cmp);
             for (int64_t j = 0; j < K; j++) yr[j] = it[j].key;
-            if (p->renorm) mg_softmax(yr, K);
+            if (p->renorm) mg_softmax(yr, K, 0);
             int done = fin != NULL && fin[m] != 0;
             for (int64_t j = 0; j < K; j++) {
                 yr[j] = mg_narrow(yr[j], p->dt, p->y_round);
@@ -259,17 +260,7 @@ void moe_gating_top_k_kernel(const pyaclnn_stub_launch *launch) {
             if (p->norm == 1) {
                 for (int64_t j = 0; j < E; j++) n[j] = mgk_sigmoid(n[j]);
             } else {
-                float mx = n[0];
-                for (int64_t j = 1; j < E; j++)
-                    if (n[j] > mx || isnan(n[j])) mx = n[j];
-                double s = 0;
-                for (int64_t j = 0; j < E; j++) {
-                    float d = n[j] - mx;
-                    n[j] = vm_exp(d);
-                    s += n[j];
-                }
-                float r = 1.0f / (float)s;
-                for (int64_t j = 0; j < E; j++) n[j] = n[j] * r;
+                mg_softmax(n, E, 1);
             }
             for (int64_t j = 0; j < E; j++) sc[j] = b ? n[j] + b[j] : n[j];
             for (int64_t g = 0; g < G; g++) {   /* each group's score: its top one, or the sum of its top two */
