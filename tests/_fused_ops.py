@@ -40,6 +40,22 @@ def ulps(got, want64, name) -> int:
     return int(R.ulp_distance(np.asarray(got), R.cast(want64, name), name).max(initial=0))
 
 
+def expect_error(fn, args, code: int, text: str) -> None:
+    """fn(*args) fails with status `code` and `text` in its message."""
+    import pytest
+    from pyaclnn.errors import AclError
+    err = pytest.raises(AclError, fn, *args).value
+    assert (err.code, text in str(err)) == (code, True), (text, str(err))
+
+
+def null_status_is_nullptr(op: str, n: int) -> None:
+    """aclnn<op>GetWorkspaceSize with its n parameters (before workspaceSize) all NULL: 161001, "... is NULL"."""
+    import pyaclnn
+    from _op_helpers import NULLPTR, raw_null_status
+    assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
+    assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+
+
 def run_on_a2(module: str, calls: str) -> None:
     """Runs `calls` (statements using the test module as T) in one Ascend910B4 subprocess."""
     tests = os.path.dirname(os.path.abspath(__file__))

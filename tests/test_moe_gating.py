@@ -1,24 +1,24 @@
 """MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax, aclnnMoeGatingTopKSoftmaxV2 and
 aclnnMoeGatingTopK (hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2,
-moe_gating_top_k). Data-driven: an operator call is
-a row of CASES, checked against a float64 NumPy definition written from the vendor's docs and kernels (softmax over
-the experts, the top k in descending order with equal values in expert order as the kernels' sorts keep them; V1's
-fp16 off the perf template ranks the fp16 softmax, as its SoftMax<half> / TopK<half> do). Class c: y and V2's softmax result
-within 8 ulp (fp32) / 1 ulp (fp16, bf16) of the float64 value rounded to the dtype (measured over logits uniform in
-[-4, 4], 4 to 1280 experts: fp32 y 4, softmax result 6, fp16/bf16 0); expert indices and rowIdx exact. V1 exists on Atlas A2 / A3 only (its definition has no Ascend 950 configuration): its rows run in the one
-Atlas A2 subprocess, V2's in-process on Ascend 950 and again there. MoeGatingTopK (groups of experts, softmax or
-sigmoid, bias, routed scaling): y and outOut within 6 ulp (fp32) / 1 ulp (measured 3 and 0), indices exact. One
-torch_npu child (Atlas A2: npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2, npu_moe_gating_top_k)."""
+moe_gating_top_k). Data-driven: an operator call is a row of CASES / TOPK_CASES, checked against a float64 NumPy
+definition written from the vendor's docs and kernels (softmax over the experts, the top k in descending order with
+equal values in expert order as the kernels' sorts keep them; V1's fp16 off the perf template ranks the fp16 softmax,
+as its SoftMax<half> / TopK<half> do). Class c: y and V2's softmax result within 8 ulp (fp32) / 1 ulp (fp16, bf16) of
+the float64 value rounded to the dtype (measured over logits uniform in [-4, 4], 4 to 1280 experts: fp32 y 4,
+softmax result 6, fp16/bf16 0); expert indices and rowIdx exact. V1 exists on Atlas A2 / A3 only (its definition has
+no Ascend 950 configuration): its rows run in the one Atlas A2 subprocess, V2's in-process on Ascend 950 and again
+there. MoeGatingTopK (groups of experts, softmax or sigmoid, bias, routed scaling): y and outOut within 6 ulp (fp32)
+/ 1 ulp (measured 3 and 0), indices exact. One torch_npu child (Atlas A2: npu_moe_gating_top_k_softmax,
+npu_moe_gating_top_k_softmax_v2, npu_moe_gating_top_k)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import pyaclnn
 from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
-from _op_helpers import INVALID, NULLPTR, raw_null_status
+from _op_helpers import INVALID
 import _fused_ops as F
 
 TILING = 561002
@@ -231,12 +231,14 @@ V2_INVALID = [   # arguments, code, message text
     ((np.ones((2, 2, 2, 8), F32), None, 2, 0, False, Z2, I2, None), TILING, f"{PRE} get x shape dim(=4) is not 2 or 3"),
     ((np.ones((2, 0), F32), None, 2, 0, False, Z2, I2, None), TILING, f"{PRE} x shape last dim is zero"),
     ((X, np.zeros(3, bool), 2, 0, False, Z2, I2, None), TILING, f"{PRE} finished and x shape not equal"),
-    ((X, np.zeros((2, 1), bool), 2, 0, False, Z2, I2, None), TILING, f"{PRE} get finished dim num (=2) error, should be (=1)"),
+    ((X, np.zeros((2, 1), bool), 2, 0, False, Z2, I2, None), TILING,
+     f"{PRE} get finished dim num (=2) error, should be (=1)"),
     ((X, None, 0, 0, False, Z2, I2, None), TILING, f"{PRE} attr k(=0) is wrong, please check. col=8"),
     ((X, None, 9, 0, False, Z2, I2, None), TILING, f"{PRE} attr k(=9) is wrong"),
     ((X, None, 2, 0, False, np.zeros((3, 2), F32), I2, None), TILING, f"{PRE} y and x dim 0 not equal"),
     ((X, None, 2, 0, False, np.zeros((2, 3), F32), I2, None), TILING, f"{PRE} y or expertIdx last dim and k not equal"),
-    ((X, None, 2, 0, False, Z2, np.zeros((2, 2, 1), np.int32), None), TILING, f"{PRE} expertIdx and x shape num not equal"),
+    ((X, None, 2, 0, False, Z2, np.zeros((2, 2, 1), np.int32), None), TILING,
+     f"{PRE} expertIdx and x shape num not equal"),
     ((X, None, 2, 2, False, Z2, I2, None), TILING, f"{PRE} attr renorm(=2) is wrong"),
     ((X, None, 2, 0, True, Z2, I2, None), TILING, f"{PRE} softmax is nullptr"),
     ((X, None, 2, 0, True, Z2, I2, np.zeros((2, 4), F32)), TILING, f"{PRE} softmax and x last dim not equal"),
@@ -265,13 +267,15 @@ YK, IK, OK = np.zeros((2, 4), F32), np.zeros((2, 4), np.int32), np.zeros((2, 64)
 
 
 def topk_args(**kw):
-    a = dict(x=XK, bias=BK, k=4, kg=2, gc=4, mode=1, renorm=0, norm=1, flag=True, factor=1.0, eps=1e-20, y=YK, i=IK, o=OK)
+    a = dict(x=XK, bias=BK, k=4, kg=2, gc=4, mode=1, renorm=0, norm=1, flag=True, factor=1.0, eps=1e-20,
+             y=YK, i=IK, o=OK)
     a.update(kw)
     return tuple(a.values())
 
 
 TOPK_INVALID = [   # arguments, code, message text
-    (topk_args(x=XK.astype(np.float16), y=YK.astype(np.float16)), INVALID, "dtype combination x FLOAT16, biasOptional FLOAT"),
+    (topk_args(x=XK.astype(np.float16), y=YK.astype(np.float16)), INVALID,
+     "dtype combination x FLOAT16, biasOptional FLOAT"),
     (topk_args(o=OK.astype(np.float16)), INVALID, "outOut FLOAT16"),
     (topk_args(x=np.ones((2, 2, 64), F32)), TILING, "The dim number of x is: 3, but should be 2."),
     (topk_args(bias=np.zeros((1, 64), F32)), TILING, "The dim number of bias is: 2, but should be 1."),
@@ -283,14 +287,16 @@ TOPK_INVALID = [   # arguments, code, message text
     (topk_args(y=np.zeros((2, 5), F32)), TILING, "y dim[1] 5 not euqal k 4"),
     (topk_args(x=np.ones((2, 4096), F32), bias=None, o=np.zeros((2, 4096), F32)), TILING,
      "expert count is: 4096, but should not greater than 2048."),
-    (topk_args(k=0, y=np.zeros((2, 0), F32), i=np.zeros((2, 0), np.int32)), TILING, "k is: 0, but should be greater than 0."),
+    (topk_args(k=0, y=np.zeros((2, 0), F32), i=np.zeros((2, 0), np.int32)), TILING,
+     "k is: 0, but should be greater than 0."),
     (topk_args(kg=5), TILING, "k_group is: 5, but should not greater than 4."),
     (topk_args(norm=2), TILING, "norm type is: 2, but currently only support 0 and 1."),
     (topk_args(mode=2), TILING, "group select mode is: 2, but currently only support 1 and 0."),
     (topk_args(renorm=1), TILING, "renorm is: 1, but currently only support 0."),
     (topk_args(gc=3), TILING, "Expert count : 64 is not divisible by k_group: 3"),
     (topk_args(gc=64, kg=2), TILING, "group expert count is: 1, if group select mode is: 1"),
-    (topk_args(k=40, y=np.zeros((2, 40), F32), i=np.zeros((2, 40), np.int32)), TILING, "k is: 40, but should be smaller than 32."),
+    (topk_args(k=40, y=np.zeros((2, 40), F32), i=np.zeros((2, 40), np.int32)), TILING,
+     "k is: 40, but should be smaller than 32."),
     (topk_args(x=np.ones((2, 2040), F32), bias=None, o=np.zeros((2, 2040), F32), gc=120, kg=2), TILING,
      "group count * group expert count align is: 3840, but should not greater than 2048."),
 ]
@@ -298,20 +304,17 @@ TOPK_INVALID = [   # arguments, code, message text
 
 @pytest.mark.parametrize("args,code,text", TOPK_INVALID)
 def test_gating_top_k_invalid_arguments(args, code, text):
-    err = pytest.raises(AclError, ops.MoeGatingTopK, *args).value
-    assert (err.code, text in str(err)) == (code, True), str(err)
+    F.expect_error(ops.MoeGatingTopK, args, code, text)
 
 
 @pytest.mark.parametrize("args,code,text", V2_INVALID)
 def test_v2_invalid_arguments(args, code, text):
-    err = pytest.raises(AclError, ops.MoeGatingTopKSoftmaxV2, *args).value
-    assert (err.code, text in str(err)) == (code, True), str(err)
+    F.expect_error(ops.MoeGatingTopKSoftmaxV2, args, code, text)
 
 
 def check_v1_invalid():   # Atlas A2 only
     for args, code, text in V1_INVALID:
-        err = pytest.raises(AclError, ops.MoeGatingTopKSoftmax, *args).value
-        assert (err.code, text in str(err)) == (code, True), (text, str(err))
+        F.expect_error(ops.MoeGatingTopKSoftmax, args, code, text)
 
 
 def check_v1_empty_outputs_run_nothing():
@@ -322,8 +325,7 @@ def check_v1_empty_outputs_run_nothing():
 
 @pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8), ("MoeGatingTopK", 14)])
 def test_null_arguments(op, n):
-    assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
-    assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+    F.null_status_is_nullptr(op, n)
 
 
 # ---- Atlas A2: V1 and V2 in one subprocess -------------------------------------------------------------------------
