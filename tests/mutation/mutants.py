@@ -964,4 +964,13 @@ MUTANTS = [
            "yr[j] = n[it[j].idx];", "yr[j] = sc[it[j].idx];",
            ("tests/test_moe_gating.py::test_gating_top_k_against_float64",),
            "MoeGatingTopK: y gathered from the biased scores instead of the norm"),
+    # ---- MoE routing (moe/routing.c) ----
+    Mutant("moe-init-routing-unstable-ties", f"{OPS}/moe/routing.c",
+           "return (x->pos > y->pos) - (x->pos < y->pos);", "return (x->pos < y->pos) - (x->pos > y->pos);",
+           ("tests/test_moe_routing.py::test_init_routing_against_the_model",),
+           "MoeInitRouting: tokens of one expert in reverse order (the kernels' sorts are stable)"),
+    Mutant("moe-expert-tokens-strict", f"{OPS}/moe/routing.c",
+           "cnt += v[i] <= e;", "cnt += v[i] < e;",
+           ("tests/test_moe_routing.py::test_atlas_a2",),
+           "MoeComputeExpertTokens: counts the tokens before expert e instead of through it"),
 ]
