@@ -2,8 +2,11 @@
 (hicann/ops-transformer moe/moe_init_routing, moe/moe_compute_expert_tokens). Integer work and row copies, class a:
 bit-exact against NumPy models written from the definitions (keyValueSort stable in the flattened order,
 expandedRowIdx[sortedRowIdx[i]] = i, expandedX[i] = x[sortedRowIdx[i] % rows]; the docs' binary search for the
-tokens per expert). MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
-exists on Atlas A2 / A3 only); one torch_npu child on Atlas A2 (npu_moe_init_routing, npu_moe_compute_expert_tokens)."""
+tokens per expert). aclnnMoeFinalizeRoutingV2 (class b): bit-exact against a NumPy model of the Atlas A2 kernels'
+steps, and within 3 / 3 / 1 ulp (fp32 / fp16 / bf16; measured 2 / 2 / 0 over positive terms) of the docs' formula
+in float64. MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
+exists on Atlas A2 / A3 only); one torch_npu child on Atlas A2 (npu_moe_init_routing, npu_moe_compute_expert_tokens,
+npu_moe_finalize_routing)."""
 from __future__ import annotations
 
 import numpy as np
@@ -109,6 +112,109 @@ def test_compute_expert_tokens_not_on_ascend_950():
     assert err.code == INVALID and "dtype combination sortedExperts INT32" in str(err), str(err)
 
 
+# ---- MoeFinalizeRoutingV2 ------------------------------------------------------------------------------------------
+
+def finalize64(ex, ri, x1, x2, bias, scales, ei, mode):
+    """The docs' formula in float64 (dropPadMode 1 / 3: expandedX is E x C x H, a row index -1 adds nothing)."""
+    k = scales.shape[1] if scales is not None else 1
+    n = len(ri) // k
+    rows = F.f64(ex).reshape(-1, ex.shape[-1])
+    out = np.zeros((n, rows.shape[1]))
+    if x1 is not None:
+        out += F.f64(x1) + (F.f64(x2) if x2 is not None else 0)
+    for i in range(n):
+        for j in range(k):
+            r = ri[i + j * n] if mode < 2 else ri[i * k + j]
+            if r < 0:
+                continue
+            t = rows[r] + (F.f64(bias)[ei[i, j]] if bias is not None else 0)
+            out[i] += (F.f64(scales)[i, j] if scales is not None else 1.0) * t
+    return out
+
+
+def finalize_steps(ex, ri, x1, x2, bias, scales, ei, mode, name):
+    """The Atlas A2 kernels' steps: each Add / Muls rounded to the dtype (fp16, fp32), in fp32 for bf16 (one cast)."""
+    step = (lambda v: R.cast(v, "float16")) if name == "float16" else (lambda v: np.float32(v))
+    k = scales.shape[1] if scales is not None else 1
+    n = len(ri) // k
+    rows = F.f64(ex).reshape(-1, ex.shape[-1])
+    h = rows.shape[1]
+    out = np.zeros((n, h), F32)
+    for i in range(n):
+        init = x1 is not None
+        acc = (F.f64(step(F.f64(x1[i]) + F.f64(x2[i]))) if x2 is not None else F.f64(x1[i])) if init else np.zeros(h)
+        for j in range(k):
+            r = ri[i + j * n] if mode < 2 else ri[i * k + j]
+            if r < 0:
+                init = init or mode in (1, 3)
+                continue
+            t = F.f64(step(rows[r] + F.f64(bias)[ei[i, j]])) if bias is not None else rows[r]
+            m = F.f64(step(t * (F.f64(scales)[i, j] if scales is not None else 1.0)))
+            acc = F.f64(step(acc + m)) if init else m
+            init = True
+        out[i] = acc
+    return R.cast(out, name)
+
+
+# n, k, h, experts, mode, x1, x2, bias, scales
+FIN_CASES = [(5, 2, 16, 4, 0, True, True, True, True), (7, 3, 8, 6, 2, True, False, True, True),
+             (4, 1, 12, 3, 0, False, False, False, False), (6, 2, 8, 3, 1, True, True, True, True),
+             (3, 4, 5, 5, 3, False, False, True, True)]
+
+
+def finalize_inputs(case, name, seed=0, scale_name=None):
+    """Positive terms (no cancellation: the ulp figures measure the roundings, not a difference's condition)."""
+    n, k, h, e, mode, has_x1, has_x2, has_bias, has_scales = case
+    rng = np.random.default_rng(seed)
+    c = R.cast
+    x1 = c(rng.uniform(0.5, 2, (n, h)), name) if has_x1 else None
+    x2 = c(rng.uniform(0.5, 2, (n, h)), name) if has_x2 else None
+    bias = c(rng.uniform(0.5, 2, (e, h)), name) if has_bias else None
+    scales = c(rng.uniform(0, 1, (n, k)), scale_name or name) if has_scales else None
+    ei = rng.integers(0, e, (n, k)).astype(I32)
+    if mode in (1, 3):   # drop / pad: E x C x H, each token's slot or -1 when dropped
+        cap = 3
+        ex = c(rng.uniform(0.5, 2, (e, cap, h)), name)
+        ri = rng.integers(0, e * cap, n * k).astype(I32)
+        ri[::4] = -1
+    else:
+        ex = c(rng.uniform(0.5, 2, (n * k, h)), name)
+        ri = rng.permutation(n * k).astype(I32)
+    return ex, ri, x1, x2, bias, scales, ei if has_bias else None, mode
+
+
+def check_finalize(case, name, seed=0, scale_name=None):
+    args = finalize_inputs(case, name, seed, scale_name)
+    ex, ri, x1, x2, bias, scales, ei, mode = args
+    n = len(ri) // (scales.shape[1] if scales is not None else 1)
+    got = ops.MoeFinalizeRoutingV2(ex, ri, x1, x2, bias, scales, ei, mode, np.zeros((n, ex.shape[-1]), ex.dtype))
+    assert F.bits_equal(got, finalize_steps(*args, name)), (case, name)
+    return F.ulps(got, finalize64(*args), name)
+
+
+FIN_ULPS = {"float32": 3, "bfloat16": 1, "float16": 3}
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_finalize_routing_against_the_kernel_steps(name):
+    for case in FIN_CASES:
+        assert check_finalize(case, name) <= FIN_ULPS[name]
+    if not A2:   # the regbase Ascend 950 also takes scales of another float dtype
+        assert check_finalize(FIN_CASES[0], name, 3, "float32" if name != "float32" else "float16") <= FIN_ULPS[name]
+
+
+def test_finalize_routing_documented_example():
+    """The docs' example (expandedX 6 x 4 = 0.1 .. 23.1, x1 = x2 = 0.2 .. 11.2, bias rows [0.2, 0.4, 0.2, 0.4], scales,
+    expertIdx [[0, 1]] * 3, expandedRowIdx [2, 1, 4, 3, 0, 5], dropPadMode 0)."""
+    ex = (np.arange(24, dtype=F32) + F32(0.1)).reshape(6, 4)
+    x1 = (np.arange(12, dtype=F32) + F32(0.2)).reshape(3, 4)
+    bias = np.tile(F32([0.2, 0.4]), 4).reshape(2, 4)
+    sc = F32([[1.3, 1.6], [1.2, 1.8], [1.2, 2.3]])
+    ei, ri = I32([[0, 1]] * 3), I32([2, 1, 4, 3, 0, 5])
+    got = ops.MoeFinalizeRoutingV2(ex, ri, x1, x1, bias, sc, ei, 0, np.zeros((3, 4), F32))
+    assert F.ulps(got, finalize64(ex, ri, x1, x1, bias, sc, ei, 0), "float32") <= 1
+
+
 # ---- validation ----------------------------------------------------------------------------------------------------
 
 X, RI, EI = np.ones((3, 4), F32), np.zeros((3, 2), I32), np.zeros((3, 2), I32)
@@ -144,6 +250,36 @@ TOKENS_INVALID = [
 ]
 
 
+EX, RIX = np.ones((6, 4), F32), np.arange(6, dtype=I32)
+X1, BI, SC, EIX = np.ones((3, 4), F32), np.ones((2, 4), F32), np.ones((3, 2), F32), np.zeros((3, 2), I32)
+Y3 = np.zeros((3, 4), F32)
+
+FIN_INVALID = [   # arguments, code, message text
+    ((EX.astype(np.float64), RIX, X1, X1, BI, SC, EIX, 0, Y3), INVALID, "dtype combination expandedX DOUBLE"),
+    ((EX, RIX, X1, X1, BI, SC.astype(I32), EIX, 0, Y3), INVALID,
+     "the dtype combination expandedX FLOAT, scalesOptional INT32 is not supported"),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 4, Y3), TILING, "the value of drop_pad_mode should be [0,3]."),
+    ((EX, RIX.reshape(3, 2), X1, X1, BI, SC, EIX, 0, Y3), TILING, "the expanded_row_idx of input should be 1D tensor."),
+    ((EX, RIX, X1, X1, BI, SC.reshape(6), EIX, 0, Y3), TILING, "the scales of input should be 2D tensor."),
+    ((EX, RIX, X1, X1, BI, np.ones((3, 0), F32), EIX, 0, Y3), TILING, "K can not be 0."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 1, Y3), TILING, "the expanded_x of input should be 3D tensor when drop_pad_mode is 1"),
+    ((EX, RIX, np.ones((2, 4), F32), None, BI, SC, EIX, 0, Y3), TILING, "the dim 0 of x1 should be 3."),
+    ((EX, RIX, None, X1, BI, SC, EIX, 0, Y3), TILING, "In the case of x1 parameter is not input, x2 parameter"),
+    ((EX, RIX, X1, X1, BI, SC, None, 0, Y3), TILING, "the expert_idx must exist when bias exist."),
+    ((EX, RIX, X1, X1, np.ones((2, 5), F32), SC, EIX, 0, Y3), TILING, "the dim 1 of bias should be 4."),
+    ((EX, RIX, X1, X1, BI, SC, np.zeros((3, 3), I32), 0, Y3), TILING, "the dim 1 of expert_idx should be 2."),
+    ((EX, RIX, X1, X1, np.ones((1, 4), F32), SC, EIX, 0, Y3), TILING, "E should be larger than or equal to K."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros(12, F32)), TILING, "the y should be 2D tensor."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros((3, 5), F32)), TILING, "the dim 1 of output should be 4."),
+    ((EX, np.arange(7, dtype=I32), X1, X1, BI, SC, EIX, 0, Y3), INVALID, "expandedRowIdx has 7 entries, n * K = 6 read"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", FIN_INVALID)
+def test_finalize_routing_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeFinalizeRoutingV2, args, code, text)
+
+
 @pytest.mark.parametrize("args,code,text", INIT_INVALID)
 def test_init_routing_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeInitRouting, args, code, text)
@@ -154,7 +290,7 @@ def check_tokens_invalid():   # Atlas A2 only
         F.expect_error(ops.MoeComputeExpertTokens, args, code, text)
 
 
-@pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3)])
+@pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
 
@@ -165,7 +301,14 @@ A2_CALLS = """
 for name in ["float32", "float16", "bfloat16"]:
     for case in T.CASES:
         T.check_init_routing(case, name, 1)
+    for case in T.FIN_CASES:
+        T.check_finalize(case, name, 1)
+T.check_finalize(T.FIN_CASES[0], "bfloat16", 2, "float32")   # the A2 row BFLOAT16 x, FLOAT scales
+F = T.F
+F.expect_error(T.ops.MoeFinalizeRoutingV2, (T.EX, T.RIX, T.X1, T.X1, T.BI, T.SC.astype(T.np.float16), T.EIX, 0, T.Y3),
+               T.INVALID, "the dtype combination expandedX FLOAT, scalesOptional FLOAT16 is not supported")
 T.test_init_routing_documented_example()
+T.test_finalize_routing_documented_example()
 T.check_expert_tokens()
 T.check_tokens_invalid()
 for args, code, text in T.INIT_INVALID[:4]:
@@ -189,6 +332,12 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     ex, er, ee = torch_npu.npu_moe_init_routing(x.npu(), row.npu(), expert.npu(), 7)
     tokens = torch_npu.npu_moe_compute_expert_tokens(ee, 5)
     OUT[str(dt)] = [enc(to_np(v)) for v in (x, row, expert, ex, er, ee, tokens)]
+    exf = (torch.rand(n * k, 16) + 0.5).to(dt); skip = (torch.rand(n, 16) + 0.5).to(dt)
+    bias = (torch.rand(5, 16) + 0.5).to(dt)
+    scales = torch.rand(n, k).to(dt); perm = torch.randperm(n * k).to(torch.int32)
+    fin = torch_npu.npu_moe_finalize_routing(exf.npu(), skip.npu(), skip.npu(), bias.npu(), scales.npu(), perm.npu(),
+                                             expert.npu())
+    OUT["fin " + str(dt)] = [enc(to_np(v)) for v in (exf, skip, bias, scales, perm, fin)]
 """
 
 
@@ -201,3 +350,7 @@ def test_torch_npu_reaches_the_operators():
         for g, w in zip((ex, er, ee), init_routing_ref(x, row, expert, 7)):
             assert F.bits_equal(g, w), dt
         assert np.array_equal(tokens, expert_tokens_ref(ee, 5))
+        exf, skip, bias, scales, perm, fin = out["fin " + dt]
+        args = (exf, perm, skip, skip, bias, scales, expert, 0)
+        name = F.TORCH_NAMES[dt]
+        assert F.bits_equal(fin, finalize_steps(*args, name)) and F.ulps(fin, finalize64(*args), name) <= FIN_ULPS[name]

@@ -973,4 +973,8 @@ MUTANTS = [
            "cnt += v[i] <= e;", "cnt += v[i] < e;",
            ("tests/test_moe_routing.py::test_atlas_a2",),
            "MoeComputeExpertTokens: counts the tokens before expert e instead of through it"),
+    Mutant("moe-finalize-routing-row-layout", f"{OPS}/moe/routing.c",
+           "int64_t r = ri[p->mode < 2 ? i + k * n : i * K + k];", "int64_t r = ri[p->mode < 2 ? i * K + k : i + k * n];",
+           ("tests/test_moe_routing.py::test_finalize_routing_against_the_kernel_steps",),
+           "MoeFinalizeRoutingV2: the expandedRowIdx layouts of the drop-pad modes swapped"),
 ]

@@ -14,6 +14,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/view.h"
+#include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
@@ -149,5 +150,154 @@ aclnnStatus opc_mcet_plan(op_call *c, const op_step *s) {
     }
     mcet_params *p = op_params(c, sizeof *p);
     *p = (mcet_params){v->shape[0], ne32};
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeFinalizeRoutingV2 -------------------------------------------------------------------------- */
+
+/* aclnnMoeFinalizeRoutingV2 (op_api: a pass-through to the generated wrapper of moe/moe_finalize_routing_v2), per
+ * output row i and column j, in the Atlas A2 kernels' order: acc = x1 + x2 (or x1, or nothing); for each k:
+ * r = expandedRowIdx[i + k * n] (dropPadMode 0 / 1) or [i * k' + k] (2 / 3); t = expandedX[r] + bias[expertIdx[i][k]];
+ * m = t * scales[i][k] (1 without scales); acc = the first m when there is no x1, else acc + m. A row index -1 in
+ * dropPadMode 1 / 3 adds nothing (the first one gives 0). fp16 and fp32 (the _fp_ templates): every step rounded to
+ * the dtype (Add / Muls in T); bf16 (the _bf16 templates): the steps in fp32, one CAST_RINT at the end. */
+typedef struct {
+    int64_t n, k, h, rows, experts;   /* rows: expandedX's rows (E * C in the drop modes) */
+    int mode, has_x1, has_x2, has_bias, has_scales;
+    aclDataType dt;
+} mfr_params;
+
+static float mfr_round(double v, aclDataType dt) {   /* one step of T arithmetic (bf16 computes in fp32) */
+    if (dt == ACL_FLOAT16) return num_f16_to_f32(num_f32_to_f16((float)v));   /* fp16 operands: v exact in double */
+    return (float)v;
+}
+
+void moe_finalize_routing_kernel(const pyaclnn_stub_launch *launch) {
+    const mfr_params *p = launch->params;
+    if (!tv_launch_views_ok(launch)) return;
+    int64_t n = p->n, K = p->k, H = p->h;
+    aclDataType dt = p->dt;
+    float *ex = tv_load_float(&launch->inputs[0]);
+    int32_t *ri = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
+    float *x1 = p->has_x1 ? tv_load_float(&launch->inputs[2]) : NULL, *x2 = p->has_x2 ? tv_load_float(&launch->inputs[3]) : NULL;
+    float *b = p->has_bias ? tv_load_float(&launch->inputs[4]) : NULL, *sc = p->has_scales ? tv_load_float(&launch->inputs[5]) : NULL;
+    int32_t *ei = launch->inputs[6].present ? (int32_t *)tv_gather_bytes(&launch->inputs[6]) : NULL;
+    float *out = tv_alloc(n * H, sizeof(float));
+    if (!ex || !ri || (p->has_x1 && !x1) || (p->has_x2 && !x2) || (p->has_bias && !b) || (p->has_scales && !sc) ||
+        (launch->inputs[6].present && !ei) || !out) {
+        tv_fail_oom(launch);
+    } else {
+        int drop = p->mode == 1 || p->mode == 3;
+        for (int64_t i = 0; i < n; i++) {
+            float *o = out + i * H;
+            int init = p->has_x1;
+            for (int64_t j = 0; j < H; j++)
+                o[j] = !p->has_x1 ? 0.0f : p->has_x2 ? mfr_round((double)x1[i * H + j] + x2[i * H + j], dt) : x1[i * H + j];
+            for (int64_t k = 0; k < K; k++) {
+                int64_t r = ri[p->mode < 2 ? i + k * n : i * K + k];
+                int valid = r >= 0 && r < p->rows;   /* the emulator's: an index outside expandedX adds nothing */
+                float s = sc ? sc[i * K + k] : 1.0f;
+                int64_t e = ei ? ei[i * K + k] : 0;
+                const float *bb = b && e >= 0 && e < p->experts ? b + e * H : NULL;
+                if (!valid && (drop || init)) {
+                    if (!init) init = 1;   /* Duplicate 0: acc stays 0 */
+                    continue;
+                }
+                if (!valid) continue;
+                for (int64_t j = 0; j < H; j++) {
+                    float t = bb ? mfr_round((double)ex[r * H + j] + bb[j], dt) : ex[r * H + j];
+                    float m = mfr_round((double)t * s, dt);
+                    o[j] = init ? mfr_round((double)o[j] + m, dt) : m;
+                }
+                init = 1;
+            }
+        }
+        tv_store_float(&launch->outputs[0], out);   /* RINT to the dtype: exact for fp16 / fp32, bf16's one cast */
+    }
+    free(ex), free(ri), free(x1), free(x2), free(b), free(sc), free(ei), free(out);
+}
+
+/* mfr_scales x scales: the definitions' scales column: on Atlas A2 / A3 x's dtype (or FLOAT with BFLOAT16 x), on
+ * the regbase Ascend 950 any of FLOAT16, FLOAT, BFLOAT16 with every x dtype. */
+aclnnStatus opc_mfr_scales(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *sc = op_tensor(c, s, 1);
+    if (!sc->present) return ACLNN_SUCCESS;
+    aclDataType d = sc->dtype;
+    int ok = ew_soc_is_950() ? d == ACL_FLOAT16 || d == ACL_FLOAT || d == ACL_BF16
+                             : d == x->dtype || (x->dtype == ACL_BF16 && d == ACL_FLOAT);
+    if (ok) return ACLNN_SUCCESS;
+    char b1[24], b2[24];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "the dtype combination %s %s, %s %s is not supported",
+                        op_pname(c, s, 0), op_dtype_name(x->dtype, b1), op_pname(c, s, 1), op_dtype_name(d, b2));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+/* mfr_plan expandedX expandedRowIdx x1 x2 bias scales expertIdx dropPadMode out: the membase tiling's checks in its
+ * order and words (moe_finalize_routing_v2_tiling_membase.cpp). */
+aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    const pyaclnn_stub_tensor *ex = op_tensor(c, s, 0), *ri = op_tensor(c, s, 1), *x1 = op_tensor(c, s, 2),
+                              *x2 = op_tensor(c, s, 3), *b = op_tensor(c, s, 4), *sc = op_tensor(c, s, 5),
+                              *ei = op_tensor(c, s, 6), *y = op_tensor(c, s, 8);
+    int64_t mode = op_argument(c, s, 7)->i, k = 1, e = 0, h;
+    if (mode < 0 || mode > 3) return mir_reject(c, "the value of drop_pad_mode should be [0,3].");
+    if (ri->ndim != 1) return mir_reject(c, "the expanded_row_idx of input should be 1D tensor.");
+    if (sc->present) {
+        if (sc->ndim != 2) return mir_reject(c, "the scales of input should be 2D tensor.");
+        k = sc->shape[1];
+        if (k == 0) return mir_reject(c, "K can not be 0.");
+    }
+    int64_t n = ri->shape[0] / k;
+    if (mode == 0 || mode == 2) {
+        if (ex->ndim != 2)
+            return mir_reject(c, "the expanded_x of input should be 2D tensor when drop_pad_mode is 0 or 2.");
+        h = ex->shape[1];
+    } else {
+        if (ex->ndim != 3)
+            return mir_reject(c, "the expanded_x of input should be 3D tensor when drop_pad_mode is 1 or 3.");
+        e = ex->shape[0];
+        h = ex->shape[2];
+    }
+    const pyaclnn_stub_tensor *xs[2] = {x1, x2};
+    for (int q = 0; q < 2; q++) {
+        const pyaclnn_stub_tensor *t = xs[q];
+        if (!t->present) continue;
+        if (q == 1 && !x1->present)
+            return mir_reject(c, "In the case of x1 parameter is not input, x2 parameter can't be inputted either.");
+        if (t->ndim != 2) return mir_reject(c, "the x%d of input should be 2D tensor.", q + 1);
+        if (t->shape[0] != n) return mir_reject(c, "the dim 0 of x%d should be %lld.", q + 1, (long long)n);
+        if (t->shape[1] != h) return mir_reject(c, "the dim 1 of x%d should be %lld.", q + 1, (long long)h);
+    }
+    if (b->present) {
+        if (!ei->present) return mir_reject(c, "the expert_idx must exist when bias exist.");
+        if (b->ndim != 2) return mir_reject(c, "the bias of input should be 2D tensor.");
+        if (mode == 1 || mode == 3) {
+            if (b->shape[0] != e)
+                return mir_reject(c, "the dim 0 of bias should be %lld when drop_pad_mode is 1 or 3.", (long long)e);
+        } else {
+            e = b->shape[0];
+        }
+        if (b->shape[1] != h) return mir_reject(c, "the dim 1 of bias should be %lld.", (long long)h);
+    }
+    if (ei->present) {
+        if (ei->ndim != 2) return mir_reject(c, "the expert_idx of input should be 2D tensor.");
+        if (ei->shape[0] != n) return mir_reject(c, "the dim 0 of expert_idx should be %lld.", (long long)n);
+        if (ei->shape[1] != k) return mir_reject(c, "the dim 1 of expert_idx should be %lld.", (long long)k);
+    }
+    if (b->present && ei->present && b->shape[0] < ei->shape[1]) return mir_reject(c, "E should be larger than or equal to K.");
+    if (b->present && b->shape[0] == 0) return mir_reject(c, "E can not be 0.");
+    if (y->ndim != 2) return mir_reject(c, "the y should be 2D tensor.");
+    if (y->dtype != ex->dtype) return mir_reject(c, "the dtype of y should be same with expanded_x.");
+    if (y->shape[0] != n) return mir_reject(c, "the dim 0 of output should be %lld.", (long long)n);
+    if (y->shape[1] != h) return mir_reject(c, "the dim 1 of output should be %lld.", (long long)h);
+    if (op_mul_sat(n, k) != ri->shape[0]) {   /* the emulator's: the kernels read n * k row indices */
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "expandedRowIdx has %lld entries, n * K = %lld read",
+                            (long long)ri->shape[0], (long long)op_mul_sat(n, k));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    mfr_params *p = op_params(c, sizeof *p);
+    *p = (mfr_params){n, k, h, ex->ndim == 3 ? ex->shape[0] * ex->shape[1] : ex->shape[0], b->present ? b->shape[0] : 0,
+                      (int)mode, x1->present, x2->present, b->present, sc->present, ex->dtype};
+    if (n * h == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
