@@ -116,8 +116,8 @@ void moe_gating_kernel(const pyaclnn_stub_launch *launch) {
 /* A tiling rejection (the generated wrappers run the tiling in phase 1: 561002). */
 #define mg_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
-/* mg_rows p ... "ROWS": dtype_rows for a definition with Atlas A2 / A3 configurations only (MoeGatingTopKSoftmax,
- * MoeComputeExpertTokens): no row matches on Ascend 950. */
+/* mg_rows p ... "ROWS": dtype_rows for a definition with Atlas A2 / A3 configurations only (MoeComputeExpertTokens):
+ * no row matches on Ascend 950. */
 aclnnStatus opc_mg_rows(op_call *c, const op_step *s) {
     op_step t = *s;
     if (ew_soc_is_950()) t.text = "";
