@@ -1,12 +1,14 @@
-"""MoE routing (native_stubs/src/ops/moe/routing.toml): aclnnMoeInitRouting and aclnnMoeComputeExpertTokens
-(hicann/ops-transformer moe/moe_init_routing, moe/moe_compute_expert_tokens). Integer work and row copies, class a:
+"""MoE routing (native_stubs/src/ops/moe/routing.toml): aclnnMoeInitRouting, aclnnMoeComputeExpertTokens,
+aclnnMoeTokenPermute and aclnnMoeFinalizeRoutingV2 (hicann/ops-transformer moe/moe_init_routing,
+moe_compute_expert_tokens, moe_token_permute, moe_finalize_routing_v2). Integer work and row copies, class a:
 bit-exact against NumPy models written from the definitions (keyValueSort stable in the flattened order,
 expandedRowIdx[sortedRowIdx[i]] = i, expandedX[i] = x[sortedRowIdx[i] % rows]; the docs' binary search for the
-tokens per expert). aclnnMoeFinalizeRoutingV2 (class b): bit-exact against a NumPy model of the Atlas A2 kernels'
+tokens per expert; op-plugin's permute reference for MoeTokenPermute, whose Ascend 950 path is MoeInitRoutingV2's
+checks). aclnnMoeFinalizeRoutingV2 (class b): bit-exact against a NumPy model of the Atlas A2 kernels'
 steps, and within 3 / 3 / 1 ulp (fp32 / fp16 / bf16; measured 2 / 2 / 0 over positive terms) of the docs' formula
 in float64. MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
 exists on Atlas A2 / A3 only); one torch_npu child on Atlas A2 (npu_moe_init_routing, npu_moe_compute_expert_tokens,
-npu_moe_finalize_routing)."""
+npu_moe_finalize_routing, npu_moe_token_permute)."""
 from __future__ import annotations
 
 import numpy as np
@@ -110,6 +112,42 @@ def test_compute_expert_tokens_not_on_ascend_950():
         return
     err = pytest.raises(AclError, ops.MoeComputeExpertTokens, I32([0, 1]), 2, np.zeros(2, I32)).value
     assert err.code == INVALID and "dtype combination sortedExperts INT32" in str(err), str(err)
+
+
+# ---- MoeTokenPermute -------------------------------------------------------------------------------------------------
+
+def permute_ref(tokens, indices, num_out):
+    """op-plugin's reference (Megatron's permute): argsort stable, tokens[sorted / topK]; the fused operator returns the
+    inverse permutation as its sorted indices."""
+    flat = indices.reshape(-1)
+    topk = indices.shape[1] if indices.ndim == 2 else 1
+    order = np.argsort(flat, kind="stable")
+    total = flat.size
+    num = min(num_out if num_out > 0 else num_out + total, total)
+    inverse = np.empty(total, I32)
+    inverse[order] = np.arange(total)
+    return tokens.reshape(tokens.shape[0], -1)[order[:max(num, 0)] // topk], inverse
+
+
+# tokens, topK (0: 1-D indices), experts, numOutTokens, indices dtype
+PERMUTE_CASES = [((9, 16), 2, 4, 0, I32), ((12, 8), 3, 5, 20, np.int64), ((7, 5), 0, 3, -2, I32), ((40, 4), 8, 64, 0, I32)]
+
+
+def check_permute(case, name, seed=0):
+    shape, topk, experts, num_out, idt = case
+    rng = np.random.default_rng(seed)
+    tokens = R.cast(rng.standard_normal(shape), name) if name != "int8" else rng.integers(-128, 128, shape).astype(np.int8)
+    idx = rng.integers(0, experts, (shape[0], topk) if topk else shape[0]).astype(idt)
+    want_t, want_i = permute_ref(tokens, idx, num_out)
+    got_t, got_i = ops.MoeTokenPermute(tokens, idx, num_out, False, np.zeros((want_t.shape[0], shape[1]), tokens.dtype),
+                                       np.zeros(idx.size, I32))
+    assert F.bits_equal(got_t, want_t) and np.array_equal(got_i, want_i), (case, name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_permute_against_the_reference(name):
+    for case in PERMUTE_CASES:
+        check_permute(case, name)
 
 
 # ---- MoeFinalizeRoutingV2 ------------------------------------------------------------------------------------------
@@ -280,6 +318,37 @@ def test_finalize_routing_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeFinalizeRoutingV2, args, code, text)
 
 
+TK, IXK = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+PT, SI = np.zeros((8, 8), F32), np.zeros(8, I32)
+
+PERMUTE_INVALID = [   # arguments, code, message text (Ascend 950: MoeInitRoutingV2's tiling)
+    ((TK.astype(np.float64), IXK, 0, False, PT, SI), INVALID, "dtype combination tokens DOUBLE"),
+    ((TK, IXK.astype(np.int16), 0, False, PT, SI), INVALID, "indices INT16"),
+    ((TK, IXK, 0, True, PT, SI), INVALID, "paddedMode must be false"),
+    ((np.ones((4, 2, 4), F32), IXK, 0, False, PT, SI), TILING, "The dim number of x should be 2."),
+    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING, "The first dim of x and expertIdx should be equal."),
+    ((TK, IXK, 6, False, PT, SI), TILING, "The first dim of expandedX should be 6."),
+    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING, "The second dim of expandedX should be 8."),
+    ((TK, IXK, 0, False, PT, np.zeros(7, I32)), TILING, "The first dim of expandedRowIdx should be 8."),
+]
+PERMUTE_INVALID_A2 = [
+    ((TK, IXK, 0, True, PT, SI), TILING, "Currently only support padded_mode is false"),
+    ((TK, np.zeros((4, 2, 1), I32), 0, False, PT, SI), TILING, "The dim number of indices should be 2 or 1 but got [3]."),
+    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING, "Input token's dim 0 [5] should be same with indices' dim 0 [4]."),
+    ((np.ones((1, 8), F32), np.zeros((1, 513), I32), 0, False, np.zeros((513, 8), F32), np.zeros(513, I32)), TILING,
+     "Input indices's dim 1 [513] should not large than max topK[512]."),
+    ((TK, IXK, 0, False, np.zeros(8, F32), SI), TILING, "The dim number of Output permute_tokens should be greater than 1"),
+    ((TK, IXK, 0, False, PT, np.zeros(7, I32)), TILING, "The size of Output sort_indices should be [8]."),
+    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING, "The hidden_size of output permuteTokens should be 8 but got 4."),
+    ((TK, IXK, 6, False, PT, SI), TILING, "The dim 0 of output permuteTokens should be 6 but got 8."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", PERMUTE_INVALID_A2 if A2 else PERMUTE_INVALID)
+def test_token_permute_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeTokenPermute, args, code, text)
+
+
 @pytest.mark.parametrize("args,code,text", INIT_INVALID)
 def test_init_routing_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeInitRouting, args, code, text)
@@ -290,7 +359,8 @@ def check_tokens_invalid():   # Atlas A2 only
         F.expect_error(ops.MoeComputeExpertTokens, args, code, text)
 
 
-@pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8)])
+@pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
+                                  ("MoeTokenPermute", 6)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
 
@@ -303,6 +373,11 @@ for name in ["float32", "float16", "bfloat16"]:
         T.check_init_routing(case, name, 1)
     for case in T.FIN_CASES:
         T.check_finalize(case, name, 1)
+for name in ["float32", "float16", "bfloat16", "int8"]:
+    for case in T.PERMUTE_CASES:
+        T.check_permute(case, name, 1)
+for args, code, text in T.PERMUTE_INVALID_A2:
+    T.test_token_permute_invalid_arguments(args, code, text)
 T.check_finalize(T.FIN_CASES[0], "bfloat16", 2, "float32")   # the A2 row BFLOAT16 x, FLOAT scales
 F = T.F
 F.expect_error(T.ops.MoeFinalizeRoutingV2, (T.EX, T.RIX, T.X1, T.X1, T.BI, T.SC.astype(T.np.float16), T.EIX, 0, T.Y3),
@@ -338,6 +413,8 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     fin = torch_npu.npu_moe_finalize_routing(exf.npu(), skip.npu(), skip.npu(), bias.npu(), scales.npu(), perm.npu(),
                                              expert.npu())
     OUT["fin " + str(dt)] = [enc(to_np(v)) for v in (exf, skip, bias, scales, perm, fin)]
+    pt, si = torch_npu.npu_moe_token_permute(x.npu(), expert.to(torch.int64).npu(), num_out_tokens=20)
+    OUT["perm " + str(dt)] = [enc(to_np(v)) for v in (pt, si)]
 """
 
 
@@ -354,3 +431,6 @@ def test_torch_npu_reaches_the_operators():
         args = (exf, perm, skip, skip, bias, scales, expert, 0)
         name = F.TORCH_NAMES[dt]
         assert F.bits_equal(fin, finalize_steps(*args, name)) and F.ulps(fin, finalize64(*args), name) <= FIN_ULPS[name]
+        pt, si = out["perm " + dt]
+        want_t, want_i = permute_ref(x, expert, 20)
+        assert F.bits_equal(pt, want_t) and np.array_equal(si, want_i), dt

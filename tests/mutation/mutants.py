@@ -977,4 +977,8 @@ MUTANTS = [
            "int64_t r = ri[p->mode < 2 ? i + k * n : i * K + k];", "int64_t r = ri[p->mode < 2 ? i * K + k : i + k * n];",
            ("tests/test_moe_routing.py::test_finalize_routing_against_the_kernel_steps",),
            "MoeFinalizeRoutingV2: the expandedRowIdx layouts of the drop-pad modes swapped"),
+    Mutant("moe-token-permute-gathers-row-mod", f"{OPS}/moe/routing.c",
+           "from = p->permute ? src / p->k : src % p->n;", "from = p->permute ? src % p->n : src % p->n;",
+           ("tests/test_moe_routing.py::test_token_permute_against_the_reference",),
+           "MoeTokenPermute: the token of a sorted position taken as position % tokens (MoeInitRouting's layout)"),
 ]

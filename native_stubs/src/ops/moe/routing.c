@@ -19,17 +19,18 @@
 #include "ops_decls.h"
 
 typedef struct {
-    int64_t n, k, cols, active;   /* active: min(activeNum, n) * k expanded rows */
+    int64_t n, k, cols, active;   /* active: the expanded rows written (min(activeNum, n) * k; numOutTokens) */
+    int permute;                  /* MoeTokenPermute: no rowIdx (the value is the position), the row pos / k */
 } mir_params;
 
-/* int32 -> fp32 with CAST_ROUND (nearest, ties away from zero): exact up to 2^24. */
-static float mir_key(int32_t e) {
-    int64_t a = e < 0 ? -(int64_t)e : e;
+/* int32 / int64 -> fp32 with CAST_ROUND (nearest, ties away from zero): exact up to 2^24. */
+static float mir_key(int64_t e) {
+    uint64_t a = e < 0 ? -(uint64_t)e : (uint64_t)e;
     int sh = 0;
-    while ((a >> sh) >= (1 << 24)) sh++;
+    while ((a >> sh) >= (1u << 24)) sh++;
     if (sh) {
-        int64_t q = a >> sh, r = a & ((1LL << sh) - 1);
-        if (r >= (1LL << (sh - 1))) q++;
+        uint64_t q = a >> sh, r = a & ((1ULL << sh) - 1);
+        if (r >= (1ULL << (sh - 1))) q++;
         a = q << sh;
     }
     return e < 0 ? -(float)a : (float)a;
@@ -50,28 +51,31 @@ void moe_init_routing_kernel(const pyaclnn_stub_launch *launch) {
     const mir_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
     int64_t total = p->n * p->k, cols = p->cols;
+    const pyaclnn_stub_tensor *et = &launch->inputs[p->permute ? 1 : 2];
     size_t es = ew_itemsize(launch->inputs[0].dtype);
-    unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
-    int32_t *row = (int32_t *)tv_gather_bytes(&launch->inputs[1]), *exp = (int32_t *)tv_gather_bytes(&launch->inputs[2]);
+    unsigned char *x = tv_gather_bytes(&launch->inputs[0]), *eb = tv_gather_bytes(et);
+    int32_t *row = p->permute ? NULL : (int32_t *)tv_gather_bytes(&launch->inputs[1]);
     unsigned char *ex = tv_gather_bytes(&launch->outputs[0]);   /* rows not gathered keep their bytes */
-    int32_t *erow = (int32_t *)tv_gather_bytes(&launch->outputs[1]), *eexp = tv_alloc(total, sizeof(int32_t));
+    int32_t *erow = (int32_t *)tv_gather_bytes(&launch->outputs[1]);
+    int32_t *eexp = p->permute ? NULL : tv_alloc(total, sizeof(int32_t));
     mir_item *it = tv_alloc(total, sizeof(mir_item));
-    if (!x || !row || !exp || !ex || !erow || !eexp || !it) {
+    if (!x || !eb || (!p->permute && (!row || !eexp)) || !ex || !erow || !it) {
         tv_fail_oom(launch);
     } else {
-        for (int64_t i = 0; i < total; i++) it[i] = (mir_item){mir_key(exp[i]), i};
+        for (int64_t i = 0; i < total; i++)
+            it[i] = (mir_item){mir_key(et->dtype == ACL_INT64 ? ((int64_t *)eb)[i] : ((int32_t *)eb)[i]), i};
         qsort(it, (size_t)total, sizeof *it, mir_cmp);
         for (int64_t i = 0; i < total; i++) {
-            int32_t src = row[it[i].pos];
-            eexp[i] = (int32_t)it[i].key;
+            int64_t src = p->permute ? it[i].pos : row[it[i].pos], from = p->permute ? src / p->k : src % p->n;
+            if (eexp) eexp[i] = (int32_t)it[i].key;
             if (src >= 0 && src < total) erow[src] = (int32_t)i;
-            if (i < p->active && src >= 0) memcpy(ex + i * cols * es, x + (src % p->n) * cols * es, (size_t)(cols * es));
+            if (i < p->active && src >= 0) memcpy(ex + i * cols * es, x + from * cols * es, (size_t)(cols * es));
         }
         tv_scatter_bytes(&launch->outputs[0], ex);
         tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)erow);
-        tv_scatter_bytes(&launch->outputs[2], (const unsigned char *)eexp);
+        if (eexp) tv_scatter_bytes(&launch->outputs[2], (const unsigned char *)eexp);
     }
-    free(x), free(row), free(exp), free(ex), free(erow), free(eexp), free(it);
+    free(x), free(eb), free(row), free(ex), free(erow), free(eexp), free(it);
 }
 
 #define mir_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
@@ -100,7 +104,7 @@ aclnnStatus opc_mir_plan(op_call *c, const op_step *s) {
     if (er->shape[0] != total)
         return mir_reject(c, "The first dim of expanded_row_idx and expanded_expert_idx should be %lld.", (long long)total);
     mir_params *p = op_params(c, sizeof *p);
-    *p = (mir_params){n, k, cols, rows};
+    *p = (mir_params){n, k, cols, rows, 0};
     if (total == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
@@ -299,5 +303,83 @@ aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
     *p = (mfr_params){n, k, h, ex->ndim == 3 ? ex->shape[0] * ex->shape[1] : ex->shape[0], b->present ? b->shape[0] : 0,
                       (int)mode, x1->present, x2->present, b->present, sc->present, ex->dtype};
     if (n * h == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeTokenPermute ------------------------------------------------------------------------------- */
+
+/* mtp_plan tokens indices numOutTokens paddedMode permuteTokensOut sortedIndicesOut "ROWS": aclnnMoeTokenPermute's
+ * op_api. Atlas A2 / A3: the generated wrapper of moe/moe_token_permute (the definition's dtype rows "ROWS", then its
+ * tiling: GetShapeAttrsInfo, CheckOutShape). Ascend 950: paddedMode must be false (161002, no message), then the
+ * generated wrapper of MoeInitRoutingV2 (activeNum = numOutTokens, dropless): its regbase rows (no INT8 tokens) and
+ * the checks of its tiling that this call can reach. The kernel is MoeInitRouting's with the position as the value
+ * (sortedIndicesOut[sorted position] = i) and the token pos / topK gathered. */
+aclnnStatus opc_mtp_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *t = op_tensor(c, s, 0), *ix = op_tensor(c, s, 1), *pt = op_tensor(c, s, 4),
+                              *si = op_tensor(c, s, 5);
+    int64_t num_out = op_argument(c, s, 2)->i;
+    int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
+    aclnnStatus rc;
+    if (soc950 && padded) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    op_step rows = *s;
+    rows.np = 4;   /* tokens indices permuteTokensOut sortedIndicesOut */
+    rows.p[2] = s->p[4], rows.p[3] = s->p[5];
+    if (soc950 && t->dtype == ACL_INT8) rows.text = "";
+    if ((rc = opc_dtype_rows(c, &rows))) return rc;
+    if (pyaclnn_stub_numel(pt) == 0 && pyaclnn_stub_numel(si) == 0) {   /* every output empty: nnopbase */
+        c->nothing = 1;
+        return ACLNN_SUCCESS;
+    }
+    int64_t k = ix->ndim == 2 ? ix->shape[1] : 1, total, cols = 1;
+    if (soc950) {
+        if (t->ndim != 2) return mir_reject(c, "The dim number of x should be 2.");
+        if (t->shape[0] != ix->shape[0]) return mir_reject(c, "The first dim of x and expertIdx should be equal.");
+        if (ix->ndim != 1 && ix->ndim != 2) return mir_reject(c, "The dim number of expertIdx should be 1 or 2.");
+        total = op_mul_sat(ix->shape[0], k);
+        cols = t->shape[1];
+        int64_t active = num_out <= 0 ? num_out + total : num_out;
+        active = active < total ? active : total;
+        active = active > 0 ? active : 0;
+        if (pt->ndim != 2) return mir_reject(c, "The dim number of expandedX should be 2.");
+        if (pt->shape[0] != active) return mir_reject(c, "The first dim of expandedX should be %lld.", (long long)active);
+        if (pt->shape[1] != cols) return mir_reject(c, "The second dim of expandedX should be %lld.", (long long)cols);
+        if (si->ndim != 1) return mir_reject(c, "The dim number of expandedRowIdx should be 1.");
+        if (si->shape[0] != total) return mir_reject(c, "The first dim of expandedRowIdx should be %lld.", (long long)total);
+        num_out = active;
+    } else {
+        if (padded) return mir_reject(c, "Currently only support padded_mode is false");
+        for (int64_t i = 1; i < t->ndim; i++) cols = op_mul_sat(cols, t->shape[i]);
+        if (ix->ndim != 2 && ix->ndim != 1)
+            return mir_reject(c, "The dim number of indices should be 2 or 1 but got [%lld].", (long long)ix->ndim);
+        if (t->ndim < 1 || t->shape[0] != ix->shape[0])
+            return mir_reject(c, "Input token's dim 0 [%lld] should be same with indices' dim 0 [%lld].",
+                              (long long)(t->ndim ? t->shape[0] : 1), (long long)ix->shape[0]);
+        if (k > 512) return mir_reject(c, "Input indices's dim 1 [%lld] should not large than max topK[512].", (long long)k);
+        total = op_mul_sat(ix->shape[0], k);
+        if (total >= 16777215)
+            return mir_reject(c, "The elements num of indices [%lld] should be less than [16777215].", (long long)total);
+        num_out = num_out <= 0 ? num_out + total : num_out;
+        num_out = num_out < total ? num_out : total;
+        num_out = num_out > 0 ? num_out : 0;
+        if (pt->ndim < 2)
+            return mir_reject(c, "The dim number of Output permute_tokens should be greater than 1 but got [%lld].",
+                              (long long)pt->ndim);
+        int64_t pcols = 1;
+        for (int64_t i = 1; i < pt->ndim; i++) pcols = op_mul_sat(pcols, pt->shape[i]);
+        if (si->ndim != 1) return mir_reject(c, "The dim number of Output sort_indices should be 1.");
+        if (si->shape[0] != total) return mir_reject(c, "The size of Output sort_indices should be [%lld].", (long long)total);
+        if (pcols != cols)
+            return mir_reject(c, "The hidden_size of output permuteTokens should be %lld but got %lld.", (long long)cols,
+                              (long long)pcols);
+        if (pt->shape[0] != num_out)
+            return mir_reject(c, "The dim 0 of output permuteTokens should be %lld but got %lld.", (long long)num_out,
+                              (long long)pt->shape[0]);
+    }
+    mir_params *p = op_params(c, sizeof *p);
+    *p = (mir_params){ix->shape[0], k, cols, num_out, 1};
+    if (total == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
