@@ -1,14 +1,16 @@
 """MoE routing (native_stubs/src/ops/moe/routing.toml): aclnnMoeInitRouting, aclnnMoeComputeExpertTokens,
-aclnnMoeTokenPermute and aclnnMoeFinalizeRoutingV2 (hicann/ops-transformer moe/moe_init_routing,
-moe_compute_expert_tokens, moe_token_permute, moe_finalize_routing_v2). Integer work and row copies, class a:
+aclnnMoeTokenPermute, aclnnMoeTokenUnpermute and aclnnMoeFinalizeRoutingV2 (hicann/ops-transformer
+moe/moe_init_routing, moe_compute_expert_tokens, moe_token_permute, moe_token_unpermute, moe_finalize_routing_v2).
+Integer work and row copies, class a:
 bit-exact against NumPy models written from the definitions (keyValueSort stable in the flattened order,
 expandedRowIdx[sortedRowIdx[i]] = i, expandedX[i] = x[sortedRowIdx[i] % rows]; the docs' binary search for the
 tokens per expert; op-plugin's permute reference for MoeTokenPermute, whose Ascend 950 path is MoeInitRoutingV2's
 checks). aclnnMoeFinalizeRoutingV2 (class b): bit-exact against a NumPy model of the Atlas A2 kernels'
 steps, and within 3 / 3 / 1 ulp (fp32 / fp16 / bf16; measured 2 / 2 / 0 over positive terms) of the docs' formula
-in float64. MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
+in float64; MoeTokenUnpermute likewise (Atlas A2: its kernel's fp32 steps; Ascend 950: MoeFinalizeRoutingV2's;
+measured 1 / 1 / 0). MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
 exists on Atlas A2 / A3 only); one torch_npu child on Atlas A2 (npu_moe_init_routing, npu_moe_compute_expert_tokens,
-npu_moe_finalize_routing, npu_moe_token_permute)."""
+npu_moe_finalize_routing, npu_moe_token_permute, npu_moe_token_unpermute)."""
 from __future__ import annotations
 
 import numpy as np
@@ -130,13 +132,17 @@ def permute_ref(tokens, indices, num_out):
 
 
 # tokens, topK (0: 1-D indices), experts, numOutTokens, indices dtype
-PERMUTE_CASES = [((9, 16), 2, 4, 0, I32), ((12, 8), 3, 5, 20, np.int64), ((7, 5), 0, 3, -2, I32), ((40, 4), 8, 64, 0, I32)]
+PERMUTE_CASES = [((9, 16), 2, 4, 0, I32), ((12, 8), 3, 5, 20, np.int64), ((7, 5), 0, 3, -2, I32),
+                 ((40, 4), 8, 64, 0, I32)]
 
 
 def check_permute(case, name, seed=0):
     shape, topk, experts, num_out, idt = case
     rng = np.random.default_rng(seed)
-    tokens = R.cast(rng.standard_normal(shape), name) if name != "int8" else rng.integers(-128, 128, shape).astype(np.int8)
+    if name == "int8":
+        tokens = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        tokens = R.cast(rng.standard_normal(shape), name)
     idx = rng.integers(0, experts, (shape[0], topk) if topk else shape[0]).astype(idt)
     want_t, want_i = permute_ref(tokens, idx, num_out)
     got_t, got_i = ops.MoeTokenPermute(tokens, idx, num_out, False, np.zeros((want_t.shape[0], shape[1]), tokens.dtype),
@@ -148,6 +154,66 @@ def check_permute(case, name, seed=0):
 def test_token_permute_against_the_reference(name):
     for case in PERMUTE_CASES:
         check_permute(case, name)
+
+
+# ---- MoeTokenUnpermute -----------------------------------------------------------------------------------------------
+
+def unpermute64(pt, si, probs):
+    k = probs.shape[1] if probs is not None else 1
+    n = len(si) // k
+    out = np.zeros((n, pt.shape[1]))
+    for t in range(n):
+        for j in range(k):
+            out[t] += (F.f64(probs)[t, j] if probs is not None else 1.0) * F.f64(pt)[si[t * k + j]]
+    return out
+
+
+def unpermute_steps(pt, si, probs, name, soc950):
+    """Atlas A2's kernel: fp32 steps (token * prob, summed in k order, a zero prob skips its token), one cast;
+    Ascend 950: MoeFinalizeRoutingV2's steps with dropPadMode 2 (fp16 rounded at every step)."""
+    if soc950:
+        return finalize_steps(pt, si, None, None, None, probs, None, 2, name)
+    k = probs.shape[1] if probs is not None else 1
+    n = len(si) // k
+    out = np.zeros((n, pt.shape[1]), F32)
+    for t in range(n):
+        first = True
+        for j in range(k):
+            p = F32(F.f64(probs)[t, j]) if probs is not None else F32(1)
+            if probs is not None and p == 0:
+                first = False if first else first
+                continue
+            v = pt[si[t * k + j]].astype(F32) * p if probs is not None else pt[si[t * k + j]].astype(F32)
+            out[t] = v if first else out[t] + v
+            first = False
+    return R.cast(out, name)
+
+
+# tokens, topK (0: no probs), hidden, prob dtype (None: the tokens')
+UNPERMUTE_CASES = [(6, 2, 16, None), (5, 3, 8, "float32"), (9, 0, 12, None), (4, 4, 5, "bfloat16")]
+
+
+def check_unpermute(case, name, seed=0):
+    n, k, h, pname = case
+    rng = np.random.default_rng(seed)
+    total = n * max(k, 1)
+    pt = R.cast(rng.uniform(0.5, 2, (total, h)), name)
+    si = rng.permutation(total).astype(I32)
+    probs = R.cast(rng.uniform(0, 1, (n, k)), pname or name) if k else None
+    if probs is not None:
+        probs[0, 0] = 0   # a zero prob: skipped on Atlas A2
+    got = ops.MoeTokenUnpermute(pt, si, probs, False, None, np.zeros((n, h), pt.dtype))
+    assert F.bits_equal(got, unpermute_steps(pt, si, probs, name, not A2)), (case, name)
+    return F.ulps(got, unpermute64(pt, si, probs), name)
+
+
+UNPERMUTE_ULPS = {"float32": 3, "float16": 3, "bfloat16": 1}
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_unpermute_against_the_kernel_steps(name):
+    for case in UNPERMUTE_CASES:
+        assert check_unpermute(case, name) <= UNPERMUTE_ULPS[name]
 
 
 # ---- MoeFinalizeRoutingV2 ------------------------------------------------------------------------------------------
@@ -300,7 +366,8 @@ FIN_INVALID = [   # arguments, code, message text
     ((EX, RIX.reshape(3, 2), X1, X1, BI, SC, EIX, 0, Y3), TILING, "the expanded_row_idx of input should be 1D tensor."),
     ((EX, RIX, X1, X1, BI, SC.reshape(6), EIX, 0, Y3), TILING, "the scales of input should be 2D tensor."),
     ((EX, RIX, X1, X1, BI, np.ones((3, 0), F32), EIX, 0, Y3), TILING, "K can not be 0."),
-    ((EX, RIX, X1, X1, BI, SC, EIX, 1, Y3), TILING, "the expanded_x of input should be 3D tensor when drop_pad_mode is 1"),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 1, Y3), TILING,
+     "the expanded_x of input should be 3D tensor when drop_pad_mode is 1"),
     ((EX, RIX, np.ones((2, 4), F32), None, BI, SC, EIX, 0, Y3), TILING, "the dim 0 of x1 should be 3."),
     ((EX, RIX, None, X1, BI, SC, EIX, 0, Y3), TILING, "In the case of x1 parameter is not input, x2 parameter"),
     ((EX, RIX, X1, X1, BI, SC, None, 0, Y3), TILING, "the expert_idx must exist when bias exist."),
@@ -309,7 +376,8 @@ FIN_INVALID = [   # arguments, code, message text
     ((EX, RIX, X1, X1, np.ones((1, 4), F32), SC, EIX, 0, Y3), TILING, "E should be larger than or equal to K."),
     ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros(12, F32)), TILING, "the y should be 2D tensor."),
     ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros((3, 5), F32)), TILING, "the dim 1 of output should be 4."),
-    ((EX, np.arange(7, dtype=I32), X1, X1, BI, SC, EIX, 0, Y3), INVALID, "expandedRowIdx has 7 entries, n * K = 6 read"),
+    ((EX, np.arange(7, dtype=I32), X1, X1, BI, SC, EIX, 0, Y3), INVALID,
+     "expandedRowIdx has 7 entries, n * K = 6 read"),
 ]
 
 
@@ -333,13 +401,17 @@ PERMUTE_INVALID = [   # arguments, code, message text (Ascend 950: MoeInitRoutin
 ]
 PERMUTE_INVALID_A2 = [
     ((TK, IXK, 0, True, PT, SI), TILING, "Currently only support padded_mode is false"),
-    ((TK, np.zeros((4, 2, 1), I32), 0, False, PT, SI), TILING, "The dim number of indices should be 2 or 1 but got [3]."),
-    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING, "Input token's dim 0 [5] should be same with indices' dim 0 [4]."),
+    ((TK, np.zeros((4, 2, 1), I32), 0, False, PT, SI), TILING,
+     "The dim number of indices should be 2 or 1 but got [3]."),
+    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING,
+     "Input token's dim 0 [5] should be same with indices' dim 0 [4]."),
     ((np.ones((1, 8), F32), np.zeros((1, 513), I32), 0, False, np.zeros((513, 8), F32), np.zeros(513, I32)), TILING,
      "Input indices's dim 1 [513] should not large than max topK[512]."),
-    ((TK, IXK, 0, False, np.zeros(8, F32), SI), TILING, "The dim number of Output permute_tokens should be greater than 1"),
+    ((TK, IXK, 0, False, np.zeros(8, F32), SI), TILING,
+     "The dim number of Output permute_tokens should be greater than 1"),
     ((TK, IXK, 0, False, PT, np.zeros(7, I32)), TILING, "The size of Output sort_indices should be [8]."),
-    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING, "The hidden_size of output permuteTokens should be 8 but got 4."),
+    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING,
+     "The hidden_size of output permuteTokens should be 8 but got 4."),
     ((TK, IXK, 6, False, PT, SI), TILING, "The dim 0 of output permuteTokens should be 6 but got 8."),
 ]
 
@@ -347,6 +419,26 @@ PERMUTE_INVALID_A2 = [
 @pytest.mark.parametrize("args,code,text", PERMUTE_INVALID_A2 if A2 else PERMUTE_INVALID)
 def test_token_permute_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeTokenPermute, args, code, text)
+
+
+UNPERMUTE_INVALID = [   # arguments, code, message text (Ascend 950: MoeFinalizeRoutingV2's checks)
+    ((PT.astype(np.float64), SI, None, False, None, np.zeros((8, 8), F32)), INVALID,
+     "dtype combination permutedTokens DOUBLE"),
+    ((PT, SI, None, True, None, np.zeros((8, 8), F32)), INVALID, "paddedMode must be false"),
+    ((PT, SI, np.ones((4, 2), F32), False, None, np.zeros((4, 5), F32)), TILING, "the dim 1 of output should be 8."),
+    ((PT, SI, np.ones(8, F32), False, None, np.zeros((8, 8), F32)), TILING, "the scales of input should be 2D tensor."),
+]
+UNPERMUTE_INVALID_A2 = [
+    ((PT, SI, np.ones((4, 2), F32), False, None, np.zeros((4, 5), F32)), INVALID, "out must be (tokens, hidden)"),
+    ((PT, SI, np.ones((3, 2), F32), False, None, np.zeros((3, 8), F32)), INVALID,
+     "probsOptional must be 2-D (tokens, topK) with tokens * topK = sortedIndices' size"),
+    ((PT, SI.reshape(4, 2), None, False, None, np.zeros((8, 8), F32)), INVALID, "sortedIndices must be 1-D"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", UNPERMUTE_INVALID_A2 if A2 else UNPERMUTE_INVALID)
+def test_token_unpermute_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeTokenUnpermute, args, code, text)
 
 
 @pytest.mark.parametrize("args,code,text", INIT_INVALID)
@@ -360,7 +452,7 @@ def check_tokens_invalid():   # Atlas A2 only
 
 
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
-                                  ("MoeTokenPermute", 6)])
+                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
 
@@ -378,6 +470,11 @@ for name in ["float32", "float16", "bfloat16", "int8"]:
         T.check_permute(case, name, 1)
 for args, code, text in T.PERMUTE_INVALID_A2:
     T.test_token_permute_invalid_arguments(args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.UNPERMUTE_CASES:
+        assert T.check_unpermute(case, name, 1) <= T.UNPERMUTE_ULPS[name]
+for args, code, text in T.UNPERMUTE_INVALID_A2:
+    T.test_token_unpermute_invalid_arguments(args, code, text)
 T.check_finalize(T.FIN_CASES[0], "bfloat16", 2, "float32")   # the A2 row BFLOAT16 x, FLOAT scales
 F = T.F
 F.expect_error(T.ops.MoeFinalizeRoutingV2, (T.EX, T.RIX, T.X1, T.X1, T.BI, T.SC.astype(T.np.float16), T.EIX, 0, T.Y3),
@@ -415,6 +512,9 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     OUT["fin " + str(dt)] = [enc(to_np(v)) for v in (exf, skip, bias, scales, perm, fin)]
     pt, si = torch_npu.npu_moe_token_permute(x.npu(), expert.to(torch.int64).npu(), num_out_tokens=20)
     OUT["perm " + str(dt)] = [enc(to_np(v)) for v in (pt, si)]
+    probs = (torch.rand(n, k) + 0.1).to(dt)
+    un = torch_npu.npu_moe_token_unpermute(exf.npu(), perm.npu(), probs=probs.npu())
+    OUT["unperm " + str(dt)] = [enc(to_np(v)) for v in (probs, un)]
 """
 
 
@@ -434,3 +534,6 @@ def test_torch_npu_reaches_the_operators():
         pt, si = out["perm " + dt]
         want_t, want_i = permute_ref(x, expert, 20)
         assert F.bits_equal(pt, want_t) and np.array_equal(si, want_i), dt
+        probs, un = out["unperm " + dt]
+        assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
+        assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]

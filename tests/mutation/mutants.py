@@ -981,4 +981,8 @@ MUTANTS = [
            "from = p->permute ? src / p->k : src % p->n;", "from = p->permute ? src % p->n : src % p->n;",
            ("tests/test_moe_routing.py::test_token_permute_against_the_reference",),
            "MoeTokenPermute: the token of a sorted position taken as position % tokens (MoeInitRouting's layout)"),
+    Mutant("moe-token-unpermute-keeps-zero-probs", f"{OPS}/moe/routing.c",
+           "int valid = r >= 0 && r < p->rows && !(p->unpermute && s == 0.0f);", "int valid = r >= 0 && r < p->rows;",
+           ("tests/test_moe_routing.py::test_atlas_a2",),
+           "MoeTokenUnpermute on Atlas A2: a token with prob 0 not skipped (its first token then starts the sum)"),
 ]

@@ -168,7 +168,8 @@ aclnnStatus opc_mcet_plan(op_call *c, const op_step *s) {
 typedef struct {
     int64_t n, k, h, rows, experts;   /* rows: expandedX's rows (E * C in the drop modes) */
     int mode, has_x1, has_x2, has_bias, has_scales;
-    aclDataType dt;
+    aclDataType dt;   /* the dtype of the steps' roundings (ACL_FLOAT: fp32 steps, one cast at the end) */
+    int unpermute;    /* MoeTokenUnpermute on Atlas A2: a zero prob (or an index past the rows) skips the token */
 } mfr_params;
 
 static float mfr_round(double v, aclDataType dt) {   /* one step of T arithmetic (bf16 computes in fp32) */
@@ -180,11 +181,13 @@ void moe_finalize_routing_kernel(const pyaclnn_stub_launch *launch) {
     const mfr_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
     int64_t n = p->n, K = p->k, H = p->h;
-    aclDataType dt = p->dt;
+    aclDataType dt = p->dt == ACL_FLOAT16 ? ACL_FLOAT16 : ACL_FLOAT;
     float *ex = tv_load_float(&launch->inputs[0]);
     int32_t *ri = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
-    float *x1 = p->has_x1 ? tv_load_float(&launch->inputs[2]) : NULL, *x2 = p->has_x2 ? tv_load_float(&launch->inputs[3]) : NULL;
-    float *b = p->has_bias ? tv_load_float(&launch->inputs[4]) : NULL, *sc = p->has_scales ? tv_load_float(&launch->inputs[5]) : NULL;
+    float *x1 = p->has_x1 ? tv_load_float(&launch->inputs[2]) : NULL;
+    float *x2 = p->has_x2 ? tv_load_float(&launch->inputs[3]) : NULL;
+    float *b = p->has_bias ? tv_load_float(&launch->inputs[4]) : NULL;
+    float *sc = p->has_scales ? tv_load_float(&launch->inputs[5]) : NULL;
     int32_t *ei = launch->inputs[6].present ? (int32_t *)tv_gather_bytes(&launch->inputs[6]) : NULL;
     float *out = tv_alloc(n * H, sizeof(float));
     if (!ex || !ri || (p->has_x1 && !x1) || (p->has_x2 && !x2) || (p->has_bias && !b) || (p->has_scales && !sc) ||
@@ -199,11 +202,11 @@ void moe_finalize_routing_kernel(const pyaclnn_stub_launch *launch) {
                 o[j] = !p->has_x1 ? 0.0f : p->has_x2 ? mfr_round((double)x1[i * H + j] + x2[i * H + j], dt) : x1[i * H + j];
             for (int64_t k = 0; k < K; k++) {
                 int64_t r = ri[p->mode < 2 ? i + k * n : i * K + k];
-                int valid = r >= 0 && r < p->rows;   /* the emulator's: an index outside expandedX adds nothing */
                 float s = sc ? sc[i * K + k] : 1.0f;
+                int valid = r >= 0 && r < p->rows && !(p->unpermute && s == 0.0f);   /* outside expandedX: nothing */
                 int64_t e = ei ? ei[i * K + k] : 0;
                 const float *bb = b && e >= 0 && e < p->experts ? b + e * H : NULL;
-                if (!valid && (drop || init)) {
+                if (!valid && (drop || init || p->unpermute)) {
                     if (!init) init = 1;   /* Duplicate 0: acc stays 0 */
                     continue;
                 }
@@ -237,13 +240,12 @@ aclnnStatus opc_mfr_scales(op_call *c, const op_step *s) {
 }
 
 /* mfr_plan expandedX expandedRowIdx x1 x2 bias scales expertIdx dropPadMode out: the membase tiling's checks in its
- * order and words (moe_finalize_routing_v2_tiling_membase.cpp). */
-aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
-    if (c->nothing) return ACLNN_SUCCESS;
-    const pyaclnn_stub_tensor *ex = op_tensor(c, s, 0), *ri = op_tensor(c, s, 1), *x1 = op_tensor(c, s, 2),
-                              *x2 = op_tensor(c, s, 3), *b = op_tensor(c, s, 4), *sc = op_tensor(c, s, 5),
-                              *ei = op_tensor(c, s, 6), *y = op_tensor(c, s, 8);
-    int64_t mode = op_argument(c, s, 7)->i, k = 1, e = 0, h;
+ * order and words (moe_finalize_routing_v2_tiling_membase.cpp), mfr_check; MoeTokenUnpermute's Ascend 950 path too. */
+static aclnnStatus mfr_check(op_call *c, const pyaclnn_stub_tensor *ex, const pyaclnn_stub_tensor *ri,
+                             const pyaclnn_stub_tensor *x1, const pyaclnn_stub_tensor *x2, const pyaclnn_stub_tensor *b,
+                             const pyaclnn_stub_tensor *sc, const pyaclnn_stub_tensor *ei, int64_t mode,
+                             const pyaclnn_stub_tensor *y) {
+    int64_t k = 1, e = 0, h;
     if (mode < 0 || mode > 3) return mir_reject(c, "the value of drop_pad_mode should be [0,3].");
     if (ri->ndim != 1) return mir_reject(c, "the expanded_row_idx of input should be 1D tensor.");
     if (sc->present) {
@@ -288,7 +290,8 @@ aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
         if (ei->shape[0] != n) return mir_reject(c, "the dim 0 of expert_idx should be %lld.", (long long)n);
         if (ei->shape[1] != k) return mir_reject(c, "the dim 1 of expert_idx should be %lld.", (long long)k);
     }
-    if (b->present && ei->present && b->shape[0] < ei->shape[1]) return mir_reject(c, "E should be larger than or equal to K.");
+    if (b->present && ei->present && b->shape[0] < ei->shape[1])
+        return mir_reject(c, "E should be larger than or equal to K.");
     if (b->present && b->shape[0] == 0) return mir_reject(c, "E can not be 0.");
     if (y->ndim != 2) return mir_reject(c, "the y should be 2D tensor.");
     if (y->dtype != ex->dtype) return mir_reject(c, "the dtype of y should be same with expanded_x.");
@@ -301,9 +304,16 @@ aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
     }
     mfr_params *p = op_params(c, sizeof *p);
     *p = (mfr_params){n, k, h, ex->ndim == 3 ? ex->shape[0] * ex->shape[1] : ex->shape[0], b->present ? b->shape[0] : 0,
-                      (int)mode, x1->present, x2->present, b->present, sc->present, ex->dtype};
+                      (int)mode, x1->present, x2->present, b->present, sc->present, ex->dtype, 0};
     if (n * h == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
+}
+
+aclnnStatus opc_mfr_plan(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    return mfr_check(c, op_tensor(c, s, 0), op_tensor(c, s, 1), op_tensor(c, s, 2), op_tensor(c, s, 3),
+                     op_tensor(c, s, 4), op_tensor(c, s, 5), op_tensor(c, s, 6), op_argument(c, s, 7)->i,
+                     op_tensor(c, s, 8));
 }
 
 /* ---- MoeTokenPermute ------------------------------------------------------------------------------- */
@@ -370,7 +380,8 @@ aclnnStatus opc_mtp_plan(op_call *c, const op_step *s) {
         int64_t pcols = 1;
         for (int64_t i = 1; i < pt->ndim; i++) pcols = op_mul_sat(pcols, pt->shape[i]);
         if (si->ndim != 1) return mir_reject(c, "The dim number of Output sort_indices should be 1.");
-        if (si->shape[0] != total) return mir_reject(c, "The size of Output sort_indices should be [%lld].", (long long)total);
+        if (si->shape[0] != total)
+            return mir_reject(c, "The size of Output sort_indices should be [%lld].", (long long)total);
         if (pcols != cols)
             return mir_reject(c, "The hidden_size of output permuteTokens should be %lld but got %lld.", (long long)cols,
                               (long long)pcols);
@@ -381,5 +392,56 @@ aclnnStatus opc_mtp_plan(op_call *c, const op_step *s) {
     mir_params *p = op_params(c, sizeof *p);
     *p = (mir_params){ix->shape[0], k, cols, num_out, 1};
     if (total == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeTokenUnpermute ----------------------------------------------------------------------------- */
+
+/* mtu_plan permutedTokens sortedIndices probs paddedMode out: aclnnMoeTokenUnpermute's op_api. Atlas A2 / A3: the
+ * generated wrapper of moe/moe_token_unpermute (dtype rows; its tiling checks nothing: the emulator's own shape checks,
+ * 161002, keep the kernel inside the tensors), the kernel's fp32 steps (acc = token * prob, then acc + token * prob in
+ * k order, a zero prob or an index past the rows skipping the token, one CAST_RINT). Ascend 950: paddedMode must be
+ * false (a bare CHECK_RET), then MoeFinalizeRoutingV2 with dropPadMode 2 and probs as scales (mfr_check, its steps). */
+aclnnStatus opc_mtu_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *pt = op_tensor(c, s, 0), *si = op_tensor(c, s, 1), *pr = op_tensor(c, s, 2),
+                              *y = op_tensor(c, s, 4);
+    static const pyaclnn_stub_tensor absent;
+    int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
+    aclnnStatus rc;
+    if (soc950 && padded) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    op_step rows = *s;   /* the definition's rows (MoeFinalizeRoutingV2's regbase rows on Ascend 950: the same set) */
+    rows.np = 4, rows.p[3] = s->p[4];
+    if ((rc = opc_dtype_rows(c, &rows))) return rc;
+    if (soc950) {
+        if (pyaclnn_stub_numel(y) == 0) c->nothing = 1;
+        if (c->nothing || (rc = mfr_check(c, pt, si, &absent, &absent, &absent, pr, &absent, 2, y))) return rc;
+        c->kernel = moe_finalize_routing_kernel;
+        return ACLNN_SUCCESS;
+    }
+    if (pyaclnn_stub_numel(y) == 0) {
+        c->nothing = 1;
+        return ACLNN_SUCCESS;
+    }
+    char b[160];
+    int64_t k = pr->present ? (pr->ndim == 2 ? pr->shape[1] : -1) : 1, total = si->ndim == 1 ? si->shape[0] : -1;
+    static const char *PROBS = "probsOptional must be 2-D (tokens, topK) with tokens * topK = sortedIndices' size";
+    const char *why = pt->ndim != 2                                                   ? "permutedTokens must be 2-D"
+                      : total < 0                                                     ? "sortedIndices must be 1-D"
+                      : k <= 0 || total % k != 0 || (pr->present && pr->shape[0] * k != total) ? PROBS
+                      : y->ndim != 2 || y->shape[0] != total / k || y->shape[1] != pt->shape[1]
+                          ? "out must be (tokens, hidden)"
+                          : NULL;
+    if (why) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s (out %s)", why,
+                            tv_shape_text(y->shape, y->ndim, b, sizeof b));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    mfr_params *p = op_params(c, sizeof *p);
+    *p = (mfr_params){total / k, k, pt->shape[1], pt->shape[0], 0, 2, 0, 0, 0, pr->present, ACL_FLOAT, 1};
+    c->kernel = moe_finalize_routing_kernel;
+    if (total == 0 || pt->shape[1] == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
