@@ -150,13 +150,18 @@ def test_no_import_circles():
 
 
 # One fresh interpreter imports the third-party packages (slow to import; numpy is every module's
-# dependency), then forks a child per pyaclnn module: each child starts with no pyaclnn module loaded.
+# dependency) and the package itself, then forks a child per pyaclnn module. Importing pyaclnn.x always
+# runs pyaclnn/__init__ first, so a child that starts with only the package's own __init__ (and what it
+# imports) loaded is in the state any import of pyaclnn.x starts from; loading it once in the parent
+# instead of in every child is most of this test's time (measured: 75 s -> 11 s for 80 modules on a
+# loaded machine).
 _ISOLATED_IMPORTS = r"""
 import os, sys, traceback
 import numpy, ml_dtypes  # noqa: F401
 if "pyaclnn.torch" in sys.argv:
     import torch  # noqa: F401
 assert not [m for m in sys.modules if m.startswith("pyaclnn")]
+import pyaclnn  # noqa: F401
 failed = []
 for name in sys.argv[1:]:
     r, w = os.pipe()
