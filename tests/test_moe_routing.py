@@ -207,6 +207,13 @@ def check_unpermute(case, name, seed=0):
     return F.ulps(got, unpermute64(pt, si, probs), name)
 
 
+def check_unpermute_skips_zero_probs():   # Atlas A2: the kernel skips a token whose prob is 0 (no 0 * inf = NaN)
+    pt = np.ones((4, 3), F32)
+    pt[2] = np.inf
+    got = ops.MoeTokenUnpermute(pt, I32([2, 0, 1, 3]), F32([[0, 0.5], [0.25, 0.75]]), False, None, np.zeros((2, 3), F32))
+    assert got.tolist() == [[0.5] * 3, [1.0] * 3], got
+
+
 UNPERMUTE_ULPS = {"float32": 3, "float16": 3, "bfloat16": 1}
 
 
@@ -475,6 +482,7 @@ for name in ["float32", "float16", "bfloat16"]:
         assert T.check_unpermute(case, name, 1) <= T.UNPERMUTE_ULPS[name]
 for args, code, text in T.UNPERMUTE_INVALID_A2:
     T.test_token_unpermute_invalid_arguments(args, code, text)
+T.check_unpermute_skips_zero_probs()
 T.check_finalize(T.FIN_CASES[0], "bfloat16", 2, "float32")   # the A2 row BFLOAT16 x, FLOAT scales
 F = T.F
 F.expect_error(T.ops.MoeFinalizeRoutingV2, (T.EX, T.RIX, T.X1, T.X1, T.BI, T.SC.astype(T.np.float16), T.EIX, 0, T.Y3),
