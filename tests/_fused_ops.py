@@ -40,6 +40,22 @@ def ulps(got, want64, name) -> int:
     return int(R.ulp_distance(np.asarray(got), R.cast(want64, name), name).max(initial=0))
 
 
+def expect_error(fn, args, code: int, text: str) -> None:
+    """fn(*args) fails with status `code` and `text` in its message."""
+    import pytest
+    from pyaclnn.errors import AclError
+    err = pytest.raises(AclError, fn, *args).value
+    assert (err.code, text in str(err)) == (code, True), (text, str(err))
+
+
+def null_status_is_nullptr(op: str, n: int) -> None:
+    """aclnn<op>GetWorkspaceSize with its n parameters (before workspaceSize) all NULL: 161001, "... is NULL"."""
+    import pyaclnn
+    from _op_helpers import NULLPTR, raw_null_status
+    assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
+    assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
+
+
 def run_on_a2(module: str, calls: str) -> None:
     """Runs `calls` (statements using the test module as T) in one Ascend910B4 subprocess."""
     tests = os.path.dirname(os.path.abspath(__file__))
@@ -48,13 +64,13 @@ def run_on_a2(module: str, calls: str) -> None:
     assert rc == 0 and "A2 OK" in out, err[-3000:]
 
 
-def torch_npu_arrays(body: str) -> dict:
-    """Runs `body` in the torch_npu child (_math_ops.torch_npu_run: OUT[key] = [enc(array), ...]); returns key ->
-    the arrays."""
+def torch_npu_arrays(body: str, soc: str = "Ascend950PR") -> dict:
+    """Runs `body` in the torch_npu child of `soc` (_math_ops.torch_npu_run: OUT[key] = [enc(array), ...]); returns
+    key -> the arrays."""
     from _math_ops import torch_npu_run
     import ml_dtypes
 
     def dec(d):
         dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
         return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
-    return {k: [dec(v) for v in vals] for k, vals in torch_npu_run(body, {}).items()}
+    return {k: [dec(v) for v in vals] for k, vals in torch_npu_run(body, {}, soc=soc).items()}

@@ -1,0 +1,547 @@
+"""MoE routing (native_stubs/src/ops/moe/routing.toml): aclnnMoeInitRouting, aclnnMoeComputeExpertTokens,
+aclnnMoeTokenPermute, aclnnMoeTokenUnpermute and aclnnMoeFinalizeRoutingV2 (hicann/ops-transformer
+moe/moe_init_routing, moe_compute_expert_tokens, moe_token_permute, moe_token_unpermute, moe_finalize_routing_v2).
+Integer work and row copies, class a:
+bit-exact against NumPy models written from the definitions (keyValueSort stable in the flattened order,
+expandedRowIdx[sortedRowIdx[i]] = i, expandedX[i] = x[sortedRowIdx[i] % rows]; the docs' binary search for the
+tokens per expert; op-plugin's permute reference for MoeTokenPermute, whose Ascend 950 path is MoeInitRoutingV2's
+checks). aclnnMoeFinalizeRoutingV2 (class b): bit-exact against a NumPy model of the Atlas A2 kernels'
+steps, and within 3 / 3 / 1 ulp (fp32 / fp16 / bf16; measured 2 / 2 / 0 over positive terms) of the docs' formula
+in float64; MoeTokenUnpermute likewise (Atlas A2: its kernel's fp32 steps; Ascend 950: MoeFinalizeRoutingV2's;
+measured 1 / 1 / 0). MoeInitRouting on Ascend 950 in-process and Atlas A2 in one subprocess (MoeComputeExpertTokens
+exists on Atlas A2 / A3 only); one torch_npu child on Atlas A2 (npu_moe_init_routing, npu_moe_compute_expert_tokens,
+npu_moe_finalize_routing, npu_moe_token_permute, npu_moe_token_unpermute)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+from _op_helpers import INVALID
+import _fused_ops as F
+
+TILING = 561002
+F32, I32 = np.float32, np.int32
+A2 = F.ON_A2
+
+
+# ---- NumPy models of the definitions -------------------------------------------------------------------------------
+
+def init_routing_ref(x, row_idx, expert_idx, active_num):
+    n, k = expert_idx.shape
+    order = np.argsort(expert_idx.reshape(-1), kind="stable")
+    sorted_rows = row_idx.reshape(-1)[order]
+    expanded_row_idx = np.zeros(n * k, I32)
+    expanded_row_idx[sorted_rows] = np.arange(n * k)
+    active = min(active_num, n) * k
+    return x[sorted_rows[:active] % n], expanded_row_idx, expert_idx.reshape(-1)[order].astype(I32)
+
+
+def expert_tokens_ref(sorted_experts, num_experts):
+    """The docs' binary search: the position after the last entry <= e."""
+    out = np.zeros(num_experts, I32)
+    for e in range(num_experts):
+        lo, hi, at = 0, len(sorted_experts) - 1, -1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if sorted_experts[mid] > e:
+                hi = mid - 1
+            else:
+                lo, at = mid + 1, mid
+        out[e] = at + 1
+    return out
+
+
+# (n, k, cols, experts, activeNum): row_idx as the gating operators give it (r + j * n)
+CASES = [(6, 2, 8, 4, 6), (37, 4, 16, 8, 20), (5, 3, 33, 2, 0), (130, 9, 4, 100, 200)]
+
+
+def routing_inputs(case, name, seed):
+    n, k, cols, experts, active = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)), name)
+    expert = rng.integers(0, experts, (n, k)).astype(I32)   # few experts: many equal keys
+    row = np.arange(n * k, dtype=I32).reshape(k, n).T.copy()
+    return x, row, expert, active
+
+
+def check_init_routing(case, name, seed=0):
+    x, row, expert, active = routing_inputs(case, name, seed)
+    n, k = expert.shape
+    rows = min(active, n) * k
+    got = ops.MoeInitRouting(x, row, expert, active, np.zeros((rows, x.shape[1]), x.dtype), np.zeros(n * k, I32),
+                             np.zeros(n * k, I32))
+    for g, w in zip(got, init_routing_ref(x, row, expert, active)):
+        assert F.bits_equal(g, w), (case, name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_init_routing_against_the_model(name):
+    for case in CASES:
+        check_init_routing(case, name)
+
+
+def test_init_routing_documented_example():
+    """The docs' example (x 3 x 4, expertIdx [[1, 2], [0, 1], [0, 2]], rowIdx [[0, 3], [1, 4], [2, 5]], activeNum 3)."""
+    x = np.repeat(F32([0.1, 0.2, 0.3]), 4).reshape(3, 4)
+    ex, er, ee = ops.MoeInitRouting(x, I32([[0, 3], [1, 4], [2, 5]]), I32([[1, 2], [0, 1], [0, 2]]), 3,
+                                    np.zeros((6, 4), F32), np.zeros(6, I32), np.zeros(6, I32))
+    assert er.tolist() == [2, 0, 1, 4, 3, 5] and ee.tolist() == [0, 0, 1, 1, 2, 2]
+    assert F.bits_equal(ex, x[[1, 2, 0, 1, 0, 2]])
+
+
+def test_init_routing_large_expert_ids_round_as_fp32_keys():
+    """The kernels sort fp32 keys (CAST_ROUND from int32): ids beyond 2^24 round, ties away from zero."""
+    big = 2 ** 24 + 1   # halfway between 2^24 and 2^24 + 2: rounds away to 2^24 + 2
+    _, _, ee = ops.MoeInitRouting(np.ones((2, 2), F32), I32([[0], [1]]), I32([[big], [2 ** 24 + 2]]), 2,
+                                  np.zeros((2, 2), F32), np.zeros(2, I32), np.zeros(2, I32))
+    assert ee.tolist() == [2 ** 24 + 2] * 2
+
+
+def check_expert_tokens():   # Atlas A2 only
+    rng = np.random.default_rng(3)
+    for length, experts in [(302, 31), (6, 3), (1000, 2048), (0, 4)]:
+        v = np.sort(rng.integers(0, experts + 1, length)).astype(I32)
+        got = ops.MoeComputeExpertTokens(v, experts, np.zeros(experts, I32))
+        assert np.array_equal(got, expert_tokens_ref(v, experts)), (length, experts)
+    assert ops.MoeComputeExpertTokens(I32([0, 0, 1, 1, 2, 2]), 3, np.zeros(3, I32)).tolist() == [2, 4, 6]   # docs
+
+
+def test_compute_expert_tokens_not_on_ascend_950():
+    if A2:
+        return
+    err = pytest.raises(AclError, ops.MoeComputeExpertTokens, I32([0, 1]), 2, np.zeros(2, I32)).value
+    assert err.code == INVALID and "dtype combination sortedExperts INT32" in str(err), str(err)
+
+
+# ---- MoeTokenPermute -------------------------------------------------------------------------------------------------
+
+def permute_ref(tokens, indices, num_out):
+    """op-plugin's reference (Megatron's permute): argsort stable, tokens[sorted / topK]; the fused operator returns the
+    inverse permutation as its sorted indices."""
+    flat = indices.reshape(-1)
+    topk = indices.shape[1] if indices.ndim == 2 else 1
+    order = np.argsort(flat, kind="stable")
+    total = flat.size
+    num = min(num_out if num_out > 0 else num_out + total, total)
+    inverse = np.empty(total, I32)
+    inverse[order] = np.arange(total)
+    return tokens.reshape(tokens.shape[0], -1)[order[:max(num, 0)] // topk], inverse
+
+
+# tokens, topK (0: 1-D indices), experts, numOutTokens, indices dtype
+PERMUTE_CASES = [((9, 16), 2, 4, 0, I32), ((12, 8), 3, 5, 20, np.int64), ((7, 5), 0, 3, -2, I32),
+                 ((40, 4), 8, 64, 0, I32)]
+
+
+def check_permute(case, name, seed=0):
+    shape, topk, experts, num_out, idt = case
+    rng = np.random.default_rng(seed)
+    if name == "int8":
+        tokens = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        tokens = R.cast(rng.standard_normal(shape), name)
+    idx = rng.integers(0, experts, (shape[0], topk) if topk else shape[0]).astype(idt)
+    want_t, want_i = permute_ref(tokens, idx, num_out)
+    got_t, got_i = ops.MoeTokenPermute(tokens, idx, num_out, False, np.zeros((want_t.shape[0], shape[1]), tokens.dtype),
+                                       np.zeros(idx.size, I32))
+    assert F.bits_equal(got_t, want_t) and np.array_equal(got_i, want_i), (case, name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_permute_against_the_reference(name):
+    for case in PERMUTE_CASES:
+        check_permute(case, name)
+
+
+# ---- MoeTokenUnpermute -----------------------------------------------------------------------------------------------
+
+def unpermute64(pt, si, probs):
+    k = probs.shape[1] if probs is not None else 1
+    n = len(si) // k
+    out = np.zeros((n, pt.shape[1]))
+    for t in range(n):
+        for j in range(k):
+            out[t] += (F.f64(probs)[t, j] if probs is not None else 1.0) * F.f64(pt)[si[t * k + j]]
+    return out
+
+
+def unpermute_steps(pt, si, probs, name, soc950):
+    """Atlas A2's kernel: fp32 steps (token * prob, summed in k order, a zero prob skips its token), one cast;
+    Ascend 950: MoeFinalizeRoutingV2's steps with dropPadMode 2 (fp16 rounded at every step)."""
+    if soc950:
+        return finalize_steps(pt, si, None, None, None, probs, None, 2, name)
+    k = probs.shape[1] if probs is not None else 1
+    n = len(si) // k
+    out = np.zeros((n, pt.shape[1]), F32)
+    for t in range(n):
+        first = True
+        for j in range(k):
+            p = F32(F.f64(probs)[t, j]) if probs is not None else F32(1)
+            if probs is not None and p == 0:
+                first = False if first else first
+                continue
+            v = pt[si[t * k + j]].astype(F32) * p if probs is not None else pt[si[t * k + j]].astype(F32)
+            out[t] = v if first else out[t] + v
+            first = False
+    return R.cast(out, name)
+
+
+# tokens, topK (0: no probs), hidden, prob dtype (None: the tokens')
+UNPERMUTE_CASES = [(6, 2, 16, None), (5, 3, 8, "float32"), (9, 0, 12, None), (4, 4, 5, "bfloat16")]
+
+
+def check_unpermute(case, name, seed=0):
+    n, k, h, pname = case
+    rng = np.random.default_rng(seed)
+    total = n * max(k, 1)
+    pt = R.cast(rng.uniform(0.5, 2, (total, h)), name)
+    si = rng.permutation(total).astype(I32)
+    probs = R.cast(rng.uniform(0, 1, (n, k)), pname or name) if k else None
+    if probs is not None:
+        probs[0, 0] = 0   # a zero prob: skipped on Atlas A2
+    got = ops.MoeTokenUnpermute(pt, si, probs, False, None, np.zeros((n, h), pt.dtype))
+    assert F.bits_equal(got, unpermute_steps(pt, si, probs, name, not A2)), (case, name)
+    return F.ulps(got, unpermute64(pt, si, probs), name)
+
+
+def check_unpermute_skips_zero_probs():   # Atlas A2: the kernel skips a token whose prob is 0 (no 0 * inf = NaN)
+    pt = np.ones((4, 3), F32)
+    pt[2] = np.inf
+    got = ops.MoeTokenUnpermute(pt, I32([2, 0, 1, 3]), F32([[0, 0.5], [0.25, 0.75]]), False, None, np.zeros((2, 3), F32))
+    assert got.tolist() == [[0.5] * 3, [1.0] * 3], got
+
+
+UNPERMUTE_ULPS = {"float32": 3, "float16": 3, "bfloat16": 1}
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_unpermute_against_the_kernel_steps(name):
+    for case in UNPERMUTE_CASES:
+        assert check_unpermute(case, name) <= UNPERMUTE_ULPS[name]
+
+
+# ---- MoeFinalizeRoutingV2 ------------------------------------------------------------------------------------------
+
+def finalize64(ex, ri, x1, x2, bias, scales, ei, mode):
+    """The docs' formula in float64 (dropPadMode 1 / 3: expandedX is E x C x H, a row index -1 adds nothing)."""
+    k = scales.shape[1] if scales is not None else 1
+    n = len(ri) // k
+    rows = F.f64(ex).reshape(-1, ex.shape[-1])
+    out = np.zeros((n, rows.shape[1]))
+    if x1 is not None:
+        out += F.f64(x1) + (F.f64(x2) if x2 is not None else 0)
+    for i in range(n):
+        for j in range(k):
+            r = ri[i + j * n] if mode < 2 else ri[i * k + j]
+            if r < 0:
+                continue
+            t = rows[r] + (F.f64(bias)[ei[i, j]] if bias is not None else 0)
+            out[i] += (F.f64(scales)[i, j] if scales is not None else 1.0) * t
+    return out
+
+
+def finalize_steps(ex, ri, x1, x2, bias, scales, ei, mode, name):
+    """The Atlas A2 kernels' steps: each Add / Muls rounded to the dtype (fp16, fp32), in fp32 for bf16 (one cast)."""
+    step = (lambda v: R.cast(v, "float16")) if name == "float16" else (lambda v: np.float32(v))
+    k = scales.shape[1] if scales is not None else 1
+    n = len(ri) // k
+    rows = F.f64(ex).reshape(-1, ex.shape[-1])
+    h = rows.shape[1]
+    out = np.zeros((n, h), F32)
+    for i in range(n):
+        init = x1 is not None
+        acc = (F.f64(step(F.f64(x1[i]) + F.f64(x2[i]))) if x2 is not None else F.f64(x1[i])) if init else np.zeros(h)
+        for j in range(k):
+            r = ri[i + j * n] if mode < 2 else ri[i * k + j]
+            if r < 0:
+                init = init or mode in (1, 3)
+                continue
+            t = F.f64(step(rows[r] + F.f64(bias)[ei[i, j]])) if bias is not None else rows[r]
+            m = F.f64(step(t * (F.f64(scales)[i, j] if scales is not None else 1.0)))
+            acc = F.f64(step(acc + m)) if init else m
+            init = True
+        out[i] = acc
+    return R.cast(out, name)
+
+
+# n, k, h, experts, mode, x1, x2, bias, scales
+FIN_CASES = [(5, 2, 16, 4, 0, True, True, True, True), (7, 3, 8, 6, 2, True, False, True, True),
+             (4, 1, 12, 3, 0, False, False, False, False), (6, 2, 8, 3, 1, True, True, True, True),
+             (3, 4, 5, 5, 3, False, False, True, True)]
+
+
+def finalize_inputs(case, name, seed=0, scale_name=None):
+    """Positive terms (no cancellation: the ulp figures measure the roundings, not a difference's condition)."""
+    n, k, h, e, mode, has_x1, has_x2, has_bias, has_scales = case
+    rng = np.random.default_rng(seed)
+    c = R.cast
+    x1 = c(rng.uniform(0.5, 2, (n, h)), name) if has_x1 else None
+    x2 = c(rng.uniform(0.5, 2, (n, h)), name) if has_x2 else None
+    bias = c(rng.uniform(0.5, 2, (e, h)), name) if has_bias else None
+    scales = c(rng.uniform(0, 1, (n, k)), scale_name or name) if has_scales else None
+    ei = rng.integers(0, e, (n, k)).astype(I32)
+    if mode in (1, 3):   # drop / pad: E x C x H, each token's slot or -1 when dropped
+        cap = 3
+        ex = c(rng.uniform(0.5, 2, (e, cap, h)), name)
+        ri = rng.integers(0, e * cap, n * k).astype(I32)
+        ri[::4] = -1
+    else:
+        ex = c(rng.uniform(0.5, 2, (n * k, h)), name)
+        ri = rng.permutation(n * k).astype(I32)
+    return ex, ri, x1, x2, bias, scales, ei if has_bias else None, mode
+
+
+def check_finalize(case, name, seed=0, scale_name=None):
+    args = finalize_inputs(case, name, seed, scale_name)
+    ex, ri, x1, x2, bias, scales, ei, mode = args
+    n = len(ri) // (scales.shape[1] if scales is not None else 1)
+    got = ops.MoeFinalizeRoutingV2(ex, ri, x1, x2, bias, scales, ei, mode, np.zeros((n, ex.shape[-1]), ex.dtype))
+    assert F.bits_equal(got, finalize_steps(*args, name)), (case, name)
+    return F.ulps(got, finalize64(*args), name)
+
+
+FIN_ULPS = {"float32": 3, "bfloat16": 1, "float16": 3}
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_finalize_routing_against_the_kernel_steps(name):
+    for case in FIN_CASES:
+        assert check_finalize(case, name) <= FIN_ULPS[name]
+    if not A2:   # the regbase Ascend 950 also takes scales of another float dtype
+        assert check_finalize(FIN_CASES[0], name, 3, "float32" if name != "float32" else "float16") <= FIN_ULPS[name]
+
+
+def test_finalize_routing_documented_example():
+    """The docs' example (expandedX 6 x 4 = 0.1 .. 23.1, x1 = x2 = 0.2 .. 11.2, bias rows [0.2, 0.4, 0.2, 0.4], scales,
+    expertIdx [[0, 1]] * 3, expandedRowIdx [2, 1, 4, 3, 0, 5], dropPadMode 0)."""
+    ex = (np.arange(24, dtype=F32) + F32(0.1)).reshape(6, 4)
+    x1 = (np.arange(12, dtype=F32) + F32(0.2)).reshape(3, 4)
+    bias = np.tile(F32([0.2, 0.4]), 4).reshape(2, 4)
+    sc = F32([[1.3, 1.6], [1.2, 1.8], [1.2, 2.3]])
+    ei, ri = I32([[0, 1]] * 3), I32([2, 1, 4, 3, 0, 5])
+    got = ops.MoeFinalizeRoutingV2(ex, ri, x1, x1, bias, sc, ei, 0, np.zeros((3, 4), F32))
+    assert F.ulps(got, finalize64(ex, ri, x1, x1, bias, sc, ei, 0), "float32") <= 1
+
+
+# ---- validation ----------------------------------------------------------------------------------------------------
+
+X, RI, EI = np.ones((3, 4), F32), np.zeros((3, 2), I32), np.zeros((3, 2), I32)
+OUT = (np.zeros((6, 4), F32), np.zeros(6, I32), np.zeros(6, I32))
+
+INIT_INVALID = [   # arguments, code, message text
+    ((X.astype(np.float64), RI, EI, 3) + OUT, INVALID, "dtype combination x DOUBLE"),
+    ((X, RI.astype(np.int64), EI, 3) + OUT, INVALID, "rowIdx INT64"),
+    ((X, RI, EI, 3, OUT[0].astype(np.float16)) + OUT[1:], INVALID, "expandedXOut FLOAT16"),
+    ((np.ones((3, 4, 1), F32), RI, EI, 3) + OUT, TILING, "The dim number of x should be 2."),
+    ((X, np.zeros(6, I32), EI, 3) + OUT, TILING, "The dim number of row_idx should be 2."),
+    ((X, RI, np.zeros((3, 3), I32), 3) + OUT, TILING, "The shape of row_idx and expert_idx should be same."),
+    ((np.ones((4, 4), F32), RI, EI, 3) + OUT, TILING, "Input rows should be same."),
+    ((X, RI, EI, -1) + OUT, TILING, "active_num must be a non-negative number."),
+    ((X, RI, EI, 3, np.zeros(24, F32)) + OUT[1:], TILING, "The dim number of expanded_x should be 2."),
+    ((X, RI, EI, 3, OUT[0], np.zeros((6, 1), I32), OUT[2]), TILING, "The dim number of expanded_row_idx should be 1."),
+    ((X, RI, EI, 3, OUT[0], OUT[1], np.zeros(5, I32)), TILING,
+     "The shape of expanded_row_idx and expanded_expert_idx should be same."),
+    ((X, RI, EI, 2) + OUT, TILING, "The first dim of expanded_x should be 4."),
+    ((X, RI, EI, 3, np.zeros((6, 5), F32)) + OUT[1:], TILING, "The second dim of expanded_x should be 4."),
+    ((X, RI, EI, 3, OUT[0], np.zeros(5, I32), np.zeros(5, I32)), TILING,
+     "The first dim of expanded_row_idx and expanded_expert_idx should be 6."),
+]
+
+TOKENS_INVALID = [
+    ((I32([0, 1]), 2, np.zeros(2, np.int64)), INVALID, "out INT64"),
+    ((I32([[0, 1]]), 2, np.zeros(2, I32)), TILING,
+     "the sorted_expert of input should be 1D tensor. Tiling4MoeComputeExpertTokens check shape fail."),
+    ((I32([0, 1]), 2, np.zeros((2, 1), I32)), TILING, "the output should be 1D tensor."),
+    ((I32([0, 1]), 0, np.zeros(1, I32)), TILING, "the numOfExpert of attr should not be 0."),
+    ((I32([0, 1]), 4096, np.zeros(4096, I32)), TILING, "Number of expert should not larger than 2048"),
+    ((I32([0, 1]), 3, np.zeros(2, I32)), INVALID, "out [2]: numExperts (3) counts needed"),
+]
+
+
+EX, RIX = np.ones((6, 4), F32), np.arange(6, dtype=I32)
+X1, BI, SC, EIX = np.ones((3, 4), F32), np.ones((2, 4), F32), np.ones((3, 2), F32), np.zeros((3, 2), I32)
+Y3 = np.zeros((3, 4), F32)
+
+FIN_INVALID = [   # arguments, code, message text
+    ((EX.astype(np.float64), RIX, X1, X1, BI, SC, EIX, 0, Y3), INVALID, "dtype combination expandedX DOUBLE"),
+    ((EX, RIX, X1, X1, BI, SC.astype(I32), EIX, 0, Y3), INVALID,
+     "the dtype combination expandedX FLOAT, scalesOptional INT32 is not supported"),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 4, Y3), TILING, "the value of drop_pad_mode should be [0,3]."),
+    ((EX, RIX.reshape(3, 2), X1, X1, BI, SC, EIX, 0, Y3), TILING, "the expanded_row_idx of input should be 1D tensor."),
+    ((EX, RIX, X1, X1, BI, SC.reshape(6), EIX, 0, Y3), TILING, "the scales of input should be 2D tensor."),
+    ((EX, RIX, X1, X1, BI, np.ones((3, 0), F32), EIX, 0, Y3), TILING, "K can not be 0."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 1, Y3), TILING,
+     "the expanded_x of input should be 3D tensor when drop_pad_mode is 1"),
+    ((EX, RIX, np.ones((2, 4), F32), None, BI, SC, EIX, 0, Y3), TILING, "the dim 0 of x1 should be 3."),
+    ((EX, RIX, None, X1, BI, SC, EIX, 0, Y3), TILING, "In the case of x1 parameter is not input, x2 parameter"),
+    ((EX, RIX, X1, X1, BI, SC, None, 0, Y3), TILING, "the expert_idx must exist when bias exist."),
+    ((EX, RIX, X1, X1, np.ones((2, 5), F32), SC, EIX, 0, Y3), TILING, "the dim 1 of bias should be 4."),
+    ((EX, RIX, X1, X1, BI, SC, np.zeros((3, 3), I32), 0, Y3), TILING, "the dim 1 of expert_idx should be 2."),
+    ((EX, RIX, X1, X1, np.ones((1, 4), F32), SC, EIX, 0, Y3), TILING, "E should be larger than or equal to K."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros(12, F32)), TILING, "the y should be 2D tensor."),
+    ((EX, RIX, X1, X1, BI, SC, EIX, 0, np.zeros((3, 5), F32)), TILING, "the dim 1 of output should be 4."),
+    ((EX, np.arange(7, dtype=I32), X1, X1, BI, SC, EIX, 0, Y3), INVALID,
+     "expandedRowIdx has 7 entries, n * K = 6 read"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", FIN_INVALID)
+def test_finalize_routing_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeFinalizeRoutingV2, args, code, text)
+
+
+TK, IXK = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+PT, SI = np.zeros((8, 8), F32), np.zeros(8, I32)
+
+PERMUTE_INVALID = [   # arguments, code, message text (Ascend 950: MoeInitRoutingV2's tiling)
+    ((TK.astype(np.float64), IXK, 0, False, PT, SI), INVALID, "dtype combination tokens DOUBLE"),
+    ((TK, IXK.astype(np.int16), 0, False, PT, SI), INVALID, "indices INT16"),
+    ((TK, IXK, 0, True, PT, SI), INVALID, "paddedMode must be false"),
+    ((np.ones((4, 2, 4), F32), IXK, 0, False, PT, SI), TILING, "The dim number of x should be 2."),
+    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING, "The first dim of x and expertIdx should be equal."),
+    ((TK, IXK, 6, False, PT, SI), TILING, "The first dim of expandedX should be 6."),
+    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING, "The second dim of expandedX should be 8."),
+    ((TK, IXK, 0, False, PT, np.zeros(7, I32)), TILING, "The first dim of expandedRowIdx should be 8."),
+]
+PERMUTE_INVALID_A2 = [
+    ((TK, IXK, 0, True, PT, SI), TILING, "Currently only support padded_mode is false"),
+    ((TK, np.zeros((4, 2, 1), I32), 0, False, PT, SI), TILING,
+     "The dim number of indices should be 2 or 1 but got [3]."),
+    ((np.ones((5, 8), F32), IXK, 0, False, PT, SI), TILING,
+     "Input token's dim 0 [5] should be same with indices' dim 0 [4]."),
+    ((np.ones((1, 8), F32), np.zeros((1, 513), I32), 0, False, np.zeros((513, 8), F32), np.zeros(513, I32)), TILING,
+     "Input indices's dim 1 [513] should not large than max topK[512]."),
+    ((TK, IXK, 0, False, np.zeros(8, F32), SI), TILING,
+     "The dim number of Output permute_tokens should be greater than 1"),
+    ((TK, IXK, 0, False, PT, np.zeros(7, I32)), TILING, "The size of Output sort_indices should be [8]."),
+    ((TK, IXK, 0, False, np.zeros((8, 4), F32), SI), TILING,
+     "The hidden_size of output permuteTokens should be 8 but got 4."),
+    ((TK, IXK, 6, False, PT, SI), TILING, "The dim 0 of output permuteTokens should be 6 but got 8."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", PERMUTE_INVALID_A2 if A2 else PERMUTE_INVALID)
+def test_token_permute_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeTokenPermute, args, code, text)
+
+
+UNPERMUTE_INVALID = [   # arguments, code, message text (Ascend 950: MoeFinalizeRoutingV2's checks)
+    ((PT.astype(np.float64), SI, None, False, None, np.zeros((8, 8), F32)), INVALID,
+     "dtype combination permutedTokens DOUBLE"),
+    ((PT, SI, None, True, None, np.zeros((8, 8), F32)), INVALID, "paddedMode must be false"),
+    ((PT, SI, np.ones((4, 2), F32), False, None, np.zeros((4, 5), F32)), TILING, "the dim 1 of output should be 8."),
+    ((PT, SI, np.ones(8, F32), False, None, np.zeros((8, 8), F32)), TILING, "the scales of input should be 2D tensor."),
+]
+UNPERMUTE_INVALID_A2 = [
+    ((PT, SI, np.ones((4, 2), F32), False, None, np.zeros((4, 5), F32)), INVALID, "out must be (tokens, hidden)"),
+    ((PT, SI, np.ones((3, 2), F32), False, None, np.zeros((3, 8), F32)), INVALID,
+     "probsOptional must be 2-D (tokens, topK) with tokens * topK = sortedIndices' size"),
+    ((PT, SI.reshape(4, 2), None, False, None, np.zeros((8, 8), F32)), INVALID, "sortedIndices must be 1-D"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", UNPERMUTE_INVALID_A2 if A2 else UNPERMUTE_INVALID)
+def test_token_unpermute_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeTokenUnpermute, args, code, text)
+
+
+@pytest.mark.parametrize("args,code,text", INIT_INVALID)
+def test_init_routing_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRouting, args, code, text)
+
+
+def check_tokens_invalid():   # Atlas A2 only
+    for args, code, text in TOKENS_INVALID:
+        F.expect_error(ops.MoeComputeExpertTokens, args, code, text)
+
+
+@pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
+                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6)])
+def test_null_arguments(op, n):
+    F.null_status_is_nullptr(op, n)
+
+
+# ---- Atlas A2: the same checks and MoeComputeExpertTokens in one subprocess ----------------------------------------
+
+A2_CALLS = """
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.CASES:
+        T.check_init_routing(case, name, 1)
+    for case in T.FIN_CASES:
+        T.check_finalize(case, name, 1)
+for name in ["float32", "float16", "bfloat16", "int8"]:
+    for case in T.PERMUTE_CASES:
+        T.check_permute(case, name, 1)
+for args, code, text in T.PERMUTE_INVALID_A2:
+    T.test_token_permute_invalid_arguments(args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.UNPERMUTE_CASES:
+        assert T.check_unpermute(case, name, 1) <= T.UNPERMUTE_ULPS[name]
+for args, code, text in T.UNPERMUTE_INVALID_A2:
+    T.test_token_unpermute_invalid_arguments(args, code, text)
+T.check_unpermute_skips_zero_probs()
+T.check_finalize(T.FIN_CASES[0], "bfloat16", 2, "float32")   # the A2 row BFLOAT16 x, FLOAT scales
+F = T.F
+F.expect_error(T.ops.MoeFinalizeRoutingV2, (T.EX, T.RIX, T.X1, T.X1, T.BI, T.SC.astype(T.np.float16), T.EIX, 0, T.Y3),
+               T.INVALID, "the dtype combination expandedX FLOAT, scalesOptional FLOAT16 is not supported")
+T.test_init_routing_documented_example()
+T.test_finalize_routing_documented_example()
+T.check_expert_tokens()
+T.check_tokens_invalid()
+for args, code, text in T.INIT_INVALID[:4]:
+    T.test_init_routing_invalid_arguments(args, code, text)
+"""
+
+
+def test_atlas_a2():
+    F.run_on_a2("test_moe_routing", A2_CALLS)
+
+
+# ---- torch_npu -----------------------------------------------------------------------------------------------------
+
+TORCH_BODY = """
+torch.manual_seed(0)
+n, k = 10, 3
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    x = torch.randn(n, 16).to(dt)
+    row = torch.arange(n * k, dtype=torch.int32).reshape(k, n).t().contiguous()
+    expert = torch.randint(0, 5, (n, k), dtype=torch.int32)
+    ex, er, ee = torch_npu.npu_moe_init_routing(x.npu(), row.npu(), expert.npu(), 7)
+    tokens = torch_npu.npu_moe_compute_expert_tokens(ee, 5)
+    OUT[str(dt)] = [enc(to_np(v)) for v in (x, row, expert, ex, er, ee, tokens)]
+    exf = (torch.rand(n * k, 16) + 0.5).to(dt); skip = (torch.rand(n, 16) + 0.5).to(dt)
+    bias = (torch.rand(5, 16) + 0.5).to(dt)
+    scales = torch.rand(n, k).to(dt); perm = torch.randperm(n * k).to(torch.int32)
+    fin = torch_npu.npu_moe_finalize_routing(exf.npu(), skip.npu(), skip.npu(), bias.npu(), scales.npu(), perm.npu(),
+                                             expert.npu())
+    OUT["fin " + str(dt)] = [enc(to_np(v)) for v in (exf, skip, bias, scales, perm, fin)]
+    pt, si = torch_npu.npu_moe_token_permute(x.npu(), expert.to(torch.int64).npu(), num_out_tokens=20)
+    OUT["perm " + str(dt)] = [enc(to_np(v)) for v in (pt, si)]
+    probs = (torch.rand(n, k) + 0.1).to(dt)
+    un = torch_npu.npu_moe_token_unpermute(exf.npu(), perm.npu(), probs=probs.npu())
+    OUT["unperm " + str(dt)] = [enc(to_np(v)) for v in (probs, un)]
+"""
+
+
+def test_torch_npu_reaches_the_operators():
+    if A2:
+        return
+    out = F.torch_npu_arrays(TORCH_BODY, soc="Ascend910B4")   # MoeComputeExpertTokens: Atlas A2 / A3 only
+    for dt in F.TORCH_NAMES:
+        x, row, expert, ex, er, ee, tokens = out[dt]
+        for g, w in zip((ex, er, ee), init_routing_ref(x, row, expert, 7)):
+            assert F.bits_equal(g, w), dt
+        assert np.array_equal(tokens, expert_tokens_ref(ee, 5))
+        exf, skip, bias, scales, perm, fin = out["fin " + dt]
+        args = (exf, perm, skip, skip, bias, scales, expert, 0)
+        name = F.TORCH_NAMES[dt]
+        assert F.bits_equal(fin, finalize_steps(*args, name)) and F.ulps(fin, finalize64(*args), name) <= FIN_ULPS[name]
+        pt, si = out["perm " + dt]
+        want_t, want_i = permute_ref(x, expert, 20)
+        assert F.bits_equal(pt, want_t) and np.array_equal(si, want_i), dt
+        probs, un = out["unperm " + dt]
+        assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
+        assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
