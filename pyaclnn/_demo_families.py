@@ -96,6 +96,13 @@ def _matmul() -> str:
     return f"Mm {_fmt(a)} @ itself -> {_fmt(ops.Mm(a, a, np.empty((2, 2), F32), 0))}".replace("\n", "")
 
 
+def _moe() -> str:
+    x = np.log(np.array([[1.0, 2.0, 5.0, 2.0]], F32))                  # softmax: [0.1, 0.2, 0.5, 0.2]
+    y, idx, _ = ops.MoeGatingTopKSoftmax(x, None, 2, np.empty((1, 2), F32), np.empty((1, 2), np.int32),
+                                          np.empty((1, 2), np.int32))
+    return f"MoeGatingTopKSoftmax k=2 of softmax(log [1, 2, 5, 2]) -> experts {_fmt(idx)} weights {_fmt(y)}"
+
+
 def _norm() -> str:
     x = np.array([[1.0, 2.0, 3.0, 4.0]], F32)
     y = ops.LayerNorm(x, [4], None, None, 1e-5, np.empty_like(x), None, None)
@@ -157,7 +164,7 @@ def _upsample() -> str:
 FAMILIES: dict[str, Callable[[], str]] = {
     "activation": _activation, "attention": _attention, "compare": _compare, "conv": _conv,
     "conversion": _conversion, "foreach": _foreach, "grid_sample": _grid_sample, "index": _index,
-    "logical": _logical, "loss": _loss, "math": _math, "matmul": _matmul, "norm": _norm, "optim": _optim,
+    "logical": _logical, "loss": _loss, "math": _math, "matmul": _matmul, "moe": _moe, "norm": _norm, "optim": _optim,
     "pad": _pad, "pool": _pool, "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort,
     "upsample": _upsample,
 }
