@@ -29,14 +29,15 @@ MIN_SUCCESSFUL = 30          # calls whose phase 1, launch(es) and synchronisati
 MIN_FAILURE_MESSAGES = 10    # distinct failure messages (phase 1, phase 2, synchronisation)
 # Operators the SoC does not run at all: every call fails in phase 1 (by design).
 UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDynamicMxQuantV2", "Ascend910B4"),
-               ("aclnnMaxPool2dWithMask", "Ascend950PR"), ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR")}
+               ("aclnnMaxPool2dWithMask", "Ascend950PR"), ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"),
+               ("aclnnMoeComputeExpertTokens", "Ascend950PR")}
 # Of those, the ones the SoC refuses (deprecated) before almost every other check: few distinct failures.
 REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"): 1}
 # Operators of the op-plugin round (issue 21) whose calls still come from the generic builder, which seldom makes
 # a valid call for them (shapes tied across arguments, matrices, pooling windows, statistics tensors): their
 # successful paths are covered by their own tests (test_blas, test_distance, test_linalg, test_suite_ops,
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
-# test_put, test_unique, test_adam_w_tensors); the corpus records their validation. A builder in
+# test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing); the corpus records their validation. A builder in
 # tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
     "aclnnAdaptiveMaxPool2d", "aclnnAdaptiveMaxPool2dBackward", "aclnnAddbmm", "aclnnAddr", "aclnnAmin",
@@ -51,7 +52,9 @@ NO_BUILDER_YET = {
     "aclnnForeachNonFiniteCheckAndUnscale", "aclnnForeachRoundOffNumberV2", "aclnnApplyAdamW",
     "aclnnBatchNormElemt", "aclnnBatchNormElemtBackward", "aclnnBatchNormGatherStatsWithCounts",
     "aclnnBatchNormReduce", "aclnnBatchNormStats", "aclnnIndexCopy", "aclnnInplaceIndexCopy", "aclnnInplacePut",
-    "aclnnSyncBatchNormGatherStats", "aclnnUnique",
+    "aclnnSyncBatchNormGatherStats", "aclnnUnique", "aclnnMoeComputeExpertTokens", "aclnnMoeFinalizeRoutingV2",
+    "aclnnMoeGatingTopK", "aclnnMoeGatingTopKSoftmax", "aclnnMoeGatingTopKSoftmaxV2", "aclnnMoeInitRouting",
+    "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute",
 }
 SHOW = 20
 
