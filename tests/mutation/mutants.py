@@ -951,4 +951,9 @@ MUTANTS = [
            "int64_t w = ow * p->s[2] - p->p[2] + e * p->dl[2];", "int64_t w = ow * p->s[2] - p->p[2] + e;",
            ("tests/test_pool.py::test_max_pool3d_and_backward",),
            "3-D max pooling ignores the W axis's dilation"),
+    # ---- max unpooling (pool/unpool.c) ----
+    Mutant("pool-unpool-negative-index-kept", f"{OPS}/pool/unpool.c",
+           "if (v < 0) v += p->osp;", "if (v < 0) v = 0;",
+           ("tests/test_unpool.py::test_unpool_strided_repeated_negative_and_fault",),
+           "max unpooling: a negative index does not count from the end of the plane"),
 ]
