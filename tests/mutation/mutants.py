@@ -956,4 +956,9 @@ MUTANTS = [
            "if (v < 0) v += p->osp;", "if (v < 0) v = 0;",
            ("tests/test_unpool.py::test_unpool_strided_repeated_negative_and_fault",),
            "max unpooling: a negative index does not count from the end of the plane"),
+    # ---- im2col / col2im (conv/im2col.c) ----
+    Mutant("conv-col2im-ignores-row-dilation", f"{OPS}/conv/im2col.c",
+           "if (hk % p->d[0] || wk % p->d[1]) continue;", "if (wk % p->d[1]) continue;",
+           ("tests/test_im2col.py::test_col2im_matches_torch",),
+           "col2im adds column elements whose row offset falls between dilated kernel rows"),
 ]
