@@ -961,4 +961,9 @@ MUTANTS = [
            "if (hk % p->d[0] || wk % p->d[1]) continue;", "if (wk % p->d[1]) continue;",
            ("tests/test_im2col.py::test_col2im_matches_torch",),
            "col2im adds column elements whose row offset falls between dilated kernel rows"),
+    # ---- affine grids (grid_sample/affine_grid.c) ----
+    Mutant("grid-affine-ignores-align-corners", f"{OPS}/grid_sample/affine_grid.c",
+           "return align ? v : v * (double)(n - 1) / (double)n;", "return v;",
+           ("tests/test_affine_grid.py::test_affine_grid_matches_torch",),
+           "affine grid: the base coordinates not scaled by (n - 1) / n without alignCorners"),
 ]
