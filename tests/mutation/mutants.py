@@ -966,4 +966,9 @@ MUTANTS = [
            "return align ? v : v * (double)(n - 1) / (double)n;", "return v;",
            ("tests/test_affine_grid.py::test_affine_grid_matches_torch",),
            "affine grid: the base coordinates not scaled by (n - 1) / n without alignCorners"),
+    # ---- 3-D grid sampling checks (grid_sample/grid_sampler3d.c) ----
+    Mutant("grid-3d-admits-bicubic", f"{OPS}/grid_sample/grid_sampler3d.c",
+           "if (im < 0 || im > 1) return", "if (im < 0 || im > 2) return",
+           ("tests/test_grid_sampler3d.py::test_grid_sampler_3d_validation",),
+           "3-D grid sampler: interpolationMode 2 (bicubic, 2-D only) admitted"),
 ]
