@@ -971,4 +971,10 @@ MUTANTS = [
            "if (im < 0 || im > 1) return", "if (im < 0 || im > 2) return",
            ("tests/test_grid_sampler3d.py::test_grid_sampler_3d_validation",),
            "3-D grid sampler: interpolationMode 2 (bicubic, 2-D only) admitted"),
+    # ---- searchsorted (sort/searchsorted.c) ----
+    Mutant("sort-searchsorted-bounds-swapped", f"{OPS}/sort/searchsorted.c",
+           "if (ew_is_float(p->promote)) return right ? !(v.f > key.f) : !(v.f >= key.f);",
+           "if (ew_is_float(p->promote)) return right ? !(v.f >= key.f) : !(v.f > key.f);",
+           ("tests/test_searchsorted.py::test_searchsorted_matches_torch",),
+           "searchsorted: lower and upper bounds swapped for floating keys"),
 ]
