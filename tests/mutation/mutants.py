@@ -977,4 +977,10 @@ MUTANTS = [
            "if (ew_is_float(p->promote)) return right ? !(v.f >= key.f) : !(v.f > key.f);",
            ("tests/test_searchsorted.py::test_searchsorted_matches_torch",),
            "searchsorted: lower and upper bounds swapped for floating keys"),
+    # ---- histc (math/histc.c) ----
+    Mutant("math-histc-max-not-in-last-bin", f"{OPS}/math/histc.c",
+           "            int32_t b = (int32_t)(q / len);\n            if (b == p->bins) b--;",
+           "            int32_t b = (int32_t)(q / len);",
+           ("tests/test_histc.py::test_nan_out_dtype_and_empty",),
+           "histc: an element equal to max falls outside the last bin"),
 ]
