@@ -983,4 +983,10 @@ MUTANTS = [
            "            int32_t b = (int32_t)(q / len);",
            ("tests/test_histc.py::test_nan_out_dtype_and_empty",),
            "histc: an element equal to max falls outside the last bin"),
+    # ---- range / logspace (math/range_space.c) ----
+    Mutant("math-logspace-linspace-one-sided", f"{OPS}/math/range_space.c",
+           "in_dtype((double)((i < half ? p->start : p->end) + t), p->compute);",
+           "in_dtype((double)(p->start + t), p->compute);",
+           ("tests/test_range_space.py::test_logspace_within_an_ulp",),
+           "logspace: the linspace's second half counted from start instead of back from end"),
 ]
