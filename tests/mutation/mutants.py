@@ -989,4 +989,9 @@ MUTANTS = [
            "in_dtype((double)(p->start + t), p->compute);",
            ("tests/test_range_space.py::test_logspace_within_an_ulp",),
            "logspace: the linspace's second half counted from start instead of back from end"),
+    # ---- renorm (norm/renorm.c) ----
+    Mutant("norm-renorm-p3-as-p2", f"{OPS}/norm/renorm.c",
+           "else if (p == 3) acc += F(F(a * a) * a);", "else if (p == 3) acc += F(a * a);",
+           ("tests/test_renorm.py::test_renorm_matches_torch",),
+           "renorm: the p = 3 template sums squares"),
 ]
