@@ -994,4 +994,9 @@ MUTANTS = [
            "else if (p == 3) acc += F(F(a * a) * a);", "else if (p == 3) acc += F(a * a);",
            ("tests/test_renorm.py::test_renorm_matches_torch",),
            "renorm: the p = 3 template sums squares"),
+    # ---- channel shuffle (conversion/channel_shuffle.c) ----
+    Mutant("conversion-channel-shuffle-identity", f"{OPS}/conversion/channel_shuffle.c",
+           "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
+           ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
+           "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
 ]
