@@ -37,25 +37,10 @@ void im2col_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *x = &launch->inputs[0], *out = &launch->outputs[0];
     int64_t rows = p->c * p->k[0] * p->k[1], cols = p->oh * p->ow, img = p->c * p->h * p->w;
     int64_t total = p->n * rows * cols;
-    if (x->dtype == out->dtype) {                   /* bytes moved */
-        size_t es = ew_itemsize(x->dtype);
-        unsigned char *xs = tv_gather_bytes(x), *ys = tv_alloc(total, es);
-        if (xs == NULL || ys == NULL) {
-            tv_fail_oom(launch);
-        } else {
-            for (int64_t b = 0, o = 0; b < p->n; b++)
-                for (int64_t r = 0; r < rows; r++)
-                    for (int64_t l = 0; l < cols; l++, o++) {
-                        int64_t at = source_of(p, r, l);
-                        if (at < 0) memset(ys + o * es, 0, es);
-                        else memcpy(ys + o * es, xs + (b * img + at) * es, es);
-                    }
-            tv_scatter_bytes(out, ys);
-        }
-        free(xs), free(ys);
-        return;
-    }
-    double *xs = tv_load_double(x), *ys = tv_alloc(total, sizeof(double));   /* then the Cast to out's dtype */
+    /* bytes moved in self's dtype; for another out dtype, in float64 (0.0 is zero bytes), then the Cast */
+    int same = x->dtype == out->dtype;
+    size_t es = same ? ew_itemsize(x->dtype) : sizeof(double);
+    unsigned char *xs = same ? tv_gather_bytes(x) : (unsigned char *)tv_load_double(x), *ys = tv_alloc(total, es);
     if (xs == NULL || ys == NULL) {
         tv_fail_oom(launch);
     } else {
@@ -63,9 +48,11 @@ void im2col_kernel(const pyaclnn_stub_launch *launch) {
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t l = 0; l < cols; l++, o++) {
                     int64_t at = source_of(p, r, l);
-                    ys[o] = at < 0 ? 0.0 : xs[b * img + at];
+                    if (at < 0) memset(ys + o * es, 0, es);
+                    else memcpy(ys + o * es, xs + (b * img + at) * es, es);
                 }
-        tv_store_double(out, ys);
+        if (same) tv_scatter_bytes(out, ys);
+        else tv_store_double(out, (const double *)ys);
     }
     free(xs), free(ys);
 }
@@ -120,6 +107,22 @@ static int64_t div_rtn(int64_t x, int64_t y) {
     return q;
 }
 
+/* the step's int-array operands from..to-1 hold two values each ("It is expected <p> equals to 2 ..."). */
+static aclnnStatus two_values(op_call *c, const op_step *s, int from, int to) {
+    for (int k = from; k < to; k++)
+        if (c->ints[s->p[k]].n != 2)
+            return invalid(c, "It is expected %s equals to 2, but got size %llu.", op_pname(c, s, k),
+                           (unsigned long long)c->ints[s->p[k]].n);
+    return ACLNN_SUCCESS;
+}
+
+/* 1 if t has shape want[0..nd) */
+static int has_shape(const pyaclnn_stub_tensor *t, const int64_t *want, int64_t nd) {
+    int same = t->ndim == nd;
+    for (int64_t i = 0; same && i < nd; i++) same = t->shape[i] == want[i];
+    return same;
+}
+
 /* im2col_self self (CheckInputDims): 3-D or 4-D, the non-batch dims positive. */
 aclnnStatus opc_im2col_self(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0);
@@ -135,10 +138,8 @@ aclnnStatus opc_im2col_self(op_call *c, const op_step *s) {
 /* im2col_arrays kernelSize dilation padding stride (CheckArray): two values each; kernel, stride, dilation > 0,
  * padding >= 0. */
 aclnnStatus opc_im2col_arrays(op_call *c, const op_step *s) {
-    for (int k = 0; k < 4; k++)
-        if (c->ints[s->p[k]].n != 2)
-            return invalid(c, "It is expected %s equals to 2, but got size %llu.", op_pname(c, s, k),
-                           (unsigned long long)c->ints[s->p[k]].n);
+    aclnnStatus rc = two_values(c, s, 0, 4);
+    if (rc) return rc;
     static const int order[3] = {0, 3, 1};     /* kernelSize, stride, dilation */
     for (int o = 0; o < 3; o++)
         for (int i = 0; i < 2; i++)
@@ -181,9 +182,7 @@ aclnnStatus opc_im2col_out(op_call *c, const op_step *s) {
     if (!three) want[nd++] = x->shape[0];
     want[nd++] = op_mul_sat(x->shape[three ? 0 : 1], kk);
     want[nd++] = o[0] * o[1];
-    int same = y->ndim == nd;
-    for (int64_t i = 0; same && i < nd; i++) same = y->shape[i] == want[i];
-    if (!same) {
+    if (!has_shape(y, want, nd)) {
         char a[200], b[200];
         return invalid(c, "Expect out shape [%s], but got: [%s].", tv_shape_text(want, nd, a, sizeof a),
                        tv_shape_text(y->shape, y->ndim, b, sizeof b));
@@ -212,10 +211,8 @@ aclnnStatus opc_col2im_dims(op_call *c, const op_step *s) {
 
 /* col2im_arrays gradOutput inputSize kernelSize dilation padding stride (CheckArray, CheckArrayValue). */
 aclnnStatus opc_col2im_arrays(op_call *c, const op_step *s) {
-    for (int k = 1; k < 6; k++)
-        if (c->ints[s->p[k]].n != 2)
-            return invalid(c, "It is expected %s equals to 2, but got size %llu.", op_pname(c, s, k),
-                           (unsigned long long)c->ints[s->p[k]].n);
+    aclnnStatus rc = two_values(c, s, 1, 6);
+    if (rc) return rc;
     const int64_t *in = c->ints[s->p[1]].v, *k = c->ints[s->p[2]].v, *d = c->ints[s->p[3]].v, *pd = c->ints[s->p[4]].v,
                   *st = c->ints[s->p[5]].v;
     /* CheckArrayValue's message (CheckArray then adds "CheckArrayValue failed.") */
@@ -257,9 +254,7 @@ aclnnStatus opc_col2im_out(op_call *c, const op_step *s) {
     if (three) want[nd++] = g->shape[0];
     want[nd++] = g->shape[three ? 1 : 0] / kk;
     want[nd++] = in[0], want[nd++] = in[1];
-    int same = y->ndim == nd;
-    for (int64_t i = 0; same && i < nd; i++) same = y->shape[i] == want[i];
-    if (!same) {
+    if (!has_shape(y, want, nd)) {
         char a[200], b[200];
         return invalid(c, "Shape of out should be %s, but current is %s.", tv_shape_text(want, nd, a, sizeof a),
                        tv_shape_text(y->shape, y->ndim, b, sizeof b));

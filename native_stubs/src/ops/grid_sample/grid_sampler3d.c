@@ -8,6 +8,9 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
+/* grid_sampler.c: inputGrad / gridGrad shapes, then the outputMask's length */
+aclnnStatus gs_grads_and_mask(op_call *c, const op_step *s, const char *api);
+
 #define invalid(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 #define GAP "             "      /* the continuation: the space before the backslash and the next line's indent */
 
@@ -74,15 +77,5 @@ aclnnStatus opc_gs3b_shape(op_call *c, const op_step *s) {
                        "and gradOutput with shape [%s]", b, d);
     if (g->shape[4] != 3)
         return invalid(c, "expect grid to have size 3 in last dimension, but got grid with shape [%s]", b);
-    op_step eq = *s;
-    eq.np = 2, eq.p[0] = s->p[3], eq.p[1] = s->p[1];
-    aclnnStatus rc = opc_shape_equal(c, &eq);
-    if (rc) return rc;
-    eq.p[0] = s->p[4], eq.p[1] = s->p[2];
-    if ((rc = opc_shape_equal(c, &eq)) != ACLNN_SUCCESS) return rc;
-    const bool *mask;
-    uint64_t n = 0;
-    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 5)->p, &mask, &n) != ACLNN_SUCCESS || n != 2)
-        return invalid(c, "Expected aclnnGridSampler3DBackward outputMask len to be 2, but got %llu.", (unsigned long long)n);
-    return ACLNN_SUCCESS;
+    return gs_grads_and_mask(c, s, "aclnnGridSampler3DBackward");
 }
