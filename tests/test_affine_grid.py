@@ -1,13 +1,14 @@
 """Affine grids (native_stubs/src/ops/grid_sample/affine_grid.toml): aclnnAffineGrid against torch CPU's
 affine_grid in float64 (float64 arithmetic rounded once: within half an ulp of the reference), 2-D and 3-D,
-alignCorners both ways, one-step axes, every dtype of the vendor's list (950 in process, A2 in one child), the
+alignCorners both ways, one-step axes, every dtype of the vendor's list (950 in process, A2 in test_spatial2_dtype_lists.py's
+child), the
 validation codes and messages; and torch_npu's F.affine_grid (forward and backward) against torch CPU."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from _cnn_ops import A2, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
+from _cnn_ops import INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
 from pyaclnn import ops
 from reference import elementwise as R
 
@@ -50,11 +51,16 @@ def test_affine_grid_validation(args, code, text):
     assert got == code and text in msg, msg
 
 
-def test_dtype_list_on_a2():
+def a2_cases():
+    """(calls, expected codes) on A2 (run in tests/test_spatial2_dtype_lists.py's one child)."""
     cands = ["float32", "float16", "bfloat16", "float64", "int32"]
     calls = [("AffineGrid", [["t", d, [1, 2, 3]], [1, 1, 2, 2], False, ["t", d, [1, 2, 2, 2]]]) for d in cands]
-    assert status_codes(calls, A2) == [0, 0, 0, INVALID, INVALID]
-    assert status_codes(calls, "Ascend950PR") == [0, 0, 0, INVALID, INVALID]
+    return calls, [0, 0, 0, INVALID, INVALID]
+
+
+def test_dtype_list_on_950():
+    calls, want = a2_cases()          # one list for both SoCs
+    assert status_codes(calls, "Ascend950PR") == want
 
 
 _BODY = """

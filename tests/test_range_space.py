@@ -1,13 +1,14 @@
 """Range and LogSpace (native_stubs/src/ops/math/range_space.toml): aclnnRange against torch CPU's range (exact for
 integer outputs, the fp32 steps for floats), aclnnLogSpace against a float64 base ** linspace (within one ulp of the
-result dtype), the dtype lists (950 in process, A2 in one child), the validation codes and messages; and torch_npu's
+result dtype), the dtype lists (950 in process, A2 in test_spatial2_dtype_lists.py's
+child), the validation codes and messages; and torch_npu's
 torch.range / torch.logspace against torch CPU."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from _cnn_ops import A2, INVALID, error_of, status_codes, torch_npu_run, zeros
+from _cnn_ops import INVALID, error_of, torch_npu_run, zeros
 from pyaclnn import ops
 from reference import elementwise as R
 
@@ -50,13 +51,14 @@ def test_range_space_validation(op, args, code, text):
     assert got == code and text in msg, msg
 
 
-def test_dtype_lists_on_a2():
+def a2_cases():
+    """(calls, expected codes) on A2 (run in tests/test_spatial2_dtype_lists.py's one child)."""
     cands = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "int8"]
     calls = [("Range", [0, 3, 1, ["t", d, [4]]]) for d in cands] + \
             [("LogSpace", [0.0, 1.0, 3, 10.0, ["t", d, [3]]]) for d in cands]
     want = [0 if d != "int8" else INVALID for d in cands] + [0 if d in ("float32", "float16", "bfloat16") else INVALID
                                                              for d in cands]
-    assert status_codes(calls, A2) == want
+    return calls, want
 
 
 _BODY = """

@@ -1,13 +1,14 @@
 """Renorm (native_stubs/src/ops/norm/renorm.toml): aclnnRenorm and aclnnInplaceRenorm against float64 torch CPU's
 renorm (within 2^-21 relative: fp32 norms and products), p in {0, 1, 2, 3, inf, 1.5}, negative dims, every dtype of
-the vendor's list (950 in process, A2 in one child), strided views, the validation codes and messages; and
+the vendor's list (950 in process, A2 in test_spatial2_dtype_lists.py's
+child), strided views, the validation codes and messages; and
 torch_npu's torch.renorm (forward and backward) against torch CPU."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from _cnn_ops import A2, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
+from _cnn_ops import INVALID, NULLPTR, dec, error_of, f64, torch_npu_run, zeros
 from _op_helpers import strided
 from pyaclnn import ops
 from reference import elementwise as R
@@ -58,10 +59,11 @@ def test_renorm_validation(args, code, text):
     assert got == code and text in msg, msg
 
 
-def test_dtype_list_on_a2():
+def a2_cases():
+    """(calls, expected codes) on A2 (run in tests/test_spatial2_dtype_lists.py's one child)."""
     cands = ["float32", "float16", "bfloat16", "float64", "int32"]
     calls = [("Renorm", [["t", d, [2, 3]], 2.0, 0, 1.0, ["t", d, [2, 3]]]) for d in cands]
-    assert status_codes(calls, A2) == [0, 0, 0, INVALID, INVALID]
+    return calls, [0, 0, 0, INVALID, INVALID]
 
 
 _BODY = """

@@ -1,6 +1,7 @@
 """Max unpooling (native_stubs/src/ops/pool/unpool.toml): aclnnMaxUnpool2d / aclnnMaxUnpool3d against torch CPU's
 max_unpool2d / max_unpool3d on the indices of a max pooling (exact: bytes moved), every dtype of the vendor's list
-(one list for every SoC: 950 in process, A2 in one child), 3-D / 4-D inputs, strided views, repeated and negative
+(one list for every SoC: 950 in process, A2 in test_spatial2_dtype_lists.py's
+child), 3-D / 4-D inputs, strided views, repeated and negative
 indices, an out-of-range index (a device fault), the validation codes and messages; and torch_npu's
 F.max_unpool2d / F.max_unpool3d (forward and autograd's backward) on the emulator against torch CPU."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _cnn_ops import A2, INVALID, NULLPTR, dec, error_of, f64, status_codes, torch_npu_run, zeros
+from _cnn_ops import INVALID, NULLPTR, dec, error_of, f64, torch_npu_run, zeros
 from _op_helpers import strided
 from pyaclnn import ops
 from reference import elementwise as R
@@ -131,15 +132,15 @@ def test_unpool_validation(op, args, code, text):
     assert got == code and text in msg, msg
 
 
-def test_dtype_list_on_a2():
+def a2_cases():
+    """(calls, expected codes) of the A2 dtype list (run in tests/test_spatial2_dtype_lists.py's one child)."""
     cands = LIST + ["bfloat16", "bool"]
 
     def calls(d):
         return [("MaxUnpool2d", [["t", d, [1, 2, 2, 2]], ["t", "int32", [1, 2, 2, 2], 0], [3, 3], ["t", d, [1, 2, 3, 3]]]),
                 ("MaxUnpool3d", [["t", d, [1, 1, 2, 2]], ["t", "int64", [1, 1, 2, 2], 0], [1, 3, 3], [1, 2, 2],
                                  [0, 0, 0], ["t", d, [1, 1, 3, 3]]])]
-    got = status_codes([c for d in cands for c in calls(d)], A2)
-    assert got == [0 if d in LIST else INVALID for d in cands for _ in range(2)]
+    return [c for d in cands for c in calls(d)], [0 if d in LIST else INVALID for d in cands for _ in range(2)]
 
 
 _BODY = """
