@@ -1048,4 +1048,52 @@ MUTANTS = [
            "int valid = r >= 0 && r < p->rows && !(p->unpermute && s == 0.0f);", "int valid = r >= 0 && r < p->rows;",
            ("tests/test_moe_routing.py::test_atlas_a2",),
            "MoeTokenUnpermute on Atlas A2: a token with prob 0 not skipped (its first token then starts the sum)"),
+    # ---- max unpooling (pool/unpool.c) ----
+    Mutant("pool-unpool-negative-index-kept", f"{OPS}/pool/unpool.c",
+           "if (v < 0) v += p->osp;", "if (v < 0) v = 0;",
+           ("tests/test_unpool.py::test_unpool_strided_repeated_negative_and_fault",),
+           "max unpooling: a negative index does not count from the end of the plane"),
+    # ---- im2col / col2im (conv/im2col.c) ----
+    Mutant("conv-col2im-ignores-row-dilation", f"{OPS}/conv/im2col.c",
+           "if (hk % p->d[0] || wk % p->d[1]) continue;", "if (wk % p->d[1]) continue;",
+           ("tests/test_im2col.py::test_col2im_matches_torch",),
+           "col2im adds column elements whose row offset falls between dilated kernel rows"),
+    # ---- affine grids (grid_sample/affine_grid.c) ----
+    Mutant("grid-affine-ignores-align-corners", f"{OPS}/grid_sample/affine_grid.c",
+           "return align ? v : v * (double)(n - 1) / (double)n;", "return v;",
+           ("tests/test_affine_grid.py::test_affine_grid_matches_torch",),
+           "affine grid: the base coordinates not scaled by (n - 1) / n without alignCorners"),
+    # ---- 3-D grid sampling checks (grid_sample/grid_sampler3d.c) ----
+    Mutant("grid-3d-admits-bicubic", f"{OPS}/grid_sample/grid_sampler3d.c",
+           "if (im < 0 || im > 1) return", "if (im < 0 || im > 2) return",
+           ("tests/test_grid_sampler3d.py::test_grid_sampler_3d_validation",),
+           "3-D grid sampler: interpolationMode 2 (bicubic, 2-D only) admitted"),
+    # ---- searchsorted (sort/searchsorted.c) ----
+    Mutant("sort-searchsorted-bounds-swapped", f"{OPS}/sort/searchsorted.c",
+           "if (ew_is_float(p->promote)) return right ? !(v.f > key.f) : !(v.f >= key.f);",
+           "if (ew_is_float(p->promote)) return right ? !(v.f >= key.f) : !(v.f > key.f);",
+           ("tests/test_searchsorted.py::test_searchsorted_matches_torch",),
+           "searchsorted: lower and upper bounds swapped for floating keys"),
+    # ---- histc (math/histc.c) ----
+    Mutant("math-histc-max-not-in-last-bin", f"{OPS}/math/histc.c",
+           "            int32_t b = (int32_t)(q / len);\n            if (b == p->bins) b--;",
+           "            int32_t b = (int32_t)(q / len);",
+           ("tests/test_histc.py::test_nan_out_dtype_and_empty",),
+           "histc: an element equal to max falls outside the last bin"),
+    # ---- range / logspace (math/range_space.c) ----
+    Mutant("math-logspace-linspace-one-sided", f"{OPS}/math/range_space.c",
+           "in_dtype((double)((i < half ? p->start : p->end) + t), p->compute);",
+           "in_dtype((double)(p->start + t), p->compute);",
+           ("tests/test_range_space.py::test_logspace_within_an_ulp",),
+           "logspace: the linspace's second half counted from start instead of back from end"),
+    # ---- renorm (norm/renorm.c) ----
+    Mutant("norm-renorm-p3-as-p2", f"{OPS}/norm/renorm.c",
+           "else if (p == 3) acc += F(F(a * a) * a);", "else if (p == 3) acc += F(a * a);",
+           ("tests/test_renorm.py::test_renorm_matches_torch",),
+           "renorm: the p = 3 template sums squares"),
+    # ---- channel shuffle (conversion/channel_shuffle.c) ----
+    Mutant("conversion-channel-shuffle-identity", f"{OPS}/conversion/channel_shuffle.c",
+           "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
+           ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
+           "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
 ]

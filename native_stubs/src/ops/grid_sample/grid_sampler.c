@@ -345,6 +345,23 @@ aclnnStatus opc_gs_shape(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* The backwards' last shape checks on the step's operands (gradOutput input grid inputGrad gridGrad outputMask):
+ * inputGrad of input's shape, gridGrad of grid's (OP_CHECK_SHAPE_NOT_EQUAL), then an outputMask of 2 values
+ * (shared with grid_sampler3d.c). */
+aclnnStatus gs_grads_and_mask(op_call *c, const op_step *s, const char *api) {
+    op_step eq = *s;
+    eq.np = 2, eq.p[0] = s->p[3], eq.p[1] = s->p[1];
+    aclnnStatus rc = opc_shape_equal(c, &eq);
+    if (rc) return rc;
+    eq.p[0] = s->p[4], eq.p[1] = s->p[2];
+    if ((rc = opc_shape_equal(c, &eq)) != ACLNN_SUCCESS) return rc;
+    const bool *mask;
+    uint64_t n = 0;
+    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 5)->p, &mask, &n) != ACLNN_SUCCESS || n != 2)
+        return invalid(c, "Expected %s outputMask len to be 2, but got %llu.", api, (unsigned long long)n);
+    return ACLNN_SUCCESS;
+}
+
 /* gsb_shape gradOutput input grid inputGrad gridGrad outputMask (the 2-D backward's CheckShape after the ranks). */
 aclnnStatus opc_gsb_shape(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *go = op_tensor(c, s, 0), *x = op_tensor(c, s, 1), *g = op_tensor(c, s, 2);
@@ -363,17 +380,7 @@ aclnnStatus opc_gsb_shape(op_call *c, const op_step *s) {
                        "[%s] and gradOutput with shape [%s]", b, d);
     if (g->shape[3] != 2)
         return invalid(c, "expect grid to have size 2 in last dimension, but got grid with shape [%s]", b);
-    op_step eq = *s;
-    eq.np = 2, eq.p[0] = s->p[3], eq.p[1] = s->p[1];
-    aclnnStatus rc = opc_shape_equal(c, &eq);
-    if (rc) return rc;
-    eq.p[0] = s->p[4], eq.p[1] = s->p[2];
-    if ((rc = opc_shape_equal(c, &eq)) != ACLNN_SUCCESS) return rc;
-    const bool *mask;
-    uint64_t n = 0;
-    if (pyaclnn_stub_bool_array_get(op_argument(c, s, 5)->p, &mask, &n) != ACLNN_SUCCESS || n != 2)
-        return invalid(c, "Expected aclnnGridSampler2DBackward outputMask len to be 2, but got %llu.", (unsigned long long)n);
-    return ACLNN_SUCCESS;
+    return gs_grads_and_mask(c, s, "aclnnGridSampler2DBackward");
 }
 
 /* gs_support input interpolationMode paddingMode alignCorners (paramsNotSupport): DOUBLE (AI CPU) has no bicubic. */
