@@ -45,6 +45,9 @@ def test_logspace_within_an_ulp(start, end, steps, base, name):
     ("LogSpace", (0.0, 3.0, 4, 10.0, zeros((4,), "float64")), INVALID, ""),
     ("LogSpace", (0.0, 3.0, -1, 10.0, zeros((4,), "float32")), INVALID, "LogSpace requires non-negative steps, given "
      "steps is -1"),
+    # the op_api's ViewCopy of the [steps] result into a result of another size fails (nullptr)
+    ("LogSpace", (0.0, 3.0, 2, 10.0, zeros((4, 7), "float32")), 561103, "result has 28 elements"),
+    ("LogSpace", (0.0, 3.0, 5, 10.0, zeros((4,), "float32")), 561103, "the ViewCopy of the 5 steps"),
 ])
 def test_range_space_validation(op, args, code, text):
     got, msg = error_of(getattr(ops, op), *args)

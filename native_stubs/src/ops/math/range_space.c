@@ -33,7 +33,7 @@ typedef struct {
 static float in_dtype(double v, aclDataType dt) { return (float)ew_cast((ew_value){.f = v}, ACL_DOUBLE, dt).f; }
 
 /* logspace_plan start end steps base result: result FLOAT / FLOAT16 / BF16 (no message: the op_api's
- * CheckDtypeValid logs none), steps >= 0; nothing for 0 steps. */
+ * CheckDtypeValid logs none), steps >= 0, result of `steps` elements; nothing for 0 steps. */
 aclnnStatus opc_logspace_plan(op_call *c, const op_step *s) {
     const op_scalar *a = op_scalar_of(c, s, 0), *b = op_scalar_of(c, s, 1);
     const pyaclnn_stub_tensor *r = op_tensor(c, s, 4);
@@ -43,6 +43,12 @@ aclnnStatus opc_logspace_plan(op_call *c, const op_step *s) {
         return invalid(c, "result dtype %s is not in [FLOAT, FLOAT16, BF16].", op_dtype_name(r->dtype, d));
     }
     if (steps < 0) return invalid(c, "LogSpace requires non-negative steps, given steps is %lld", (long long)steps);
+    /* The op_api's last step, ViewCopy of the [steps] result into `result`, fails (nullptr: 561103) when
+     * their element counts differ; nothing is checked for 0 steps, which returns first. */
+    if (steps > 0 && pyaclnn_stub_numel(r) != steps)
+        return op_failf(c->api, ACLNN_ERR_INNER_NULLPTR,
+                        "result has %lld elements: the ViewCopy of the %lld steps into it fails.",
+                        (long long)pyaclnn_stub_numel(r), (long long)steps);
     logspace_params *p = op_params(c, sizeof(logspace_params));
     p->steps = steps, p->compute = r->dtype;
     if ((a->dtype == ACL_FLOAT16 && b->dtype == ACL_BF16) || (a->dtype == ACL_BF16 && b->dtype == ACL_FLOAT16))
@@ -50,7 +56,7 @@ aclnnStatus opc_logspace_plan(op_call *c, const op_step *s) {
     p->start = in_dtype(ew_value_to_double(a->v, a->dtype), p->compute);
     p->end = in_dtype(ew_value_to_double(b->v, b->dtype), p->compute);
     p->base = in_dtype((float)op_argument(c, s, 3)->d, p->compute);
-    if (steps == 0 || pyaclnn_stub_numel(r) == 0) c->nothing = 1;
+    if (steps == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
 
