@@ -37,7 +37,9 @@ REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dW
 # a valid call for them (shapes tied across arguments, matrices, pooling windows, statistics tensors): their
 # successful paths are covered by their own tests (test_blas, test_distance, test_linalg, test_suite_ops,
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
-# test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing); the corpus records their validation. A builder in
+# test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing, test_affine_grid,
+# test_channel_shuffle, test_grid_sampler3d, test_histc, test_im2col, test_renorm, test_searchsorted,
+# test_unpool); the corpus records their validation. A builder in
 # tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
     "aclnnAdaptiveMaxPool2d", "aclnnAdaptiveMaxPool2dBackward", "aclnnAddbmm", "aclnnAddr", "aclnnAmin",
@@ -54,7 +56,10 @@ NO_BUILDER_YET = {
     "aclnnBatchNormReduce", "aclnnBatchNormStats", "aclnnIndexCopy", "aclnnInplaceIndexCopy", "aclnnInplacePut",
     "aclnnSyncBatchNormGatherStats", "aclnnUnique", "aclnnMoeComputeExpertTokens", "aclnnMoeFinalizeRoutingV2",
     "aclnnMoeGatingTopK", "aclnnMoeGatingTopKSoftmax", "aclnnMoeGatingTopKSoftmaxV2", "aclnnMoeInitRouting",
-    "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute",
+    "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute", "aclnnAffineGrid", "aclnnChannelShuffle",
+    "aclnnGridSampler3D", "aclnnGridSampler3DBackward", "aclnnHistc", "aclnnIm2col", "aclnnIm2colBackward",
+    "aclnnInplaceRenorm", "aclnnMaxUnpool2d", "aclnnMaxUnpool3d", "aclnnRenorm", "aclnnSearchSorted",
+    "aclnnSearchSorteds",
 }
 SHOW = 20
 
