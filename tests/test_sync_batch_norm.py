@@ -242,6 +242,11 @@ C3 = np.ones(3, F32)
                                          C3), INVALID, "Tensor gradOut expected dtype is FLOAT16 but found FLOAT."),
     (lambda: ops.BatchNormReduceBackward(X, X, C3, C3, None, False, True, False, None, None, np.ones(2, F32), None),
      INVALID, "expected tensor for gradWeight to have same size as [3], but got [2]."),
+    # shapes the op_api leaves to its l0 Mul / SyncBatchNormBackwardReduce, which fail on them (nullptr)
+    (lambda: ops.BatchNormReduceBackward(X, X, np.ones(1, F32), C3, None, False, False, True, None, None, None, C3),
+     561103, "mean must have 3 elements, the channels of input."),
+    (lambda: ops.BatchNormReduceBackward(X[:1], X, C3, C3, None, False, False, True, None, None, None, C3),
+     561103, "gradOut's shape must be input's."),
     (lambda: ops.BatchNormGatherStatsWithCounts(X, z((4, 3)), z((4, 3)), None, None, 0.1, 1e-5, z(3), C3, C3),
      INVALID, "first dimension of mean, invstd and count should be the same"),
     (lambda: ops.BatchNormGatherStatsWithCounts(X, z((4, 2)), z((4, 2)), None, None, 0.1, 1e-5, z(4), C3, C3),

@@ -568,6 +568,21 @@ aclnnStatus opc_sbn_bwr_empty(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* sbn_bwr_operands gradOut input mean invstd: the op_api checks none of these shapes; its l0 Mul(gradOut, input)
+ * and SyncBatchNormBackwardReduce(sumDy, sumDyX, mean, invstd) then fail (nullptr: 561103) on operands that do
+ * not fit. The emulator asks for what its kernel reads: gradOut of input's shape, mean and invstd of C elements. */
+aclnnStatus opc_sbn_bwr_operands(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *dy = op_tensor(c, s, 0), *x = op_tensor(c, s, 1);
+    int same = dy->ndim == x->ndim;
+    for (int64_t d = 0; same && d < x->ndim; d++) same = dy->shape[d] == x->shape[d];
+    if (!same) return op_failf(c->api, ACLNN_ERR_INNER_NULLPTR, "gradOut's shape must be input's.");
+    for (int k = 2; k < 4; k++)
+        if (pyaclnn_stub_numel(op_tensor(c, s, k)) != x->shape[1])
+            return op_failf(c->api, ACLNN_ERR_INNER_NULLPTR, "%s must have %lld elements, the channels of input.",
+                            op_pname(c, s, k), (long long)x->shape[1]);
+    return ACLNN_SUCCESS;
+}
+
 /* sbn_gather_shapes input mean invstd counts: mean, invstd, counts alike in dim 0; mean, invstd [., C]. */
 aclnnStatus opc_sbn_gather_shapes(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *m = op_tensor(c, s, 1), *iv = op_tensor(c, s, 2);
