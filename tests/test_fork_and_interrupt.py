@@ -145,7 +145,7 @@ print("PARENT ok")
 def test_ctrl_c_interrupts_a_synchronize_while_a_task_runs(what):
     code = PRELUDE + f"""
 s = rt.Stream()
-sleep_on(s, 3.0)
+sleep_on(s, 2.0)
 waiter = {{"stream": s, "event": rt.Event().record(s), "device": rt.current_device()}}["{what}"]
 threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
 t0 = time.monotonic()
@@ -162,8 +162,8 @@ print("DONE", round(time.monotonic() - t0, 2))
     assert rc == 0, err
     words = out.split()
     assert words[0] == "INTERRUPTED", out
-    assert float(words[1]) < 1.5, out
-    assert words[2] == "DONE" and float(words[3]) >= 2.5, out
+    assert float(words[1]) < 1.0, out
+    assert words[2] == "DONE" and float(words[3]) >= 1.5, out
 
 
 # ---- Ctrl-C in calls that wait for queued work (issue 27, point 5) --------------------------------
@@ -212,7 +212,7 @@ if closing:                                 # a stream whose close waits for its
     side = rt.Stream()
     pyaclnn.from_numpy(a, stream=side)
 WORK = side if closing else stream
-sleep_on(WORK, 4.0)
+sleep_on(WORK, 1.5)
 sent = []
 threading.Timer(0.3, lambda: (sent.append(time.monotonic()), os.kill(os.getpid(), signal.SIGINT))).start()
 t0 = time.monotonic()
@@ -238,7 +238,7 @@ def test_ctrl_c_lands_at_once_in_calls_that_wait_for_queued_work(call):
     import json
     result = json.loads(out.strip().splitlines()[-1])
     assert result["result"] == "INTERRUPTED", result
-    # 3.7 s of work were still queued when the signal came; the waits check for signals every 5 ms
+    # 1.2 s of work were still queued when the signal came; the waits check for signals every 5 ms
     # (polls) or 50 ms (slices). The bound leaves room for a loaded 2-core machine's scheduling.
     assert result["latency"] < 0.3, result
     assert result["leaked"] == {}, result

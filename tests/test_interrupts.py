@@ -121,7 +121,7 @@ print(json.dumps({"interrupts": interrupts, "calls": done, "leaked": leaked(base
 
 
 def test_interrupt_storm_leaks_nothing():
-    code, out, err = run_python(STORM, args=["3"], timeout=120)
+    code, out, err = run_python(STORM, args=["2"], timeout=120)
     assert code == 0, err[-2000:]
     result = json.loads(out.strip().splitlines()[-1])
     assert result["interrupts"] > 500, result         # the storm really hit the calls
@@ -245,7 +245,7 @@ def test_interrupt_storm_every_half_millisecond_leaks_nothing(calls, fastpath):
     # launch on `side` and its synchronize leaves a race of the program's own (out back in the pool while
     # side still writes it), which is not what this test is about.
     code, out, err = run_python(STORM27, {"PYACLNN_FASTPATH": fastpath, "PYACLNN_STUB_HAZARDS": "report"},
-                                args=["3", calls], timeout=180)
+                                args=["2", calls], timeout=180)
     assert code == 0, err[-3000:]
     result = json.loads(out.strip().splitlines()[-1])
     assert result["interrupts"] > 500, result         # the storm really hit the calls

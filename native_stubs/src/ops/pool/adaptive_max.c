@@ -87,13 +87,7 @@ aclnnStatus opc_amxp_shape(op_call *c, const op_step *s) {
         if (x->shape[d] <= 0)
             return invalid(c, "adaptive_max_pooling2d():expected input to have non-empty spatiak dimensions, but input has "
                            "sizes %lld with dimension %lld being empty.", (long long)x->ndim, (long long)d);
-    uint64_t n = c->ints[s->p[1]].n;
-    const int64_t *os = c->ints[s->p[1]].v;
-    if (n != 2) return invalid(c, "outputSize length should be 2, but now is %llu.", (unsigned long long)n);
-    for (int i = 0; i < 2; i++)
-        if (os[i] <= 0)
-            return invalid(c, "outputSize value should greater than 0, but the sizes of %d is %lld.", i, (long long)os[i]);
-    return ACLNN_SUCCESS;
+    return pool_output_size2(c, s->p[1]);
 }
 
 /* amxp_plan self outputSize outputOut: outputOut is self's shape with the plane outputSize (the result's copy),

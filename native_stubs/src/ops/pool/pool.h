@@ -74,6 +74,19 @@ static inline aclnnStatus pool_same_format(op_call *c, const pyaclnn_stub_tensor
                        op_format_name(x->format, a), op_format_name(y->format, b));
 }
 
+/* The vendor's CheckOutputSize step of the 2-D adaptive max pool and max unpool (adaptive_max.c, unpool.c):
+ * outputSize holds exactly 2 values, each positive. */
+static inline aclnnStatus pool_output_size2(op_call *c, int param) {
+    uint64_t n = c->ints[param].n;
+    const int64_t *os = c->ints[param].v;
+    if (n != 2) return op_invalidf(c->api, "outputSize length should be 2, but now is %llu.", (unsigned long long)n);
+    for (int i = 0; i < 2; i++)
+        if (os[i] <= 0)
+            return op_invalidf(c->api, "outputSize value should greater than 0, but the sizes of %d is %lld.", i,
+                               (long long)os[i]);
+    return ACLNN_SUCCESS;
+}
+
 /* The backward of a pooling with indices (adaptive_max.c, max_pool3d.c): inputs gradOutput and indices (planes x
  * osp), output gradInput (planes x isp); each gradient added at its index in float64, one rounding. */
 static inline void pool_index_scatter(const pyaclnn_stub_launch *launch, int64_t planes, int64_t isp, int64_t osp) {

@@ -97,14 +97,11 @@ static int64_t spatial(const pyaclnn_stub_tensor *x, int k) {
 /* unpool2d_size self outputSize (CheckOutputSize): 2 positive values, OH * OW >= H * W. */
 aclnnStatus opc_unpool2d_size(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *x = op_tensor(c, s, 0);
-    uint64_t n = c->ints[s->p[1]].n;
+    aclnnStatus rc = pool_output_size2(c, s->p[1]);
+    if (rc) return rc;
     const int64_t *os = c->ints[s->p[1]].v;
-    if (n != 2) return invalid(c, "outputSize length should be 2, but now is %llu.", (unsigned long long)n);
-    for (int i = 0; i < 2; i++)
-        if (os[i] <= 0)
-            return invalid(c, "outputSize value should greater than 0, but the sizes of %d is %lld.", i, (long long)os[i]);
     int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
-    if (op_mul_sat(os[0], os[1]) < h * w)
+    if (op_mul_sat(os[0], os[1]) < op_mul_sat(h, w))
         return invalid(c, "The output volums are of size %lld x %lld, should greater than or equal to self of size "
                        "%lld x %lld.", (long long)os[0], (long long)os[1], (long long)h, (long long)w);
     return ACLNN_SUCCESS;
