@@ -82,7 +82,7 @@ _replayed: dict = {}
 def replayed(soc: str, specs: dict) -> dict:
     """{(op, index): result} of replaying the corpus on `soc` (once per session)."""
     if soc not in _replayed:
-        _replayed[soc] = oc.run_calls(soc, oc.sample_work(specs, _sample()))
+        _replayed[soc] = oc.run_calls(soc, oc.sample_work(specs, _sample()), specs=specs)
     return _replayed[soc]
 
 
