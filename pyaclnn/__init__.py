@@ -14,6 +14,7 @@ package has no asserts for pytest to rewrite, and this keeps pytest from warning
 
 __version__ = "0.1.0"
 
+from ._exceptions import MissingPathError, NoAttributeError
 from .errors import AclError, MissingSymbolError, check  # noqa: E402,F401
 
 
@@ -26,7 +27,7 @@ def get_include() -> str:
     from ._loader import stub_include_dir
     path = stub_include_dir()
     if path is None:
-        raise FileNotFoundError("pyaclnn's stub headers are not installed (no _stub/include)")
+        raise MissingPathError("pyaclnn's stub headers are not installed (no _stub/include)")
     return path
 
 
@@ -36,7 +37,7 @@ def get_library_dir() -> str:
     path = stub_library_dir()
     if path is None:
         from ._stubpaths import NOT_BUILT
-        raise FileNotFoundError(NOT_BUILT)
+        raise MissingPathError(NOT_BUILT)
     return path
 
 
@@ -93,4 +94,4 @@ def __getattr__(name: str):
         import importlib
         module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
         return module if _LAZY[name] is None else getattr(module, name)
-    raise AttributeError(f"module 'pyaclnn' has no attribute {name!r}")
+    raise NoAttributeError(f"module 'pyaclnn' has no attribute {name!r}")

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ._exceptions import ArgumentTypeError, InvalidArgumentError
 from . import _reuse, dtypes
 from .errors import AclError, recent_error_message
 from .runtime import Stream, current_stream, is_stub
@@ -128,19 +129,19 @@ class Crossing:
             return _from_torch(value)
         if isinstance(value, (list, tuple, int, float, complex)):
             if output:
-                raise TypeError(f"output {name} cannot be a Python {type(value).__name__}: give a "
-                                f"pyaclnn.Tensor, numpy array or torch tensor to receive the result")
+                raise ArgumentTypeError(f"output {name} cannot be a Python {type(value).__name__}: give a "
+                                        f"pyaclnn.Tensor, numpy array or torch tensor to receive the result")
             value = host_array(value)       # Python data: torch's default dtypes (float -> FLOAT)
         if isinstance(value, (np.ndarray, np.generic)):
             if output and isinstance(value, np.ndarray) and not value.flags.writeable:
-                raise ValueError(f"output {name} is a read-only numpy array")
+                raise InvalidArgumentError(f"output {name} is a read-only numpy array")
             t = self._host_copy(value, fresh=self.fresh_outputs) if output else self._host_input(value)
             self._keep.append(t)
             if output and isinstance(value, np.ndarray):
                 self._copies.append((t, value))
             return t
-        raise TypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array, torch tensor, or a Python "
-                        f"number / list), got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} expects a tensor (pyaclnn.Tensor, numpy array, torch tensor, or a Python "
+                                f"number / list), got {type(value).__name__}")
 
     def _host_input(self, array) -> Tensor:
         array = np.asarray(array)

@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ._exceptions import InvalidArgumentError
+
 FORMAT = 1
 FILENAME = "ops.json"
 
@@ -40,8 +42,8 @@ def load() -> dict[str, Any]:
     with open(p, encoding="utf-8") as f:
         doc = json.load(f)
     if doc.get("format") != FORMAT:
-        raise ValueError(f"{p}: catalog format {doc.get('format')!r}, this pyaclnn reads {FORMAT}; "
-                         "rebuild the stub (pip install -e .)")
+        raise InvalidArgumentError(f"{p}: catalog format {doc.get('format')!r}, this pyaclnn reads {FORMAT}; "
+                                   "rebuild the stub (pip install -e .)")
     return doc
 
 

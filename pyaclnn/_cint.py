@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import operator
 
+from ._exceptions import CIntRangeError
+
 __all__ = ["CIntRangeError", "bounds", "check", "checker", "INT64_MAX"]
 
 INT64_MAX = 2**63 - 1
@@ -29,10 +31,6 @@ _TYPES = {
 }
 _UNSIGNED = frozenset({ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t,
                        ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong})
-
-
-class CIntRangeError(OverflowError, ValueError):
-    """An integer does not fit the C type it is passed as (an OverflowError and a ValueError)."""
 
 
 def bounds(ctype: str) -> tuple[int, int]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from ._exceptions import InvalidArgumentError
+
 __all__ = ["DynamicInfo", "dynamic_info"]
 
 _SHT_DYNSYM, _SHT_DYNAMIC = 11, 6
@@ -34,7 +36,7 @@ def dynamic_info(path: str) -> DynamicInfo:
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
+        raise InvalidArgumentError(f"{path}: not a 64-bit little-endian ELF file")
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]

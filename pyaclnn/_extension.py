@@ -15,6 +15,8 @@ import os
 import sysconfig
 from pathlib import Path
 from typing import Any, Callable
+
+from ._exceptions import BackendError
 from ._mutex import mutex as _mutex
 
 _OFF = ("0", "off", "no", "false")
@@ -79,7 +81,7 @@ class OptionalExtension:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
         if module.abi() != self.abi:
-            raise RuntimeError(f"{path} has ABI {module.abi()}, expected {self.abi}")
+            raise BackendError(f"{path} has ABI {module.abi()}, expected {self.abi}")
         self.prepare(module, path)
         return module
 

@@ -13,6 +13,8 @@ import ctypes
 import os
 from dataclasses import dataclass
 
+from ._exceptions import InvalidArgumentError
+
 __all__ = ["Hazard", "hazards", "hazard_counts", "hazard_mode", "KINDS"]
 
 # Kind names in the order of PYACLNN_HAZARD_* (native_stubs/src/internal/pyaclnn_stub.h).
@@ -115,7 +117,7 @@ class checker_mode:
 
     def __init__(self, mode: str):
         if mode not in _MODES:
-            raise ValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+            raise InvalidArgumentError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
         self._mode = _MODES.index(mode)
         self._old = None
 

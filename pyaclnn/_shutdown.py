@@ -12,6 +12,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import time
+
+from ._exceptions import ShuttingDownError
 from ._mutex import mutex as _mutex
 
 DRAIN_SECONDS = 2.0          # how long the exit waits for launches already in progress
@@ -27,10 +29,6 @@ def on_closing(hook) -> None:
     """Call ``hook()`` when the exit begins (the compiled launch paths check a flag of their own,
     since they run without entering :func:`launching`; they launch atomically under the GIL)."""
     _closing_hooks.append(hook)
-
-
-class ShuttingDownError(RuntimeError):
-    """A launch was attempted while the interpreter is exiting."""
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from ._exceptions import BackendError, InvalidArgumentError
 from . import capi, dtypes
 from .errors import make_error
 from .runtime import Stream, is_stub
@@ -35,7 +36,7 @@ def to_torch_dtype(acl_dtype: int) -> "torch.dtype":
         return getattr(torch, info.torch)
     if info.carrier and info.itemsize == 1:
         return torch.uint8
-    raise ValueError(f"torch has no dtype for {info.name}")
+    raise InvalidArgumentError(f"torch has no dtype for {info.name}")
 
 
 def to_torch(tensor) -> "torch.Tensor":
@@ -51,7 +52,7 @@ def to_torch(tensor) -> "torch.Tensor":
     shape, strides, offset = list(tensor.shape), list(tensor.strides), tensor.offset
     if info.packed:
         if tdtype is not _FP4X2 or not tensor.is_contiguous() or (shape and shape[-1] % 2) or offset % 2:
-            raise ValueError(f"{info.name} tensors convert to torch only as contiguous FLOAT4_E2M1 pairs")
+            raise InvalidArgumentError(f"{info.name} tensors convert to torch only as contiguous FLOAT4_E2M1 pairs")
         if shape:
             shape[-1] //= 2
         strides, offset = [max(s // 2, 1) for s in strides], offset // 2
@@ -66,10 +67,10 @@ def to_torch(tensor) -> "torch.Tensor":
         raw = torch.frombuffer(holder, dtype=torch.uint8)
         return raw.view(tdtype).as_strided(shape, strides, offset)
     if "torch_npu" not in sys.modules:
-        raise RuntimeError("to_torch on real hardware needs torch_npu")
+        raise BackendError("to_torch on real hardware needs torch_npu")
     out = torch.empty(shape, dtype=tdtype, device=f"npu:{tensor.device_id or 0}")
     if not tensor.is_contiguous():
-        raise ValueError("to_torch on real hardware copies contiguous tensors only")
+        raise InvalidArgumentError("to_torch on real hardware copies contiguous tensors only")
     nbytes = tensor.nbytes
     status = capi.aclrtMemcpyAsync(out.data_ptr(), nbytes, tensor.ptr + dtypes.nbytes(info.acl, offset),
                                    nbytes, capi.ACL_MEMCPY_DEVICE_TO_DEVICE, current_stream().handle)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ._exceptions import InvalidArgumentError
+
 __all__ = [
     "ROUND_MODES", "FORMATS", "encode", "decode",
     "encode_float16", "encode_bfloat16", "encode_float8_e4m3fn", "encode_float8_e5m2",
@@ -48,7 +50,7 @@ def _f32(x) -> np.ndarray:
 
 def _check_mode(round_mode: str, allowed=ROUND_MODES) -> str:
     if round_mode not in allowed:
-        raise ValueError(f"round_mode must be one of {allowed}, got {round_mode!r}")
+        raise InvalidArgumentError(f"round_mode must be one of {allowed}, got {round_mode!r}")
     return round_mode
 
 
@@ -390,12 +392,12 @@ def encode(x, fmt: str, **options) -> np.ndarray:
     """``encode(x, "hifloat8", round_mode="hybrid", saturate=True)`` -> codes; options are those
     of the format's encoder."""
     if fmt not in _ENCODERS:
-        raise ValueError(f"unknown format {fmt!r}; known: {FORMATS}")
+        raise InvalidArgumentError(f"unknown format {fmt!r}; known: {FORMATS}")
     return _ENCODERS[fmt](x, **options)
 
 
 def decode(codes, fmt: str) -> np.ndarray:
     """Codes of a float format -> float32."""
     if fmt not in _DECODERS:
-        raise ValueError(f"no decoder for {fmt!r}; known: {tuple(_DECODERS)}")
+        raise InvalidArgumentError(f"no decoder for {fmt!r}; known: {tuple(_DECODERS)}")
     return _DECODERS[fmt](codes)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from ._exceptions import ArgumentTypeError, InvalidArgumentError
 from .capi import _constants as C
 
 
@@ -109,7 +110,7 @@ def info(acl_dtype: int | str) -> DTypeInfo:
     try:
         return table[acl_dtype]
     except KeyError:
-        raise ValueError(f"unknown aclDataType {acl_dtype!r}") from None
+        raise InvalidArgumentError(f"unknown aclDataType {acl_dtype!r}") from None
 
 
 def acl_name(acl_dtype: int) -> str:
@@ -120,7 +121,7 @@ def to_numpy(acl_dtype: int | str) -> np.dtype:
     """Host numpy dtype for an aclDataType (a uint8 carrier for HIFLOAT8/FLOAT4_E1M2/FLOAT6_*)."""
     d = info(acl_dtype)
     if d.numpy is None:
-        raise ValueError(f"{d.name} has no numpy representation")
+        raise InvalidArgumentError(f"{d.name} has no numpy representation")
     return d.numpy
 
 
@@ -130,7 +131,7 @@ def from_numpy(dtype) -> int:
     try:
         return _FROM_NUMPY[dt]
     except KeyError:
-        raise ValueError(f"no aclDataType for numpy dtype {dt}") from None
+        raise InvalidArgumentError(f"no aclDataType for numpy dtype {dt}") from None
 
 
 def acl_of_value_type(dtype) -> int | None:
@@ -162,7 +163,7 @@ def to_torch(acl_dtype: int | str):
     d = info(acl_dtype)
     dt = getattr(torch, d.torch, None) if d.torch else None
     if dt is None:
-        raise ValueError(f"torch has no dtype for {d.name}")
+        raise InvalidArgumentError(f"torch has no dtype for {d.name}")
     return dt
 
 
@@ -172,7 +173,7 @@ def from_torch(torch_dtype) -> int:
     for d in _TABLE:
         if d.torch == name:
             return d.acl
-    raise ValueError(f"no aclDataType for torch dtype {torch_dtype}")
+    raise InvalidArgumentError(f"no aclDataType for torch dtype {torch_dtype}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -199,8 +200,8 @@ def _checked_codes(arr: np.ndarray, name: str, lo: int, hi: int, what: str) -> n
     v = arr.astype(np.int64)    # exact for every integer type (ml_dtypes' int4 too)
     bad = (v < lo) | (v > hi)
     if bad.any():
-        raise ValueError(f"{name} takes {what} in {lo}..{hi}; got {v[bad][:4].tolist()} "
-                         f"({int(bad.sum())} out of range)")
+        raise InvalidArgumentError(f"{name} takes {what} in {lo}..{hi}; got {v[bad][:4].tolist()} "
+                                   f"({int(bad.sum())} out of range)")
     return v
 
 
@@ -217,7 +218,7 @@ def pack(values, acl_dtype: int | str) -> np.ndarray:
     """
     d = info(acl_dtype)
     if d.acl not in _NIBBLE_TYPES:
-        raise ValueError(f"{d.name} is not a 4-bit type")
+        raise InvalidArgumentError(f"{d.name} is not a 4-bit type")
     from .codecs import pack_nibbles
     arr = np.asarray(values)
     if d.acl == C.ACL_FLOAT4_E2M1 and arr.dtype == d.numpy:
@@ -227,8 +228,8 @@ def pack(values, acl_dtype: int | str) -> np.ndarray:
         want = {C.ACL_INT4: "integer values -8..7 (or ml_dtypes.int4)",
                 C.ACL_FLOAT4_E2M1: "ml_dtypes.float4_e2m1fn values or uint8 codes 0..15",
                 C.ACL_FLOAT4_E1M2: "integer codes 0..15"}[d.acl]
-        raise TypeError(f"{d.name} packing takes {want}, not {arr.dtype}; to quantise floats use "
-                        f"{_NIBBLE_CODECS[d.acl]}")
+        raise ArgumentTypeError(f"{d.name} packing takes {want}, not {arr.dtype}; to quantise floats use "
+                                f"{_NIBBLE_CODECS[d.acl]}")
     if d.acl == C.ACL_INT4:
         return pack_nibbles(_checked_codes(arr, d.name, -8, 7, "integer values"))
     return pack_nibbles(_checked_codes(arr, d.name, 0, 15, "codes"))
@@ -238,7 +239,7 @@ def unpack(packed, acl_dtype: int | str, n: int) -> np.ndarray:
     """Inverse of :func:`pack`: the first ``n`` elements as the type's host dtype (1-D)."""
     d = info(acl_dtype)
     if d.acl not in _NIBBLE_TYPES:
-        raise ValueError(f"{d.name} is not a 4-bit type")
+        raise InvalidArgumentError(f"{d.name} is not a 4-bit type")
     from .codecs import unpack_int4, unpack_nibbles
     if d.acl == C.ACL_INT4:
         return unpack_int4(packed, n).astype(d.numpy)

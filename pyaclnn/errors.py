@@ -19,15 +19,11 @@ Families (by code range):
 """
 from __future__ import annotations
 
+from ._exceptions import (  # noqa: F401 -- the whole hierarchy is importable from here
+    ArgumentTypeError, BackendError, CIntRangeError, ClosedError, EmulatorOnlyError, IndexOutOfRangeError,
+    InvalidArgumentError, MissingPathError, NoAttributeError, NotADirectoryPathError, NotFoundError, PyaclnnError,
+    ShuttingDownError, UnsupportedError)
 from .capi._constants import ENUM_MEMBERS
-
-
-class PyaclnnError(Exception):
-    """Base of every exception raised by pyaclnn."""
-
-
-class BackendError(PyaclnnError, RuntimeError):
-    """No usable set of CANN libraries (or a bad ``PYACLNN_BACKEND`` value)."""
 
 
 class MissingSymbolError(PyaclnnError):
@@ -183,10 +179,6 @@ class DeviceResetError(AclRuntimeError):
 
     ``code`` is the status of the call that failed; ``hint`` says what was found to have happened.
     """
-
-
-class ClosedError(PyaclnnError, RuntimeError):
-    """A pyaclnn object (tensor, stream, event ...) was used after ``close()``."""
 
 
 class ConfigError(PyaclnnError, ValueError):

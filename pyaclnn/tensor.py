@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ._exceptions import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError, UnsupportedError
 from . import capi, dtypes
 from ._interruptible import until_idle as _until_idle
 from ._cint import INT64_MAX, CIntRangeError, check_all
@@ -69,9 +70,9 @@ def as_acl_dtype(dtype: Any) -> int:
     try:
         return dtypes.from_numpy(np.dtype(dtype))
     except TypeError:
-        raise ValueError(f"unknown dtype {dtype!r}; give an aclDataType name ({_some_names()} ...; "
-                         f"all: pyaclnn.dtypes.BY_NAME), a short name ({', '.join(sorted(_ALIASES))}), "
-                         f"a numpy / ml_dtypes dtype or a torch dtype") from None
+        raise InvalidArgumentError(f"unknown dtype {dtype!r}; give an aclDataType name ({_some_names()} ...; "
+                                   f"all: pyaclnn.dtypes.BY_NAME), a short name ({', '.join(sorted(_ALIASES))}), "
+                                   f"a numpy / ml_dtypes dtype or a torch dtype") from None
 
 
 def _some_names() -> str:
@@ -89,7 +90,7 @@ def as_acl_format(fmt: Any) -> int:
     for name in (str(fmt), "ACL_FORMAT_" + str(fmt).upper(), "ACL_" + str(fmt).upper()):
         if name in members:
             return members[name]
-    raise ValueError(f"unknown aclFormat {fmt!r}")
+    raise InvalidArgumentError(f"unknown aclFormat {fmt!r}")
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -195,12 +196,12 @@ class Tensor:
         info = dtypes.info(as_acl_dtype(dtype))
         shape = tuple(int(d) for d in shape)
         if any(d < 0 for d in shape):
-            raise ValueError(f"negative dimension in shape {shape}")
+            raise InvalidArgumentError(f"negative dimension in shape {shape}")
         strides = contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
         if len(strides) != len(shape):
-            raise ValueError(f"strides {strides} do not match shape {shape}")
+            raise InvalidArgumentError(f"strides {strides} do not match shape {shape}")
         if any(s < 0 for s in strides) or offset < 0:
-            raise ValueError("negative strides and offsets are not supported by aclCreateTensor")
+            raise InvalidArgumentError("negative strides and offsets are not supported by aclCreateTensor")
         if (shape and max(shape) > INT64_MAX) or (strides and max(strides) > INT64_MAX) or offset > INT64_MAX:
             _check_layout_ints(shape, strides, offset)
         _check_counts(shape, info)
@@ -238,8 +239,8 @@ class Tensor:
     def _check_bounds(self) -> None:
         lo, hi = self._span()
         if hi > lo and dtypes.nbytes(self.acl_dtype, hi) > self._mem.nbytes:
-            raise ValueError(f"view (shape {self.shape}, strides {self.strides}, offset {self.offset}) "
-                             f"runs past the end of its {self._mem.nbytes}-byte memory")
+            raise InvalidArgumentError(f"view (shape {self.shape}, strides {self.strides}, offset {self.offset}) "
+                                       f"runs past the end of its {self._mem.nbytes}-byte memory")
 
     def _default_storage_dims(self) -> tuple[int, ...]:
         # Whole, contiguous tensors describe their storage as the view (the vendor samples' habit);
@@ -304,7 +305,7 @@ class Tensor:
         if self._ptr is None:
             raise ClosedError(_CLOSED_TEXT)
         if self._info.packed:
-            raise ValueError(f"{self.dtype_name} elements are not byte-addressable")
+            raise InvalidArgumentError(f"{self.dtype_name} elements are not byte-addressable")
         return self._ptr + self.offset * self._info.itemsize
 
     @property
@@ -331,7 +332,7 @@ class Tensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise ArgumentTypeError("len() of a 0-d tensor")
         return self.shape[0]
 
     # -- aclTensor --------------------------------------------------------------------------------
@@ -421,9 +422,9 @@ class Tensor:
         """
         info = self._info
         if info.numpy is None:
-            raise ValueError(f"{info.name} has no host representation")
+            raise InvalidArgumentError(f"{info.name} has no host representation")
         if info.per_byte not in (1, 2):
-            raise NotImplementedError(f"{info.name} (packed {info.per_byte} per byte) has no host copy yet")
+            raise UnsupportedError(f"{info.name} (packed {info.per_byte} per byte) has no host copy yet")
         self._mem.wait_idle()
         if self.size == 0:
             return np.empty(self.shape, dtype=info.numpy)
@@ -459,15 +460,15 @@ class Tensor:
         """Overwrite the elements with a host array of the same shape (contiguous tensors only),
         ordered on ``stream`` (default: the tensor's stream)."""
         if not self.is_contiguous():
-            raise ValueError("copy_from needs a contiguous tensor")
+            raise InvalidArgumentError("copy_from needs a contiguous tensor")
         host = _host_bytes(np.asarray(array), self._info, self.shape)
         if self._info.packed and self.offset % 2:
-            raise ValueError("a 4-bit view starting in the middle of a byte cannot be overwritten")
+            raise InvalidArgumentError("a 4-bit view starting in the middle of a byte cannot be overwritten")
         stream = stream or self.stream or current_stream()
         own = self.device_id
         if own is not None and stream.device_id != own:   # the runtime refuses it too (107000)
-            raise ValueError(f"copy_from: the tensor's memory is on device {own}, but the stream is on device "
-                             f"{stream.device_id}; pass a stream of device {own}")
+            raise InvalidArgumentError(f"copy_from: the tensor's memory is on device {own}, but the stream is on "
+                                       f"device {stream.device_id}; pass a stream of device {own}")
         self._mem.note_stream(stream)
         start = self._ptr + dtypes.nbytes(self.acl_dtype, self.offset) if self._info.packed \
             else self.data_ptr
@@ -493,7 +494,7 @@ class Tensor:
     def permute(self, *axes: int) -> "Tensor":
         order = list(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else list(axes)
         if sorted(a % max(self.ndim, 1) for a in order) != list(range(self.ndim)):
-            raise ValueError(f"{tuple(order)} is not a permutation of {self.ndim} axes")
+            raise InvalidArgumentError(f"{tuple(order)} is not a permutation of {self.ndim} axes")
         order = [a % self.ndim for a in order]
         return self.as_strided([self.shape[a] for a in order], [self.strides[a] for a in order])
 
@@ -508,9 +509,9 @@ class Tensor:
             known = math.prod(d for d in dims if d != -1)
             dims[dims.index(-1)] = self.size // known if known else 0
         if math.prod(dims) != self.size:
-            raise ValueError(f"cannot reshape {self.shape} into {tuple(dims)}")
+            raise InvalidArgumentError(f"cannot reshape {self.shape} into {tuple(dims)}")
         if not self.is_contiguous():
-            raise ValueError("reshape of a non-contiguous view would need a copy")
+            raise InvalidArgumentError("reshape of a non-contiguous view would need a copy")
         return self.as_strided(dims, contiguous_strides(dims))
 
     def __getitem__(self, index) -> "Tensor":
@@ -518,10 +519,10 @@ class Tensor:
         if not isinstance(index, tuple):
             index = (index,)
         if index.count(Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis")
+            raise IndexOutOfRangeError("an index can only have a single ellipsis")
         n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
         if n_real > self.ndim:
-            raise IndexError(f"too many indices for a {self.ndim}-d tensor")
+            raise IndexOutOfRangeError(f"too many indices for a {self.ndim}-d tensor")
         if Ellipsis in index:
             k = index.index(Ellipsis)
             index = index[:k] + (slice(None),) * (self.ndim - n_real) + index[k + 1:]
@@ -537,7 +538,7 @@ class Tensor:
             if isinstance(item, slice):
                 start, stop, step = item.indices(size)
                 if step <= 0:
-                    raise IndexError("negative slice steps are not supported (aclTensor strides are >= 0)")
+                    raise IndexOutOfRangeError("negative slice steps are not supported (aclTensor strides are >= 0)")
                 count = len(range(start, stop, step))
                 shape.append(count)
                 strides.append(stride * step)
@@ -546,7 +547,7 @@ class Tensor:
             else:
                 i = int(item)
                 if not -size <= i < size:
-                    raise IndexError(f"index {i} is out of bounds for dimension {dim} of size {size}")
+                    raise IndexOutOfRangeError(f"index {i} is out of bounds for dimension {dim} of size {size}")
                 offset += (i % size) * stride
             dim += 1
         return Tensor(self._mem, shape, self.acl_dtype, strides, offset, self.format)
@@ -618,23 +619,23 @@ def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
 def _host_bytes(array: np.ndarray, info: dtypes.DTypeInfo, shape: tuple | None = None) -> np.ndarray:
     """The device byte image of a host array of ``info``'s type (packed for 4-bit types)."""
     if shape is not None and tuple(array.shape) != tuple(shape):
-        raise ValueError(f"host array shape {array.shape} does not match {shape}")
+        raise InvalidArgumentError(f"host array shape {array.shape} does not match {shape}")
     if info.packed:
         if info.per_byte != 2:
-            raise NotImplementedError(f"{info.name} uploads are not supported yet")
+            raise UnsupportedError(f"{info.name} uploads are not supported yet")
         if info.carrier and array.dtype != np.uint8:
-            raise ValueError(f"{info.name} data must be given as uint8 codes, not {array.dtype}")
+            raise InvalidArgumentError(f"{info.name} data must be given as uint8 codes, not {array.dtype}")
         return dtypes.pack(array, info.acl)
     host = np.ascontiguousarray(array)
     if info.carrier:
         value_type = dtypes.acl_of_value_type(host.dtype) == info.acl   # e.g. ml_dtypes.complex32
         if host.dtype.itemsize != info.itemsize or (host.dtype.kind not in "uif" and not value_type):
-            raise ValueError(f"{info.name} data must be given as raw codes in a {info.itemsize}-byte "
-                             f"integer array, not {host.dtype}")
+            raise InvalidArgumentError(f"{info.name} data must be given as raw codes in a {info.itemsize}-byte "
+                                       f"integer array, not {host.dtype}")
         return host.view(np.uint8)
     if host.dtype != info.numpy:
-        raise ValueError(f"host dtype {host.dtype} does not match {info.name} ({info.numpy}); "
-                         f"convert it first")
+        raise InvalidArgumentError(f"host dtype {host.dtype} does not match {info.name} ({info.numpy}); "
+                                   f"convert it first")
     return host
 
 
@@ -654,7 +655,7 @@ def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
     shape = _shape_of(shape)
     acl = as_acl_dtype(dtype)
     if any(d < 0 for d in shape):
-        raise ValueError(f"negative dimension in shape {shape}")
+        raise InvalidArgumentError(f"negative dimension in shape {shape}")
     nbytes = _check_counts(shape, dtypes.info(acl))
     buf = DeviceBuffer(max(nbytes, 1), stream)
     buf.nbytes = nbytes
@@ -699,8 +700,8 @@ def host_array(value: Any) -> np.ndarray:
     array = np.asarray(value)
     kind = array.dtype.kind
     if kind not in _PY_DEFAULTS:
-        raise TypeError(f"cannot make tensor data from {type(value).__name__} (numpy dtype "
-                        f"{array.dtype}); give numbers, nested lists of numbers or a numpy array")
+        raise ArgumentTypeError(f"cannot make tensor data from {type(value).__name__} (numpy dtype "
+                                f"{array.dtype}); give numbers, nested lists of numbers or a numpy array")
     return array.astype(_PY_DEFAULTS[kind], copy=False)
 
 

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import weakref
+
+from ._exceptions import InvalidArgumentError
 from ._mutex import mutex as _mutex
 
 import torch
@@ -68,12 +70,12 @@ def _wrap(t: "torch.Tensor") -> Tensor:
     device = t.device.type
     if device == "cpu":
         if not is_stub():
-            raise ValueError("a CPU torch tensor cannot be used by a real NPU: move it with .npu() first, "
-                             "or copy it with pyaclnn.from_numpy(t.numpy())")
+            raise InvalidArgumentError("a CPU torch tensor cannot be used by a real NPU: move it with .npu() first, "
+                                       "or copy it with pyaclnn.from_numpy(t.numpy())")
         mem = ExternalMemory(base, nbytes, owner=storage, register=True)
     elif device == "npu":
         from .runtime import Device
         mem = ExternalMemory(base, nbytes, owner=storage, stream=current_stream(Device(t.device.index or 0)))
     else:
-        raise ValueError(f"torch tensors on {t.device} cannot be used by aclnn operators")
+        raise InvalidArgumentError(f"torch tensors on {t.device} cannot be used by aclnn operators")
     return Tensor(mem, shape, acl, strides, offset)

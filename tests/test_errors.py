@@ -1,9 +1,12 @@
 """pyaclnn.errors: code -> name and family, the vendor message, check()."""
 from __future__ import annotations
 
+import ast
+import builtins
 import pickle
 import threading
 from ctypes import byref, c_int
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +114,76 @@ def test_missing_symbol_error_text():
     assert err.func == "aclnnFoo" and err.libraries == ["/x/libascendcl.so", "/x/libopapi.so"]
     assert "aclnnFoo" in str(err) and "/x/libopapi.so" in str(err)
     assert not isinstance(err, AclError)
+
+
+# ---- one hierarchy: everything pyaclnn raises is a PyaclnnError (and the builtin that fits) --------------
+
+_PACKAGE = Path(errors.__file__).resolve().parent
+_BUILTIN = {name for name in dir(builtins) if isinstance(getattr(builtins, name), type)
+            and issubclass(getattr(builtins, name), BaseException)} - {"KeyboardInterrupt", "SystemExit",
+                                                                       "StopIteration", "GeneratorExit",
+                                                                       "AssertionError"}   # (a bug of ours)
+
+
+def _raised_builtins(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each `raise Builtin(...)` / `raise Builtin` in a module's source."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(target, ast.Name) and target.id in _BUILTIN:
+                found.append((node.lineno, target.id))
+    return found
+
+
+def test_the_walker_finds_a_raised_builtin():
+    assert _raised_builtins("def f():\n    raise ValueError('x')\n") == [(2, "ValueError")]
+    assert _raised_builtins("try:\n    pass\nexcept ValueError:\n    raise\n") == []
+
+
+def test_the_package_raises_only_its_own_exception_types():
+    offenders = [f"{path.relative_to(_PACKAGE.parent)}:{line}: raise {name}"
+                 for path in sorted(_PACKAGE.rglob("*.py"))
+                 for line, name in _raised_builtins(path.read_text())]
+    assert not offenders, ("raise a pyaclnn.errors type (a PyaclnnError and the matching builtin) instead:\n"
+                           + "\n".join(offenders))
+
+
+def test_every_exception_type_of_the_package_is_a_pyaclnn_error():
+    from pyaclnn import _cint, _shutdown
+    from pyaclnn.ops._errors import OperatorNotFoundError
+    types = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, BaseException)]
+    types += [_cint.CIntRangeError, _shutdown.ShuttingDownError, OperatorNotFoundError]
+    assert len(types) > 15
+    for cls in types:
+        assert issubclass(cls, errors.PyaclnnError), cls
+    # and the builtin each one also is, so `except ValueError` and friends keep working
+    assert issubclass(errors.CIntRangeError, OverflowError) and issubclass(errors.CIntRangeError, ValueError)
+    assert issubclass(errors.ShuttingDownError, RuntimeError) and issubclass(errors.ClosedError, RuntimeError)
+    assert issubclass(errors.InvalidArgumentError, ValueError) and issubclass(errors.ArgumentTypeError, TypeError)
+    assert str(errors.NotFoundError("no such operator")) == "no such operator"     # not KeyError's quoted repr
+
+
+def test_closed_objects_raise_closed_error(acl):
+    import numpy as np
+    import pyaclnn
+    from pyaclnn import runtime
+    s = runtime.Stream()
+    s.close()
+    with pytest.raises(errors.ClosedError, match="stream is closed"):
+        s.synchronize()
+    e = runtime.Event()
+    e.close()
+    with pytest.raises(errors.ClosedError, match="event is closed"):
+        e.synchronize()
+    with pytest.raises(errors.ClosedError, match="stream of this memory pool is closed"):
+        pyaclnn.from_numpy(np.ones(2, np.float32), stream=s)
+
+
+def test_argument_errors_name_what_is_valid(acl):
+    import numpy as np
+    import pyaclnn
+    with pytest.raises(errors.IndexOutOfRangeError, match="out of bounds for dimension 0 of size 2"):
+        pyaclnn.from_numpy(np.ones((2, 2), np.float32))[5]
+    with pytest.raises(errors.CIntRangeError, match="at most 9223372036854775807"):
+        pyaclnn.empty((2**70,), "float32")

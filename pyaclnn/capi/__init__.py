@@ -38,6 +38,7 @@ a fraction of the cost (:mod:`pyaclnn.capi._accel`; ``PYACLNN_CAPI_FASTPATH=0`` 
 """
 from __future__ import annotations
 
+from .._exceptions import NoAttributeError
 from .._mutex import mutex as _mutex
 
 from . import _accel, _constants, _enums, _types
@@ -68,7 +69,7 @@ def cfunc(name: str):
     fn = _bound.get(name)
     if fn is None:
         if name not in PROTOTYPES:
-            raise AttributeError(f"module 'pyaclnn.capi' has no C function {name!r}")
+            raise NoAttributeError(f"module 'pyaclnn.capi' has no C function {name!r}")
         with _bind_lock:
             fn = _bound.get(name)
             if fn is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+from .._exceptions import BackendError, NoAttributeError
 from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_capi"
@@ -32,7 +33,7 @@ _RESULT_KINDS = {**_ARG_KINDS, None: "v", ctypes.c_bool: "?", ctypes.c_char_p: "
 
 def _prepare(module, path: Path) -> None:
     if not module.supported():
-        raise RuntimeError(f"{path}: the generic call failed its probes on this platform")
+        raise BackendError(f"{path}: the generic call failed its probes on this platform")
     # The extension reads byref() objects and ctypes instances directly; it checks the layouts on
     # these samples and leaves those argument kinds to ctypes if they differ.
     arr, vp, target = (ctypes.c_int64 * 3)(), ctypes.c_void_p(5), ctypes.c_uint64()
@@ -53,7 +54,7 @@ status = _EXTENSION.status
 def __getattr__(name: str):
     if name == "why_unavailable":       # set when module() has looked
         return _EXTENSION.why_unavailable
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise NoAttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _arg_kind(argtype) -> tuple[str, object] | None:

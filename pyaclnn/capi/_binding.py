@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 from ctypes import c_char_p
 
+from .._exceptions import ArgumentTypeError
 from ._functions import DECLARATIONS, PROTOTYPES, SOURCES
 
 
@@ -25,8 +26,8 @@ class const_char_p(c_char_p):
         try:
             return c_char_p.from_param(value)
         except TypeError:
-            raise TypeError(f"a const char* parameter takes str, bytes or None, not "
-                            f"{type(value).__name__}") from None
+            raise ArgumentTypeError(f"a const char* parameter takes str, bytes or None, not "
+                                    f"{type(value).__name__}") from None
 
 
 def _c_params(declaration: str) -> list[str]:

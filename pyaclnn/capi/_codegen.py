@@ -21,6 +21,8 @@ import re
 import sys
 from pathlib import Path
 
+from .._exceptions import InvalidArgumentError
+
 HERE = Path(__file__).resolve().parent
 
 # Functions that may be absent from a real toolkit: newer than CANN 8.1.RC1, or operators.
@@ -66,12 +68,12 @@ def ctypes_expr(ctype: str) -> str:
         expr, stars = "c_void_p", stars - 1
     elif base in OPAQUE_STRUCTS:
         if stars == 0:
-            raise ValueError(f"opaque struct by value: {ctype}")
+            raise InvalidArgumentError(f"opaque struct by value: {ctype}")
         expr, stars = "c_void_p", stars - 1
     elif base in SCALARS:
         expr = SCALARS[base]
     else:
-        raise ValueError(f"unknown C type {ctype!r}")
+        raise InvalidArgumentError(f"unknown C type {ctype!r}")
     for _ in range(stars):
         expr = f"POINTER({expr})"
     return expr
@@ -83,7 +85,7 @@ PROTO = re.compile(r"^(?P<ret>.+?)\s*\b(?P<name>\w+)\((?P<args>.*)\);$")
 def parse_proto(line: str):
     m = PROTO.match(line.strip())
     if not m:
-        raise ValueError(line)
+        raise InvalidArgumentError(line)
     args = [a.strip() for a in m["args"].split(",")] if m["args"].strip() not in ("", "void") else []
     return m["name"], m["ret"].strip(), args
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ctypes
 
+from .._exceptions import ArgumentTypeError
+
 _CData = ctypes.c_int.__mro__[-2]           # the base of every ctypes object (not exported by ctypes)
 
 
@@ -23,7 +25,7 @@ def deref(p):
         return p.contents
     target = getattr(p, "_obj", None)           # what ctypes.byref(x) wraps (CPython's CArgObject)
     if not isinstance(target, _CData):
-        raise TypeError(f"deref() takes ctypes.byref(x) or ctypes.pointer(x), not {type(p).__name__}")
+        raise ArgumentTypeError(f"deref() takes ctypes.byref(x) or ctypes.pointer(x), not {type(p).__name__}")
     if ctypes.cast(p, ctypes.c_void_p).value != ctypes.addressof(target):
-        raise TypeError("deref() of ctypes.byref(x, offset) with a non-zero offset is not supported")
+        raise ArgumentTypeError("deref() of ctypes.byref(x, offset) with a non-zero offset is not supported")
     return target

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any as _Any   # not `Any`: ops.Any is the operator aclnnAny
 
+from .._exceptions import NoAttributeError
 from ..runtime import Stream
 from ._errors import OperatorNotFoundError
 from ._launcher import OpFunction, function
@@ -72,7 +73,7 @@ def __getattr__(name: str) -> OpFunction:
         fn = function(name)
         fn.bind()
         return fn
-    raise AttributeError(f"module 'pyaclnn.ops' has no attribute {name!r}")
+    raise NoAttributeError(f"module 'pyaclnn.ops' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

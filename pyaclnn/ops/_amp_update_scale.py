@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._exceptions import InvalidArgumentError
 from ..runtime import Stream
 from ..tensor import Tensor, empty
 from . import _friendly as F
@@ -71,9 +72,9 @@ def amp_update_scale(current_scale: Any, growth_tracker: Any, found_inf: Any, gr
         # checked before anything runs, as for out= (a read-only output would be left unchanged)
         for name, value in (("current_scale", current_scale), ("growth_tracker", growth_tracker)):
             if isinstance(value, np.ndarray) and not value.flags.writeable:
-                raise ValueError(f"inplace=True: {name} is a read-only numpy array, so the result cannot "
-                                 f"be written into it; pass a writeable array (arr.copy()) or use "
-                                 f"inplace=False")
+                raise InvalidArgumentError(f"inplace=True: {name} is a read-only numpy array, so the result cannot "
+                                           f"be written into it; pass a writeable array (arr.copy()) or use "
+                                           f"inplace=False")
     crossing = F.Crossing(F.stream_for((current_scale, growth_tracker, found_inf), stream), kind)
     stream = crossing.stream
     if kind == F.NUMPY:

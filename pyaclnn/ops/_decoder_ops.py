@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._exceptions import IndexOutOfRangeError, InvalidArgumentError
 from ..runtime import Stream
 from ..tensor import as_acl_dtype
 from . import _friendly as F
@@ -28,7 +29,7 @@ def _run(op: str, inputs: Sequence[Any], make_args, shape: Sequence[int], dtype:
 def _wrap(dim: int, rank: int) -> int:
     r = max(rank, 1)
     if not -r <= dim < r:
-        raise IndexError(f"dim {dim} is out of range for a tensor of {rank} dimensions")
+        raise IndexOutOfRangeError(f"dim {dim} is out of range for a tensor of {rank} dimensions")
     return dim % r
 
 
@@ -42,7 +43,7 @@ def matmul(a: Any, b: Any, *, cube_math_type: int = 0, out_dtype: Any = None, st
     sa, sb = tuple(np.shape(a) if not hasattr(a, "shape") else a.shape), tuple(b.shape if hasattr(b, "shape")
                                                                               else np.shape(b))
     if not sa or not sb:
-        raise ValueError(f"matmul needs operands of at least 1 dimension, got shapes {sa} and {sb}")
+        raise InvalidArgumentError(f"matmul needs operands of at least 1 dimension, got shapes {sa} and {sb}")
     shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + ((sa[-2],) if len(sa) > 1 else ()) + \
         ((sb[-1],) if len(sb) > 1 else ())
     return _run("aclnnMatmul", [a, b], lambda d, o: (d[0], d[1], o, int(cube_math_type)), shape, out_dtype, stream)

@@ -18,6 +18,8 @@ file: tests/test_elementwise_*.py, tests/test_<operator>.py).
 """
 from __future__ import annotations
 
+from .._exceptions import NotFoundError
+
 A, B, C, S = "a", "b", "c", "s"
 CLASSES = (A, B, C, S)
 
@@ -78,7 +80,7 @@ def describe(op: str) -> str:
     sig = builtin().get(name)
     entry = _catalog.operators().get(name)
     if sig is None:
-        raise KeyError(f"{name} is not an operator of the emulator (python -m pyaclnn info --ops lists them)")
+        raise NotFoundError(f"{name} is not an operator of the emulator (python -m pyaclnn info --ops lists them)")
     params = ", ".join(f"{p.ctype} {p.name}" for p in sig.params)
     lines = [f"{name}GetWorkspaceSize({params})", f"  header     aclnnop/{sig.header}  (@domain {sig.domain})"]
     cls = fidelity(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._exceptions import InvalidArgumentError
 from .._boundary import (NUMPY, TENSOR, TORCH, Crossing, begin, is_torch_tensor, kind_of,  # noqa: F401
                          stream_for)
 from ..tensor import as_acl_dtype
@@ -39,11 +40,11 @@ def _choice(param: str, value: Any, accepted: dict[str, str]) -> int:
     try:
         acl = as_acl_dtype(value)
     except (ValueError, TypeError):
-        raise ValueError(f"unknown {param} {value!r}; accepted: {names}") from None
+        raise InvalidArgumentError(f"unknown {param} {value!r}; accepted: {names}") from None
     if acl not in {as_acl_dtype(n) for n in accepted}:
         from .. import dtypes
-        raise ValueError(f"{param} {dtypes.info(acl).name.removeprefix('ACL_')} is not accepted here; "
-                         f"accepted: {names}")
+        raise InvalidArgumentError(f"{param} {dtypes.info(acl).name.removeprefix('ACL_')} is not accepted here; "
+                                   f"accepted: {names}")
     return acl
 
 

@@ -18,6 +18,7 @@ import ctypes
 import inspect
 from typing import Any
 
+from .._exceptions import ArgumentTypeError, ClosedError
 from .. import _interruptible, _shutdown
 from .._release import _put
 from .._boundary import stream_for as _default_stream_for
@@ -139,19 +140,19 @@ class OpFunction:
         """Positional + keyword arguments -> one value per C parameter (missing optional -> None)."""
         n = self._n
         if len(args) > n:
-            raise TypeError(f"{self.__name__}() takes {n} arguments ({len(args)} given)")
+            raise ArgumentTypeError(f"{self.__name__}() takes {n} arguments ({len(args)} given)")
         values: list = list(args) + [_MISSING] * (n - len(args))
         for key, value in kwargs.items():
             i = self._index.get(key)
             if i is None:
-                raise TypeError(f"{self.__name__}() got an unexpected keyword argument {key!r}")
+                raise ArgumentTypeError(f"{self.__name__}() got an unexpected keyword argument {key!r}")
             if values[i] is not _MISSING:
-                raise TypeError(f"{self.__name__}() got multiple values for argument {key!r}")
+                raise ArgumentTypeError(f"{self.__name__}() got multiple values for argument {key!r}")
             values[i] = value
         for i, v in enumerate(values):
             if v is _MISSING:
                 if not self.params[i].optional:
-                    raise TypeError(f"{self.__name__}() missing argument {snake_case(self.params[i].name)!r}")
+                    raise ArgumentTypeError(f"{self.__name__}() missing argument {snake_case(self.params[i].name)!r}")
                 values[i] = None
         return values
 
@@ -199,7 +200,7 @@ class OpFunction:
             gws = self.bind()[0]
         handle = stream._handle
         if handle is None:
-            raise RuntimeError("stream is closed")
+            raise ClosedError("stream is closed")
         state = stream._state
         if getattr(_tls, "binding", None) is not state.binding:
             state.bind()
@@ -253,8 +254,8 @@ class OpFunction:
                     out[i] = conv(args[i], stream, post)
                 except (TypeError, ValueError) as exc:
                     p = self.params[i]
-                    raise TypeError(f"{self.__name__}(): {snake_case(p.name)} ({p.ctype}) cannot take "
-                                    f"{args[i]!r}: {exc}") from None
+                    raise ArgumentTypeError(f"{self.__name__}(): {snake_case(p.name)} ({p.ctype}) cannot take "
+                                            f"{args[i]!r}: {exc}") from None
         return out
 
     def prepare(self, *args: Any, stream=None, **kwargs: Any):

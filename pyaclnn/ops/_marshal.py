@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._exceptions import ArgumentTypeError, InvalidArgumentError
 from .. import capi, dtypes
 from .._cint import bounds as _cint_bounds, check as _cint_check
 from ..codecs import encode_float8_e8m0
@@ -71,7 +72,7 @@ class Scalar:
         self.acl_dtype = as_acl_dtype(dtype)
         info = dtypes.info(self.acl_dtype)
         if info.packed or info.numpy is None:
-            raise ValueError(f"{info.name} cannot be an aclScalar")
+            raise InvalidArgumentError(f"{info.name} cannot be an aclScalar")
         self.value = value
         if self.acl_dtype == capi.ACL_FLOAT8_E8M0 and np.asarray(value).dtype != info.numpy:
             # not ml_dtypes' astype: its float -> e8m0 rounding differs between releases
@@ -114,7 +115,7 @@ def as_scalar(value: Any) -> Scalar:
         return Scalar(value, capi.ACL_DOUBLE)
     if isinstance(value, complex):
         return Scalar(value, capi.ACL_COMPLEX128)
-    raise TypeError(f"cannot make an aclScalar from {type(value).__name__}")
+    raise ArgumentTypeError(f"cannot make an aclScalar from {type(value).__name__}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -125,8 +126,8 @@ def only_tensor(value: Any, name: str = "tensor") -> Tensor | None:
     """A tensor argument as the launcher takes it: a Tensor or None."""
     if value is None or isinstance(value, Tensor):
         return value
-    raise TypeError(f"{name} expects a pyaclnn.Tensor here, got {type(value).__name__}: host data "
-                    f"(numpy, torch, Python lists) goes through pyaclnn._boundary first")
+    raise ArgumentTypeError(f"{name} expects a pyaclnn.Tensor here, got {type(value).__name__}: host data "
+                            f"(numpy, torch, Python lists) goes through pyaclnn._boundary first")
 
 
 def _tensor_converter(p: Param) -> Converter:
@@ -333,7 +334,7 @@ def converter(p: Param) -> Converter:
         return _tensor_list_converter(p)
     if p.kind in _BY_KIND:
         return _BY_KIND[p.kind]
-    raise TypeError(f"parameter {p.name} has a type pyaclnn cannot pass ({p.ctype})")
+    raise ArgumentTypeError(f"parameter {p.name} has a type pyaclnn cannot pass ({p.ctype})")
 
 
 def finish(post: list, stream=None, ok: bool = True) -> None:

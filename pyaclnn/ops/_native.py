@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._exceptions import NoAttributeError
 from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_fastcall"
@@ -39,7 +40,7 @@ status = _EXTENSION.status
 def __getattr__(name: str):
     if name == "why_unavailable":       # set when module() has looked
         return _EXTENSION.why_unavailable
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise NoAttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def function_address(fn) -> int:

@@ -25,6 +25,8 @@ import threading
 import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
+
+from .._exceptions import ArgumentTypeError, ClosedError, InvalidArgumentError, UnsupportedError
 from .._mutex import mutex as _mutex
 
 from .. import _release, capi
@@ -106,14 +108,14 @@ class PreparedCall:
     def __init__(self, fn: OpFunction, args, stream: Stream, keep_refs: bool = True):
         gws, launch = fn.bind()
         if stream._handle is None:
-            raise RuntimeError("stream is closed")
+            raise ClosedError("stream is closed")
         if fn.data_dependent:
             # phase 2 would write the real output shape into the plan's own aclTensor, which the
             # caller never sees (the result would keep its full, allocated shape)
-            raise NotImplementedError(
-                f"prepare(): {fn.__name__} sets its output shape from the data at launch; a prepared call "
-                f"cannot hand that shape back -- call the operator directly (ops.{fn.__name__}(...) or its "
-                f"friendly function), which returns the real shape")
+            raise UnsupportedError(
+             f"prepare(): {fn.__name__} sets its output shape from the data at launch; a prepared call "
+             f"cannot hand that shape back -- call the operator directly (ops.{fn.__name__}(...) or its "
+             f"friendly function), which returns the real shape")
         self.op = fn
         self._launch = launch
         self._keep = keep_refs
@@ -143,9 +145,9 @@ class PreparedCall:
             n_in = n_out = 0
             for i, (p, a) in enumerate(zip(fn.params, args)):
                 if p.kind is Kind.TENSOR_LIST:
-                    raise NotImplementedError(
-                        f"prepare(): {fn.__name__} has a tensor-list parameter ({p.name}); prepared "
-                        f"calls support plain tensors only -- call the operator directly")
+                    raise UnsupportedError(
+                     f"prepare(): {fn.__name__} has a tensor-list parameter ({p.name}); prepared "
+                     f"calls support plain tensors only -- call the operator directly")
                 if p.kind is not Kind.TENSOR:
                     # Attribute objects (aclScalar, aclIntArray ...) live as long as the executor.
                     conv = fn._by_value[i] or fn._convs[i]
@@ -279,15 +281,15 @@ class PreparedCall:
 
     def _call_locked(self, tensors: tuple, stream: Stream | None, named: dict):
         if self._executor is None:
-            raise RuntimeError("prepared call is closed")
+            raise ClosedError("prepared call is closed")
         if stream is None:
             stream = self.stream
             if stream is None:
-                raise TypeError("this prepared call has no default stream: pass stream=")
+                raise ArgumentTypeError("this prepared call has no default stream: pass stream=")
             if stream._handle is None:
-                raise RuntimeError(
-                    f"stream is closed: the stream this call was prepared on ({stream!r}) was closed; "
-                    f"pass stream= an open stream of device {stream.device_id}, or prepare the call again")
+                raise ClosedError(
+                   f"stream is closed: the stream this call was prepared on ({stream!r}) was closed; "
+                   f"pass stream= an open stream of device {stream.device_id}, or prepare the call again")
         elif stream._handle != self._home:
             self._note_stream(stream)
         state = stream._state
@@ -297,8 +299,8 @@ class PreparedCall:
         if tensors:
             keys = self._keys
             if len(tensors) != len(keys):
-                raise TypeError(f"expected the {len(keys)} tensor arguments {self.tensor_names}, "
-                                f"got {len(tensors)}")
+                raise ArgumentTypeError(f"expected the {len(keys)} tensor arguments {self.tensor_names}, "
+                                        f"got {len(tensors)}")
             addrs = self._addrs
             objs = self._objs
             for i, t in enumerate(tensors):
@@ -412,18 +414,18 @@ class PreparedCall:
         slot = self._slots[i]
         if value is None:
             if slot.handle is not None:
-                raise ValueError(f"{slot.name} was given at prepare time; it cannot become NULL")
+                raise InvalidArgumentError(f"{slot.name} was given at prepare time; it cannot become NULL")
             return None
         if slot.handle is None:
-            raise ValueError(f"{slot.name} was NULL at prepare time; a prepared call cannot add it")
+            raise InvalidArgumentError(f"{slot.name} was NULL at prepare time; a prepared call cannot add it")
         return crossing.tensor(value, output=slot.copy_back, name=slot.name, key=i)
 
     def _apply_named(self, named: dict, stream: Stream, crossing: Crossing | None) -> Crossing | None:
         for name, value in named.items():
             k = self._by_name.get(name)
             if k is None:
-                raise TypeError(f"{self.op.__name__} has no tensor parameter {name!r}; "
-                                f"tensor parameters: {self.tensor_names}")
+                raise ArgumentTypeError(f"{self.op.__name__} has no tensor parameter {name!r}; "
+                                        f"tensor parameters: {self.tensor_names}")
             if not isinstance(value, Tensor):
                 if crossing is None:
                     crossing = Crossing(stream)
@@ -441,9 +443,9 @@ class PreparedCall:
 
     def _note_stream(self, stream: Stream) -> None:
         if stream._handle is None:
-            raise RuntimeError("stream is closed")
+            raise ClosedError("stream is closed")
         if self.stream is not None and stream._state is not self.stream._state:
-            raise ValueError("a prepared call runs on the device it was prepared on")
+            raise InvalidArgumentError("a prepared call runs on the device it was prepared on")
         if not any(r() is stream for r in self._streams):
             self._streams.append(weakref.ref(stream))
         for t in self._objs:                       # the bound tensors are used there too
@@ -457,8 +459,8 @@ class PreparedCall:
         names = ("dtype", "shape", "strides", "offset", "format", "storage dims")
         diffs = [f"{n} {_marshal.enum_text(n, a)} != {_marshal.enum_text(n, b)}"
                  for n, a, b in zip(names, t._key, slot.key) if a != b]
-        raise ValueError(f"{slot.name}: layout differs from the prepared one ({'; '.join(diffs)}); "
-                         f"prepare another call for this layout")
+        raise InvalidArgumentError(f"{slot.name}: layout differs from the prepared one ({'; '.join(diffs)}); "
+                                   f"prepare another call for this layout")
 
 
 _plan_class: type | None = None
@@ -641,7 +643,7 @@ def set_executor_cache(maxsize: int) -> None:
     MaskedSelect, NonzeroV2 ...) always run once: a cached executor would keep their real output
     shape in its own aclTensor."""
     if maxsize < 0:
-        raise ValueError("maxsize must be >= 0")
+        raise InvalidArgumentError("maxsize must be >= 0")
     _cache_config.maxsize = int(maxsize)
     if maxsize == 0:
         clear_executor_cache()

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import Any, Callable, Iterable, Sequence
 
+from .._exceptions import ArgumentTypeError, BackendError
 from ..errors import AclError
 
 _probes: dict[str, tuple[tuple[str, ...], Callable]] = {}
@@ -98,7 +99,7 @@ def _probe_in_subprocess(ops: Iterable[str] | None, soc: str, timeout: float) ->
     proc = subprocess.run([sys.executable, "-c", code, json.dumps(None if ops is None else list(ops))],
                           env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode:
-        raise RuntimeError(f"probing {soc} failed:\n{proc.stderr}")
+        raise BackendError(f"probing {soc} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -112,7 +113,7 @@ def support_matrix_markdown(rows: list[dict[str, Any]] | None = None, *, ops: It
     if rows is None:
         rows = support_matrix(ops, socs, timeout)
     elif ops is not None or socs is not None:
-        raise TypeError("support_matrix_markdown() takes rows or ops/socs, not both")
+        raise ArgumentTypeError("support_matrix_markdown() takes rows or ops/socs, not both")
     socs = list(dict.fromkeys(r["soc"] for r in rows))
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:

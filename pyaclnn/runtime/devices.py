@@ -7,6 +7,8 @@ import ctypes
 import functools
 import threading
 from typing import TYPE_CHECKING, Callable, Iterator
+
+from .._exceptions import ClosedError
 from .._mutex import mutex as _mutex
 
 from .. import _interruptible, _release, capi
@@ -183,7 +185,7 @@ class _DeviceState:
         """Make this device's context current on the calling thread."""
         b = self.binding
         if b is None:
-            raise RuntimeError(f"device {self.id} has been released")
+            raise ClosedError(f"device {self.id} has been released")
         if getattr(_tls, "binding", None) is not b:
             _check(self._set_ctx(b.ctx), "aclrtSetCurrentContext")
             _tls.binding = b
@@ -342,7 +344,7 @@ class Device:
 
     def _require_open(self) -> None:
         if self.closed:
-            raise RuntimeError(f"{self!r} is closed")
+            raise ClosedError(f"{self!r} is closed")
 
     # -- operations -------------------------------------------------------------------------------
     @property

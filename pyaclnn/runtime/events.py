@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 from typing import TYPE_CHECKING
 
+from .._exceptions import ClosedError
 from .. import _interruptible, _release, capi
 from .._release import finalizer as _finalizer
 from ._init import _byref, _check
@@ -59,7 +60,7 @@ class Event:
     @property
     def handle(self) -> int:
         if self._handle is None:
-            raise RuntimeError("event is closed")
+            raise ClosedError("event is closed")
         return self._handle
 
     def close(self) -> None:

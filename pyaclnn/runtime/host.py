@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ctypes
 from typing import Any
+
+from .._exceptions import EmulatorOnlyError
 from .._mutex import mutex as _mutex
 
 from .. import _release
@@ -65,8 +67,8 @@ class HostRegistration:
 
     def __init__(self, ptr: int, nbytes: int):
         if not is_stub():
-            raise RuntimeError("host memory registration is an emulator feature; on a real toolkit "
-                               "copy host data to the device instead")
+            raise EmulatorOnlyError("host memory registration is an emulator feature; on a real toolkit "
+                                    "copy host data to the device instead")
         register = _stub_fn("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
         _stub_fn("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
         lookup = _stub_fn("pyaclnn_stub_mem_lookup", ctypes.c_int,
@@ -186,5 +188,5 @@ def stub_live_counts() -> dict[str, int]:
     from .._stubinfo import live_counts
     counts = live_counts()
     if counts is None:
-        raise RuntimeError("live counts are an emulator feature")
+        raise EmulatorOnlyError("live counts are an emulator feature")
     return counts

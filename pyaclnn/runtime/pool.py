@@ -6,6 +6,7 @@ import threading
 import weakref
 from collections import defaultdict
 
+from .._exceptions import ClosedError
 from .. import _interruptible, _release, capi
 from .._cint import check as _check_cint
 from ..errors import make_error, recent_error_message
@@ -139,7 +140,7 @@ class MemoryPool:
     def _take_cached(self, size: int, cell: list) -> bool:
         with self._lock:
             if self.closed:
-                raise RuntimeError("the stream of this memory pool is closed")
+                raise ClosedError("the stream of this memory pool is closed")
             blocks = self._free_lists.get(size)
             if not blocks:
                 return False

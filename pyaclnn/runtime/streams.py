@@ -4,6 +4,8 @@ from __future__ import annotations
 import ctypes
 import weakref
 from typing import Any
+
+from .._exceptions import ClosedError
 from .._mutex import mutex as _mutex
 
 from .. import _interruptible, _release, capi
@@ -128,7 +130,7 @@ class Stream:
     def handle(self) -> int:
         """The ``aclrtStream`` as an int (for capi calls)."""
         if self._handle is None:
-            raise RuntimeError("stream is closed")
+            raise ClosedError("stream is closed")
         return self._handle
 
     @property
@@ -149,7 +151,7 @@ class Stream:
     def close(self) -> None:
         """Synchronise, release cached memory and destroy the stream (idempotent)."""
         if self.is_default:
-            raise RuntimeError("the default stream is released with its device")
+            raise ClosedError("the default stream is released with its device")
         self._handle = None
         self._tell_users()
         self._finalizer()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 
+from .._exceptions import InvalidArgumentError
 from .model import Kind, OpSignature, Param
 
 # Integer spellings by value (Param.ctype of Kind.INT).
@@ -35,9 +36,9 @@ def ctypes_type(p: Param):
         try:
             return _INTS[p.ctype]
         except KeyError:
-            raise ValueError(f"no ctypes integer for {p.ctype!r} ({p.name})") from None
+            raise InvalidArgumentError(f"no ctypes integer for {p.ctype!r} ({p.name})") from None
     if p.kind is Kind.UNKNOWN:
-        raise ValueError(f"parameter {p.name} has a type this parser cannot size: {p.ctype}")
+        raise InvalidArgumentError(f"parameter {p.name} has a type this parser cannot size: {p.ctype}")
     return ctypes.c_void_p  # aclTensor*, aclIntArray* ..., void*, aclrtStream
 
 

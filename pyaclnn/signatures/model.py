@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Mapping
 
+from .._exceptions import InvalidArgumentError, NotFoundError
+
 
 class Kind(str, Enum):
     """What a parameter of ``aclnnXxxGetWorkspaceSize`` carries (decided by its C type)."""
@@ -145,7 +147,7 @@ class OpSignature:
         for p in self.params:
             if p.name == name:
                 return p
-        raise KeyError(f"{self.name} has no parameter {name!r}")
+        raise NotFoundError(f"{self.name} has no parameter {name!r}")
 
     # -- serialisation ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -172,5 +174,5 @@ def registry_to_dict(ops: Mapping[str, OpSignature] | Iterable[OpSignature], sou
 
 def registry_from_dict(doc: Mapping[str, Any]) -> dict[str, OpSignature]:
     if doc.get("format") != REGISTRY_FORMAT:
-        raise ValueError(f"unsupported signature registry format {doc.get('format')!r}")
+        raise InvalidArgumentError(f"unsupported signature registry format {doc.get('format')!r}")
     return {name: OpSignature.from_dict(d) for name, d in doc["ops"].items()}

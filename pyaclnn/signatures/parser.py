@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from .._exceptions import NotADirectoryPathError
 from . import doccomment
 from .cheader import CleanHeader, clean, comments_between, find_declarations, parse_param, split_params
 from .classify import classify
@@ -71,7 +72,7 @@ def scan_dir(path: str | os.PathLike[str]) -> list[OpSignature]:
     """Every prototype under ``path``, duplicates included, shallowest header first."""
     root = Path(path)
     if not root.is_dir():
-        raise NotADirectoryError(f"not a directory: {root}")
+        raise NotADirectoryPathError(f"not a directory: {root}")
     texts = {f: f.read_text(encoding="utf-8", errors="replace") for f in header_files(root)}
     # Enums may be defined in one header and used in another.
     enums = frozenset().union(*(defined_enums(clean(t)) for t in texts.values() if "enum" in t))
