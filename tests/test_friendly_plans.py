@@ -149,6 +149,23 @@ def test_errors_are_those_of_the_ordinary_path():
     assert _plans() == 0
 
 
+def test_a_bug_while_building_a_plan_is_not_swallowed():
+    # Only what phase 1 refuses sends the call down the ordinary path; any other exception of a plan's
+    # builder is a bug and propagates (it used to be swallowed with every other Exception).
+    dev = [pyaclnn.from_numpy(a) for a in _host(11)]
+
+    def broken(*inputs):
+        raise ZeroDivisionError("a bug in a plan builder")
+
+    with pytest.raises(ZeroDivisionError, match="a bug in a plan builder"):
+        _friendly_plans.run(("test-broken-builder",), (dev[0],), broken)
+
+    def refused(*inputs):
+        raise pyaclnn.errors.InvalidArgumentError("phase 1 would refuse this")
+
+    assert _friendly_plans.run(("test-refused-builder",), (dev[0],), refused) is None
+
+
 def test_clear_and_empty_cache_destroy_the_plans():
     dev = [pyaclnn.from_numpy(a) for a in _host(10)]
     before = runtime.stub_live_counts()["executors"]

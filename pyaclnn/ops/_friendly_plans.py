@@ -38,6 +38,7 @@ Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its 
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import sys
 from typing import Any, Callable
@@ -45,7 +46,7 @@ from .._mutex import mutex as _mutex
 
 from .. import _reuse, dtypes
 from .._release import _put
-from ..errors import recent_error_message
+from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
 from ..tensor import empty
@@ -358,8 +359,8 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
         outs = entry.new_set(stream)
         n_out = len(outs)
         plan = plan_class()(fn, list(args[:len(args) - n_out]) + outs, stream, keep_refs=False)
-    except Exception:       # noqa: BLE001 -- invalid arguments: the ordinary path raises
-        entry = plan = None
+    except (PyaclnnError, TypeError, ValueError, IndexError, ctypes.ArgumentError):
+        entry = plan = None     # arguments phase 1 refuses: the ordinary path runs the call and raises
     if plan is not None:
         slots = plan._slots
         if (len(slots) < n_out or any(not s.copy_back for s in slots[-n_out:])
