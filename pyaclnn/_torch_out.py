@@ -1,8 +1,8 @@
 """The torch side of pyaclnn's torch interop that does not build Tensors: torch dtypes, torch
 tensors from pyaclnn tensors (:func:`to_torch`) and torch_npu's current stream.
 
-Kept apart from :mod:`pyaclnn.torch` (which wraps torch tensors as Tensors) so that
-``Tensor.to_torch()`` needs no module that needs the Tensor class.  Imported only when used.
+Kept apart from :mod:`pyaclnn.torch` (which wraps torch tensors as Tensors), whose public names these
+are; the device tensor (:mod:`pyaclnn.tensor`) knows nothing of torch.  Imported only when used.
 """
 from __future__ import annotations
 

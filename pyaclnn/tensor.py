@@ -475,11 +475,6 @@ class Tensor:
         _upload(start, host, stream)
         return self
 
-    def to_torch(self):
-        """The same data as a torch tensor (zero-copy on the emulator); see :mod:`pyaclnn.torch`."""
-        from ._torch_out import to_torch
-        return to_torch(self)
-
     # -- views ------------------------------------------------------------------------------------
     def as_strided(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
         """A view of the same memory with another layout (elements, as aclCreateTensor takes)."""

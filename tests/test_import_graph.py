@@ -149,6 +149,19 @@ def test_no_import_circles():
         "\n".join("  " + " <-> ".join(c) for c in found)
 
 
+def test_the_device_tensor_knows_nothing_of_torch():
+    # Host data (numpy, torch) is converted at one boundary (_boundary, torch): the tensor module reaches
+    # neither torch module, even through an import inside a function.
+    graph = import_graph()
+    reach, todo = set(), ["pyaclnn.tensor"]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in reach:
+                reach.add(nxt)
+                todo.append(nxt)
+    assert not reach & {"pyaclnn.torch", "pyaclnn._torch_out"}, sorted(reach)
+
+
 # One fresh interpreter imports the third-party packages (slow to import; numpy is every module's
 # dependency) and the package itself, then forks a child per pyaclnn module. Importing pyaclnn.x always
 # runs pyaclnn/__init__ first, so a child that starts with only the package's own __init__ (and what it

@@ -132,8 +132,9 @@ def test_finalize_through_capi_is_named():
 
 def test_torch_view_survives_closing_its_source():
     torch = pytest.importorskip("torch")
+    from pyaclnn.torch import to_torch
     x = pyaclnn.from_numpy(np.arange(4, dtype=np.float32))
-    t = x.to_torch()
+    t = to_torch(x)
     x.close()
     pyaclnn.empty_cache()
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and isinstance(t, torch.Tensor)

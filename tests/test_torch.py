@@ -84,12 +84,13 @@ def test_from_torch_shares_memory_and_views():
 
 
 def test_pyaclnn_tensor_to_torch_zero_copy():
+    assert not hasattr(pyaclnn.Tensor, "to_torch")      # the device tensor knows nothing of torch
     x = pyaclnn.from_numpy(np.arange(6, dtype=np.float32))
-    y = x.to_torch()
+    y = pt.to_torch(x)
     assert y.data_ptr() == x.ptr and y.tolist() == [0, 1, 2, 3, 4, 5]
     del x
     assert y.sum().item() == 15.0                         # y keeps the device memory alive
-    h = pyaclnn.from_numpy(np.array([1, 2], np.uint8), dtype="hifloat8").to_torch()
+    h = pt.to_torch(pyaclnn.from_numpy(np.array([1, 2], np.uint8), dtype="hifloat8"))
     assert h.dtype == torch.uint8                        # no torch HiF8: raw codes
 
 
@@ -101,7 +102,7 @@ def test_float8_round_trip(name):
     assert t.dtype_name == {"float8_e4m3fn": "ACL_FLOAT8_E4M3FN", "float8_e5m2": "ACL_FLOAT8_E5M2",
                             "float8_e8m0fnu": "ACL_FLOAT8_E8M0"}[name]
     assert t.numpy().tobytes() == src.view(torch.uint8).numpy().tobytes()
-    back = pyaclnn.from_numpy(t.numpy()).to_torch()
+    back = pt.to_torch(pyaclnn.from_numpy(t.numpy()))
     assert back.dtype == tdtype and torch.equal(back.view(torch.uint8), src.view(torch.uint8))
 
 
@@ -115,7 +116,7 @@ def test_float4_pairs_follow_torch_npu():
     assert (t.shape, t.strides) == ((2, 6), (6, 1))        # 4-bit units: last dim and strides doubled
     codes = t.numpy().view(np.uint8) & 0xF
     assert codes[0].tolist() == [1, 2, 3, 4, 5, 6] and codes[1].tolist() == [7, 8, 9, 10, 11, 12]
-    back = t.to_torch()
+    back = pt.to_torch(t)
     assert back.dtype == fp4x2 and back.shape == (2, 3) and back.data_ptr() == raw.data_ptr()
 
 
