@@ -9,7 +9,7 @@ work already queued keeps running (as after an interrupted wait on an NPU).
 Calls that wait inside C for the work queued before them -- a copy from pageable host memory
 (``aclrtMemcpyAsync`` returns once that copy ran), the launch of an operator whose output shape
 depends on the data (its phase 2 synchronises) -- first wait here with :func:`until_idle`, so that
-the C call only waits for its own task (issue 27, point 5).
+the C call only waits for its own task.
 """
 from __future__ import annotations
 

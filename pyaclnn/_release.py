@@ -1,4 +1,4 @@
-"""Finalizers that an interrupt cannot cut short (issue 12, point 11).
+"""Finalizers that an interrupt cannot cut short.
 
 ``weakref.finalize`` runs its callback as Python code on the thread where the object died. A signal
 handler that raises (Ctrl-C's KeyboardInterrupt) runs between bytecodes, so it can land at the
@@ -16,7 +16,7 @@ release. Python runs signal handlers on the main thread only, so nothing interru
   the finalizer to the releaser (one ``SimpleQueue.put``, the first call of its handler), which
   runs the release again from the start. So every release function must be *resumable*: each step
   takes what it releases out of its container in the same C call (or interrupt-free bytecode run)
-  that releases it (:func:`drain`), and steps that find nothing do nothing (issue 27, point 4).
+  that releases it (:func:`drain`), and steps that find nothing do nothing.
 * An object dropped without ``close()`` is released a moment later, not before ``del`` returns.
   :func:`flush` waits until every release queued so far has run; the calls whose result depends on
   them flush first: :func:`pyaclnn.empty_cache`, pool ``stats``, :func:`pyaclnn.runtime.stub_live_counts`,

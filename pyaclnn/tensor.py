@@ -601,8 +601,7 @@ def _upload(dst: int, host: np.ndarray, stream: Stream) -> None:
     if n:
         # Stream-ordered, so that a recycled pool block is not overwritten under queued work. From
         # pageable memory the call returns once the copy is done (the host array may then go), so
-        # it waits in C for the work queued before it: wait for that here, where Ctrl-C can land
-        # (issue 27, point 5).
+        # it waits in C for the work queued before it: wait for that here, where Ctrl-C can land.
         _bind_current(stream._state)        # a fresh thread may not be bound to the device yet
         handle = stream.handle
         _until_idle(handle)

@@ -1,7 +1,7 @@
 """How faithfully the CPU emulator reproduces each operator it implements: the support table of
 ``python -m pyaclnn info --ops``.
 
-Classes (issue 15):
+Classes:
   (a) bit-exact by construction: moves, indexing, comparisons, IEEE +, -, *, /, sqrt, casts with
       the NPU's rounding -- one correctly rounded step, or none;
   (b) exact to the vendor's documented algorithm where its source shows it (the quantisers, Axpy);

@@ -1,4 +1,4 @@
-"""Cached prepared calls behind friendly functions, for repeated calls at decode shapes (issue 13).
+"""Cached prepared calls behind friendly functions, for repeated calls at decode shapes.
 
 A friendly call on pyaclnn tensors repeated with the same layouts and attributes -- a decode loop --
 would run phase 1 again each time, make its outputs and their ``aclTensor`` descriptors, and pass
@@ -234,7 +234,7 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     # What this call holds, owned from before it is taken: ranges registered by _fast_host (the
     # common case: a True lands in `fresh` inside the C call that registers) or by the shared
     # bookkeeping (`held`, the fallback). Released after the stream ran, inline, or -- on any
-    # exception, a KeyboardInterrupt included -- by the releaser thread (issue 27, point 4).
+    # exception, a KeyboardInterrupt included -- by the releaser thread.
     hold = _TorchHold(stream, addrs)
     launched = False
     try:

@@ -205,8 +205,8 @@ class OpFunction:
         if getattr(_tls, "binding", None) is not state.binding:
             state.bind()
         if self.data_dependent:
-            # Its phase 2 synchronises in C: wait for the queued work here, where Ctrl-C can land
-            # (issue 27, point 5), so that phase 2 only waits for this launch.
+            # Its phase 2 synchronises in C: wait for the queued work here, where Ctrl-C can land,
+            # so that phase 2 only waits for this launch.
             _interruptible.until_idle(handle)
         temps = CallTemps(stream.pool)      # owns what this call makes, from before it makes it
         try:

@@ -4,7 +4,7 @@ A converter is ``conv(value, stream, post) -> C argument``. It may append to ``p
 happen after phase 2 has returned: ``functools.partial(destroy_fn, handle)`` for an aclScalar /
 aclIntArray / aclTensorList ... made for the call, put there by the same C call chain that creates
 the handle (and taken out by the one that destroys it, :func:`finish`), so that a KeyboardInterrupt
-never finds a handle that ``post`` does not hold (issue 27, point 4).
+never finds a handle that ``post`` does not hold.
 
 Tensor arguments are :class:`Tensor` (or None) here: numpy arrays, torch tensors and Python data
 became Tensors at the host-data boundary (:mod:`pyaclnn._boundary`) before the launcher saw them.
@@ -371,7 +371,7 @@ class CallTemps:
     :meth:`release` is resumable. The launch releases inline on success; on any exception (a
     KeyboardInterrupt included) its handler's first call hands the object to the releaser thread
     (``pyaclnn._release._put(temps)``), which calls it -- so nothing is lost whatever the interrupt
-    point (issue 27, point 4).
+    point.
     """
     __slots__ = ("post", "executor", "execs", "ws", "nbytes", "pool")
 

@@ -132,7 +132,7 @@ class PreparedCall:
         ws_nbytes = [0]
         ref: list = []                  # the device reference
         self._streams = [weakref.ref(stream)]
-        # The finalizer owns every container before anything is made (issue 27, point 4): an
+        # The finalizer owns every container before anything is made: an
         # exception at any point -- a KeyboardInterrupt included -- leaves nothing unowned.
         fin = None
         try:

@@ -133,7 +133,7 @@ class _DeviceState:
 
     def acquire_into(self, ref: list) -> None:
         """Take a reference and put this state into ``ref`` (empty before) in one interrupt-free
-        run, so an interrupt never leaves a reference that no cell holds (issue 27, point 4)."""
+        run, so an interrupt never leaves a reference that no cell holds."""
         with self.lock:
             if self._closing:
                 self._close()

@@ -32,7 +32,7 @@ _to_unregister: list = []                  # bases whose last holder let go, not
 
 def _drop_holds(bases: list) -> None:
     """Let go of the registrations whose bases ``bases`` holds (last first), each leaving the list
-    with its count in one interrupt-free run (issue 27, point 4); unregister those nobody holds."""
+    with its count in one interrupt-free run; unregister those nobody holds."""
     with _reg_lock:
         while bases:
             base = bases[-1]

@@ -39,7 +39,7 @@ class MemoryPool:
     :meth:`empty_cache`, synchronises the stream and returns the cached blocks with ``aclrtFree``.
     The pool belongs to its stream: closing the stream empties it.
 
-    Interrupts (issue 27, point 4): a KeyboardInterrupt may land wherever the interpreter checks
+    Interrupts: a KeyboardInterrupt may land wherever the interpreter checks
     for signals -- a function's entry, the end of a call, a loop's back edge -- but never inside a
     run of other bytecodes. Every step that moves a block between owners (a caller's cell, the
     returns list, a free list, the list of blocks going back to the device) and updates the
@@ -72,7 +72,7 @@ class MemoryPool:
         self.reuses = 0
         self._malloc = capi.aclrtMalloc
         self._free_fn = capi.aclrtFree
-        self._sync = _interruptible.sync_stream       # (Ctrl-C can interrupt it: issue 27, point 5)
+        self._sync = _interruptible.sync_stream       # (Ctrl-C can interrupt it)
         _pools.add(self)
 
     def stats(self) -> dict:

@@ -93,7 +93,7 @@ class Stream:
         self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
         self.lock = _mutex()
         self._saved: list = []
-        # The finalizer owns the cells before anything is taken (issue 27, point 4): an exception
+        # The finalizer owns the cells before anything is taken: an exception
         # at any point leaves the reference, the handle and the pool to it.
         hcell: list = []                  # the aclrtStream (a c_void_p aclrtCreateStream writes)
         pcell: list = []                  # its MemoryPool
