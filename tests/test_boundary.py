@@ -176,3 +176,15 @@ def test_a_cache_lock_left_held_never_blocks_a_call():
         assert _reuse.info()[repr(stream)]["layouts"] == 0
     finally:
         cache._lock.release()
+
+
+def test_clear_executor_cache_drops_the_reused_tensors_too():
+    # _reuse's docstring promises it; it used to hold on to them until empty_cache()
+    stream = pyaclnn.current_stream()
+    acl = pyaclnn.tensor.as_acl_dtype("float32")
+    t = _reuse.take((5,), acl, stream)
+    del t                                           # back in the stream's reuse cache
+    before = _reuse.info()[repr(stream)]
+    pyaclnn.ops.clear_executor_cache()
+    after = _reuse.info()[repr(stream)]
+    assert after["layouts"] == 0, (before, after)
