@@ -407,6 +407,24 @@ def npu_copies():
     return res
 
 
+def graph():
+    # torch.npu.graph: the captured kernels run only on replay, each replay on the inputs' data as it then is.
+    g_spec = spec["graph"]
+    x = torch.zeros(g_spec["shape_x"], dtype=torch.float32, device="npu")
+    w = torch.tensor(np.float32(g_spec["w"]), device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = torch.relu(x @ w + 1.0) * 2
+    torch.npu.synchronize()
+    res = {"before_replay": y.cpu().tolist(), "replays": []}
+    for xs in g_spec["xs"]:
+        x.copy_(torch.tensor(np.float32(xs)))
+        g.replay()
+        res["replays"].append(y.cpu().tolist())
+    g.reset()
+    return res
+
+
 for name in spec["checks"]:
     check(name, globals()[name])
 print("RESULT " + json.dumps(out))

@@ -1096,4 +1096,9 @@ MUTANTS = [
            "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
            ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
+    # ---- ACL Graph capture (runtime/model.c) ----
+    Mutant("rt-capture-replay-skips-kernels", f"{RT}/model.c",
+           "        if (t.kind == RT_TASK_CALL) t.u.call.release = NULL;",
+           "        if (t.kind == RT_TASK_CALL) continue;",
+           ("tests/test_capture.py",), "aclmdlRIExecuteAsync replays the copies but not the captured launches"),
 ]
