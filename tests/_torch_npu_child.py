@@ -422,6 +422,21 @@ def graph():
         g.replay()
         res["replays"].append(y.cpu().tolist())
     g.reset()
+    # RNG under capture (InplaceNormalTensor / InplaceUniformTensor): a replay draws from the seed and offset
+    # its prologue writes, so replays after set_rng_state repeat the eager draws made from that state.
+    torch.npu.manual_seed(7)
+    state = torch.npu.get_rng_state()
+    eager = [torch.randn(64, device="npu").cpu(), torch.rand(64, device="npu").cpu()]
+    eager2 = [torch.randn(64, device="npu").cpu(), torch.rand(64, device="npu").cpu()]
+    g2 = torch.npu.NPUGraph()
+    with torch.npu.graph(g2):
+        a, b = torch.randn(64, device="npu"), torch.rand(64, device="npu")
+    torch.npu.set_rng_state(state)
+    g2.replay()
+    first = [a.cpu(), b.cpu()]
+    g2.replay()
+    second = [a.cpu(), b.cpu()]
+    res["rng_replays_repeat_eager"] = [bool(torch.equal(x, y)) for x, y in zip(first + second, eager + eager2)]
     return res
 
 

@@ -404,3 +404,4 @@ def test_npu_graph_capture_and_replay(on_910b4):
     for x, y in zip(GRAPH_XS, res["replays"]):
         ref = np.maximum(x.astype(np.float64) @ GRAPH_W.astype(np.float64) + 1.0, 0.0) * 2
         np.testing.assert_allclose(np.float32(y), ref, rtol=1e-5, atol=1e-5)
+    assert res["rng_replays_repeat_eager"] == [True] * 4

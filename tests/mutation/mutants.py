@@ -1101,4 +1101,8 @@ MUTANTS = [
            "        if (t.kind == RT_TASK_CALL) t.u.call.release = NULL;",
            "        if (t.kind == RT_TASK_CALL) continue;",
            ("tests/test_capture.py",), "aclmdlRIExecuteAsync replays the copies but not the captured launches"),
+    # ---- the Tensor forms of the random operators (random/random_tensor.toml, random/fill.h) ----
+    Mutant("random-tensor-drops-host-offset", f"{OPS}/random/fill.h",
+           "    *offset = (uint64_t)ov + add;", "    *offset = (uint64_t)ov;",
+           ("tests/test_random_tensor.py",), "the Tensor forms ignore the host offset (torch_npu's intragraph offset)"),
 ]
