@@ -28,11 +28,11 @@ def driver(tmp_path_factory):
 def test_capture_replay_join_errors_threads(driver, tmp_path, hazards):
     env = subprocess_env({"PYACLNN_STUB_HAZARDS": hazards, "ASAN_OPTIONS": "detect_leaks=0",
                           "CAPTURE_JSON": str(tmp_path / "model.json")})
-    done = subprocess.run([str(driver), "replay", "join", "errors", "threads"], capture_output=True, text=True,
+    done = subprocess.run([str(driver), "replay", "join", "errors", "threads", "abandon"], capture_output=True, text=True,
                           timeout=120, env=env)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    assert re.findall(r"^ok (\w+)", done.stdout, re.M) == ["capture", "replay", "join", "errors", "threads"], out
+    assert re.findall(r"^ok (\w+)", done.stdout, re.M) == ["capture", "replay", "join", "errors", "threads", "abandon"], out
     codes = dict(re.findall(r"^code (\w+) (\d+)$", done.stdout, re.M))
     assert {k: int(v) for k, v in codes.items()} == {
         "ACL_ERROR_RT_PARAM_INVALID": 107000, "ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED": 107036,

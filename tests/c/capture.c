@@ -8,6 +8,7 @@
  *                     into the model in capture order; the replay on a third stream runs it.
  *   capture errors    the vendor's codes for what a capture forbids, each with its message line.
  *   capture threads   two threads capture and replay their own models concurrently, 200 times.
+ *   capture abandon   a capture whose stream is destroyed with its context stops forbidding synchronous copies.
  *
  * Prints "ok <what>" lines; exit 2 with the failing call on any mismatch.
  */
@@ -255,6 +256,27 @@ static void mode_errors(void) {
     CHECK(aclrtDestroyStream(s)); CHECK(aclrtDestroyStream(other));
 }
 
+/* A capture whose stream goes with its context (aclrtDestroyContext) no longer forbids synchronous copies. */
+static void mode_abandon(void) {
+    aclrtContext main_ctx, ctx;
+    CHECK(aclrtGetCurrentContext(&main_ctx));
+    CHECK(aclrtCreateContext(&ctx, 0));
+    aclrtStream s;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL));
+    void *d = dev_alloc(N * 4);
+    float host[N] = {0};
+    EXPECT(aclrtMemcpy(d, N * 4, host, N * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+           "not permitted");
+    CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyContext(ctx));
+    CHECK(aclrtSetCurrentContext(main_ctx));
+    d = dev_alloc(N * 4);
+    CHECK(aclrtMemcpy(d, N * 4, host, N * 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtFree(d));
+    printf("ok abandon\n");
+}
+
 static aclrtContext g_ctx;
 
 static void *thread_main(void *arg) {
@@ -308,6 +330,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "join")) mode_join();
         else if (!strcmp(argv[i], "errors")) mode_errors();
         else if (!strcmp(argv[i], "threads")) mode_threads();
+        else if (!strcmp(argv[i], "abandon")) mode_abandon();
         else return 3;
     }
     CHECK(aclrtResetDevice(0));

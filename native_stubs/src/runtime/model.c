@@ -117,17 +117,17 @@ static void model_unref(void *arg);
 
 uint64_t rt_model_serial(const rt_model *m) { return m->serial; }
 
-int rt_model_capturing(const rt_model *m, uint64_t serial) {
-    int yes = 0;
+void rt_model_origin_destroyed(rt_model *m) {
     pthread_mutex_lock(&models_mu);
-    if (m && stub_registry_kind(&rt_handles, m) == RT_KIND_MODEL) {
-        rt_model *mm = (rt_model *)m;
-        pthread_mutex_lock(&mm->mu);
-        yes = mm->serial == serial && mm->state == MODEL_CAPTURING;
-        pthread_mutex_unlock(&mm->mu);
+    if (stub_registry_kind(&rt_handles, m) == RT_KIND_MODEL) {
+        pthread_mutex_lock(&m->mu);
+        if (m->state == MODEL_CAPTURING) {   /* nobody can end it now: it stops counting as active */
+            m->state = MODEL_INVALIDATED;
+            active_by_mode[m->mode]--;
+        }
+        pthread_mutex_unlock(&m->mu);
     }
     pthread_mutex_unlock(&models_mu);
-    return yes;
 }
 
 int rt_model_join(rt_stream *s, rt_model *m, uint64_t serial) {
@@ -201,7 +201,7 @@ static void model_free(rt_model *m) {
         rt_mem_unpin(t->pins[1]);
     }
     free(m->tasks);
-    pthread_mutex_lock(&models_mu);   /* nobody is looking at it (rt_model_capturing) meanwhile */
+    pthread_mutex_lock(&models_mu);   /* nobody is looking at it (rt_model_join, model_get) meanwhile */
     pthread_mutex_destroy(&m->mu);
     free(m);
     pthread_mutex_unlock(&models_mu);

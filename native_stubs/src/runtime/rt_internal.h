@@ -354,8 +354,9 @@ uint64_t rt_model_serial(const rt_model *m);
 int rt_model_join(rt_stream *s, rt_model *m, uint64_t serial);
 /* Every stream capturing into m leaves the capture (stream.c). */
 void rt_streams_end_capture(rt_model *m);
-/* 1 when m (a pointer that may be stale) is a live model still capturing with this serial. */
-int rt_model_capturing(const rt_model *m, uint64_t serial);
+/* The stream a capture began on was destroyed with its context (m may be stale): the capture is invalidated
+ * and no longer counts as active. */
+void rt_model_origin_destroyed(rt_model *m);
 /* ACL_ERROR_RT_STREAM_CAPTURED (reported under func, `what` naming the operation) when s captures. */
 aclError rt_capture_refuse_stream(const char *func, rt_stream *s, const char *what);
 /* ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT (reported) when the calling thread's capture mode forbids a

@@ -156,11 +156,14 @@ void rt_stream_destroy(rt_stream *s, int force) {
         rt_hz_host_join(&done);
     }
     atomic_store(&s->ctx, NULL);
-    atomic_store(&s->capture, NULL);  /* a joined stream destroyed with its context leaves the capture */
+    rt_model *captured = s->capture_origin ? atomic_load(&s->capture) : NULL;
+    atomic_store(&s->capture, NULL);  /* a capturing stream destroyed with its context leaves the capture */
+    s->capture_origin = 0;
     atomic_store(&s->fail_code, 0);   /* failures nobody synchronised on die with the stream */
     int was_user = !s->is_default;
     pthread_mutex_unlock(&s->mu);
     if (was_user) atomic_fetch_sub(&user_streams, 1);
+    if (captured) rt_model_origin_destroyed(captured);
     return_to_pool(s);
 }
 
