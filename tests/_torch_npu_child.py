@@ -407,6 +407,39 @@ def npu_copies():
     return res
 
 
+def graph():
+    # torch.npu.graph: the captured kernels run only on replay, each replay on the inputs' data as it then is.
+    g_spec = spec["graph"]
+    x = torch.zeros(g_spec["shape_x"], dtype=torch.float32, device="npu")
+    w = torch.tensor(np.float32(g_spec["w"]), device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = torch.relu(x @ w + 1.0) * 2
+    torch.npu.synchronize()
+    res = {"before_replay": y.cpu().tolist(), "replays": []}
+    for xs in g_spec["xs"]:
+        x.copy_(torch.tensor(np.float32(xs)))
+        g.replay()
+        res["replays"].append(y.cpu().tolist())
+    g.reset()
+    # RNG under capture (InplaceNormalTensor / InplaceUniformTensor): a replay draws from the seed and offset
+    # its prologue writes, so replays after set_rng_state repeat the eager draws made from that state.
+    torch.npu.manual_seed(7)
+    state = torch.npu.get_rng_state()
+    eager = [torch.randn(64, device="npu").cpu(), torch.rand(64, device="npu").cpu()]
+    eager2 = [torch.randn(64, device="npu").cpu(), torch.rand(64, device="npu").cpu()]
+    g2 = torch.npu.NPUGraph()
+    with torch.npu.graph(g2):
+        a, b = torch.randn(64, device="npu"), torch.rand(64, device="npu")
+    torch.npu.set_rng_state(state)
+    g2.replay()
+    first = [a.cpu(), b.cpu()]
+    g2.replay()
+    second = [a.cpu(), b.cpu()]
+    res["rng_replays_repeat_eager"] = [bool(torch.equal(x, y)) for x, y in zip(first + second, eager + eager2)]
+    return res
+
+
 for name in spec["checks"]:
     check(name, globals()[name])
 print("RESULT " + json.dumps(out))

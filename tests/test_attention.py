@@ -715,3 +715,24 @@ def test_torch_npu_sdpa_dropout_and_npu_fusion_attention(on_npu):
     want = sum(A.backward(*(A.to_bnsd(x, "BSH", 4) for x in (q, q, q, np.ones_like(q))), 0.25)[:3])
     close(A.to_bnsd(dec(nfa["dq"]), "BSH", 4), want, GTOL[F32], "npu_fusion_attention dq")   # q = k = v: summed
     assert dq.shape == q.shape
+
+
+def test_unpadding_grad_v4_reads_the_softmax_layout_the_forward_wrote():
+    """aclnnFlashAttentionUnpaddingScoreGradV4 (torch_npu's TND backward on Atlas A2 with softmax_layout="TND"):
+    with "same_as_input" it reads softmax max/sum as VarLenScoreV4 wrote them ([T, N1, 8]), with "" as the V1
+    forms; the gradients are UnpaddingScoreGrad's, bit for bit."""
+    lens_q, lens_kv, n1, d = [5, 3], [4, 6], 2, 8
+    aq, akv = [int(x) for x in np.cumsum(lens_q)], [int(x) for x in np.cumsum(lens_kv)]
+    q, k, v, dy = rand((8, n1, d), F16), rand((10, n1, d), F16), rand((10, n1, d), F16), rand((8, n1, d), F16)
+    out, smax, ssum = fa(q, k, v, "TND", n1, 0.25, aq=aq, akv=akv, version="V1")
+    want = fag(q, k, v, dy, out, smax, ssum, "TND", n1, 0.25, version="V1", aq=aq, akv=akv)
+    _, smax_t, ssum_t = fa(q, k, v, "TND", n1, 0.25, aq=aq, akv=akv, version="VarLenV4", smlayout="same_as_input")
+    for sl, (mx, sm) in (("same_as_input", (smax_t, ssum_t)), ("", (smax, ssum))):
+        dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+        r = ops.FlashAttentionUnpaddingScoreGradV4(q, k, v, dy, None, None, None, None, mx, sm, None, out, None, aq, akv,
+                                                   0.25, 1.0, BIG, BIG, n1, "TND", 0, 0, dq, dk, dv, None, sl)
+        assert all(np.asarray(a).tobytes() == b.tobytes() for a, b in zip(r[:3], want[:3])), sl
+    c, msg = status(ops.FlashAttentionUnpaddingScoreGradV4, q, k, v, dy, None, None, None, None, smax, ssum, None, out,
+                    None, aq, akv, 0.25, 1.0, BIG, BIG, n1, "TND", 0, 0, np.zeros_like(q), np.zeros_like(k),
+                    np.zeros_like(v), None, "BSH")
+    assert c == 161002 and "softmaxInLayout BSH is not same_as_input or Empty string" in msg

@@ -46,10 +46,11 @@ def test_statistical_class_is_only_for_random_operators_and_names_its_test():
     # (s) says "the values are not the NPU's": only operators whose output is random may have it, and
     # the note names the test file that checks their distributions.
     stat = sorted(op for op, (cls, _) in FIDELITY.items() if cls == "s")
-    assert stat == ["aclnnDropoutGenMaskV2", "aclnnDropoutV3", "aclnnInplaceBernoulli", "aclnnInplaceBernoulliTensor",
-                    "aclnnInplaceNormal", "aclnnInplaceRandom", "aclnnInplaceRandomWithoutFromTo",
-                    "aclnnInplaceUniform", "aclnnMultinomial", "aclnnRandperm"]
-    assert all(re.search(r"tests/test_random(_more)?\.py", FIDELITY[op][1]) for op in stat)
+    assert stat == ["aclnnDropoutGenMaskV2", "aclnnDropoutGenMaskV2Tensor", "aclnnDropoutV3", "aclnnInplaceBernoulli",
+                    "aclnnInplaceBernoulliTensor", "aclnnInplaceNormal", "aclnnInplaceNormalTensor", "aclnnInplaceRandom",
+                    "aclnnInplaceRandomWithoutFromTo", "aclnnInplaceUniform", "aclnnInplaceUniformTensor",
+                    "aclnnMultinomial", "aclnnRandperm"]
+    assert all(re.search(r"tests/test_random(_more|_tensor)?\.py", FIDELITY[op][1]) for op in stat)
 
 
 def test_info_ops_prints_the_table():

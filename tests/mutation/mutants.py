@@ -1096,4 +1096,18 @@ MUTANTS = [
            "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
            ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
+    # ---- ACL Graph capture (runtime/model.c) ----
+    Mutant("rt-capture-replay-skips-kernels", f"{RT}/model.c",
+           "        if (t.kind == RT_TASK_CALL) t.u.call.release = NULL;",
+           "        if (t.kind == RT_TASK_CALL) continue;",
+           ("tests/test_capture.py",), "aclmdlRIExecuteAsync replays the copies but not the captured launches"),
+    # ---- the Tensor forms of the random operators (random/random_tensor.toml, random/fill.h) ----
+    Mutant("random-tensor-drops-host-offset", f"{OPS}/random/fill.h",
+           "    *offset = (uint64_t)ov + add;", "    *offset = (uint64_t)ov;",
+           ("tests/test_random_tensor.py",), "the Tensor forms ignore the host offset (torch_npu's intragraph offset)"),
+    # ---- the aclop byte-mask dropout (compat/aclop/dropout_v3.c) ----
+    Mutant("aclop-do-mask-v3-whole-byte", "native_stubs/src/compat/aclop/dropout_v3.c",
+           "(t->mask[k] & 1) ? load(t->dtype, t->x, k) * recip : 0.0f", "t->mask[k] ? load(t->dtype, t->x, k) * recip : 0.0f",
+           ("tests/test_aclop_dropout.py::test_do_mask_v3_keeps_bit_0_and_scales_by_the_fp32_reciprocal",),
+           "DropOutDoMaskV3 keeps an element for any non-zero mask byte instead of its bit 0"),
 ]

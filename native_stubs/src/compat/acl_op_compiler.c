@@ -5,7 +5,7 @@
  *
  *   aclSetCompileopt          stores the option value (A2 SoCs call it during init); the emulated
  *                             operators are not compiled, so the values change nothing
- *   aclopCompileAndExecute(V2) the operators of ACLOP_OPS below, queued on the stream like any task, on the
+ *   aclopCompileAndExecute(V2) the operators of ACLOP_OPS below (src/compat/aclop/), queued on the stream like any task, on the
  *                             objects of src/compat/ascendcl/aclop_objects.c; any other opType:
  *                             ACL_ERROR_RT_FEATURE_NOT_SUPPORT (the emulator runs aclnn operators)
  *   aclGenGraphAndDumpForOp, aclCreateGraphDumpOpt, aclDestroyGraphDumpOpt
@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "compat.h"
+#include "aclop/aclop_ops.h"
 
 #define ACLOP "the aclop compile-and-run path; the emulator runs aclnn operators only"
-#define ACLOP_MAX_IO 8          /* inputs / outputs of the emulated aclop operators */
 
 static pthread_mutex_t opts_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *compile_opts[PYACLNN_COMPAT_COMPILE_OPT_COUNT];
@@ -54,14 +54,6 @@ ACL_FUNC_VISIBILITY aclError aclSetCompileopt(aclCompileOpt opt, const char *val
 }
 
 /* ---- aclopCompileAndExecute(V2): the emulated aclop operators --------------------------------------- */
-
-typedef struct {
-    const char *func;
-    pyaclnn_stub_aclop_desc in[ACLOP_MAX_IO], out[ACLOP_MAX_IO];
-    void *in_data[ACLOP_MAX_IO], *out_data[ACLOP_MAX_IO];
-    size_t in_size[ACLOP_MAX_IO], out_size[ACLOP_MAX_IO];
-    aclrtStream stream;
-} aclop_call;
 
 /* Bytes of a description's shape (-1 when a dim is unknown or the dtype has no size). */
 static int64_t desc_bytes(const pyaclnn_stub_aclop_desc *d) {
@@ -103,6 +95,8 @@ static const struct {
     aclError (*run)(const aclop_call *);
 } ACLOP_OPS[] = {
     {"Identity", 1, 1, run_identity},
+    {"DropOutGenMaskV3", 2, 1, aclop_drop_out_gen_mask_v3},   /* aclop/dropout_v3.c */
+    {"DropOutDoMaskV3", 3, 1, aclop_drop_out_do_mask_v3},
 };
 
 static aclError compile_and_execute(const char *func, const char *opType, int numInputs,
@@ -128,7 +122,8 @@ static aclError compile_and_execute(const char *func, const char *opType, int nu
     while (k < n_ops && strcmp(ACLOP_OPS[k].type, opType) != 0) k++;
     if (k == n_ops) {
         pyaclnn_stub_report(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, func, "aclop operator %s is not emulated: the pyaclnn "
-                            "CPU emulator runs aclnn operators, and of the aclop path only Identity", opType);
+                            "CPU emulator runs aclnn operators, and of the aclop path only Identity, DropOutGenMaskV3 and "
+                            "DropOutDoMaskV3", opType);
         pyaclnn_stub_compat_trace(func, "%s not emulated, returned %d", opType, ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
         return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }
@@ -137,7 +132,7 @@ static aclError compile_and_execute(const char *func, const char *opType, int nu
                             ACLOP_OPS[k].inputs, ACLOP_OPS[k].outputs, numInputs, numOutputs);
         return bad;
     }
-    aclop_call c = {.func = func, .stream = stream};
+    aclop_call c = {.func = func, .attr = attr, .stream = stream};
     for (int i = 0; i < numInputs + numOutputs; i++) {
         int is_in = i < numInputs, j = is_in ? i : i - numInputs;
         const void *d = is_in ? (const void *)inputDesc[j] : (const void *)outputDesc[j];

@@ -50,6 +50,10 @@ typedef struct {
 PYACLNN_STUB_API int pyaclnn_stub_aclop_desc_get(const void *desc, pyaclnn_stub_aclop_desc *out);
 PYACLNN_STUB_API int pyaclnn_stub_aclop_buffer_get(const void *buffer, void **data, size_t *size);
 PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_live(const void *attr);
+/* An INT, BOOL, DTYPE (in *i) or FLOAT (in *f) attribute by name: 1 and its kind in *kind, or 0 when the attr
+ * is not live or has no scalar of that name. */
+PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_scalar(const void *attr, const char *name, int *kind, int64_t *i,
+                                                   float *f);
 
 enum {
     PYACLNN_ACLOP_ATTR_BOOL = 1, PYACLNN_ACLOP_ATTR_INT, PYACLNN_ACLOP_ATTR_FLOAT, PYACLNN_ACLOP_ATTR_STRING,

@@ -94,6 +94,7 @@ static aclError create_event(const char *func, aclrtEvent *event, uint32_t flags
     ev->flags = flags;
     ev->timed = (flags & ACL_EVENT_TIME_LINE) != 0;
     ev->record_id = 0;   /* done_id and next_id keep growing: late markers of a past life are harmless */
+    ev->cap_model = NULL;
     ev->stream = NULL;
     ev->ctx = ctx;
     ev->live = 1;
@@ -203,7 +204,12 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
     rt_task t = {.kind = RT_TASK_RECORD, .u.mark = {ev, id, NULL, 0}};
     uint64_t index;
     rc = rt_stream_enqueue(func, s, &t, &index);
-    if (rc == ACL_SUCCESS) {
+    if (rc == ACL_SUCCESS && index == 0) {   /* captured (model.c): waits on it join the capture */
+        rt_model *m = atomic_load(&s->capture);
+        ev->cap_model = m;
+        ev->cap_serial = m ? rt_model_serial(m) : 0;
+    } else if (rc == ACL_SUCCESS) {
+        ev->cap_model = NULL;
         ev->record_id = id;
         ev->stream = s;
         ev->stream_generation = atomic_load(&s->generation);
@@ -224,6 +230,7 @@ ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream strea
     int live = ev->live;
     if (live) {
         ev->record_id = 0;
+        ev->cap_model = NULL;
         ev->stream = NULL;
         if (rt_hz_mode) rt_hz_event_reset(ev);   /* under ev->mu: no record slips in between */
     }
@@ -247,7 +254,17 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "event %p was destroyed concurrently", event);
     }
     rc = ACL_SUCCESS;
-    if (ev->record_id != 0) {   /* never recorded (or reset): nothing to wait for */
+    int joined = ev->cap_model ? rt_model_join(s, ev->cap_model, ev->cap_serial) : 0;
+    if (joined < 0) {
+        pthread_mutex_unlock(&ev->mu);
+        return RT_REPORT(ACL_ERROR_STREAM_CAPTURE_CONFLICT, func,
+                         "stream %p captures into another model than the one event %p was recorded into", stream,
+                         event);
+    }
+    if (joined) {   /* ordering inside the capture: a marker the replay skips (model.c) */
+        rt_task t = {.kind = RT_TASK_WAIT, .u.mark = {NULL, 0, NULL, 0}};
+        rc = rt_stream_enqueue(func, s, &t, NULL);
+    } else if (ev->record_id != 0) {   /* never recorded (or reset): nothing to wait for */
         rt_task t = {.kind = RT_TASK_WAIT, .u.mark = {ev, ev->record_id, ev->stream, ev->stream_index}};
         rc = rt_stream_enqueue(func, s, &t, NULL);
     }

@@ -139,6 +139,10 @@ aclError rt_memcpy(const char *func, void *dst, size_t destMax, const void *src,
     rt_mem_block *pins[2];
     aclError rc = check_copy(func, dst, destMax, src, count, kind, &nothing, &pageable, pins);
     if (rc || nothing) return rc;
+    if ((rc = rt_capture_mode_check(func, "Synchronous memory copy"))) {   /* model.c */
+        unpin(pins);
+        return rc;
+    }
     if (rt_hz_mode) {
         pyaclnn_stub_access acc[2] = {{src, count, 0}, {dst, count, 1}};
         if ((rc = host_access_checked(func, acc, 2, pins))) return rc;
@@ -171,6 +175,11 @@ static aclError submit_copy(const char *func, aclrtStream stream, rt_task *t, in
                            (int)pins[i]->device, stream, (int)owner->device);
             break;
         }
+    if (rc == ACL_SUCCESS && pageable && atomic_load(&s->capture))   /* the vendor's api_error.cc */
+        rc = RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
+                       "Asynchronous copy task: the pageable memory copy task does not support graph capture "
+                       "(stream %p is capturing; use memory from aclrtMallocHost)",
+                       (void *)s);
     if (rc == ACL_SUCCESS) rc = rt_stream_enqueue(func, s, t, &index);
     if (rc) unpin(pins);
     if (rc == ACL_SUCCESS && pageable) {
@@ -231,6 +240,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void 
     aclError rc = check_copy2d("aclrtMemcpy2d", dst, dpitch, src, spitch, width, height, kind, &nothing, &pageable,
                                pins);
     if (rc || nothing) return rc;
+    if ((rc = rt_capture_mode_check("aclrtMemcpy2d", "Synchronous 2D memory copy"))) {
+        unpin(pins);
+        return rc;
+    }
     if (rt_hz_mode) {
         pyaclnn_stub_access acc[2] = {{src, (height - 1) * spitch + width, 0}, {dst, (height - 1) * dpitch + width, 1}};
         if ((rc = host_access_checked("aclrtMemcpy2d", acc, 2, pins))) return rc;
@@ -279,6 +292,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
     rt_mem_block *pins[2];
     aclError rc = check_set("aclrtMemset", devPtr, maxCount, count, &nothing, pins);
     if (rc || nothing) return rc;
+    if ((rc = rt_capture_mode_check("aclrtMemset", "Memory setting synchronization"))) {
+        unpin(pins);
+        return rc;
+    }
     if (rt_hz_mode) {
         pyaclnn_stub_access acc[1] = {{devPtr, count, 1}};
         if ((rc = host_access_checked("aclrtMemset", acc, 1, pins))) return rc;

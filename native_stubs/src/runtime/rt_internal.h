@@ -21,7 +21,7 @@
 
 /* ---- handles -------------------------------------------------------------------------------- */
 
-enum { RT_KIND_CONTEXT = 1, RT_KIND_STREAM = 2, RT_KIND_EVENT = 3 };
+enum { RT_KIND_CONTEXT = 1, RT_KIND_STREAM = 2, RT_KIND_EVENT = 3, RT_KIND_MODEL = 4 };
 extern stub_registry rt_handles;   /* every live context, stream (default ones too) and event */
 
 typedef struct rt_context rt_context;
@@ -171,6 +171,10 @@ struct rt_stream {
     int worker_stop;                /* ask the worker to end once the queue is empty         */
     uint32_t hz_slot;               /* index among all stream objects (hazard clocks)        */
     rt_hz_clock hz_vc;              /* hazard clock (hazard.c, under its lock)                */
+    /* The model this stream's tasks are recorded into while it captures (model.c; written under mu),
+     * and whether the capture began on this stream (else it joined through an event wait). */
+    _Atomic(struct rt_model *) capture;
+    int capture_origin;
     rt_stream *next_free;
 };
 
@@ -248,6 +252,9 @@ struct rt_event {
     int live;
     _Atomic uint64_t generation;
     rt_hz_clock hz_vc;              /* hazard clock of the latest record (hazard.c)              */
+    /* The latest record was captured into this model (serial: the model's), not queued (model.c). */
+    struct rt_model *cap_model;
+    uint64_t cap_serial;
     rt_event *next_free;
 };
 
@@ -334,6 +341,27 @@ void rt_hz_event_reset(rt_event *ev);
 /* Host code running inside stream s (a host function or callback; NULL when it returns): host accesses
  * it makes are ordered with all of s's work, before or after it. Per thread. */
 void rt_hz_host_in_stream(rt_stream *s);
+
+/* ---- captured models (model.c) -------------------------------------------------------------- */
+
+typedef struct rt_model rt_model;
+/* With s->mu held and s capturing into m: records a copy of the task (the model now owns its pins and,
+ * for RT_TASK_CALL, its release). ACL_SUCCESS, or the status reported under func. */
+aclError rt_model_record(const char *func, rt_model *m, const rt_task *t);
+uint64_t rt_model_serial(const rt_model *m);
+/* s waits on an event whose latest record was captured into m (serial): s joins that capture. 1: s now
+ * captures into m (or did), 0: m captures no more (an ordinary wait), -1: s captures into another model. */
+int rt_model_join(rt_stream *s, rt_model *m, uint64_t serial);
+/* Every stream capturing into m leaves the capture (stream.c). */
+void rt_streams_end_capture(rt_model *m);
+/* The stream a capture began on was destroyed with its context (m may be stale): the capture is invalidated
+ * and no longer counts as active. */
+void rt_model_origin_destroyed(rt_model *m);
+/* ACL_ERROR_RT_STREAM_CAPTURED (reported under func, `what` naming the operation) when s captures. */
+aclError rt_capture_refuse_stream(const char *func, rt_stream *s, const char *what);
+/* ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT (reported) when the calling thread's capture mode forbids a
+ * synchronous operation while a capture is active in the process (the vendor's IsCaptureModeSupport). */
+aclError rt_capture_mode_check(const char *func, const char *what);
 
 /* ---- fork (fork.c) -------------------------------------------------------------------------- */
 

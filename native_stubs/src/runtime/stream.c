@@ -113,6 +113,8 @@ aclError rt_stream_create(const char *func, rt_context *ctx, int is_default, uin
     atomic_store(&s->abort, 0);
     atomic_store(&s->fail_code, 0);
     s->fail_more = 0;
+    atomic_store(&s->capture, NULL);
+    s->capture_origin = 0;
     atomic_fetch_add(&s->generation, 1);
     pthread_mutex_unlock(&s->mu);
 
@@ -154,10 +156,14 @@ void rt_stream_destroy(rt_stream *s, int force) {
         rt_hz_host_join(&done);
     }
     atomic_store(&s->ctx, NULL);
+    rt_model *captured = s->capture_origin ? atomic_load(&s->capture) : NULL;
+    atomic_store(&s->capture, NULL);  /* a capturing stream destroyed with its context leaves the capture */
+    s->capture_origin = 0;
     atomic_store(&s->fail_code, 0);   /* failures nobody synchronised on die with the stream */
     int was_user = !s->is_default;
     pthread_mutex_unlock(&s->mu);
     if (was_user) atomic_fetch_sub(&user_streams, 1);
+    if (captured) rt_model_origin_destroyed(captured);
     return_to_pool(s);
 }
 
@@ -256,6 +262,13 @@ aclError rt_stream_enqueue_checked(const char *func, rt_stream *s, const rt_task
         return RT_REPORT(ACL_ERROR_RT_STREAM_TASK_FULL, func, "out of host memory for the queue of stream %p",
                          (void *)s);
     }
+    rt_model *capture = atomic_load(&s->capture);
+    if (capture) {   /* recorded into the model instead of run (model.c); no index in the stream */
+        aclError rc = rt_model_record(func, capture, task);
+        pthread_mutex_unlock(&s->mu);
+        if (index) *index = 0;
+        return rc;
+    }
     uint64_t i = atomic_load(&s->submitted) + 1;
     if (rt_hz_mode) {   /* the checker decides before the task exists (error mode refuses it) */
         char msg[800];
@@ -348,6 +361,13 @@ aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ct
     size_t n;
     rt_stream **list = collect_streams(device, ctx, 0, &n);
     if (!list) return RT_REPORT(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL, func, "out of host memory");
+    for (size_t i = 0; i < n; i++) {   /* the vendor's Context::Synchronize: no captured stream */
+        aclError rc = rt_capture_refuse_stream(func, list[i], "Synchronizing a device or context");
+        if (rc) {
+            free(list);
+            return rc;
+        }
+    }
     aclError first = ACL_SUCCESS;
     for (size_t i = 0; i < n; i++) {
         aclError rc = synchronize_one(func, list[i], timeout_ms >= 0 ? &deadline : NULL, timeout_ms);
@@ -356,6 +376,20 @@ aclError rt_streams_synchronize(const char *func, int32_t device, rt_context *ct
     }
     free(list);
     return first;
+}
+
+void rt_streams_end_capture(rt_model *m) {
+    pthread_mutex_lock(&pool_mu);
+    for (size_t i = 0; i < n_streams; i++) {
+        rt_stream *s = all_streams[i];
+        pthread_mutex_lock(&s->mu);
+        if (atomic_load(&s->capture) == m) {
+            atomic_store(&s->capture, NULL);
+            s->capture_origin = 0;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&pool_mu);
 }
 
 /* ---- public API ------------------------------------------------------------------------------ */
@@ -388,6 +422,7 @@ static aclError destroy_stream(const char *func, aclrtStream stream, int force) 
     if (s->is_default)
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func,
                          "stream %p is a default stream; it goes with its context", stream);
+    if ((rc = rt_capture_refuse_stream(func, s, "Stream destruction"))) return rc;
     if (!stub_registry_remove(&rt_handles, s, RT_KIND_STREAM))
         return RT_REPORT(ACL_ERROR_RT_PARAM_INVALID, func, "stream %p was destroyed concurrently", stream);
     rt_stream_destroy(s, force);
@@ -407,6 +442,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
     rt_stream *s;
     aclError rc = rt_stream_resolve_any(func, stream, &s);
     if (rc) return rc;
+    if ((rc = rt_capture_refuse_stream(func, s, "Synchronizing a stream"))) return rc;
     return synchronize_one(func, s, NULL, -1);
 }
 
@@ -418,6 +454,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream strea
     rt_stream *s;
     aclError rc = rt_stream_resolve_any(func, stream, &s);
     if (rc) return rc;
+    if ((rc = rt_capture_refuse_stream(func, s, "Synchronizing a stream"))) return rc;
     struct timespec deadline;
     if (timeout >= 0) rt_deadline_after_ms(&deadline, timeout);
     return synchronize_one(func, s, timeout >= 0 ? &deadline : NULL, timeout);
@@ -429,6 +466,7 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
     rt_stream *s;
     aclError rc = rt_stream_resolve_any(func, stream, &s);
     if (rc) return rc;
+    if ((rc = rt_capture_refuse_stream(func, s, "Querying a stream"))) return rc;
     rt_hz_clock done = {NULL, 0};
     if (rt_hz_mode) rt_hz_stream_snapshot(s, &done);
     *status = atomic_load(&s->completed) >= atomic_load(&s->submitted) ? ACL_STREAM_STATUS_COMPLETE

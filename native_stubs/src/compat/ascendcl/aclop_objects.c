@@ -426,3 +426,24 @@ PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_live(const void *attr) {
     pthread_mutex_unlock(&mu);
     return ok;
 }
+
+PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_scalar(const void *attr, const char *name, int *kind, int64_t *i,
+                                                   float *f) {
+    int found = 0;
+    pthread_mutex_lock(&mu);
+    if (name && live(attr, KIND_ATTR, NULL, NULL)) {
+        const aclopAttr *a = attr;
+        for (int k = 0; k < a->n && !found; k++) {
+            const pyaclnn_stub_aclop_attr_value *v = &a->entries[k].value;
+            if (strcmp(a->entries[k].name, name) != 0 || v->kind > PYACLNN_ACLOP_ATTR_DTYPE ||
+                v->kind == PYACLNN_ACLOP_ATTR_STRING)
+                continue;
+            *kind = v->kind;
+            *i = v->i;
+            *f = v->f;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return found;
+}

@@ -393,3 +393,15 @@ aclnnStatus opc_fag_softmax_layout(op_call *c, const op_step *s) {
                          "When inputLayout is not TND, the value of softmaxInLayout must be empty string");
     return ACLNN_SUCCESS;
 }
+
+/* fag_unpad_softmax_layout softmaxInLayout (FlashAttentionUnpaddingScoreGradV4, right after fag_tnd):
+ * "same_as_input" or "" (the vendor strcmp's it unchecked; NULL is refused as required here). */
+aclnnStatus opc_fag_unpad_softmax_layout(op_call *c, const op_step *s) {
+    const char *sl = op_argument(c, s, 0)->p;
+    if (sl == NULL) return required(c, "softmaxInLayout");
+    if (strcmp(sl, "same_as_input") == 0 || strcmp(sl, "") == 0) return ACLNN_SUCCESS;
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api,
+                        "softmaxInLayout %s is not same_as_input or Empty string, invalid softmaxInLayout, please check",
+                        sl);
+    return ACLNN_ERR_PARAM_INVALID;
+}

@@ -22,6 +22,7 @@
 #include "opbase/checks.h"
 #include "kernels/philox.h"
 #include "kernels/view.h"
+#include "ops/random/fill.h"
 #include "ops_decls.h"
 
 #define MASK_ALIGN_BITS 128
@@ -134,6 +135,22 @@ aclnnStatus opc_gen_mask_plan(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* ---- aclnnDropoutGenMaskV2Tensor (random_tensor.toml) ----------------------------------------- */
+
+/* The mask GenMaskV2 writes for (prob, *seedTensor, *offsetTensor + offset), read when the kernel runs. */
+void gen_mask_tensor_kernel(const pyaclnn_stub_launch *launch) {
+    gen_mask_params prm = *(const gen_mask_params *)launch->params;
+    uint64_t seed, offset;
+    if (!rnd_seed_offset(launch, (uint64_t)prm.offset, &seed, &offset)) return;
+    prm.seed = (int64_t)seed;
+    prm.offset = (int64_t)offset;
+    const pyaclnn_stub_tensor *out = &launch->outputs[0];
+    if (!op_view_in_device_memory(out, 8)) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: out is not in device memory", launch->op_name);
+        return;
+    }
+    write_mask(&prm, out);
+}
 
 /* ---- aclnnDropoutDoMask ---------------------------------------------------------------------- */
 

@@ -58,3 +58,59 @@ aclnnStatus opc_normal_plan(op_call *c, const op_step *s) {
                            op_argument(c, s, 4)->i, op_tensor(c, s, 0)->dtype};
     return ACLNN_SUCCESS;
 }
+
+/* ---- aclnnInplaceNormalTensor (random_tensor.toml) -------------------------------------------- */
+
+/* normal_tensor_plan selfRef mean std offset: the kernel's parameters; seed and base offset come from the
+ * executor's inputs when it runs (fill.h rnd_seed_offset). */
+aclnnStatus opc_normal_tensor_plan(op_call *c, const op_step *s) {
+    normal_params *prm = op_params(c, sizeof *prm);
+    *prm = (normal_params){(float)op_argument(c, s, 1)->d, (float)op_argument(c, s, 2)->d, 0, op_argument(c, s, 3)->i,
+                           op_tensor(c, s, 0)->dtype};
+    return ACLNN_SUCCESS;
+}
+
+void normal_tensor_kernel(const pyaclnn_stub_launch *launch) {
+    normal_params prm = *(const normal_params *)launch->params;
+    uint64_t seed, offset;
+    if (!rnd_seed_offset(launch, (uint64_t)prm.offset, &seed, &offset)) return;
+    prm.seed = (int64_t)seed;
+    prm.offset = (int64_t)offset;
+    const pyaclnn_stub_tensor *self = &launch->outputs[0];
+    if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
+        return;
+    }
+    rnd_for_each(self, normal_one, &prm);
+}
+
+/* rnd_seed_tensors seedTensor offsetTensor [1]: both INT64 (OP_CHECK_DTYPE_NOT_MATCH); with the 1, both of shape
+ * [1] (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE, InplaceNormalTensor), else at least one element (the
+ * emulator's check where the vendor leaves it to the kernel: the kernel reads one int64 of each; skipped after
+ * an empty output, where the vendor has returned). */
+aclnnStatus opc_rnd_seed_tensors(op_call *c, const op_step *s) {
+    int shape_one = s->has_n && s->n == 1;
+    if (!shape_one && c->nothing) return ACLNN_SUCCESS;   /* after the vendor's early return on an empty output */
+    for (int k = 0; k < 2; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        if (t->dtype != ACL_INT64) {
+            char b[24];
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "Tensor %s expected dtype is INT64 but found %s.",
+                                op_pname(c, s, k), op_dtype_name(t->dtype, b));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
+        static const int64_t one[1] = {1};
+        if (shape_one) {
+            aclnnStatus rc = op_expected_size(c->api, op_pname(c, s, k), t, one, 1);
+            if (rc) return rc;
+        } else if (pyaclnn_stub_numel(t) < 1) {
+            pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s must hold one element, but it is empty.",
+                                op_pname(c, s, k));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}

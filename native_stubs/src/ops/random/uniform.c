@@ -61,3 +61,30 @@ aclnnStatus opc_rnd_no_bf16(op_call *c, const op_step *s) {
     pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", s->text);
     return ACLNN_ERR_PARAM_INVALID;
 }
+
+/* ---- aclnnInplaceUniformTensor (random_tensor.toml) ------------------------------------------- */
+
+/* uniform_tensor_plan selfRef from to offset: from <= to; the kernel's parameters (seed and base offset are
+ * read when it runs: fill.h rnd_seed_offset). */
+aclnnStatus opc_uniform_tensor_plan(op_call *c, const op_step *s) {
+    double from = op_argument(c, s, 1)->d, to = op_argument(c, s, 2)->d;
+    if (to < from) {   /* as uniform_plan (NaN passes) */
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "from cannot be greater than to, from is %f and to is %f.",
+                            from, to);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    uniform_params *prm = op_params(c, sizeof *prm);
+    *prm = (uniform_params){from, to, 0, (uint64_t)op_argument(c, s, 3)->i, op_tensor(c, s, 0)->dtype};
+    return ACLNN_SUCCESS;
+}
+
+void uniform_tensor_kernel(const pyaclnn_stub_launch *launch) {
+    uniform_params prm = *(const uniform_params *)launch->params;
+    if (!rnd_seed_offset(launch, prm.offset, &prm.seed, &prm.offset)) return;
+    const pyaclnn_stub_tensor *self = &launch->outputs[0];
+    if (!op_view_in_device_memory(self, (int)(8 * ew_itemsize(self->dtype)))) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: selfRef is not in device memory", launch->op_name);
+        return;
+    }
+    rnd_for_each(self, uniform_one, &prm);
+}
