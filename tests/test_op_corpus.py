@@ -59,7 +59,8 @@ NO_BUILDER_YET = {
     "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute", "aclnnAffineGrid", "aclnnChannelShuffle",
     "aclnnGridSampler3D", "aclnnGridSampler3DBackward", "aclnnHistc", "aclnnIm2col", "aclnnIm2colBackward",
     "aclnnInplaceRenorm", "aclnnMaxUnpool2d", "aclnnMaxUnpool3d", "aclnnRenorm", "aclnnSearchSorted",
-    "aclnnSearchSorteds",
+    "aclnnSearchSorteds", "aclnnDropoutGenMaskV2Tensor", "aclnnFlashAttentionUnpaddingScoreGradV4",
+    "aclnnInplaceNormalTensor", "aclnnInplaceUniformTensor",
 }
 SHOW = 20
 

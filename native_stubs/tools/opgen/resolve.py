@@ -10,6 +10,7 @@ import importlib.util
 import re
 import shlex
 import sys
+import types
 from pathlib import Path
 
 from .headers import by_header, header_text
@@ -19,12 +20,21 @@ _INT = re.compile(r"^-?\d+$")
 
 
 def load_signatures(sig_dir: Path):
-    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy)."""
-    name = "_opgen_pyaclnn_signatures"
+    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy),
+    under a stand-in parent package that holds only pyaclnn/_exceptions.py (a leaf module the parser's
+    errors come from)."""
+    parent, name = "_opgen_pyaclnn", "_opgen_pyaclnn.signatures"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, sig_dir / "__init__.py",
-                                                  submodule_search_locations=[str(sig_dir)])
+    package = types.ModuleType(parent)
+    package.__path__ = []
+    sys.modules[parent] = package
+    _load(f"{parent}._exceptions", sig_dir.parent / "_exceptions.py")
+    return _load(name, sig_dir / "__init__.py", [str(sig_dir)])
+
+
+def _load(name: str, path: Path, search: list[str] | None = None):
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
