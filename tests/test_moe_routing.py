@@ -459,9 +459,153 @@ def check_tokens_invalid():   # Atlas A2 only
 
 
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
-                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6)])
+                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
+                                  ("MoeInitRoutingV3", 17)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
+
+
+# ---- MoeInitRoutingV3 ------------------------------------------------------------------------------------------------
+
+def f16_trunc(v):
+    """fp32 -> fp16 with CAST_TRUNC (toward zero)."""
+    h = v.astype(np.float16)
+    over = np.abs(h.astype(F32)) > np.abs(v)
+    h[over] = np.nextafter(h[over], np.float16(0))
+    return h
+
+
+def init_routing_v3_ref(x, eidx, scale, rng_, num_experts, count_type, quant, row_type, fill):
+    """The docs' definition with the kernels' orders: experts sorted ascending and stable, those below the range last,
+    the m in [start, end) routed; dynamic quant: v = x (* smooth), scale = max|v| / 127, int8(round(fp16_trunc(v /
+    scale)))."""
+    start, end = rng_
+    n, k = eidx.shape
+    flat = eidx.reshape(-1).astype(np.int64)
+    order = np.argsort(np.where(flat < start, np.inf, flat.astype(np.float64)), kind="stable")
+    inside = (flat >= start) & (flat < end)
+    m = int(inside.sum())
+    counts = np.bincount(flat[inside] - start, minlength=end - start).astype(np.int64)
+    if count_type == 1:
+        cnt = counts
+    else:
+        cnt = np.full((num_experts, 2), fill, np.int64)
+        w = min(end - start + 1, num_experts) * 2
+        cnt.reshape(-1)[:w] = 0
+        nz = np.nonzero(counts)[0]
+        cnt[:len(nz), 0], cnt[:len(nz), 1] = nz + start, counts[nz]
+    if row_type == 1:
+        er = order.astype(I32)
+    else:
+        er = np.full(n * k, -1, I32)
+        er[order[:m]] = np.arange(m)
+    src = order[:m] // k
+    es = np.full(n * k, fill, F32)
+    if quant == -1:
+        ex = np.full((n * k, x.shape[1]), fill, x.dtype)
+        ex[:m] = x[src]
+        if scale is not None:
+            es[:m] = scale[src]
+        return ex, er, cnt, es
+    ex = np.full((n * k, x.shape[1]), fill, np.int8)
+    v = x[src].astype(F32)
+    if scale is not None:
+        v = v * scale[flat[order[:m]] - start]
+    s = np.abs(v).max(axis=1) / F32(127)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = f16_trunc((v / s[:, None]).astype(F32)).astype(np.float64)
+    q = np.nan_to_num(np.sign(h) * np.floor(np.abs(h) + 0.5))
+    ex[:m] = np.clip(q, -128, 127).astype(np.int8)
+    es[:m] = s
+    return ex, er, cnt, es
+
+
+# (n, k, cols, experts, [start, end), count type, quant, row type, scale)
+V3_CASES = [(6, 2, 8, 8, [0, 8], 1, -1, 0, False), (9, 3, 5, 10, [2, 7], 2, -1, 1, True),
+            (17, 4, 33, 16, [3, 16], 1, 1, 1, True), (5, 3, 12, 6, [1, 4], 2, 1, 0, False),
+            (40, 8, 4, 64, [8, 40], 2, -1, 0, False)]
+
+
+def check_init_routing_v3(case, name, seed=0):
+    n, k, cols, E, rg, ctype, quant, rowt, with_scale = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (n, cols)).astype(np.int8) if name == "int8" else R.cast(rng.standard_normal((n, cols)), name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    scale = None
+    if with_scale:
+        scale = (rng.uniform(0.5, 2, (rg[1] - rg[0], cols)) if quant == 1 else rng.standard_normal(n)).astype(F32)
+    fill = 7
+    outs = (np.full((n * k, cols), fill, np.int8 if quant == 1 else x.dtype), np.zeros(n * k, I32),
+            np.full((E, 2) if ctype == 2 else rg[1] - rg[0], fill, np.int64), np.full(n * k, fill, F32))
+    got = ops.MoeInitRoutingV3(x, eidx, scale, None, -1 if seed % 2 else n * k, 0, E, 0, ctype, True, quant, rg, rowt,
+                               *outs)
+    want = init_routing_v3_ref(x, eidx, scale, rg, E, ctype, quant, rowt, fill)
+    for g, w, what in zip(got, want, ("expandedX", "expandedRowIdx", "counts", "expandedScale")):
+        assert F.bits_equal(g, w), (case, name, what)
+
+
+@pytest.mark.parametrize("name", F.DTYPES + ["int8"])
+def test_init_routing_v3_against_the_model(name):
+    for case in V3_CASES:
+        if name != "int8" or case[6] == -1:
+            check_init_routing_v3(case, name)
+
+
+def test_init_routing_v3_documented_example():
+    """The docs' example: x 3 x 4 of 0.1 .. 1.2, expertIdx [[1, 2], [0, 1], [0, 2]] (printed rows of the README)."""
+    x = (np.arange(12, dtype=F32) / 10 + F32(0.1)).reshape(3, 4)
+    ex, er, cnt, es = ops.MoeInitRoutingV3(x, I32([[1, 2], [0, 1], [0, 2]]), None, None, -1, 0, 4, 0, 1, True, -1,
+                                           [0, 4], 0, np.zeros((6, 4), F32), np.zeros(6, I32), np.zeros(4, np.int64),
+                                           np.zeros(6, F32))
+    assert er.tolist() == [2, 4, 0, 3, 1, 5] and cnt.tolist() == [2, 2, 2, 0]
+    assert F.bits_equal(ex, x[[1, 2, 0, 1, 0, 2]])
+
+
+XV, EV = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+OV = (np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(4, np.int64), np.zeros(8, F32))
+DEFER = 561103
+
+
+def v3_args(**kw):
+    a = dict(x=XV, e=EV, scale=None, offset=None, active=-1, cap=0, E=4, drop=0, ctype=1, flag=True, quant=-1,
+             rg=[0, 4], rowt=0, ex=OV[0], er=OV[1], cnt=OV[2], es=OV[3])
+    a.update(kw)
+    return tuple(a.values())
+
+
+V3_INVALID = [   # arguments, code, message text (the op_api's, then the L0 op's: 561103 at the run)
+    (v3_args(x=XV.astype(np.float64)), INVALID, "x dtype DOUBLE is not supported"),
+    (v3_args(e=EV.astype(np.int64)), INVALID, "expertIdx dtype INT64"),
+    (v3_args(cnt=OV[2].astype(I32)), INVALID, "expertTokensCountOrCumsumOut dtype INT32"),
+    (v3_args(rg=[0]), INVALID, "activeExpertRangeOptional holds 1 values"),
+    (v3_args(e=np.zeros((5, 2), I32)), INVALID, "expertIdx shape error"),
+    (v3_args(ex=np.zeros((6, 8), F32)), INVALID, "expandedXOut shape error"),
+    (v3_args(cnt=np.zeros(3, np.int64)), INVALID, "expertTokensCountOrCumsumOut shape error"),
+    (v3_args(scale=np.ones(3, F32)), INVALID, "scale shape error"),
+    (v3_args(ex=OV[0].astype(np.float16)), DEFER, "no kernel for x FLOAT, expanded_x FLOAT16"),
+]
+V3_INVALID_950 = [
+    (v3_args(ctype=0), DEFER, "Attr expert_tokens_num_type currently supports: 1 or 2, but got 0."),
+    (v3_args(flag=False), DEFER, "Attr expert_tokens_num_flag currently supports True, but got False"),
+    (v3_args(rg=[2, 2], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER,
+     "Extracted attr expert_start should be less than expert_end, current [expert_start, expert_end) is [2, 2)."),
+    (v3_args(active=5), DEFER, "Attr active_num should equal to bs*k(8), current is 5."),
+    (v3_args(drop=1), DEFER, "Attr drop_pad_mode currently supports 0, but got 1."),
+    (v3_args(quant=0), DEFER, "Attr quant_mode currently supports -1 or 1, but got 0"),
+]
+V3_INVALID_A2 = [
+    (v3_args(ctype=0), DEFER, "expert_tokens_num_type currently not support 0"),
+    (v3_args(flag=False), DEFER, "expert_tokens_num_flag currently support True"),
+    (v3_args(rg=[2, 2], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER, "expert_start should be less than expert_end"),
+    (v3_args(active=5), DEFER, "active_num currently should equal to 8(bs*k)"),
+    (v3_args(drop=1), DEFER, "drop_pad_mode currently support 0"),
+    (v3_args(rg=[], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER, "The dim number of expert_range should be 2."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V3_INVALID + (V3_INVALID_A2 if A2 else V3_INVALID_950))
+def test_init_routing_v3_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingV3, args, code, text)
 
 
 # ---- Atlas A2: the same checks and MoeComputeExpertTokens in one subprocess ----------------------------------------
@@ -491,6 +635,12 @@ T.test_init_routing_documented_example()
 T.test_finalize_routing_documented_example()
 T.check_expert_tokens()
 T.check_tokens_invalid()
+for name in ["float32", "float16", "bfloat16", "int8"]:
+    for case in T.V3_CASES:
+        if name != "int8" or case[6] == -1:
+            T.check_init_routing_v3(case, name, 1)
+for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
+    T.test_init_routing_v3_invalid_arguments(args, code, text)
 for args, code, text in T.INIT_INVALID[:4]:
     T.test_init_routing_invalid_arguments(args, code, text)
 """
@@ -523,6 +673,14 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     probs = (torch.rand(n, k) + 0.1).to(dt)
     un = torch_npu.npu_moe_token_unpermute(exf.npu(), perm.npu(), probs=probs.npu())
     OUT["unperm " + str(dt)] = [enc(to_np(v)) for v in (probs, un)]
+    e8 = torch.randint(0, 8, (n, k), dtype=torch.int32)
+    smooth = (torch.rand(6, 16) + 0.5).float()
+    for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:
+        r = torch_npu.npu_moe_init_routing_v2(x.npu(), e8.npu(), scale=smooth.npu() if quant == 1 else None,
+                                              active_num=n * k, expert_num=8, expert_tokens_num_type=ctype,
+                                              expert_tokens_num_flag=True, quant_mode=quant, active_expert_range=[1, 7],
+                                              row_idx_type=rowt)
+        OUT[f"v3 {quant} " + str(dt)] = [enc(to_np(v)) for v in (e8, smooth) + tuple(r)]
 """
 
 
@@ -545,3 +703,10 @@ def test_torch_npu_reaches_the_operators():
         probs, un = out["unperm " + dt]
         assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
         assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
+        for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:   # npu_moe_init_routing_v2 -> aclnnMoeInitRoutingV3
+            e8, smooth, ex3, er3, cnt3, es3 = out[f"v3 {quant} " + dt]
+            want = init_routing_v3_ref(x, e8, smooth if quant == 1 else None, [1, 7], 8, ctype, quant, rowt, 0)
+            m = int(((e8 >= 1) & (e8 < 7)).sum())   # the rows past m are torch_npu's uninitialised memory
+            assert F.bits_equal(ex3[:m], want[0][:m]) and np.array_equal(er3, want[1]), (dt, quant)
+            assert np.array_equal(cnt3.reshape(-1)[:14 if ctype == 2 else 6], want[2].reshape(-1)[:14 if ctype == 2 else 6])
+            assert quant == -1 or F.bits_equal(es3[:m], want[3][:m]), dt

@@ -1096,4 +1096,9 @@ MUTANTS = [
            "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
            ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
+    # ---- MoE init routing V3 (moe/init_routing.c) ----
+    Mutant("moe-init-routing-v3-quant-rint", f"{OPS}/moe/init_routing.c",
+           "num_f32_to_f16_mode(v[j] / s, NUM_TRUNC)", "num_f32_to_f16_mode(v[j] / s, NUM_RINT)",
+           ("tests/test_moe_routing.py::test_init_routing_v3_against_the_model",),
+           "MoeInitRoutingV3 dynamic quant: v / scale rounded to fp16 to nearest instead of CAST_TRUNC"),
 ]
