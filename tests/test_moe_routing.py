@@ -460,9 +460,138 @@ def check_tokens_invalid():   # Atlas A2 only
 
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
                                   ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
-                                  ("MoeInitRoutingV3", 17)])
+                                  ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
+
+
+# ---- MoeTokenPermuteGrad / MoeTokenUnpermuteGrad -------------------------------------------------------------------
+
+def permute_grad_steps(gp, si, k, name):
+    """The kernels' steps: the rows named by sortedIndices widened to fp32, added in k order (an index past the rows
+    skipped), one cast to the dtype."""
+    n = len(si) // k
+    out = np.zeros((n, gp.shape[1]), F32)
+    for t in range(n):
+        for j in range(k):
+            r = si[t * k + j]
+            if 0 <= r < gp.shape[0]:
+                out[t] = out[t] + gp[r].astype(F32)
+    return R.cast(out, name)
+
+
+def permute_grad64(gp, si, k):
+    n = len(si) // k
+    return np.array([sum((F.f64(gp)[r] for r in si[t * k:(t + 1) * k] if 0 <= r < gp.shape[0]), np.zeros(gp.shape[1]))
+                     for t in range(n)])
+
+
+def unpermute_grad_ref(pt, g, si, probs, name, pname):
+    """permutedTokensGrad[si[t * K + k]] = fp32(grad[t] * prob) rounded to the dtype; probsGrad[t][k] = the fp32
+    products pt[r] * grad[t] summed exactly (float64), rounded to fp32 then the probs' dtype (class c)."""
+    k = probs.shape[1] if probs is not None else 1
+    pg = np.zeros((pt.shape[0], g.shape[1]), F32)
+    gp, gp64 = np.zeros((g.shape[0], k)), np.zeros((g.shape[0], k))
+    for t in range(g.shape[0]):
+        for j in range(k):
+            r = si[t * k + j]
+            p = F32(F.f64(probs)[t, j]) if probs is not None else F32(1)
+            pg[r] = g[t].astype(F32) * p
+            gp[t, j] = np.sum((pt[r].astype(F32) * g[t].astype(F32)).astype(np.float64))
+            gp64[t, j] = np.sum(F.f64(pt[r]) * F.f64(g[t]))
+    return R.cast(pg, name), (R.cast(gp.astype(F32), pname) if probs is not None else None), gp64
+
+
+# tokens, topK, hidden, rows dropped (numOutTokens = tokens * topK - dropped)
+PERMUTE_GRAD_CASES = [(6, 2, 16, 0), (5, 3, 8, 4), (9, 1, 12, 0), (4, 4, 5, 3)]
+PERMUTE_GRAD_ULPS = {"float32": 2, "float16": 1, "bfloat16": 1}
+
+
+def check_permute_grad(case, name, seed=0):
+    n, k, h, drop = case
+    rng = np.random.default_rng(seed)
+    si = rng.permutation(n * k).astype(I32)
+    gp = R.cast(rng.uniform(0.5, 2, (n * k - drop, h)), name)
+    got = ops.MoeTokenPermuteGrad(gp, si, k, False, np.zeros((n, h), gp.dtype))
+    assert F.bits_equal(got, permute_grad_steps(gp, si, k, name)), (case, name)
+    return F.ulps(got, permute_grad64(gp, si, k), name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_permute_grad_against_the_kernel_steps(name):
+    for case in PERMUTE_GRAD_CASES:
+        if A2 or case[3] == 0:   # Ascend 950 (MoeInitRoutingV2Grad dropless): grad rows = sortedIndices' size
+            assert check_permute_grad(case, name) <= PERMUTE_GRAD_ULPS[name]
+
+
+# tokens, topK (0: no probs), hidden, probs dtype (None: the tokens')
+UNPERMUTE_GRAD_CASES = [(6, 2, 16, None), (5, 3, 64, "float32"), (9, 0, 12, None), (4, 4, 5, "bfloat16")]
+
+
+def check_unpermute_grad(case, name, seed=0):
+    n, k, h, pname = case
+    rng = np.random.default_rng(seed)
+    kk = max(k, 1)
+    si = rng.permutation(n * kk).astype(I32)
+    pt = R.cast(rng.uniform(0.5, 2, (n * kk, h)), name)
+    g = R.cast(rng.uniform(0.5, 2, (n, h)), name)
+    pname = pname or name
+    probs = R.cast(rng.uniform(0.1, 1, (n, k)), pname) if k else None
+    outs = (np.zeros((n * kk, h), pt.dtype), np.zeros((n, kk), R.np_dtype(pname)) if k else np.zeros((n, 1), pt.dtype))
+    got_pg, got_gp = ops.MoeTokenUnpermuteGrad(pt, g, si, probs, False, None, *outs)
+    want_pg, want_gp, gp64 = unpermute_grad_ref(pt, g, si, probs, name, pname)
+    assert F.bits_equal(got_pg, want_pg), (case, name)
+    if probs is None:
+        return 0
+    assert F.bits_equal(got_gp, want_gp), (case, name)
+    return F.ulps(got_gp, gp64, pname)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_unpermute_grad_against_the_model(name):
+    for case in UNPERMUTE_GRAD_CASES:
+        assert check_unpermute_grad(case, name) <= PERMUTE_GRAD_ULPS[case[3] or name]
+
+
+GPG, SIG = np.ones((8, 4), F32), np.arange(8, dtype=I32)
+GRAD_INVALID = [   # function, arguments, code, message text (both SoCs)
+    ("MoeTokenPermuteGrad", (GPG.astype(np.float64), SIG, 2, False, np.zeros((4, 4), F32)), INVALID,
+     "dtype combination permutedOutputGrad DOUBLE"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 4), np.float16)), INVALID, "out FLOAT16"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 4), np.float16), np.zeros((4, 2), F32)), INVALID,
+     "permutedTokensGradOut FLOAT16"),
+]
+GRAD_INVALID_950 = [
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, True, np.zeros((4, 4), F32)), INVALID, "paddedMode must be false"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 0, False, np.zeros((4, 4), F32)), TILING, "Attr top_k must be larger than zero."),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 5), F32)), TILING,
+     "Tail dim size of input and output should be same."),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((3, 4), F32)), TILING, "dim 0 of output gradX should be"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), True, None,
+                               np.zeros((8, 4), F32), np.zeros((4, 2), F32)), INVALID, "paddedMode must be false"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 5), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 4), F32), np.zeros((4, 2), F32)), TILING,
+     "expanded_x last dim and grad_y dim1 must be same, but got 4, 5."),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((7, 4), F32), np.zeros((4, 2), F32)), TILING,
+     "grad_expanded_x dim0 must be equal to 8, but got 7."),
+]
+GRAD_INVALID_A2 = [
+    ("MoeTokenPermuteGrad", (GPG, SIG, 0, False, np.zeros((4, 4), F32)), INVALID, "numTopk must be positive or -1"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 5), F32)), INVALID, "out must be (tokens, hidden)"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 0), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 0), F32), np.zeros((4, 2), F32)), TILING,
+     "[MoeTokenUnpermuteGrad] input shape has 0."),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((7, 4), F32), np.zeros((4, 2), F32)), INVALID,
+     "permutedTokensGradOut must be (permuteTokens' rows, hidden)"),
+]
+
+
+@pytest.mark.parametrize("fn,args,code,text", GRAD_INVALID + (GRAD_INVALID_A2 if A2 else GRAD_INVALID_950))
+def test_token_permute_grads_invalid_arguments(fn, args, code, text):
+    F.expect_error(getattr(ops, fn), args, code, text)
 
 
 # ---- MoeInitRoutingV3 ------------------------------------------------------------------------------------------------
@@ -639,6 +768,13 @@ for name in ["float32", "float16", "bfloat16", "int8"]:
     for case in T.V3_CASES:
         if name != "int8" or case[6] == -1:
             T.check_init_routing_v3(case, name, 1)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.PERMUTE_GRAD_CASES:
+        assert T.check_permute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[name]
+    for case in T.UNPERMUTE_GRAD_CASES:
+        assert T.check_unpermute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[case[3] or name]
+for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
+    T.test_token_permute_grads_invalid_arguments(fn, args, code, text)
 for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
     T.test_init_routing_v3_invalid_arguments(args, code, text)
 for args, code, text in T.INIT_INVALID[:4]:
@@ -673,6 +809,15 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     probs = (torch.rand(n, k) + 0.1).to(dt)
     un = torch_npu.npu_moe_token_unpermute(exf.npu(), perm.npu(), probs=probs.npu())
     OUT["unperm " + str(dt)] = [enc(to_np(v)) for v in (probs, un)]
+    xg = x.npu().requires_grad_()
+    pt2, si2 = torch_npu.npu_moe_token_permute(xg, expert.to(torch.int64).npu())
+    gpt = (torch.rand(n * k, 16) + 0.5).to(dt)
+    pt2.backward(gpt.npu())
+    ptk = exf.npu().requires_grad_(); pr = probs.npu().requires_grad_()
+    un2 = torch_npu.npu_moe_token_unpermute(ptk, si2, probs=pr)
+    gun = (torch.rand(n, 16) + 0.5).to(dt)
+    un2.backward(gun.npu())
+    OUT["grads " + str(dt)] = [enc(to_np(v)) for v in (si2, gpt, xg.grad, gun, ptk.grad, pr.grad)]
     e8 = torch.randint(0, 8, (n, k), dtype=torch.int32)
     smooth = (torch.rand(6, 16) + 0.5).float()
     for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:
@@ -703,6 +848,10 @@ def test_torch_npu_reaches_the_operators():
         probs, un = out["unperm " + dt]
         assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
         assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
+        si2, gpt, xgrad, gun, ptgrad, prgrad = out["grads " + dt]   # the backward of permute / unpermute
+        assert F.bits_equal(xgrad, permute_grad_steps(gpt, si2, 3, name)), dt
+        want_pg, want_gp, _ = unpermute_grad_ref(exf, gun, si2, probs, name, name)
+        assert F.bits_equal(ptgrad, want_pg) and F.bits_equal(prgrad, want_gp), dt
         for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:   # npu_moe_init_routing_v2 -> aclnnMoeInitRoutingV3
             e8, smooth, ex3, er3, cnt3, es3 = out[f"v3 {quant} " + dt]
             want = init_routing_v3_ref(x, e8, smooth if quant == 1 else None, [1, 7], 8, ctype, quant, rowt, 0)

@@ -1101,4 +1101,8 @@ MUTANTS = [
            "num_f32_to_f16_mode(v[j] / s, NUM_TRUNC)", "num_f32_to_f16_mode(v[j] / s, NUM_RINT)",
            ("tests/test_moe_routing.py::test_init_routing_v3_against_the_model",),
            "MoeInitRoutingV3 dynamic quant: v / scale rounded to fp16 to nearest instead of CAST_TRUNC"),
+    Mutant("moe-token-unpermute-grad-ignores-probs", f"{OPS}/moe/routing.c",
+           "out[r * H + j] = pr ? g[t * H + j] * pv : g[t * H + j];", "out[r * H + j] = g[t * H + j];",
+           ("tests/test_moe_routing.py::test_token_unpermute_grad_against_the_model",),
+           "MoeTokenUnpermuteGrad: the permuted tokens' gradient not scaled by the probs"),
 ]
