@@ -460,9 +460,45 @@ def check_tokens_invalid():   # Atlas A2 only
 
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
                                   ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
-                                  ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5)])
+                                  ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5),
+                                  ("MoeFinalizeRouting", 8)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
+
+
+# ---- MoeFinalizeRouting (V1: Atlas A2 / A3 only) --------------------------------------------------------------------
+
+def check_finalize_v1(case, name, seed=0):
+    """V1 takes V2's dropPadMode 0 steps with x1, bias, scales and the expert ids required."""
+    ex, ri, x1, x2, bias, scales, ei, _ = finalize_inputs(case, name, seed)
+    got = ops.MoeFinalizeRouting(ex, x1, x2, bias, scales, ri, ei, np.zeros_like(x1))
+    assert F.bits_equal(got, finalize_steps(ex, ri, x1, x2, bias, scales, ei, 0, name)), (case, name)
+    return F.ulps(got, finalize64(ex, ri, x1, x2, bias, scales, ei, 0), name)
+
+
+def check_finalize_v1_documented_example():
+    """examples/test_aclnn_moe_finalize_routing.cpp's inputs."""
+    ex = (np.arange(24, dtype=F32) + F32(0.1)).reshape(6, 4)
+    x1 = (np.arange(12, dtype=F32) + F32(0.2)).reshape(3, 4)
+    bias = np.tile(F32([0.2, 0.4]), 4).reshape(2, 4)
+    sc, ei, ri = F32([[1.3, 1.6], [1.2, 1.8], [1.2, 2.3]]), I32([[0, 1], [0, 1], [0, 1]]), I32([2, 1, 4, 3, 0, 5])
+    got = ops.MoeFinalizeRouting(ex, x1, x1, bias, sc, ri, ei, np.zeros((3, 4), F32))
+    assert F.bits_equal(got, finalize_steps(ex, ri, x1, x1, bias, sc, ei, 0, "float32"))
+
+
+FIN1_INVALID_A2 = [   # V1 on Atlas A2: the tiling's checks
+    ((EX, X1, None, BI, SC, RIX, EIX, np.zeros(12, F32)), TILING, "The y should be 2D tensor."),
+    ((EX, X1, None, BI, np.ones((3, 3), F32), RIX, EIX, Y3), TILING,
+     "the The 1 of scales and expanded_expert_idx should be same."),
+    ((EX, X1, None, np.ones((0, 4), F32), SC, RIX, EIX, Y3), TILING, "E can not be 0."),
+]
+
+
+def test_finalize_routing_v1():
+    if A2:
+        return
+    err = pytest.raises(AclError, ops.MoeFinalizeRouting, EX, X1, None, BI, SC, RIX, EIX, Y3).value
+    assert err.code == INVALID and "dtype combination expandedX FLOAT" in str(err), str(err)
 
 
 # ---- MoeTokenPermuteGrad / MoeTokenUnpermuteGrad -------------------------------------------------------------------
@@ -773,6 +809,13 @@ for name in ["float32", "float16", "bfloat16"]:
         assert T.check_permute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[name]
     for case in T.UNPERMUTE_GRAD_CASES:
         assert T.check_unpermute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[case[3] or name]
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.FIN_CASES:
+        if case[4] == 0 and case[5] and case[7] and case[8]:
+            assert T.check_finalize_v1(case, name, 1) <= T.FIN_ULPS[name]
+T.check_finalize_v1_documented_example()
+for args, code, text in T.FIN1_INVALID_A2:
+    F.expect_error(T.ops.MoeFinalizeRouting, args, code, text)
 for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
     T.test_token_permute_grads_invalid_arguments(fn, args, code, text)
 for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:

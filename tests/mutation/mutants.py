@@ -1105,4 +1105,9 @@ MUTANTS = [
            "out[r * H + j] = pr ? g[t * H + j] * pv : g[t * H + j];", "out[r * H + j] = g[t * H + j];",
            ("tests/test_moe_routing.py::test_token_unpermute_grad_against_the_model",),
            "MoeTokenUnpermuteGrad: the permuted tokens' gradient not scaled by the probs"),
+    Mutant("moe-finalize-routing-v1-drops-x2", f"{OPS}/moe/routing.c",
+           "*p = (mfr_params){n, k, h, ex->shape[0], b->shape[0], 0, 1, x2->present, 1, 1, ex->dtype, 0};",
+           "*p = (mfr_params){n, k, h, ex->shape[0], b->shape[0], 0, 1, 0, 1, 1, ex->dtype, 0};",
+           ("tests/test_moe_routing.py::test_atlas_a2",),
+           "MoeFinalizeRouting (V1): x2Optional not added"),
 ]

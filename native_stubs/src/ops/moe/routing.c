@@ -654,3 +654,52 @@ aclnnStatus opc_mtug_plan(op_call *c, const op_step *s) {
     if (total == 0 || g->shape[1] == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- MoeFinalizeRouting (V1) ----------------------------------------------------------------------- */
+
+#define MFR1_ROWS                                                                                                      \
+    "FLOAT16 FLOAT16 FLOAT16 FLOAT16 FLOAT16 INT32 INT32 FLOAT16|FLOAT FLOAT FLOAT FLOAT FLOAT INT32 INT32 FLOAT|"      \
+    "BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16 INT32 INT32 BFLOAT16"
+
+/* mfr1_plan expandedX x1 x2 bias scales expandedRowIdx expandedExpertIdx out: the definition's rows (none on Ascend
+ * 950), nothing run when out is empty, then the tiling's CheckParamsShape in its order and words (561002). */
+aclnnStatus opc_mfr1_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *ex = op_tensor(c, s, 0), *x1 = op_tensor(c, s, 1), *x2 = op_tensor(c, s, 2),
+                              *b = op_tensor(c, s, 3), *sc = op_tensor(c, s, 4), *ri = op_tensor(c, s, 5),
+                              *ei = op_tensor(c, s, 6), *y = op_tensor(c, s, 7);
+    op_step rows = *s;
+    rows.text = ew_soc_is_950() ? "" : MFR1_ROWS;
+    aclnnStatus rc = opc_dtype_rows(c, &rows);
+    if (rc) return rc;
+    if (pyaclnn_stub_numel(y) == 0) {
+        c->nothing = 1;
+        return ACLNN_SUCCESS;
+    }
+    if (ex->ndim != 2) return mir_reject(c, "The expanded_x of input should be 2D tensor.");
+    if (x1->ndim != 2) return mir_reject(c, "The x1 of input should be 2D tensor.");
+    if (x2->present && x2->ndim != 2) return mir_reject(c, "The x2 of input should be 2D tensor.");
+    if (b->ndim != 2) return mir_reject(c, "The bias of input should be 2D tensor.");
+    if (sc->ndim != 2) return mir_reject(c, "The scales of input should be 2D tensor.");
+    if (ri->ndim != 1) return mir_reject(c, "The expanded_row_idx of input should be 1D tensor.");
+    if (ei->ndim != 2) return mir_reject(c, "The expanded_expert_idx of input should be 2D tensor.");
+    if (y->ndim != 2) return mir_reject(c, "The y should be 2D tensor.");
+    int64_t n = x1->shape[0], h = x1->shape[1];
+    if (n != sc->shape[0] || n != ei->shape[0] || n != y->shape[0] || (x2->present && n != x2->shape[0]))
+        return mir_reject(c, "The dim 0 of x1, x2, scales, expanded_expert_idx and out should be same.");
+    if (h != ex->shape[1] || h != b->shape[1] || h != y->shape[1] || (x2->present && h != x2->shape[1]))
+        return mir_reject(c, "The dim 1 of expanded_x, x1, x2, bias and out should be same.");
+    if (sc->shape[1] != ei->shape[1]) return mir_reject(c, "the The 1 of scales and expanded_expert_idx should be same.");
+    if (ri->shape[0] != ex->shape[0]) return mir_reject(c, "The dim 0 of expanded_x and expanded_row_idx should be same.");
+    if (b->shape[0] == 0) return mir_reject(c, "E can not be 0.");
+    if (sc->shape[1] == 0) return mir_reject(c, "K can not be 0.");
+    int64_t k = sc->shape[1];
+    if (op_mul_sat(n, k) > ri->shape[0]) {   /* the emulator's: the kernels read n * K row indices */
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "expandedRowIdx has %lld entries, n * K = %lld read",
+                            (long long)ri->shape[0], (long long)op_mul_sat(n, k));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    mfr_params *p = op_params(c, sizeof *p);
+    *p = (mfr_params){n, k, h, ex->shape[0], b->shape[0], 0, 1, x2->present, 1, 1, ex->dtype, 0};
+    if (n * h == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
