@@ -461,9 +461,88 @@ def check_tokens_invalid():   # Atlas A2 only
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
                                   ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
                                   ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5),
-                                  ("MoeFinalizeRouting", 8)])
+                                  ("MoeFinalizeRouting", 8), ("MoeInitRoutingV2", 12)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
+
+
+# ---- MoeInitRoutingV2 ------------------------------------------------------------------------------------------------
+
+def init_routing_v2_ref(x, eidx, active, capacity, experts, drop, flag, fill):
+    """The docs' definition: experts sorted ascending (stable); dropless: rows of the first `active` sorted entries,
+    expandedRowIdx the inverse permutation, the tokens per expert as a cumsum (1) or counts (2); drop-pad: the j-th
+    token of expert e in slot (e, j) while j < capacity, other slots zero, expandedRowIdx e * capacity + j or -1."""
+    flat = eidx.reshape(-1).astype(np.int64)
+    k = 1 if eidx.ndim == 1 else eidx.shape[1]
+    order = np.argsort(flat, kind="stable")
+    inside = (flat >= 0) & (flat < experts)
+    counts = np.bincount(flat[inside], minlength=experts).astype(I32) if experts > 0 else np.zeros(0, I32)
+    if not drop:
+        er = np.empty(flat.size, I32)
+        er[order] = np.arange(flat.size)
+        tok = counts.cumsum().astype(I32) if flag == 1 else counts
+        return x[order[:active] // k], er, tok if flag else None, None
+    ex = np.zeros((experts, capacity, x.shape[1]), x.dtype)
+    er = np.full(flat.size, -1, I32)
+    for e in range(experts):
+        srcs = order[flat[order] == e][:capacity]
+        ex[e, :len(srcs)] = x[srcs // k]
+        er[srcs] = e * capacity + np.arange(len(srcs))
+    return ex, er, None, counts
+
+
+# (n, k, cols, experts, activeNum, capacity, dropPadMode, count flag)
+V2_CASES = [(6, 2, 8, 4, 0, 0, 0, 1), (9, 3, 5, 10, 11, 0, 0, 2), (17, 4, 33, 6, 0, 5, 1, 0), (5, 3, 12, 3, 0, 2, 1, 0),
+            (40, 8, 4, 64, 100, 0, 0, 0)]
+
+
+def check_init_routing_v2(case, name, seed=0):
+    n, k, cols, E, active, C, drop, flag = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)), name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    act = n * k if active == 0 else min(active, n * k)
+    fill = 7
+    outs = (np.full((E, C, cols) if drop else (act, cols), fill, x.dtype), np.zeros(n * k, I32),
+            np.full(E, fill, I32) if flag else None, np.full(E, fill, I32) if drop else None)
+    got = ops.MoeInitRoutingV2(x, eidx, active, C, E, drop, flag, bool(drop), *outs)
+    want = init_routing_v2_ref(x, eidx, act, C, E, drop, flag, fill)
+    for g, w, what in zip(got, want, ("expandedX", "expandedRowIdx", "countOrCumsum", "beforeCapacity")):
+        assert w is None or F.bits_equal(g, w), (case, name, what)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_init_routing_v2_against_the_model(name):
+    for case in V2_CASES:
+        check_init_routing_v2(case, name)
+
+
+XV2, EV2 = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+V2_INVALID = [   # arguments, code, message text (both SoCs)
+    ((XV2.astype(np.float64), EV2, 0, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), INVALID,
+     "dtype combination x DOUBLE"),
+    ((XV2, EV2, 0, 0, 4, 0, 1, False, np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(4, np.int64), None), INVALID,
+     "expertTokensCountOrCumsumOutOptional INT64"),
+    ((np.ones((4, 2, 4), F32), EV2, 0, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The dim number of x should be 2."),
+    ((XV2, EV2, 0, 0, 4, 2, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The dropPadMode should be 0 or 1."),
+    ((XV2, EV2, 0, 5, 4, 1, 0, False, np.zeros((4, 5, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The first dim of x cannot be less than expertCapacity"),
+    ((XV2, EV2, 0, 0, 4, 0, 1, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "expertTokensCountOrCumsum is nullptr!"),
+    ((XV2, EV2, 0, 2, 4, 1, 0, True, np.zeros((4, 3, 8), F32), np.zeros(8, I32), None, np.zeros(4, I32)), TILING,
+     "The second dim of expandedX should be 2."),
+    ((XV2, EV2, 5, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The first dim of expandedX should be 5."),
+    ((XV2, EV2, 0, 0, 4, 0, 2, False, np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(3, I32), None), TILING,
+     "The first dim of expertTokensCountOrCumsum should be 4."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V2_INVALID)
+def test_init_routing_v2_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingV2, args, code, text)
 
 
 # ---- MoeFinalizeRouting (V1: Atlas A2 / A3 only) --------------------------------------------------------------------
@@ -816,6 +895,13 @@ for name in ["float32", "float16", "bfloat16"]:
 T.check_finalize_v1_documented_example()
 for args, code, text in T.FIN1_INVALID_A2:
     F.expect_error(T.ops.MoeFinalizeRouting, args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.V2_CASES:
+        T.check_init_routing_v2(case, name, 1)
+for args, code, text in T.V2_INVALID:
+    T.test_init_routing_v2_invalid_arguments(args, code, text)
+F.expect_error(T.ops.MoeInitRoutingV2, (T.XV2, T.EV2, -1, 0, 4, 0, 0, False, T.np.zeros((8, 8), T.F32),
+                                        T.np.zeros(8, T.I32), None, None), T.TILING, "The activeNum cannot be less than 0.")
 for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
     T.test_token_permute_grads_invalid_arguments(fn, args, code, text)
 for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
@@ -861,6 +947,14 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     gun = (torch.rand(n, 16) + 0.5).to(dt)
     un2.backward(gun.npu())
     OUT["grads " + str(dt)] = [enc(to_np(v)) for v in (si2, gpt, xg.grad, gun, ptk.grad, pr.grad)]
+    if dt == torch.float32:   # the "v2 case": aclnnMoeInitRoutingV2, whose definition takes INT32 counts
+        try:
+            torch_npu.npu_moe_init_routing_v2(torch.randn(4, 2048).npu(), torch.zeros(4, 2, dtype=torch.int32).npu(),
+                                              active_num=8, expert_num=128, expert_tokens_num_type=1,
+                                              expert_tokens_num_flag=True, active_expert_range=[0, 128])
+            OUT["v2 case"] = [enc(np.zeros(1))]
+        except RuntimeError as e:
+            OUT["v2 case"] = [enc(np.frombuffer(str(e).encode()[:2000], np.uint8))]
     e8 = torch.randint(0, 8, (n, k), dtype=torch.int32)
     smooth = (torch.rand(6, 16) + 0.5).float()
     for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:
@@ -891,6 +985,8 @@ def test_torch_npu_reaches_the_operators():
         probs, un = out["unperm " + dt]
         assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
         assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
+        msg = bytes(out["v2 case"][0]).decode(errors="replace")   # torch_npu passes int64 counts: 161002 as on the NPU
+        assert "aclnnMoeInitRoutingV2GetWorkspaceSize(161002)" in msg and "Optional INT64" in msg, msg[-500:]
         si2, gpt, xgrad, gun, ptgrad, prgrad = out["grads " + dt]   # the backward of permute / unpermute
         assert F.bits_equal(xgrad, permute_grad_steps(gpt, si2, 3, name)), dt
         want_pg, want_gp, _ = unpermute_grad_ref(exf, gun, si2, probs, name, name)

@@ -1110,4 +1110,8 @@ MUTANTS = [
            "*p = (mfr_params){n, k, h, ex->shape[0], b->shape[0], 0, 1, 0, 1, 1, ex->dtype, 0};",
            ("tests/test_moe_routing.py::test_atlas_a2",),
            "MoeFinalizeRouting (V1): x2Optional not added"),
+    Mutant("moe-init-routing-v2-drop-pad-slot", f"{OPS}/moe/init_routing.c",
+           "slot = e == last ? slot + 1 : 0;", "slot = e == last ? slot + 1 : 1;",
+           ("tests/test_moe_routing.py::test_init_routing_v2_against_the_model",),
+           "MoeInitRoutingV2 drop-pad: each expert's first token put in its second slot"),
 ]

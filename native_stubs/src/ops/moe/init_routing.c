@@ -294,3 +294,139 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (nk == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- MoeInitRoutingV2 ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int64_t n, k, cols, active, capacity, experts;
+    int drop, count_flag, before_flag;
+} mir2_params;
+
+void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
+    const mir2_params *p = launch->params;
+    if (!tv_launch_views_ok(launch)) return;
+    int64_t total = p->n * p->k, cols = p->cols, E = p->experts, C = p->capacity;
+    size_t es = ew_itemsize(launch->inputs[0].dtype);
+    unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
+    int32_t *eidx = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
+    unsigned char *ex = tv_gather_bytes(&launch->outputs[0]);
+    int32_t *er = tv_alloc(total, sizeof(int32_t));
+    int32_t *cnt = tv_alloc(E > 0 ? E : 1, sizeof(int32_t));
+    mir3_item *it = tv_alloc(total, sizeof(mir3_item));
+    if (!x || !eidx || !ex || !er || !cnt || !it) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t i = 0; i < total; i++) it[i] = (mir3_item){mir3_key(eidx[i]), i};
+    qsort(it, (size_t)total, sizeof *it, mir3_cmp);
+    memset(cnt, 0, (size_t)(E > 0 ? E : 1) * sizeof(int32_t));
+    for (int64_t i = 0; i < total; i++) {
+        int64_t e = (int64_t)it[i].key;
+        if (e >= 0 && e < E) cnt[e]++;
+    }
+    if (!p->drop) {
+        for (int64_t i = 0; i < total; i++) {
+            er[it[i].pos] = (int32_t)i;
+            if (i < p->active)
+                memcpy(ex + i * cols * (int64_t)es, x + (it[i].pos / p->k) * cols * (int64_t)es, (size_t)cols * es);
+        }
+        if (p->count_flag && launch->outputs[2].present) {
+            int32_t *o = tv_alloc(E, sizeof(int32_t));
+            if (!o) {
+                tv_fail_oom(launch);
+                goto done;
+            }
+            for (int64_t e = 0, run = 0; e < E; e++) run += cnt[e], o[e] = p->count_flag == 1 ? (int32_t)run : cnt[e];
+            tv_scatter_bytes(&launch->outputs[2], (const unsigned char *)o);
+            free(o);
+        }
+    } else {
+        memset(ex, 0, (size_t)(E * C * cols) * es);   /* every slot no token fills is zero */
+        int64_t slot = 0, last = -1;
+        for (int64_t i = 0; i < total; i++) {
+            int64_t e = (int64_t)it[i].key, src = it[i].pos;
+            er[src] = -1;
+            if (e < 0 || e >= E) continue;
+            slot = e == last ? slot + 1 : 0;
+            last = e;
+            if (slot >= C) continue;
+            er[src] = (int32_t)(e * C + slot);
+            memcpy(ex + (e * C + slot) * cols * (int64_t)es, x + (src / p->k) * cols * (int64_t)es, (size_t)cols * es);
+        }
+        if (p->before_flag && launch->outputs[3].present) tv_scatter_bytes(&launch->outputs[3], (const unsigned char *)cnt);
+    }
+    tv_scatter_bytes(&launch->outputs[0], ex);
+    tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)er);
+done:
+    free(x), free(eidx), free(ex), free(er), free(cnt), free(it);
+}
+
+#define mir2_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
+
+static aclnnStatus mir2_token_count(op_call *c, const pyaclnn_stub_tensor *t, const char *tag, int64_t E) {
+    if (!t->present) return mir2_reject(c, "%s is nullptr!", tag);
+    if (t->dtype != ACL_INT32) return mir2_reject(c, "The data type of %s should be int32.", tag);
+    if (t->ndim != 1) return mir2_reject(c, "The dim number of %s should be 1.", tag);
+    if (t->shape[0] != E) return mir2_reject(c, "The first dim of %s should be %lld.", tag, LL(E));
+    return ACLNN_SUCCESS;
+}
+
+/* mir2_plan x expertIdx activeNum expertCapacity expertNum dropPadMode countFlag beforeFlag expandedX expandedRowIdx
+ * count before: the tiling's GetShapeAttrsInfo and CheckOutShape in their order and words (561002). */
+aclnnStatus opc_mir2_plan(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *ei = op_tensor(c, s, 1), *ex = op_tensor(c, s, 8),
+                              *er = op_tensor(c, s, 9), *ct = op_tensor(c, s, 10), *bc = op_tensor(c, s, 11);
+    int64_t active = op_argument(c, s, 2)->i, C = op_argument(c, s, 3)->i, E = op_argument(c, s, 4)->i,
+            drop = op_argument(c, s, 5)->i, flag = op_argument(c, s, 6)->i;
+    int before = op_argument(c, s, 7)->i != 0, regbase = ew_soc_is_950();
+    if (x->ndim != 2) return mir2_reject(c, "The dim number of x should be 2.");
+    if (ei->ndim < 1 || x->shape[0] != ei->shape[0]) return mir2_reject(c, "The first dim of x and expertIdx should be equal.");
+    if (C < 0) return mir2_reject(c, "The expertCapacity cannot be less than 0.");
+    if (E < 0) return mir2_reject(c, "The expertNum cannot be less than 0.");
+    if (drop < 0 || drop > 1) return mir2_reject(c, "The dropPadMode should be 0 or 1.");
+    if (drop > 0 && (C < 1 || E < 1))
+        return mir2_reject(c, "The expertCapacity and expertNum should be greater than 0 when dropPadMode is 1");
+    if (flag < 0 || flag > 2) return mir2_reject(c, "The expertTokensCountOrCumsumFlag should be 0, 1 or 2.");
+    if (flag > 0 && E <= 0)
+        return mir2_reject(c, "The expertNum should be greater than 0 when expertTokensCountOrCumsumFlag is greater than 0");
+    if (drop > 0 && C > x->shape[0]) return mir2_reject(c, "The first dim of x cannot be less than expertCapacity");
+    if (drop == 1) flag = 0;
+    else before = 0;
+    int64_t k;
+    if (regbase) {
+        if (ei->ndim != 1 && ei->ndim != 2) return mir2_reject(c, "The dim number of expertIdx should be 1 or 2.");
+        k = ei->ndim == 2 ? ei->shape[1] : 1;
+    } else {
+        if (active < 0) return mir2_reject(c, "The activeNum cannot be less than 0.");
+        if (ei->ndim != 2) return mir2_reject(c, "The dim number of expertIdx should be 2.");
+        k = ei->shape[1];
+    }
+    int64_t n = ei->shape[0], cols = x->shape[1], total = op_mul_sat(n, k);
+    if (drop > 0) {
+        if (ex->ndim != 3) return mir2_reject(c, "The dim number of expandedX should be 3.");
+        if (ex->shape[0] != E) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(E));
+        if (ex->shape[1] != C) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(C));
+        if (ex->shape[2] != cols) return mir2_reject(c, "The third dim of expandedX should be %lld.", LL(cols));
+    } else {
+        if (ex->ndim != 2) return mir2_reject(c, "The dim number of expandedX should be 2.");
+        if (!regbase) {
+            active = active == 0 ? total : (total < active ? total : active);
+        } else {
+            active = active <= 0 ? active + total : active;
+            active = active < total ? active : total;
+            active = active > 0 ? active : 0;
+        }
+        if (ex->shape[0] != active) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(active));
+        if (ex->shape[1] != cols) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(cols));
+    }
+    if (er->ndim != 1) return mir2_reject(c, "The dim number of expandedRowIdx should be 1.");
+    if (er->shape[0] != total) return mir2_reject(c, "The first dim of expandedRowIdx should be %lld.", LL(total));
+    aclnnStatus rc;
+    if (drop == 0 && flag != 0 && (rc = mir2_token_count(c, ct, "expertTokensCountOrCumsum", E))) return rc;
+    if (drop == 1 && before && (rc = mir2_token_count(c, bc, "expertTokensBeforeCapacity", E))) return rc;
+    mir2_params *p = op_params(c, sizeof *p);
+    *p = (mir2_params){n, k, cols, active, C, E, (int)drop, (int)flag, before};
+    if (total == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
