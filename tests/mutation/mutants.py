@@ -1114,4 +1114,10 @@ MUTANTS = [
            "slot = e == last ? slot + 1 : 0;", "slot = e == last ? slot + 1 : 1;",
            ("tests/test_moe_routing.py::test_init_routing_v2_against_the_model",),
            "MoeInitRoutingV2 drop-pad: each expert's first token put in its second slot"),
+    # ---- grouped matmul (moe/grouped_matmul.c) ----
+    Mutant("moe-grouped-matmul-group-list-types-swapped", f"{OPS}/moe/grouped_matmul.c",
+           "int64_t end = !gl ? rows : p->group_list_type == 0 ? gl[g] : start + gl[g];",
+           "int64_t end = !gl ? rows : p->group_list_type == 1 ? gl[g] : start + gl[g];",
+           ("tests/test_grouped_matmul.py::test_split_m_against_float64",),
+           "GroupedMatmul: the group list read as counts where it is a cumsum and the reverse"),
 ]
