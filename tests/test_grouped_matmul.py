@@ -3,12 +3,14 @@
 x_g @ weight_g + bias_g, the groups by separated lists or by the group list's cumsum / counts over x's rows), within
 8 / 1 / 1 ulp (fp32 / fp16 / bf16) of the float64 value rounded to the dtype; the op_api's checks in its order and
 words (161001 / 161002). Ascend 950 in-process, Atlas A2 in one subprocess, one torch_npu child
-(npu_grouped_matmul: split_item 3 / group_type 0 with both group list types and a bias, split_item 0 / group_type -1)."""
+(npu_grouped_matmul: split_item 3 / group_type 0 with both group list types and a bias, split_item 0 / group_type -1);
+split K (groupType 2: x transposed, y per group) in-process and on Atlas A2."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import pyaclnn
 from pyaclnn import ops
 from reference import elementwise as R
 from _op_helpers import INVALID
@@ -98,12 +100,39 @@ def test_separated_lists_against_float64(name):
     assert check_separated(name) <= ULPS[name]
 
 
+def tview(arr):
+    """A device view of `arr` with its last two dims transposed in memory (torch's .T / .transpose(-1, -2))."""
+    base = np.ascontiguousarray(np.swapaxes(arr, -1, -2))
+    st = [0] * arr.ndim
+    st[-1], st[-2] = arr.shape[-2], 1
+    for d in range(arr.ndim - 3, -1, -1):
+        st[d] = arr.shape[-1] * arr.shape[-2] * (int(np.prod(arr.shape[d + 1:-2])) if d + 1 < arr.ndim - 2 else 1)
+    return pyaclnn.from_numpy(base).as_strided(arr.shape, tuple(st), 0)
+
+
+def check_split_k(name, gl_type=0, seed=0):
+    """groupType 2: x (m, k) given transposed, weight (k, n), y (groups, m, n): y[g] = x[:, k range g] @ w[k range g]."""
+    rng = np.random.default_rng(seed)
+    m, k, n, counts = 5, 24, 6, [8, 0, 16]
+    x = np.ascontiguousarray(R.cast(rng.uniform(0, 1, (k, m)), name)).T
+    w = R.cast(rng.uniform(0, 1, (k, n)), name)
+    gl = np.array(np.cumsum(counts) if gl_type == 0 else counts, I64)
+    got = call(4, [tview(x)], [w], None, gl, 3, 2, gl_type, [np.full((3, m, n), 7, R.np_dtype(name))])
+    want = np.stack([F.f64(x[:, s:e]) @ F.f64(w[s:e]) for s, e in bounds(counts, 1, k)])
+    return F.ulps(got, want, name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_split_k_against_float64(name):
+    assert max(check_split_k(name, 0), check_split_k(name, 1, 1)) <= ULPS[name]
+
+
 def test_transposed_weight_view():
     """A weight given as the transpose of a contiguous (n, k) matrix (torch_npu's weight.t()) is read as (k, n)."""
     rng = np.random.default_rng(3)
     x, wt = rng.uniform(0, 1, (6, 8)).astype(F32), rng.uniform(0, 1, (2, 5, 8)).astype(F32)
     w = np.swapaxes(wt, 1, 2)   # a view with the last two strides swapped
-    got = call(4, [x], [w], None, np.array([2, 6], I64), 3, 0, 0, [np.zeros((6, 5), F32)])
+    got = call(4, [x], [tview(w)], None, np.array([2, 6], I64), 3, 0, 0, [np.zeros((6, 5), F32)])
     want = np.concatenate([F.f64(x[:2]) @ F.f64(w[0]), F.f64(x[2:]) @ F.f64(w[1])])
     assert F.ulps(got, want, "float32") <= ULPS["float32"]
 
@@ -142,7 +171,8 @@ INVALID_CASES = [   # arguments (V4), code, message text: the op_api's checks in
     (args(x=[X, X], w=[W[0], W[1]], y=[Y[0], Y[0]], split=0, gtype=-1, gl=GL), INVALID,
      "groupListOptional should be nullptr when groupType is -1."),
     (args(x=[X.astype(np.int8)], w=[W.astype(np.int8)]), INVALID, "quantised and weight-quantised paths are not modelled"),
-    (args(gtype=2), INVALID, "groupType 2 (split K) is not modelled"),
+    (args(gtype=2), INVALID, "When groupType is 2 and x is not separated, tensor in x should be transposed."),
+    (args(gtype=2, b=[np.ones((2, 4), F32)]), INVALID, "When groupType is 2, bias must be empty."),
 ]
 
 
@@ -167,6 +197,7 @@ for name in ["float32", "float16", "bfloat16"]:
     for i, case in enumerate(T.SPLIT_M_CASES):
         assert T.check_split_m(case, name, 4 + i % 2, 1) <= T.ULPS[name], case
     assert T.check_separated(name, 1) <= T.ULPS[name]
+    assert T.check_split_k(name, 1, 2) <= T.ULPS[name]
 for a, code, text in T.INVALID_CASES:
     T.test_invalid_arguments(a, code, text)
 T.test_null_lists_and_tuning_config()

@@ -23,7 +23,7 @@
 #define GMM_MAX_LIST 128   /* MAX_GROUP_LIST_SIZE_ARRAY */
 
 enum { GMM_NO_SPLIT = -1, GMM_SPLIT_M = 0, GMM_SPLIT_K = 2 };
-enum { GMM_CASE_SEPARATED = 0, GMM_CASE_SINGLE_W3 = 1, GMM_CASE_SINGLE_X_WLIST = 2, GMM_CASE_XLIST_WLIST = 3 };
+enum { GMM_CASE_SEPARATED = 0, GMM_CASE_SINGLE_W3 = 1, GMM_CASE_SINGLE_X_WLIST = 2, GMM_CASE_XLIST_WLIST = 3, GMM_CASE_SPLIT_K = 4 };
 
 typedef struct {
     int64_t nx, nw, nb, ny;   /* tensors of each list, in the executor's inputs: x.., w.., bias.., [groupList] */
@@ -64,6 +64,24 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
             free(x), free(w), free(b), free(y);
         }
         free(gl);
+        return;
+    }
+    if (p->kase == GMM_CASE_SPLIT_K) {   /* y[g] = x[:, ks:ke] @ weight[ks:ke, :] over the group list's k ranges */
+        const pyaclnn_stub_tensor *yt = &launch->outputs[0];
+        int64_t m = X[0].shape[0], k = X[0].shape[1], n = W[0].shape[1], start = 0;
+        float *x = load2(&X[0]), *w = load2(&W[0]), *y = tv_load_float(yt);
+        if (!x || !w || !y) {
+            tv_fail_oom(launch);
+        } else {
+            for (int64_t g = 0; g < p->groups; g++) {
+                int64_t end = !gl ? k : p->group_list_type == 0 ? gl[g] : start + gl[g];
+                end = end < start ? start : end > k ? k : end;   /* the emulator keeps inside x */
+                mm_f32_block(x + start, k, w + start * n, n, y + g * m * n, n, m, end - start, n);
+                start = end;
+            }
+            tv_store_float(yt, y);
+        }
+        free(x), free(w), free(y), free(gl);
         return;
     }
     /* split M: one y of the rows of every group, one after the other */
@@ -254,7 +272,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     }
     /* CheckTransposeStatus */
     int tx = 0, tw = 0;
-    if (gtype == GMM_SPLIT_M || gtype == GMM_NO_SPLIT) tx = X.n == 1 && transposed(&X.t[0]), tw = transposed(&Wt.t[0]);
+    if (gtype == GMM_SPLIT_K) tx = transposed(&X.t[0]), tw = Wt.n == 1 && transposed(&Wt.t[0]);
+    else tx = X.n == 1 && transposed(&X.t[0]), tw = transposed(&Wt.t[0]);
     int single_w = Wt.n == 1 && gtype != GMM_NO_SPLIT;
     /* CheckParam: CheckUnusedParams */
     for (int k = 0; k < 3; k++)
@@ -421,7 +440,45 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
         if (gltype == 2) return gmm_bad(c, "groupListType 2 (sparse) is not modelled by the emulator");
     } else {
         if (B.n) return gmm_bad(c, "When groupType is 2, bias must be empty.");
-        return gmm_bad(c, "groupType 2 (split K) is not modelled by the emulator");
+        if (X.n != 1)
+            return gmm_bad(c, "When groupType is 2, only support case with unseparated x, y, but now x size is %llu, "
+                              "weight size is %llu, y size is %llu.", ULL(X.n), ULL(Wt.n), ULL(Y.n));
+        if (!tx) return gmm_bad(c, "When groupType is 2 and x is not separated, tensor in x should be transposed.");
+        const pyaclnn_stub_tensor *x = &X.t[0], *w = &Wt.t[0], *y = &Y.t[0];
+        if (x->ndim != 2) return gmm_bad(c, "x[0] dim num should be 2 in this case, but now is %lld.", LL(x->ndim));
+        for (uint64_t i = 0; i < Wt.n; i++)
+            if (Wt.t[i].ndim != 2)
+                return gmm_bad(c, "weight[%llu] dim num should be 2 in this case, but now is %lld.", ULL(i), LL(Wt.t[i].ndim));
+        if (Wt.n != 1 || Y.n != 1)   /* the op_api checks nothing more for them */
+            return gmm_bad(c, "groupType 2 with separated weight or y is not modelled by the emulator");
+        if (y->ndim != 3) return gmm_bad(c, "y[0] dim num should be 3 in this case, but now is %lld.", LL(y->ndim));
+        if (x->shape[0] > 65535)
+            return gmm_bad(c, "Dim 1 value of x[0] should less or equal to 65535, but now is %lld.", LL(x->shape[0]));
+        if (x->shape[1] != w->shape[0])
+            return gmm_bad(c, "Dim 1 value of x[0] should be equal with dim 0 value of weight[0], but now is %lld and "
+                              "%lld respectively.", LL(x->shape[1]), LL(w->shape[0]));
+        if (x->shape[0] != y->shape[1])
+            return gmm_bad(c, "Dim 0 value of x[0] should be equal with dim 1 value of y[0], but now is %lld and %lld "
+                              "respectively.", LL(x->shape[0]), LL(y->shape[1]));
+        if (w->shape[1] > 65535)
+            return gmm_bad(c, "Dim 1 value of Weight[0] should less or equal to 65535, but now is %lld.", LL(w->shape[1]));
+        if (w->shape[1] != y->shape[2])
+            return gmm_bad(c, "Dim 1 value of Weight[0] should be equal with dim 2 value of y[0], but now is %lld and "
+                              "%lld respectively.", LL(w->shape[1]), LL(y->shape[2]));
+        groups = y->shape[0];
+        if (!gl->present && groups > 1)
+            return gmm_bad(c, "groupListOptional(tensor) is required in this case, but get nullptr.");
+        if (gl->present) {
+            int64_t gsize = gl->shape[0];
+            if (gsize > 1024)
+                return gmm_bad(c, "When groupList type is tenosr, size of groupList %lld should be less than or equal "
+                                  "to 1024.", LL(gsize));
+            if (!((gsize == groups && groups > 1) || groups == 1))
+                return gmm_bad(c, "When groupList is not null, size of groupList(tensor) %lld should be equal to y dim "
+                                  "0 %lld with groupType 2.", LL(gsize), LL(groups));
+            if (gl->dtype != ACL_INT64) return gmm_bad(c, "Invalid dtype: Only int64 is supported for groupList.");
+        }
+        p->kase = GMM_CASE_SPLIT_K;
     }
     /* the bias list (CheckOptionalTensorList) */
     if (B.n) {
