@@ -461,7 +461,8 @@ def check_tokens_invalid():   # Atlas A2 only
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
                                   ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
                                   ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5),
-                                  ("MoeFinalizeRouting", 8), ("MoeInitRoutingV2", 12)])
+                                  ("MoeFinalizeRouting", 8), ("MoeInitRoutingV2", 12),
+                                  ("MoeInitRoutingQuantV2", 16)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
 
@@ -543,6 +544,98 @@ V2_INVALID = [   # arguments, code, message text (both SoCs)
 @pytest.mark.parametrize("args,code,text", V2_INVALID)
 def test_init_routing_v2_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeInitRoutingV2, args, code, text)
+
+
+# ---- MoeInitRoutingQuantV2 -------------------------------------------------------------------------------------------
+
+def f16(v):
+    return np.asarray(v, np.float32).astype(np.float16).astype(np.float32)
+
+
+def static_quant_ref(rows, scale, offset):
+    """The kernel's fp16 steps: x to fp16 (RINT), * fp16(scale) and + fp16(offset) each rounded to fp16, RINT to int8."""
+    h = f16(f16(f16(rows) * f16(scale)) + f16(offset))
+    return np.clip(np.rint(h), -128, 127).astype(np.int8)
+
+
+def dynamic_quant_ref(rows, smooth):
+    v = rows.astype(F32) * smooth if smooth is not None else rows.astype(F32)
+    s = np.abs(v).max(axis=1) / F32(127)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = f16_trunc((v / s[:, None]).astype(F32)).astype(np.float64)
+    return np.clip(np.nan_to_num(np.sign(h) * np.floor(np.abs(h) + 0.5)), -128, 127).astype(np.int8), s
+
+
+# (n, k, cols, experts, activeNum, capacity, dropPadMode, count flag, quant mode, smooth rows (dynamic))
+QV2_CASES = [(6, 2, 8, 4, 0, 0, 0, 2, 0, 0), (9, 3, 16, 5, 20, 0, 0, 1, 1, 5), (7, 2, 12, 3, 0, 0, 0, 0, 1, 1),
+             (8, 2, 8, 4, 0, 3, 1, 0, 0, 0), (5, 2, 4, 3, 0, 0, 0, 2, 1, 0)]
+
+
+def check_init_routing_quant_v2(case, name, seed=0):
+    n, k, cols, E, active, C, drop, flag, quant, smooth_rows = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)) * 3, name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    act = n * k if active == 0 else min(active, n * k)
+    scale = offset = None
+    if quant == 0:
+        scale, offset = F32([rng.uniform(5, 20)]), F32([rng.uniform(-3, 3)])
+    elif smooth_rows:
+        scale = rng.uniform(0.5, 2, (smooth_rows, cols)).astype(F32)
+    rows = E * C if drop else act
+    outs = (np.full((E, C, cols) if drop else (act, cols), 7, np.int8), np.zeros(n * k, I32),
+            np.full(E, 7, I32) if flag else None, np.full(E, 7, I32) if drop else None,
+            np.full(rows, 7, F32) if quant == 1 else None)
+    got = ops.MoeInitRoutingQuantV2(x, eidx, scale, offset, active, C, E, drop, flag, bool(drop), quant, *outs)
+    ex, er, tok, before = init_routing_v2_ref(x.astype(F32), eidx, act, C, E, drop, flag, 7)
+    assert np.array_equal(got[1], er) and (tok is None or np.array_equal(got[2], tok)), (case, name)
+    assert before is None or np.array_equal(got[3], before), (case, name)
+    order = np.argsort(eidx.reshape(-1), kind="stable")
+    if drop:   # the routed slots: (e, j) for the j-th token of e while j < C
+        slots = [(e * C + j, src) for e in range(E) for j, src in enumerate(order[eidx.reshape(-1)[order] == e][:C])]
+    else:
+        slots = [(i, order[i]) for i in range(act)]
+    dst = np.array([d for d, _ in slots], np.int64)
+    src_rows = x[np.array([src // k for _, src in slots])]
+    flat_out = got[0].reshape(-1, cols)
+    if quant == 0:
+        want = static_quant_ref(src_rows.astype(F32), scale[0], offset[0])
+    else:
+        ids = eidx.reshape(-1)[np.array([src for _, src in slots])]
+        smooth = scale[ids if smooth_rows > 1 else np.zeros_like(ids)] if smooth_rows else None
+        want, s = dynamic_quant_ref(src_rows.astype(F32), smooth)
+        assert F.bits_equal(got[4][dst], s), (case, name)
+    assert F.bits_equal(flat_out[dst], want), (case, name)
+    if drop:
+        rest = np.setdiff1d(np.arange(E * C), dst)
+        assert not flat_out[rest].any(), (case, name)   # the padding slots are zero
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_init_routing_quant_v2_against_the_model(name):
+    for case in QV2_CASES:
+        check_init_routing_quant_v2(case, name)
+
+
+QV2_INVALID = [   # arguments, code, message text (both SoCs)
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 2, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "The quantMode should be 0 or 1."),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 0, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "scale is nullptr!"),
+    ((XV2, EV2, F32([1]), None, 0, 0, 4, 0, 0, False, 0, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "offset is nullptr!"),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None,
+      np.zeros(7, F32)), TILING, "The first dim of dynamicQuantScale should be 8."),
+    ((XV2, EV2, np.ones((2, 8), F32), None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), np.int8), np.zeros(8, I32), None,
+      None, np.zeros(8, F32)), TILING, "The first dim of scale should be 1 or expert_num."),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), F32), np.zeros(8, I32), None, None,
+      np.zeros(8, F32)), INVALID, "expandedXOut FLOAT"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", QV2_INVALID)
+def test_init_routing_quant_v2_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingQuantV2, args, code, text)
 
 
 # ---- MoeFinalizeRouting (V1: Atlas A2 / A3 only) --------------------------------------------------------------------
@@ -900,6 +993,11 @@ for name in ["float32", "float16", "bfloat16"]:
         T.check_init_routing_v2(case, name, 1)
 for args, code, text in T.V2_INVALID:
     T.test_init_routing_v2_invalid_arguments(args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.QV2_CASES:
+        T.check_init_routing_quant_v2(case, name, 1)
+for args, code, text in T.QV2_INVALID:
+    T.test_init_routing_quant_v2_invalid_arguments(args, code, text)
 F.expect_error(T.ops.MoeInitRoutingV2, (T.XV2, T.EV2, -1, 0, 4, 0, 0, False, T.np.zeros((8, 8), T.F32),
                                         T.np.zeros(8, T.I32), None, None), T.TILING, "The activeNum cannot be less than 0.")
 for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
@@ -955,6 +1053,11 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
             OUT["v2 case"] = [enc(np.zeros(1))]
         except RuntimeError as e:
             OUT["v2 case"] = [enc(np.frombuffer(str(e).encode()[:2000], np.uint8))]
+    sm = (torch.rand(5, 16) + 0.5).float()
+    rq = torch_npu.npu_moe_init_routing_quant(x.npu(), expert.npu(), scale=sm.npu(), active_num=0, expert_capacity=0,
+                                              expert_num=5, drop_pad_mode=0, expert_tokens_num_mode=2,
+                                              expert_tokens_before_capacity_flag=False, quant_mode=1)
+    OUT["quant " + str(dt)] = [enc(to_np(v)) for v in (sm, rq[0], rq[1], rq[2], rq[4])]
     e8 = torch.randint(0, 8, (n, k), dtype=torch.int32)
     smooth = (torch.rand(6, 16) + 0.5).float()
     for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:
@@ -985,6 +1088,12 @@ def test_torch_npu_reaches_the_operators():
         probs, un = out["unperm " + dt]
         assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
         assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
+        sm, qx, qr, qc, qs = out["quant " + dt]   # npu_moe_init_routing_quant -> aclnnMoeInitRoutingQuantV2
+        _, er2, tok2, _ = init_routing_v2_ref(x.astype(F32), expert, expert.size, 0, 5, 0, 2, 0)
+        order = np.argsort(expert.reshape(-1), kind="stable")
+        wq, ws = dynamic_quant_ref(x[order // 3].astype(F32), sm[expert.reshape(-1)[order]])
+        assert np.array_equal(qr, er2) and np.array_equal(qc, tok2), dt
+        assert F.bits_equal(qx, wq) and F.bits_equal(qs, ws), dt
         msg = bytes(out["v2 case"][0]).decode(errors="replace")   # torch_npu passes int64 counts: 161002 as on the NPU
         assert "aclnnMoeInitRoutingV2GetWorkspaceSize(161002)" in msg and "Optional INT64" in msg, msg[-500:]
         si2, gpt, xgrad, gun, ptgrad, prgrad = out["grads " + dt]   # the backward of permute / unpermute

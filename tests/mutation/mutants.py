@@ -1120,4 +1120,8 @@ MUTANTS = [
            "int64_t end = !gl ? rows : p->group_list_type == 1 ? gl[g] : start + gl[g];",
            ("tests/test_grouped_matmul.py::test_split_m_against_float64",),
            "GroupedMatmul: the group list read as counts where it is a cumsum and the reverse"),
+    Mutant("moe-init-routing-quant-v2-static-no-offset", f"{OPS}/moe/init_routing.c",
+           "h = num_f16_to_f32(num_f32_to_f16((float)((double)h + ho)));", "h = num_f16_to_f32(num_f32_to_f16(h));",
+           ("tests/test_moe_routing.py::test_init_routing_quant_v2_against_the_model",),
+           "MoeInitRoutingQuantV2 static quant: the offset not added"),
 ]

@@ -300,20 +300,60 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
 typedef struct {
     int64_t n, k, cols, active, capacity, experts;
     int drop, count_flag, before_flag;
+    int quant;             /* MoeInitRoutingQuantV2: -1 none (MoeInitRoutingV2), 0 static, 1 dynamic */
+    int64_t smooth_rows;   /* dynamic: 0 no smooth scale, 1 one row for every expert, else one per expert */
 } mir2_params;
+
+/* One expanded row of MoeInitRoutingQuantV2: static quant in the kernel's half steps (x to fp16 with RINT unless
+ * it is fp16, Muls by scale and Adds offset each rounded to fp16, CAST_RINT to int8, saturating); dynamic quant as
+ * MoeInitRoutingV3's (fp32 x * smooth, scale = max|v| / 127, fp16 CAST_TRUNC then int8 CAST_ROUND), its scale out. */
+static void mir2_quant_row(const mir2_params *p, const unsigned char *xrow, aclDataType xdt, float sscale,
+                           float soffset, const float *smooth, int8_t *out, float *dyn, float *v) {
+    int64_t cols = p->cols;
+    size_t es = ew_itemsize(xdt);
+    for (int64_t j = 0; j < cols; j++) v[j] = (float)ew_value_to_double(ew_load(xrow + j * (int64_t)es, xdt), xdt);
+    if (p->quant == 0) {
+        float hs = num_f16_to_f32(num_f32_to_f16(sscale)), ho = num_f16_to_f32(num_f32_to_f16(soffset));
+        for (int64_t j = 0; j < cols; j++) {
+            float h = num_f16_to_f32(num_f32_to_f16(v[j]));   /* exact for fp16 x */
+            h = num_f16_to_f32(num_f32_to_f16((float)((double)h * hs)));
+            h = num_f16_to_f32(num_f32_to_f16((float)((double)h + ho)));
+            out[j] = num_f32_to_int8(h, NUM_RINT | NUM_SAT);
+        }
+        return;
+    }
+    float amax = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+        if (smooth) v[j] = v[j] * smooth[j];
+        float a = v[j] < 0 ? -v[j] : v[j];
+        if (a > amax) amax = a;
+    }
+    float s = amax / 127.0f;
+    for (int64_t j = 0; j < cols; j++)
+        out[j] = num_f32_to_int8(num_f16_to_f32(num_f32_to_f16_mode(v[j] / s, NUM_TRUNC)), NUM_ROUND | NUM_SAT);
+    *dyn = s;
+}
 
 void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
     const mir2_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
     int64_t total = p->n * p->k, cols = p->cols, E = p->experts, C = p->capacity;
-    size_t es = ew_itemsize(launch->inputs[0].dtype);
+    aclDataType xdt = launch->inputs[0].dtype;
+    size_t es = ew_itemsize(xdt), eo = ew_itemsize(launch->outputs[0].dtype);
+    int q = p->quant >= 0, has_dyn = p->quant == 1 && launch->n_outputs > 4 && launch->outputs[4].present;
     unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
     int32_t *eidx = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
+    float *sc = q && launch->inputs[2].present ? tv_load_float(&launch->inputs[2]) : NULL;
+    float *of = q && p->quant == 0 && launch->inputs[3].present ? tv_load_float(&launch->inputs[3]) : NULL;
+    float *dyn = has_dyn ? tv_load_float(&launch->outputs[4]) : NULL;   /* rows not written keep their values */
+    float *v = q ? tv_alloc(cols ? cols : 1, sizeof(float)) : NULL;
     unsigned char *ex = tv_gather_bytes(&launch->outputs[0]);
     int32_t *er = tv_alloc(total, sizeof(int32_t));
     int32_t *cnt = tv_alloc(E > 0 ? E : 1, sizeof(int32_t));
     mir3_item *it = tv_alloc(total, sizeof(mir3_item));
-    if (!x || !eidx || !ex || !er || !cnt || !it) {
+    float dummy;
+    if (!x || !eidx || !ex || !er || !cnt || !it || (q && !v) || (has_dyn && !dyn) ||
+        (q && launch->inputs[2].present && !sc) || (p->quant == 0 && launch->inputs[3].present && !of)) {
         tv_fail_oom(launch);
         goto done;
     }
@@ -327,8 +367,17 @@ void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
     if (!p->drop) {
         for (int64_t i = 0; i < total; i++) {
             er[it[i].pos] = (int32_t)i;
-            if (i < p->active)
-                memcpy(ex + i * cols * (int64_t)es, x + (it[i].pos / p->k) * cols * (int64_t)es, (size_t)cols * es);
+            if (i >= p->active) continue;
+            const unsigned char *row = x + (it[i].pos / p->k) * cols * (int64_t)es;
+            if (!q) {
+                memcpy(ex + i * cols * (int64_t)es, row, (size_t)cols * es);
+                continue;
+            }
+            int64_t e = (int64_t)it[i].key;
+            const float *sm = p->quant == 1 && sc ? sc + (p->smooth_rows == 1 ? 0 : e) * cols : NULL;
+            if (sm && p->smooth_rows > 1 && (e < 0 || e >= p->smooth_rows)) sm = NULL;   /* an id outside: none */
+            mir2_quant_row(p, row, xdt, sc ? sc[0] : 1.0f, of ? of[0] : 0.0f, sm, (int8_t *)(ex + i * cols * (int64_t)eo),
+                           dyn ? &dyn[i] : &dummy, v);
         }
         if (p->count_flag && launch->outputs[2].present) {
             int32_t *o = tv_alloc(E, sizeof(int32_t));
@@ -341,7 +390,7 @@ void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
             free(o);
         }
     } else {
-        memset(ex, 0, (size_t)(E * C * cols) * es);   /* every slot no token fills is zero */
+        memset(ex, 0, (size_t)(E * C * cols) * eo);   /* every slot no token fills is zero */
         int64_t slot = 0, last = -1;
         for (int64_t i = 0; i < total; i++) {
             int64_t e = (int64_t)it[i].key, src = it[i].pos;
@@ -351,14 +400,23 @@ void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
             last = e;
             if (slot >= C) continue;
             er[src] = (int32_t)(e * C + slot);
-            memcpy(ex + (e * C + slot) * cols * (int64_t)es, x + (src / p->k) * cols * (int64_t)es, (size_t)cols * es);
+            const unsigned char *row = x + (src / p->k) * cols * (int64_t)es;
+            if (!q) {
+                memcpy(ex + (e * C + slot) * cols * (int64_t)es, row, (size_t)cols * es);
+                continue;
+            }
+            const float *sm = p->quant == 1 && sc ? sc + (p->smooth_rows == 1 ? 0 : e) * cols : NULL;
+            if (sm && p->smooth_rows > 1 && e >= p->smooth_rows) sm = NULL;
+            mir2_quant_row(p, row, xdt, sc ? sc[0] : 1.0f, of ? of[0] : 0.0f, sm,
+                           (int8_t *)(ex + (e * C + slot) * cols * (int64_t)eo), dyn ? &dyn[e * C + slot] : &dummy, v);
         }
         if (p->before_flag && launch->outputs[3].present) tv_scatter_bytes(&launch->outputs[3], (const unsigned char *)cnt);
     }
     tv_scatter_bytes(&launch->outputs[0], ex);
     tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)er);
+    if (dyn) tv_store_float(&launch->outputs[4], dyn);
 done:
-    free(x), free(eidx), free(ex), free(er), free(cnt), free(it);
+    free(x), free(eidx), free(ex), free(er), free(cnt), free(it), free(sc), free(of), free(dyn), free(v);
 }
 
 #define mir2_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
@@ -426,7 +484,85 @@ aclnnStatus opc_mir2_plan(op_call *c, const op_step *s) {
     if (drop == 0 && flag != 0 && (rc = mir2_token_count(c, ct, "expertTokensCountOrCumsum", E))) return rc;
     if (drop == 1 && before && (rc = mir2_token_count(c, bc, "expertTokensBeforeCapacity", E))) return rc;
     mir2_params *p = op_params(c, sizeof *p);
-    *p = (mir2_params){n, k, cols, active, C, E, (int)drop, (int)flag, before};
+    *p = (mir2_params){n, k, cols, active, C, E, (int)drop, (int)flag, before, -1, 0};
+    if (total == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeInitRoutingQuantV2 ------------------------------------------------------------------------- */
+
+/* mirq_plan x expertIdx scale offset activeNum expertCapacity expertNum dropPadMode countFlag beforeFlag quantMode
+ * expandedX expandedRowIdx count before dynamicQuantScale: moe_init_routing_quant_v2_tiling.cpp's GetShapeAttrsInfo
+ * (quantMode, the base's GetShapeAttrsInfo with its CheckOutShape and the dynamic scale's, then scale / offset) in its
+ * order and words (561002); both SoCs run these (the regbase tiling is not modelled). */
+aclnnStatus opc_mirq_plan(op_call *c, const op_step *s) {
+    if (c->nothing) return ACLNN_SUCCESS;
+    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *ei = op_tensor(c, s, 1), *sc = op_tensor(c, s, 2),
+                              *of = op_tensor(c, s, 3), *ex = op_tensor(c, s, 11), *er = op_tensor(c, s, 12),
+                              *ct = op_tensor(c, s, 13), *bc = op_tensor(c, s, 14), *dq = op_tensor(c, s, 15);
+    int64_t active = op_argument(c, s, 4)->i, C = op_argument(c, s, 5)->i, E = op_argument(c, s, 6)->i,
+            drop = op_argument(c, s, 7)->i, flag = op_argument(c, s, 8)->i, quant = op_argument(c, s, 10)->i;
+    int before = op_argument(c, s, 9)->i != 0;
+    aclnnStatus rc;
+    if (quant < 0 || quant > 1) return mir2_reject(c, "The quantMode should be 0 or 1.");
+    if (x->ndim != 2 || ei->ndim != 2) return mir2_reject(c, "The dim number of x and expertIdx should be 2.");
+    if (x->shape[0] != ei->shape[0]) return mir2_reject(c, "The first dim of x and expertIdx should be equal.");
+    if (active < 0) return mir2_reject(c, "The activeNum cannot be less than 0.");
+    if (C < 0) return mir2_reject(c, "The expertCapacity cannot be less than 0.");
+    if (E < 0) return mir2_reject(c, "The expertNum cannot be less than 0.");
+    if (drop < 0 || drop > 1) return mir2_reject(c, "The dropPadMode should be 0 or 1.");
+    if (drop > 0 && (C < 1 || E < 1))
+        return mir2_reject(c, "The expertCapacity and expertNum should be greater than 0 when dropPadMode is 1");
+    if (flag < 0 || flag > 2) return mir2_reject(c, "The expertTokensCountOrCumsumFlag should be 0, 1 or 2.");
+    if (flag > 0 && E <= 0)
+        return mir2_reject(c, "The expertNum should be greater than 0 when expertTokensCountOrCumsumFlag is greater than 0");
+    if (drop > 0 && C > x->shape[0]) return mir2_reject(c, "The first dim of x cannot be less than expertCapacity");
+    if (drop == 1) flag = 0;
+    else before = 0;
+    int64_t n = ei->shape[0], k = ei->shape[1], cols = x->shape[1], total = op_mul_sat(n, k);
+    /* CheckOutShape */
+    if (drop > 0) {
+        if (ex->ndim != 3) return mir2_reject(c, "The dim number of expandedX should be 3.");
+        if (ex->shape[0] != E) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(E));
+        if (ex->shape[1] != C) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(C));
+        if (ex->shape[2] != cols) return mir2_reject(c, "The third dim of expandedX should be %lld.", LL(cols));
+    } else {
+        if (ex->ndim != 2) return mir2_reject(c, "The dim number of expandedX should be 2.");
+        active = active == 0 ? total : (total < active ? total : active);
+        if (ex->shape[0] != active) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(active));
+        if (ex->shape[1] != cols) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(cols));
+    }
+    if (er->ndim != 1) return mir2_reject(c, "The dim number of expandedRowIdx should be 1.");
+    if (er->shape[0] != total) return mir2_reject(c, "The first dim of expandedRowIdx should be %lld.", LL(total));
+    if (drop == 0 && flag != 0 && (rc = mir2_token_count(c, ct, "expertTokensCountOrCumsum", E))) return rc;
+    if (drop == 1 && before && (rc = mir2_token_count(c, bc, "expertTokensBeforeCapacity", E))) return rc;
+    if (quant != 0) {
+        if (!dq->present) return mir2_reject(c, "DynamicQuantScale is nullptr!");
+        if (dq->dtype != ACL_FLOAT) return mir2_reject(c, "The data type of dynamicQuantScale should be FLOAT.");
+        if (dq->ndim != 1) return mir2_reject(c, "The dim number of dynamicQuantScale should be 1.");
+        int64_t want = drop == 0 ? active : op_mul_sat(E, C);
+        if (dq->shape[0] != want) return mir2_reject(c, "The first dim of dynamicQuantScale should be %lld.", LL(want));
+    }
+    /* scale / offset */
+    int64_t smooth_rows = 0;
+    if (quant == 0) {
+        if (!sc->present) return mir2_reject(c, "scale is nullptr!");
+        if (sc->dtype != ACL_FLOAT) return mir2_reject(c, "The data type of scale should be float.");
+        if (!of->present) return mir2_reject(c, "offset is nullptr!");
+        if (of->dtype != ACL_FLOAT) return mir2_reject(c, "The data type of offset should be float.");
+        if (sc->ndim != 1) return mir2_reject(c, "The dim number of scale should be 1.");
+        if (sc->shape[0] != 1) return mir2_reject(c, "The first dim of scale should be 1.");
+        if (of->ndim != 1) return mir2_reject(c, "The dim number of offset should be 1.");
+        if (of->shape[0] != 1) return mir2_reject(c, "The first dim of offset should be 1.");
+    } else if (sc->present) {
+        if (sc->dtype != ACL_FLOAT) return mir2_reject(c, "The data type of scale should be float.");
+        if (sc->ndim != 2) return mir2_reject(c, "The dim number of scale should be 2.");
+        if (sc->shape[0] != 1 && sc->shape[0] != E) return mir2_reject(c, "The first dim of scale should be 1 or expert_num.");
+        if (sc->shape[1] != cols) return mir2_reject(c, "The second dim of scale should be %lld.", LL(cols));
+        smooth_rows = sc->shape[0];
+    }
+    mir2_params *p = op_params(c, sizeof *p);
+    *p = (mir2_params){n, k, cols, active, C, E, (int)drop, (int)flag, before, (int)quant, smooth_rows};
     if (total == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
