@@ -1098,7 +1098,8 @@ MUTANTS = [
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
     # ---- MoE init routing V3 (moe/init_routing.c) ----
     Mutant("moe-init-routing-v3-quant-rint", f"{OPS}/moe/init_routing.c",
-           "num_f32_to_f16_mode(v[j] / s, NUM_TRUNC)", "num_f32_to_f16_mode(v[j] / s, NUM_RINT)",
+           "float h = num_f16_to_f32(num_f32_to_f16_mode(v[j] / s, NUM_TRUNC));",
+           "float h = num_f16_to_f32(num_f32_to_f16_mode(v[j] / s, NUM_RINT));",
            ("tests/test_moe_routing.py::test_init_routing_v3_against_the_model",),
            "MoeInitRoutingV3 dynamic quant: v / scale rounded to fp16 to nearest instead of CAST_TRUNC"),
     Mutant("moe-token-unpermute-grad-ignores-probs", f"{OPS}/moe/routing.c",
