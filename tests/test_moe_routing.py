@@ -459,9 +459,490 @@ def check_tokens_invalid():   # Atlas A2 only
 
 
 @pytest.mark.parametrize("op,n", [("MoeInitRouting", 7), ("MoeComputeExpertTokens", 3), ("MoeFinalizeRoutingV2", 8),
-                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6)])
+                                  ("MoeTokenPermute", 6), ("MoeTokenUnpermute", 6),
+                                  ("MoeInitRoutingV3", 17), ("MoeTokenPermuteGrad", 5),
+                                  ("MoeFinalizeRouting", 8), ("MoeInitRoutingV2", 12),
+                                  ("MoeInitRoutingQuantV2", 16)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
+
+
+# ---- MoeInitRoutingV2 ------------------------------------------------------------------------------------------------
+
+def init_routing_v2_ref(x, eidx, active, capacity, experts, drop, flag, fill):
+    """The docs' definition: experts sorted ascending (stable); dropless: rows of the first `active` sorted entries,
+    expandedRowIdx the inverse permutation, the tokens per expert as a cumsum (1) or counts (2); drop-pad: the j-th
+    token of expert e in slot (e, j) while j < capacity, other slots zero, expandedRowIdx e * capacity + j or -1."""
+    flat = eidx.reshape(-1).astype(np.int64)
+    k = 1 if eidx.ndim == 1 else eidx.shape[1]
+    order = np.argsort(flat, kind="stable")
+    inside = (flat >= 0) & (flat < experts)
+    counts = np.bincount(flat[inside], minlength=experts).astype(I32) if experts > 0 else np.zeros(0, I32)
+    if not drop:
+        er = np.empty(flat.size, I32)
+        er[order] = np.arange(flat.size)
+        tok = counts.cumsum().astype(I32) if flag == 1 else counts
+        return x[order[:active] // k], er, tok if flag else None, None
+    ex = np.zeros((experts, capacity, x.shape[1]), x.dtype)
+    er = np.full(flat.size, -1, I32)
+    for e in range(experts):
+        srcs = order[flat[order] == e][:capacity]
+        ex[e, :len(srcs)] = x[srcs // k]
+        er[srcs] = e * capacity + np.arange(len(srcs))
+    return ex, er, None, counts
+
+
+# (n, k, cols, experts, activeNum, capacity, dropPadMode, count flag)
+V2_CASES = [(6, 2, 8, 4, 0, 0, 0, 1), (9, 3, 5, 10, 11, 0, 0, 2), (17, 4, 33, 6, 0, 5, 1, 0), (5, 3, 12, 3, 0, 2, 1, 0),
+            (40, 8, 4, 64, 100, 0, 0, 0)]
+
+
+def check_init_routing_v2(case, name, seed=0):
+    n, k, cols, E, active, C, drop, flag = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)), name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    act = n * k if active == 0 else min(active, n * k)
+    fill = 7
+    outs = (np.full((E, C, cols) if drop else (act, cols), fill, x.dtype), np.zeros(n * k, I32),
+            np.full(E, fill, I32) if flag else None, np.full(E, fill, I32) if drop else None)
+    got = ops.MoeInitRoutingV2(x, eidx, active, C, E, drop, flag, bool(drop), *outs)
+    want = init_routing_v2_ref(x, eidx, act, C, E, drop, flag, fill)
+    for g, w, what in zip(got, want, ("expandedX", "expandedRowIdx", "countOrCumsum", "beforeCapacity")):
+        assert w is None or F.bits_equal(g, w), (case, name, what)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_init_routing_v2_against_the_model(name):
+    for case in V2_CASES:
+        check_init_routing_v2(case, name)
+
+
+XV2, EV2 = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+V2_INVALID = [   # arguments, code, message text (both SoCs)
+    ((XV2.astype(np.float64), EV2, 0, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), INVALID,
+     "dtype combination x DOUBLE"),
+    ((XV2, EV2, 0, 0, 4, 0, 1, False, np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(4, np.int64), None), INVALID,
+     "expertTokensCountOrCumsumOutOptional INT64"),
+    ((np.ones((4, 2, 4), F32), EV2, 0, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The dim number of x should be 2."),
+    ((XV2, EV2, 0, 0, 4, 2, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The dropPadMode should be 0 or 1."),
+    ((XV2, EV2, 0, 5, 4, 1, 0, False, np.zeros((4, 5, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The first dim of x cannot be less than expertCapacity"),
+    ((XV2, EV2, 0, 0, 4, 0, 1, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "expertTokensCountOrCumsum is nullptr!"),
+    ((XV2, EV2, 0, 2, 4, 1, 0, True, np.zeros((4, 3, 8), F32), np.zeros(8, I32), None, np.zeros(4, I32)), TILING,
+     "The second dim of expandedX should be 2."),
+    ((XV2, EV2, 5, 0, 4, 0, 0, False, np.zeros((8, 8), F32), np.zeros(8, I32), None, None), TILING,
+     "The first dim of expandedX should be 5."),
+    ((XV2, EV2, 0, 0, 4, 0, 2, False, np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(3, I32), None), TILING,
+     "The first dim of expertTokensCountOrCumsum should be 4."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V2_INVALID)
+def test_init_routing_v2_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingV2, args, code, text)
+
+
+# ---- MoeInitRoutingQuantV2 -------------------------------------------------------------------------------------------
+
+def f16(v):
+    return np.asarray(v, np.float32).astype(np.float16).astype(np.float32)
+
+
+def static_quant_ref(rows, scale, offset):
+    """The kernel's fp16 steps: x to fp16 (RINT), * fp16(scale) and + fp16(offset) each rounded to fp16, RINT to int8."""
+    h = f16(f16(f16(rows) * f16(scale)) + f16(offset))
+    return np.clip(np.rint(h), -128, 127).astype(np.int8)
+
+
+def dynamic_quant_ref(rows, smooth):
+    v = rows.astype(F32) * smooth if smooth is not None else rows.astype(F32)
+    s = np.abs(v).max(axis=1) / F32(127)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = f16_trunc((v / s[:, None]).astype(F32)).astype(np.float64)
+    return np.clip(np.nan_to_num(np.sign(h) * np.floor(np.abs(h) + 0.5)), -128, 127).astype(np.int8), s
+
+
+# (n, k, cols, experts, activeNum, capacity, dropPadMode, count flag, quant mode, smooth rows (dynamic))
+QV2_CASES = [(6, 2, 8, 4, 0, 0, 0, 2, 0, 0), (9, 3, 16, 5, 20, 0, 0, 1, 1, 5), (7, 2, 12, 3, 0, 0, 0, 0, 1, 1),
+             (8, 2, 8, 4, 0, 3, 1, 0, 0, 0), (5, 2, 4, 3, 0, 0, 0, 2, 1, 0)]
+
+
+def check_init_routing_quant_v2(case, name, seed=0):
+    n, k, cols, E, active, C, drop, flag, quant, smooth_rows = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)) * 3, name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    act = n * k if active == 0 else min(active, n * k)
+    scale = offset = None
+    if quant == 0:
+        scale, offset = F32([rng.uniform(5, 20)]), F32([rng.uniform(-3, 3)])
+    elif smooth_rows:
+        scale = rng.uniform(0.5, 2, (smooth_rows, cols)).astype(F32)
+    rows = E * C if drop else act
+    outs = (np.full((E, C, cols) if drop else (act, cols), 7, np.int8), np.zeros(n * k, I32),
+            np.full(E, 7, I32) if flag else None, np.full(E, 7, I32) if drop else None,
+            np.full(rows, 7, F32) if quant == 1 else None)
+    got = ops.MoeInitRoutingQuantV2(x, eidx, scale, offset, active, C, E, drop, flag, bool(drop), quant, *outs)
+    ex, er, tok, before = init_routing_v2_ref(x.astype(F32), eidx, act, C, E, drop, flag, 7)
+    assert np.array_equal(got[1], er) and (tok is None or np.array_equal(got[2], tok)), (case, name)
+    assert before is None or np.array_equal(got[3], before), (case, name)
+    order = np.argsort(eidx.reshape(-1), kind="stable")
+    if drop:   # the routed slots: (e, j) for the j-th token of e while j < C
+        slots = [(e * C + j, src) for e in range(E) for j, src in enumerate(order[eidx.reshape(-1)[order] == e][:C])]
+    else:
+        slots = [(i, order[i]) for i in range(act)]
+    dst = np.array([d for d, _ in slots], np.int64)
+    src_rows = x[np.array([src // k for _, src in slots])]
+    flat_out = got[0].reshape(-1, cols)
+    if quant == 0:
+        want = static_quant_ref(src_rows.astype(F32), scale[0], offset[0])
+    else:
+        ids = eidx.reshape(-1)[np.array([src for _, src in slots])]
+        smooth = scale[ids if smooth_rows > 1 else np.zeros_like(ids)] if smooth_rows else None
+        want, s = dynamic_quant_ref(src_rows.astype(F32), smooth)
+        assert F.bits_equal(got[4][dst], s), (case, name)
+    assert F.bits_equal(flat_out[dst], want), (case, name)
+    if drop:
+        rest = np.setdiff1d(np.arange(E * C), dst)
+        assert not flat_out[rest].any(), (case, name)   # the padding slots are zero
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_init_routing_quant_v2_against_the_model(name):
+    for case in QV2_CASES:
+        check_init_routing_quant_v2(case, name)
+
+
+QV2_INVALID = [   # arguments, code, message text (both SoCs)
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 2, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "The quantMode should be 0 or 1."),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 0, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "scale is nullptr!"),
+    ((XV2, EV2, F32([1]), None, 0, 0, 4, 0, 0, False, 0, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None, None),
+     TILING, "offset is nullptr!"),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), np.int8), np.zeros(8, I32), None, None,
+      np.zeros(7, F32)), TILING, "The first dim of dynamicQuantScale should be 8."),
+    ((XV2, EV2, np.ones((2, 8), F32), None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), np.int8), np.zeros(8, I32), None,
+      None, np.zeros(8, F32)), TILING, "The first dim of scale should be 1 or expert_num."),
+    ((XV2, EV2, None, None, 0, 0, 4, 0, 0, False, 1, np.zeros((8, 8), F32), np.zeros(8, I32), None, None,
+      np.zeros(8, F32)), INVALID, "expandedXOut FLOAT"),
+]
+
+
+@pytest.mark.parametrize("args,code,text", QV2_INVALID)
+def test_init_routing_quant_v2_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingQuantV2, args, code, text)
+
+
+# ---- MoeFinalizeRouting (V1: Atlas A2 / A3 only) --------------------------------------------------------------------
+
+def check_finalize_v1(case, name, seed=0):
+    """V1 takes V2's dropPadMode 0 steps with x1, bias, scales and the expert ids required."""
+    ex, ri, x1, x2, bias, scales, ei, _ = finalize_inputs(case, name, seed)
+    got = ops.MoeFinalizeRouting(ex, x1, x2, bias, scales, ri, ei, np.zeros_like(x1))
+    assert F.bits_equal(got, finalize_steps(ex, ri, x1, x2, bias, scales, ei, 0, name)), (case, name)
+    return F.ulps(got, finalize64(ex, ri, x1, x2, bias, scales, ei, 0), name)
+
+
+def check_finalize_v1_documented_example():
+    """examples/test_aclnn_moe_finalize_routing.cpp's inputs."""
+    ex = (np.arange(24, dtype=F32) + F32(0.1)).reshape(6, 4)
+    x1 = (np.arange(12, dtype=F32) + F32(0.2)).reshape(3, 4)
+    bias = np.tile(F32([0.2, 0.4]), 4).reshape(2, 4)
+    sc, ei, ri = F32([[1.3, 1.6], [1.2, 1.8], [1.2, 2.3]]), I32([[0, 1], [0, 1], [0, 1]]), I32([2, 1, 4, 3, 0, 5])
+    got = ops.MoeFinalizeRouting(ex, x1, x1, bias, sc, ri, ei, np.zeros((3, 4), F32))
+    assert F.bits_equal(got, finalize_steps(ex, ri, x1, x1, bias, sc, ei, 0, "float32"))
+
+
+FIN1_INVALID_A2 = [   # V1 on Atlas A2: the tiling's checks
+    ((EX, X1, None, BI, SC, RIX, EIX, np.zeros(12, F32)), TILING, "The y should be 2D tensor."),
+    ((EX, X1, None, BI, np.ones((3, 3), F32), RIX, EIX, Y3), TILING,
+     "the The 1 of scales and expanded_expert_idx should be same."),
+    ((EX, X1, None, np.ones((0, 4), F32), SC, RIX, EIX, Y3), TILING, "E can not be 0."),
+]
+
+
+def test_finalize_routing_v1():
+    if A2:
+        return
+    err = pytest.raises(AclError, ops.MoeFinalizeRouting, EX, X1, None, BI, SC, RIX, EIX, Y3).value
+    assert err.code == INVALID and "dtype combination expandedX FLOAT" in str(err), str(err)
+
+
+# ---- MoeTokenPermuteGrad / MoeTokenUnpermuteGrad -------------------------------------------------------------------
+
+def permute_grad_steps(gp, si, k, name):
+    """The kernels' steps: the rows named by sortedIndices widened to fp32, added in k order (an index past the rows
+    skipped), one cast to the dtype."""
+    n = len(si) // k
+    out = np.zeros((n, gp.shape[1]), F32)
+    for t in range(n):
+        for j in range(k):
+            r = si[t * k + j]
+            if 0 <= r < gp.shape[0]:
+                out[t] = out[t] + gp[r].astype(F32)
+    return R.cast(out, name)
+
+
+def permute_grad64(gp, si, k):
+    n = len(si) // k
+    return np.array([sum((F.f64(gp)[r] for r in si[t * k:(t + 1) * k] if 0 <= r < gp.shape[0]), np.zeros(gp.shape[1]))
+                     for t in range(n)])
+
+
+def unpermute_grad_ref(pt, g, si, probs, name, pname):
+    """permutedTokensGrad[si[t * K + k]] = fp32(grad[t] * prob) rounded to the dtype; probsGrad[t][k] = the fp32
+    products pt[r] * grad[t] summed exactly (float64), rounded to fp32 then the probs' dtype (class c)."""
+    k = probs.shape[1] if probs is not None else 1
+    pg = np.zeros((pt.shape[0], g.shape[1]), F32)
+    gp, gp64 = np.zeros((g.shape[0], k)), np.zeros((g.shape[0], k))
+    for t in range(g.shape[0]):
+        for j in range(k):
+            r = si[t * k + j]
+            p = F32(F.f64(probs)[t, j]) if probs is not None else F32(1)
+            pg[r] = g[t].astype(F32) * p
+            gp[t, j] = np.sum((pt[r].astype(F32) * g[t].astype(F32)).astype(np.float64))
+            gp64[t, j] = np.sum(F.f64(pt[r]) * F.f64(g[t]))
+    return R.cast(pg, name), (R.cast(gp.astype(F32), pname) if probs is not None else None), gp64
+
+
+# tokens, topK, hidden, rows dropped (numOutTokens = tokens * topK - dropped)
+PERMUTE_GRAD_CASES = [(6, 2, 16, 0), (5, 3, 8, 4), (9, 1, 12, 0), (4, 4, 5, 3)]
+PERMUTE_GRAD_ULPS = {"float32": 2, "float16": 1, "bfloat16": 1}
+
+
+def check_permute_grad(case, name, seed=0):
+    n, k, h, drop = case
+    rng = np.random.default_rng(seed)
+    si = rng.permutation(n * k).astype(I32)
+    gp = R.cast(rng.uniform(0.5, 2, (n * k - drop, h)), name)
+    got = ops.MoeTokenPermuteGrad(gp, si, k, False, np.zeros((n, h), gp.dtype))
+    assert F.bits_equal(got, permute_grad_steps(gp, si, k, name)), (case, name)
+    return F.ulps(got, permute_grad64(gp, si, k), name)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_permute_grad_against_the_kernel_steps(name):
+    for case in PERMUTE_GRAD_CASES:
+        if A2 or case[3] == 0:   # Ascend 950 (MoeInitRoutingV2Grad dropless): grad rows = sortedIndices' size
+            assert check_permute_grad(case, name) <= PERMUTE_GRAD_ULPS[name]
+
+
+# tokens, topK (0: no probs), hidden, probs dtype (None: the tokens')
+UNPERMUTE_GRAD_CASES = [(6, 2, 16, None), (5, 3, 64, "float32"), (9, 0, 12, None), (4, 4, 5, "bfloat16")]
+
+
+def check_unpermute_grad(case, name, seed=0):
+    n, k, h, pname = case
+    rng = np.random.default_rng(seed)
+    kk = max(k, 1)
+    si = rng.permutation(n * kk).astype(I32)
+    pt = R.cast(rng.uniform(0.5, 2, (n * kk, h)), name)
+    g = R.cast(rng.uniform(0.5, 2, (n, h)), name)
+    pname = pname or name
+    probs = R.cast(rng.uniform(0.1, 1, (n, k)), pname) if k else None
+    outs = (np.zeros((n * kk, h), pt.dtype), np.zeros((n, kk), R.np_dtype(pname)) if k else np.zeros((n, 1), pt.dtype))
+    got_pg, got_gp = ops.MoeTokenUnpermuteGrad(pt, g, si, probs, False, None, *outs)
+    want_pg, want_gp, gp64 = unpermute_grad_ref(pt, g, si, probs, name, pname)
+    assert F.bits_equal(got_pg, want_pg), (case, name)
+    if probs is None:
+        return 0
+    assert F.bits_equal(got_gp, want_gp), (case, name)
+    return F.ulps(got_gp, gp64, pname)
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_token_unpermute_grad_against_the_model(name):
+    for case in UNPERMUTE_GRAD_CASES:
+        assert check_unpermute_grad(case, name) <= PERMUTE_GRAD_ULPS[case[3] or name]
+
+
+GPG, SIG = np.ones((8, 4), F32), np.arange(8, dtype=I32)
+GRAD_INVALID = [   # function, arguments, code, message text (both SoCs)
+    ("MoeTokenPermuteGrad", (GPG.astype(np.float64), SIG, 2, False, np.zeros((4, 4), F32)), INVALID,
+     "dtype combination permutedOutputGrad DOUBLE"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 4), np.float16)), INVALID, "out FLOAT16"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 4), np.float16), np.zeros((4, 2), F32)), INVALID,
+     "permutedTokensGradOut FLOAT16"),
+]
+GRAD_INVALID_950 = [
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, True, np.zeros((4, 4), F32)), INVALID, "paddedMode must be false"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 0, False, np.zeros((4, 4), F32)), TILING, "Attr top_k must be larger than zero."),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 5), F32)), TILING,
+     "Tail dim size of input and output should be same."),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((3, 4), F32)), TILING, "dim 0 of output gradX should be"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), True, None,
+                               np.zeros((8, 4), F32), np.zeros((4, 2), F32)), INVALID, "paddedMode must be false"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 5), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 4), F32), np.zeros((4, 2), F32)), TILING,
+     "expanded_x last dim and grad_y dim1 must be same, but got 4, 5."),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((7, 4), F32), np.zeros((4, 2), F32)), TILING,
+     "grad_expanded_x dim0 must be equal to 8, but got 7."),
+]
+GRAD_INVALID_A2 = [
+    ("MoeTokenPermuteGrad", (GPG, SIG, 0, False, np.zeros((4, 4), F32)), INVALID, "numTopk must be positive or -1"),
+    ("MoeTokenPermuteGrad", (GPG, SIG, 2, False, np.zeros((4, 5), F32)), INVALID, "out must be (tokens, hidden)"),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 0), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((8, 0), F32), np.zeros((4, 2), F32)), TILING,
+     "[MoeTokenUnpermuteGrad] input shape has 0."),
+    ("MoeTokenUnpermuteGrad", (GPG, np.ones((4, 4), F32), SIG, np.ones((4, 2), F32), False, None,
+                               np.zeros((7, 4), F32), np.zeros((4, 2), F32)), INVALID,
+     "permutedTokensGradOut must be (permuteTokens' rows, hidden)"),
+]
+
+
+@pytest.mark.parametrize("fn,args,code,text", GRAD_INVALID + (GRAD_INVALID_A2 if A2 else GRAD_INVALID_950))
+def test_token_permute_grads_invalid_arguments(fn, args, code, text):
+    F.expect_error(getattr(ops, fn), args, code, text)
+
+
+# ---- MoeInitRoutingV3 ------------------------------------------------------------------------------------------------
+
+def f16_trunc(v):
+    """fp32 -> fp16 with CAST_TRUNC (toward zero)."""
+    h = v.astype(np.float16)
+    over = np.abs(h.astype(F32)) > np.abs(v)
+    h[over] = np.nextafter(h[over], np.float16(0))
+    return h
+
+
+def init_routing_v3_ref(x, eidx, scale, rng_, num_experts, count_type, quant, row_type, fill):
+    """The docs' definition with the kernels' orders: experts sorted ascending and stable, those below the range last,
+    the m in [start, end) routed; dynamic quant: v = x (* smooth), scale = max|v| / 127, int8(round(fp16_trunc(v /
+    scale)))."""
+    start, end = rng_
+    n, k = eidx.shape
+    flat = eidx.reshape(-1).astype(np.int64)
+    order = np.argsort(np.where(flat < start, np.inf, flat.astype(np.float64)), kind="stable")
+    inside = (flat >= start) & (flat < end)
+    m = int(inside.sum())
+    counts = np.bincount(flat[inside] - start, minlength=end - start).astype(np.int64)
+    if count_type == 1:
+        cnt = counts
+    else:
+        cnt = np.full((num_experts, 2), fill, np.int64)
+        w = min(end - start + 1, num_experts) * 2
+        cnt.reshape(-1)[:w] = 0
+        nz = np.nonzero(counts)[0]
+        cnt[:len(nz), 0], cnt[:len(nz), 1] = nz + start, counts[nz]
+    if row_type == 1:
+        er = order.astype(I32)
+    else:
+        er = np.full(n * k, -1, I32)
+        er[order[:m]] = np.arange(m)
+    src = order[:m] // k
+    es = np.full(n * k, fill, F32)
+    if quant == -1:
+        ex = np.full((n * k, x.shape[1]), fill, x.dtype)
+        ex[:m] = x[src]
+        if scale is not None:
+            es[:m] = scale[src]
+        return ex, er, cnt, es
+    ex = np.full((n * k, x.shape[1]), fill, np.int8)
+    v = x[src].astype(F32)
+    if scale is not None:
+        v = v * scale[flat[order[:m]] - start]
+    s = np.abs(v).max(axis=1) / F32(127)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = f16_trunc((v / s[:, None]).astype(F32)).astype(np.float64)
+    q = np.nan_to_num(np.sign(h) * np.floor(np.abs(h) + 0.5))
+    ex[:m] = np.clip(q, -128, 127).astype(np.int8)
+    es[:m] = s
+    return ex, er, cnt, es
+
+
+# (n, k, cols, experts, [start, end), count type, quant, row type, scale)
+V3_CASES = [(6, 2, 8, 8, [0, 8], 1, -1, 0, False), (9, 3, 5, 10, [2, 7], 2, -1, 1, True),
+            (17, 4, 33, 16, [3, 16], 1, 1, 1, True), (5, 3, 12, 6, [1, 4], 2, 1, 0, False),
+            (40, 8, 4, 64, [8, 40], 2, -1, 0, False)]
+
+
+def check_init_routing_v3(case, name, seed=0):
+    n, k, cols, E, rg, ctype, quant, rowt, with_scale = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (n, cols)).astype(np.int8) if name == "int8" else R.cast(rng.standard_normal((n, cols)), name)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    scale = None
+    if with_scale:
+        scale = (rng.uniform(0.5, 2, (rg[1] - rg[0], cols)) if quant == 1 else rng.standard_normal(n)).astype(F32)
+    fill = 7
+    outs = (np.full((n * k, cols), fill, np.int8 if quant == 1 else x.dtype), np.zeros(n * k, I32),
+            np.full((E, 2) if ctype == 2 else rg[1] - rg[0], fill, np.int64), np.full(n * k, fill, F32))
+    got = ops.MoeInitRoutingV3(x, eidx, scale, None, -1 if seed % 2 else n * k, 0, E, 0, ctype, True, quant, rg, rowt,
+                               *outs)
+    want = init_routing_v3_ref(x, eidx, scale, rg, E, ctype, quant, rowt, fill)
+    for g, w, what in zip(got, want, ("expandedX", "expandedRowIdx", "counts", "expandedScale")):
+        assert F.bits_equal(g, w), (case, name, what)
+
+
+@pytest.mark.parametrize("name", F.DTYPES + ["int8"])
+def test_init_routing_v3_against_the_model(name):
+    for case in V3_CASES:
+        if name != "int8" or case[6] == -1:
+            check_init_routing_v3(case, name)
+
+
+def test_init_routing_v3_documented_example():
+    """The docs' example: x 3 x 4 of 0.1 .. 1.2, expertIdx [[1, 2], [0, 1], [0, 2]] (printed rows of the README)."""
+    x = (np.arange(12, dtype=F32) / 10 + F32(0.1)).reshape(3, 4)
+    ex, er, cnt, es = ops.MoeInitRoutingV3(x, I32([[1, 2], [0, 1], [0, 2]]), None, None, -1, 0, 4, 0, 1, True, -1,
+                                           [0, 4], 0, np.zeros((6, 4), F32), np.zeros(6, I32), np.zeros(4, np.int64),
+                                           np.zeros(6, F32))
+    assert er.tolist() == [2, 4, 0, 3, 1, 5] and cnt.tolist() == [2, 2, 2, 0]
+    assert F.bits_equal(ex, x[[1, 2, 0, 1, 0, 2]])
+
+
+XV, EV = np.ones((4, 8), F32), np.zeros((4, 2), I32)
+OV = (np.zeros((8, 8), F32), np.zeros(8, I32), np.zeros(4, np.int64), np.zeros(8, F32))
+DEFER = 561103
+
+
+def v3_args(**kw):
+    a = dict(x=XV, e=EV, scale=None, offset=None, active=-1, cap=0, E=4, drop=0, ctype=1, flag=True, quant=-1,
+             rg=[0, 4], rowt=0, ex=OV[0], er=OV[1], cnt=OV[2], es=OV[3])
+    a.update(kw)
+    return tuple(a.values())
+
+
+V3_INVALID = [   # arguments, code, message text (the op_api's, then the L0 op's: 561103 at the run)
+    (v3_args(x=XV.astype(np.float64)), INVALID, "x dtype DOUBLE is not supported"),
+    (v3_args(e=EV.astype(np.int64)), INVALID, "expertIdx dtype INT64"),
+    (v3_args(cnt=OV[2].astype(I32)), INVALID, "expertTokensCountOrCumsumOut dtype INT32"),
+    (v3_args(rg=[0]), INVALID, "activeExpertRangeOptional holds 1 values"),
+    (v3_args(e=np.zeros((5, 2), I32)), INVALID, "expertIdx shape error"),
+    (v3_args(ex=np.zeros((6, 8), F32)), INVALID, "expandedXOut shape error"),
+    (v3_args(cnt=np.zeros(3, np.int64)), INVALID, "expertTokensCountOrCumsumOut shape error"),
+    (v3_args(scale=np.ones(3, F32)), INVALID, "scale shape error"),
+    (v3_args(ex=OV[0].astype(np.float16)), DEFER, "no kernel for x FLOAT, expanded_x FLOAT16"),
+]
+V3_INVALID_950 = [
+    (v3_args(ctype=0), DEFER, "Attr expert_tokens_num_type currently supports: 1 or 2, but got 0."),
+    (v3_args(flag=False), DEFER, "Attr expert_tokens_num_flag currently supports True, but got False"),
+    (v3_args(rg=[2, 2], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER,
+     "Extracted attr expert_start should be less than expert_end, current [expert_start, expert_end) is [2, 2)."),
+    (v3_args(active=5), DEFER, "Attr active_num should equal to bs*k(8), current is 5."),
+    (v3_args(drop=1), DEFER, "Attr drop_pad_mode currently supports 0, but got 1."),
+    (v3_args(quant=0), DEFER, "Attr quant_mode currently supports -1 or 1, but got 0"),
+]
+V3_INVALID_A2 = [
+    (v3_args(ctype=0), DEFER, "expert_tokens_num_type currently not support 0"),
+    (v3_args(flag=False), DEFER, "expert_tokens_num_flag currently support True"),
+    (v3_args(rg=[2, 2], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER, "expert_start should be less than expert_end"),
+    (v3_args(active=5), DEFER, "active_num currently should equal to 8(bs*k)"),
+    (v3_args(drop=1), DEFER, "drop_pad_mode currently support 0"),
+    (v3_args(rg=[], ctype=2, cnt=np.zeros((4, 2), np.int64)), DEFER, "The dim number of expert_range should be 2."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V3_INVALID + (V3_INVALID_A2 if A2 else V3_INVALID_950))
+def test_init_routing_v3_invalid_arguments(args, code, text):
+    F.expect_error(ops.MoeInitRoutingV3, args, code, text)
 
 
 # ---- Atlas A2: the same checks and MoeComputeExpertTokens in one subprocess ----------------------------------------
@@ -491,6 +972,38 @@ T.test_init_routing_documented_example()
 T.test_finalize_routing_documented_example()
 T.check_expert_tokens()
 T.check_tokens_invalid()
+for name in ["float32", "float16", "bfloat16", "int8"]:
+    for case in T.V3_CASES:
+        if name != "int8" or case[6] == -1:
+            T.check_init_routing_v3(case, name, 1)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.PERMUTE_GRAD_CASES:
+        assert T.check_permute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[name]
+    for case in T.UNPERMUTE_GRAD_CASES:
+        assert T.check_unpermute_grad(case, name, 1) <= T.PERMUTE_GRAD_ULPS[case[3] or name]
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.FIN_CASES:
+        if case[4] == 0 and case[5] and case[7] and case[8]:
+            assert T.check_finalize_v1(case, name, 1) <= T.FIN_ULPS[name]
+T.check_finalize_v1_documented_example()
+for args, code, text in T.FIN1_INVALID_A2:
+    F.expect_error(T.ops.MoeFinalizeRouting, args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.V2_CASES:
+        T.check_init_routing_v2(case, name, 1)
+for args, code, text in T.V2_INVALID:
+    T.test_init_routing_v2_invalid_arguments(args, code, text)
+for name in ["float32", "float16", "bfloat16"]:
+    for case in T.QV2_CASES:
+        T.check_init_routing_quant_v2(case, name, 1)
+for args, code, text in T.QV2_INVALID:
+    T.test_init_routing_quant_v2_invalid_arguments(args, code, text)
+F.expect_error(T.ops.MoeInitRoutingV2, (T.XV2, T.EV2, -1, 0, 4, 0, 0, False, T.np.zeros((8, 8), T.F32),
+                                        T.np.zeros(8, T.I32), None, None), T.TILING, "The activeNum cannot be less than 0.")
+for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
+    T.test_token_permute_grads_invalid_arguments(fn, args, code, text)
+for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
+    T.test_init_routing_v3_invalid_arguments(args, code, text)
 for args, code, text in T.INIT_INVALID[:4]:
     T.test_init_routing_invalid_arguments(args, code, text)
 """
@@ -523,6 +1036,36 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
     probs = (torch.rand(n, k) + 0.1).to(dt)
     un = torch_npu.npu_moe_token_unpermute(exf.npu(), perm.npu(), probs=probs.npu())
     OUT["unperm " + str(dt)] = [enc(to_np(v)) for v in (probs, un)]
+    xg = x.npu().requires_grad_()
+    pt2, si2 = torch_npu.npu_moe_token_permute(xg, expert.to(torch.int64).npu())
+    gpt = (torch.rand(n * k, 16) + 0.5).to(dt)
+    pt2.backward(gpt.npu())
+    ptk = exf.npu().requires_grad_(); pr = probs.npu().requires_grad_()
+    un2 = torch_npu.npu_moe_token_unpermute(ptk, si2, probs=pr)
+    gun = (torch.rand(n, 16) + 0.5).to(dt)
+    un2.backward(gun.npu())
+    OUT["grads " + str(dt)] = [enc(to_np(v)) for v in (si2, gpt, xg.grad, gun, ptk.grad, pr.grad)]
+    if dt == torch.float32:   # the "v2 case": aclnnMoeInitRoutingV2, whose definition takes INT32 counts
+        try:
+            torch_npu.npu_moe_init_routing_v2(torch.randn(4, 2048).npu(), torch.zeros(4, 2, dtype=torch.int32).npu(),
+                                              active_num=8, expert_num=128, expert_tokens_num_type=1,
+                                              expert_tokens_num_flag=True, active_expert_range=[0, 128])
+            OUT["v2 case"] = [enc(np.zeros(1))]
+        except RuntimeError as e:
+            OUT["v2 case"] = [enc(np.frombuffer(str(e).encode()[:2000], np.uint8))]
+    sm = (torch.rand(5, 16) + 0.5).float()
+    rq = torch_npu.npu_moe_init_routing_quant(x.npu(), expert.npu(), scale=sm.npu(), active_num=0, expert_capacity=0,
+                                              expert_num=5, drop_pad_mode=0, expert_tokens_num_mode=2,
+                                              expert_tokens_before_capacity_flag=False, quant_mode=1)
+    OUT["quant " + str(dt)] = [enc(to_np(v)) for v in (sm, rq[0], rq[1], rq[2], rq[4])]
+    e8 = torch.randint(0, 8, (n, k), dtype=torch.int32)
+    smooth = (torch.rand(6, 16) + 0.5).float()
+    for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:
+        r = torch_npu.npu_moe_init_routing_v2(x.npu(), e8.npu(), scale=smooth.npu() if quant == 1 else None,
+                                              active_num=n * k, expert_num=8, expert_tokens_num_type=ctype,
+                                              expert_tokens_num_flag=True, quant_mode=quant, active_expert_range=[1, 7],
+                                              row_idx_type=rowt)
+        OUT[f"v3 {quant} " + str(dt)] = [enc(to_np(v)) for v in (e8, smooth) + tuple(r)]
 """
 
 
@@ -545,3 +1088,22 @@ def test_torch_npu_reaches_the_operators():
         probs, un = out["unperm " + dt]
         assert F.bits_equal(un, unpermute_steps(exf, perm, probs, name, False))
         assert F.ulps(un, unpermute64(exf, perm, probs), name) <= UNPERMUTE_ULPS[name]
+        sm, qx, qr, qc, qs = out["quant " + dt]   # npu_moe_init_routing_quant -> aclnnMoeInitRoutingQuantV2
+        _, er2, tok2, _ = init_routing_v2_ref(x.astype(F32), expert, expert.size, 0, 5, 0, 2, 0)
+        order = np.argsort(expert.reshape(-1), kind="stable")
+        wq, ws = dynamic_quant_ref(x[order // 3].astype(F32), sm[expert.reshape(-1)[order]])
+        assert np.array_equal(qr, er2) and np.array_equal(qc, tok2), dt
+        assert F.bits_equal(qx, wq) and F.bits_equal(qs, ws), dt
+        msg = bytes(out["v2 case"][0]).decode(errors="replace")   # torch_npu passes int64 counts: 161002 as on the NPU
+        assert "aclnnMoeInitRoutingV2GetWorkspaceSize(161002)" in msg and "Optional INT64" in msg, msg[-500:]
+        si2, gpt, xgrad, gun, ptgrad, prgrad = out["grads " + dt]   # the backward of permute / unpermute
+        assert F.bits_equal(xgrad, permute_grad_steps(gpt, si2, 3, name)), dt
+        want_pg, want_gp, _ = unpermute_grad_ref(exf, gun, si2, probs, name, name)
+        assert F.bits_equal(ptgrad, want_pg) and F.bits_equal(prgrad, want_gp), dt
+        for quant, ctype, rowt in [(-1, 1, 0), (1, 2, 1)]:   # npu_moe_init_routing_v2 -> aclnnMoeInitRoutingV3
+            e8, smooth, ex3, er3, cnt3, es3 = out[f"v3 {quant} " + dt]
+            want = init_routing_v3_ref(x, e8, smooth if quant == 1 else None, [1, 7], 8, ctype, quant, rowt, 0)
+            m = int(((e8 >= 1) & (e8 < 7)).sum())   # the rows past m are torch_npu's uninitialised memory
+            assert F.bits_equal(ex3[:m], want[0][:m]) and np.array_equal(er3, want[1]), (dt, quant)
+            assert np.array_equal(cnt3.reshape(-1)[:14 if ctype == 2 else 6], want[2].reshape(-1)[:14 if ctype == 2 else 6])
+            assert quant == -1 or F.bits_equal(es3[:m], want[3][:m]), dt

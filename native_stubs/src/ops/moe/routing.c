@@ -445,3 +445,261 @@ aclnnStatus opc_mtu_plan(op_call *c, const op_step *s) {
     if (total == 0 || pt->shape[1] == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
+
+/* ---- MoeTokenPermuteGrad --------------------------------------------------------------------------- */
+
+static aclnnStatus mtg_bad(op_call *c, const char *why, const pyaclnn_stub_tensor *t) {   /* the emulator's 161002 */
+    char b[160];
+    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s (got %s)", why, tv_shape_text(t->shape, t->ndim, b, sizeof b));
+    return ACLNN_ERR_PARAM_INVALID;
+}
+
+#define MTPG_ROWS "BFLOAT16 INT32 BFLOAT16|FLOAT16 INT32 FLOAT16|FLOAT INT32 FLOAT"
+
+/* mtpg_plan permutedOutputGrad sortedIndices numTopk paddedMode out: aclnnMoeTokenPermuteGrad's op_api. Atlas A2 / A3:
+ * the definition's rows, then (its tiling checks nothing) the emulator's shape checks; topK -1 counts as 1 as the
+ * tiling does. Ascend 950: paddedMode false (bare CHECK_RET), then MoeInitRoutingV2Grad's generated wrapper (its rows,
+ * its tiling base's CheckDtypeValidity / CheckParamsValidity / CheckShapeValidity, 561002) with dropPadMode 0 and
+ * activeNum = permutedOutputGrad's rows. The kernel: MoeFinalizeRoutingV2's in its unpermute mode without scales. */
+aclnnStatus opc_mtpg_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *g = op_tensor(c, s, 0), *si = op_tensor(c, s, 1), *y = op_tensor(c, s, 4);
+    int64_t topk = op_argument(c, s, 2)->i;
+    int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
+    aclnnStatus rc;
+    if (soc950 && padded) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (soc950 && g->ndim == 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "permutedOutputGrad must have a dimension (CHECK_RET)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    op_step rows = *s;
+    rows.np = 3, rows.p[2] = s->p[4], rows.text = MTPG_ROWS;
+    if ((rc = opc_dtype_rows(c, &rows))) return rc;
+    int64_t total = si->ndim >= 1 ? si->shape[0] : 0, k = topk;
+    if (soc950) {
+        int64_t active = g->shape[0];
+        if (topk <= 0) return mir_reject(c, "Attr top_k must be larger than zero.");
+        if (g->ndim != 2 && g->ndim != 3) return mir_reject(c, "The dim number of grad_expanded_x should be 2 or 3.");
+        if (active == 0 && g->shape[0] != total)
+            return mir_reject(c, "All inputs Dim 0 size should be same under dropless mode.");
+        if (y->ndim != 2) return mir_reject(c, "The dim number of grad_x should be 2.");
+        if (y->shape[1] != g->shape[1]) return mir_reject(c, "Tail dim size of input and output should be same.");
+        if (y->shape[0] != total / topk)
+            return mir_reject(c, "output shape invalid, dim 0 of output gradX should be equal to the division of "
+                                 "expandedRowIdx dim 0 and topK.");
+        const pyaclnn_stub_tensor *pos[2] = {si, y};
+        const char *nm[2] = {"rowIdxShape", "gradXShape"};
+        for (int q = 0; q < 2; q++)
+            for (int64_t i = 0; i < pos[q]->ndim; i++)
+                if (pos[q]->shape[i] <= 0)
+                    return mir_reject(c, "Dim %lld of %s expect be positive, but actual %lld.", (long long)i, nm[q],
+                                      (long long)pos[q]->shape[i]);
+        if (total % topk != 0) return mir_reject(c, "expanded_row_idx shape or top_k val invalid");
+    } else {
+        k = topk == -1 ? 1 : topk;
+        if (k <= 0) return mtg_bad(c, "numTopk must be positive or -1 (the tiling divides by it)", si);
+        if (g->ndim != 2) return mtg_bad(c, "permutedOutputGrad must be 2-D", g);
+        if (si->ndim != 1 || total % k != 0) return mtg_bad(c, "sortedIndices must be 1-D of tokens * numTopk", si);
+        if (y->ndim != 2 || y->shape[0] != total / k || y->shape[1] != g->shape[1])
+            return mtg_bad(c, "out must be (tokens, hidden)", y);
+    }
+    if (g->ndim != 2) return mtg_bad(c, "permutedOutputGrad must be 2-D (the emulator's)", g);
+    mfr_params *p = op_params(c, sizeof *p);
+    *p = (mfr_params){total / k, k, g->shape[1], g->shape[0], 0, 2, 0, 0, 0, 0, ACL_FLOAT, 1};
+    if (total == 0 || g->shape[1] == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeTokenUnpermuteGrad ------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t n, k, h, rows;
+    int has_probs, zero_init;
+} mtug_params;
+
+/* permutedTokensGradOut[r] = RINT(float(grad[t]) * prob) for r = sortedIndices[t * K + k] inside the rows;
+ * probsGradOut[t][k] = RINT(the fp32 products permuteTokens[r] * grad[t] summed (float64, rounded once)). */
+void moe_token_unpermute_grad_kernel(const pyaclnn_stub_launch *launch) {
+    const mtug_params *p = launch->params;
+    if (!tv_launch_views_ok(launch)) return;
+    int64_t n = p->n, K = p->k, H = p->h;
+    float *pt = p->has_probs ? tv_load_float(&launch->inputs[0]) : NULL;
+    float *g = tv_load_float(&launch->inputs[1]);
+    int32_t *si = (int32_t *)tv_gather_bytes(&launch->inputs[2]);
+    float *pr = p->has_probs ? tv_load_float(&launch->inputs[3]) : NULL;
+    float *out = p->zero_init ? tv_alloc(p->rows * H, sizeof(float)) : tv_load_float(&launch->outputs[0]);
+    float *pg = p->has_probs ? tv_alloc(n * K, sizeof(float)) : NULL;
+    if ((p->has_probs && (!pt || !pr || !pg)) || !g || !si || !out) {
+        tv_fail_oom(launch);
+    } else {
+        if (p->zero_init) memset(out, 0, (size_t)(p->rows * H) * sizeof(float));
+        for (int64_t t = 0; t < n; t++)
+            for (int64_t k = 0; k < K; k++) {
+                int64_t r = si[t * K + k];
+                int inside = r >= 0 && r < p->rows;
+                float pv = pr ? pr[t * K + k] : 1.0f;
+                double acc = 0;
+                for (int64_t j = 0; inside && j < H; j++) {
+                    out[r * H + j] = pr ? g[t * H + j] * pv : g[t * H + j];   /* fp32 Muls */
+                    if (pr) acc += (double)(pt[r * H + j] * g[t * H + j]);     /* fp32 Mul, then the sum */
+                }
+                if (pg) pg[t * K + k] = (float)acc;
+            }
+        tv_store_float(&launch->outputs[0], out);   /* CAST_RINT */
+        if (pg) tv_store_float(&launch->outputs[1], pg);
+    }
+    free(pt), free(g), free(si), free(pr), free(out), free(pg);
+}
+
+/* not_null_mtug permuteTokens unpermutedTokensGrad sortedIndices permutedTokensGradOut paddedMode: Ascend 950 checks
+ * paddedMode (bare CHECK_RET, 161002) before permuteTokens (161001); then the generated wrapper's NULL checks. */
+aclnnStatus opc_not_null_mtug(op_call *c, const op_step *s) {
+    if (ew_soc_is_950() && op_argument(c, s, 4)->i != 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    op_step nn = *s;
+    nn.np = 4;
+    return opc_not_null(c, &nn);
+}
+
+#define MTUG_ROWS                                                                                                      \
+    "BFLOAT16 BFLOAT16 INT32 BFLOAT16 BFLOAT16 BFLOAT16|BFLOAT16 BFLOAT16 INT32 FLOAT16 BFLOAT16 FLOAT16|"             \
+    "BFLOAT16 BFLOAT16 INT32 FLOAT BFLOAT16 FLOAT|FLOAT16 FLOAT16 INT32 BFLOAT16 FLOAT16 BFLOAT16|"                    \
+    "FLOAT16 FLOAT16 INT32 FLOAT16 FLOAT16 FLOAT16|FLOAT16 FLOAT16 INT32 FLOAT FLOAT16 FLOAT|"                         \
+    "FLOAT FLOAT INT32 BFLOAT16 FLOAT BFLOAT16|FLOAT FLOAT INT32 FLOAT16 FLOAT FLOAT16|FLOAT FLOAT INT32 FLOAT FLOAT FLOAT"
+
+/* mtug_plan permuteTokens unpermutedTokensGrad sortedIndices probs paddedMode permutedTokensGradOut probsGradOut. */
+aclnnStatus opc_mtug_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *pt = op_tensor(c, s, 0), *g = op_tensor(c, s, 1), *si = op_tensor(c, s, 2),
+                              *pr = op_tensor(c, s, 3), *pg = op_tensor(c, s, 5), *gp = op_tensor(c, s, 6);
+    int soc950 = ew_soc_is_950();
+    aclnnStatus rc;
+    if (soc950 && pt->ndim == 0) {
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "permuteTokens must have a dimension (CHECK_RET)");
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    op_step rows = *s;   /* the definitions' rows (MoeFinalizeRoutingV2Grad's regbase rows on Ascend 950: the same set) */
+    rows.np = 6, rows.p[4] = s->p[5], rows.p[5] = s->p[6], rows.text = MTUG_ROWS;
+    if (!gp->present) rows.np = 5;
+    if ((rc = opc_dtype_rows(c, &rows))) return rc;
+    int64_t k = pr->present ? (pr->ndim == 2 ? pr->shape[1] : -1) : 1, total = si->ndim == 1 ? si->shape[0] : -1;
+    if (soc950) {
+        int64_t active = pt->shape[0], xdim0 = total;
+        if (g->ndim != 2) return mir_reject(c, "grad_y dimnum must be 2, but got %lld.", (long long)g->ndim);
+        if (si->ndim != 1)
+            return mir_reject(c, "expanded_row_idx dimnum must be 1, but got %lld.", (long long)si->ndim);
+        if (active > 0 && active < xdim0) xdim0 = active;
+        if (pr->present) {
+            if (pt->ndim != 2)
+                return mir_reject(c, "expanded_x dimnum error. dropMode = 0, got expandedXdim %lld", (long long)pt->ndim);
+            if (pr->ndim != 2) return mir_reject(c, "scales dimnum must be 2, but got %lld.", (long long)pr->ndim);
+            if (pt->shape[0] != xdim0)
+                return mir_reject(c, "expanded_x dim0 must be equal to %lld, but got %lld.", (long long)xdim0,
+                                  (long long)pt->shape[0]);
+            if (pt->shape[1] != g->shape[1])
+                return mir_reject(c, "expanded_x last dim and grad_y dim1 must be same, but got %lld, %lld.",
+                                  (long long)pt->shape[1], (long long)g->shape[1]);
+            if (pr->shape[0] != g->shape[0])
+                return mir_reject(c, "scales and grad_y dim0 must be same, but got %lld, %lld.", (long long)pr->shape[0],
+                                  (long long)g->shape[0]);
+            if (pyaclnn_stub_numel(pr) != total)
+                return mir_reject(c, "scales and expanded_row_idx shape size must be same, but got %lld, %lld.",
+                                  (long long)pyaclnn_stub_numel(pr), (long long)total);
+            if (pt->dtype != g->dtype) return mir_reject(c, "expanded_x and grad_y dtype must be same.");
+        } else if (g->shape[0] != total) {
+            return mir_reject(c, "grad_y and expanded_row_idx dim0 must be same, but got %lld, %lld.",
+                              (long long)g->shape[0], (long long)total);
+        }
+        if (pg->ndim != 2 && pg->ndim != 3)
+            return mir_reject(c, "grad_expanded_x dimnum must be 2 or 3, but got %lld.", (long long)pg->ndim);
+        if (pg->ndim == 3 || pg->shape[0] != xdim0)
+            return mir_reject(c, "grad_expanded_x dim0 must be equal to %lld, but got %lld.", (long long)xdim0,
+                              (long long)pg->shape[0]);
+        if (pg->shape[1] != g->shape[1])
+            return mir_reject(c, "grad_expanded_x and grad_y dim1 must be same, but got %lld, %lld.",
+                              (long long)pg->shape[1], (long long)g->shape[1]);
+        if (pr->present && gp->present) {
+            if (gp->ndim < 1 || gp->shape[0] != g->shape[0])
+                return mir_reject(c, "grad_scales and grad_y dim0 must be same, but got %lld, %lld.",
+                                  (long long)(gp->ndim ? gp->shape[0] : 1), (long long)g->shape[0]);
+            if (pyaclnn_stub_numel(gp) != total)
+                return mir_reject(c, "grad_scales and expanded_row_idx shape size must be same, but got %lld, %lld.",
+                                  (long long)pyaclnn_stub_numel(gp), (long long)total);
+            if (gp->ndim != 2) return mir_reject(c, "grad_scales dimnum must be 2, but got %lld.", (long long)gp->ndim);
+            if (gp->dtype != pr->dtype) return mir_reject(c, "grad_scales and scale dtype must be same.");
+        }
+    } else {
+        int64_t numout = pt->ndim >= 1 ? pt->shape[0] : 0, h = g->ndim == 2 ? g->shape[1] : 0;
+        if (g->ndim == 2 && (g->shape[0] == 0 || k == 0 || h == 0 || numout == 0))
+            return mir_reject(c, "[MoeTokenUnpermuteGrad] input shape has 0.");
+        if (k > 512) return mir_reject(c, "[MoeTokenUnpermuteGrad] topK only support no greater than 512.");
+    }
+    /* the emulator's: the shapes the kernel reads and writes */
+    static const char *PROBS = "probsOptional must be 2-D (tokens, topK) with tokens * topK = sortedIndices' size";
+    if (g->ndim != 2) return mtg_bad(c, "unpermutedTokensGrad must be 2-D", g);
+    if (total < 0) return mtg_bad(c, "sortedIndices must be 1-D", si);
+    if (k <= 0 || g->shape[0] * k != total || (pr->present && pr->shape[0] != g->shape[0])) return mtg_bad(c, PROBS, si);
+    if (pr->present && (pt->ndim != 2 || pt->shape[1] != g->shape[1]))
+        return mtg_bad(c, "permuteTokens must be (rows, hidden)", pt);
+    if (pg->ndim != 2 || pg->shape[1] != g->shape[1] || (pr->present && pg->shape[0] != pt->shape[0]) ||
+        (!pr->present && pt->ndim >= 1 && pg->shape[0] != pt->shape[0]))
+        return mtg_bad(c, "permutedTokensGradOut must be (permuteTokens' rows, hidden)", pg);
+    if (pr->present && (!gp->present || pyaclnn_stub_numel(gp) != total))
+        return mtg_bad(c, "probsGradOut must hold tokens * topK values", gp);
+    mtug_params *p = op_params(c, sizeof *p);
+    *p = (mtug_params){g->shape[0], k, g->shape[1], pg->shape[0], pr->present, soc950};
+    if (total == 0 || g->shape[1] == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- MoeFinalizeRouting (V1) ----------------------------------------------------------------------- */
+
+#define MFR1_ROWS                                                                                                      \
+    "FLOAT16 FLOAT16 FLOAT16 FLOAT16 FLOAT16 INT32 INT32 FLOAT16|FLOAT FLOAT FLOAT FLOAT FLOAT INT32 INT32 FLOAT|"      \
+    "BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16 BFLOAT16 INT32 INT32 BFLOAT16"
+
+/* mfr1_plan expandedX x1 x2 bias scales expandedRowIdx expandedExpertIdx out: the definition's rows (none on Ascend
+ * 950), nothing run when out is empty, then the tiling's CheckParamsShape in its order and words (561002). */
+aclnnStatus opc_mfr1_plan(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *ex = op_tensor(c, s, 0), *x1 = op_tensor(c, s, 1), *x2 = op_tensor(c, s, 2),
+                              *b = op_tensor(c, s, 3), *sc = op_tensor(c, s, 4), *ri = op_tensor(c, s, 5),
+                              *ei = op_tensor(c, s, 6), *y = op_tensor(c, s, 7);
+    op_step rows = *s;
+    rows.text = ew_soc_is_950() ? "" : MFR1_ROWS;
+    aclnnStatus rc = opc_dtype_rows(c, &rows);
+    if (rc) return rc;
+    if (pyaclnn_stub_numel(y) == 0) {
+        c->nothing = 1;
+        return ACLNN_SUCCESS;
+    }
+    if (ex->ndim != 2) return mir_reject(c, "The expanded_x of input should be 2D tensor.");
+    if (x1->ndim != 2) return mir_reject(c, "The x1 of input should be 2D tensor.");
+    if (x2->present && x2->ndim != 2) return mir_reject(c, "The x2 of input should be 2D tensor.");
+    if (b->ndim != 2) return mir_reject(c, "The bias of input should be 2D tensor.");
+    if (sc->ndim != 2) return mir_reject(c, "The scales of input should be 2D tensor.");
+    if (ri->ndim != 1) return mir_reject(c, "The expanded_row_idx of input should be 1D tensor.");
+    if (ei->ndim != 2) return mir_reject(c, "The expanded_expert_idx of input should be 2D tensor.");
+    if (y->ndim != 2) return mir_reject(c, "The y should be 2D tensor.");
+    int64_t n = x1->shape[0], h = x1->shape[1];
+    if (n != sc->shape[0] || n != ei->shape[0] || n != y->shape[0] || (x2->present && n != x2->shape[0]))
+        return mir_reject(c, "The dim 0 of x1, x2, scales, expanded_expert_idx and out should be same.");
+    if (h != ex->shape[1] || h != b->shape[1] || h != y->shape[1] || (x2->present && h != x2->shape[1]))
+        return mir_reject(c, "The dim 1 of expanded_x, x1, x2, bias and out should be same.");
+    if (sc->shape[1] != ei->shape[1]) return mir_reject(c, "the The 1 of scales and expanded_expert_idx should be same.");
+    if (ri->shape[0] != ex->shape[0]) return mir_reject(c, "The dim 0 of expanded_x and expanded_row_idx should be same.");
+    if (b->shape[0] == 0) return mir_reject(c, "E can not be 0.");
+    if (sc->shape[1] == 0) return mir_reject(c, "K can not be 0.");
+    int64_t k = sc->shape[1];
+    if (op_mul_sat(n, k) > ri->shape[0]) {   /* the emulator's: the kernels read n * K row indices */
+        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "expandedRowIdx has %lld entries, n * K = %lld read",
+                            (long long)ri->shape[0], (long long)op_mul_sat(n, k));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    mfr_params *p = op_params(c, sizeof *p);
+    *p = (mfr_params){n, k, h, ex->shape[0], b->shape[0], 0, 1, x2->present, 1, 1, ex->dtype, 0};
+    if (n * h == 0) c->nothing = 1;
+    return ACLNN_SUCCESS;
+}
