@@ -60,7 +60,9 @@ NO_BUILDER_YET = {
     "aclnnGridSampler3D", "aclnnGridSampler3DBackward", "aclnnHistc", "aclnnIm2col", "aclnnIm2colBackward",
     "aclnnInplaceRenorm", "aclnnMaxUnpool2d", "aclnnMaxUnpool3d", "aclnnRenorm", "aclnnSearchSorted",
     "aclnnSearchSorteds", "aclnnDropoutGenMaskV2Tensor", "aclnnFlashAttentionUnpaddingScoreGradV4",
-    "aclnnInplaceNormalTensor", "aclnnInplaceUniformTensor",
+    "aclnnInplaceNormalTensor", "aclnnInplaceUniformTensor", "aclnnGroupedMatmulV4", "aclnnGroupedMatmulV5",
+    "aclnnMoeFinalizeRouting", "aclnnMoeInitRoutingQuantV2", "aclnnMoeInitRoutingV2", "aclnnMoeInitRoutingV3",
+    "aclnnMoeTokenPermuteGrad", "aclnnMoeTokenUnpermuteGrad",
 }
 SHOW = 20
 
