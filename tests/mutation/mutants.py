@@ -1096,4 +1096,13 @@ MUTANTS = [
            "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
            ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
+    # ---- dynamic quantisation (quant/dynamic_quant.c) ----
+    Mutant("quant-dynamic-quant-a2-scale-always-times-inverse", f"{OPS}/quant/dynamic_quant.c",
+           "sc = p->s1 ? amax * (1.0f / M) : 1.0f / qm;", "sc = amax * (1.0f / M);",
+           ("tests/test_dynamic_quant.py::test_atlas_a2",),
+           "DynamicQuant A2: the plain / large-shape / MoE templates' scale 1 / (127 / max) written as max * (1 / 127)"),
+    Mutant("quant-dynamic-quant-950-asym-offset-sign", f"{OPS}/quant/dynamic_quant.c",
+           "of = M - d;", "of = d - M;",
+           ("tests/test_dynamic_quant.py::test_against_reference_950",),
+           "DynamicQuant 950: the asymmetric offset M - max / scale negated"),
 ]
