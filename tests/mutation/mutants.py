@@ -1105,4 +1105,8 @@ MUTANTS = [
            "of = M - d;", "of = d - M;",
            ("tests/test_dynamic_quant.py::test_against_reference_950",),
            "DynamicQuant 950: the asymmetric offset M - max / scale negated"),
+    Mutant("quant-trans-quant-param-offset-truncated", f"{OPS}/quant/trans_quant_param.c",
+           "int32_t v = num_f32_to_int32(f, NUM_RINT | NUM_SAT);", "int32_t v = num_f32_to_int32(f, NUM_TRUNC | NUM_SAT);",
+           ("tests/test_trans_quant_param.py::test_against_reference",),
+           "TransQuantParamV2: the offset truncated instead of CAST_RINT (ties to even)"),
 ]
