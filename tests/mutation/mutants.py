@@ -1109,4 +1109,12 @@ MUTANTS = [
            "int32_t v = num_f32_to_int32(f, NUM_RINT | NUM_SAT);", "int32_t v = num_f32_to_int32(f, NUM_TRUNC | NUM_SAT);",
            ("tests/test_trans_quant_param.py::test_against_reference",),
            "TransQuantParamV2: the offset truncated instead of CAST_RINT (ties to even)"),
+    Mutant("quant-matmul-per-token-scale-dropped", f"{OPS}/quant/quant_matmul.c",
+           "if (p->pertoken) f = f * s1[i];", "if (p->pertoken) f = f;",
+           ("tests/test_quant_matmul.py::test_against_float64",),
+           "QuantMatmulV5: the per-token x1Scale not applied"),
+    Mutant("quant-matmul-int8-word-offset-ignored", f"{OPS}/quant/quant_matmul.c",
+           ": (double)qmm_offset9(word);", ": 0.0;",
+           ("tests/test_quant_matmul.py::test_against_float64",),
+           "QuantMatmulV5: an INT8 out without x2Offset ignores the 9-bit offset of the TransQuantParamV2 words"),
 ]
