@@ -1117,4 +1117,8 @@ MUTANTS = [
            ": (double)qmm_offset9(word);", ": 0.0;",
            ("tests/test_quant_matmul.py::test_against_float64",),
            "QuantMatmulV5: an INT8 out without x2Offset ignores the 9-bit offset of the TransQuantParamV2 words"),
+    Mutant("quant-dequant-bias-int32-bias-after-scale", f"{OPS}/quant/dequant_bias.c",
+           "if (bf) f = f + bf[j];", "if (bf || bi) f = f + (bf ? bf[j] : (float)bi[j]);",
+           ("tests/test_dequant_bias.py::test_against_reference",),
+           "DequantBias: an INT32 bias added again after the scales (the kernels add it in int32 first)"),
 ]
