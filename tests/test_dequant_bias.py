@@ -1,7 +1,7 @@
 """aclnnDequantBias (native_stubs/src/ops/quant/dequant_bias.toml; hicann/ops-nn quant/dequant_bias). Bit-exact rows
 against a NumPy reference written from the vendor's kernels (dequant_bias_impl.h, arch35/dequant_bias_kernel.h: an
 INT32 bias added in int32, fp32(x) * weightScale (* activateScale) (+ float bias), each an fp32 operation, CAST_RINT
-to the output), every dtype row of the definition, the tiling's checks (561002), Atlas A2 in one subprocess, one
+to the output), every dtype row of the definition, the tiling's checks (561002), Atlas A2 (a2_checks) in tests/test_quant_matmul.py's subprocess, one
 torch_npu child (npu_dequant_bias)."""
 from __future__ import annotations
 
@@ -87,18 +87,12 @@ def test_null_and_empty():
     assert np.asarray(got).shape == (0, 8)
 
 
-A2_CALLS = """
-for case in T.CASES:
-    T.check_case(case, 1)
-for a, code, text in T.INVALID_ROWS[:4]:
-    T.test_invalid_arguments(a, code, text)
-"""
-
-
-def test_atlas_a2():
-    if A2:
-        return
-    F.run_on_a2("test_dequant_bias", A2_CALLS)
+def a2_checks():
+    """Atlas A2 (run in tests/test_quant_matmul.py's one Atlas A2 subprocess)."""
+    for case in CASES:
+        check_case(case, 1)
+    for a, code, text in INVALID_ROWS[:4]:
+        test_invalid_arguments(a, code, text)
 
 
 TORCH_BODY = """

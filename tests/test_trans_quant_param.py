@@ -2,7 +2,8 @@
 quant/trans_quant_param_v2). Bit-exact against a NumPy reference written from the vendor's kernel
 (op_kernel/trans_quant_param_v2.h: the scale's fp32 bits & 0xFFFFE000, or rounded to 19 bits to nearest even with
 roundMode 1; bit 46; the offset rounded half to even, clamped to [-256, 255], 9 bits at bit 37) and from the docs'
-formula; the op_api's checks in order; Atlas A2 (its scale shapes) in one subprocess; one torch_npu child
+formula; the op_api's checks in order; Atlas A2 (its scale shapes: a2_checks) in tests/test_quant_matmul.py's
+subprocess; one torch_npu child
 (npu_trans_quant_param, which calls V3 when the library has it)."""
 from __future__ import annotations
 
@@ -120,20 +121,13 @@ def test_round_mode_and_null():
     F.expect_error(ops.TransQuantParamV2, (None, None, np.zeros(4, np.uint64)), 161001, "scale")
 
 
-A2_CALLS = """
-import numpy as np
-T.check_cases()
-for args, code, text in T.INVALID_V2:
-    T.test_invalid_arguments(args, code, text)
-T.F.expect_error(T.ops.TransQuantParamV2, (np.ones((2, 3), T.F32), None, np.zeros(6, np.uint64)), T.INVALID,
-                 "shape of scale only support (n, ) and (1, n), but current is [2, 3]")
-"""
-
-
-def test_atlas_a2():
-    if A2:
-        return
-    F.run_on_a2("test_trans_quant_param", A2_CALLS)
+def a2_checks():
+    """Atlas A2 (run in tests/test_quant_matmul.py's one Atlas A2 subprocess): the rows, the codes, A2's scale shapes."""
+    check_cases()
+    for a, code, text in INVALID_V2:
+        test_invalid_arguments(a, code, text)
+    F.expect_error(ops.TransQuantParamV2, (np.ones((2, 3), F32), None, np.zeros(6, np.uint64)), INVALID,
+                   "shape of scale only support (n, ) and (1, n), but current is [2, 3]")
 
 
 TORCH_BODY = """
