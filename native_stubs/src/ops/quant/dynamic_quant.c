@@ -239,13 +239,15 @@ aclnnStatus opc_dq_empty(op_call *c, const op_step *s) {
 
 /* A2's template choice for a symmetric call without groups (dynamic_quant_tiling.cpp): S1 (scale = max * (1/M))
  * unless the large-shape or plain template runs. */
-static int dq_a2_s1(int64_t rows, int64_t n, int smooth, aclDataType y) {
+static int dq_a2_s1(int64_t rows, int64_t n, int smooth, int group_given, aclDataType y) {
     const int64_t ub = 196608, reserved = 1024;
-    if (y == ACL_INT8 && (n == 4096 || n == 5120 || n == 10240) && rows >= 4 && rows <= 384) return 1;  /* key 100 */
-    int64_t max_ub_len = ub - reserved - (256 + 64 + 12 * 64 * 4);
-    max_ub_len = max_ub_len / (smooth ? 15 : 11) / 64 * 64;
-    if (max_ub_len > 255 * 64) max_ub_len = 255 * 64;
-    if (n >= 128 && n <= max_ub_len && n % 8 == 0) return 1;                                            /* key 10 */
+    if (!group_given) {   /* a groupIndex (even without smooth scales) rules out keys 100 and 10 */
+        if (y == ACL_INT8 && (n == 4096 || n == 5120 || n == 10240) && rows >= 4 && rows <= 384) return 1; /* 100 */
+        int64_t max_ub_len = ub - reserved - (256 + 64 + 12 * 64 * 4);
+        max_ub_len = max_ub_len / (smooth ? 15 : 11) / 64 * 64;
+        if (max_ub_len > 255 * 64) max_ub_len = 255 * 64;
+        if (n >= 128 && n <= max_ub_len && n % 8 == 0) return 1;                                        /* key 10 */
+    }
     int64_t aligned = (n + 15) / 16 * 16, max_use = ub - reserved;
     int64_t per_row_new = (smooth ? 17 : 11) * aligned, per_row = (smooth ? 19 : 13) * aligned;
     if (max_use / per_row_new == 0) return 0;                                                           /* key 6 */
@@ -305,7 +307,7 @@ aclnnStatus opc_dq_plan(op_call *c, const op_step *s) {
     p->dst_max = fabs(dmax) < 1.1920929e-07 ? 32768.0f : (float)dmax;
     p->mode = !strcmp(mode, "pertensor") ? DQ_PERTENSOR : !strcmp(mode, "perchannel") ? DQ_PERCHANNEL : DQ_PERTOKEN;
     p->m = x->shape[nd - 2];
-    p->s1 = !soc950 && !p->asym && groups == 0 && dq_a2_s1(rows, n, sm->present, p->y);
+    p->s1 = !soc950 && !p->asym && groups == 0 && dq_a2_s1(rows, n, sm->present, g->present, p->y);
     return ACLNN_SUCCESS;
 }
 
