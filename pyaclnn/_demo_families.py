@@ -103,6 +103,12 @@ def _moe() -> str:
     return f"MoeGatingTopKSoftmax k=2 of softmax(log [1, 2, 5, 2]) -> experts {_fmt(idx)} weights {_fmt(y)}"
 
 
+def _quant() -> str:
+    x = np.array([[0.5, -1.0, 2.0, -4.0]], np.float16)
+    y, scale = ops.DynamicQuant(x, None, np.empty((1, 4), np.int8), np.empty(1, F32))
+    return f"DynamicQuant {_fmt(x)} -> int8 {_fmt(y)} scale {_fmt(scale)}"
+
+
 def _norm() -> str:
     x = np.array([[1.0, 2.0, 3.0, 4.0]], F32)
     y = ops.LayerNorm(x, [4], None, None, 1e-5, np.empty_like(x), None, None)
@@ -165,6 +171,6 @@ FAMILIES: dict[str, Callable[[], str]] = {
     "activation": _activation, "attention": _attention, "compare": _compare, "conv": _conv,
     "conversion": _conversion, "foreach": _foreach, "grid_sample": _grid_sample, "index": _index,
     "logical": _logical, "loss": _loss, "math": _math, "matmul": _matmul, "moe": _moe, "norm": _norm, "optim": _optim,
-    "pad": _pad, "pool": _pool, "posembedding": _posembedding, "random": _random, "reduce": _reduce, "sort": _sort,
+    "pad": _pad, "pool": _pool, "posembedding": _posembedding, "quant": _quant, "random": _random, "reduce": _reduce, "sort": _sort,
     "upsample": _upsample,
 }

@@ -1,0 +1,486 @@
+/*
+ * aclnnQuantMatmulV5, its A8W8 (INT8 x INT8) modes (hicann/ops-nn matmul/quant_batch_matmul_v4 op_api
+ * aclnn_quant_matmul_v5.cpp, the QuantMatmulChecker of matmul/quant_batch_matmul_v3/op_api/quant_matmul_checker.cpp,
+ * the L0 op QuantBatchMatmulV3 and its kernels). Definitions: quant_matmul.toml.
+ *
+ * acc[b, m, n] = sum_k x1[b, m, k] * x2[b, k, n] in int32 (exact, wrapping as the cube's int32 L0C), batch dims
+ * broadcast, transposeX1 / transposeX2 (or transposed views, which the op_api folds into the flags) respected. Then:
+ *   out INT32: acc + bias (int32);
+ *   x2Scale UINT64 / INT64 (the TransQuantParamV2 words: the fp19 scale in bits 13..31, a 9-bit offset at 37), out
+ *     FLOAT16 / BFLOAT16 / INT8: the fixpipe's dequant (acc + bias) * scale (+ offset for INT8), rounded once from
+ *     the exact value to the output (RNE; INT8 saturating): the fixpipe's internal rounding is not published;
+ *   x2Scale FLOAT / BFLOAT16 (the vector epilogue, quant_batch_matmul_v3_pertoken.h / _bf16.h): fp32 steps
+ *     f = fp32(acc + int32 bias) * scale[n], * x1Scale[m] when given (pertoken), + a float bias widened to fp32,
+ *     then Cast to the output with CAST_RINT.
+ * Class c (figures in quant_matmul.toml). Other modes of the V5 interface (INT4, A8W4, FP8 / HiFloat8, MX, per-block,
+ * a FRACTAL_NZ x2) are refused by the emulator with 161002 after the vendor's checks that precede them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/dtype.h"
+#include "kernels/view.h"
+#include "numerics/numerics.h"
+#include "opbase/checks.h"
+#include "ops_decls.h"
+
+#define QMM_MAX_BATCH 6
+
+typedef struct {
+    int64_t m, k, n;
+    int64_t nb;                      /* out's batch dims (as inferred)                                       */
+    int64_t bshape[QMM_MAX_BATCH];
+    int64_t x1b[QMM_MAX_BATCH], x2b[QMM_MAX_BATCH];   /* x1 / x2 batch dims aligned right (1: broadcast)    */
+    int trans1, trans2;
+    int scale_u64, scale_n, pertoken, bias_kind, bias3d, has_offset, offset_n;
+    aclDataType scale_dt, out_dt, bias_dt;
+} qmm_params;
+
+enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
+
+static const char *const QMM_API = "aclnnQuantMatmulV5GetWorkspaceSize";
+#define X1S "x1Scale(pertokenScale)"
+#define X2S "x2Scale(scale)"
+#define X2O "x2Offset(offset)"
+
+static int qmm_empty(const pyaclnn_stub_tensor *t) {
+    if (!t->present) return 1;
+    for (int64_t i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) return 1;
+    return 0;
+}
+
+static const char *dt_name(aclDataType dt, char *b) { return op_dtype_name(dt, b); }
+
+static aclnnStatus dtype_not_support(op_call *c, const char *name, aclDataType dt, const aclDataType *list, int n) {
+    for (int i = 0; i < n; i++)
+        if (list[i] == dt) return ACLNN_SUCCESS;
+    char b[24], all[200] = "[", x[24];
+    for (int i = 0; i < n; i++) {
+        strncat(all, dt_name(list[i], x), sizeof all - strlen(all) - 1);
+        strncat(all, i + 1 < n ? ", " : "]", sizeof all - strlen(all) - 1);
+    }
+    (void)c;
+    return op_ez_reason(QMM_API, 0, name, "dtype", dt_name(dt, b), "the dtype of %s must be in dtype support list %s",
+                        name, all);
+}
+
+static aclnnStatus dtype_not_match(op_call *c, const char *name, aclDataType dt, aclDataType want) {
+    (void)c;
+    if (dt == want) return ACLNN_SUCCESS;
+    char a[24], b[24];
+    return op_ez_reason(QMM_API, 0, name, "dtype", dt_name(dt, a), "the dtype of %s must be %s", name, dt_name(want, b));
+}
+
+/* not_null_qmm x1 x2 x2Scale out: OP_CHECK_COMM_INPUT (workspaceSize, executor) first, then CheckInputExistence's
+ * required tensors (OP_CHECK_NULL). */
+aclnnStatus opc_not_null_qmm(op_call *c, const op_step *s) {
+    if (c->workspace_size == NULL) return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is NULL");
+    if (c->executor == NULL) return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "executor is NULL");
+    for (int k = 0; k < s->np; k++)
+        if (op_argument(c, s, k)->p == NULL)
+            return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "%s is NULL", op_pname(c, s, k));
+    return ACLNN_SUCCESS;
+}
+
+/* qmm_check ...: after `read`, the V5 op_api's checks for the A8W8 path in its order. */
+aclnnStatus opc_qmm_check(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *x1 = op_tensor(c, s, 0), *x2 = op_tensor(c, s, 1), *s1 = op_tensor(c, s, 2),
+                              *s2 = op_tensor(c, s, 3), *ys = op_tensor(c, s, 4), *x1o = op_tensor(c, s, 5),
+                              *x2o = op_tensor(c, s, 6), *yo = op_tensor(c, s, 7), *bias = op_tensor(c, s, 8),
+                              *out = op_tensor(c, s, 12);
+    int t1 = op_argument(c, s, 9)->i != 0, t2 = op_argument(c, s, 10)->i != 0;
+    int64_t group = op_argument(c, s, 11)->i;
+    int soc950 = ew_soc_is_950();
+    char b1[24], b2[24], txt[200];
+    if (soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
+        return op_ez_reason(QMM_API, 0, "x2", "format", "FORMAT_FRACTAL_NZ", "FORMAT_ND");
+    /* CheckInputExistence: the unsupported quantisation tensors must be NULL or empty */
+    int a8w4 = (x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32) ||
+               ((x1->dtype == ACL_FLOAT8_E4M3FN || x1->dtype == ACL_FLOAT8_E5M2) && x2->dtype == ACL_FLOAT4_E2M1);
+    if (!a8w4 && ys->present && !qmm_empty(ys))
+        return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter yScale of %s has incorrect value not empty/null. "
+                        "Reason: The value of yScale must be empty tensor or nullptr.", QMM_API);
+    if (x1o->present && !qmm_empty(x1o))
+        return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter x1Offset of %s has incorrect value not empty/null. "
+                        "Reason: The value of x1Offset must be empty tensor or nullptr.", QMM_API);
+    if (yo->present && !qmm_empty(yo) && !(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32))
+        return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter yOffset of %s has incorrect value not empty/null. "
+                        "Reason: The value of yOffset must be empty tensor or nullptr.", QMM_API);
+    /* the emulator models the A8W8 modes only */
+    if (x1->dtype != ACL_INT8 || x2->dtype != ACL_INT8)
+        return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
+                           "aclnnQuantMatmulV5 only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2));
+    if (!soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
+        return op_invalidf(c->api, "x2 FORMAT_FRACTAL_NZ: the emulator implements the ND weight only");
+    /* Ascend 950: an empty M or N succeeds at once (before PreMatmulCalcProcess) */
+    if (soc950 && x1->ndim >= 2 && x2->ndim >= 2) {
+        int64_t mm = t1 ? x1->shape[x1->ndim - 1] : x1->shape[x1->ndim - 2];
+        int64_t nn = t2 ? x2->shape[x2->ndim - 2] : x2->shape[x2->ndim - 1];
+        if (mm == 0 || nn == 0) {
+            c->nothing = 1;
+            c->done = 1;
+            return ACLNN_SUCCESS;
+        }
+    }
+    /* A view transposed in its last two dims is read by the op_api as the transposed storage with the flag
+     * flipped: the same logical matrix, so M, K, N and the kernel's indices follow the flags as given. */
+    /* CheckDimRange */
+    if (x2->ndim < 2 || x2->ndim > 6)
+        return op_ez_reason(QMM_API, 0, "x2", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)x2->ndim), txt),
+                            "The shape dim of x2 must be in the valid range");
+    if (x1->ndim < 2) return op_ez_expected(QMM_API, "x1", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)x1->ndim), txt), "2D");
+    if (out->ndim < 2) return op_ez_expected(QMM_API, "out", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)out->ndim), txt), "2D");
+    if (x1->ndim > 6)
+        return op_ez_reason(QMM_API, 0, "x1", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)x1->ndim), txt),
+                            "The shape dim of x1 can not be larger than 6D");
+    if (out->ndim > 6)
+        return op_ez_reason(QMM_API, 0, "out", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)out->ndim), txt),
+                            "The shape dim of out can not be larger than 6D");
+    /* CheckDtype */
+    aclDataType od = out->dtype;
+    aclnnStatus rc;
+    static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, BF_SC[] = {ACL_FLOAT, ACL_BF16},
+                             BIAS_L[] = {ACL_INT32, ACL_BF16, ACL_FLOAT}, PT_FP16_BIAS[] = {ACL_INT32, ACL_FLOAT16, ACL_FLOAT},
+                             PT_BF16_BIAS[] = {ACL_INT32, ACL_BF16, ACL_FLOAT}, PT_OUT[] = {ACL_FLOAT16, ACL_BF16},
+                             I8_SC[] = {ACL_UINT64, ACL_INT64, ACL_FLOAT, ACL_BF16},
+                             I8_OUT[] = {ACL_INT8, ACL_FLOAT16, ACL_BF16, ACL_INT32}, I48[] = {ACL_INT4, ACL_INT8};
+    if (!soc950) {
+        if (!s1->present) {   /* CheckL0c2outAndL0c2ubPertensorPerchannel */
+            if (od == ACL_INT32) {
+                if (s2->dtype != ACL_FLOAT && s2->dtype != ACL_BF16)
+                    return op_ez_reason(QMM_API, 0, X2S, "dtype", dt_name(s2->dtype, b1), "when the dtype of out is "
+                                        "INT32, the dtype of %s must be FLOAT or BFLOAT16", X2S);
+                if (bias->present && bias->dtype != ACL_INT32)
+                    return op_ez_reason(QMM_API, 0, "bias", "dtype", dt_name(bias->dtype, b1),
+                                        "when the dtype of out is INT32, the dtype of bias must be INT32");
+            } else if (od == ACL_BF16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (group != 0 && (rc = dtype_not_match(c, X2S, s2->dtype, ACL_BF16))) return rc;
+                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3))) return rc;
+                if (x2o->present)
+                    return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when the dtype of out is BFLOAT16, %s "
+                                        "must be null", X2O);
+            } else if (od == ACL_INT8) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+                if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
+                if (x2o->present && (rc = dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
+            } else if (od == ACL_FLOAT16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+                if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
+                if (x2o->present)
+                    return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when the dtype of out is FLOAT16, %s "
+                                        "must be null", X2O);
+            } else {
+                return op_ez_reason(QMM_API, 0, "out", "dtype", dt_name(od, b1),
+                                    "the dtype of out must be INT32, BFLOAT16, INT8 or FLOAT16");
+            }
+        } else {               /* CheckOnlyL0c2outPertoken */
+            if ((rc = dtype_not_support(c, "x2", x2->dtype, I48, 2))) return rc;
+            if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+            if (od == ACL_BF16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
+            } else if (od == ACL_FLOAT16) {
+                if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
+            } else {
+                return op_ez_reason(QMM_API, 0, "out", "dtype", dt_name(od, b1), "when x1/x2 are INT8/INT4 and %s, %s "
+                                    "are FLOAT, the dtype of out must be BFLOAT16 or FLOAT16", X1S, X2S);
+            }
+            if (x2o->present && s1->dtype != ACL_FLOAT && s2->dtype != ACL_FLOAT)
+                return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are INT8 and the dtypes of "
+                                    "%s and %s are outside FLOAT, %s must be null", X1S, X2S, X2O);
+        }
+    } else {
+        if (od == ACL_INT32 && s1->present)
+            return op_ez_reason(QMM_API, 0, X1S, "value", "not null", "when the dtype of out is INT32, "
+                                "pertokenScaleOptional/x1Scale(pertokenScale) must be null");
+        if (!s1->present) {   /* CheckL0c2outOrL0c2ubPertensorPerchannel4Int8Input */
+            if (od == ACL_BF16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, I8_SC, 4))) return rc;
+            } else if (od == ACL_INT8 || od == ACL_FLOAT16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+            } else if (od == ACL_INT32) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+            }
+            if (bias->present) {
+                if (od == ACL_INT32 && bias->dtype != ACL_INT32)
+                    return op_ez_reason(QMM_API, 0, "bias", "dtype", dt_name(bias->dtype, b1),
+                                        "when the dtype of out is INT32, the dtype of bias must be INT32");
+                if (od == ACL_BF16 && (s2->dtype == ACL_FLOAT || s2->dtype == ACL_BF16) &&
+                    (rc = dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3)))
+                    return rc;
+                if ((od == ACL_INT8 || od == ACL_FLOAT16 || od == ACL_BF16) &&
+                    (s2->dtype == ACL_UINT64 || s2->dtype == ACL_INT64) &&
+                    (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32)))
+                    return rc;
+            }
+            if (x2o->present) {
+                if (od != ACL_INT8)
+                    return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are INT8 and the dtype "
+                                        "of out is outside INT8, %s must be null", X2O);
+                if ((rc = dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
+            }
+            if ((rc = dtype_not_support(c, "out", od, I8_OUT, 4))) return rc;
+        } else {               /* CheckL0c2outOrL0c2ubPertoken */
+            if ((rc = dtype_not_support(c, "out", od, PT_OUT, 2))) return rc;
+            if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+            if (x2o->present)
+                return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are INT8 with %s, %s must "
+                                    "be null", X1S, X2O);
+            if (od == ACL_BF16) {
+                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
+            } else {
+                if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
+            }
+        }
+    }
+    /* CheckShape: CheckScaleDimRange, CheckGroupSize, K, CheckDimValue, batch inference, bias, out */
+    if (!s1->present) {
+        if (s2->ndim != 1)
+            return op_ez_reason(QMM_API, 0, X2S, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)s2->ndim), txt),
+                                "the shape dim of %s must be 1D", X2S);
+    } else {
+        if (s1->ndim != 1)
+            return op_ez_reason(QMM_API, 1, X1S ", x1", "shape dims",
+                                (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s1->ndim, (long long)x1->ndim), txt),
+                                "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
+                                "shape dim of x1; otherwise, the shape dim of %s must be 1D", X1S, X1S);
+        if (s2->ndim != 1)
+            return op_ez_reason(QMM_API, 1, X2S ", x2", "shape dims",
+                                (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s2->ndim, (long long)x2->ndim), txt),
+                                "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
+                                "shape dim of x2; otherwise, the shape dim of %s must be 1D", X2S, X2S);
+    }
+    if (soc950 && group != 0)
+        return op_ez_reason(QMM_API, 1, "groupSize, groupSizeM, groupSizeN, groupSizeK", "values",
+                            (snprintf(txt, sizeof txt, "%lld, %llu, %llu, %llu", (long long)group,
+                                      (unsigned long long)((uint64_t)group >> 32 & 0xFFFF),
+                                      (unsigned long long)((uint64_t)group >> 16 & 0xFFFF),
+                                      (unsigned long long)((uint64_t)group & 0xFFFF)), txt),
+                            "when the quantization mode is other than G-B, B-B, or mx, groupSize must be 0 and Torch "
+                            "API group_sizes must be [0, 0, 0] or None");
+    int64_t d1 = x1->ndim, d2 = x2->ndim;
+    int64_t k1 = t1 ? x1->shape[d1 - 2] : x1->shape[d1 - 1], m = t1 ? x1->shape[d1 - 1] : x1->shape[d1 - 2];
+    int64_t k2 = t2 ? x2->shape[d2 - 1] : x2->shape[d2 - 2], n = t2 ? x2->shape[d2 - 2] : x2->shape[d2 - 1];
+    if (k1 != k2)
+        return op_ez_reason(QMM_API, 1, "x1 K, x2 K", "values", (snprintf(txt, sizeof txt, "%lld, %lld", (long long)k1, (long long)k2), txt),
+                            "the K dimension of x1 and x2 must be equal");
+    if (s1->present) {   /* CheckDimValuePertokenDoubleScale (INT8 inputs) */
+        int64_t s10 = s1->shape[0];
+        if ((m == 1 && s10 != 1) || (m != 1 && s10 != m))
+            return op_ez_reason(QMM_API, 0, X1S, "shape", (snprintf(txt, sizeof txt, "%lld", (long long)s10), txt),
+                                m == 1 ? "when %s and %s are 1D and the M dimension of x1 is 1, the shape of %s must be [1]"
+                                       : "when %s and %s are 1D, the shape of %s must be [%lld]", X1S, X2S, X1S, (long long)m);
+    }
+    if (s2->shape[0] != n && s2->shape[0] != 1)
+        return op_ez_reason(QMM_API, 0, X2S, "value", (snprintf(txt, sizeof txt, "%lld", (long long)s2->shape[0]), txt),
+                            "when the quantization mode of x2 is pertensor or perchannel, the last dimension of %s must "
+                            "be %lld or 1", X2S, (long long)n);
+    if (x2o->present) {
+        if (x2o->ndim != 1)
+            return op_ez_reason(QMM_API, 0, X2O, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)x2o->ndim), txt),
+                                "the shape dim of %s must be 1D", X2O);
+        if (x2o->shape[0] != n && x2o->shape[0] != 1)
+            return op_ez_reason(QMM_API, 0, X2O, "value", (snprintf(txt, sizeof txt, "%lld", (long long)x2o->shape[0]), txt),
+                                "the first dimension of %s must be %lld or 1", X2O, (long long)n);
+    }
+    int64_t od_n = d1 > d2 ? d1 : d2, off = od_n - (d1 < d2 ? d1 : d2), nb = od_n - 2, batch = 1;
+    const pyaclnn_stub_tensor *lg = d1 > d2 ? x1 : x2, *sh = d1 > d2 ? x2 : x1;
+    int64_t bshape[QMM_MAX_BATCH] = {0};
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t L = lg->shape[i], S = i < off ? 1 : sh->shape[i - off];
+        if (S > 1 && L > 1 && S != L)
+            return op_ez_reason(QMM_API, 1, "short batch dimension, long batch dimension", "values",
+                                (snprintf(txt, sizeof txt, "%lld, %lld", (long long)S, (long long)L), txt),
+                                "the batch dimensions of x1 and x2 must be broadcastable");
+        bshape[i] = L > S ? L : S;
+        batch *= bshape[i];
+    }
+    int bias3d = 0;
+    if (bias->present) {
+        if (bias->ndim != 3 && bias->ndim != 1)
+            return op_ez_reason(QMM_API, 0, "bias", "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)bias->ndim), txt),
+                                "the shape dim of bias must be 1D or 3D");
+        if (bias->ndim == 1) {
+            if (bias->shape[0] != n)
+                return op_ez_reason(QMM_API, 0, "bias", "shape", (snprintf(txt, sizeof txt, "%lld", (long long)bias->shape[0]), txt),
+                                    "the shape of bias must be [%lld]", (long long)n);
+        } else {
+            bias3d = 1;
+            if (nb != 1)
+                return op_ez_reason(QMM_API, 0, "inferred out batch dimension", "value",
+                                    (snprintf(txt, sizeof txt, "%lld", (long long)nb), txt),
+                                    "when the shape dim of bias is 3D, the inferred out batch dimension must be 1");
+            if (bias->shape[1] != 1)
+                return op_ez_reason(QMM_API, 0, "bias second dimension", "value",
+                                    (snprintf(txt, sizeof txt, "%lld", (long long)bias->shape[1]), txt),
+                                    "when the shape dim of bias is 3D, the second dimension of bias must be 1");
+            if (bias->shape[2] != n)
+                return op_ez_reason(QMM_API, 0, "bias last dimension", "value",
+                                    (snprintf(txt, sizeof txt, "%lld", (long long)bias->shape[2]), txt),
+                                    "when the shape dim of bias is 3D, the last dimension of bias must be %lld", (long long)n);
+            if (bias->shape[0] != batch)
+                return op_ez_reason(QMM_API, 1, "bias first dimension, inferred out batch dimension", "values",
+                                    (snprintf(txt, sizeof txt, "%lld, %lld", (long long)bias->shape[0], (long long)batch), txt),
+                                    "when the shape dim of bias is 3D, the first dimension of bias must be equal to the "
+                                    "inferred out batch dimension");
+        }
+    }
+    int64_t on = out->ndim, om = out->shape[on - 2], onn = out->shape[on - 1];
+    if (om == 1 && nb == 0 && on == 3 && d1 == 2 && d2 == 2) on = 2, om = out->shape[0];
+    if (on != nb + 2)
+        return op_ez_reason(QMM_API, 0, "out", "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)on), txt),
+                            "the shape dim of out must be %lldD", (long long)(nb + 2));
+    if (om != m)
+        return op_ez_reason(QMM_API, 1, "out M, x1 M", "values", (snprintf(txt, sizeof txt, "%lld, %lld", (long long)om, (long long)m), txt),
+                            "the M dimension of out must be equal to the M dimension of x1");
+    if (onn != n)
+        return op_ez_reason(QMM_API, 1, "out N, x2 N", "values", (snprintf(txt, sizeof txt, "%lld, %lld", (long long)onn, (long long)n), txt),
+                            "the N dimension of out must be equal to the N dimension of x2");
+    for (int64_t i = 0; i < nb; i++)
+        if (out->shape[i] != bshape[i])
+            return op_ez_reason(QMM_API, 1, "out batch dimension, inferred output batch dimension", "values",
+                                (snprintf(txt, sizeof txt, "%lld, %lld", (long long)out->shape[i], (long long)bshape[i]), txt),
+                                "the batch dimension %lld of out must be equal to the inferred output batch dimension",
+                                (long long)i);
+    /* CheckFormat (CHECK_RET: no message of its own) */
+    const pyaclnn_stub_tensor *fm[] = {x1, s1, s2, x2o, bias};
+    for (int i = 0; i < 5; i++)
+        if (fm[i]->present && fm[i]->format != ACL_FORMAT_ND)
+            return op_invalidf(c->api, "the storage formats of x1, the scales, offset and bias must be ND");
+    /* CheckEmptyTensor */
+    if (qmm_empty(x1) || qmm_empty(x2))
+        return op_ez_reason(QMM_API, 1, "x1, x2", "values", qmm_empty(x1) ? (qmm_empty(x2) ? "empty, empty" : "empty, not empty")
+                            : "not empty, empty", "x1 and x2 can not be empty");
+    qmm_params *p = op_params(c, sizeof *p);
+    p->m = m, p->k = k1, p->n = n, p->nb = nb;
+    memcpy(p->bshape, bshape, sizeof bshape);
+    for (int64_t i = 0; i < nb; i++) {
+        p->x1b[i] = i - (od_n - d1) >= 0 ? x1->shape[i - (od_n - d1)] : 1;
+        p->x2b[i] = i - (od_n - d2) >= 0 ? x2->shape[i - (od_n - d2)] : 1;
+    }
+    p->trans1 = t1;   /* the kernel reads the view's own (logical) indices */
+    p->trans2 = t2;
+    p->scale_u64 = s2->dtype == ACL_UINT64 || s2->dtype == ACL_INT64;
+    p->scale_n = s2->shape[0] == n && n != 1;
+    p->pertoken = s1->present;
+    p->scale_dt = s2->dtype, p->out_dt = od;
+    p->bias_kind = !bias->present ? QMM_BIAS_NONE : bias->dtype == ACL_INT32 ? QMM_BIAS_INT32 : QMM_BIAS_FLOAT;
+    p->bias_dt = bias->present ? bias->dtype : ACL_DT_UNDEFINED;
+    p->bias3d = bias3d;
+    p->has_offset = x2o->present;
+    p->offset_n = x2o->present && x2o->shape[0] == n && n != 1;
+    return ACLNN_SUCCESS;
+}
+
+/* ---- kernel --------------------------------------------------------------------------------- */
+
+static float qmm_fp19(uint64_t w) {
+    uint32_t u = (uint32_t)(w & 0xFFFFE000u);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int32_t qmm_offset9(uint64_t w) {
+    int32_t o = (int32_t)(w >> 37 & 0x1FF);
+    return o >= 256 ? o - 512 : o;
+}
+
+void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
+    const qmm_params *p = launch->params;
+    if (!tv_launch_views_ok(launch)) return;
+    const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
+                              *ts2 = &launch->inputs[3], *tof = &launch->inputs[4], *tb = &launch->inputs[5],
+                              *out = &launch->outputs[0];
+    int64_t M = p->m, K = p->k, N = p->n, batch = 1;
+    for (int64_t i = 0; i < p->nb; i++) batch *= p->bshape[i];
+    int8_t *x1 = (int8_t *)tv_gather_bytes(tx1), *x2 = (int8_t *)tv_gather_bytes(tx2);
+    unsigned char *s2raw = tv_gather_bytes(ts2);
+    float *s2f = p->scale_u64 ? NULL : tv_load_float(ts2);
+    float *s1 = p->pertoken ? tv_load_float(ts1) : NULL;
+    float *of = p->has_offset ? tv_load_float(tof) : NULL;
+    unsigned char *braw = p->bias_kind == QMM_BIAS_INT32 ? tv_gather_bytes(tb) : NULL;
+    float *bf = p->bias_kind == QMM_BIAS_FLOAT ? tv_load_float(tb) : NULL;
+    int32_t *acc = tv_alloc(batch * M * N, sizeof(int32_t));
+    float *res = tv_alloc(batch * M * N, sizeof(float));
+    if (!x1 || !x2 || !s2raw || (!p->scale_u64 && !s2f) || (p->pertoken && !s1) || (p->has_offset && !of) ||
+        (p->bias_kind == QMM_BIAS_INT32 && !braw) || (p->bias_kind == QMM_BIAS_FLOAT && !bf) || !acc || !res) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t b = 0; b < batch; b++) {
+        /* batch index -> x1 / x2 batch offsets (broadcast) */
+        int64_t r = b, o1 = 0, o2 = 0, st1 = 1, st2 = 1;
+        for (int64_t i = p->nb - 1; i >= 0; i--) {
+            int64_t idx = r % p->bshape[i];
+            r /= p->bshape[i];
+            o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
+            o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
+            st1 *= p->x1b[i];
+            st2 *= p->x2b[i];
+        }
+        const int8_t *a = x1 + o1 * M * K, *w = x2 + o2 * K * N;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                uint32_t s = 0;   /* int32 wrap-around of the L0C accumulator */
+                for (int64_t q = 0; q < K; q++) {
+                    int32_t av = p->trans1 ? a[q * M + i] : a[i * K + q];
+                    int32_t wv = p->trans2 ? w[j * K + q] : w[q * N + j];
+                    s += (uint32_t)(av * wv);
+                }
+                if (p->bias_kind == QMM_BIAS_INT32) {
+                    int32_t bv;
+                    memcpy(&bv, braw + 4 * ((p->bias3d ? b * N : 0) + j), 4);
+                    s += (uint32_t)bv;
+                }
+                acc[(b * M + i) * N + j] = (int32_t)s;
+            }
+    }
+    int64_t total = batch * M * N;
+    if (p->out_dt == ACL_INT32) {
+        tv_scatter_bytes(out, (const unsigned char *)acc);
+        goto done;
+    }
+    uint8_t *codes = p->out_dt == ACL_INT8 ? tv_alloc(total, 1) : NULL;
+    if (p->out_dt == ACL_INT8 && !codes) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t e = 0; e < total; e++) {
+        int64_t j = e % N, i = (e / N) % M, b = e / (M * N);
+        int64_t sj = p->scale_n ? j : 0;
+        if (p->scale_u64) {
+            uint64_t word;
+            memcpy(&word, s2raw + 8 * sj, 8);
+            double v = (double)acc[e] * (double)qmm_fp19(word);
+            if (p->out_dt == ACL_INT8) {
+                double o = p->has_offset ? (double)of[p->offset_n ? j : 0] : (double)qmm_offset9(word);
+                codes[e] = (uint8_t)num_f32_to_int8((float)(v + o), NUM_RINT | NUM_SAT);
+                /* (float) of an exact-enough double: the fixpipe's rounding is not published */
+            } else {
+                res[e] = (float)v;   /* narrowed below (a double -> fp32 -> fp16 double rounding is the model's) */
+            }
+        } else {
+            float f = (float)acc[e];
+            f = f * s2f[sj];
+            if (p->pertoken) f = f * s1[i];
+            if (p->bias_kind == QMM_BIAS_FLOAT) f = f + bf[(p->bias3d ? b * N : 0) + j];
+            res[e] = f;
+        }
+    }
+    if (p->out_dt == ACL_INT8) {
+        tv_scatter_bytes(out, codes);
+        free(codes);
+    } else {
+        tv_store_float(out, res);   /* CAST_RINT to FLOAT16 / BFLOAT16 */
+    }
+done:
+    free(x1), free(x2), free(s2raw), free(s2f), free(s1), free(of), free(braw), free(bf), free(acc), free(res);
+}
