@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "aclop_ops.h"
+#include "kernels/philox.h"
 
 /* ---- number formats (fp16 / bf16 <-> fp32, RNE) ---------------------------------------------------- */
 
@@ -137,23 +138,6 @@ static int host_prob(const aclop_call *c, const char *op, int k, const char *nam
     return 0;
 }
 
-/* ---- Philox4x32-10 (the generator and layout of src/kernels/philox.h) ----------------------------- */
-
-static void philox(uint64_t seed, uint64_t offset, uint64_t i, uint32_t out[4]) {
-    uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = (uint32_t)offset, c3 = (uint32_t)(offset >> 32);
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c1 = (uint32_t)p1;
-        c3 = (uint32_t)p0;
-        c0 = n0;
-        c2 = n2;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
-}
 
 /* ---- DropOutGenMaskV3 ----------------------------------------------------------------------------- */
 
@@ -168,7 +152,7 @@ static void gen_run(void *arg) {
     const gen_task *t = arg;
     for (int64_t i = 0; i < t->n; i++) {
         uint32_t w[4];
-        philox(t->seed, t->offset, (uint64_t)i, w);
+        rnd_philox(t->seed, t->offset, (uint64_t)i, w);
         t->y[i] = (float)(w[0] >> 8) * 0x1p-24f < t->keep;
     }
 }

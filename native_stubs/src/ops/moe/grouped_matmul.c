@@ -9,7 +9,6 @@
  * CheckCaseSplitM, the bias list), CheckGroupSize, CheckTuningConfig. The kernel: per group, rows of x times the
  * group's weight on the matmul engine's fp32 path (mm_f32_block), plus the bias, one RINT to y's dtype.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,16 +137,8 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-static aclnnStatus gmm_bad(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus gmm_bad(op_call *c, const char *fmt, ...) {
-    char why[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", why);
-    return ACLNN_ERR_PARAM_INVALID;
-}
+/* the op_api's checks: 161002 */
+#define gmm_bad(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 
 /* not_null_gmm x weight out: CheckNotNull (NULL 161001, an empty list 161002). */
 aclnnStatus opc_not_null_gmm(op_call *c, const op_step *s) {

@@ -26,6 +26,7 @@
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "ops/moe/moe.h"
 
 typedef struct {
     int64_t n, k, cols, start, end, expert_num;
@@ -33,18 +34,6 @@ typedef struct {
     aclDataType xdt;
 } mir3_params;
 
-/* int32 -> fp32 with CAST_ROUND (nearest, ties away from zero). */
-static float mir3_key(int64_t e) {
-    uint64_t a = e < 0 ? -(uint64_t)e : (uint64_t)e;
-    int sh = 0;
-    while ((a >> sh) >= (1u << 24)) sh++;
-    if (sh) {
-        uint64_t q = a >> sh, r = a & ((1ULL << sh) - 1);
-        if (r >= (1ULL << (sh - 1))) q++;
-        a = q << sh;
-    }
-    return e < 0 ? -(float)a : (float)a;
-}
 
 typedef struct {
     float key;   /* the expert as the kernel's fp32 key; below expertStart: +inf (sorts last) */
@@ -79,7 +68,7 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     }
     for (int64_t i = 0; i < total; i++) {
         int64_t e = eidx[i];
-        it[i] = (mir3_item){e < p->start ? __builtin_inff() : mir3_key(e), i};
+        it[i] = (mir3_item){e < p->start ? __builtin_inff() : moe_expert_key(e), i};
     }
     qsort(it, (size_t)total, sizeof *it, mir3_cmp);
     int64_t m = 0;   /* the sorted entries in [start, end): the first m */
@@ -133,16 +122,8 @@ done:
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-static aclnnStatus mir3_bad(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus mir3_bad(op_call *c, const char *fmt, ...) {   /* the op_api's CheckShape: 161002 */
-    char why[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "%s", why);
-    return ACLNN_ERR_PARAM_INVALID;
-}
+/* the op_api's CheckShape: 161002 */
+#define mir3_bad(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 
 /* The L0 op's kernel selection / tiling rejection: the L0 wrapper drops the launcher's status (phase 1 succeeds,
  * the run fails with 561103). */
@@ -357,7 +338,7 @@ void moe_init_routing_v2_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
         goto done;
     }
-    for (int64_t i = 0; i < total; i++) it[i] = (mir3_item){mir3_key(eidx[i]), i};
+    for (int64_t i = 0; i < total; i++) it[i] = (mir3_item){moe_expert_key(eidx[i]), i};
     qsort(it, (size_t)total, sizeof *it, mir3_cmp);
     memset(cnt, 0, (size_t)(E > 0 ? E : 1) * sizeof(int32_t));
     for (int64_t i = 0; i < total; i++) {

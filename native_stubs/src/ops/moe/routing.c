@@ -17,24 +17,13 @@
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "ops/moe/moe.h"
 
 typedef struct {
     int64_t n, k, cols, active;   /* active: the expanded rows written (min(activeNum, n) * k; numOutTokens) */
     int permute;                  /* MoeTokenPermute: no rowIdx (the value is the position), the row pos / k */
 } mir_params;
 
-/* int32 / int64 -> fp32 with CAST_ROUND (nearest, ties away from zero): exact up to 2^24. */
-static float mir_key(int64_t e) {
-    uint64_t a = e < 0 ? -(uint64_t)e : (uint64_t)e;
-    int sh = 0;
-    while ((a >> sh) >= (1u << 24)) sh++;
-    if (sh) {
-        uint64_t q = a >> sh, r = a & ((1ULL << sh) - 1);
-        if (r >= (1ULL << (sh - 1))) q++;
-        a = q << sh;
-    }
-    return e < 0 ? -(float)a : (float)a;
-}
 
 typedef struct {
     float key;
@@ -63,7 +52,7 @@ void moe_init_routing_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
     } else {
         for (int64_t i = 0; i < total; i++)
-            it[i] = (mir_item){mir_key(et->dtype == ACL_INT64 ? ((int64_t *)eb)[i] : ((int32_t *)eb)[i]), i};
+            it[i] = (mir_item){moe_expert_key(et->dtype == ACL_INT64 ? ((int64_t *)eb)[i] : ((int32_t *)eb)[i]), i};
         qsort(it, (size_t)total, sizeof *it, mir_cmp);
         for (int64_t i = 0; i < total; i++) {
             int64_t src = p->permute ? it[i].pos : row[it[i].pos], from = p->permute ? src / p->k : src % p->n;
