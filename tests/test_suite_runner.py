@@ -79,7 +79,8 @@ def fake(tmp_path_factory):
     for name, body in FILES.items():
         (root / name).write_text(textwrap.dedent(body))
     out = root.parent / "run.json"
-    rc, stdout, stderr = suite(root, root, "--jobs", "2", "--chunk", "2", "--timeout", "3", "--json", out)
+    # (8 s a file: a chunk's pytest start-up took over 3 s on a loaded 2-core machine)
+    rc, stdout, stderr = suite(root, root, "--jobs", "2", "--chunk", "2", "--timeout", "8", "--json", out)
     assert rc == 0, stderr[-3000:]
     return root, {f["file"]: f for f in json.loads(out.read_text())["files"]}, stdout
 
