@@ -10,6 +10,7 @@ import importlib.util
 import re
 import shlex
 import sys
+import types
 from pathlib import Path
 
 from .headers import by_header, header_text
@@ -19,10 +20,17 @@ _INT = re.compile(r"^-?\d+$")
 
 
 def load_signatures(sig_dir: Path):
-    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy)."""
-    name = "_opgen_pyaclnn_signatures"
+    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy).
+
+    It is loaded as the subpackage of an empty stand-in for pyaclnn (its __init__ never runs), so its relative
+    imports of pyaclnn's leaf modules (``from .._exceptions import ...``) resolve to the files beside it."""
+    parent, name = "_opgen_pyaclnn", "_opgen_pyaclnn.signatures"
     if name in sys.modules:
         return sys.modules[name]
+    if parent not in sys.modules:
+        pkg = types.ModuleType(parent)
+        pkg.__path__ = [str(sig_dir.parent)]
+        sys.modules[parent] = pkg
     spec = importlib.util.spec_from_file_location(name, sig_dir / "__init__.py",
                                                   submodule_search_locations=[str(sig_dir)])
     mod = importlib.util.module_from_spec(spec)
