@@ -10,9 +10,16 @@
  * ALLOW_FP32_DOWN_PRECISION (1) and USE_HF32 (3) let the NPU use HF32 for fp32 operands: the emulator
  * keeps fp32 (more precise than an NPU in that mode).
  *
- * A hand-written loop, not a BLAS: the NPU's fp32-accumulator semantics for fp16/bf16 inputs, and
- * results that do not depend on which CPU kernel a BLAS picks at run time, come for free; the rows
- * are spread over threads (ops/common/op_parallel). See README "Matmul on the emulator".
+ * Two engines compute the fp32 products (mm_f32; mm_engine_name() says which one a call uses):
+ * - BLAS (the default when the build found scipy-openblas32, kernels/mm_blas.c): OpenBLAS's sgemm on the fp32
+ *   copies, one OpenBLAS thread per call, the calls spread over the kernel pool. Same data path (fp32 products
+ *   and sums, one rounding at the end); its order of partial sums and its FMAs are OpenBLAS's, chosen at run
+ *   time for the CPU, so results differ from the portable loop within fp32 rounding (README "Matmul on the
+ *   emulator" gives the measured error against float64).
+ * - portable (PYACLNN_STUB_MATMUL=portable, or a build without OpenBLAS or a sanitizer build): the hand-written
+ *   loop, sums in k order, bit-identical on every CPU; the op corpus is replayed with it.
+ * Either way the rows are spread over threads (ops/common/op_parallel) and the thread count never changes a
+ * result.
  */
 #ifndef PYACLNN_MM_ENGINE_H
 #define PYACLNN_MM_ENGINE_H
@@ -50,6 +57,18 @@ void mm_kernel(const pyaclnn_stub_launch *launch);
  * sum: results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
 void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
             int64_t batch, int64_t m, int64_t k, int64_t n);
+
+/* The engine a product uses now: 1 for BLAS (loads OpenBLAS at the first call), 0 for the portable loop. */
+int mm_blas_active(void);
+
+/* c[m, n] = a[m, k] @ b[k, n] through OpenBLAS's sgemm (row-major, leading dimensions in elements), one thread;
+ * 0 (nothing done) when OpenBLAS is not loaded or a size exceeds its 32-bit integers. */
+int mm_blas_sgemm(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n);
+
+/* One line naming the engine in use (and why the portable one, when it is); `python -m pyaclnn info` prints it
+ * through the exported pyaclnn_stub_matmul_engine(). */
+const char *mm_engine_name(void);
 
 /* cubeMathType values (aclnn_util.h of the matmul op_api). */
 enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };
