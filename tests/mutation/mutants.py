@@ -1096,4 +1096,13 @@ MUTANTS = [
            "memcpy(y + (size_t)(b * p->c + j * p->groups + g) * row,", "memcpy(y + (size_t)(b * p->c + g * cpg + j) * row,",
            ("tests/test_channel_shuffle.py::test_channel_shuffle_matches_torch",),
            "channel shuffle copies channels in place (no transpose of groups and channels per group)"),
+    Mutant("mm-blas-unit-drops-a-row", "native_stubs/src/kernels/matmul.c",
+           "j->m - r0 < MM_BLAS_ROWS ? j->m - r0 : MM_BLAS_ROWS;", "j->m - r0 < MM_BLAS_ROWS ? j->m - r0 : MM_BLAS_ROWS - 1;",
+           ("tests/test_matmul_engine.py::test_blas_and_portable_agree_within_the_stated_bound",),
+           "BLAS engine: every full 256-row unit leaves its last output row unwritten"),
+    Mutant("mm-bf16-operands-read-as-fp16", "native_stubs/src/kernels/matmul.c",
+           "t->dtype == ACL_BF16 ? num_bf16_to_f32(h) : num_f16_to_f32(h);",
+           "t->dtype != ACL_BF16 ? num_bf16_to_f32(h) : num_f16_to_f32(h);",
+           ("tests/test_matmul_engine.py::test_blas_and_portable_agree_within_the_stated_bound",),
+           "operands: fp16 and bf16 widened with each other's format"),
 ]

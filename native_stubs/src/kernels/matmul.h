@@ -3,7 +3,8 @@
  * rules (1-D operands get a unit dim that is dropped again; batch dims broadcast), any strides.
  *
  * Accumulation (stated, class c): every operand is widened to fp32 (fp16/bf16 exactly), products and
- * sums are fp32, summed in k order, and the fp32 result is rounded once (RNE) to out's dtype. That is
+ * sums are fp32 (in k order with the portable engine, below), and the fp32 result is rounded once (RNE) to
+ * out's dtype. That is
  * the cube unit's data path (fp16/bf16 in, fp32 accumulator in L0C, cast on the way out); its order
  * of partial sums is not published, so results agree with an NPU to a tolerance, not bit for bit.
  * cubeMathType USE_FP16 (2) first rounds fp32 operands to fp16, as the vendor's op_api does;
@@ -51,10 +52,10 @@ void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, floa
 void mm_kernel(const pyaclnn_stub_launch *launch);
 
 /* The engine's product on contiguous fp32 matrices (the cube unit's data path, as mm_kernel): for b in
- * [0, batch), C_b[m][n] = sum_k A_b[m][k] * B_b[k][n] with fp32 products and sums in k order, each C row
- * starting from 0; A_b = A + b * a_batch, B_b = B + b * b_batch (0: one matrix shared by every batch),
- * C_b = C + b * c_batch (rows of n floats, one after the other). The batch * m output rows are spread over the worker pool (each row is its own
- * sum: results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
+ * [0, batch), C_b[m][n] = sum_k A_b[m][k] * B_b[k][n] with fp32 products and sums (OpenBLAS's sgemm, or the
+ * portable loop's k order from 0); A_b = A + b * a_batch, B_b = B + b * b_batch (0: one matrix shared by every batch),
+ * C_b = C + b * c_batch (rows of n floats, one after the other). The work is spread over the worker pool in units cut by the shape alone
+ * (results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
 void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
             int64_t batch, int64_t m, int64_t k, int64_t n);
 
