@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,56 +67,76 @@ static float *alloc_floats(int64_t n1, int64_t n2, int64_t n3) {
     return malloc(bytes + 1);
 }
 
+typedef struct {
+    const pyaclnn_stub_tensor *t;
+    const mm_plan *p;
+    float *buf;
+    int64_t rows, cols, rs, cs, tb;
+    int round_fp16;
+} load_job;
+
+/* Rows [begin, end) of the stacked [batch * rows] copy. */
+static void load_rows(void *ctx, size_t begin, size_t end) {
+    const load_job *j = ctx;
+    const pyaclnn_stub_tensor *t = j->t;
+    const mm_plan *p = j->p;
+    int64_t cols = j->cols, rs = j->rs, cs = j->cs;
+    for (size_t row = begin; row < end; row++) {
+        int64_t bi = (int64_t)row / j->rows, r = (int64_t)row % j->rows;
+        int64_t base = t->offset, rem = bi;
+        for (int d = p->bndim - 1; d >= 0; d--) {
+            int64_t i = rem % p->bshape[d];
+            rem /= p->bshape[d];
+            int64_t td = d - (p->bndim - j->tb);
+            if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
+        }
+        float *drow = j->buf + (int64_t)row * cols;
+        /* the three float dtypes widened exactly, as ew_cast does, without its double round trip */
+        if (t->dtype == ACL_FLOAT && cs == 1) {
+            memcpy(drow, tv_at(t, base + r * rs), (size_t)cols * sizeof(float));
+        } else if (t->dtype == ACL_FLOAT) {
+            for (int64_t c = 0; c < cols; c++) memcpy(&drow[c], tv_at(t, base + r * rs + c * cs), sizeof(float));
+        } else if (t->dtype == ACL_BF16) {
+            for (int64_t c = 0; c < cols; c++) {
+                uint16_t h;
+                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                uint32_t u = (uint32_t)h << 16;   /* num_bf16_to_f32, inline */
+                memcpy(&drow[c], &u, sizeof u);
+            }
+        } else if (t->dtype == ACL_FLOAT16) {
+            for (int64_t c = 0; c < cols; c++) {
+                uint16_t h;
+                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                drow[c] = num_f16_to_f32(h);
+            }
+        } else {
+            for (int64_t c = 0; c < cols; c++)
+                drow[c] = (float)ew_cast(ew_load(tv_at(t, base + r * rs + c * cs), t->dtype), t->dtype,
+                                         ACL_FLOAT).f;
+        }
+        for (int64_t c = 0; j->round_fp16 && c < cols; c++)
+            drow[c] = (float)ew_cast((ew_value){drow[c], 0}, ACL_FLOAT, ACL_FLOAT16).f;
+    }
+}
+
 /* The [batch][rows][cols] fp32 copy of a matrix operand: its last two dims (a 1-D operand is a row
- * (`as_row`) or a column), its batch dims broadcast to the plan's. NULL if it does not fit in memory. */
+ * (`as_row`) or a column), its batch dims broadcast to the plan's; the rows copied on the kernel pool.
+ * NULL if it does not fit in memory. */
 static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_t rows, int64_t cols, int as_row,
                           int round_fp16) {
     int64_t batch = batch_of(p);
     float *buf = alloc_floats(batch, rows, cols);
     if (buf == NULL) return NULL;
-    int64_t rs, cs;
+    load_job j = {t, p, buf, rows, cols, 0, 0, t->ndim > 2 ? t->ndim - 2 : 0, round_fp16};
     if (t->ndim == 1) {
-        rs = as_row ? 0 : t->strides[0];
-        cs = as_row ? t->strides[0] : 0;
+        j.rs = as_row ? 0 : t->strides[0];
+        j.cs = as_row ? t->strides[0] : 0;
     } else {
-        rs = t->strides[t->ndim - 2];
-        cs = t->strides[t->ndim - 1];
+        j.rs = t->strides[t->ndim - 2];
+        j.cs = t->strides[t->ndim - 1];
     }
-    int64_t tb = t->ndim > 2 ? t->ndim - 2 : 0;
-    for (int64_t bi = 0; bi < batch; bi++) {
-        int64_t base = t->offset, rem = bi;
-        for (int d = p->bndim - 1; d >= 0; d--) {
-            int64_t i = rem % p->bshape[d];
-            rem /= p->bshape[d];
-            int64_t td = d - (p->bndim - tb);
-            if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
-        }
-        float *dst = buf + bi * rows * cols;
-        for (int64_t r = 0; r < rows; r++) {
-            float *drow = dst + r * cols;
-            /* the three float dtypes widened exactly, as ew_cast does, without its double round trip */
-            if (t->dtype == ACL_FLOAT && cs == 1) {
-                memcpy(drow, tv_at(t, base + r * rs), (size_t)cols * sizeof(float));
-            } else if (t->dtype == ACL_FLOAT || t->dtype == ACL_FLOAT16 || t->dtype == ACL_BF16) {
-                for (int64_t c = 0; c < cols; c++) {
-                    const unsigned char *src = tv_at(t, base + r * rs + c * cs);
-                    uint16_t h;
-                    if (t->dtype == ACL_FLOAT) {
-                        memcpy(&drow[c], src, sizeof(float));
-                        continue;
-                    }
-                    memcpy(&h, src, sizeof h);
-                    drow[c] = t->dtype == ACL_BF16 ? num_bf16_to_f32(h) : num_f16_to_f32(h);
-                }
-            } else {
-                for (int64_t c = 0; c < cols; c++)
-                    drow[c] = (float)ew_cast(ew_load(tv_at(t, base + r * rs + c * cs), t->dtype), t->dtype,
-                                             ACL_FLOAT).f;
-            }
-            for (int64_t c = 0; round_fp16 && c < cols; c++)
-                drow[c] = (float)ew_cast((ew_value){drow[c], 0}, ACL_FLOAT, ACL_FLOAT16).f;
-        }
-    }
+    size_t total = (size_t)(batch * rows);
+    op_parallel_for(total, op_thread_count(total, (size_t)(1 + (1 << 17) / (cols + 1))), load_rows, &j);
     return buf;
 }
 
@@ -183,8 +204,25 @@ void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, fl
     op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
 }
 
-/* tv_store_float(out, C), with the common case -- a row-major out of a float dtype -- done directly: the
- * same rounding (num_f32_to_f16 / num_f32_to_bf16, RNE, as ew_store) without the generic walk. */
+typedef struct {
+    unsigned char *dst;
+    const float *src;
+    aclDataType dtype;
+} store_job;
+
+static void store_range(void *ctx, size_t begin, size_t end) {
+    const store_job *j = ctx;
+    if (j->dtype == ACL_FLOAT)
+        memcpy(j->dst + 4 * begin, j->src + begin, (end - begin) * sizeof(float));
+    else if (j->dtype == ACL_BF16)
+        num_f32_to_bf16_n(j->src + begin, (uint16_t *)(void *)(j->dst + 2 * begin), end - begin, NUM_RINT);
+    else
+        num_f32_to_f16_n(j->src + begin, (uint16_t *)(void *)(j->dst + 2 * begin), end - begin, NUM_RINT);
+}
+
+/* tv_store_float(out, C), with the common case -- a row-major out of a float dtype -- done directly on the
+ * kernel pool: the same rounding (the NUM_RINT arrays give num_f32_to_f16 / num_f32_to_bf16's results, as
+ * ew_store) without the generic walk. */
 static void store_result(const pyaclnn_stub_tensor *out, const float *C) {
     int64_t n = pyaclnn_stub_numel(out), expect = 1;
     int dense = 1;
@@ -192,19 +230,13 @@ static void store_result(const pyaclnn_stub_tensor *out, const float *C) {
         if (out->shape[d] != 1 && out->strides[d] != expect) dense = 0;
         expect *= out->shape[d];
     }
-    if (!dense || !(out->dtype == ACL_FLOAT || out->dtype == ACL_FLOAT16 || out->dtype == ACL_BF16)) {
+    if (!dense || !(out->dtype == ACL_FLOAT || out->dtype == ACL_FLOAT16 || out->dtype == ACL_BF16) ||
+        (out->dtype != ACL_FLOAT && ((uintptr_t)tv_at(out, out->offset) & 1))) {
         tv_store_float(out, C);
         return;
     }
-    unsigned char *dst = tv_at(out, out->offset);
-    if (out->dtype == ACL_FLOAT) {
-        memcpy(dst, C, (size_t)n * sizeof(float));
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        uint16_t h = out->dtype == ACL_BF16 ? num_f32_to_bf16(C[i]) : num_f32_to_f16(C[i]);
-        memcpy(dst + 2 * i, &h, sizeof h);
-    }
+    store_job j = {tv_at(out, out->offset), C, out->dtype};
+    op_parallel_for((size_t)n, op_thread_count((size_t)n, 1 << 16), store_range, &j);
 }
 
 void mm_kernel(const pyaclnn_stub_launch *launch) {
