@@ -38,7 +38,7 @@ def test_info_text():
     from pyaclnn import _catalog
     n = len(_catalog.load()["operators"])
     assert re.search(rf"^operators\s+{n} emulated, in \d+ families \(python -m pyaclnn info --ops", out, re.M)
-    assert re.search(r"^matmul\s+(BLAS: OpenBLAS \S+ .*\(scipy-openblas32\)|portable blocked loop \(.+\))$", out, re.M), out
+    assert re.search(r"^matmul\s+(BLAS: OpenBLAS \S+ .*\(scipy-openblas32\), one thread per call|portable blocked loop \(.+\))", out, re.M), out
 
 
 def test_demo_runs_amp_update_scale_sample_and_variants():
