@@ -7,7 +7,7 @@ tensors (launch + synchronize; the emulator's device memory is host memory, so n
 default engine (OpenBLAS, when the build found scipy-openblas32) and with ``PYACLNN_STUB_MATMUL=portable``
 (the hand-written loop), and ``torch.matmul`` on CPU tensors of the same dtype with the same thread count
 (``torch.set_num_threads``; the emulator's kernel pool gets it through PYACLNN_STUB_KERNEL_THREADS). Ratios
-are over torch's figure. The issue's goals: fp32 at 1024 >= 0.6x torch, bf16 >= 0.4x.
+are over torch's figure; the goals (``goals``): fp32 at 1024 >= 0.6x torch, bf16 >= 0.4x.
 
 Each figure is the best of ``--repeats`` blocks of calls (the least disturbed: the machine may be shared), the
 three contenders of a row taking turns within every repeat;
