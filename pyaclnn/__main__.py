@@ -71,6 +71,7 @@ def collect_info() -> dict:
         from . import _catalog
         ops = _catalog.load()["operators"]
         info["emulated"] = {"operators": len(ops), "families": len({op["family"] for op in ops.values()})}
+        info["matmul_engine"] = _matmul_engine(b)
     from ._stubinfo import live_counts
     info["live_objects"] = live_counts()     # None on a real toolkit
     from .capi import _accel
@@ -80,6 +81,17 @@ def collect_info() -> dict:
         capi.aclFinalize()
     info["torch_npu"] = _torch_npu_info()
     return info
+
+
+def _matmul_engine(b) -> str | None:
+    """The emulator's matmul engine in use: OpenBLAS (the default) or the portable loop, and why."""
+    from .errors import MissingSymbolError
+    try:
+        fn = b.symbol("pyaclnn_stub_matmul_engine")
+    except MissingSymbolError:
+        return None
+    fn.argtypes, fn.restype = [], ctypes.c_char_p
+    return fn().decode()
 
 
 def _torch_npu_info() -> dict:
@@ -108,6 +120,8 @@ def print_info(info: dict) -> None:
     if emulated:
         rows.append(("operators", f"{emulated['operators']} emulated, in {emulated['families']} families "
                                   "(python -m pyaclnn info --ops lists each with its fidelity class)"))
+    if info.get("matmul_engine"):
+        rows.append(("matmul", info["matmul_engine"]))
     for i, (op, path) in enumerate(info["operators"].items()):
         label = "seed ops" if emulated else "operators"
         rows.append((label if i == 0 else "", f"{op:34s} {path or 'not available'}"))

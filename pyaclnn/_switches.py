@@ -1,7 +1,7 @@
 """The emulator's operator switches, read once per process.
 
-``PYACLNN_STUB_KERNEL_THREADS``, ``PYACLNN_STUB_ARNQ_*`` and ``PYACLNN_STUB_AMP_FP16_ROUNDING`` pick a thread
-count or an arithmetic alternative. The stub reads them at their first use, not at every call (as CANN reads
+``PYACLNN_STUB_KERNEL_THREADS``, ``PYACLNN_STUB_ARNQ_*``, ``PYACLNN_STUB_AMP_FP16_ROUNDING`` and
+``PYACLNN_STUB_MATMUL`` pick a thread count or an arithmetic alternative. The stub reads them at their first use, not at every call (as CANN reads
 its variables at start-up, and because a ``getenv`` per switch per call is measurable). Code that changes
 them between calls -- the tests -- says so:
 

@@ -25,6 +25,9 @@ def test_info_json_names_the_stub_and_its_libraries():
     assert info["device_count"] >= 1
     assert info["init_error"] is None
     assert info["operators"]["aclnnAmpUpdateScale"] == str(Path(libdir) / "libopapi.so")
+    # the matmul engine in use: OpenBLAS when the build copied it next to libopapi, else the portable loop
+    blas = (Path(libdir) / "libscipy_openblas.so").exists()
+    assert info["matmul_engine"].startswith("BLAS: OpenBLAS" if blas else "portable blocked loop ("), info
 
 
 def test_info_text():
@@ -35,6 +38,7 @@ def test_info_text():
     from pyaclnn import _catalog
     n = len(_catalog.load()["operators"])
     assert re.search(rf"^operators\s+{n} emulated, in \d+ families \(python -m pyaclnn info --ops", out, re.M)
+    assert re.search(r"^matmul\s+(BLAS: OpenBLAS \S+ .*\(scipy-openblas32\), one thread per call|portable blocked loop \(.+\))", out, re.M), out
 
 
 def test_demo_runs_amp_update_scale_sample_and_variants():

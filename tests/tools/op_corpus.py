@@ -65,7 +65,9 @@ processes run with PYACLNN_STUB_KERNEL_THREADS=3 (PYACLNN_CORPUS_THREADS), so th
 tensors are spread over threads: the baseline was recorded with one thread, so the replay also shows
 that no result depends on the thread count (an in-place operator on an output view that overlaps
 itself, a 0 stride, used to: found while building this corpus, fixed in the elementwise engine).
-Every other PYACLNN_STUB_* variable is removed (PYACLNN_STUB_ARNQ_* / _AMP_* switch arithmetic
+They also run with PYACLNN_STUB_MATMUL=portable: the matmul engine's hand-written loop, bit-identical on
+every CPU, with which the corpus was recorded (the default engine, OpenBLAS, is not). Every other
+PYACLNN_STUB_* variable is removed (PYACLNN_STUB_ARNQ_* / _AMP_* switch arithmetic
 variants on purpose), except PYACLNN_STUB_LIBDIR, which picks the build under test. The recorder
 checks determinism by recording twice (``record`` does that by default) and stores nothing if a
 single result differs.
@@ -608,6 +610,9 @@ def child_env(soc: str) -> dict:
     # Kernels spread even these small inputs over 3 threads (PYACLNN_CORPUS_THREADS), so the replay also
     # shows that no result depends on the thread count (the baseline was recorded with one).
     env["PYACLNN_STUB_KERNEL_THREADS"] = os.environ.get("PYACLNN_CORPUS_THREADS", "3")
+    # The matmul family (mm, bmm, addmm, convolutions ...) through the portable loop: bit-identical on every
+    # CPU, as recorded; the default engine (OpenBLAS) picks its kernels and summation order for the host CPU.
+    env["PYACLNN_STUB_MATMUL"] = "portable"
     paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env

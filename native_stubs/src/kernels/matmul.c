@@ -1,8 +1,11 @@
 #include "kernels/matmul.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "numerics.h"
 #include "opbase/checks.h"
 #include "kernels/parallel.h"
 
@@ -64,41 +67,76 @@ static float *alloc_floats(int64_t n1, int64_t n2, int64_t n3) {
     return malloc(bytes + 1);
 }
 
+typedef struct {
+    const pyaclnn_stub_tensor *t;
+    const mm_plan *p;
+    float *buf;
+    int64_t rows, cols, rs, cs, tb;
+    int round_fp16;
+} load_job;
+
+/* Rows [begin, end) of the stacked [batch * rows] copy. */
+static void load_rows(void *ctx, size_t begin, size_t end) {
+    const load_job *j = ctx;
+    const pyaclnn_stub_tensor *t = j->t;
+    const mm_plan *p = j->p;
+    int64_t cols = j->cols, rs = j->rs, cs = j->cs;
+    for (size_t row = begin; row < end; row++) {
+        int64_t bi = (int64_t)row / j->rows, r = (int64_t)row % j->rows;
+        int64_t base = t->offset, rem = bi;
+        for (int d = p->bndim - 1; d >= 0; d--) {
+            int64_t i = rem % p->bshape[d];
+            rem /= p->bshape[d];
+            int64_t td = d - (p->bndim - j->tb);
+            if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
+        }
+        float *drow = j->buf + (int64_t)row * cols;
+        /* the three float dtypes widened exactly, as ew_cast does, without its double round trip */
+        if (t->dtype == ACL_FLOAT && cs == 1) {
+            memcpy(drow, tv_at(t, base + r * rs), (size_t)cols * sizeof(float));
+        } else if (t->dtype == ACL_FLOAT) {
+            for (int64_t c = 0; c < cols; c++) memcpy(&drow[c], tv_at(t, base + r * rs + c * cs), sizeof(float));
+        } else if (t->dtype == ACL_BF16) {
+            for (int64_t c = 0; c < cols; c++) {
+                uint16_t h;
+                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                uint32_t u = (uint32_t)h << 16;   /* num_bf16_to_f32, inline */
+                memcpy(&drow[c], &u, sizeof u);
+            }
+        } else if (t->dtype == ACL_FLOAT16) {
+            for (int64_t c = 0; c < cols; c++) {
+                uint16_t h;
+                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                drow[c] = num_f16_to_f32(h);
+            }
+        } else {
+            for (int64_t c = 0; c < cols; c++)
+                drow[c] = (float)ew_cast(ew_load(tv_at(t, base + r * rs + c * cs), t->dtype), t->dtype,
+                                         ACL_FLOAT).f;
+        }
+        for (int64_t c = 0; j->round_fp16 && c < cols; c++)
+            drow[c] = (float)ew_cast((ew_value){drow[c], 0}, ACL_FLOAT, ACL_FLOAT16).f;
+    }
+}
+
 /* The [batch][rows][cols] fp32 copy of a matrix operand: its last two dims (a 1-D operand is a row
- * (`as_row`) or a column), its batch dims broadcast to the plan's. NULL if it does not fit in memory. */
+ * (`as_row`) or a column), its batch dims broadcast to the plan's; the rows copied on the kernel pool.
+ * NULL if it does not fit in memory. */
 static float *load_matrix(const pyaclnn_stub_tensor *t, const mm_plan *p, int64_t rows, int64_t cols, int as_row,
                           int round_fp16) {
     int64_t batch = batch_of(p);
     float *buf = alloc_floats(batch, rows, cols);
     if (buf == NULL) return NULL;
-    int64_t rs, cs;
+    load_job j = {t, p, buf, rows, cols, 0, 0, t->ndim > 2 ? t->ndim - 2 : 0, round_fp16};
     if (t->ndim == 1) {
-        rs = as_row ? 0 : t->strides[0];
-        cs = as_row ? t->strides[0] : 0;
+        j.rs = as_row ? 0 : t->strides[0];
+        j.cs = as_row ? t->strides[0] : 0;
     } else {
-        rs = t->strides[t->ndim - 2];
-        cs = t->strides[t->ndim - 1];
+        j.rs = t->strides[t->ndim - 2];
+        j.cs = t->strides[t->ndim - 1];
     }
-    int64_t tb = t->ndim > 2 ? t->ndim - 2 : 0;
-    for (int64_t bi = 0; bi < batch; bi++) {
-        int64_t base = t->offset, rem = bi;
-        for (int d = p->bndim - 1; d >= 0; d--) {
-            int64_t i = rem % p->bshape[d];
-            rem /= p->bshape[d];
-            int64_t td = d - (p->bndim - tb);
-            if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
-        }
-        float *dst = buf + bi * rows * cols;
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t c = 0; c < cols; c++) {
-                const unsigned char *src = tv_at(t, base + r * rs + c * cs);
-                float v;
-                if (t->dtype == ACL_FLOAT) memcpy(&v, src, sizeof v);
-                else v = (float)ew_cast(ew_load(src, t->dtype), t->dtype, ACL_FLOAT).f;
-                if (round_fp16) v = (float)ew_cast((ew_value){v, 0}, ACL_FLOAT, ACL_FLOAT16).f;
-                dst[r * cols + c] = v;
-            }
-    }
+    size_t total = (size_t)(batch * rows);
+    op_parallel_for(total, op_thread_count(total, (size_t)(1 + (1 << 17) / (cols + 1))), load_rows, &j);
     return buf;
 }
 
@@ -133,12 +171,72 @@ static void mm_rows(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* The BLAS engine's unit of work: rows [r0, r0 + MM_BLAS_ROWS) of one batch's product, one sgemm call each.
+ * The cut depends on the shape only, never on the thread count: OpenBLAS picks its kernels (and for small
+ * products its summation order) from the call's m, n, k, so a cut by threads would make results depend on
+ * PYACLNN_STUB_KERNEL_THREADS. */
+#define MM_BLAS_ROWS 256
+
+static void mm_blas_units(void *ctx, size_t begin, size_t end) {
+    const mm_job *j = ctx;
+    int64_t per = (j->m + MM_BLAS_ROWS - 1) / MM_BLAS_ROWS;
+    for (size_t u = begin; u < end; u++) {
+        int64_t bi = (int64_t)u / per, r0 = (int64_t)u % per * MM_BLAS_ROWS;
+        int64_t rows = j->m - r0 < MM_BLAS_ROWS ? j->m - r0 : MM_BLAS_ROWS;
+        mm_blas_sgemm(j->a + bi * j->a_batch + r0 * j->k, j->k, j->b + bi * j->b_batch, j->n,
+                      j->c + bi * j->c_batch + r0 * j->n, j->n, rows, j->k, j->n);
+    }
+}
+
 void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
             int64_t batch, int64_t m, int64_t k, int64_t n) {
     mm_job job = {A, B, C, a_batch, b_batch, c_batch, m, k, n};
+    if (batch <= 0 || m <= 0 || n <= 0) return;
+    if (k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && mm_blas_active()) {
+        size_t units = (size_t)(batch * ((m + MM_BLAS_ROWS - 1) / MM_BLAS_ROWS));
+        int64_t unit_work = (m < MM_BLAS_ROWS ? m : MM_BLAS_ROWS) * k * n;   /* multiply-adds per unit */
+        size_t min_units = (size_t)(1 + (1 << 20) / (unit_work + 1));
+        op_parallel_for(units, op_thread_count(units, min_units), mm_blas_units, &job);
+        return;
+    }
     size_t rows = (size_t)(batch * m);
     size_t min_rows = (size_t)(1 + (1 << 16) / (k * n + 1));
     op_parallel_for(rows, op_thread_count(rows, min_rows), mm_rows, &job);
+}
+
+typedef struct {
+    unsigned char *dst;
+    const float *src;
+    aclDataType dtype;
+} store_job;
+
+static void store_range(void *ctx, size_t begin, size_t end) {
+    const store_job *j = ctx;
+    if (j->dtype == ACL_FLOAT)
+        memcpy(j->dst + 4 * begin, j->src + begin, (end - begin) * sizeof(float));
+    else if (j->dtype == ACL_BF16)
+        num_f32_to_bf16_n(j->src + begin, (uint16_t *)(void *)(j->dst + 2 * begin), end - begin, NUM_RINT);
+    else
+        num_f32_to_f16_n(j->src + begin, (uint16_t *)(void *)(j->dst + 2 * begin), end - begin, NUM_RINT);
+}
+
+/* tv_store_float(out, C), with the common case -- a row-major out of a float dtype -- done directly on the
+ * kernel pool: the same rounding (the NUM_RINT arrays give num_f32_to_f16 / num_f32_to_bf16's results, as
+ * ew_store) without the generic walk. */
+static void store_result(const pyaclnn_stub_tensor *out, const float *C) {
+    int64_t n = pyaclnn_stub_numel(out), expect = 1;
+    int dense = 1;
+    for (int64_t d = out->ndim - 1; d >= 0; d--) {
+        if (out->shape[d] != 1 && out->strides[d] != expect) dense = 0;
+        expect *= out->shape[d];
+    }
+    if (!dense || !(out->dtype == ACL_FLOAT || out->dtype == ACL_FLOAT16 || out->dtype == ACL_BF16) ||
+        (out->dtype != ACL_FLOAT && ((uintptr_t)tv_at(out, out->offset) & 1))) {
+        tv_store_float(out, C);
+        return;
+    }
+    store_job j = {tv_at(out, out->offset), C, out->dtype};
+    op_parallel_for((size_t)n, op_thread_count((size_t)n, 1 << 16), store_range, &j);
 }
 
 void mm_kernel(const pyaclnn_stub_launch *launch) {
@@ -169,7 +267,7 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
             for (int64_t x = 0; x < p->n; x++)
                 crow[x] = p->beta == 0.0f ? p->alpha * crow[x] : p->beta * brow[x] + p->alpha * crow[x];
         }
-        tv_store_float(out, C);
+        store_result(out, C);
     }
     free(A);
     free(B);

@@ -3,16 +3,24 @@
  * rules (1-D operands get a unit dim that is dropped again; batch dims broadcast), any strides.
  *
  * Accumulation (stated, class c): every operand is widened to fp32 (fp16/bf16 exactly), products and
- * sums are fp32, summed in k order, and the fp32 result is rounded once (RNE) to out's dtype. That is
+ * sums are fp32 (in k order with the portable engine, below), and the fp32 result is rounded once (RNE) to
+ * out's dtype. That is
  * the cube unit's data path (fp16/bf16 in, fp32 accumulator in L0C, cast on the way out); its order
  * of partial sums is not published, so results agree with an NPU to a tolerance, not bit for bit.
  * cubeMathType USE_FP16 (2) first rounds fp32 operands to fp16, as the vendor's op_api does;
  * ALLOW_FP32_DOWN_PRECISION (1) and USE_HF32 (3) let the NPU use HF32 for fp32 operands: the emulator
  * keeps fp32 (more precise than an NPU in that mode).
  *
- * A hand-written loop, not a BLAS: the NPU's fp32-accumulator semantics for fp16/bf16 inputs, and
- * results that do not depend on which CPU kernel a BLAS picks at run time, come for free; the rows
- * are spread over threads (ops/common/op_parallel). See README "Matmul on the emulator".
+ * Two engines compute the fp32 products (mm_f32; mm_engine_name() says which one a call uses):
+ * - BLAS (the default when the build found scipy-openblas32, kernels/mm_blas.c): OpenBLAS's sgemm on the fp32
+ *   copies, one OpenBLAS thread per call, the calls spread over the kernel pool. Same data path (fp32 products
+ *   and sums, one rounding at the end); its order of partial sums and its FMAs are OpenBLAS's, chosen at run
+ *   time for the CPU, so results differ from the portable loop within fp32 rounding (README "Matmul on the
+ *   emulator" gives the measured error against float64).
+ * - portable (PYACLNN_STUB_MATMUL=portable, or a build without OpenBLAS or a sanitizer build): the hand-written
+ *   loop, sums in k order, bit-identical on every CPU; the op corpus is replayed with it.
+ * Either way the rows are spread over threads (ops/common/op_parallel) and the thread count never changes a
+ * result.
  */
 #ifndef PYACLNN_MM_ENGINE_H
 #define PYACLNN_MM_ENGINE_H
@@ -44,12 +52,24 @@ void mm_f32_block(const float *a, int64_t lda, const float *b, int64_t ldb, floa
 void mm_kernel(const pyaclnn_stub_launch *launch);
 
 /* The engine's product on contiguous fp32 matrices (the cube unit's data path, as mm_kernel): for b in
- * [0, batch), C_b[m][n] = sum_k A_b[m][k] * B_b[k][n] with fp32 products and sums in k order, each C row
- * starting from 0; A_b = A + b * a_batch, B_b = B + b * b_batch (0: one matrix shared by every batch),
- * C_b = C + b * c_batch (rows of n floats, one after the other). The batch * m output rows are spread over the worker pool (each row is its own
- * sum: results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
+ * [0, batch), C_b[m][n] = sum_k A_b[m][k] * B_b[k][n] with fp32 products and sums (OpenBLAS's sgemm, or the
+ * portable loop's k order from 0); A_b = A + b * a_batch, B_b = B + b * b_batch (0: one matrix shared by every batch),
+ * C_b = C + b * c_batch (rows of n floats, one after the other). The work is spread over the worker pool in units cut by the shape alone
+ * (results never depend on the thread count). Convolutions use it after an im2col (ops/conv). */
 void mm_f32(const float *A, int64_t a_batch, const float *B, int64_t b_batch, float *C, int64_t c_batch,
             int64_t batch, int64_t m, int64_t k, int64_t n);
+
+/* The engine a product uses now: 1 for BLAS (loads OpenBLAS at the first call), 0 for the portable loop. */
+int mm_blas_active(void);
+
+/* c[m, n] = a[m, k] @ b[k, n] through OpenBLAS's sgemm (row-major, leading dimensions in elements), one thread;
+ * 0 (nothing done) when OpenBLAS is not loaded or a size exceeds its 32-bit integers. */
+int mm_blas_sgemm(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t n);
+
+/* One line naming the engine in use (and why the portable one, when it is); `python -m pyaclnn info` prints it
+ * through the exported pyaclnn_stub_matmul_engine(). */
+const char *mm_engine_name(void);
 
 /* cubeMathType values (aclnn_util.h of the matmul op_api). */
 enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };

@@ -20,21 +20,19 @@ _INT = re.compile(r"^-?\d+$")
 
 
 def load_signatures(sig_dir: Path):
-    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy),
-    under a stand-in parent package that holds only pyaclnn/_exceptions.py (a leaf module the parser's
-    errors come from)."""
+    """pyaclnn/signatures as a standalone package (standard library only; pyaclnn itself needs numpy).
+
+    It is loaded as the subpackage of an empty stand-in for pyaclnn (its __init__ never runs), so its relative
+    imports of pyaclnn's leaf modules (``from .._exceptions import ...``) resolve to the files beside it."""
     parent, name = "_opgen_pyaclnn", "_opgen_pyaclnn.signatures"
     if name in sys.modules:
         return sys.modules[name]
-    package = types.ModuleType(parent)
-    package.__path__ = []
-    sys.modules[parent] = package
-    _load(f"{parent}._exceptions", sig_dir.parent / "_exceptions.py")
-    return _load(name, sig_dir / "__init__.py", [str(sig_dir)])
-
-
-def _load(name: str, path: Path, search: list[str] | None = None):
-    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
+    if parent not in sys.modules:
+        pkg = types.ModuleType(parent)
+        pkg.__path__ = [str(sig_dir.parent)]
+        sys.modules[parent] = pkg
+    spec = importlib.util.spec_from_file_location(name, sig_dir / "__init__.py",
+                                                  submodule_search_locations=[str(sig_dir)])
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
