@@ -427,7 +427,7 @@ MUTANTS = [
            (f"{SELECT}::test_nonzero_v2_without_non_zeros_leaves_rank_by_0_with_torchs_strides",),
            "issue 27: the refreshed out shape [rank, 0] gets strides (0, 1) instead of torch's (1, 1)"),
     # ---- random numbers (random: Uniform, Normal, dropout) ----
-    Mutant("rnd-philox-key-schedule", "native_stubs/src/kernels/philox.c",
+    Mutant("rnd-philox-key-schedule", "native_stubs/src/kernels/philox.h",
            "        k1 += 0xBB67AE85u;", "        k1 += 0x9E3779B9u;",
            (f"{RANDOM}::test_uniform_float32_is_the_documented_stream",), "Philox's second Weyl constant wrong"),
     Mutant("rnd-uniform-ignores-offset", f"{OPS}/random/uniform.c",
