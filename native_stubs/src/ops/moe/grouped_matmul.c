@@ -207,6 +207,21 @@ static const char *dname(aclDataType d, char b[24]) { return op_dtype_name(d, b)
 #define LL(v) ((long long)(v))
 #define ULL(v) ((unsigned long long)(v))
 
+/* CheckGroupListCommonTensor's checks of a present group list: at most 1024 entries, one per group (what
+ * `against` names, for `group_type`), INT64. */
+static aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int64_t groups, const char *against,
+                                  int group_type) {
+    int64_t gsize = gl->shape[0];
+    if (gsize > 1024)
+        return gmm_bad(c, "When groupList type is tenosr, size of groupList %lld should be less than or equal to 1024.",
+                       LL(gsize));
+    if (!((gsize == groups && groups > 1) || groups == 1))
+        return gmm_bad(c, "When groupList is not null, size of groupList(tensor) %lld should be equal to %s %lld with "
+                          "groupType %d.", LL(gsize), against, LL(groups), group_type);
+    if (gl->dtype != ACL_INT64) return gmm_bad(c, "Invalid dtype: Only int64 is supported for groupList.");
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     (void)s;
     gmm_list X, Wt, B, Y, q[5], act[3], outs[2];
@@ -418,14 +433,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
             if (!gl->present && required)
                 return gmm_bad(c, "groupListOptional(tensor) is required in this case, but get nullptr.");
             if (gl->present) {
-                int64_t gsize = gl->shape[0];
-                if (gsize > 1024)
-                    return gmm_bad(c, "When groupList type is tenosr, size of groupList %lld should be less than or equal "
-                                      "to 1024.", LL(gsize));
-                if (!((gsize == groups && groups > 1) || groups == 1))
-                    return gmm_bad(c, "When groupList is not null, size of groupList(tensor) %lld should be equal to "
-                                      "weight dim 0 %lld with groupType 0.", LL(gsize), LL(groups));
-                if (gl->dtype != ACL_INT64) return gmm_bad(c, "Invalid dtype: Only int64 is supported for groupList.");
+                aclnnStatus rc = gmm_group_list(c, gl, groups, "weight dim 0", 0);
+                if (rc) return rc;
             }
         }
         if (gltype == 2) return gmm_bad(c, "groupListType 2 (sparse) is not modelled by the emulator");
@@ -460,14 +469,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
         if (!gl->present && groups > 1)
             return gmm_bad(c, "groupListOptional(tensor) is required in this case, but get nullptr.");
         if (gl->present) {
-            int64_t gsize = gl->shape[0];
-            if (gsize > 1024)
-                return gmm_bad(c, "When groupList type is tenosr, size of groupList %lld should be less than or equal "
-                                  "to 1024.", LL(gsize));
-            if (!((gsize == groups && groups > 1) || groups == 1))
-                return gmm_bad(c, "When groupList is not null, size of groupList(tensor) %lld should be equal to y dim "
-                                  "0 %lld with groupType 2.", LL(gsize), LL(groups));
-            if (gl->dtype != ACL_INT64) return gmm_bad(c, "Invalid dtype: Only int64 is supported for groupList.");
+            aclnnStatus rc = gmm_group_list(c, gl, groups, "y dim 0", 2);
+            if (rc) return rc;
         }
         p->kase = GMM_CASE_SPLIT_K;
     }

@@ -402,6 +402,22 @@ done:
 
 #define mir2_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
+/* GetShapeAttrsInfo's capacity, expert-count and mode attributes, the same steps in MoeInitRoutingV2's and
+ * QuantV2's tilings (561002). */
+static aclnnStatus mir2_attrs(op_call *c, const pyaclnn_stub_tensor *x, int64_t C, int64_t E, int64_t drop,
+                              int64_t flag) {
+    if (C < 0) return mir2_reject(c, "The expertCapacity cannot be less than 0.");
+    if (E < 0) return mir2_reject(c, "The expertNum cannot be less than 0.");
+    if (drop < 0 || drop > 1) return mir2_reject(c, "The dropPadMode should be 0 or 1.");
+    if (drop > 0 && (C < 1 || E < 1))
+        return mir2_reject(c, "The expertCapacity and expertNum should be greater than 0 when dropPadMode is 1");
+    if (flag < 0 || flag > 2) return mir2_reject(c, "The expertTokensCountOrCumsumFlag should be 0, 1 or 2.");
+    if (flag > 0 && E <= 0)
+        return mir2_reject(c, "The expertNum should be greater than 0 when expertTokensCountOrCumsumFlag is greater than 0");
+    if (drop > 0 && C > x->shape[0]) return mir2_reject(c, "The first dim of x cannot be less than expertCapacity");
+    return ACLNN_SUCCESS;
+}
+
 static aclnnStatus mir2_token_count(op_call *c, const pyaclnn_stub_tensor *t, const char *tag, int64_t E) {
     if (!t->present) return mir2_reject(c, "%s is nullptr!", tag);
     if (t->dtype != ACL_INT32) return mir2_reject(c, "The data type of %s should be int32.", tag);
@@ -421,15 +437,8 @@ aclnnStatus opc_mir2_plan(op_call *c, const op_step *s) {
     int before = op_argument(c, s, 7)->i != 0, regbase = ew_soc_is_950();
     if (x->ndim != 2) return mir2_reject(c, "The dim number of x should be 2.");
     if (ei->ndim < 1 || x->shape[0] != ei->shape[0]) return mir2_reject(c, "The first dim of x and expertIdx should be equal.");
-    if (C < 0) return mir2_reject(c, "The expertCapacity cannot be less than 0.");
-    if (E < 0) return mir2_reject(c, "The expertNum cannot be less than 0.");
-    if (drop < 0 || drop > 1) return mir2_reject(c, "The dropPadMode should be 0 or 1.");
-    if (drop > 0 && (C < 1 || E < 1))
-        return mir2_reject(c, "The expertCapacity and expertNum should be greater than 0 when dropPadMode is 1");
-    if (flag < 0 || flag > 2) return mir2_reject(c, "The expertTokensCountOrCumsumFlag should be 0, 1 or 2.");
-    if (flag > 0 && E <= 0)
-        return mir2_reject(c, "The expertNum should be greater than 0 when expertTokensCountOrCumsumFlag is greater than 0");
-    if (drop > 0 && C > x->shape[0]) return mir2_reject(c, "The first dim of x cannot be less than expertCapacity");
+    aclnnStatus attrs = mir2_attrs(c, x, C, E, drop, flag);
+    if (attrs) return attrs;
     if (drop == 1) flag = 0;
     else before = 0;
     int64_t k;
@@ -489,15 +498,8 @@ aclnnStatus opc_mirq_plan(op_call *c, const op_step *s) {
     if (x->ndim != 2 || ei->ndim != 2) return mir2_reject(c, "The dim number of x and expertIdx should be 2.");
     if (x->shape[0] != ei->shape[0]) return mir2_reject(c, "The first dim of x and expertIdx should be equal.");
     if (active < 0) return mir2_reject(c, "The activeNum cannot be less than 0.");
-    if (C < 0) return mir2_reject(c, "The expertCapacity cannot be less than 0.");
-    if (E < 0) return mir2_reject(c, "The expertNum cannot be less than 0.");
-    if (drop < 0 || drop > 1) return mir2_reject(c, "The dropPadMode should be 0 or 1.");
-    if (drop > 0 && (C < 1 || E < 1))
-        return mir2_reject(c, "The expertCapacity and expertNum should be greater than 0 when dropPadMode is 1");
-    if (flag < 0 || flag > 2) return mir2_reject(c, "The expertTokensCountOrCumsumFlag should be 0, 1 or 2.");
-    if (flag > 0 && E <= 0)
-        return mir2_reject(c, "The expertNum should be greater than 0 when expertTokensCountOrCumsumFlag is greater than 0");
-    if (drop > 0 && C > x->shape[0]) return mir2_reject(c, "The first dim of x cannot be less than expertCapacity");
+    aclnnStatus attrs = mir2_attrs(c, x, C, E, drop, flag);
+    if (attrs) return attrs;
     if (drop == 1) flag = 0;
     else before = 0;
     int64_t n = ei->shape[0], k = ei->shape[1], cols = x->shape[1], total = op_mul_sat(n, k);
