@@ -418,6 +418,15 @@ static aclnnStatus mir2_attrs(op_call *c, const pyaclnn_stub_tensor *x, int64_t 
     return ACLNN_SUCCESS;
 }
 
+/* CheckOutShape's expandedX in drop-pad mode: [expertNum, expertCapacity, cols] (561002). */
+static aclnnStatus mir2_padded_x(op_call *c, const pyaclnn_stub_tensor *ex, int64_t E, int64_t C, int64_t cols) {
+    if (ex->ndim != 3) return mir2_reject(c, "The dim number of expandedX should be 3.");
+    if (ex->shape[0] != E) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(E));
+    if (ex->shape[1] != C) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(C));
+    if (ex->shape[2] != cols) return mir2_reject(c, "The third dim of expandedX should be %lld.", LL(cols));
+    return ACLNN_SUCCESS;
+}
+
 static aclnnStatus mir2_token_count(op_call *c, const pyaclnn_stub_tensor *t, const char *tag, int64_t E) {
     if (!t->present) return mir2_reject(c, "%s is nullptr!", tag);
     if (t->dtype != ACL_INT32) return mir2_reject(c, "The data type of %s should be int32.", tag);
@@ -452,10 +461,8 @@ aclnnStatus opc_mir2_plan(op_call *c, const op_step *s) {
     }
     int64_t n = ei->shape[0], cols = x->shape[1], total = op_mul_sat(n, k);
     if (drop > 0) {
-        if (ex->ndim != 3) return mir2_reject(c, "The dim number of expandedX should be 3.");
-        if (ex->shape[0] != E) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(E));
-        if (ex->shape[1] != C) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(C));
-        if (ex->shape[2] != cols) return mir2_reject(c, "The third dim of expandedX should be %lld.", LL(cols));
+        aclnnStatus padded = mir2_padded_x(c, ex, E, C, cols);
+        if (padded) return padded;
     } else {
         if (ex->ndim != 2) return mir2_reject(c, "The dim number of expandedX should be 2.");
         if (!regbase) {
@@ -505,10 +512,8 @@ aclnnStatus opc_mirq_plan(op_call *c, const op_step *s) {
     int64_t n = ei->shape[0], k = ei->shape[1], cols = x->shape[1], total = op_mul_sat(n, k);
     /* CheckOutShape */
     if (drop > 0) {
-        if (ex->ndim != 3) return mir2_reject(c, "The dim number of expandedX should be 3.");
-        if (ex->shape[0] != E) return mir2_reject(c, "The first dim of expandedX should be %lld.", LL(E));
-        if (ex->shape[1] != C) return mir2_reject(c, "The second dim of expandedX should be %lld.", LL(C));
-        if (ex->shape[2] != cols) return mir2_reject(c, "The third dim of expandedX should be %lld.", LL(cols));
+        aclnnStatus padded = mir2_padded_x(c, ex, E, C, cols);
+        if (padded) return padded;
     } else {
         if (ex->ndim != 2) return mir2_reject(c, "The dim number of expandedX should be 2.");
         active = active == 0 ? total : (total < active ? total : active);

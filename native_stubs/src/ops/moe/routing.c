@@ -319,10 +319,8 @@ aclnnStatus opc_mtp_plan(op_call *c, const op_step *s) {
     int64_t num_out = op_argument(c, s, 2)->i;
     int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
     aclnnStatus rc;
-    if (soc950 && padded) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if (soc950 && padded)
+        return op_invalidf(c->api, "paddedMode must be false (CHECK_RET, no message)");
     op_step rows = *s;
     rows.np = 4;   /* tokens indices permuteTokensOut sortedIndicesOut */
     rows.p[2] = s->p[4], rows.p[3] = s->p[5];
@@ -397,10 +395,8 @@ aclnnStatus opc_mtu_plan(op_call *c, const op_step *s) {
     static const pyaclnn_stub_tensor absent;
     int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
     aclnnStatus rc;
-    if (soc950 && padded) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if (soc950 && padded)
+        return op_invalidf(c->api, "paddedMode must be false (CHECK_RET, no message)");
     op_step rows = *s;   /* the definition's rows (MoeFinalizeRoutingV2's regbase rows on Ascend 950: the same set) */
     rows.np = 4, rows.p[3] = s->p[4];
     if ((rc = opc_dtype_rows(c, &rows))) return rc;
@@ -455,10 +451,8 @@ aclnnStatus opc_mtpg_plan(op_call *c, const op_step *s) {
     int64_t topk = op_argument(c, s, 2)->i;
     int padded = op_argument(c, s, 3)->i != 0, soc950 = ew_soc_is_950();
     aclnnStatus rc;
-    if (soc950 && padded) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if (soc950 && padded)
+        return op_invalidf(c->api, "paddedMode must be false (CHECK_RET, no message)");
     if (soc950 && g->ndim == 0) {
         pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "permutedOutputGrad must have a dimension (CHECK_RET)");
         return ACLNN_ERR_PARAM_INVALID;
@@ -545,10 +539,8 @@ void moe_token_unpermute_grad_kernel(const pyaclnn_stub_launch *launch) {
 /* not_null_mtug permuteTokens unpermutedTokensGrad sortedIndices permutedTokensGradOut paddedMode: Ascend 950 checks
  * paddedMode (bare CHECK_RET, 161002) before permuteTokens (161001); then the generated wrapper's NULL checks. */
 aclnnStatus opc_not_null_mtug(op_call *c, const op_step *s) {
-    if (ew_soc_is_950() && op_argument(c, s, 4)->i != 0) {
-        pyaclnn_stub_report(ACLNN_ERR_PARAM_INVALID, c->api, "paddedMode must be false (CHECK_RET, no message)");
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if (ew_soc_is_950() && op_argument(c, s, 4)->i != 0)
+        return op_invalidf(c->api, "paddedMode must be false (CHECK_RET, no message)");
     op_step nn = *s;
     nn.np = 4;
     return opc_not_null(c, &nn);
