@@ -140,6 +140,19 @@ def test_sqrt_order():
     check_sqrt_order()
 
 
+def check_doc_example(v3):
+    """The docs' example (aclnnAscendQuant.md, aclnnAscendQuantV3.md): x [[0, 1], [2, 3], [4, 5], [6, 7]] FLOAT, scale
+    and offset [1, 2], round, INT8: y = x * scale + offset by the docs' formula (they print the result unstated)."""
+    x, s, o = np.arange(8, dtype=F32).reshape(4, 2), np.array([1, 2], F32), np.array([1, 2], F32)
+    y = np.zeros((4, 2), np.int8)
+    got = ops.AscendQuantV3(x, s, o, False, "round", 2, -1, y) if v3 else ops.AscendQuant(x, s, o, False, "round", 2, y)
+    assert np.array_equal(np.asarray(got), np.array([[1, 4], [3, 8], [5, 12], [7, 16]], np.int8))
+
+
+def test_doc_example():
+    check_doc_example(True)
+
+
 def args3(**kw):
     a = dict(x=np.ones((4, 16), F32), s=np.ones(16, F32), o=None, sq=False, rm="round", dst=2, axis=-1,
              y=np.zeros((4, 16), np.int8))
@@ -225,6 +238,8 @@ def a2_checks():
     for case in CASES_V1:
         check_v1(case)
     check_sqrt_order()
+    check_doc_example(True)
+    check_doc_example(False)
     for a, code, text in INVALID_V3[:8] + INVALID_V3_A2:
         test_v3_invalid_arguments(a, code, text)
     for a, code, text in INVALID_V1_A2:

@@ -129,6 +129,14 @@ def test_dequantised_weight_exact():
         assert F.bits_equal(np.asarray(got), antiquant_ref(w, scale, off, group, xdt, A2)), (xdt, wk, mode)
 
 
+def test_doc_example():
+    """aclnnWeightQuantBatchMatmulV2.md's example: m 16, k 32, n 16, x and antiquantScale fp16 1.0, weight INT8 1:
+    y = 32 everywhere (the doc's formula; the doc prints the result without stating it)."""
+    got = ops.WeightQuantBatchMatmulV2(np.ones((16, 32), F16), np.ones((32, 16), np.int8), np.ones(16, F16), None, None,
+                                       None, None, 0, np.zeros((16, 16), F16))
+    assert F.bits_equal(np.asarray(got), np.full((16, 16), 32, F16))
+
+
 def args(**kw):
     a = dict(x=np.ones((4, 64), F16), w=np.ones((64, 16), np.int8), s=np.ones(16, F16), o=None, qs=None, qo=None,
              b=None, g=0, y=np.zeros((4, 16), F16))
@@ -213,6 +221,7 @@ def a2_checks():
     """Atlas A2 (one subprocess): the reference rows (bf16 in fp32 steps), the INT8 output, the A2 checks."""
     test_against_reference()
     test_dequantised_weight_exact()
+    test_doc_example()
     assert quant_case() <= 1
     for a, code, text in INVALID_COMMON[:3] + INVALID_A2:
         test_invalid_arguments(a, code, text)
