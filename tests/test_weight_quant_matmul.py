@@ -16,6 +16,7 @@ import pyaclnn
 from pyaclnn import ops
 import _fused_ops as F
 from _op_helpers import strided
+from reference import formats as R
 
 A2 = F.ON_A2
 F16, F32, BF16 = np.float16, np.float32, ml_dtypes.bfloat16
@@ -76,14 +77,15 @@ CASES = [(F16, "int8", "channel", False, False, False), (F16, "int8", "group", T
          (F16, "packed", "tensor", True, False, False), (F16, "packed_t", "channel", True, True, False),
          (BF16, "int8", "group", True, True, False), (BF16, "int8_t", "channel", True, False, False),
          (BF16, "packed", "group", False, True, False), (BF16, "packed_t", "tensor", True, True, False),
-         (F16, "int8_t", "group", False, False, True), (BF16, "int8", "channel", False, True, True)]
+         (F16, "int8_t", "group", False, False, True), (BF16, "int8", "channel", False, True, True),
+         (F16, "int4", "group", True, True, False), (BF16, "int4", "channel", True, False, False)]
 
 
 def make(case, seed, m=5, k=128, n=48, group=32):
     xdt, wk, mode, with_off, with_bias, tx = case
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (m, k)).astype(xdt)
-    lo, hi = (-8, 8) if wk.startswith("packed") else (-128, 128)
+    lo, hi = (-8, 8) if wk.startswith(("packed", "int4")) else (-128, 128)
     w = rng.integers(lo, hi, (k, n)).astype(np.int8)
     shape = {"tensor": (1,), "channel": (n,), "group": (k // group, n)}[mode]
     scale = rng.uniform(2e-3, 2e-2, shape).astype(xdt)
@@ -93,6 +95,8 @@ def make(case, seed, m=5, k=128, n=48, group=32):
         wt = w
     elif wk == "int8_t":
         wt = tview(w)
+    elif wk == "int4":                # an INT4 tensor (two codes a byte)
+        wt = pyaclnn.from_numpy(w, dtype="int4")
     elif wk == "packed":
         wt = pack_int4(w, False)
     else:
@@ -127,6 +131,35 @@ def test_dequantised_weight_exact():
         eye = np.eye(128, dtype=xdt)
         got = ops.WeightQuantBatchMatmulV2(eye, wt, scale, off, None, None, None, group, np.zeros((128, 48), xdt))
         assert F.bits_equal(np.asarray(got), antiquant_ref(w, scale, off, group, xdt, A2)), (xdt, wk, mode)
+
+
+def check_fp8_weight(xdt, wname, seed=0, m=4, k=96, n=40):
+    """Ascend 950: a FLOAT8_E4M3FN / HIFLOAT8 weight, per-channel scale (n) or (1, n): w' = x_dtype(fp32(w) * scale),
+    the code widened exactly (arch35 AntiQuantFP8 functions); bias of BF16 for BFLOAT16 x."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (m, k)).astype(xdt)
+    vals = rng.uniform(-6, 6, (k, n)).astype(F32)
+    if wname == "hifloat8":
+        codes = R.encode_hif8(vals, R.ROUND | R.SAT).astype(np.uint8)
+        w = R.decode_hif8(codes)
+    else:
+        codes = vals.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+        w = codes.view(ml_dtypes.float8_e4m3fn).astype(F32)
+    s = rng.uniform(2e-2, 2e-1, (1, n)).astype(xdt)
+    b = rng.uniform(-1, 1, n).astype(xdt)
+    wt = pyaclnn.from_numpy(codes, dtype=wname) if wname == "hifloat8" else codes.view(ml_dtypes.float8_e4m3fn)
+    got = ops.WeightQuantBatchMatmulV2(x, wt, s, None, None, None, b, 0,
+                                       np.zeros((m, n), xdt))
+    wd = (w * s.astype(F32)).astype(F32).astype(xdt)
+    return F.ulps(got, F.f64(x) @ F.f64(wd) + F.f64(b), NAME[xdt])
+
+
+def test_fp8_weights_950():
+    if A2:
+        return
+    worst = max(check_fp8_weight(xdt, wn, i) for i, (xdt, wn) in
+                enumerate([(F16, "hifloat8"), (BF16, "hifloat8"), (F16, "float8_e4m3fn"), (BF16, "float8_e4m3fn")]))
+    assert worst <= 1, worst
 
 
 def test_doc_example():
@@ -173,8 +206,16 @@ INVALID_COMMON = [
 INVALID_950 = [
     (args(qs=np.ones(16, np.uint64), y=np.zeros((4, 16), np.int8)), NULLPTR, "Current Soc do not support quantScaleOptional"),
     (lambda: args(x=tview(np.ones((4, 64), F16))), INVALID, "On DAV3510, the value of x can not be transposed"),
-    (args(w=np.ones((64, 16), ml_dtypes.float8_e4m3fn), s=np.ones(16, F16)), INVALID,
-     "weight FLOAT8_E4M3FN: the emulator implements INT8 and INT4 weights"),
+    (lambda: args(w=pyaclnn.from_numpy(np.zeros((64, 16), np.uint8), dtype="float4_e2m1"), s=np.ones((2, 16), F16),
+                  g=32), INVALID, "weight FLOAT4_E2M1: the emulator implements INT8, INT4, FLOAT8_E4M3FN and HIFLOAT8"),
+    (lambda: args(w=pyaclnn.from_numpy(np.zeros((64, 16), np.uint8), dtype="float4_e2m1"), s=np.ones((1, 16), F16)),
+     INVALID, "When the dtype of weight is FLOAT4_E2M1, quantization mode perchannel/pertensor is not supported"),
+    (args(s=np.ones(16, ml_dtypes.float8_e8m0fnu)), INVALID,
+     "antiquantScale FLOAT8_E8M0: the emulator implements FLOAT16 / BFLOAT16 antiquant scales"),
+    (args(w=np.ones((64, 16), ml_dtypes.float8_e4m3fn), o=np.ones(16, F16)), INVALID,
+     "When the weight dtype is FP32/FP4_E2M1/FP8_E4M3/HIFLOAT8, the value of antiquantOffsetOptional must be null"),
+    (args(w=np.ones((64, 16), ml_dtypes.float8_e4m3fn), s=np.ones((2, 16), F16), g=32), INVALID,
+     "only perchannel quantization is supported, antiquantGroupSize must be 0"),
     (args(w=np.ones((64, 16), ml_dtypes.float8_e4m3fn), s=np.ones(1, F16)), INVALID,
      "only perchannel quantization is supported, pertensor is not supported"),
 ]

@@ -6,7 +6,9 @@
  *
  * The kernel's order: the weight is cast to fp16 (exact for INT8 / INT4), then ANTIQUANT(w) = (w + offset) * scale,
  * each step rounded to fp16 when x is FLOAT16; for BFLOAT16 x the Atlas A2 kernel widens to fp32 and rounds once to
- * bf16 (CAST_RINT) after the multiply, the Ascend 950 kernel computes in bf16 (each step rounded). The cube multiplies
+ * bf16 (CAST_RINT) after the multiply, the Ascend 950 kernel computes in bf16 (each step rounded). An Ascend 950
+ * FLOAT8_E4M3FN / HIFLOAT8 weight (per-channel, no offset) is widened to fp32 and cast to x's dtype (exact: every code
+ * fits), then multiplied by the scale in x's dtype (basic_block_vf_nd.h's AntiQuantFP8 functions). The cube multiplies
  * x by that weight with fp32 accumulation; the bias (fp32) is added and the sum rounded once to y (RNE), or, with a
  * quantScale (Atlas A2, y INT8), dequantised in the fixpipe: (acc + bias) * fp19 scale + offset, rounded once.
  */
@@ -22,7 +24,7 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 
-enum { WQ_W_INT8 = 0, WQ_W_INT4 = 1, WQ_W_PACKED = 2, WQ_W_PACKED_T = 3 };   /* how the kernel reads weight    */
+enum { WQ_W_INT8, WQ_W_INT4, WQ_W_PACKED, WQ_W_PACKED_T, WQ_W_FP8, WQ_W_HIF8 };   /* how the kernel reads weight */
 enum { WQ_CALC_F16 = 0, WQ_CALC_F32_BF16 = 1, WQ_CALC_BF16 = 2 };           /* the antiquant's arithmetic      */
 
 typedef struct {
@@ -377,15 +379,16 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
                             "On DAV3510, the value of x can not be transposed and the value of x must be contiguous");
     /* the emulator's limits */
     char b1[24];
-    if (wdt != ACL_INT8 && wdt != ACL_INT4)
-        return op_invalidf(c->api, "weight %s: the emulator implements INT8 and INT4 weights of "
-                           "aclnnWeightQuantBatchMatmul only", dt_name(wdt, b1));
+    if (wdt != ACL_INT8 && wdt != ACL_INT4 && wdt != ACL_FLOAT8_E4M3FN && wdt != ACL_HIFLOAT8)
+        return op_invalidf(c->api, "weight %s: the emulator implements INT8, INT4, FLOAT8_E4M3FN and HIFLOAT8 weights "
+                           "of aclnnWeightQuantBatchMatmul only", dt_name(wdt, b1));
     if (as->dtype != ACL_FLOAT16 && as->dtype != ACL_BF16)
         return op_invalidf(c->api, "antiquantScale %s: the emulator implements FLOAT16 / BFLOAT16 antiquant scales of "
                            "aclnnWeightQuantBatchMatmul only", dt_name(as->dtype, b1));
     wq_params *p = op_params(c, sizeof *p);
     p->m = mx, p->k = kx, p->n = nw, p->group = group;
-    p->w_kind = packed ? (tw ? WQ_W_PACKED_T : WQ_W_PACKED) : wdt == ACL_INT4 ? WQ_W_INT4 : WQ_W_INT8;
+    p->w_kind = packed ? (tw ? WQ_W_PACKED_T : WQ_W_PACKED) : wdt == ACL_INT4 ? WQ_W_INT4 : wdt == ACL_FLOAT8_E4M3FN ?
+                WQ_W_FP8 : wdt == ACL_HIFLOAT8 ? WQ_W_HIF8 : WQ_W_INT8;
     p->calc = x->dtype == ACL_FLOAT16 ? WQ_CALC_F16 : soc950 ? WQ_CALC_BF16 : WQ_CALC_F32_BF16;
     p->has_offset = ao->present;
     p->has_bias = b->present && pyaclnn_stub_numel(b) > 0;
@@ -414,18 +417,20 @@ static float wq_round(double d, int calc) {
     return calc == WQ_CALC_F16 ? num_f16_to_f32(num_f32_to_f16(f)) : num_bf16_to_f32(num_f32_to_bf16(f));
 }
 
-/* The weight as int8 values, (k, n) row-major. */
-static int8_t *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
+/* The weight's values (exact in fp32), (k, n) row-major. */
+static float *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
     int64_t K = p->k, N = p->n;
-    int8_t *w = tv_alloc(K * N, 1);
+    float *w = tv_alloc(K * N, sizeof(float));
     if (w == NULL) return NULL;
-    if (p->w_kind == WQ_W_INT8) {
+    if (p->w_kind == WQ_W_INT8 || p->w_kind == WQ_W_FP8 || p->w_kind == WQ_W_HIF8) {
         unsigned char *raw = tv_gather_bytes(t);
         if (raw == NULL) {
             free(w);
             return NULL;
         }
-        memcpy(w, raw, (size_t)(K * N));
+        for (int64_t i = 0; i < K * N; i++)
+            w[i] = p->w_kind == WQ_W_INT8 ? (float)(int8_t)raw[i] : p->w_kind == WQ_W_FP8 ? num_fp8_e4m3fn_to_f32(raw[i])
+                                                                                          : num_hif8_to_f32(raw[i]);
         free(raw);
         return w;
     }
@@ -437,7 +442,7 @@ static int8_t *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
         if (p->w_kind == WQ_W_INT4) {   /* element i of the (k, n) view; offsets count nibbles */
             unsigned char byte = base[it.off >> 1];
             int v = (it.off & 1) ? byte >> 4 : byte & 0xF;
-            w[i] = (int8_t)(v >= 8 ? v - 16 : v);
+            w[i] = (float)(v >= 8 ? v - 16 : v);
             continue;
         }
         uint32_t word;
@@ -445,7 +450,7 @@ static int8_t *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
         int64_t r = i / t->shape[1], col = i % t->shape[1];
         for (int q = 0; q < 8; q++) {   /* eight INT4, element 8j + q in bits 4q .. 4q + 3 */
             int v = (int)(word >> (4 * q) & 0xF);
-            int8_t sv = (int8_t)(v >= 8 ? v - 16 : v);
+            float sv = (float)(v >= 8 ? v - 16 : v);
             if (p->w_kind == WQ_W_PACKED) w[r * N + col * 8 + q] = sv;       /* (k, n / 8): along n        */
             else w[(r * 8 + q) * N + col] = sv;                             /* (k / 8, n): along k        */
         }
@@ -463,7 +468,7 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
     float *x = tv_load_float(tx), *sc = tv_load_float(ts), *of = p->has_offset ? tv_load_float(to) : NULL;
     float *bias = p->has_bias ? tv_load_float(tb) : NULL, *qo = p->has_qoffset ? tv_load_float(tqo) : NULL;
     unsigned char *qs = p->quant ? tv_gather_bytes(tqs) : NULL;
-    int8_t *w = wq_weight(tw, p);
+    float *w = wq_weight(tw, p);
     float *wd = tv_alloc(K * N, sizeof(float)), *acc = tv_alloc(M * N, sizeof(float));
     unsigned char *codes = p->quant ? tv_alloc(M * N, 1) : NULL;
     if (!x || !sc || (p->has_offset && !of) || (p->has_bias && !bias) || (p->has_qoffset && !qo) || (p->quant && !qs) ||
@@ -475,7 +480,7 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
     for (int64_t kk = 0; kk < K; kk++)
         for (int64_t j = 0; j < N; j++) {
             int64_t si = ns == 1 ? 0 : p->group > 0 ? (kk / p->group) * N + j : j;
-            double v = w[kk * N + j];   /* int8 / int4 -> fp16: exact */
+            double v = w[kk * N + j];   /* -> fp16 / bf16: exact for every accepted weight code */
             float f;
             if (p->calc == WQ_CALC_F32_BF16) {   /* Atlas A2, BFLOAT16 x: fp32 steps, CAST_RINT to bf16 */
                 float g = (float)v;
