@@ -243,17 +243,20 @@ def test_v3_inner_precise_and_nulls():
 
 
 def quant_case(seed=0, m=6, k=64, n=32):
-    """Atlas A2, y INT8: (x @ w' + bias) * fp19(quantScale) + quantOffset, rounded once, saturated."""
+    """Atlas A2, y INT8: (x @ w' + bias) * fp19(quantScale) + the words' offset, rounded once, saturated. quantOffset
+    is given as op-plugin gives it (the same offsets, which the kernel does not read: a different one changes nothing)."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (m, k)).astype(F16)
     w = rng.integers(-128, 128, (k, n)).astype(np.int8)
     s = rng.uniform(1e-3, 1e-2, n).astype(F16)
     b = rng.uniform(-1, 1, n).astype(F16)
     q = rng.uniform(0.5, 4, n).astype(F32)
-    words = (q.view(np.uint32).astype(np.uint64) & np.uint64(0xFFFFE000)) | np.uint64(1 << 46)
-    qo = rng.uniform(-3, 3, n).astype(F32)
+    off = rng.integers(-20, 20, n)
+    words = ((q.view(np.uint32).astype(np.uint64) & np.uint64(0xFFFFE000)) | np.uint64(1 << 46) |
+             ((off.astype(np.uint64) & np.uint64(0x1FF)) << np.uint64(37)))
+    qo = (off + 0.25).astype(F32)    # not read by the kernel
     got = ops.WeightQuantBatchMatmulV2(x, w, s, None, words, qo, b, 0, np.zeros((m, n), np.int8))
-    v = (F.f64(x) @ F.f64(antiquant_ref(w, s, None, 0, F16, True)) + F.f64(b)) * F.f64(fp19(words)) + qo
+    v = (F.f64(x) @ F.f64(antiquant_ref(w, s, None, 0, F16, True)) + F.f64(b)) * F.f64(fp19(words)) + off
     want = np.clip(np.rint(v), -128, 127)
     return int(np.abs(np.asarray(got).astype(np.int64) - want).max())
 

@@ -10,7 +10,8 @@
  * FLOAT8_E4M3FN / HIFLOAT8 weight (per-channel, no offset) is widened to fp32 and cast to x's dtype (exact: every code
  * fits), then multiplied by the scale in x's dtype (basic_block_vf_nd.h's AntiQuantFP8 functions). The cube multiplies
  * x by that weight with fp32 accumulation; the bias (fp32) is added and the sum rounded once to y (RNE), or, with a
- * quantScale (Atlas A2, y INT8), dequantised in the fixpipe: (acc + bias) * fp19 scale + offset, rounded once.
+ * quantScale (Atlas A2, y INT8), dequantised in the fixpipe: (acc + bias) * fp19 scale + the words' 9-bit offset,
+ * rounded once (the kernels set only the quantScale words on the matmul: quantOffset is checked, never read).
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ enum { WQ_CALC_F16 = 0, WQ_CALC_F32_BF16 = 1, WQ_CALC_BF16 = 2 };           /* t
 
 typedef struct {
     int64_t m, k, n, group;
-    int w_kind, calc, has_offset, has_bias, quant, has_qoffset;
+    int w_kind, calc, has_offset, has_bias, quant;
 } wq_params;
 
 static const char *const WQ_API = "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize";   /* the op_api's kOpName */
@@ -393,7 +394,6 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
     p->has_offset = ao->present;
     p->has_bias = b->present && pyaclnn_stub_numel(b) > 0;
     p->quant = qs->present && pyaclnn_stub_numel(qs) > 0;
-    p->has_qoffset = p->quant && qo->present && pyaclnn_stub_numel(qo) > 0;
     return ACLNN_SUCCESS;
 }
 
@@ -462,16 +462,16 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
     const wq_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
     const pyaclnn_stub_tensor *tx = &launch->inputs[0], *tw = &launch->inputs[1], *ts = &launch->inputs[2],
-                              *to = &launch->inputs[3], *tqs = &launch->inputs[4], *tqo = &launch->inputs[5],
-                              *tb = &launch->inputs[6], *ty = &launch->outputs[0];
+                              *to = &launch->inputs[3], *tqs = &launch->inputs[4], *tb = &launch->inputs[6],
+                              *ty = &launch->outputs[0];
     int64_t M = p->m, K = p->k, N = p->n;
     float *x = tv_load_float(tx), *sc = tv_load_float(ts), *of = p->has_offset ? tv_load_float(to) : NULL;
-    float *bias = p->has_bias ? tv_load_float(tb) : NULL, *qo = p->has_qoffset ? tv_load_float(tqo) : NULL;
+    float *bias = p->has_bias ? tv_load_float(tb) : NULL;
     unsigned char *qs = p->quant ? tv_gather_bytes(tqs) : NULL;
     float *w = wq_weight(tw, p);
     float *wd = tv_alloc(K * N, sizeof(float)), *acc = tv_alloc(M * N, sizeof(float));
     unsigned char *codes = p->quant ? tv_alloc(M * N, 1) : NULL;
-    if (!x || !sc || (p->has_offset && !of) || (p->has_bias && !bias) || (p->has_qoffset && !qo) || (p->quant && !qs) ||
+    if (!x || !sc || (p->has_offset && !of) || (p->has_bias && !bias) || (p->quant && !qs) ||
         !w || !wd || !acc || (p->quant && !codes)) {
         tv_fail_oom(launch);
         goto done;
@@ -506,7 +506,7 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
             float s;
             memcpy(&s, &u, 4);
             int32_t o9 = (int32_t)(word >> 37 & 0x1FF);
-            double off = qo ? (double)qo[nq == 1 ? 0 : j] : (double)(o9 >= 256 ? o9 - 512 : o9);
+            double off = (double)(o9 >= 256 ? o9 - 512 : o9);   /* the words' offset: the kernel reads no quantOffset */
             codes[e] = (unsigned char)num_f32_to_int8((float)((double)r * (double)s + off), NUM_RINT | NUM_SAT);
         } else {
             acc[e] = r;
@@ -515,5 +515,5 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
     if (p->quant) tv_scatter_bytes(ty, codes);
     else tv_store_float(ty, acc);   /* CAST_RINT to FLOAT16 / BFLOAT16 */
 done:
-    free(x), free(sc), free(of), free(bias), free(qo), free(qs), free(w), free(wd), free(acc), free(codes);
+    free(x), free(sc), free(of), free(bias), free(qs), free(w), free(wd), free(acc), free(codes);
 }
