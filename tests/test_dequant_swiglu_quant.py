@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import pyaclnn
 from pyaclnn import ops
 from reference import arnq_casts as casts
 import _fused_ops as F
@@ -28,8 +29,11 @@ def exp32(v):
         return np.exp(np.asarray(v, np.float64)).astype(F32)
 
 
-def dsq_ref(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="dynamic", soc="950"):
-    """y (int8), scale (float32 per row; None in static mode)."""
+QMAX = {"int8": 127, "float8_e4m3fn": 448, "float8_e5m2": 57344, "hifloat8": 32768}
+
+
+def dsq_ref(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="dynamic", soc="950", ydt="int8"):
+    """y (int8 values, or the FP8 / HiFloat8 codes as uint8), scale (float32 per row; None in static mode)."""
     x = np.asarray(x)
     two_h = x.shape[-1]
     h = two_h // 2
@@ -61,7 +65,7 @@ def dsq_ref(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="
         if mode == "dynamic":
             if q is not None:
                 sw = sw * (q[0] if q.size == 1 else q[None, :])
-            scale = (np.abs(sw).max(-1) / F32(127)).astype(F32)
+            scale = (np.abs(sw).max(-1) / F32(QMAX[ydt])).astype(F32)
             yv = sw / scale[:, None] if soc == "950" else sw * (F32(1) / scale)[:, None]
         else:
             scale = None
@@ -72,15 +76,19 @@ def dsq_ref(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="
                     yv = yv * (F32(1) / q[0]) + o[0]
                 else:
                     yv = yv / (q[0] if q.size == 1 else q[None, :]) + (o[0] if o.size == 1 else o[None, :])
-    y = casts.encode_int8(yv.astype(F32)).reshape(x.shape[:-1] + (h,))
+    yv = yv.astype(F32)
+    code = (casts.encode_int8(yv) if ydt == "int8" else casts.encode_hif8(yv, "zero") if ydt == "hifloat8"
+            else casts.encode_fp8(yv, ydt, "zero"))
+    y = code.reshape(x.shape[:-1] + (h,))
     return y, None if scale is None else scale.reshape(x.shape[:-1])
 
 
 # ---- calls ---------------------------------------------------------------------------------------------------------
 
-def run(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="dynamic", group=None, v2=None):
+def run(x, w=None, act=None, bias=None, qs=None, qo=None, left=False, mode="dynamic", group=None, v2=None, ydt="int8"):
     shp = x.shape[:-1]
-    y, sc = np.zeros(shp + (x.shape[-1] // 2,), np.int8), np.zeros(shp, F32)
+    y = np.zeros(shp + (x.shape[-1] // 2,), np.int8) if ydt == "int8" else pyaclnn.zeros(shp + (x.shape[-1] // 2,), ydt)
+    sc = np.zeros(shp, F32)
     if v2 is None:
         return ops.DequantSwigluQuant(x, w, act, bias, qs, qo, group, left, mode, y, sc)
     dst, rnd, adim, swi = v2
@@ -145,6 +153,21 @@ def test_against_reference_950(case):
 
 
 @pytest.mark.skipif(A2, reason="Ascend 950 in-process")
+@pytest.mark.parametrize("ydt,code", [("float8_e4m3fn", 36), ("float8_e5m2", 35), ("hifloat8", 34)])
+def test_950_fp8_and_hifloat8_outputs(ydt, code):
+    """V2's dstType on Ascend 950: scale = max / the type's maximum, y = sw / scale cast (FP8 RINT, HiF8 ROUND)."""
+    for mode, nqs in (("dynamic", 32), ("static", 1)):
+        x, w, act, bias = inputs("int32", (4, 64), "float32", 8)
+        qs = np.full(nqs, 0.05 if mode == "static" else 1.3, F32)
+        qo = np.full(nqs, 0.5, F32) if mode == "static" else None
+        y, sc = run(x, w, act, bias, qs, qo, mode=mode, v2=(code, "rint", -1, 0), ydt=ydt)
+        want = dsq_ref(x, w, act, bias, qs, qo, mode=mode, ydt=ydt)
+        assert np.array_equal(np.asarray(y.numpy() if hasattr(y, "numpy") else y).view(np.uint8), want[0]), (ydt, mode)
+        if mode == "dynamic":
+            assert F.bits_equal(sc, want[1])
+
+
+@pytest.mark.skipif(A2, reason="Ascend 950 in-process")
 def test_documented_formula():
     """The docs' formula in float64 (dequant, swish(A) * B, per-row max / 127, round): within one code."""
     x, w, act, bias = inputs("int32", (8, 256), "float32", 21)
@@ -198,8 +221,9 @@ def test_v2_limits_and_950_rows():
     F.expect_error(ops.DequantSwigluQuantV2, v2(2, "rint", -1, 1), TILING, "only swigluMode 0 is emulated")
     F.expect_error(ops.DequantSwigluQuantV2, v2(2, "rint", 0, 0), TILING, "only the last dim is emulated")
     F.expect_error(ops.DequantSwigluQuantV2, v2(2, "floor", -1, 0), TILING, "only rint is emulated")
-    F.expect_error(ops.DequantSwigluQuantV2, v2(35, "rint", -1, 0, np.zeros((2, 8), ml_dtypes.float8_e5m2)), TILING,
-                   "only INT8 (2) is emulated")   # a 950 row (FP8 y), not emulated
+    F.expect_error(ops.DequantSwigluQuantV2, v2(40, "rint", -1, 0, pyaclnn.zeros((2, 8), "float4_e2m1")), TILING,
+                   "are emulated")                 # a 950 row (FP4 y), not emulated
+    F.expect_error(ops.DequantSwigluQuantV2, v2(36, "rint", -1, 0), TILING, "y must be of dstType")
     F.expect_error(ops.DequantSwigluQuant, args(g=np.array([2], np.int32)), TILING, "not emulated")  # INT32: a 950 row
 
 

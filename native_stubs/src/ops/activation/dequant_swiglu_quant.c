@@ -32,9 +32,22 @@ typedef struct {
     int64_t rows, h;
     int int_x, soc950, left, dynamic, bias, has_w, has_act;
     int64_t qs_n, qo_n;   /* elements of quantScale / quantOffset: 0, 1 or h */
+    float qmax;           /* the output type's maximum: INT8 127, FP8 E4M3 448, E5M2 57344, HIFLOAT8 32768 */
+    aclDataType ydt;
 } dsq_params;
 
 enum { I_X, I_W, I_ACT, I_BIAS, I_QS, I_QO };
+
+/* One fp32 value to y's code: INT8 RINT saturating (the int16 -> half -> int8 chain); FP8 RINT and HIFLOAT8 ROUND,
+ * saturating (arch35 CAST_FP32_TO_FP8, CAST_FP32_TO_HI8). */
+static uint8_t dsq_code(float v, aclDataType ydt) {
+    switch (ydt) {
+    case ACL_FLOAT8_E4M3FN: return num_f32_to_fp8_e4m3fn(v, NUM_RINT | NUM_SAT | NUM_NAN_TO_ZERO);
+    case ACL_FLOAT8_E5M2: return num_f32_to_fp8_e5m2(v, NUM_RINT | NUM_SAT | NUM_NAN_TO_ZERO);
+    case ACL_HIFLOAT8: return num_f32_to_hif8(v, NUM_ROUND | NUM_SAT | NUM_NAN_TO_ZERO);
+    default: return (uint8_t)num_f32_to_int8(v, NUM_RINT | NUM_SAT);
+    }
+}
 
 /* Column j of row r dequantised (weightScale and bias indexed by the column in 2H). */
 static float dsq_dequant(const dsq_params *p, const int32_t *xi, const float *xf, const float *w, const float *act,
@@ -70,7 +83,7 @@ void dequant_swiglu_quant_kernel(const pyaclnn_stub_launch *launch) {
     float *w = p->has_w ? tv_load_float(&in[I_W]) : NULL, *act = p->has_act ? tv_load_float(&in[I_ACT]) : NULL;
     float *qs = p->qs_n ? tv_load_float(&in[I_QS]) : NULL, *qo = p->qo_n ? tv_load_float(&in[I_QO]) : NULL;
     float *sw = tv_alloc(H, sizeof(float)), *sc = tv_alloc(R, sizeof(float));
-    int8_t *y = tv_alloc(R * H, 1);
+    uint8_t *y = tv_alloc(R * H, 1);
     if (oom || (p->has_w && !w) || (p->has_act && !act) || (p->qs_n && !qs) || (p->qo_n && !qo) || !sw || !sc || !y) {
         tv_fail_oom(launch);
     } else {
@@ -92,7 +105,7 @@ void dequant_swiglu_quant_kernel(const pyaclnn_stub_launch *launch) {
             }
             float inv = 0.0f;
             if (p->dynamic) {
-                sc[r] = m / 127.0f;
+                sc[r] = m / p->qmax;
                 inv = 1.0f / sc[r];
             }
             float qinv = !p->soc950 && !p->dynamic && p->qs_n == 1 ? 1.0f / qs[0] : 0.0f;
@@ -104,10 +117,10 @@ void dequant_swiglu_quant_kernel(const pyaclnn_stub_launch *launch) {
                     v = p->qs_n == 1 && !p->soc950 ? v * qinv : v / qs[p->qs_n == 1 ? 0 : j];
                     if (qo) v = v + qo[p->qo_n == 1 ? 0 : j];
                 }
-                y[r * H + j] = num_f32_to_int8(v, NUM_RINT | NUM_SAT);
+                y[r * H + j] = dsq_code(v, p->ydt);
             }
         }
-        tv_scatter_bytes(&launch->outputs[0], (const unsigned char *)y);
+        tv_scatter_bytes(&launch->outputs[0], y);
         if (p->dynamic) tv_store_float(&launch->outputs[1], sc);
     }
     free(xi), free(xf), free(bi), free(bf), free(w), free(act), free(qs), free(qo), free(sw), free(sc), free(y);
@@ -210,8 +223,14 @@ aclnnStatus opc_dsq_plan(op_call *c, const op_step *s) {
             return dsq_fail(c, "activateDim %lld: only the last dim is emulated", (long long)adim);
         if (round != NULL && strcmp(round, "rint") != 0)
             return dsq_fail(c, "roundModeOptional %s: only rint is emulated", round);
-        if (op_argument(c, s, DST)->i != ACL_INT8 || y->dtype != ACL_INT8)
-            return dsq_fail(c, "dstType %lld: only INT8 (2) is emulated", (long long)op_argument(c, s, DST)->i);
+        int64_t dst = op_argument(c, s, DST)->i;
+        int ok = dst == ACL_INT8 || (ew_soc_is_950() && (dst == ACL_FLOAT8_E4M3FN || dst == ACL_FLOAT8_E5M2 ||
+                                                        dst == ACL_HIFLOAT8));
+        if (!ok) return dsq_fail(c, "dstType %lld: INT8 (2), FLOAT8_E5M2 (35), FLOAT8_E4M3FN (36) and HIFLOAT8 (34) "
+                                 "are emulated (the FP8 / HIFLOAT8 ones on Ascend 950)", (long long)dst);
+        if (y->dtype != (aclDataType)dst)
+            return dsq_fail(c, "dstType %lld and yOut %s: y must be of dstType", (long long)dst,
+                            op_dtype_name(y->dtype, b1));
     } else if (y->dtype != ACL_INT8) {
         return dsq_fail(c, "yOut of %s: only INT8 is emulated", op_dtype_name(y->dtype, b1));
     }
@@ -242,6 +261,9 @@ aclnnStatus opc_dsq_plan(op_call *c, const op_step *s) {
         return dsq_fail(c, "bias has %lld elements, %lld expected", (long long)pyaclnn_stub_numel(bias), (long long)two_h);
     p->qs_n = qs->present ? pyaclnn_stub_numel(qs) : 0;
     p->qo_n = qs->present && !dynamic && qo->present ? pyaclnn_stub_numel(qo) : 0;
+    p->ydt = y->dtype;
+    p->qmax = y->dtype == ACL_FLOAT8_E4M3FN ? 448.0f : y->dtype == ACL_FLOAT8_E5M2 ? 57344.0f
+            : y->dtype == ACL_HIFLOAT8 ? 32768.0f : 127.0f;
     if (rows * h == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
