@@ -227,6 +227,13 @@ def test_v2_limits_and_950_rows():
     F.expect_error(ops.DequantSwigluQuant, args(g=np.array([2], np.int32)), TILING, "not emulated")  # INT32: a 950 row
 
 
+def test_null_quant_mode_is_the_definitions_static():
+    x, w, act, bias = inputs("int32", (2, 32), None, 5)
+    qs, qo = np.full(16, 0.1, F32), np.full(16, 1.0, F32)
+    got = run(x, w, act, None, qs, qo, mode=None)
+    assert np.array_equal(got[0], dsq_ref(x, w, act, None, qs, qo, mode="static", soc="a2" if A2 else "950")[0])
+
+
 def test_null_status_and_empty():
     F.null_status_is_nullptr("DequantSwigluQuant", 11)
     got = run(np.ones((0, 16), np.int32), np.ones(16, F32))
@@ -244,6 +251,7 @@ for a, code, text in T.INVALID_CALLS:
     T.test_invalid_arguments(a, code, text)
 T.F.expect_error(T.ops.DequantSwigluQuant, T.args(g=np.array([2], np.int32)), T.INVALID, "groupIndexOptional INT32")
 T.test_null_status_and_empty()
+T.test_null_quant_mode_is_the_definitions_static()
 """
 
 

@@ -179,6 +179,7 @@ aclnnStatus opc_dsq_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *bias = op_tensor(c, s, BIAS), *qs = op_tensor(c, s, QS), *qo = op_tensor(c, s, QO);
     const pyaclnn_stub_tensor *y = op_tensor(c, s, Y), *sc = op_tensor(c, s, SC);
     const char *mode = op_argument(c, s, MODE)->p;
+    if (mode == NULL) mode = "static";   /* the op definition's default of the attribute */
     int v2 = s->np > DST;
     char b1[160];
     if (x->ndim <= 1) return dsq_fail(c, "The shape dim of x can not be less than 2");
@@ -187,8 +188,7 @@ aclnnStatus opc_dsq_plan(op_call *c, const op_step *s) {
     int dynamic;
     if (mode != NULL && strcasecmp(mode, "static") == 0) dynamic = 0;
     else if (mode != NULL && strcasecmp(mode, "dynamic") == 0) dynamic = 1;
-    else return dsq_fail(c, "quant_mode %s: quant_mode should be static or dynamic with case insensitive",
-                         mode ? mode : "(null)");
+    else return dsq_fail(c, "quant_mode %s: quant_mode should be static or dynamic with case insensitive", mode);
     if (x->dtype == ACL_INT32) {
         if (bias->present && pyaclnn_stub_numel(bias) != two_h)
             return dsq_fail(c, "bias has %lld elements, %lld expected", (long long)pyaclnn_stub_numel(bias),
