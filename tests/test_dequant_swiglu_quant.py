@@ -167,6 +167,38 @@ def test_950_fp8_and_hifloat8_outputs(ydt, code):
             assert F.bits_equal(sc, want[1])
 
 
+def ties_row():
+    """An INT32 row whose B values put sw / scale within an ulp of half-integers, where Atlas A2's sw * (1 / scale)
+    and Ascend 950's sw / scale round to different codes: A = 1 * 32 (swish(32) = 32 in fp32), B = 1 * w."""
+    bmax = F32(0.7734)
+    sc = F32(F32(32) * bmax / F32(127))
+    inv = F32(F32(1) / sc)
+    ws = [bmax]
+    for k in range(127):
+        for o in range(-4, 5):
+            w = (np.array([(k + 0.5) * float(sc) / 32], F32).view(np.int32) + o).view(F32)[0]
+            if np.rint(F32(F32(32) * w) * inv) != np.rint(F32(F32(32) * w) / sc) and len(ws) < 48:
+                ws.append(w)
+    h = len(ws)
+    x = np.ones((1, 2 * h), np.int32)
+    w = np.concatenate([np.array(ws, F32), np.full(h, 32, F32)])
+    return x, w
+
+
+def check_scale_rounding(soc):
+    x, w = ties_row()
+    got = run(x, w)
+    want = dsq_ref(x, w, soc=soc)
+    assert np.array_equal(got[0], want[0]) and F.bits_equal(got[1], want[1])
+    other = dsq_ref(x, w, soc="a2" if soc == "950" else "950")
+    assert not np.array_equal(want[0], other[0])   # the row tells the two SoCs' steps apart
+
+
+@pytest.mark.skipif(A2, reason="Ascend 950 in-process")
+def test_dynamic_scale_rounding_per_soc():
+    check_scale_rounding("950")
+
+
 @pytest.mark.skipif(A2, reason="Ascend 950 in-process")
 def test_documented_formula():
     """The docs' formula in float64 (dequant, swish(A) * B, per-row max / 127, round): within one code."""
@@ -252,6 +284,7 @@ for a, code, text in T.INVALID_CALLS:
 T.F.expect_error(T.ops.DequantSwigluQuant, T.args(g=np.array([2], np.int32)), T.INVALID, "groupIndexOptional INT32")
 T.test_null_status_and_empty()
 T.test_null_quant_mode_is_the_definitions_static()
+T.check_scale_rounding("a2")
 """
 
 
