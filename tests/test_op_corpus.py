@@ -42,7 +42,8 @@ REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dW
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
 # test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing, test_affine_grid,
 # test_channel_shuffle, test_grid_sampler3d, test_histc, test_im2col, test_renorm, test_searchsorted,
-# test_unpool, test_ascend_quant, test_weight_quant_matmul); the corpus records their validation. A builder in
+# test_unpool, test_ascend_quant, test_weight_quant_matmul, test_add_rms_norm_quant, test_dequant_swiglu_quant);
+# the corpus records their validation. A builder in
 # tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
     "aclnnAdaptiveMaxPool2d", "aclnnAdaptiveMaxPool2dBackward", "aclnnAddbmm", "aclnnAddr", "aclnnAmin",
@@ -68,7 +69,8 @@ NO_BUILDER_YET = {
     "aclnnMoeTokenPermuteGrad", "aclnnMoeTokenUnpermuteGrad", "aclnnDequantBias", "aclnnDynamicQuant",
     "aclnnDynamicQuantV2", "aclnnDynamicQuantV3", "aclnnDynamicQuantV4", "aclnnQuantMatmulV5",
     "aclnnTransQuantParamV2", "aclnnTransQuantParamV3", "aclnnAscendQuant", "aclnnAscendQuantV3",
-    "aclnnWeightQuantBatchMatmulV2", "aclnnWeightQuantBatchMatmulV3",
+    "aclnnWeightQuantBatchMatmulV2", "aclnnWeightQuantBatchMatmulV3", "aclnnAddRmsNormQuant",
+    "aclnnDequantSwigluQuant", "aclnnDequantSwigluQuantV2",
 }
 SHOW = 20
 
