@@ -15,6 +15,10 @@ One op, ``z = x + y`` on 8 fp32 elements, three ways in one run:
   (``TASK_QUEUE_ENABLE=0``: everything on the calling thread, so the op's time is torch_npu's plus ours).
 * ``torch_cpu`` -- the same op on torch CPU tensors in the same child, for scale.
 
+The child also runs N / 10 ops each followed by ``torch.npu.synchronize()`` (``op_with_sync_ns``; the sync
+alone, as the probe times it, in ``sync_ns_per_synced_op``): there the host also waits for the hand-off to
+the stream worker and the kernel.
+
 Ours per op = the probe's create + phase 1 + launch + destroy time per op (plus, with a sync per op, the
 worker hand-off and the kernel, which the host waits for); torch_npu's own = the op's time minus ours (on
 the calling thread). The machine is shared: each figure is the best of ``repeats`` (the least disturbed)
@@ -114,11 +118,23 @@ def child(n: int, repeats: int) -> None:
     for _ in range(500):
         xn + yn
     torch.npu.synchronize()
-    npu, cpu = [], []
+    def loop_synced(m) -> tuple[float, dict]:
+        """m ops, each followed by a sync: the host also waits for the worker hand-off and the kernel."""
+        before = counters()
+        t0 = time.perf_counter_ns()
+        for _ in range(m):
+            xn + yn
+            torch.npu.synchronize()
+        wall = (time.perf_counter_ns() - t0) / m
+        after = counters()
+        return wall, {k: ((after[k][0] - before[k][0]) / m, (after[k][1] - before[k][1]) / m) for k in after}
+
+    npu, cpu, synced = [], [], []
     for _ in range(repeats):
         npu.append(loop(xn, yn, torch.npu.synchronize))
         cpu.append(loop(x, y, lambda: None)[0])
-    print("RESULT " + json.dumps({"npu": npu, "cpu": cpu}))
+        synced.append(loop_synced(max(1, n // 10)))
+    print("RESULT " + json.dumps({"npu": npu, "cpu": cpu, "synced": synced}))
 
 
 def run_child(probe: Path, n: int, repeats: int, task_queue: bool) -> dict:
@@ -144,8 +160,12 @@ def run_child(probe: Path, n: int, repeats: int, task_queue: bool) -> dict:
     split = {k: round(sum(probes.get(name, (0, 0))[1] for name in names), 1) for k, names in steps.items()}
     calls = {name: round(c, 3) for name, (c, _) in probes.items() if c}
     ours = sum(split[k] for k in ("create", "phase1", "launch", "destroy"))
+    best_synced = min(data["synced"], key=lambda r: r[0])
+    sync_ns = sum(best_synced[1].get(name, (0, 0))[1] for name in steps["sync"])
     return {
         "op_ns": summary([w for w, _ in data["npu"]]),
+        "op_with_sync_ns": summary([w for w, _ in data["synced"]]),
+        "sync_ns_per_synced_op": round(sync_ns, 1),
         "torch_cpu_op_ns": summary(data["cpu"]),
         "ours_ns_per_op": split,
         "ours_host_ns": round(ours, 1),
