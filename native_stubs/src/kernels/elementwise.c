@@ -24,6 +24,7 @@ typedef struct {
 typedef struct {
     const ew_plan *plan;
     int f32_arith;                 /* 1: run_f32_arith's case (set by ew_kernel)              */
+    int fill;                      /* 1: run_fill's case                                      */
     int ndim;
     int64_t shape[PYACLNN_STUB_MAX_DIMS];
     int n_operands;                /* operand 0 is the output                                */
@@ -298,10 +299,32 @@ static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], in
     }
 }
 
+/* FILL (ones, zeros, full: e.g. the [2048, 2048] masks torch_npu builds per causal SDPA call): the general
+ * loop's one value, cast and stored once, then copied to every element. */
+static void run_fill(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    const ew_operand *o = &L->ops[0];
+    unsigned char v[16];
+    size_t isz = o->itemsize;
+    ew_store(v, o->dtype, ew_cast(L->plan->scalar, ew_result_dtype(EW_OP_FILL, L->plan->compute), o->dtype));
+    unsigned char *d = addr(o, base[0]);
+    int64_t stride = o->strides[L->ndim - 1];
+    if (stride != 1) {
+        for (int64_t e = 0; e < n; e++) memcpy(d + e * stride * (int64_t)isz, v, isz);
+        return;
+    }
+    memcpy(d, v, isz);
+    for (int64_t done = 1; done < n;) {   /* doubling copies of what is filled already */
+        int64_t m = done < n - done ? done : n - done;
+        memcpy(d + done * (int64_t)isz, d, (size_t)m * isz);
+        done += m;
+    }
+}
+
 /* Processes n consecutive elements along the innermost dimension, starting at element offsets
  * base[k] of each operand. */
 static void run_inner(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
     if (L->f32_arith) run_f32_arith(L, base, n);
+    else if (L->fill) run_fill(L, base, n);
     else run_general(L, base, n);
 }
 
@@ -506,6 +529,8 @@ void ew_kernel(const pyaclnn_stub_launch *launch) {
     }
     coalesce(&L);
     L.f32_arith = f32_arith_case(p, &L);
+    /* the dtypes ew_store writes as whole bytes (ew_itemsize 0: the 4-bit ones) */
+    L.fill = p->op == EW_OP_FILL && L.ops[0].itemsize >= 1 && L.ops[0].itemsize <= 8;
     /* an output that addresses some elements twice is written in row-major order by one thread */
     size_t threads = tv_may_self_overlap(out) ? 1 : op_thread_count((size_t)total, MIN_ELEMENTS_PER_THREAD);
     op_parallel_for((size_t)total, threads, run_range, &L);
