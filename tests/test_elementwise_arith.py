@@ -273,6 +273,38 @@ def test_inplace_with_overlapping_other_reads_before_writing():
     assert base.numpy().tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "adds", "muls"])
+def test_fp32_chunks_with_and_without_nan_in_place(op):
+    """fp32 + - * / run a direct loop over chunks of 256 elements and leave a chunk with a NaN result to the
+    general loop: chunks of both kinds in one call, in place (the output is self), with a strided other."""
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(1000) * 100).astype(np.float32)
+    b_store = (rng.standard_normal(2000) * 3).astype(np.float32)
+    a[300] = np.nan                        # only the second chunk has a NaN result ...
+    b_store[2 * 700] = -0.0                # ... and the third a signed zero divisor (an infinity, not a NaN)
+    a[701], b_store[2 * 701] = 0.0, -0.0   # 0 * -0 = -0, 0 - -0 = 0, 0 / -0 = NaN: a NaN in the third chunk too
+    b = b_store[::2]
+    x = pyaclnn.from_numpy(a.copy())
+    other = pyaclnn.from_numpy(b_store).as_strided((1000,), (2,), 0)
+    if op == "add":
+        ops.InplaceAdd(x, other, scalar(1, "int64"))
+    elif op == "sub":
+        ops.InplaceSub(x, other, scalar(1, "int64"))
+    elif op == "mul":
+        ops.InplaceMul(x, other)
+    elif op == "div":
+        ops.InplaceDiv(x, other)
+    elif op == "adds":
+        ops.InplaceAdds(x, scalar(-2.5, "float32"), scalar(1, "int64"))
+    else:
+        ops.InplaceMuls(x, scalar(-2.5, "float32"))
+    if op in ("adds", "muls"):
+        want = R.binary(op[:-1], a, np.full(1000, -2.5, np.float32), "float32", "float32")
+    else:
+        want = R.binary(op, a, b, "float32", "float32")
+    same_bits(x.numpy(), want)
+
+
 # ---- null pointers through the C entry point ----------------------------------------------------
 
 def test_null_arguments_return_161001():

@@ -124,6 +124,18 @@ def test_one_zero_fill_on_a_strided_view(name):
         same_bits(flat[rest], before.reshape(-1)[rest])
 
 
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "int64", "bool"])
+def test_fill_a_contiguous_run_inside_a_buffer(name):
+    """A contiguous fill copies its first element forward in doubling runs: exactly the view's 37
+    elements change, from the third on."""
+    store = pyaclnn.from_numpy(sample(name, (41,)))
+    before = store.numpy().copy()
+    ops.InplaceFillScalar(store.as_strided((37,), (1,), 2), ops.Scalar(1, "int64"))
+    after = store.numpy()
+    assert np.all(after[2:39].astype(np.float64) == 1)
+    same_bits(np.concatenate([after[:2], after[39:]]), np.concatenate([before[:2], before[39:]]))
+
+
 @pytest.mark.parametrize("name,value,dtype", [("float16", 0.1, "float64"), ("bfloat16", 3.14159, "float32"),
                                               ("int8", 300, "int64"), ("float32", 7, "int32"),
                                               ("bool", True, "bool"), ("int64", -2**40, "int64")])

@@ -275,6 +275,24 @@ def test_triu(name, diagonal):
     same_bits(t.numpy(), R.triu(np.swapaxes(x, 1, 2), diagonal))
 
 
+@pytest.mark.parametrize("diagonal", [-(2 ** 62), -4, -1, 0, 3, 2 ** 62])
+@pytest.mark.parametrize("lower", [False, True])
+def test_triu_tril_contiguous_in_place_and_overlapping(lower, diagonal):
+    """Contiguous views go a row at a time: in place, onto an output overlapping self (read first), and
+    with diagonals beyond the matrix either way; numpy's triu / tril (j - i >= k / j - i <= k) are the
+    reference."""
+    x = sample("float32", (3, 4, 5))
+    want = np.tril(x, diagonal) if lower else np.triu(x, diagonal)
+    t = pyaclnn.from_numpy(x.copy())
+    (ops.InplaceTril if lower else ops.InplaceTriu)(t, diagonal)
+    same_bits(t.numpy(), want)
+    store = pyaclnn.from_numpy(np.concatenate([x.reshape(-1), np.zeros(7, np.float32)]))
+    self_view = store.as_strided((3, 4, 5), (20, 5, 1), 0)
+    out_view = store.as_strided((3, 4, 5), (20, 5, 1), 7)      # shifted by 7 elements: overlaps self
+    (ops.Tril if lower else ops.Triu)(self_view, diagonal, out_view)
+    same_bits(store.numpy()[7:].reshape(3, 4, 5), want)
+
+
 # ---- validation ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,text", [

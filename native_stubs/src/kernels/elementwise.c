@@ -23,6 +23,8 @@ typedef struct {
 
 typedef struct {
     const ew_plan *plan;
+    int f32_arith;                 /* 1: run_f32_arith's case (set by ew_kernel)              */
+    int fill;                      /* 1: run_fill's case                                      */
     int ndim;
     int64_t shape[PYACLNN_STUB_MAX_DIMS];
     int n_operands;                /* operand 0 is the output                                */
@@ -243,9 +245,91 @@ static inline unsigned char *addr(const ew_operand *o, int64_t elem) {
     return o->data + (o->offset + elem) * (int64_t)o->itemsize;
 }
 
+/* fp32 operands and output, compute fp32, + - * / without alpha and with the tensor (or scalar) second:
+ * the general loop's arithmetic (load to double, op in double, round to fp32 once) without its per-element
+ * dispatch. Which NaN an op on two NaNs returns (and the sign of a negated NaN) depends on how the compiler
+ * ordered the general loop's instructions, so a chunk with a NaN result is left to the general loop: the
+ * results are the general loop's bit for bit. */
+static int f32_arith_case(const ew_plan *p, const ew_loop *L) {
+    if (p->compute != ACL_FLOAT || p->alpha_mode != EW_ALPHA_NONE || p->scalar_first || p->bool_inputs ||
+        p->raw_copy || p->n_inputs != (p->scalar_second ? 1 : 2))
+        return 0;
+    if (p->op != EW_OP_ADD && p->op != EW_OP_SUB && p->op != EW_OP_MUL && p->op != EW_OP_DIV) return 0;
+    for (int k = 0; k < L->n_operands; k++)
+        if (L->ops[k].dtype != ACL_FLOAT) return 0;
+    return 1;
+}
+
+/* Up to CHUNK elements into r; 0 if a result is NaN (nothing is written to the output here, so an output
+ * that aliases an input is still unread-over when the general loop takes the chunk). */
+static int f32_arith_chunk(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t m, float *r) {
+    const ew_plan *p = L->plan;
+    int inner = L->ndim - 1, scalar = p->scalar_second;
+    const ew_operand *a = &L->ops[1], *b = scalar ? NULL : &L->ops[2];
+    const float *x = (const float *)(const void *)addr(a, base[1]);
+    const float *y = scalar ? NULL : (const float *)(const void *)addr(b, base[2]);
+    int64_t sx = a->strides[inner], sy = scalar ? 0 : b->strides[inner];
+    double s = p->scalar.f;
+    int nan = 0;
+    switch (p->op) {
+    case EW_OP_ADD: for (int64_t e = 0; e < m; e++) r[e] = (float)((double)x[e * sx] + (scalar ? s : (double)y[e * sy])); break;
+    case EW_OP_SUB: for (int64_t e = 0; e < m; e++) r[e] = (float)((double)x[e * sx] - (scalar ? s : (double)y[e * sy])); break;
+    case EW_OP_MUL: for (int64_t e = 0; e < m; e++) r[e] = (float)((double)x[e * sx] * (scalar ? s : (double)y[e * sy])); break;
+    default: for (int64_t e = 0; e < m; e++) r[e] = (float)((double)x[e * sx] / (scalar ? s : (double)y[e * sy])); break;
+    }
+    for (int64_t e = 0; e < m; e++) nan |= r[e] != r[e];
+    return !nan;
+}
+
+static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n);
+
+static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    int inner = L->ndim - 1;
+    const ew_operand *o = &L->ops[0];
+    float r[CHUNK];
+    for (int64_t start = 0; start < n; start += CHUNK) {
+        int64_t m = n - start < CHUNK ? n - start : CHUNK, at[MAX_OPERANDS];
+        for (int k = 0; k < L->n_operands; k++) at[k] = base[k] + start * L->ops[k].strides[inner];
+        if (!f32_arith_chunk(L, at, m, r)) {
+            run_general(L, at, m);
+            continue;
+        }
+        float *out = (float *)(void *)addr(o, at[0]);
+        for (int64_t e = 0; e < m; e++) out[e * o->strides[inner]] = r[e];
+    }
+}
+
+/* FILL (ones, zeros, full: e.g. the [2048, 2048] masks torch_npu builds per causal SDPA call): the general
+ * loop's one value, cast and stored once, then copied to every element. */
+static void run_fill(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    const ew_operand *o = &L->ops[0];
+    unsigned char v[16];
+    size_t isz = o->itemsize;
+    ew_store(v, o->dtype, ew_cast(L->plan->scalar, ew_result_dtype(EW_OP_FILL, L->plan->compute), o->dtype));
+    unsigned char *d = addr(o, base[0]);
+    int64_t stride = o->strides[L->ndim - 1];
+    if (stride != 1) {
+        for (int64_t e = 0; e < n; e++) memcpy(d + e * stride * (int64_t)isz, v, isz);
+        return;
+    }
+    memcpy(d, v, isz);
+    for (int64_t done = 1; done < n;) {   /* doubling copies of what is filled already */
+        int64_t m = done < n - done ? done : n - done;
+        memcpy(d + done * (int64_t)isz, d, (size_t)m * isz);
+        done += m;
+    }
+}
+
 /* Processes n consecutive elements along the innermost dimension, starting at element offsets
  * base[k] of each operand. */
 static void run_inner(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    if (L->f32_arith) run_f32_arith(L, base, n);
+    else if (L->fill) run_fill(L, base, n);
+    else run_general(L, base, n);
+}
+
+/* run_inner for every operator: cast each input to the compute dtype, apply, cast to the output. */
+static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
     const ew_plan *p = L->plan;
     const ew_operand *out = &L->ops[0];
     int inner = L->ndim - 1;
@@ -444,6 +528,9 @@ void ew_kernel(const pyaclnn_stub_launch *launch) {
         }
     }
     coalesce(&L);
+    L.f32_arith = f32_arith_case(p, &L);
+    /* the dtypes ew_store writes as whole bytes (ew_itemsize 0: the 4-bit ones) */
+    L.fill = p->op == EW_OP_FILL && L.ops[0].itemsize >= 1 && L.ops[0].itemsize <= 8;
     /* an output that addresses some elements twice is written in row-major order by one thread */
     size_t threads = tv_may_self_overlap(out) ? 1 : op_thread_count((size_t)total, MIN_ELEMENTS_PER_THREAD);
     op_parallel_for((size_t)total, threads, run_range, &L);

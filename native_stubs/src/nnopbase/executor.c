@@ -70,8 +70,13 @@ static aclOpExecutor *executor_alloc(const char *op_name, pyaclnn_stub_kernel_fn
     size_t params_offset = pins_offset + (n_tensors + 1) * sizeof(void *);
     params_offset = (params_offset + 15) & ~(size_t)15;
     size_t block_size = params_offset + params_size;
-    aclOpExecutor *e = calloc(1, block_size);
+    /* Not calloc: the snapshots (most of the block) are written whole by the callers, so only the header,
+     * the pins and the padding around them are zeroed here (a 3-tensor executor is about 2.3 KB). */
+    aclOpExecutor *e = malloc(block_size);
     if (e == NULL) return NULL;
+    memset(e, 0, offsetof(aclOpExecutor, tensors));
+    memset((unsigned char *)e + offsetof(aclOpExecutor, tensors) + n_tensors * sizeof(pyaclnn_stub_tensor), 0,
+           params_offset - offsetof(aclOpExecutor, tensors) - n_tensors * sizeof(pyaclnn_stub_tensor));
 
     e->launch.op_name = op_name;
     e->launch.n_inputs = n_inputs;
@@ -103,6 +108,7 @@ aclOpExecutor *pyaclnn_stub_executor_new(const char *op_name, pyaclnn_stub_kerne
     size_t n_tensors = n_inputs + n_outputs;
     for (size_t i = 0; i < n_tensors; i++) {
         const aclTensor *t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
+        if (t == NULL) memset(&e->tensors[i], 0, sizeof e->tensors[i]);   /* absent: all zero, present = 0 */
         if (pyaclnn_stub_tensor_get(t, &e->tensors[i]) != ACLNN_SUCCESS) {
             /* operators validate their tensors before getting here; this is a programming error */
             pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, op_name, "tensor parameter %zu (%p) is not a live "
@@ -150,7 +156,8 @@ aclOpExecutor *pyaclnn_stub_executor_new_snapshots(const char *op_name, pyaclnn_
     }
     for (size_t i = 0; i < n_tensors; i++) {
         const pyaclnn_stub_tensor *t = i < n_inputs ? &inputs[i] : &outputs[i - n_inputs];
-        if (t->present) e->tensors[i] = *t;   /* absent: left {present = 0}, as tensor_get gives for NULL */
+        if (t->present) e->tensors[i] = *t;
+        else memset(&e->tensors[i], 0, sizeof e->tensors[i]);   /* absent: {present = 0}, the rest zero too */
     }
     e = executor_register(e);
     if (e == NULL) pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of host memory for an executor");

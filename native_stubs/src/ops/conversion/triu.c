@@ -49,12 +49,49 @@ static void write_one(void *ctx, int64_t i, unsigned char *p) {
     else memset(p, 0, c->isz);   /* zero is all-zero bits in every supported dtype */
 }
 
+/* Both views row-major contiguous (the [2048, 2048] causal masks torch_npu builds for every causal SDPA
+ * call): a row at a time, the kept columns copied and the rest zeroed, instead of an indexed walk per
+ * element. The same bytes as the walk: an output overlapping self is read from a copy of self first.
+ * Returns 0 only when out of host memory for that copy. */
+static int rows_at_a_time(const triu_params *prm, const pyaclnn_stub_tensor *self, const pyaclnn_stub_tensor *out,
+                          size_t isz) {
+    int64_t n = pyaclnn_stub_numel(out), rows = out->shape[out->ndim - 2], cols = out->shape[out->ndim - 1];
+    if (n == 0 || rows == 0 || cols == 0) return 1;
+    const unsigned char *src = (const unsigned char *)self->data + self->offset * (int64_t)isz;
+    unsigned char *dst = (unsigned char *)out->data + out->offset * (int64_t)isz, *copy = NULL;
+    size_t bytes = (size_t)n * isz, row_bytes = (size_t)cols * isz;
+    if (src != dst && src < dst + bytes && dst < src + bytes) {   /* overlapping, not the same view */
+        if ((copy = malloc(bytes)) == NULL) return 0;
+        memcpy(copy, src, bytes);
+        src = copy;
+    }
+    /* clamped so that row + diagonal cannot overflow; the kept columns of a row are [lo, hi) */
+    int64_t diag = prm->diagonal < -rows - 1 ? -rows - 1 : prm->diagonal > cols ? cols : prm->diagonal;
+    for (int64_t r = 0; r < n / cols; r++) {
+        int64_t i = r % rows, lo = 0, hi = cols;
+        if (prm->lower) hi = i + diag + 1 < 0 ? 0 : i + diag + 1 > cols ? cols : i + diag + 1;
+        else lo = i + diag < 0 ? 0 : i + diag > cols ? cols : i + diag;
+        unsigned char *d = dst + (size_t)r * row_bytes;
+        const unsigned char *s = src + (size_t)r * row_bytes;
+        if (lo > 0) memset(d, 0, (size_t)lo * isz);   /* zero is all-zero bits in every supported dtype */
+        if (hi > lo && d != s) memcpy(d + (size_t)lo * isz, s + (size_t)lo * isz, (size_t)(hi - lo) * isz);
+        if (hi < cols) memset(d + (size_t)hi * isz, 0, (size_t)(cols - hi) * isz);
+    }
+    free(copy);
+    return 1;
+}
+
 void triu_kernel(const pyaclnn_stub_launch *launch) {
     const triu_params *prm = launch->params;
     const pyaclnn_stub_tensor *self = &launch->inputs[0], *out = &launch->outputs[0];
     size_t isz = ew_itemsize(self->dtype);
     if (!op_view_in_device_memory(self, (int)(8 * isz)) || !op_view_in_device_memory(out, (int)(8 * isz))) {
         pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: a view is not in device memory", launch->op_name);
+        return;
+    }
+    if (pyaclnn_stub_is_contiguous(self) && pyaclnn_stub_is_contiguous(out)) {
+        if (!rows_at_a_time(prm, self, out, isz))
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: out of host memory", launch->op_name);
         return;
     }
     int64_t n = pyaclnn_stub_numel(out);

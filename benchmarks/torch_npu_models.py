@@ -1,0 +1,163 @@
+"""The small model styles of tests/_tiny_models.py on ``npu`` (torch_npu on the emulator) against torch CPU.
+
+    python benchmarks/torch_npu_models.py [--repeats 5] [--threads N] [--models llama gpt2 ...] [--no-split]
+
+Per model (Llama-, Qwen2-, Mistral-, Gemma-, GPT-2-, BERT- and T5-style, hidden 64, 2 layers; the batches,
+generation loop and losses of tests/_torch_npu_models_child.py), in one child process under
+``PYACLNN_EMULATE=1`` with torch's CPU threads and the emulator's kernel pool both set to ``--threads``
+(``torch.set_num_threads``, ``PYACLNN_STUB_KERNEL_THREADS``):
+
+* ``forward``  -- eval-mode fp32 forward of the model's batch, synchronised;
+* ``generate`` -- greedy generation of 4 new tokens (the decoder-only models with their KV cache, T5 from
+  its encoder output; BERT: the forward and the argmax of the masked positions);
+* ``train``    -- one training step: forward, loss, backward, ``torch.optim.AdamW`` step, zero_grad.
+
+Each is run once to warm up, then ``repeats`` times on each device alternately; the figure is the best time
+(the least disturbed on a shared machine) and the ratio npu / cpu of the best times. Unless ``--no-split``,
+the per-op split of one trivial op (benchmarks/launch_split.py) is run too and included. Prints JSON; the
+tests never assert on it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MODELS = ("llama", "qwen2", "mistral", "gemma", "gpt2", "bert", "t5")
+NEW_TOKENS = 4
+
+
+def child(models: list[str], repeats: int, threads: int) -> None:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import torch
+    import torch_npu  # noqa: F401
+
+    import _torch_npu_models_child as mc
+
+    torch.set_num_threads(threads)
+    tm = mc.tm
+
+    def greedy(name, model, b):
+        """mc._generate with NEW_TOKENS new tokens and no eos."""
+        dev = next(model.parameters()).device
+        if name in mc.LLAMA_LIKE:                   # the prompt once, then one token a step (KV cache)
+            caches = [[] for _ in model.layers]
+
+            def step(seq):
+                past = caches[0][0].shape[-2] if caches[0] else 0
+                return model(seq[:, past:], caches, past)
+            prompt = b["input_ids"][:, :5]
+        elif name == "gpt2":
+            step, prompt = model, b["input_ids"][:, :5]
+        else:                                       # t5: the encoder once, the decoder from decoder_start
+            enc = model.encode(b["input_ids"], b["attention_mask"])
+
+            def step(seq):
+                return model.decode(seq, enc, b["attention_mask"])
+            prompt = torch.full((2, 1), model.decoder_start, dtype=torch.long, device=dev)
+        return tm.greedy_generate(step, prompt, NEW_TOKENS, -1, pad_token_id=0)
+
+    def sync(dev):
+        if dev == "npu":
+            torch.npu.synchronize()
+
+    def forward(name, dev):
+        _, batch, fwd, _ = mc.MODELS[name]
+        model, b = mc.build(name, dev).eval(), mc.to(batch(), dev)
+
+        def run():
+            with torch.no_grad():
+                fwd(model, b)
+            sync(dev)
+        return run
+
+    def generate(name, dev):
+        _, batch, fwd, _ = mc.MODELS[name]
+        model, b = mc.build(name, dev).eval(), mc.to(batch(), dev)
+
+        def run():
+            with torch.no_grad():
+                if name == "bert":
+                    lg = fwd(model, b)
+                    lg.argmax(-1)[b["labels"] != -100].cpu()
+                else:
+                    greedy(name, model, b).cpu()
+            sync(dev)
+        return run
+
+    def train(name, dev):
+        _, batch, fwd, loss_fn = mc.MODELS[name]
+        model, b = mc.build(name, dev).train(), mc.to(batch(), dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=mc.LR)
+
+        def run():
+            loss = loss_fn(fwd(model, b), b)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            sync(dev)
+        return run
+
+    parts = {"forward": forward, "generate": generate, "train": train}
+    out = {}
+    for name in models:
+        out[name] = {}
+        for pname, make in parts.items():
+            runs = {dev: make(name, dev) for dev in ("cpu", "npu")}
+            best = {}
+            for dev, run in runs.items():
+                run()                                       # warm up: first-call costs, caches
+                best[dev] = float("inf")
+            for _ in range(repeats):
+                for dev, run in runs.items():
+                    t0 = time.perf_counter()
+                    run()
+                    best[dev] = min(best[dev], time.perf_counter() - t0)
+            out[name][pname] = {"cpu_ms": round(best["cpu"] * 1e3, 3), "npu_ms": round(best["npu"] * 1e3, 3),
+                                "ratio": round(best["npu"] / best["cpu"], 2)}
+    print("RESULT " + json.dumps(out))
+
+
+def run_child(models: list[str], repeats: int, threads: int) -> dict:
+    env = dict(os.environ, PYACLNN_EMULATE="1", PYACLNN_STUB_KERNEL_THREADS=str(threads))
+    env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+    proc = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(repeats), "--threads", str(threads),
+                           "--models", *models], capture_output=True, text=True, env=env)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    if line is None:
+        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(line[len("RESULT "):])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--no-split", action="store_true", help="skip the per-op split of a trivial op")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.models, args.repeats, args.threads)
+        return
+    out = {"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg(), "threads": args.threads},
+           "models": run_child(args.models, args.repeats, args.threads)}
+    if not args.no_split:
+        sys.path.insert(0, str(HERE))
+        import launch_split
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            twin, probe = launch_split.build(Path(tmp))
+            out["launch_split"] = {"c_twin": launch_split.run_twin(twin, 10000, args.repeats),
+                                   "torch_npu": launch_split.run_child(probe, 10000, args.repeats, task_queue=True)}
+    out["machine"]["loadavg_end"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
