@@ -24,6 +24,7 @@
  * block sizes are the tiling's: class c (measured bounds: flash_attention.toml, tests/test_attention.py).
  */
 #include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,47 @@ static void load_head(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, in
         }
 }
 
+/* The key-like rows of kv head n2 of batch b: from the layout's tensor, or through the block table (paged). */
+static void load_kv(const fa_plan *p, const pyaclnn_stub_launch *l, int which, int64_t hd, int64_t b, int64_t n2,
+                    int64_t rows, float *dst, int t_out) {
+    const pyaclnn_stub_tensor *t = &l->inputs[which];
+    if (!p->paged) {
+        load_head(p, t, 1, hd, b, n2, rows, dst, t_out);
+        return;
+    }
+    for (int64_t s = 0; s < rows; s++)
+        for (int64_t d = 0; d < hd; d++) {
+            float v = fa_load(t, fa_paged_elem(p, &l->inputs[FA_IN_BT], t, hd, b, n2, s, d));
+            if (t_out) dst[d * rows + s] = v;
+            else dst[s * hd + d] = v;
+        }
+}
+
+/* The inference forms: query rows past batch b's length (padded layouts) get 0 and an lse of +inf (invalid). */
+static void pad_rows(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n, int64_t s1) {
+    const pyaclnn_stub_tensor *out = &l->outputs[FA_OUT_ATTN], *lse = &l->outputs[FA_OUT_MAX];
+    for (int64_t i = s1; i < p->S1; i++) {
+        for (int64_t d = 0; d < p->Dv; d++) fa_store(out, fa_elem(p, out, 0, p->Dv, b, n, i, d), 0.0f);
+        if (p->lse == FA_LSE) fa_store(lse, tv_offset(lse, fa_stat_row(p, b, n, i)), INFINITY);
+    }
+}
+
+static void store_stat(const pyaclnn_stub_tensor *t, int64_t row, float v);
+
+/* The row's statistics: softmaxMax / softmaxSum (8 copies each), or the inference forms' lse = max + log(sum)
+ * (+inf for a row with nothing to attend: no keys, or every key masked with invalid-row processing). */
+static void store_row_stats(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t row, float m, float sum,
+                            int invalid) {
+    if (p->lse == FA_LSE_NONE) return;
+    if (p->lse == FA_LSE) {
+        const pyaclnn_stub_tensor *lse = &l->outputs[FA_OUT_MAX];
+        fa_store(lse, tv_offset(lse, row), invalid ? INFINITY : m + (float)log((double)sum));
+        return;
+    }
+    store_stat(&l->outputs[FA_OUT_MAX], row, m);
+    store_stat(&l->outputs[FA_OUT_SUM], row, sum);
+}
+
 static void store_head(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t hd, int64_t b, int64_t n,
                        int64_t rows, const float *src) {
     for (int64_t s = 0; s < rows; s++)
@@ -76,6 +118,7 @@ static void *zalloc(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n) {
     const pyaclnn_stub_tensor *in = l->inputs, *out = l->outputs;
     int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n / p->G;
+    if (p->lens && p->layout != FA_TND) pad_rows(p, l, b, n, s1);
     if (s1 == 0) return 1;
     float *q = zalloc((size_t)(s1 * D)), *kt = zalloc((size_t)(D * s2)), *v = zalloc((size_t)(s2 * Dv));
     float *o = zalloc((size_t)(s1 * Dv)), *ob = zalloc((size_t)(s1 * Dv)), *m = zalloc((size_t)s1);
@@ -84,8 +127,8 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t 
     int ok = q && kt && v && o && ob && m && sum && ex && x && pb;
     if (ok) {
         load_head(p, &in[FA_IN_Q], 0, D, b, n, s1, q, 0);
-        load_head(p, &in[FA_IN_K], 1, D, b, n2, s2, kt, 1);
-        load_head(p, &in[FA_IN_V], 1, Dv, b, n2, s2, v, 0);
+        load_kv(p, l, FA_IN_K, D, b, n2, s2, kt, 1);
+        load_kv(p, l, FA_IN_V, Dv, b, n2, s2, v, 0);
         int64_t base = fa_drop_base(p, b);
         for (int64_t j0 = 0; j0 < s2; j0 += FA_BLOCK) {
             int64_t bs = s2 - j0 < FA_BLOCK ? s2 - j0 : FA_BLOCK;
@@ -123,10 +166,13 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t 
             int invalid = s2 == 0 || (p->invalid_rows && m[i] == FA_NEG_MIN);
             for (int64_t d = 0; d < Dv; d++) o[i * Dv + d] = invalid ? 0.0f : o[i * Dv + d] / sum[i];
             if (s2 == 0) m[i] = FA_NEG_MIN;
-            if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
             int64_t row = fa_stat_row(p, b, n, i);
-            store_stat(&out[FA_OUT_MAX], row, m[i]);
-            store_stat(&out[FA_OUT_SUM], row, sum[i]);
+            if (p->lse) {
+                store_row_stats(p, l, row, m[i], sum[i], invalid);
+                continue;
+            }
+            if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
+            store_row_stats(p, l, row, m[i], sum[i], 0);
         }
         store_head(p, &out[FA_OUT_ATTN], 0, Dv, b, n, s1, o);
     }
@@ -143,6 +189,7 @@ static void forward_range(void *ctx, size_t begin, size_t end) {
 void fa_forward_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const fa_plan *p = launch->params;
+    if (p->paged && !fa_paged_ids_ok(p, &launch->inputs[FA_IN_BT], launch->op_name)) return;
     fa_job job = {p, launch, NULL, 0, 0};
     size_t heads = (size_t)(p->B * p->N1);
     op_parallel_for(heads, op_thread_count(heads, 1), forward_range, &job);
