@@ -15,13 +15,14 @@ import numpy as np
 
 
 def paged_rows(cache, table, b, length, block_size, bnbsd):
-    """[length, N2, D] rows of batch b from a [blocks, blockSize, N2 * D] or [blocks, N2, blockSize, D] cache."""
-    rows = []
+    """Batch b's first `length` rows of a [blocks, blockSize, H] cache ([length, H]) or a [blocks, N2, blockSize, D]
+    one ([length, N2, D])."""
+    width = (cache.shape[2],) if not bnbsd else (cache.shape[1], cache.shape[3])
+    out = np.zeros((length,) + tuple(width))
     for s in range(length):
         blk, r = table[b, s // block_size], s % block_size
-        rows.append(cache[blk, :, r, :] if bnbsd else cache[blk, r])
-    out = np.array(rows, np.float64)
-    return out if bnbsd else out.reshape(length, -1)
+        out[s] = cache[blk, :, r, :] if bnbsd else cache[blk, r]
+    return out
 
 
 def attend(q, k, v, scale, masked=None):

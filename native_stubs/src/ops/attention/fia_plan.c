@@ -1,5 +1,5 @@
 /*
- * fia_plan: phase 1 of FusedInferAttentionScore V3 / V4 / V5 after the generated layer's null and dtype checks
+ * fia_plan: phase 1 of FusedInferAttentionScore V2 / V3 / V4 / V5 after the generated layer's null and dtype checks
  * (fused_infer_attention.toml). The vendor's tiling checks (IFA's for Q_S = 1, PFA's otherwise; 561002) in the
  * order the tiling meets them -- the features the emulator does not take, layout and heads, key/value, the
  * sequence lengths, the paged cache, the sparse mode and its mask, innerPrecise, the outputs -- and the plan of
@@ -306,8 +306,8 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *k = &c->lists[ki].t[0], *v = &c->lists[vi].t[0];
     char d1[24], d2[24];
     if (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype)
-        return op_invalidf(c->api, "query %s with key/value %s: only FLOAT16 or BFLOAT16 throughout is supported by the "
-                           "emulator (no quantised forms)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
+        return op_invalidf(c->api, "query %s with key/value %s: the quantised forms are not supported by the emulator "
+                           "(FLOAT16 or BFLOAT16 throughout)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
     aclnnStatus rc = unsupported(c);
     if (rc) return rc;
     if (iarg(c, "pseType") != 0 && pidx(c, "pseType") >= 0)
