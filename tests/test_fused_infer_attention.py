@@ -231,6 +231,54 @@ def test_versions_agree_and_lse_is_optional():
     assert F.bits_equal(o, outs[0][0]) and l.size == 0
 
 
+# ---- IncreFlashAttentionV4 and PromptFlashAttentionV3: the same steps and kernel --------------------------------
+
+def ifa(q, k, v, n1, layout, *, n2=0, scale=None, kvl=None, bt=None, bs=0, mask=None, inner=0):
+    d = q.shape[2] // n1 if layout == "BSH" else q.shape[-1]
+    return ops.IncreFlashAttentionV4(q, [k], [v], None, mask, kvl, None, None, None, None, None, None, None, bt, None,
+                                     n1, d ** -0.5 if scale is None else scale, layout, n2, bs, inner,
+                                     np.zeros(q.shape, q.dtype))
+
+
+def pfa(q, k, v, n1, layout, *, n2=0, scale=None, ql=None, kvl=None, mask=None, sparse=0, inner=1, pre=BIG, nxt=BIG):
+    d = q.shape[2] // n1 if layout == "BSH" else q.shape[-1]
+    return ops.PromptFlashAttentionV3(q, k, v, None, mask, ql, kvl, None, None, None, None, None, n1,
+                                      d ** -0.5 if scale is None else scale, pre, nxt, layout, n2, sparse, inner,
+                                      np.zeros(q.shape, q.dtype))
+
+
+def test_incre_and_prompt_flash_attention():
+    """IncreFlashAttentionV4 (decode, paged; actualSeqLengths are the kv lengths) and PromptFlashAttentionV3 (prefill,
+    causal sparseMode 3 with lengths) give FusedInferAttentionScoreV4's bits, which match the float64 model above;
+    Atlas A2 / A3 only (on Ascend 950 the dtype check refuses them: 161002)."""
+    if not F.ON_A2:
+        q = np.zeros((1, 1, 64), np.float16)
+        err = pytest.raises(AclError, ifa, q, q, q, 4, "BSH").value
+        assert err.code == INVALID
+        F.run_on_a2("test_fused_infer_attention", "T.test_incre_and_prompt_flash_attention()")
+        return
+    rng = np.random.default_rng(13)
+    b, n1, n2, d, bs = 2, 8, 2, 32, 16
+    q = R.cast(rng.standard_normal((b, 1, n1 * d)), "bfloat16")
+    (kc, table), (vc, _) = (paged(rng.standard_normal((b, 40, n2, d)), bs, np.random.default_rng(14)) for _ in "kv")
+    kc, vc = R.cast(kc, "bfloat16"), R.cast(vc, "bfloat16")
+    got = ifa(q, kc, vc, n1, "BSH", n2=n2, kvl=[40, 9], bt=table, bs=bs)
+    want, _ = fia(q, kc, vc, n1, "BSH", n2=n2, askv=[40, 9], bt=table, bs=bs)
+    assert F.bits_equal(got, want)
+    q = R.cast(rng.standard_normal((b, 4, 6, 16)), "float16")
+    k, v = (R.cast(rng.standard_normal((b, 2, 9, 16)), "float16") for _ in "kv")
+    got = pfa(q, k, v, 4, "BNSD", n2=2, ql=[6, 3], kvl=[9, 7], mask=CAUSAL, sparse=3)
+    want, _ = fia(q, k, v, 4, "BNSD", n2=2, asl=[6, 3], askv=[9, 7], mask=CAUSAL, sparse=3, inner=1)
+    assert F.bits_equal(got, want)
+    rows = lambda bb, n: (k[bb].transpose(1, 0, 2)[:n].astype(np.float64), v[bb].transpose(1, 0, 2)[:n].astype(np.float64))
+    ref, _ = IA.fia(heads_first(q, "BNSD", 4), rows, 4, 2, 0.25, [6, 3], [9, 7], lambda bb, n, a, c: IA.causal(a, c, 3))
+    assert rel_err(got, np.stack(ref)) <= BOUND["float16"]
+    err = pytest.raises(AclError, ifa, q, k, v, 4, "BNSD").value      # the decode form takes Q_S = 1 only
+    assert (err.code, "IncreFlashAttention takes a query of S = 1" in str(err)) == (TILING, True), str(err)
+    err = pytest.raises(AclError, ifa, q[:, :, :1].copy(), k, v, 4, "BNSD", n2=2, inner=2).value
+    assert (err.code, "innerPrecise [2] should be 0, 1" in str(err)) == (TILING, True), str(err)
+
+
 # ---- validation -------------------------------------------------------------------------------------------------
 
 def _validation_cases():
@@ -331,6 +379,20 @@ def prefill():
         atten_mask=m, sparse_mode=3, actual_seq_lengths=s["ql"], actual_seq_lengths_kv=s["kvl"])
     return {"o": enc(to_np(o))}
 run("prefill", prefill)
+
+def ifa_pfa():
+    s = SPEC["decode"]
+    q, kc, vc = (T(dec(s[x])).npu() for x in ("q", "kc", "vc"))
+    o = torch_npu.npu_incre_flash_attention(q, kc, vc, num_heads=8, num_key_value_heads=2, input_layout="BSH",
+        scale_value=0.125, block_table=T(dec(s["bt"])).npu(), block_size=16, actual_seq_lengths=s["kvl"])
+    p = SPEC["prefill"]
+    qq, k, v = (T(dec(p[x])).npu() for x in "qkv")
+    m = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1).npu()
+    o2 = torch_npu.npu_prompt_flash_attention(qq, k, v, num_heads=4, input_layout="BNSD", scale_value=0.25,
+        atten_mask=m, sparse_mode=3, actual_seq_lengths=p["ql"], actual_seq_lengths_kv=p["kvl"])
+    return {"ifa": enc(to_np(o)), "pfa": enc(to_np(o2))}
+if SPEC["a2"]:
+    run("ifa_pfa", ifa_pfa)
 """
 
 
@@ -350,8 +412,9 @@ def _torch_spec():
 @pytest.mark.parametrize("soc", ["Ascend910B4", "Ascend950PR"])
 def test_torch_npu_calls_match_the_direct_call(soc):
     """npu_fused_infer_attention_score (Atlas A2: V2 at the emulator's CANN version; Ascend 950: V5) and
-    npu_fused_infer_attention_score_v2 (V4 / V5) on the emulator give the direct call's bits."""
-    res = torch_npu_run(_TORCH_BODY, _torch_spec(), soc=soc)
+    npu_fused_infer_attention_score_v2 (V4 / V5) on the emulator give the direct call's bits; on Atlas A2 so do
+    npu_incre_flash_attention (IncreFlashAttentionV4) and npu_prompt_flash_attention (PromptFlashAttentionV3)."""
+    res = torch_npu_run(_TORCH_BODY, dict(_torch_spec(), a2=soc == "Ascend910B4"), soc=soc)
     spec = _torch_spec()
     for key in ("decode", "prefill"):
         assert "error" not in res[key], res[key]
@@ -365,3 +428,7 @@ def test_torch_npu_calls_match_the_direct_call(soc):
     o, _ = fia(*(dec(s[x]) for x in "qkv"), 4, "BNSD", scale=0.25, mask=CAUSAL, sparse=3, asl=s["ql"], askv=s["kvl"],
                lse=False)
     assert F.bits_equal(dec(res["prefill"]["o"]), o)
+    if soc == "Ascend910B4":   # npu_incre_flash_attention / npu_prompt_flash_attention: Atlas A2 / A3 only
+        assert "error" not in res["ifa_pfa"], res["ifa_pfa"]
+        assert F.bits_equal(dec(res["ifa_pfa"]["ifa"]), want_o)
+        assert F.bits_equal(dec(res["ifa_pfa"]["pfa"]), o)   # (sparse_mode 3, innerPrecise 1: the same plan)

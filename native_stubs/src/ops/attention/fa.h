@@ -81,12 +81,14 @@ static inline int64_t fa_s2(const fa_plan *p, int64_t b) {
 int64_t fa_elem(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t hd, int64_t b, int64_t n, int64_t s,
                 int64_t d);
 
-/* Offset of element (b, n2, s, d) of the paged cache t (key or value, head dim hd): block table bt's entry
- * (b, s / blockSize), row s % blockSize. The block ids were checked by fa_paged_ids_ok. */
-int64_t fa_paged_elem(const fa_plan *p, const pyaclnn_stub_tensor *bt, const pyaclnn_stub_tensor *t, int64_t hd,
+/* Offset of element (b, n2, s, d) of the paged cache t (key or value, head dim hd): row s % blockSize of block
+ * ids[b * per + s / blockSize], ids the block table as fa_paged_ids read it (per ids a batch). */
+int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const pyaclnn_stub_tensor *t, int64_t hd,
                       int64_t b, int64_t n2, int64_t s, int64_t d);
-/* 1 if every block id the plan's kv lengths reach is in [0, blockNum); otherwise records a device fault. */
-int fa_paged_ids_ok(const fa_plan *p, const pyaclnn_stub_tensor *bt, const char *op_name);
+/* The block table's ids [B, per] read once, before any output is written (an output may overlap the table), each
+ * one the plan's kv lengths reach checked to be in [0, blockNum): NULL and a device fault recorded otherwise (or
+ * out of memory). Free it with free(). */
+int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt);
 
 /* 1 if position (i, j) of head n of batch b is masked (sparse mode, band, atten mask). */
 int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int64_t n, int64_t i, int64_t j);

@@ -21,6 +21,7 @@
  * the same bits from the emulator's Philox stream (kernels/philox.h): statistical fidelity.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/philox.h"
@@ -77,29 +78,35 @@ int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int6
     }
 }
 
-int64_t fa_paged_elem(const fa_plan *p, const pyaclnn_stub_tensor *bt, const pyaclnn_stub_tensor *t, int64_t hd,
+int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const pyaclnn_stub_tensor *t, int64_t hd,
                       int64_t b, int64_t n2, int64_t s, int64_t d) {
-    int32_t blk;
-    memcpy(&blk, tv_at(bt, bt->offset + b * bt->strides[0] + s / p->block_size * bt->strides[1]), 4);
-    int64_t r = s % p->block_size;
+    int64_t blk = ids[b * per + s / p->block_size], r = s % p->block_size;
     const int64_t *st = t->strides;
     if (p->paged_bnbsd) return t->offset + blk * st[0] + n2 * st[1] + r * st[2] + d * st[3];
     return t->offset + blk * st[0] + r * st[1] + (n2 * hd + d) * st[2];
 }
 
-int fa_paged_ids_ok(const fa_plan *p, const pyaclnn_stub_tensor *bt, const char *op_name) {
+int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt) {
+    int64_t per = bt->shape[1];
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(p->B * per + 1));
+    if (ids == NULL) {
+        tv_fail_oom(launch);
+        return NULL;
+    }
     for (int64_t b = 0; b < p->B; b++)
-        for (int64_t k = 0; k * p->block_size < fa_s2(p, b); k++) {
+        for (int64_t k = 0; k < per; k++) {
             int32_t blk;
             memcpy(&blk, tv_at(bt, bt->offset + b * bt->strides[0] + k * bt->strides[1]), 4);
-            if (blk < 0 || blk >= p->block_num) {
+            ids[b * per + k] = blk;
+            if (k * p->block_size < fa_s2(p, b) && (blk < 0 || blk >= p->block_num)) {
                 pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: blockTable[%lld][%lld] = %d is not a block of "
-                                       "the cache's %lld", op_name, (long long)b, (long long)k, (int)blk,
+                                       "the cache's %lld", launch->op_name, (long long)b, (long long)k, (int)blk,
                                        (long long)p->block_num);
-                return 0;
+                free(ids);
+                return NULL;
             }
         }
-    return 1;
+    return ids;
 }
 
 int64_t fa_pse_elem(const fa_plan *p, const pyaclnn_stub_tensor *pse, int64_t b, int64_t n, int64_t i, int64_t j) {

@@ -1,9 +1,10 @@
 /*
- * fia_plan: phase 1 of FusedInferAttentionScore V2 / V3 / V4 / V5 after the generated layer's null and dtype checks
- * (fused_infer_attention.toml). The vendor's tiling checks (IFA's for Q_S = 1, PFA's otherwise; 561002) in the
- * order the tiling meets them -- the features the emulator does not take, layout and heads, key/value, the
- * sequence lengths, the paged cache, the sparse mode and its mask, innerPrecise, the outputs -- and the plan of
- * FlashAttentionScore's forward kernel (fa.h) for it. Parameters are found by name: the three versions share it.
+ * fia_plan FORM: phase 1 of FusedInferAttentionScore V2 - V5 (FORM 0), IncreFlashAttentionV4 (1) and
+ * PromptFlashAttentionV3 (2) after the generated layer's null and dtype checks (fused_infer_attention.toml). The
+ * vendor's tiling checks (IFA's for Q_S = 1, PFA's otherwise; 561002) in the order the tiling meets them -- the
+ * features the emulator does not take, layout and heads, key/value, the sequence lengths, the paged cache, the
+ * sparse mode and its mask, innerPrecise, the outputs -- and the plan of FlashAttentionScore's forward kernel
+ * (fa.h) for it. Parameters are found by name (each form's names below): every version shares the step.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,16 @@
 #define tiling_fail(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 #define FIA_MAX_GROUP 64   /* numHeads / numKeyValueHeads */
 #define FIA_MAX_BLOCK 512  /* blockSize */
+
+enum { FORM_FIA = 0, FORM_IFA, FORM_PFA };
+/* The parameters each form names differently: FIA, IFA, PFA ("" where the form has none). */
+enum { P_MASK = 0, P_QLEN, P_KVLEN, P_TABLE };
+static const char *const NAMES[][3] = {
+    {"attenMaskOptional", "attenMask", "attenMask"},
+    {"actualSeqLengthsOptional", "", "actualSeqLengths"},
+    {"actualSeqLengthsKvOptional", "actualSeqLengths", "actualSeqLengthsKv"},
+    {"blockTableOptional", "blocktable", ""},
+};
 
 static int pidx(op_call *c, const char *name) { return op_param_index(c->def, name); }
 
@@ -38,6 +49,8 @@ static const int64_t *ints(op_call *c, const char *name, uint64_t *n) {
 /* The inputs the emulator does not take (any present, non-empty one: 161002). */
 static aclnnStatus unsupported(op_call *c) {
     static const char *const names[] = {
+        "pseShift", "dequantScale1", "quantScale1", "dequantScale2", "quantScale2", "quantOffset2", "antiquantScale",
+        "antiquantOffset", "kvPaddingSize", "deqScale1", "deqScale2",
         "pseShiftOptional", "deqScale1Optional", "quantScale1Optional", "deqScale2Optional", "quantScale2Optional",
         "quantOffset2Optional", "antiquantScaleOptional", "antiquantOffsetOptional", "queryPaddingSizeOptional",
         "kvPaddingSizeOptional", "keyAntiquantScaleOptional", "keyAntiquantOffsetOptional",
@@ -255,7 +268,7 @@ static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q)
                            tv_shape_text(want, q->ndim, b, sizeof b));
     p->lse = FA_LSE_NONE;
     int pi = pidx(c, "softmaxLseFlag");
-    if (!c->arg[pi].i) return ACLNN_SUCCESS;
+    if (pi < 0 || !c->arg[pi].i) return ACLNN_SUCCESS;
     int64_t ls[4] = {p->B, p->N1, p->S1, 1}, lnd = 4;
     if (p->layout == FA_TND) ls[0] = q->shape[0], ls[2] = 1, lnd = 3;
     if (lse == NULL) return tiling_fail(c, "softmaxLse should not be null when softmaxLseFlag is true");
@@ -270,14 +283,14 @@ static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q)
 
 /* The executor's inputs in the forward kernel's order: query, key[0], value[0], pse, dropout (none), mask, and
  * the block table. */
-static aclnnStatus exec_inputs(op_call *c) {
+static aclnnStatus exec_inputs(op_call *c, int form) {
     const aclTensor **in = op_scratch(c, sizeof *in * 7);
     pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * 7);
     if (in == NULL || snaps == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    static const char *const names[] = {"query", "key", "value", NULL, NULL, "attenMaskOptional", "blockTableOptional"};
+    const char *names[] = {"query", "key", "value", NULL, NULL, NAMES[P_MASK][form], NAMES[P_TABLE][form]};
     for (int k = 0; k < 7; k++) {
         int i = names[k] ? pidx(c, names[k]) : -1;
         if (i < 0) continue;   /* (zeroed: an absent tensor) */
@@ -296,14 +309,18 @@ static aclnnStatus exec_inputs(op_call *c) {
 }
 
 aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
-    (void)s;
-    const pyaclnn_stub_tensor *q = tens(c, "query");
+    int form = (int)s->n;
+    const pyaclnn_stub_tensor *q = tens(c, "query"), *k, *v;
     int ki = pidx(c, "key"), vi = pidx(c, "value");
-    if (c->lists[ki].n == 0 || c->lists[vi].n == 0) return tiling_fail(c, "key and value should hold a tensor each");
-    if (c->lists[ki].n > 1 || c->lists[vi].n > 1)
-        return op_invalidf(c->api, "key / value lists of more than one tensor (the tensorlist form) are not supported by "
-                           "the emulator");
-    const pyaclnn_stub_tensor *k = &c->lists[ki].t[0], *v = &c->lists[vi].t[0];
+    if (form == FORM_PFA) {   /* PFA: key and value are tensors */
+        k = &c->t[ki], v = &c->t[vi];
+    } else {
+        if (c->lists[ki].n == 0 || c->lists[vi].n == 0) return tiling_fail(c, "key and value should hold a tensor each");
+        if (c->lists[ki].n > 1 || c->lists[vi].n > 1)
+            return op_invalidf(c->api, "key / value lists of more than one tensor (the tensorlist form) are not "
+                               "supported by the emulator");
+        k = &c->lists[ki].t[0], v = &c->lists[vi].t[0];
+    }
     char d1[24], d2[24];
     if (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype)
         return op_invalidf(c->api, "query %s with key/value %s: the quantised forms are not supported by the emulator "
@@ -318,6 +335,9 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     if (layout == NULL) return tiling_fail(c, "attr layOut is nullptr");
     int64_t heads = iarg(c, "numHeads"), kv_heads = iarg(c, "numKeyValueHeads");
     if ((rc = query_axes(c, p, q, layout, heads))) return rc;
+    if (form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))
+        return tiling_fail(c, "IncreFlashAttention takes a query of S = 1 in layout BSH, BSND or BNSD, got %s with S %lld",
+                           layout, (long long)p->S1);
     if (kv_heads < 0) return tiling_fail(c, "numKeyValueHeads %lld should not be negative", (long long)kv_heads);
     if (kv_heads == 0) kv_heads = heads;
     if (heads % kv_heads != 0)
@@ -327,7 +347,7 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         return tiling_fail(c, "the query's heads num divided by the key/value's heads num = %lld, cannot be greater "
                            "than 64", (long long)(heads / kv_heads));
     p->G = heads / kv_heads;
-    const pyaclnn_stub_tensor *bt = tens(c, "blockTableOptional");
+    const pyaclnn_stub_tensor *bt = form == FORM_PFA ? NULL : tens(c, NAMES[P_TABLE][form]);
     if (bt != NULL) {
         p->block_size = iarg(c, "blockSize");
         if (p->block_size == 0) return tiling_fail(c, "When Page Attention is enabled, input attribute blocksize can not be 0.");
@@ -343,8 +363,9 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     /* Batches and lengths. TND: actualSeqLengths are cumulative ends (their count is B); so are actualSeqLengthsKv
      * unless the cache is paged (then per batch). Padded layouts: per batch, length 1 broadcast. */
     uint64_t nq, nk;
-    ints(c, "actualSeqLengthsOptional", &nq);
-    ints(c, "actualSeqLengthsKvOptional", &nk);
+    const char *qlen = NAMES[P_QLEN][form], *kvlen = NAMES[P_KVLEN][form];
+    ints(c, qlen, &nq);
+    ints(c, kvlen, &nk);
     if (p->layout == FA_TND) {
         if (nq == 0 || nk == 0)
             return tiling_fail(c, "actualSeqLengths and actualSeqLengthsKv are required when inputLayout is TND");
@@ -359,9 +380,8 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     if (need_lens) {
         p->lens = 1;
         int tnd = p->layout == FA_TND;
-        if ((rc = lengths(c, p, "actualSeqLengthsOptional", p->cu_q, tnd ? q->shape[0] : p->S1, tnd, 0)) ||
-            (rc = lengths(c, p, "actualSeqLengthsKvOptional", p->cu_kv, tnd && !p->paged ? k->shape[0] : p->S2,
-                          tnd && !p->paged, p->paged)))
+        if ((rc = lengths(c, p, qlen, p->cu_q, tnd ? q->shape[0] : p->S1, tnd, 0)) ||
+            (rc = lengths(c, p, kvlen, p->cu_kv, tnd && !p->paged ? k->shape[0] : p->S2, tnd && !p->paged, p->paged)))
             return rc;
         if (tnd) {   /* S1 / S2: the longest batch */
             p->S1 = p->S2 = 0;
@@ -373,14 +393,15 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         }
     }
     int decode = p->layout != FA_TND && p->S1 == 1;
-    if ((rc = mask_plan(c, p, tens(c, "attenMaskOptional"), decode))) return rc;
+    if ((rc = mask_plan(c, p, tens(c, NAMES[P_MASK][form]), decode))) return rc;
     int64_t inner = iarg(c, "innerPrecise");
-    if (inner < 0 || inner > 3) return tiling_fail(c, "innerPrecise [%lld] should be 0, 1, 2 or 3", (long long)inner);
+    if (inner < 0 || inner > (form == FORM_IFA ? 1 : 3))
+        return tiling_fail(c, "innerPrecise [%lld] should be 0, 1%s", (long long)inner, form == FORM_IFA ? "" : ", 2 or 3");
     p->invalid_rows = inner >= 2;
     for (int64_t b = 0; b < p->B && p->sparse == 3; b++) p->invalid_rows |= fa_s1(p, b) > fa_s2(p, b);
     p->scale = (float)c->arg[pidx(c, "scaleValue")].d;
     p->keep = p->div = 1.0f;
     if ((rc = outputs(c, p, q))) return rc;
     if (pyaclnn_stub_numel(q) == 0 || p->N1 == 0) c->nothing = 1;
-    return exec_inputs(c);
+    return exec_inputs(c, form);
 }

@@ -7,6 +7,7 @@
  *          slot s is cache[s / blockSize][h / L][s % blockSize][h % L] (the FRACTAL_NZ tile).
  * Slots < 0 are skipped as the kernel does; one past the cache is a device fault (the NPU would write outside it).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/view.h"
@@ -118,19 +119,27 @@ void spkv_kernel(const pyaclnn_stub_launch *launch) {
         if (p->has_value && pyaclnn_stub_numel(vc) / p->tv < rows) rows = pyaclnn_stub_numel(vc) / p->tv;
         capacity = rows;
     }
-    for (int64_t i = 0; i < p->tokens; i++) {   /* every slot checked before anything is written */
-        int64_t s = slot_at(slots, i);
-        if (s >= capacity) {
+    /* every slot read and checked before anything is written (a cache may overlap slotMapping) */
+    int64_t *at = malloc(sizeof(int64_t) * (size_t)p->tokens);
+    if (at == NULL) {
+        tv_fail_oom(launch);
+        return;
+    }
+    for (int64_t i = 0; i < p->tokens; i++) {
+        at[i] = slot_at(slots, i);
+        if (at[i] >= capacity) {
             pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: slotMapping[%lld] = %lld is past the cache's %lld "
-                                   "slots", launch->op_name, (long long)i, (long long)s, (long long)capacity);
+                                   "slots", launch->op_name, (long long)i, (long long)at[i], (long long)capacity);
+            free(at);
             return;
         }
     }
     size_t es = ew_itemsize(k->dtype);
     for (int64_t i = 0; i < p->tokens; i++) {
-        int64_t s = slot_at(slots, i);
+        int64_t s = at[i];
         if (s < 0) continue;
         copy_token(p, k, kc, p->tk, p->lk, i, s, es);
         if (p->has_value) copy_token(p, v, vc, p->tv, p->lv, i, s, es);
     }
+    free(at);
 }
