@@ -1,11 +1,14 @@
-"""aclnnFusedInferAttentionScoreV2 / V3 / V4 / V5 (native_stubs/src/ops/attention/fused_infer_attention.toml): the
-inference attention of hicann/ops-transformer attention/fused_infer_attention_score on FlashAttentionScore's
+"""aclnnFusedInferAttentionScoreV2 / V3 / V4 / V5, aclnnIncreFlashAttentionV4 and aclnnPromptFlashAttentionV3
+(native_stubs/src/ops/attention/fused_infer_attention.toml): the inference attention of hicann/ops-transformer
+attention/fused_infer_attention_score (incre_flash_attention, prompt_flash_attention) on FlashAttentionScore's
 forward kernel -- decode and prefill, BSH / BSND / BNSD / TND, GQA, actual sequence lengths, sparse modes 0-4, the
 paged KV cache (both cache forms) and softmaxLse -- against the float64 model of tests/reference/infer_attention.py
-(written from the vendor docs), class c with the measured figures below; the tiling's validation codes in its
-order; a block id past the cache as a device fault; and torch_npu's npu_fused_infer_attention_score (V2 on Atlas
-A2 at the emulator's CANN version, V5 on Ascend 950) and npu_fused_infer_attention_score_v2 (V4 / V5) in one child
-per SoC, compared bit for bit with the direct call."""
+(written from the vendor docs), class c with the measured figures below; the docs' example; the tiling's
+validation codes in its order; a block id past the cache as a device fault; IFA / PFA on Atlas A2 (one
+subprocess) with FIA's bits; and torch_npu's npu_fused_infer_attention_score (V2 on Atlas A2 at the emulator's CANN
+version, V5 on Ascend 950), npu_fused_infer_attention_score_v2 (V4 / V5) and, on Atlas A2,
+npu_incre_flash_attention / npu_prompt_flash_attention in one child per SoC, compared bit for bit with the direct
+call."""
 from __future__ import annotations
 
 import numpy as np
@@ -229,6 +232,20 @@ def test_versions_agree_and_lse_is_optional():
         assert F.bits_equal(o, outs[0][0]) and F.bits_equal(l, outs[0][1])
     o, l = fia(q, k, v, 4, "BSH", n2=2, lse=False)
     assert F.bits_equal(o, outs[0][0]) and l.size == 0
+
+
+def test_the_docs_example():
+    """docs/aclnnFusedInferAttentionScoreV4.md "调用示例": BNSD q [1, 2, 1, 16], k / v [1, 2, 2, 16] FLOAT16 filled
+    from float32 ones (the example copies sizeof(float) bytes per element: the halves read 0, 1.875, 0, 1.875 ...),
+    numHeads 2, scale 1/sqrt(2), innerPrecise 1, softmaxLse NULL. Both keys score alike: out = the value rows."""
+    def filled(shape):
+        return np.ones(int(np.prod(shape)), np.float32).view(np.float16)[:int(np.prod(shape))].reshape(shape).copy()
+    q, k = filled((1, 2, 1, 16)), filled((1, 2, 2, 16))
+    args = [q, [k], [k]] + [None] * 26 + [2, 1 / np.sqrt(2), BIG, BIG, "BNSD", 2, 0, 1, 0, 0, False, 0, 0, 0,
+                                           np.zeros((1, 2, 1, 16), np.float16), None]
+    out = ops.FusedInferAttentionScoreV4(*args)
+    out = out[0] if isinstance(out, tuple) else out
+    assert np.array_equal(out.reshape(-1), np.tile(np.array([0, 1.875], np.float16), 16))
 
 
 # ---- IncreFlashAttentionV4 and PromptFlashAttentionV3: the same steps and kernel --------------------------------

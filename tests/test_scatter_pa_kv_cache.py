@@ -2,6 +2,7 @@
 hicann/ops-transformer attention/scatter_pa_kv_cache, class a -- bit-exact against the NumPy model of
 tests/reference/infer_attention.py (the Norm cache written row by row at slot * tokenSize, PA_NZ's
 [blocks, H / L, blockSize, L] tiles, slots < 0 skipped) for every dtype of each SoC's list, the key-only form, the
+docs' example, the
 validation codes in the order of the generated layer (161001, 161002) and the tiling (561002), a slot past the cache
 as a device fault, and torch_npu.npu_scatter_pa_kv_cache (in place and functional) against the direct call."""
 from __future__ import annotations
@@ -65,6 +66,18 @@ def test_key_only_form():
     slots = np.array([1, 6, 2], np.int32)
     got_k, _ = scatter(k, kc, slots, np.zeros((), np.float16), np.zeros((), np.float16))
     assert F.bits_equal(got_k, IA.scatter_pa_kv_cache(k, kc, slots))
+
+
+def test_the_docs_example():
+    """docs/aclnnScatterPaKvCache.md "调用示例": key / value [2, 2, 32] FLOAT16 and PA_NZ caches [1, 4, 32, 16] all of
+    the bits 0x0001 (int16 ones), slotMapping [1, 1], scatterMode "None": the caches come back all 0x0001."""
+    k = np.ones((2, 2, 32), np.int16).view(np.float16)
+    c = np.ones((1, 4, 32, 16), np.int16).view(np.float16)
+    got_k, got_v = scatter(k, c, np.array([1, 1], np.int32), k, c, "PA_NZ")
+    assert np.all(got_k.view(np.int16) == 1) and np.all(got_v.view(np.int16) == 1)
+    c0 = np.zeros_like(c)   # and what the example's slot 1 receives, seen on a zero cache: row 1 of every tile
+    got_k, _ = scatter(k, c0, np.array([1, 1], np.int32), k, c0.copy(), "PA_NZ")
+    assert np.all(got_k[0, :, 1, :].view(np.int16) == 1) and np.count_nonzero(got_k.view(np.int16)) == 64
 
 
 def test_atlas_a2_list():
