@@ -2,9 +2,9 @@
 hicann/ops-transformer attention/scatter_pa_kv_cache, class a -- bit-exact against the NumPy model of
 tests/reference/infer_attention.py (the Norm cache written row by row at slot * tokenSize, PA_NZ's
 [blocks, H / L, blockSize, L] tiles, slots < 0 skipped) for every dtype of each SoC's list, the key-only form, the
-docs' example, the
-validation codes in the order of the generated layer (161001, 161002) and the tiling (561002), a slot past the cache
-as a device fault, and torch_npu.npu_scatter_pa_kv_cache (in place and functional) against the direct call."""
+docs' example, the validation codes in the order of the generated layer (161001, 161002) and the tiling (561002), a
+slot past the cache as a device fault, and torch_npu.npu_scatter_pa_kv_cache (in place and functional) against the
+direct call."""
 from __future__ import annotations
 
 import numpy as np
