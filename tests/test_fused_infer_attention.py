@@ -268,11 +268,10 @@ def test_incre_and_prompt_flash_attention():
     """IncreFlashAttentionV4 (decode, paged; actualSeqLengths are the kv lengths) and PromptFlashAttentionV3 (prefill,
     causal sparseMode 3 with lengths) give FusedInferAttentionScoreV4's bits, which match the float64 model above;
     Atlas A2 / A3 only (on Ascend 950 the dtype check refuses them: 161002)."""
-    if not F.ON_A2:
+    if not F.ON_A2:   # (the Atlas A2 part runs in test_atlas_a2's subprocess)
         q = np.zeros((1, 1, 64), np.float16)
         err = pytest.raises(AclError, ifa, q, q, q, 4, "BSH").value
         assert err.code == INVALID
-        F.run_on_a2("test_fused_infer_attention", "T.test_incre_and_prompt_flash_attention()")
         return
     rng = np.random.default_rng(13)
     b, n1, n2, d, bs = 2, 8, 2, 32, 16
@@ -363,9 +362,11 @@ def test_block_id_past_the_cache_is_a_device_fault():
 # ---- Atlas A2 and torch_npu -------------------------------------------------------------------------------------
 
 def test_atlas_a2():
-    """Atlas A2 takes the same dtypes and runs the same plan: two of the checks above rerun there."""
+    """Atlas A2 takes the same dtypes and runs the same plan: checks above rerun there, in one subprocess, with
+    IncreFlashAttention's and PromptFlashAttention's (Atlas A2 / A3 only)."""
     F.run_on_a2("test_fused_infer_attention", "T.test_decode_with_the_paged_cache('bfloat16', 'BSH')\n"
-                "T.test_versions_agree_and_lse_is_optional()\nT.test_validation_codes(T._validation_cases()[0])")
+                "T.test_versions_agree_and_lse_is_optional()\nT.test_validation_codes(T._validation_cases()[0])\n"
+                "T.test_incre_and_prompt_flash_attention()")
 
 
 _TORCH_BODY = """
