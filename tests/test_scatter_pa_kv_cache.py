@@ -45,6 +45,28 @@ def test_norm_cache(name, slot_dtype):
     assert F.bits_equal(got_v, IA.scatter_pa_kv_cache(v, vc, slots))
 
 
+def test_8_bit_float_dtypes_on_ascend_950():
+    """HIFLOAT8, FLOAT8_E5M2, FLOAT8_E4M3FN (Ascend 950's list): the bytes moved as for INT8 (Norm and PA_NZ)."""
+    if F.ON_A2:
+        return
+    import ml_dtypes
+    from pyaclnn.tensor import from_numpy
+    rng = np.random.default_rng(5)
+    host = {"hifloat8": lambda x: x, "float8_e5m2": lambda x: x.view(ml_dtypes.float8_e5m2),
+            "float8_e4m3fn": lambda x: x.view(ml_dtypes.float8_e4m3fn)}
+    for dt in ("hifloat8", "float8_e5m2", "float8_e4m3fn"):
+        k, v = (rng.integers(0, 256, (3, 2, 32)).astype(np.uint8) for _ in "kv")
+        for nz in (False, True):
+            shape = (2, 2, 8, 32) if nz else (2, 8, 2, 32)
+            kc, vc = (rng.integers(0, 256, shape).astype(np.uint8) for _ in "kv")
+            slots = np.array([3, 12, -1], np.int32)
+            t = [from_numpy(host[dt](x), dtype=dt) for x in (k, kc, v, vc)]
+            ops.ScatterPaKvCache(t[0], t[1], slots, t[2], t[3], None, None, None, "PA_NZ" if nz else "Norm", None,
+                                 None, None)
+            assert t[1].numpy().view(np.uint8).tobytes() == IA.scatter_pa_kv_cache(k, kc, slots, nz=nz).tobytes()
+            assert t[3].numpy().view(np.uint8).tobytes() == IA.scatter_pa_kv_cache(v, vc, slots, nz=nz).tobytes()
+
+
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "int8"])
 def test_pa_nz_cache(name):
     """PA_NZ (torch_npu's default cache_mode): the cache [blocks, N * D / L, blockSize, L], L = 32 bytes / element."""
