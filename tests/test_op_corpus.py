@@ -31,7 +31,8 @@ MIN_FAILURE_MESSAGES = 10    # distinct failure messages (phase 1, phase 2, sync
 UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDynamicMxQuantV2", "Ascend910B4"),
                ("aclnnMaxPool2dWithMask", "Ascend950PR"), ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"),
                ("aclnnMoeComputeExpertTokens", "Ascend950PR"), ("aclnnDynamicQuantV3", "Ascend910B4"),
-               ("aclnnDynamicQuantV4", "Ascend910B4")}
+               ("aclnnDynamicQuantV4", "Ascend910B4"), ("aclnnIncreFlashAttentionV4", "Ascend950PR"),
+               ("aclnnPromptFlashAttentionV3", "Ascend950PR")}
 # Of those, the ones the SoC refuses (deprecated, or not on the SoC: 561000) before almost every other check: few
 # distinct failures.
 REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"): 1,

@@ -52,6 +52,8 @@ PAD = "tests/test_pad.py"
 SHAPE_MOVES = "tests/test_shape_moves.py"
 
 ATTN = "tests/test_attention.py"
+FIA = "tests/test_fused_infer_attention.py"
+SPKV = "tests/test_scatter_pa_kv_cache.py"
 PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
@@ -675,6 +677,45 @@ MUTANTS = [
            "    if (!(keep > 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
            "    if (!(keep >= 0 && keep <= 1)) return fail(c, \"keepProb must be in (0, 1], got %f\", keep);",
            (f"{ATTN}::test_forward_validation_codes_and_messages",), "validation: keepProb 0 accepted"),
+    Mutant("fia-paged-row-off-by-block", f"{OPS}/attention/fa_mask.c",
+           "int64_t blk = ids[b * per + s / p->block_size], r = s % p->block_size;",
+           "int64_t blk = ids[b * per + s / p->block_size], r = (s + 1) % p->block_size;",
+           (f"{FIA}::test_decode_with_the_paged_cache",), "the paged gather reads the next row of each block"),
+    Mutant("fia-gqa-head-group", f"{OPS}/attention/fa_kernel.c",
+           "int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n / p->G;",
+           "int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n % p->N2;",
+           (f"{FIA}::test_decode_with_the_paged_cache",), "GQA: every query head reads key/value head n (not n / G)"),
+    Mutant("fia-lse-without-max", f"{OPS}/attention/fa_kernel.c",
+           "invalid ? INFINITY : m + (float)log((double)sum));", "invalid ? INFINITY : (float)log((double)sum));",
+           (f"{FIA}::test_decode_with_the_paged_cache",), "softmaxLse misses the row max"),
+    Mutant("fia-padded-rows-kept", f"{OPS}/attention/fa_kernel.c",
+           "    if (p->lens && p->layout != FA_TND) pad_rows(p, l, b, n, s1);", "",
+           (f"{FIA}::test_prefill_with_the_paged_cache_and_the_causal_mask",),
+           "query rows past the actual length keep the output's old contents"),
+    Mutant("fia-block-size-alignment-dropped", f"{OPS}/attention/fia_plan.c",
+           "        if (p->block_size % 16 != 0)", "        if (0)",
+           (f"{FIA}::test_validation_codes",), "validation: a blockSize not 16-aligned accepted"),
+    Mutant("fia-mask-batch-broadcast", f"{OPS}/attention/fia_plan.c",
+           "    p->mask_st[0] = bdim >= 0 && s[0] != 1 ? st[0] : 0;", "    p->mask_st[0] = 0;",
+           (f"{FIA}::test_prefill_masks",), "the mask's batch dim broadcast: every batch reads batch 0's mask"),
+    Mutant("ifa-decode-only-dropped", f"{OPS}/attention/fia_plan.c",
+           "    if (form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
+           "    if (0 && form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
+           (f"{FIA}::test_atlas_a2",), "validation: IncreFlashAttention takes Q_S > 1"),
+    Mutant("pfa-kv-lengths-ignored", f"{OPS}/attention/fia_plan.c",
+           '    {"actualSeqLengthsKvOptional", "actualSeqLengths", "actualSeqLengthsKv"},',
+           '    {"actualSeqLengthsKvOptional", "actualSeqLengths", ""},',
+           (f"{FIA}::test_atlas_a2",), "PromptFlashAttention ignores actualSeqLengthsKv"),
+    Mutant("spkv-nz-tile-order", f"{OPS}/attention/spkv.c",
+           "slot / p->block_size * st[0] + h / l * st[1] + slot % p->block_size * st[2] + h % l * st[3];",
+           "slot / p->block_size * st[0] + h / l * st[1] + slot % p->block_size * st[2] + (l - 1 - h % l) * st[3];",
+           (f"{SPKV}::test_pa_nz_cache",), "PA_NZ: the elements of each 32-byte tile row reversed"),
+    Mutant("spkv-negative-slot-written", f"{OPS}/attention/spkv.c",
+           "        if (s < 0) continue;", "        if (s < 0) s = 0;",
+           (f"{SPKV}::test_norm_cache",), "a slot < 0 writes slot 0 instead of being skipped"),
+    Mutant("spkv-capacity-check-dropped", f"{OPS}/attention/spkv.c",
+           "    if (blocks * bs < tokens) return", "    if (0) return",
+           (f"{SPKV}::test_validation_codes",), "validation: more tokens than cache slots accepted"),
     # ---- convolution and pooling (conv/, pool/) ----
     Mutant("conv-dilation-ignored", f"{OPS}/conv/convolution.c",
            "        G->dl[d] = in ? p->dil[d] : 1;", "        G->dl[d] = 1;",

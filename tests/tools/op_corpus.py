@@ -2761,6 +2761,119 @@ def build_interleave_rope(g: Gen) -> dict:
 
 BUILDERS.update({op: build_rms_norm for op in (
     "aclnnRmsNorm", "aclnnGemmaRmsNorm", "aclnnRmsNormGrad", "aclnnAddRmsNorm", "aclnnInplaceAddRmsNorm")})
+def build_fused_infer_attention(g: Gen) -> dict:
+    """FusedInferAttentionScoreV2-V5: FLOAT16/BF16 q/k/v in BSH / BSND / BNSD (decode mostly), GQA, the paged cache
+    at times (block table of distinct ids, per-batch kv lengths; BnNBsD for BNSD), a bool mask or the causal
+    compressed one (sparseMode 3), softmaxLse sometimes."""
+    r = g.rng
+    dt = r.choice((1, 27, 1, 27, 0)) if r.random() < 0.95 else g.dtype()
+    layout = r.choice(("BSH", "BSND", "BNSD"))
+    b, n2, grp, d = r.randint(1, 2), r.randint(1, 2), r.choice((1, 2)), r.choice((8, 16))
+    n1 = n2 * grp
+    s1, s2 = r.choice((1, 1, r.randint(2, 6))), r.randint(1, 20)
+
+    def lay(bb, s, n):
+        return {"BSH": [bb, s, n * d], "BSND": [bb, s, n, d], "BNSD": [bb, n, s, d]}[layout]
+    qs = lay(b, s1, n1)
+    args = {"query": g.tensor(dt, qs), "attentionOut": g.out(dt, qs), "numHeads": n1,
+            "scaleValue": r.choice((0.25, 0.125)), "preTokens": 2 ** 31 - 1, "nextTokens": 2 ** 31 - 1,
+            "inputLayout": layout, "numKeyValueHeads": n2 if r.random() < 0.7 else 0 if grp == 1 else n2,
+            "sparseMode": 0, "innerPrecise": r.choice((0, 1, 2)), "blockSize": 0, "antiquantMode": 0,
+            "keyAntiquantMode": 0, "valueAntiquantMode": 0, "queryQuantMode": 0, "pseType": 0}
+    if r.random() < 0.5:
+        bs = 16
+        per = -(-s2 // bs)
+        blocks = b * per + 1
+        ids = list(range(blocks))
+        r.shuffle(ids)
+        cache = [blocks, n2, bs, d] if layout == "BNSD" and r.random() < 0.5 else [blocks, bs, n2 * d]
+        args.update({"key": {"list": [g.tensor(dt, cache, layout=False)]},
+                     "value": {"list": [g.tensor(dt, cache, layout=False)]},
+                     "blockTableOptional": g.tensor(3, [b, per], fill={"m": "list", "v": ids[:b * per]}, layout=False),
+                     "blockSize": bs, "actualSeqLengthsKvOptional": {"ia": [r.randint(0, s2) for _ in range(b)]}})
+    else:
+        ks = lay(b, s2, n2)
+        args.update({"key": {"list": [g.tensor(dt, ks)]}, "value": {"list": [g.tensor(dt, ks)]}})
+        if r.random() < 0.4:
+            args["actualSeqLengthsKvOptional"] = {"ia": [r.randint(0, s2) for _ in range(b)]}
+    if r.random() < 0.3 and s1 > 1:
+        args["actualSeqLengthsOptional"] = {"ia": [r.randint(0, s1) for _ in range(b)]}
+    x = r.random()
+    if x < 0.2:
+        args["attenMaskOptional"] = g.tensor(12, [b, 1, s1, s2] if s1 > 1 else [b, s2], fill={"m": "bits", "s": g.seed()})
+    elif x < 0.35 and s1 > 1:
+        args["sparseMode"] = 3
+        args["attenMaskOptional"] = g.tensor(12, [2048, 2048], fill={"m": "bits", "s": g.seed()}, layout=False)
+    lse = r.random() < 0.5
+    args["softmaxLseFlag"] = lse
+    args["softmaxLse"] = g.out(0, [b, n1, s1, 1] if lse else [0])
+    for p in g.inp:                     # quantisation, padding, prefix, rope, sink: NULL
+        if p[0] not in args and p[1] in ("tensor", "int_array"):
+            args[p[0]] = None
+    return {k: v for k, v in args.items() if k in {p[0] for p in g.inp}}
+
+
+def build_scatter_pa_kv_cache(g: Gen) -> dict:
+    """ScatterPaKvCache: key/value [tokens, N, D] of one dtype (FLOAT16 / BF16 / INT8 mostly), caches Norm
+    [blocks, blockSize, N, D] or PA_NZ [blocks, N * D / L, blockSize, L], distinct slots with some -1."""
+    r = g.rng
+    dt = r.choice((1, 27, 2, 1, 27)) if r.random() < 0.95 else g.dtype()
+    tokens, heads, kh, bs = r.randint(1, 6), r.randint(1, 2), r.choice((16, 32)), r.choice((4, 8, 16))
+    blocks = -(-tokens // bs) + r.randint(0, 2)
+    slots = list(range(blocks * bs))
+    r.shuffle(slots)
+    slots = [x if r.random() > 0.15 else -1 for x in slots[:tokens]]
+    nz = r.random() < 0.4
+    last = 32 // ITEMSIZE.get(dt, 2) if ITEMSIZE.get(dt, 2) <= 32 else 1
+    cache = [blocks, heads * kh // last, bs, last] if nz else [blocks, bs, heads, kh]
+    return {"key": g.tensor(dt, [tokens, heads, kh]), "value": g.tensor(dt, [tokens, heads, kh]),
+            "keyCacheRef": g.tensor(dt, cache, layout=False), "valueCacheRef": g.tensor(dt, cache, layout=False),
+            "slotMapping": g.tensor(r.choice((3, 9)), [tokens], fill={"m": "list", "v": slots}, layout=False),
+            "compressLensOptional": None, "compressSeqOffsetOptional": None, "seqLensOptional": None,
+            "cacheModeOptional": "PA_NZ" if nz else r.choice(("Norm", None)), "scatterModeOptional": r.choice(("None", None)),
+            "stridesOptional": None, "offsetsOptional": None}
+
+
+def build_incre_prompt_flash_attention(g: Gen) -> dict:
+    """IncreFlashAttentionV4 (decode: Q_S = 1, its actualSeqLengths the kv lengths, blocktable) and
+    PromptFlashAttentionV3 (key / value tensors, no cache): FusedInferAttentionScore's calls renamed."""
+    ifa = "Incre" in g.op
+    g_inp = g.inp
+    g.inp = [p for p in g_inp] + [[n, "tensor"] for n in ("attenMaskOptional", "blockTableOptional")] + \
+        [[n, "int_array"] for n in ("actualSeqLengthsOptional", "actualSeqLengthsKvOptional")] + \
+        [[n, "x"] for n in ("softmaxLseFlag", "softmaxLse", "sparseMode", "blockSize")]
+    try:
+        args = build_fused_infer_attention(g)
+    finally:
+        g.inp = g_inp
+    if ifa:   # one query position
+        q = args["query"]
+        q["sh"][2 if args["inputLayout"] == "BNSD" else 1] = 1
+        args["query"] = _resize(g, q, shape=q["sh"])
+        args["attentionOut"] = g.out(q["d"], q["sh"])
+        args["attenMask"] = None
+        args["actualSeqLengths"] = args.pop("actualSeqLengthsKvOptional", None)
+        args["blocktable"] = args.pop("blockTableOptional", None)
+    else:
+        args["key"], args["value"] = args["key"]["list"][0], args["value"]["list"][0]
+        if args.get("blockTableOptional") is not None:   # no cache here: key / value of the query's shape
+            q = args["query"]
+            args["key"], args["value"] = g.tensor(q["d"], list(q["sh"])), g.tensor(q["d"], list(q["sh"]))
+            args["numKeyValueHeads"] = 0
+        args["attenMask"] = args.pop("attenMaskOptional", None)
+        args["actualSeqLengths"] = args.pop("actualSeqLengthsOptional", None)
+        args["actualSeqLengthsKv"] = None
+    names = {p[0] for p in g.inp}
+    for p in g.inp:
+        if p[0] not in args and p[1] in ("tensor", "int_array"):
+            args[p[0]] = None
+    return {k: v for k, v in args.items() if k in names}
+
+
+BUILDERS.update({f"aclnnFusedInferAttentionScoreV{v}": build_fused_infer_attention for v in (2, 3, 4, 5)})
+BUILDERS.update({"aclnnIncreFlashAttentionV4": build_incre_prompt_flash_attention,
+                 "aclnnPromptFlashAttentionV3": build_incre_prompt_flash_attention})
+BUILDERS["aclnnScatterPaKvCache"] = build_scatter_pa_kv_cache
 BUILDERS.update({"aclnnSwiGlu": build_swi_glu, "aclnnSwiGluGrad": build_swi_glu,
                  "aclnnRotaryPositionEmbedding": build_rope, "aclnnRotaryPositionEmbeddingGrad": build_rope,
                  "aclnnApplyRotaryPosEmb": build_arpe, "aclnnApplyRotaryPosEmbV2": build_arpe,

@@ -18,13 +18,16 @@
 #define FA_BLOCK 128       /* key/value positions per step of the online softmax (s2BaseSize)           */
 
 enum { FA_BSH = 0, FA_SBH, FA_BSND, FA_BNSD, FA_TND };
-enum { FA_MASK_NONE = 0, FA_MASK_FULL, FA_MASK_COMPRESSED };
+enum { FA_MASK_NONE = 0, FA_MASK_FULL, FA_MASK_COMPRESSED, FA_MASK_STRIDED };
 enum { FA_PSE_NONE = 0, FA_PSE_TENSOR, FA_PSE_ALIBI };
 enum { FA_DROP_NONE = 0, FA_DROP_TENSOR, FA_DROP_PHILOX };
+enum { FA_STATS = 0, FA_LSE, FA_LSE_NONE };
 
 /* Forward executor tensors (flash_attention.toml inputs/outputs). */
 enum { FA_IN_Q = 0, FA_IN_K, FA_IN_V, FA_IN_PSE, FA_IN_DROP, FA_IN_MASK };
 enum { FA_OUT_MAX = 0, FA_OUT_SUM, FA_OUT_ATTN };
+/* The inference forms (fia.toml) add the paged cache's block table; their softmaxLse is in FA_OUT_MAX. */
+enum { FA_IN_BT = FA_IN_MASK + 1 };
 /* Gradient executor tensors. */
 enum { FAG_IN_Q = 0, FAG_IN_K, FAG_IN_V, FAG_IN_DY, FAG_IN_PSE, FAG_IN_DROP, FAG_IN_MASK, FAG_IN_MAX, FAG_IN_SUM,
        FAG_IN_ATTN };
@@ -54,16 +57,38 @@ typedef struct {
     int tnd_softmax;                     /* TND softmax max/sum as [T, N1, 8] ("same_as_input")            */
     int first_band, last_band;           /* sparse 8 / 7: the batch that is the band                       */
     aclDataType dtype;                   /* query's (the inputs' and outputs' dtype)                       */
+    /* The inference forms (FusedInferAttentionScore, fia_plan.c): */
+    int lens;                            /* per-batch lengths in cu_q / cu_kv over padded B.. storage         */
+    int lse;                             /* FA_LSE: softmaxLse (FA_OUT_MAX, one fp32 per row) instead of max
+                                          * and sum (FA_STATS), FA_LSE_NONE: no statistics                 */
+    int paged;                           /* key/value: the block cache, the block table inputs[FA_IN_BT]       */
+    int paged_bnbsd;                     /* cache [blockNum, N2, blockSize, D] (else [blockNum, blockSize, H]) */
+    int64_t block_size, block_num;
+    int64_t mask_st[4];                  /* FA_MASK_STRIDED: the mask's element strides per b, n, i, j (0:
+                                          * broadcast)                                                     */
 } fa_plan;
 
 /* Batch b's query / key-value positions. */
-static inline int64_t fa_s1(const fa_plan *p, int64_t b) { return p->layout == FA_TND ? p->cu_q[b + 1] - p->cu_q[b] : p->S1; }
-static inline int64_t fa_s2(const fa_plan *p, int64_t b) { return p->layout == FA_TND ? p->cu_kv[b + 1] - p->cu_kv[b] : p->S2; }
+static inline int64_t fa_s1(const fa_plan *p, int64_t b) {
+    return p->layout == FA_TND || p->lens ? p->cu_q[b + 1] - p->cu_q[b] : p->S1;
+}
+static inline int64_t fa_s2(const fa_plan *p, int64_t b) {
+    return p->layout == FA_TND || p->lens ? p->cu_kv[b + 1] - p->cu_kv[b] : p->S2;
+}
 
 /* Offset (elements from the storage base) of element (b, n, s, d) of a query-like (kv = 0) or key-like
  * (kv = 1) tensor t of the plan's layout whose head dim is hd. */
 int64_t fa_elem(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t hd, int64_t b, int64_t n, int64_t s,
                 int64_t d);
+
+/* Offset of element (b, n2, s, d) of the paged cache t (key or value, head dim hd): row s % blockSize of block
+ * ids[b * per + s / blockSize], ids the block table as fa_paged_ids read it (per ids a batch). */
+int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const pyaclnn_stub_tensor *t, int64_t hd,
+                      int64_t b, int64_t n2, int64_t s, int64_t d);
+/* The block table's ids [B, per] read once, before any output is written (an output may overlap the table), each
+ * one the plan's kv lengths reach checked to be in [0, blockNum): NULL and a device fault recorded otherwise (or
+ * out of memory). Free it with free(). */
+int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt);
 
 /* 1 if position (i, j) of head n of batch b is masked (sparse mode, band, atten mask). */
 int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int64_t n, int64_t i, int64_t j);

@@ -24,6 +24,7 @@
  * block sizes are the tiling's: class c (measured bounds: flash_attention.toml, tests/test_attention.py).
  */
 #include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 typedef struct {
     const fa_plan *p;
     const pyaclnn_stub_launch *l;
+    const int32_t *ids;      /* the paged forms: the block table as read before the run (fa_paged_ids)           */
     float *dpse;             /* gradient: per-batch fp32 partial sums of dpse ([B][pse elements]), or NULL */
     int64_t dpse_n;          /* elements of one batch's partial                                             */
     atomic_int oom;
@@ -51,6 +53,47 @@ static void load_head(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, in
             if (t_out) dst[d * rows + s] = v;
             else dst[s * hd + d] = v;
         }
+}
+
+/* The key-like rows of kv head n2 of batch b: from the layout's tensor, or through the block table (paged). */
+static void load_kv(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t hd,
+                    int64_t b, int64_t n2, int64_t rows, float *dst, int t_out) {
+    const pyaclnn_stub_tensor *t = &l->inputs[which];
+    if (!p->paged) {
+        load_head(p, t, 1, hd, b, n2, rows, dst, t_out);
+        return;
+    }
+    for (int64_t s = 0; s < rows; s++)
+        for (int64_t d = 0; d < hd; d++) {
+            float v = fa_load(t, fa_paged_elem(p, ids, l->inputs[FA_IN_BT].shape[1], t, hd, b, n2, s, d));
+            if (t_out) dst[d * rows + s] = v;
+            else dst[s * hd + d] = v;
+        }
+}
+
+/* The inference forms: query rows past batch b's length (padded layouts) get 0 and an lse of +inf (invalid). */
+static void pad_rows(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n, int64_t s1) {
+    const pyaclnn_stub_tensor *out = &l->outputs[FA_OUT_ATTN], *lse = &l->outputs[FA_OUT_MAX];
+    for (int64_t i = s1; i < p->S1; i++) {
+        for (int64_t d = 0; d < p->Dv; d++) fa_store(out, fa_elem(p, out, 0, p->Dv, b, n, i, d), 0.0f);
+        if (p->lse == FA_LSE) fa_store(lse, tv_offset(lse, fa_stat_row(p, b, n, i)), INFINITY);
+    }
+}
+
+static void store_stat(const pyaclnn_stub_tensor *t, int64_t row, float v);
+
+/* The row's statistics: softmaxMax / softmaxSum (8 copies each), or the inference forms' lse = max + log(sum)
+ * (+inf for a row with nothing to attend: no keys, or every key masked with invalid-row processing). */
+static void store_row_stats(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t row, float m, float sum,
+                            int invalid) {
+    if (p->lse == FA_LSE_NONE) return;
+    if (p->lse == FA_LSE) {
+        const pyaclnn_stub_tensor *lse = &l->outputs[FA_OUT_MAX];
+        fa_store(lse, tv_offset(lse, row), invalid ? INFINITY : m + (float)log((double)sum));
+        return;
+    }
+    store_stat(&l->outputs[FA_OUT_MAX], row, m);
+    store_stat(&l->outputs[FA_OUT_SUM], row, sum);
 }
 
 static void store_head(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t hd, int64_t b, int64_t n,
@@ -73,9 +116,10 @@ static void *zalloc(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 
 /* ---- forward ---------------------------------------------------------------------------------- */
 
-static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n) {
+static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int64_t b, int64_t n) {
     const pyaclnn_stub_tensor *in = l->inputs, *out = l->outputs;
     int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n / p->G;
+    if (p->lens && p->layout != FA_TND) pad_rows(p, l, b, n, s1);
     if (s1 == 0) return 1;
     float *q = zalloc((size_t)(s1 * D)), *kt = zalloc((size_t)(D * s2)), *v = zalloc((size_t)(s2 * Dv));
     float *o = zalloc((size_t)(s1 * Dv)), *ob = zalloc((size_t)(s1 * Dv)), *m = zalloc((size_t)s1);
@@ -84,8 +128,8 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t 
     int ok = q && kt && v && o && ob && m && sum && ex && x && pb;
     if (ok) {
         load_head(p, &in[FA_IN_Q], 0, D, b, n, s1, q, 0);
-        load_head(p, &in[FA_IN_K], 1, D, b, n2, s2, kt, 1);
-        load_head(p, &in[FA_IN_V], 1, Dv, b, n2, s2, v, 0);
+        load_kv(p, l, ids, FA_IN_K, D, b, n2, s2, kt, 1);
+        load_kv(p, l, ids, FA_IN_V, Dv, b, n2, s2, v, 0);
         int64_t base = fa_drop_base(p, b);
         for (int64_t j0 = 0; j0 < s2; j0 += FA_BLOCK) {
             int64_t bs = s2 - j0 < FA_BLOCK ? s2 - j0 : FA_BLOCK;
@@ -123,10 +167,13 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t 
             int invalid = s2 == 0 || (p->invalid_rows && m[i] == FA_NEG_MIN);
             for (int64_t d = 0; d < Dv; d++) o[i * Dv + d] = invalid ? 0.0f : o[i * Dv + d] / sum[i];
             if (s2 == 0) m[i] = FA_NEG_MIN;
-            if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
             int64_t row = fa_stat_row(p, b, n, i);
-            store_stat(&out[FA_OUT_MAX], row, m[i]);
-            store_stat(&out[FA_OUT_SUM], row, sum[i]);
+            if (p->lse) {
+                store_row_stats(p, l, row, m[i], sum[i], invalid);
+                continue;
+            }
+            if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
+            store_row_stats(p, l, row, m[i], sum[i], 0);
         }
         store_head(p, &out[FA_OUT_ATTN], 0, Dv, b, n, s1, o);
     }
@@ -137,16 +184,19 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t 
 static void forward_range(void *ctx, size_t begin, size_t end) {
     fa_job *j = ctx;
     for (size_t t = begin; t < end; t++)
-        if (!forward_head(j->p, j->l, (int64_t)t / j->p->N1, (int64_t)t % j->p->N1)) atomic_store(&j->oom, 1);
+        if (!forward_head(j->p, j->l, j->ids, (int64_t)t / j->p->N1, (int64_t)t % j->p->N1)) atomic_store(&j->oom, 1);
 }
 
 void fa_forward_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const fa_plan *p = launch->params;
-    fa_job job = {p, launch, NULL, 0, 0};
+    int32_t *ids = NULL;
+    if (p->paged && (ids = fa_paged_ids(p, launch, &launch->inputs[FA_IN_BT])) == NULL) return;
+    fa_job job = {p, launch, ids, NULL, 0, 0};
     size_t heads = (size_t)(p->B * p->N1);
     op_parallel_for(heads, op_thread_count(heads, 1), forward_range, &job);
     if (atomic_load(&job.oom)) tv_fail_oom(launch);
+    free(ids);
 }
 
 /* ---- gradient --------------------------------------------------------------------------------- */
@@ -252,7 +302,7 @@ void fa_grad_kernel(const pyaclnn_stub_launch *launch) {
     const pyaclnn_stub_tensor *dpse = &launch->outputs[FAG_OUT_DPSE];
     int want_dpse = p->pse_kind == FA_PSE_TENSOR && dpse->present && pyaclnn_stub_numel(dpse) > 0;
     /* dpse: per-batch fp32 partials [B][N1, S1 or 1, S2], summed in batch order for a pse broadcast over B */
-    fa_job job = {p, launch, NULL, p->N1 * p->pse_s1 * p->S2, 0};
+    fa_job job = {p, launch, NULL, NULL, p->N1 * p->pse_s1 * p->S2, 0};
     if (want_dpse && (job.dpse = zalloc((size_t)(p->B * job.dpse_n))) == NULL) {
         tv_fail_oom(launch);
         return;

@@ -21,6 +21,7 @@
  * the same bits from the emulator's Philox stream (kernels/philox.h): statistical fidelity.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/philox.h"
@@ -42,8 +43,8 @@ int64_t fa_elem(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t 
 static int compressed(const pyaclnn_stub_tensor *m, int64_t d) {
     if (d >= 2048) return 1;
     if (d <= -2048) return 0;
-    int64_t r = d >= 0 ? 0 : -d, c = d >= 0 ? d : 0;
-    return *tv_at(m, m->offset + r * m->strides[0] + c * m->strides[1]) != 0;
+    int64_t r = d >= 0 ? 0 : -d, c = d >= 0 ? d : 0;   /* the last two dims ([1, 1,] 2048, 2048) */
+    return *tv_at(m, m->offset + r * m->strides[m->ndim - 2] + c * m->strides[m->ndim - 1]) != 0;
 }
 
 /* A band from the lower-right corner: out right of nextTokens and left of preTokens. */
@@ -57,8 +58,11 @@ int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int6
     case 0:
     case 1:
     case 5:
-        if (p->mask_kind != FA_MASK_FULL) return 0;
+        if (p->mask_kind != FA_MASK_FULL && p->mask_kind != FA_MASK_STRIDED) return 0;
         if (p->sparse == 0 && (j - i > p->next || i - j > p->pre)) return 1;
+        if (p->mask_kind == FA_MASK_STRIDED)
+            return *tv_at(mask, mask->offset + b * p->mask_st[0] + n * p->mask_st[1] + i * p->mask_st[2] +
+                                j * p->mask_st[3]) != 0;
         {
             const int64_t *st = mask->strides;
             int64_t off = mask->offset + i * st[mask->ndim - 2] + j * st[mask->ndim - 1];
@@ -72,6 +76,37 @@ int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int6
     case 7: return b == p->last_band ? band(mask, i, j, shift, p->pre, p->next) : compressed(mask, j - i - shift);
     default: return b == p->first_band ? band(mask, i, j, shift, p->pre, p->next) : compressed(mask, j - i);
     }
+}
+
+int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const pyaclnn_stub_tensor *t, int64_t hd,
+                      int64_t b, int64_t n2, int64_t s, int64_t d) {
+    int64_t blk = ids[b * per + s / p->block_size], r = s % p->block_size;
+    const int64_t *st = t->strides;
+    if (p->paged_bnbsd) return t->offset + blk * st[0] + n2 * st[1] + r * st[2] + d * st[3];
+    return t->offset + blk * st[0] + r * st[1] + (n2 * hd + d) * st[2];
+}
+
+int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt) {
+    int64_t per = bt->shape[1];
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(p->B * per + 1));
+    if (ids == NULL) {
+        tv_fail_oom(launch);
+        return NULL;
+    }
+    for (int64_t b = 0; b < p->B; b++)
+        for (int64_t k = 0; k < per; k++) {
+            int32_t blk;
+            memcpy(&blk, tv_at(bt, bt->offset + b * bt->strides[0] + k * bt->strides[1]), 4);
+            ids[b * per + k] = blk;
+            if (k * p->block_size < fa_s2(p, b) && (blk < 0 || blk >= p->block_num)) {
+                pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: blockTable[%lld][%lld] = %d is not a block of "
+                                       "the cache's %lld", launch->op_name, (long long)b, (long long)k, (int)blk,
+                                       (long long)p->block_num);
+                free(ids);
+                return NULL;
+            }
+        }
+    return ids;
 }
 
 int64_t fa_pse_elem(const fa_plan *p, const pyaclnn_stub_tensor *pse, int64_t b, int64_t n, int64_t i, int64_t j) {
