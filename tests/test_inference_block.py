@@ -68,7 +68,7 @@ v = qkv[:, (N + KVN) * D:].reshape(B, KVN, D).contiguous()
 qr = torch_npu.npu_rotary_mul(q.contiguous(), npu(cos), npu(sin))
 kr = torch_npu.npu_rotary_mul(k.contiguous(), npu(cos), npu(sin))
 kcn, vcn = npu(kc), npu(vc)
-torch_npu.npu_scatter_pa_kv_cache(kr.reshape(B, KVN, D), v, kcn, vcn, npu(slots))
+torch_npu.npu_scatter_pa_kv_cache(kr.reshape(B, KVN, D), v, kcn, vcn, npu(slots), cache_mode="Norm")
 attn, _ = torch_npu.npu_fused_infer_attention_score(
     qr.reshape(B, 1, N * D), kcn.reshape(NBLOCKS, BLOCK, KVN * D), vcn.reshape(NBLOCKS, BLOCK, KVN * D),
     block_table=npu(table), actual_seq_lengths_kv=[n + 1 for n in CTX], num_heads=N, num_key_value_heads=KVN,
