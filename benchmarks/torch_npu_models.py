@@ -43,24 +43,7 @@ def child(models: list[str], repeats: int, threads: int) -> None:
     tm = mc.tm
 
     def greedy(name, model, b):
-        """mc._generate with NEW_TOKENS new tokens and no eos."""
-        dev = next(model.parameters()).device
-        if name in mc.LLAMA_LIKE:                   # the prompt once, then one token a step (KV cache)
-            caches = [[] for _ in model.layers]
-
-            def step(seq):
-                past = caches[0][0].shape[-2] if caches[0] else 0
-                return model(seq[:, past:], caches, past)
-            prompt = b["input_ids"][:, :5]
-        elif name == "gpt2":
-            step, prompt = model, b["input_ids"][:, :5]
-        else:                                       # t5: the encoder once, the decoder from decoder_start
-            enc = model.encode(b["input_ids"], b["attention_mask"])
-
-            def step(seq):
-                return model.decode(seq, enc, b["attention_mask"])
-            prompt = torch.full((2, 1), model.decoder_start, dtype=torch.long, device=dev)
-        return tm.greedy_generate(step, prompt, NEW_TOKENS, -1, pad_token_id=0)
+        return mc._generate(name, model, b, -1, new_tokens=NEW_TOKENS)     # no eos: NEW_TOKENS new tokens
 
     def sync(dev):
         if dev == "npu":

@@ -136,7 +136,7 @@ def bf16(name):
 
 # ---- generation ----
 
-def _generate(name, model, b, eos):
+def _generate(name, model, b, eos, new_tokens=8):
     dev = next(model.parameters()).device
     if name in LLAMA_LIKE:                      # with a KV cache: the prompt once, then one token a step
         caches = [[] for _ in model.layers]
@@ -153,7 +153,7 @@ def _generate(name, model, b, eos):
         def step(seq):
             return model.decode(seq, enc, b["attention_mask"])
         prompt = torch.full((2, 1), model.decoder_start, dtype=torch.long, device=dev)
-    return tm.greedy_generate(step, prompt, 8, eos, pad_token_id=0)
+    return tm.greedy_generate(step, prompt, new_tokens, eos, pad_token_id=0)
 
 
 def pick_eos(new):

@@ -13,7 +13,6 @@
  *   static: sw / quantScale + quantOffset (Atlas A2 with one quantScale: sw * fp32(1 / quantScale) + quantOffset);
  *   y: RINT, saturating to INT8 (the int16 -> half -> int8 chain of the kernels).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,16 +159,8 @@ aclnnStatus opc_dsq_rows(op_call *c, const op_step *s) {
     return opc_dtype_rows(c, &t);
 }
 
-static aclnnStatus dsq_fail(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus dsq_fail(op_call *c, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_INNER_TILING_ERROR, c->api, "%s", msg);
-    return ACLNN_ERR_INNER_TILING_ERROR;
-}
+/* the tiling's rejection (561002) with a printf-formatted message */
+#define dsq_fail(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
 /* dsq_plan x w act bias qs qo group activateLeft quantMode y scale [dstType roundMode activateDim swigluMode]: the
  * tiling's checks in its order (561002), the emulator's limits, the kernel's parameters. */

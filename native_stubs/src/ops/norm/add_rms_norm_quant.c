@@ -17,7 +17,6 @@
  * template (class c, the figure in the .toml).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,16 +391,8 @@ static int arq_row_ok(int soc950, aclDataType x, aclDataType sc, aclDataType zp,
     return 0;
 }
 
-static aclnnStatus arq_inner(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus arq_inner(op_call *c, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACLNN_ERR_INNER_NULLPTR, c->api, "%s", msg);
-    return ACLNN_ERR_INNER_NULLPTR;
-}
+/* the L0 op's rejection (561103) with a printf-formatted message */
+#define arq_inner(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_NULLPTR, __VA_ARGS__)
 
 /* arq_plan x1 x2 gamma scales1 scales2 zp1 zp2 epsilon divMode y1 y2 xOut [beta rmsNormOut] N (1: V1, 2: V2): the L0
  * op -- its kernel's dtype row, the tiling's shape checks (561103), the kernel's parameters. */
