@@ -900,7 +900,7 @@ MUTANTS = [
            "InplaceAddRmsNorm writes y into x2Ref and x into x1Ref"),
     # ---- deep_norm ----
     Mutant("deep-norm-drops-alpha", f"{OPS}/norm/deep_norm.c",
-           "row[j] = p->alpha * row[j] + gx[m * N + j];   /* x' overwrites x */",
+           "row[j] = (double)p->alpha * row[j] + gx[m * N + j];   /* x' overwrites x */",
            "row[j] = row[j] + gx[m * N + j];",
            ("tests/test_deep_norm.py::test_deep_norm_against_float64",), "DeepNorm without alpha: x' = x + gx"),
     Mutant("deep-norm-gamma-trailing-unchecked", f"{OPS}/norm/deep_norm.c",

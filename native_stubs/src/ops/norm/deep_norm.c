@@ -23,7 +23,8 @@
 
 typedef struct {
     int64_t rows, cols;   /* M rows of N = numel(gamma) */
-    double alpha, eps;    /* alpha and epsilon as the definition's Float attrs */
+    float alpha, eps;     /* the definitions' Float attrs (stored as float: GCC 12's -O3 SLP pass drops a double
+                           * field's (double)(float) round trip) */
 } dn_params;
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -42,12 +43,12 @@ void deep_norm_kernel(const pyaclnn_stub_launch *launch) {
         for (int64_t m = 0; m < M; m++) {
             double *row = x + m * N, s = 0, v = 0;
             for (int64_t j = 0; j < N; j++) {
-                row[j] = p->alpha * row[j] + gx[m * N + j];   /* x' overwrites x */
+                row[j] = (double)p->alpha * row[j] + gx[m * N + j];   /* x' overwrites x */
                 s += row[j];
             }
             double mean = s / (double)N;
             for (int64_t j = 0; j < N; j++) v += (row[j] - mean) * (row[j] - mean);
-            double rstd = 1.0 / sqrt(v / (double)N + p->eps);
+            double rstd = 1.0 / sqrt(v / (double)N + (double)p->eps);
             for (int64_t j = 0; j < N; j++) row[j] = (row[j] - mean) * rstd * g[j] + b[j];
             mo[m] = mean, ro[m] = rstd;
         }
@@ -75,7 +76,7 @@ void deep_norm_grad_kernel(const pyaclnn_stub_launch *launch) {
             const double *a = dy + m * N;
             double *t2 = x + m * N, r = rs[m], sv = 0, sm = 0;
             for (int64_t j = 0; j < N; j++) {
-                t2[j] = p->alpha * t2[j] + gx[m * N + j] - mn[m];
+                t2[j] = (double)p->alpha * t2[j] + gx[m * N + j] - mn[m];
                 double t1 = a[j] * g[j];
                 sv += t1 * t2[j] * r * r * r;
                 sm += t1 * r;
@@ -86,7 +87,7 @@ void deep_norm_grad_kernel(const pyaclnn_stub_launch *launch) {
             for (int64_t j = 0; j < N; j++) {
                 double d = a[j] * g[j] * r + dvar * t2[j] + dmean;
                 dgx[m * N + j] = d;
-                dx[m * N + j] = p->alpha * d;
+                dx[m * N + j] = (double)p->alpha * d;
             }
         }
         tv_store_double(&launch->outputs[0], dx);
@@ -126,13 +127,13 @@ static aclnnStatus dn_row_count(op_call *c, const char *name, const pyaclnn_stub
 #define DN_DIM(k, i) (op_tensor(c, s, k)->shape[i])
 
 /* dn_plan alpha epsilon x gx beta gamma mean rstd y: deep_norm_shape_check.h's CheckDeepNormShapeDim then
- * CheckDeepNormShapeValue in their order (561002; the definition's dtype rows are checked before), the kernel's
- * parameters. Every output empty: nnopbase skips the tiling (the success of the docs' empty tensors). */
+ * CheckDeepNormShapeValue in their order, on Ascend 950 then arch35's CheckReduceOutputTail (561002; the
+ * definition's dtype rows are checked before, so CheckDeepNormDtype cannot fail), the kernel's parameters. Every output empty: nnopbase skips the tiling (the success of the docs' empty tensors). */
 aclnnStatus opc_dn_plan(op_call *c, const op_step *s) {
     enum { A, E, X, GX, B, G, MEAN, RSTD, Y };
     if (c->nothing) return ACLNN_SUCCESS;
     long long xd = DN_NDIM(X), gd = DN_NDIM(G);
-    char b1[160];
+    char b1[160], b2[160];
     if (xd > 8 || xd < 2) return dn_reject(c, "x dim num %lld: dim num should be in range [2, 8]", xd);
     if (gd > 7 || gd < 1) return dn_reject(c, "gamma dim num %lld: dim num should be in range [1, 7]", gd);
     if (DN_NDIM(GX) != xd) return dn_reject(c, "gx dim num %lld: dim num should equal x dim num", DN_NDIM(GX));
@@ -155,6 +156,11 @@ aclnnStatus opc_dn_plan(op_call *c, const op_step *s) {
     for (int64_t i = 0; i < gd; i++)
         if (DN_DIM(G, i) != DN_DIM(X, xd - gd + i) || DN_DIM(B, i) != DN_DIM(X, xd - gd + i))
             return dn_reject(c, "gamma/beta %s: shape should equal x trailing dimensions", shp(x, b1, sizeof b1));
+    /* arch35's CheckReduceOutputTail (Ascend 950 only: the legacy tiling leaves those dims unchecked) */
+    for (int64_t i = xd - gd; ew_soc_is_950() && i < xd; i++)
+        if (DN_DIM(MEAN, i) != 1 || DN_DIM(RSTD, i) != 1)
+            return dn_reject(c, "mean/rstd %s and %s: reduced trailing dimensions must be 1",
+                             shp(op_tensor(c, s, MEAN), b1, sizeof b1), shp(op_tensor(c, s, RSTD), b2, sizeof b2));
     dn_params *p = op_params(c, sizeof *p);
     p->rows = tv_dims_product(x->shape, 0, xd - gd);
     p->cols = tv_dims_product(x->shape, xd - gd, xd);
