@@ -13,7 +13,6 @@
  * deep_norm.toml).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -101,15 +100,7 @@ void deep_norm_grad_kernel(const pyaclnn_stub_launch *launch) {
 /* ---- steps ---------------------------------------------------------------------------------- */
 
 /* A tiling rejection of the generated wrappers: phase 1 fails with 561002. */
-static aclnnStatus dn_reject(op_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclnnStatus dn_reject(op_call *c, const char *fmt, ...) {
-    char why[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    return op_failf(c->api, ACLNN_ERR_INNER_TILING_ERROR, "%s", why);
-}
+#define dn_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
 static const char *shp(const pyaclnn_stub_tensor *t, char *b, size_t n) { return tv_shape_text(t->shape, t->ndim, b, n); }
 
