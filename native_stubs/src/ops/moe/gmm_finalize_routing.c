@@ -9,7 +9,7 @@
  *     3. x2 not INT32 (the packed INT4 weight: the entries are the A8W4 path)           -> 161002
  *     4. PreMatmulCalcProcess: CheckNotNull (x1, x2, out)                               -> 161001
  *   gmmfr_check (after `read`)
- *     5. CheckDimRange: x2 storage rank in [3, 7], x1 and out at least 2 dims, scale 3 dims, offset 3, bias 2,
+ *     5. CheckDimRange: x2 storage rank in [3, 7] (FRACTAL_NZ [5, 9]), x1 and out at least 2 dims, scale 3 dims, offset 3, bias 2,
  *        pertokenScale 1, groupList 1, sharedInput 2, logit 1, rowIndex 1              -> 161002
  *     6. CheckDtypeValid, INT4 weight: x1 INT8, scale INT64, rowIndex INT64, offset / bias FLOAT, pertokenScale
  *        FLOAT, groupList INT64, sharedInput BFLOAT16, logit FLOAT, out FLOAT            -> 161002
@@ -79,10 +79,16 @@ aclnnStatus opc_gmmfr_check(op_call *c, const op_step *s) {
                               *gl = op_tensor(c, s, 6), *shared = op_tensor(c, s, 7), *logit = op_tensor(c, s, 8),
                               *row = op_tensor(c, s, 9), *out = op_tensor(c, s, 10);
     aclnnStatus st;
-    /* CheckDimRange: x2's storage rank is checked with a bare CHECK_RET (no message of its own) */
-    int64_t x2_storage = x2->storage_ndim > 0 ? x2->storage_ndim : x2->ndim;
-    if (x2_storage < 3 || x2_storage > 7) /* the vendor logs nothing here: the message is the emulator's */
-        return op_invalidf(c->api, "x2's storage dimNum should be in [3, 7], but is %lld.", (long long)x2_storage);
+    /* CheckDimRange: x2's storage rank is checked with a bare CHECK_RET (no message of its own). An ND x2 has been
+     * through TensorContiguousProcess by then (l0op::Contiguous: a contiguous tensor whose storage is its view;
+     * torch_npu hands a 1-D storage shape for every ND tensor), so its view rank counts; NZ keeps its storage. */
+    int nz = x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16 ||
+             x2->format == ACL_FORMAT_FRACTAL_NZ_C0_32;
+    int64_t x2_storage = nz && x2->storage_ndim > 0 ? x2->storage_ndim : x2->ndim;
+    int64_t lo = nz ? 5 : 3, hi = nz ? 9 : 7;   /* MIN/MAX_DIM_NUM_ND (2, 6) or _NZ (4, 8), plus one */
+    if (x2_storage < lo || x2_storage > hi) /* the vendor logs nothing here: the message is the emulator's */
+        return op_invalidf(c->api, "x2's storage dimNum should be in [%lld, %lld], but is %lld.", (long long)lo,
+                           (long long)hi, (long long)x2_storage);
     /* OP_CHECK_MIN_DIM */
     if (x1->ndim < 2) return op_invalidf(c->api, "The params.x1 tensor must have at least 2 dimensions.");
     if (out->ndim < 2) return op_invalidf(c->api, "The params.out tensor must have at least 2 dimensions.");
