@@ -60,6 +60,7 @@ NO_BUILDER_YET = {
     "aclnnBatchNormElemt", "aclnnBatchNormElemtBackward", "aclnnBatchNormGatherStatsWithCounts",
     "aclnnBatchNormReduce", "aclnnBatchNormStats", "aclnnIndexCopy", "aclnnInplaceIndexCopy", "aclnnInplacePut",
     "aclnnSyncBatchNormGatherStats", "aclnnUnique", "aclnnMoeComputeExpertTokens", "aclnnMoeFinalizeRoutingV2",
+    "aclnnGroupedMatmulFinalizeRoutingV2", "aclnnGroupedMatmulFinalizeRoutingV3",
     "aclnnMoeGatingTopK", "aclnnMoeGatingTopKSoftmax", "aclnnMoeGatingTopKSoftmaxV2", "aclnnMoeInitRouting",
     "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute", "aclnnAffineGrid", "aclnnChannelShuffle",
     "aclnnGridSampler3D", "aclnnGridSampler3DBackward", "aclnnHistc", "aclnnIm2col", "aclnnIm2colBackward",
