@@ -2,7 +2,8 @@
 entries (hicann/ops-transformer gmm/grouped_matmul_finalize_routing/op_host/op_api/aclnn_grouped_matmul_finalize_routing.cpp)
 accept only the A8W4 path (an INT32-packed INT4 weight), whose computation the emulator does not model: these tests
 check the vendor's checks in its order, codes and words (161001 / 161002), the emulator's refusal of what passes
-them (161002 naming the limit), and torch_npu's npu_grouped_matmul_finalize_routing reaching V3 with an ND weight.
+them (161002 naming the limit), on Ascend 950 in-process and Atlas A2 in one subprocess, and torch_npu's
+npu_grouped_matmul_finalize_routing reaching V3 with an ND weight.
 The cases below are written from the op_api's source, never from our C."""
 from __future__ import annotations
 
@@ -81,6 +82,19 @@ def test_v2_names_itself():
     F.expect_error(ops.GroupedMatmulFinalizeRoutingV2, v2(args(t1=True)), INVALID,
                    "GroupedMatmulFinalizeRoutingV2 weightNd transpose should be false")
     F.expect_error(ops.GroupedMatmulFinalizeRoutingV2, v2(args()), INVALID, LIMIT)
+
+
+A2_CALLS = """
+for a, code, text in T.CASES:
+    T.test_checks_in_order(a, code, text)
+T.test_first_fault_wins()
+T.test_v2_names_itself()
+"""
+
+
+def test_atlas_a2():
+    """The vendor ships these kernels for Atlas A2 / A3: the same checks there."""
+    F.run_on_a2("test_grouped_matmul_finalize_routing", A2_CALLS)
 
 
 def test_null_status_is_nullptr():
