@@ -66,10 +66,12 @@ static aclnnStatus gmmfr_rank(op_call *c, const char *name, const pyaclnn_stub_t
                        tv_shape_text(t->shape, t->ndim, b, sizeof b));
 }
 
-/* OP_CHECK_DTYPE_NOT_SUPPORT with a one-dtype list (absent optional operands pass) */
+/* OP_CHECK_DTYPE_NOT_SUPPORT with a one-dtype list, in its words (absent optional operands pass) */
 static aclnnStatus gmmfr_dtype(op_call *c, const char *name, const pyaclnn_stub_tensor *t, aclDataType want) {
-    if (!t->present) return ACLNN_SUCCESS;
-    return ew_check_dtype_in(c->api, name, t->dtype, &want, 1);
+    if (!t->present || t->dtype == want) return ACLNN_SUCCESS;
+    char b[24], w[24];
+    return op_invalidf(c->api, "Tensor %s not implemented for %s, should be in dtype support list [%s].", name,
+                       op_dtype_name(t->dtype, b), op_dtype_name(want, w));
 }
 
 /* gmmfr_check x1 x2 scale bias offset pertoken groupList sharedInput logit rowIndex out */
