@@ -2761,6 +2761,29 @@ def build_interleave_rope(g: Gen) -> dict:
 
 BUILDERS.update({op: build_rms_norm for op in (
     "aclnnRmsNorm", "aclnnGemmaRmsNorm", "aclnnRmsNormGrad", "aclnnAddRmsNorm", "aclnnInplaceAddRmsNorm")})
+
+
+def build_deep_norm(g: Gen) -> dict:
+    """DeepNorm(Grad): x / gx [lead.., n] (2-3 dims), gamma / beta the trailing dim (sometimes two), mean / rstd the
+    leading dims with 1s; one dtype of FLOAT16 / BF16 / FLOAT for x, gx, beta, gamma, y (mostly)."""
+    r = g.rng
+    lead = [r.choice((1, 2, 3, 4))] + ([r.choice((1, 2, 3))] if r.random() < 0.4 else [])
+    x = lead + [r.choice((8, 16, 7, 32, 5))]
+    gshape = x[-2:] if r.random() < 0.15 and len(lead) == 2 else x[-1:]
+    sshape = x[:len(x) - len(gshape)] + [1] * len(gshape)
+    dt = r.choice((0, 1, 27)) if r.random() < 0.95 else g.dtype()
+    alpha = r.choice((0.3, 1.0, 0.87, 2.0))
+    gamma = g.tensor(dt, gshape, fill=g.fill(dt, "pos"))
+    if g.op.endswith("Grad"):
+        return {"dy": g.tensor(dt, x), "x": g.tensor(dt, x), "gx": g.tensor(dt, x), "gamma": gamma,
+                "mean": g.tensor(0, sshape), "rstd": g.tensor(0, sshape, fill=g.fill(0, "pos")), "alpha": alpha,
+                "dxOut": g.out(dt, x), "dgxOut": g.out(dt, x), "dbetaOut": g.out(0, gshape), "dgammaOut": g.out(0, gshape)}
+    return {"x": g.tensor(dt, x), "gx": g.tensor(dt, x), "beta": g.tensor(dt, gshape), "gamma": gamma, "alpha": alpha,
+            "epsilon": r.choice((1e-6, 1e-5, 0.0)), "meanOut": g.out(0, sshape), "rstdOut": g.out(0, sshape),
+            "yOut": g.out(dt, x)}
+
+
+BUILDERS.update({"aclnnDeepNorm": build_deep_norm, "aclnnDeepNormGrad": build_deep_norm})
 def build_fused_infer_attention(g: Gen) -> dict:
     """FusedInferAttentionScoreV2-V5: FLOAT16/BF16 q/k/v in BSH / BSND / BNSD (decode mostly), GQA, the paged cache
     at times (block table of distinct ids, per-batch kv lengths; BnNBsD for BNSD), a bool mask or the causal
