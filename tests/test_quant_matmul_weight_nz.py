@@ -87,6 +87,19 @@ def test_against_float64():
         check_case(case)
 
 
+@pytest.mark.skipif(A2, reason="Ascend 950 in-process")
+def test_transposed_view():
+    """x2 a (K, N) view transposed over a stored (N, K) matrix: GetTransposeAttrValue reads it as the stored matrix
+    with transposeX2 flipped, and the NZ shape is the stored matrix's."""
+    x1, stored = T.rng_int8((5, 40), 7), T.rng_int8((24, 40), 8)
+    st = nz_tiles(stored)
+    mem = pyaclnn.from_numpy(st.reshape(-1).view(np.uint8))
+    x2 = pyaclnn.Tensor(mem.memory, (40, 24), "int8", strides=(1, 40), format=NZ, storage_dims=st.shape)
+    got = ops.QuantMatmulWeightNz(x1, x2, None, np.ones(24, F32), None, None, None, None, None, False, False, 0,
+                                  np.zeros((5, 24), np.int32))
+    assert np.array_equal(np.asarray(got), T.acc_ref(x1, stored, False, True).astype(np.int32))
+
+
 def args(**kw):
     a = dict(x1=np.ones((4, 32), np.int8), x2=nz_tensor(np.ones((32, 16), np.int8)), x1s=None,
              s2=T.pack_scale(np.ones(16, F32)), ys=None, x1o=None, x2o=None, yo=None, bias=None, t1=False, t2=False,
