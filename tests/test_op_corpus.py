@@ -73,7 +73,7 @@ NO_BUILDER_YET = {
     "aclnnInplaceNormalTensor", "aclnnInplaceUniformTensor", "aclnnGroupedMatmulV4", "aclnnGroupedMatmulV5",
     "aclnnMoeFinalizeRouting", "aclnnMoeInitRoutingQuantV2", "aclnnMoeInitRoutingV2", "aclnnMoeInitRoutingV3",
     "aclnnMoeTokenPermuteGrad", "aclnnMoeTokenUnpermuteGrad", "aclnnDequantBias", "aclnnDynamicQuant",
-    "aclnnDynamicQuantV2", "aclnnDynamicQuantV3", "aclnnDynamicQuantV4", "aclnnQuantMatmulV5",
+    "aclnnDynamicQuantV2", "aclnnDynamicQuantV3", "aclnnDynamicQuantV4", "aclnnQuantMatmulV5", "aclnnQuantMatmulWeightNz",
     "aclnnTransQuantParamV2", "aclnnTransQuantParamV3", "aclnnAscendQuant", "aclnnAscendQuantV3",
     "aclnnWeightQuantBatchMatmulV2", "aclnnWeightQuantBatchMatmulV3", "aclnnAddRmsNormQuant",
     "aclnnDequantSwigluQuant", "aclnnDequantSwigluQuantV2",
