@@ -119,8 +119,9 @@ def args(**kw):
     return tuple(a.values())
 
 
-def nd_int8(shape):
-    return np.ones(shape, np.int8)
+def w_nz(shape, **kw):
+    """An NZ weight of ones (view `shape`; nz_tensor's options)."""
+    return nz_tensor(np.ones(shape, np.int8), **kw)
 
 
 # In the NZ entry's order: each row also breaks a later check, so a wrong order reports the later one (made on use:
@@ -130,25 +131,27 @@ INVALID_COMMON = [
     (lambda: args(yo=np.ones(2, F32), ys=np.ones(2, np.uint64)), INVALID, "Current version do not support yOffset."),
     (lambda: args(ys=np.ones(2, np.uint64), g=32), INVALID, "Current version do not support yScale."),
     (lambda: args(g=32, x1=np.ones((4, 32), np.float16)), INVALID, "Current version do not support groupSize."),
-    (lambda: args(x1=np.ones((4, 32), np.float16), x2=nz_tensor(np.ones((32, 16), np.int8), storage=np.ones(7, np.int8))),
+    (lambda: args(x1=np.ones((4, 32), np.float16), x2=w_nz((32, 16), storage=np.ones(7, np.int8))),
      INVALID, "the emulator implements the A8W8 (INT8 x INT8) mode of aclnnQuantMatmulWeightNz only"),
-    (lambda: args(x2=nz_tensor(np.ones((32, 16), np.int8), storage=np.ones((1, 1, 16, 32), np.int8)), out=np.zeros((4, 16), np.float32)),
+    (lambda: args(x2=w_nz((32, 16), storage=np.ones((1, 1, 16, 32), np.int8)), out=np.zeros((4, 16), np.float32)),
      INVALID, "x2'format only support NZ"),
     (lambda: args(x1=np.ones((4, 24), np.int8)), INVALID, "the K dimension of x1 and x2 must be equal"),
     (lambda: args(s2=T.pack_scale(np.ones(5, F32))), INVALID, "the last dimension of x2Scale(scale) must be 16 or 1"),
-    (lambda: args(out=np.zeros((4, 9), np.float16)), INVALID, "the N dimension of out must be equal to the N dimension of x2"),
+    (lambda: args(out=np.zeros((4, 9), np.float16)), INVALID,
+     "the N dimension of out must be equal to the N dimension of x2"),
 ]
 INVALID_950 = [
-    (lambda: args(s2=T.pack_scale(np.ones((1, 16), F32)), x2=nz_tensor(np.ones((32, 16), np.int8), fmt=ND)), INVALID,
+    (lambda: args(s2=T.pack_scale(np.ones((1, 16), F32)), x2=w_nz((32, 16), fmt=ND)), INVALID,
      "x1Scale must be null or 1D and x2Scale must be 1D"),
-    (lambda: args(x2=nz_tensor(np.ones((32, 16), np.int8), fmt=ND), x1=np.ones((4, 24), np.int8)), INVALID,
+    (lambda: args(x2=w_nz((32, 16), fmt=ND), x1=np.ones((4, 24), np.int8)), INVALID,
      "the format of x2 must be FRACTAL_NZ"),
-    (lambda: args(x2=nz_tensor(np.ones((32, 1), np.int8)), out=np.zeros((4, 1), np.float16), x1=np.ones((4, 24), np.int8)),
+    (lambda: args(x2=w_nz((32, 1)), out=np.zeros((4, 1), np.float16), x1=np.ones((4, 24), np.int8)),
      INVALID, "the k dimension and n dimension of x2 can not be 1"),
     (lambda: args(out=np.zeros((4, 16), np.float32)), INVALID, "the dtype of out must be in dtype support list"),
 ]
 INVALID_A2 = [
-    (lambda: args(out=np.zeros((4, 16), np.float32)), INVALID, "the dtype of out must be INT32, BFLOAT16, INT8 or FLOAT16"),
+    (lambda: args(out=np.zeros((4, 16), np.float32)), INVALID,
+     "the dtype of out must be INT32, BFLOAT16, INT8 or FLOAT16"),
 ]
 
 
