@@ -111,6 +111,17 @@ def test_published_example():
     assert np.array_equal(np.asarray(got), np.full((5, 32), 33, np.float16))
 
 
+@pytest.mark.skipif(A2, reason="Ascend 950 in-process")
+def test_storage_past_its_memory():
+    """Phase 1 only sees the storage shape; memory holding the view but not the padded NZ tiles fails the task with
+    a message, nothing is read past the allocation."""
+    mem = pyaclnn.from_numpy(np.ones(40 * 24, np.uint8))
+    x2 = pyaclnn.Tensor(mem.memory, (40, 24), "int8", format=NZ, storage_dims=(1, 3, 16, 32))
+    err = pytest.raises(pyaclnn.errors.AclError, ops.QuantMatmulWeightNz, np.ones((5, 40), np.int8), x2, None,
+                        np.ones(24, F32), None, None, None, None, None, False, False, 0, np.zeros((5, 24), np.int32))
+    assert "x2's FRACTAL_NZ storage" in str(err.value) and "is not in device memory" in str(err.value)
+
+
 def args(**kw):
     a = dict(x1=np.ones((4, 32), np.int8), x2=nz_tensor(np.ones((32, 16), np.int8)), x1s=None,
              s2=T.pack_scale(np.ones(16, F32)), ys=None, x1o=None, x2o=None, yo=None, bias=None, t1=False, t2=False,
