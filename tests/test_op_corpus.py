@@ -88,7 +88,7 @@ def _sample() -> int | None:
 
 @pytest.fixture(scope="module")
 def corpus():
-    specs = oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)
+    specs = oc.corpus_specs()
     expected = {soc: oc.load_json(oc.results_file(soc)) for soc in oc.SOCS}
     return specs, expected
 
