@@ -1227,9 +1227,20 @@ MUTANTS = [
            ("tests/test_random_tensor.py",), "the Tensor forms ignore the host offset (torch_npu's intragraph offset)"),
     # ---- the aclop byte-mask dropout (compat/aclop/dropout_v3.c) ----
     Mutant("aclop-do-mask-v3-whole-byte", "native_stubs/src/compat/aclop/dropout_v3.c",
-           "(t->mask[k] & 1) ? load(t->dtype, t->x, k) * recip : 0.0f", "t->mask[k] ? load(t->dtype, t->x, k) * recip : 0.0f",
+           "(t->mask[k] & 1) ? float_load(t->dtype, t->x, k) * recip : 0.0f",
+           "t->mask[k] ? float_load(t->dtype, t->x, k) * recip : 0.0f",
            ("tests/test_aclop_dropout.py::test_do_mask_v3_keeps_bit_0_and_scales_by_the_fp32_reciprocal",),
            "DropOutDoMaskV3 keeps an element for any non-zero mask byte instead of its bit 0"),
+    # ---- the aclop Quantize (compat/aclop/quantize.c) ----
+    Mutant("aclop-quantize-rounds-before-the-offset", "native_stubs/src/compat/aclop/quantize.c",
+           "        if (t->zp) v += zp_load(t->zt, t->zp, ch);\n        double r = isnan(v) ? 0.0 : rint((double)v);",
+           "        double r = isnan(v) ? 0.0 : rint((double)v);\n        if (t->zp) r += zp_load(t->zt, t->zp, ch);",
+           ("tests/test_aclop_quantize.py::test_halves_round_to_even_after_the_offset_is_added",),
+           "Quantize rounds x / scale before adding the zero point (torch's order) instead of after (the kernel's)"),
+    Mutant("aclop-quantize-channel-of-the-outer-index", "native_stubs/src/compat/aclop/quantize.c",
+           "(k / t->inner) % t->channels", "k % t->channels",
+           ("tests/test_aclop_quantize.py::test_bit_identical_to_the_kernel_steps",),
+           "Quantize takes each element's channel from the innermost dim whatever the axis"),
     # ---- MoE init routing V3 (moe/init_routing.c) ----
     Mutant("moe-init-routing-v3-quant-rint", f"{OPS}/moe/init_routing.c",
            "float h = num_f16_to_f32(num_f32_to_f16_mode(v[j] / s, NUM_TRUNC));",

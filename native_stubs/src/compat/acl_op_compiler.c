@@ -97,6 +97,7 @@ static const struct {
     {"Identity", 1, 1, run_identity},
     {"DropOutGenMaskV3", 2, 1, aclop_drop_out_gen_mask_v3},   /* aclop/dropout_v3.c */
     {"DropOutDoMaskV3", 3, 1, aclop_drop_out_do_mask_v3},
+    {"Quantize", 3, 1, aclop_quantize},                        /* aclop/quantize.c */
 };
 
 static aclError compile_and_execute(const char *func, const char *opType, int numInputs,
@@ -122,8 +123,8 @@ static aclError compile_and_execute(const char *func, const char *opType, int nu
     while (k < n_ops && strcmp(ACLOP_OPS[k].type, opType) != 0) k++;
     if (k == n_ops) {
         pyaclnn_stub_report(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, func, "aclop operator %s is not emulated: the pyaclnn "
-                            "CPU emulator runs aclnn operators, and of the aclop path only Identity, DropOutGenMaskV3 and "
-                            "DropOutDoMaskV3", opType);
+                            "CPU emulator runs aclnn operators, and of the aclop path only Identity, DropOutGenMaskV3, "
+                            "DropOutDoMaskV3 and Quantize", opType);
         pyaclnn_stub_compat_trace(func, "%s not emulated, returned %d", opType, ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
         return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     }

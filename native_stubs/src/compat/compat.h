@@ -54,6 +54,9 @@ PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_live(const void *attr);
  * is not live or has no scalar of that name. */
 PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_scalar(const void *attr, const char *name, int *kind, int64_t *i,
                                                    float *f);
+/* A STRING attribute by name, copied (truncated) into buf: 1, or 0 when the attr is not live or has no string of
+ * that name. */
+PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_string(const void *attr, const char *name, char *buf, size_t size);
 
 enum {
     PYACLNN_ACLOP_ATTR_BOOL = 1, PYACLNN_ACLOP_ATTR_INT, PYACLNN_ACLOP_ATTR_FLOAT, PYACLNN_ACLOP_ATTR_STRING,

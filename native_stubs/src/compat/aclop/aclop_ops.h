@@ -23,4 +23,7 @@ typedef struct {
 aclError aclop_drop_out_gen_mask_v3(const aclop_call *c);
 aclError aclop_drop_out_do_mask_v3(const aclop_call *c);
 
+/* quantize.c: Quantize, torch_npu's npu_quantize with div_mode=True. */
+aclError aclop_quantize(const aclop_call *c);
+
 #endif

@@ -32,71 +32,8 @@
 #include <string.h>
 
 #include "aclop_ops.h"
+#include "aclop_values.h"
 #include "kernels/philox.h"
-
-/* ---- number formats (fp16 / bf16 <-> fp32, RNE) ---------------------------------------------------- */
-
-static float f32_of_bits(uint32_t b) {
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static uint32_t bits_of_f32(float f) {
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
-static float fp16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
-    if (exp == 0x1F) return f32_of_bits(sign | 0x7F800000u | (man << 13));   /* inf / NaN */
-    if (exp == 0) {                                                              /* zero / subnormal */
-        float v = (float)man * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return f32_of_bits(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-static uint16_t f32_to_fp16(float f) {
-    uint32_t b = bits_of_f32(f), sign = (b >> 16) & 0x8000u;
-    uint32_t abs = b & 0x7FFFFFFFu;
-    if (abs >= 0x7F800000u) return (uint16_t)(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0));
-    if (abs >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);                   /* rounds to >= 65520: inf */
-    if (abs < 0x38800000u) {                                                     /* below 2^-14: subnormal */
-        float a = f32_of_bits(abs) * 0x1p24f;                                    /* exact scaling */
-        uint32_t m = (uint32_t)a;
-        float rest = a - (float)m;
-        if (rest > 0.5f || (rest == 0.5f && (m & 1))) m++;
-        return (uint16_t)(sign | m);
-    }
-    uint32_t exp = (abs >> 23) - 112, man = abs & 0x7FFFFFu;
-    uint32_t h = (exp << 10) | (man >> 13), rest = man & 0x1FFFu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++;                     /* carries into the exponent */
-    return (uint16_t)(sign | h);
-}
-
-static float bf16_to_f32(uint16_t h) { return f32_of_bits((uint32_t)h << 16); }
-
-static uint16_t f32_to_bf16(float f) {
-    uint32_t b = bits_of_f32(f);
-    if ((b & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((b >> 16) | 0x40u);   /* quiet NaN */
-    b += 0x7FFFu + ((b >> 16) & 1u);
-    return (uint16_t)(b >> 16);
-}
-
-static size_t item_of(aclDataType t) { return t == ACL_FLOAT ? 4 : 2; }
-
-static float load(aclDataType t, const void *p, int64_t k) {
-    if (t == ACL_FLOAT) return ((const float *)p)[k];
-    uint16_t h = ((const uint16_t *)p)[k];
-    return t == ACL_FLOAT16 ? fp16_to_f32(h) : bf16_to_f32(h);
-}
-
-static void store(aclDataType t, void *p, int64_t k, float v) {
-    if (t == ACL_FLOAT) ((float *)p)[k] = v;
-    else ((uint16_t *)p)[k] = t == ACL_FLOAT16 ? f32_to_fp16(v) : f32_to_bf16(v);
-}
 
 /* ---- checks --------------------------------------------------------------------------------------- */
 
@@ -128,10 +65,10 @@ static int host_prob(const aclop_call *c, const char *op, int k, const char *nam
     const pyaclnn_stub_aclop_desc *d = &c->in[k];
     if (!is_float_type(d->dtype)) return bad(c, op, "%s must be FLOAT, FLOAT16 or BF16 (dtype %d)", name, (int)d->dtype), -1;
     if (count_of(d) != 1) return bad(c, op, "%s must hold one element (it holds %lld)", name, (long long)count_of(d)), -1;
-    if (d->placement == ACL_MEMTYPE_DEVICE || c->in_data[k] == NULL || c->in_size[k] < item_of(d->dtype))
+    if (d->placement == ACL_MEMTYPE_DEVICE || c->in_data[k] == NULL || c->in_size[k] < float_item(d->dtype))
         return bad(c, op, "%s must be a host (compile-time) input of one element (placement %d, %zu bytes)", name,
                    (int)d->placement, c->in_size[k]), -1;
-    float v = load(d->dtype, c->in_data[k], 0);
+    float v = float_load(d->dtype, c->in_data[k], 0);
     if (!(v >= 0.0f && v <= 1.0f))
         return bad(c, op, "%s must be in [0, 1], got %g", name, (double)v), -1;
     *out = v;
@@ -219,16 +156,16 @@ typedef struct {
 static void do_run(void *arg) {
     const do_task *t = arg;
     if (t->keep == 0.0f) {
-        for (int64_t k = 0; k < t->n; k++) store(t->dtype, t->y, k, 0.0f);
+        for (int64_t k = 0; k < t->n; k++) float_store(t->dtype, t->y, k, 0.0f);
         return;
     }
     if (t->keep == 1.0f) {
-        memmove(t->y, t->x, (size_t)t->n * item_of(t->dtype));
+        memmove(t->y, t->x, (size_t)t->n * float_item(t->dtype));
         return;
     }
     float recip = 1.0f / t->keep;
     for (int64_t k = 0; k < t->n; k++)
-        store(t->dtype, t->y, k, (t->mask[k] & 1) ? load(t->dtype, t->x, k) * recip : 0.0f);
+        float_store(t->dtype, t->y, k, (t->mask[k] & 1) ? float_load(t->dtype, t->x, k) * recip : 0.0f);
 }
 
 aclError aclop_drop_out_do_mask_v3(const aclop_call *c) {
@@ -242,7 +179,7 @@ aclError aclop_drop_out_do_mask_v3(const aclop_call *c) {
     float keep;
     if (host_prob(c, op, 2, "keep_prob", &keep)) return ACL_ERROR_INVALID_PARAM;
     int64_t n = count_of(x);
-    size_t item = item_of(x->dtype);
+    size_t item = float_item(x->dtype);
     if (n < 0 || x->ndim > 8) return bad(c, op, "x must have 0 to 8 dims of known size (%d dims)", x->ndim);
     if (y->dtype != x->dtype || count_of(y) != n)
         return bad(c, op, "y must have x's dtype and element count %lld (dtype %d, %lld elements)", (long long)n,

@@ -11,6 +11,7 @@
  * sets to the storage) and an origin shape and format (aclCreateTensorDesc's, or aclSetTensorOrigin*).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,6 +442,22 @@ PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_scalar(const void *attr, const char
             *kind = v->kind;
             *i = v->i;
             *f = v->f;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return found;
+}
+
+PYACLNN_STUB_API int pyaclnn_stub_aclop_attr_string(const void *attr, const char *name, char *buf, size_t size) {
+    int found = 0;
+    pthread_mutex_lock(&mu);
+    if (name && buf && size && live(attr, KIND_ATTR, NULL, NULL)) {
+        const aclopAttr *a = attr;
+        for (int k = 0; k < a->n && !found; k++) {
+            const pyaclnn_stub_aclop_attr_value *v = &a->entries[k].value;
+            if (strcmp(a->entries[k].name, name) != 0 || v->kind != PYACLNN_ACLOP_ATTR_STRING || !v->text) continue;
+            snprintf(buf, size, "%s", v->text);
             found = 1;
         }
     }
