@@ -1,0 +1,102 @@
+"""The ranks of tests/test_hccl.py: backend "hccl" on npu (the emulated libhccl) against backend "gloo" on cpu, in
+the same process. argv: world port. Imports torch and torch_npu once (most of the run's time), then forks the ranks
+before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n, "dead": ...}.
+With HCCL_TEST_KILL=1 the last rank dies after the checks and the others try one more all-reduce ("dead" is what
+they got). A rank still running after HCCL_TEST_RANK_TIMEOUT seconds is killed and reported as hung."""
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+
+import torch
+import torch_npu  # noqa: F401
+import torch.distributed as dist
+
+WORLD, PORT = (int(a) for a in sys.argv[1:3])
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8]
+
+
+def data(dtype, seed, rank):
+    # small integers: the product of the ranks' int8 values stays in range; fractions exercise fp rounding
+    g = torch.Generator().manual_seed(seed * 100 + rank)
+    x = torch.randint(-3, 4, (257,), generator=g)
+    return x.to(dtype) if not dtype.is_floating_point else (x + torch.rand(257, generator=g) / 3).to(dtype)
+
+
+def run(rank):
+    torch.npu.set_device(0)
+    dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{PORT}", rank=rank, world_size=WORLD,
+                            timeout=timedelta(seconds=30))
+    cpu = dist.new_group(backend="gloo")
+    ops = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": dist.ReduceOp.MAX,
+           "min": dist.ReduceOp.MIN}
+    result = {"rank": rank, "mismatch": [], "checked": 0, "dead": None}
+
+    def same(name, got, want):
+        result["checked"] += 1
+        if got.dtype != want.dtype or not torch.equal(got, want):
+            result["mismatch"].append(name)
+
+    for d, dtype in enumerate(DTYPES):
+        for o, (op_name, op) in enumerate(ops.items()):
+            x = data(dtype, d * 10 + o, rank)
+            on_npu = x.npu()
+            dist.all_reduce(on_npu, op=op)
+            on_cpu = x.clone()
+            dist.all_reduce(on_cpu, op=op, group=cpu)
+            same(f"all_reduce {op_name} {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 99 + d, rank)
+        on_npu = x.npu()
+        dist.broadcast(on_npu, src=WORLD - 1)
+        on_cpu = x.clone()
+        dist.broadcast(on_cpu, src=WORLD - 1, group=cpu)
+        same(f"broadcast {dtype}", on_npu.cpu(), on_cpu)
+
+    # stream order: the collective reads what the queued operator wrote; later work sees its result
+    y = torch.ones(1000, device="npu") * (rank + 1)
+    dist.all_reduce(y)
+    z = (y * 2).sum()
+    torch.npu.synchronize()
+    same("stream order", z.cpu().reshape(1), torch.tensor([2000.0 * sum(range(1, WORLD + 1))]))
+    dist.barrier()
+
+    if os.environ.get("HCCL_TEST_KILL") == "1":
+        if rank == WORLD - 1:
+            print(json.dumps(result), flush=True)
+            os._exit(0)  # dies without a goodbye
+        try:
+            t = torch.ones(1 << 16, device="npu")
+            dist.all_reduce(t)
+            torch.npu.synchronize()
+            result["dead"] = "no error"
+        except Exception as err:  # noqa: BLE001 - the test reads the message
+            result["dead"] = str(err)[:2000]
+    return result
+
+
+def main():
+    children = {}
+    for rank in range(WORLD):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                print(json.dumps(run(rank)), flush=True)
+            finally:
+                os._exit(0)
+        children[pid] = rank
+    deadline = time.monotonic() + float(os.environ.get("HCCL_TEST_RANK_TIMEOUT", "60"))
+    while children and time.monotonic() < deadline:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            children.pop(pid, None)
+        else:
+            time.sleep(0.05)
+    for pid, rank in children.items():
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        print(json.dumps({"rank": rank, "hung": True}), flush=True)
+    os._exit(0)  # torch_npu's exit-time teardown takes seconds and this process used no device
+
+
+main()
