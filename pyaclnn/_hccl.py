@@ -156,6 +156,18 @@ def broadcast(buf: int, count: int, dtype: int, root: int, comm: int) -> int:
     return _run("HcclBroadcast", comm, lambda g: g.broadcast([_tensor(buf, count, dtype)], opts))
 
 
+def all_gather(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
+    entry = _comms.get(comm)
+    if entry is None:
+        return E_PARA
+    out = _tensor(recv, count * entry[2], dtype)
+    inp = _tensor(send, count, dtype).clone() if send != recv else None  # in place: the rank's own block
+    if inp is None:
+        inp = out[entry[1] * count:(entry[1] + 1) * count].clone()
+    # gloo writes each rank's block into the views of the receive buffer
+    return _run("HcclAllGather", comm, lambda g: g.allgather([list(out.split(count))] if count else [[]], [inp]))
+
+
 def barrier(comm: int) -> int:
     return _run("HcclBarrier", comm, lambda g: g.barrier())
 

@@ -24,6 +24,30 @@ def data(dtype, seed, rank):
     return x.to(dtype) if not dtype.is_floating_point else (x + torch.rand(257, generator=g) / 3).to(dtype)
 
 
+def ddp_against_single_process(rank):
+    """3 SGD steps of DistributedDataParallel (each rank half of the batch) against one process on the whole batch
+    on cpu: the largest parameter difference (the two sum the gradients in different orders)."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    g = torch.Generator().manual_seed(1)
+    xs, ys = torch.randn(3, 4 * WORLD, 8, generator=g), torch.randn(3, 4 * WORLD, 1, generator=g)
+    ddp, single = DistributedDataParallel(model().npu()), model()
+    for net, batch in ((ddp, slice(rank * 4, rank * 4 + 4)), (single, slice(None))):
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            x, y = xs[step][batch], ys[step][batch]
+            if net is ddp:
+                x, y = x.npu(), y.npu()
+            torch.nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+    return max(float((a.detach().cpu() - b.detach()).abs().max())
+               for a, b in zip(ddp.module.parameters(), single.parameters()))
+
+
 def run(rank):
     torch.npu.set_device(0)
     dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{PORT}", rank=rank, world_size=WORLD,
@@ -52,6 +76,12 @@ def run(rank):
         on_cpu = x.clone()
         dist.broadcast(on_cpu, src=WORLD - 1, group=cpu)
         same(f"broadcast {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 199 + d, rank)[:31]
+        got = [torch.empty_like(x).npu() for _ in range(WORLD)]
+        dist.all_gather(got, x.npu())
+        want = [torch.empty_like(x) for _ in range(WORLD)]
+        dist.all_gather(want, x, group=cpu)
+        same(f"all_gather {dtype}", torch.cat([t.cpu() for t in got]), torch.cat(want))
 
     # stream order: the collective reads what the queued operator wrote; later work sees its result
     y = torch.ones(1000, device="npu") * (rank + 1)
@@ -60,6 +90,7 @@ def run(rank):
     torch.npu.synchronize()
     same("stream order", z.cpu().reshape(1), torch.tensor([2000.0 * sum(range(1, WORLD + 1))]))
     dist.barrier()
+    result["ddp_max_abs_diff"] = ddp_against_single_process(rank)
 
     if os.environ.get("HCCL_TEST_KILL") == "1":
         if rank == WORLD - 1:

@@ -281,6 +281,17 @@ HCCL_API HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataTy
                                root, c->id, 0));
 }
 
+HCCL_API HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType,
+                                  HcclComm comm, aclrtStream stream)
+{
+    Comm *c;
+    if (sendCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
+    HcclResult p = prepare("HcclAllGather", &c, comm, dataType, recvBuf, sendCount, stream);
+    if (p != HCCL_SUCCESS) return p;
+    return finish(c, transport("HcclAllGather", "all_gather", 5, ADDR(sendBuf), ADDR(recvBuf), (long long)sendCount,
+                               dataType, c->id, 0));
+}
+
 HCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
     Comm *c;
