@@ -65,3 +65,32 @@ def test_a_dead_rank_fails_the_other(ranks):
     assert survivor["dead"] not in (None, "no error")
     assert "HcclAllreduce" in survivor["dead"], survivor["dead"]
     assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 with HCCL error 13" in err, err[-3000:]
+
+
+def test_argument_checks_and_error_strings():
+    """The checks made before any transport (in this process, no torch): HCCL's codes for NULL pointers (2),
+    bad parameters (1); HcclGetErrorString's texts are hccl_types.h's."""
+    import ctypes
+    from pyaclnn._stubpaths import stub_library_dir
+    lib = ctypes.CDLL(str(Path(stub_library_dir()) / "libhccl.so"))
+    lib.HcclGetErrorString.restype = ctypes.c_char_p
+    assert [lib.HcclGetErrorString(c) for c in (0, 2, 9, 13, 24, 99)] == [
+        b"success", b"empty pointer", b"timeout", b"tcp transfer fail", b"out of memory", b"unknown error"]
+    root, comm = ctypes.create_string_buffer(4108), ctypes.c_void_p()
+    u32, u64, vp = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p
+    assert lib.HcclGetRootInfo(None) == 2
+    assert lib.HcclCommInitRootInfo(u32(2), None, u32(0), ctypes.byref(comm)) == 2
+    assert lib.HcclCommInitRootInfo(u32(0), root, u32(0), ctypes.byref(comm)) == 1
+    assert lib.HcclCommInitRootInfo(u32(2), root, u32(2), ctypes.byref(comm)) == 1
+    config = ctypes.create_string_buffer(2240)  # no HcclCommConfigInit: no magic word
+    assert lib.HcclCommInitRootInfoConfig(u32(2), root, u32(0), config, ctypes.byref(comm)) == 1
+    buf = ctypes.create_string_buffer(64)
+    assert lib.HcclAllReduce(buf, buf, u64(4), 4, 4, None, None) == 1       # reduce op 4 does not exist
+    assert lib.HcclAllReduce(buf, buf, u64(4), 4, 0, None, None) == 2       # NULL communicator
+    assert lib.HcclAllReduce(None, buf, u64(4), 4, 0, vp(1), None) == 2     # NULL send buffer
+    fake = ctypes.create_string_buffer(64)                                  # not a communicator
+    assert lib.HcclBroadcast(buf, u64(4), 4, u32(0), fake, None) == 1
+    size = u32()
+    assert lib.HcclGetRankSize(None, ctypes.byref(size)) == 2 and lib.HcclGetRankSize(fake, ctypes.byref(size)) == 1
+    assert lib.HcclCommDestroy(None) == 2 and lib.HcclCommDestroy(fake) == 1
+    assert lib.HcclGetCommConfigCapability() == 12
