@@ -13,6 +13,7 @@ import ctypes
 import datetime
 import json
 import os
+import socket
 import sys
 import threading
 import uuid
@@ -59,8 +60,20 @@ def _code_of(err: BaseException) -> int:
 
 
 def _host() -> str:
-    # The address the other ranks reach this one at: HCCL's own variable first, then torchrun's.
-    return os.environ.get("HCCL_IF_IP") or os.environ.get("MASTER_ADDR") or "127.0.0.1"
+    """The address the other ranks reach this one at: HCCL's own variable, else this host's address on the route to
+    torchrun's MASTER_ADDR (a sub-group's rank 0 may be on another host than the master), else loopback."""
+    if os.environ.get("HCCL_IF_IP"):
+        return os.environ["HCCL_IF_IP"]
+    master = os.environ.get("MASTER_ADDR")
+    if not master:
+        return "127.0.0.1"
+    try:
+        family = socket.AF_INET6 if ":" in master else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((master, 9))  # a UDP connect only picks the route; nothing is sent
+            return probe.getsockname()[0]
+    except OSError:
+        return master
 
 
 def get_root_info(address: int) -> int:
