@@ -181,6 +181,40 @@ def all_gather(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
     return _run("HcclAllGather", comm, lambda g: g.allgather([list(out.split(count))] if count else [[]], [inp]))
 
 
+def reduce_scatter(send: int, recv: int, count: int, dtype: int, op: int, comm: int) -> int:
+    entry = _comms.get(comm)
+    if entry is None:
+        return E_PARA
+    inp = _tensor(send, count * entry[2], dtype).clone()  # recv may lie inside send
+    out = _tensor(recv, count, dtype)
+    opts = dist_module().ReduceScatterOptions()
+    opts.reduceOp = _OPS[op]
+    return _run("HcclReduceScatter", comm, lambda g: g.reduce_scatter([out], [list(inp.split(count))], opts))
+
+
+def all_to_all(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
+    entry = _comms.get(comm)
+    if entry is None:
+        return E_PARA
+    inp = _tensor(send, count * entry[2], dtype).clone()
+    out = _tensor(recv, count * entry[2], dtype)
+    return _run("HcclAlltoAll", comm,
+                lambda g: g.alltoall_base(out, inp, [], [], dist_module().AllToAllOptions()))
+
+
+def send(buf: int, count: int, dtype: int, peer: int, comm: int) -> int:
+    return _run("HcclSend", comm, lambda g: g.send([_tensor(buf, count, dtype)], peer, 0))
+
+
+def recv(buf: int, count: int, dtype: int, peer: int, comm: int) -> int:
+    return _run("HcclRecv", comm, lambda g: g.recv([_tensor(buf, count, dtype)], peer, 0))
+
+
+def dist_module():
+    import torch.distributed as dist
+    return dist
+
+
 def barrier(comm: int) -> int:
     return _run("HcclBarrier", comm, lambda g: g.barrier())
 

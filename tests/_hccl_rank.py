@@ -82,6 +82,24 @@ def run(rank):
         want = [torch.empty_like(x) for _ in range(WORLD)]
         dist.all_gather(want, x, group=cpu)
         same(f"all_gather {dtype}", torch.cat([t.cpu() for t in got]), torch.cat(want))
+        x = data(dtype, 299 + d, rank)[:8 * WORLD]
+        got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
+        dist.reduce_scatter_tensor(got, x.npu(), op=dist.ReduceOp.MAX)
+        dist.reduce_scatter(want, list(x.split(8)), op=dist.ReduceOp.MAX, group=cpu)
+        same(f"reduce_scatter max {dtype}", got.cpu(), want)
+        got, want = torch.empty_like(x).npu(), torch.empty_like(x)
+        dist.all_to_all_single(got, x.npu())
+        dist.all_to_all_single(want, x, group=cpu)
+        same(f"all_to_all {dtype}", got.cpu(), want)
+
+    # point to point: rank 0 sends to the last rank (torch_npu makes a 2-rank communicator for the pair)
+    x = data(torch.float32, 7, 0)
+    if rank == 0:
+        dist.send(x.npu(), WORLD - 1)
+    elif rank == WORLD - 1:
+        got = torch.zeros_like(x).npu()
+        dist.recv(got, 0)
+        same("send/recv", got.cpu(), x)
 
     # stream order: the collective reads what the queued operator wrote; later work sees its result
     y = torch.ones(1000, device="npu") * (rank + 1)

@@ -292,6 +292,53 @@ HCCL_API HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCou
                                dataType, c->id, 0));
 }
 
+HCCL_API HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                                      HcclReduceOp op, HcclComm comm, aclrtStream stream)
+{
+    Comm *c;
+    if ((unsigned)op > HCCL_REDUCE_MIN) return HCCL_E_PARA;
+    if (recvCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
+    HcclResult p = prepare("HcclReduceScatter", &c, comm, dataType, recvBuf, recvCount, stream);
+    if (p != HCCL_SUCCESS) return p;
+    return finish(c, transport("HcclReduceScatter", "reduce_scatter", 6, ADDR(sendBuf), ADDR(recvBuf),
+                               (long long)recvCount, dataType, op, c->id));
+}
+
+/* Equal blocks only: sendCount elements to each rank, recvCount from each, one dtype. */
+HCCL_API HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType, const void *recvBuf,
+                                 uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream)
+{
+    Comm *c;
+    if (sendCount != recvCount || sendType != recvType) return HCCL_E_PARA;
+    if (sendCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
+    HcclResult p = prepare("HcclAlltoAll", &c, comm, sendType, recvBuf, recvCount, stream);
+    if (p != HCCL_SUCCESS) return p;
+    return finish(c, transport("HcclAlltoAll", "all_to_all", 5, ADDR(sendBuf), ADDR(recvBuf), (long long)sendCount,
+                               sendType, c->id, 0));
+}
+
+static HcclResult point_to_point(const char *func, const char *fn, void *buf, uint64_t count, HcclDataType dataType,
+                                 uint32_t peer, HcclComm comm, aclrtStream stream)
+{
+    Comm *c;
+    HcclResult p = prepare(func, &c, comm, dataType, buf, count, stream);
+    if (p != HCCL_SUCCESS) return p;
+    if (peer >= c->nranks || peer == c->rank) return HCCL_E_PARA;
+    return finish(c, transport(func, fn, 5, ADDR(buf), (long long)count, dataType, peer, c->id, 0));
+}
+
+HCCL_API HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                             aclrtStream stream)
+{
+    return point_to_point("HcclSend", "send", sendBuf, count, dataType, destRank, comm, stream);
+}
+
+HCCL_API HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                             aclrtStream stream)
+{
+    return point_to_point("HcclRecv", "recv", recvBuf, count, dataType, srcRank, comm, stream);
+}
+
 HCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
 {
     Comm *c;
