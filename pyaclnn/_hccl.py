@@ -111,7 +111,8 @@ def comm_init(address: int, nranks: int, rank: int) -> int:
         if store is None:
             store = dist.TCPStore(info["host"], int(info["port"]), is_master=False, timeout=connect)
         prefixed = dist.PrefixStore(info["id"], store)
-        group = dist.ProcessGroupGloo(prefixed, rank, nranks, _timeout("HCCL_EXEC_TIMEOUT", _EXEC_TIMEOUT_DEFAULT))
+        # the group's own timeout bounds the wait for the other ranks; each collective passes the exec timeout
+        group = dist.ProcessGroupGloo(prefixed, rank, nranks, connect)
         with _lock:
             comm = _next_id
             _next_id += 1
@@ -158,6 +159,7 @@ def all_reduce(send: int, recv: int, count: int, dtype: int, op: int, comm: int)
         out.copy_(_tensor(send, count, dtype))
     opts = dist.AllreduceOptions()
     opts.reduceOp = _OPS[op]
+    opts.timeout = _exec_timeout()
     return _run("HcclAllReduce", comm, lambda g: g.allreduce([out], opts))
 
 
@@ -166,6 +168,7 @@ def broadcast(buf: int, count: int, dtype: int, root: int, comm: int) -> int:
     opts = dist.BroadcastOptions()
     opts.rootRank = root
     opts.rootTensor = 0
+    opts.timeout = _exec_timeout()
     return _run("HcclBroadcast", comm, lambda g: g.broadcast([_tensor(buf, count, dtype)], opts))
 
 
@@ -177,8 +180,12 @@ def all_gather(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
     inp = _tensor(send, count, dtype).clone() if send != recv else None  # in place: the rank's own block
     if inp is None:
         inp = out[entry[1] * count:(entry[1] + 1) * count].clone()
+    from torch._C._distributed_c10d import AllgatherOptions  # not re-exported by torch.distributed
+    opts = AllgatherOptions()
+    opts.timeout = _exec_timeout()
     # gloo writes each rank's block into the views of the receive buffer
-    return _run("HcclAllGather", comm, lambda g: g.allgather([list(out.split(count))] if count else [[]], [inp]))
+    return _run("HcclAllGather", comm,
+                lambda g: g.allgather([list(out.split(count))] if count else [[]], [inp], opts))
 
 
 def reduce_scatter(send: int, recv: int, count: int, dtype: int, op: int, comm: int) -> int:
@@ -189,6 +196,7 @@ def reduce_scatter(send: int, recv: int, count: int, dtype: int, op: int, comm: 
     out = _tensor(recv, count, dtype)
     opts = dist_module().ReduceScatterOptions()
     opts.reduceOp = _OPS[op]
+    opts.timeout = _exec_timeout()
     return _run("HcclReduceScatter", comm, lambda g: g.reduce_scatter([out], [list(inp.split(count))], opts))
 
 
@@ -198,8 +206,9 @@ def all_to_all(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
         return E_PARA
     inp = _tensor(send, count * entry[2], dtype).clone()
     out = _tensor(recv, count * entry[2], dtype)
-    return _run("HcclAlltoAll", comm,
-                lambda g: g.alltoall_base(out, inp, [], [], dist_module().AllToAllOptions()))
+    opts = dist_module().AllToAllOptions()
+    opts.timeout = _exec_timeout()
+    return _run("HcclAlltoAll", comm, lambda g: g.alltoall_base(out, inp, [], [], opts))
 
 
 def send(buf: int, count: int, dtype: int, peer: int, comm: int) -> int:
@@ -216,7 +225,13 @@ def dist_module():
 
 
 def barrier(comm: int) -> int:
-    return _run("HcclBarrier", comm, lambda g: g.barrier())
+    opts = dist_module().BarrierOptions()
+    opts.timeout = _exec_timeout()
+    return _run("HcclBarrier", comm, lambda g: g.barrier(opts))
+
+
+def _exec_timeout():
+    return _timeout("HCCL_EXEC_TIMEOUT", _EXEC_TIMEOUT_DEFAULT)
 
 
 def _tables():

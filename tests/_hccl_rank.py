@@ -110,6 +110,20 @@ def run(rank):
     dist.barrier()
     result["ddp_max_abs_diff"] = ddp_against_single_process(rank)
 
+    # a rank that never arrives: only rank 0 uses a new group; its communicator setup gives up after
+    # HCCL_CONNECT_TIMEOUT instead of waiting forever (the other ranks wait on the cpu group meanwhile)
+    late = dist.new_group(list(range(WORLD)))
+    if rank == 0:
+        start = time.monotonic()
+        try:
+            dist.all_reduce(torch.ones(4, device="npu"), group=late)
+            torch.npu.synchronize()
+            result["absent"] = "no error"
+        except Exception as err:  # noqa: BLE001 - the test reads the message
+            result["absent"] = str(err)[:2000]
+        result["absent_seconds"] = time.monotonic() - start
+    dist.barrier(group=cpu)
+
     if os.environ.get("HCCL_TEST_KILL") == "1":
         if rank == WORLD - 1:
             print(json.dumps(result), flush=True)

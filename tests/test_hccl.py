@@ -34,7 +34,7 @@ def ranks():
     if "libasan" in os.environ.get("LD_PRELOAD", ""):
         pytest.skip("torch_npu is not run under the ASan pass")
     env = helpers.subprocess_env({"TORCH_NPU_WARNING_DISABLE": "1", "HCCL_TEST_KILL": "1",
-                                  "HCCL_CONNECT_TIMEOUT": "60", "HCCL_EXEC_TIMEOUT": "60",
+                                  "HCCL_CONNECT_TIMEOUT": "4", "HCCL_EXEC_TIMEOUT": "60",
                                   "HCCL_TEST_RANK_TIMEOUT": str(TIMEOUT - 20)})
     proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(RANK), "2",
                            str(_free_port())], capture_output=True, env=env, text=True, timeout=TIMEOUT)
@@ -57,6 +57,13 @@ def test_distributed_data_parallel_equals_one_process(ranks):
     # fp32 sums in another order: a few ulps of parameters of size ~0.3 (measured 3e-8)
     for result in ranks[0].values():
         assert result["ddp_max_abs_diff"] < 1e-6, result
+
+
+def test_a_rank_that_never_arrives_times_out(ranks):
+    results, err = ranks
+    absent = results[0]
+    assert absent["absent"] not in (None, "no error") and 4 <= absent["absent_seconds"] < 30, absent
+    assert "pyaclnn-hccl: HcclCommInitRootInfo failed on rank 0 with HCCL error 9" in err, err[-3000:]
 
 
 def test_a_dead_rank_fails_the_other(ranks):
