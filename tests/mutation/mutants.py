@@ -1342,7 +1342,7 @@ MUTANTS = [
            ("tests/test_hccl.py::test_a_dead_rank_fails_the_other",),
            "emulated HCCL: a dead peer reported as an internal error instead of HCCL_E_TCP_TRANSFER"),
     Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl.c",
-           "if ((unsigned)op > HCCL_REDUCE_MIN) return HCCL_E_PARA;", "if ((unsigned)op > 4) return HCCL_E_PARA;",
+           "return (unsigned)op <= HCCL_REDUCE_MIN; }", "return (unsigned)op <= 4; }",
            ("tests/test_hccl.py::test_argument_checks_and_error_strings",),
            "emulated HCCL: a reduce op beyond MIN accepted"),
 ]

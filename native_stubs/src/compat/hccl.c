@@ -251,6 +251,8 @@ static HcclResult prepare(const char *func, Comm **out, HcclComm comm, HcclDataT
     return HCCL_SUCCESS;
 }
 
+static int op_valid(HcclReduceOp op) { return (unsigned)op <= HCCL_REDUCE_MIN; }
+
 static HcclResult finish(Comm *c, long long r)
 {
     HcclResult code = (HcclResult)(r < 0 ? -r : r);
@@ -262,7 +264,7 @@ HCCL_API HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, 
                                   HcclReduceOp op, HcclComm comm, aclrtStream stream)
 {
     Comm *c;
-    if ((unsigned)op > HCCL_REDUCE_MIN) return HCCL_E_PARA;
+    if (!op_valid(op)) return HCCL_E_PARA;
     if (count > 0 && sendBuf == NULL) return HCCL_E_PTR;
     HcclResult p = prepare("HcclAllReduce", &c, comm, dataType, recvBuf, count, stream);
     if (p != HCCL_SUCCESS) return p;
@@ -296,7 +298,7 @@ HCCL_API HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t rec
                                       HcclReduceOp op, HcclComm comm, aclrtStream stream)
 {
     Comm *c;
-    if ((unsigned)op > HCCL_REDUCE_MIN) return HCCL_E_PARA;
+    if (!op_valid(op)) return HCCL_E_PARA;
     if (recvCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
     HcclResult p = prepare("HcclReduceScatter", &c, comm, dataType, recvBuf, recvCount, stream);
     if (p != HCCL_SUCCESS) return p;
