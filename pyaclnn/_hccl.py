@@ -237,7 +237,7 @@ def _exec_timeout():
 def _tables():
     import torch
     import torch.distributed as dist
-    dtypes = {0: (torch.int8, 1), 1: (torch.int16, 2), 2: (torch.int32, 4), 3: (torch.float16, 2),
+    dtypes = {0: (torch.int8, 1), 2: (torch.int32, 4), 3: (torch.float16, 2),
               4: (torch.float32, 4), 5: (torch.int64, 8), 7: (torch.uint8, 1), 10: (torch.float64, 8),
               11: (torch.bfloat16, 2)}
     ops = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.PRODUCT, 2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}

@@ -223,10 +223,10 @@ static int dtype_size(HcclDataType t)
 {
     switch (t) {
     case 0: case 7: return 1;           /* INT8, UINT8 */
-    case 1: case 3: case 11: return 2;  /* INT16, FP16, BFP16 */
+    case 3: case 11: return 2;          /* FP16, BFP16 */
     case 2: case 4: return 4;           /* INT32, FP32 */
     case 5: case 10: return 8;          /* INT64, FP64 */
-    default: return 0;                  /* not carried by the transport (unsigned 16/32/64, int128, fp8) */
+    default: return 0;                  /* gloo has no such type (int16, unsigned 16/32/64, int128, fp8) */
     }
 }
 
