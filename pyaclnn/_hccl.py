@@ -44,9 +44,11 @@ def _timeout(name: str, default: int) -> datetime.timedelta:
     return datetime.timedelta(seconds=seconds if seconds > 0 else 86400)
 
 
-def _fail(call: str, code: int, rank, err: BaseException) -> int:
+def _fail(call: str, code: int, rank, err: BaseException, size=None) -> int:
     where = f"rank {rank}" if rank is not None else "root"
-    print(f"pyaclnn-hccl: {call} failed on {where} with HCCL error {code}: {err}", file=sys.stderr, flush=True)
+    # gloo names the peer by address only; in a pair the peer is known
+    peer = f" (peer: rank {1 - rank})" if code == E_TCP_TRANSFER and size == 2 and rank in (0, 1) else ""
+    print(f"pyaclnn-hccl: {call} failed on {where}{peer} with HCCL error {code}: {err}", file=sys.stderr, flush=True)
     return code
 
 
@@ -149,7 +151,7 @@ def _run(call: str, comm: int, work) -> int:
         work(group).wait()
         return SUCCESS
     except Exception as err:  # noqa: BLE001
-        return _fail(call, _code_of(err), rank, err)
+        return _fail(call, _code_of(err), rank, err, size=entry[2])
 
 
 def all_reduce(send: int, recv: int, count: int, dtype: int, op: int, comm: int) -> int:

@@ -72,7 +72,7 @@ def test_a_dead_rank_fails_the_other(ranks):
     # torch_npu reports the failed HCCL call; the emulator's line names the call, the rank and HCCL's code
     assert survivor["dead"] not in (None, "no error")
     assert "HcclAllreduce" in survivor["dead"], survivor["dead"]
-    assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 with HCCL error 13" in err, err[-3000:]
+    assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 (peer: rank 1) with HCCL error 13" in err, err[-3000:]
 
 
 def test_argument_checks_and_error_strings():
