@@ -57,6 +57,20 @@ SPKV = "tests/test_scatter_pa_kv_cache.py"
 PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
+    # ---- the emulated HCCL (native_stubs/src/compat/hccl.c, pyaclnn/_hccl.py) ------------------
+    Mutant("hccl-prod-reduces-as-sum", "pyaclnn/_hccl.py",
+           "1: dist.ReduceOp.PRODUCT,", "1: dist.ReduceOp.SUM,",
+           ("tests/test_hccl.py::test_collectives_equal_gloo",),
+           "emulated HCCL: HCCL_REDUCE_PROD carried out as a sum"),
+    Mutant("hccl-transfer-error-as-internal", "pyaclnn/_hccl.py",
+           "\"broken pipe\" in text or \"peer\" in text:\n        return E_TCP_TRANSFER",
+           "\"broken pipe\" in text or \"peer\" in text:\n        return E_INTERNAL",
+           ("tests/test_hccl.py::test_a_dead_rank_fails_the_other",),
+           "emulated HCCL: a dead peer reported as an internal error instead of HCCL_E_TCP_TRANSFER"),
+    Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl.c",
+           "return (unsigned)op <= HCCL_REDUCE_MIN; }", "return (unsigned)op <= 4; }",
+           ("tests/test_hccl.py::test_argument_checks_and_error_strings",),
+           "emulated HCCL: a reduce op beyond MIN accepted"),
     # ---- numerics (native_stubs/src/numerics) -------------------------------------------------
     Mutant("num-round-ties-down", f"{NUM}/num_narrow.h",
            "        return (uint32_t)(rem >= half);", "        return (uint32_t)(rem > half);",

@@ -1,0 +1,165 @@
+"""The ranks of tests/test_hccl.py: backend "hccl" on npu (the emulated libhccl) against backend "gloo" on cpu, in
+the same process. argv: world port. Imports torch and torch_npu once (most of the run's time), then forks the ranks
+before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n, "dead": ...}.
+With HCCL_TEST_KILL=1 the last rank dies after the checks and the others try one more all-reduce ("dead" is what
+they got). A rank still running after HCCL_TEST_RANK_TIMEOUT seconds is killed and reported as hung."""
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+
+import torch
+import torch_npu  # noqa: F401
+import torch.distributed as dist
+
+WORLD, PORT = (int(a) for a in sys.argv[1:3])
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8]
+
+
+def data(dtype, seed, rank):
+    # small integers: the product of the ranks' int8 values stays in range; fractions exercise fp rounding
+    g = torch.Generator().manual_seed(seed * 100 + rank)
+    x = torch.randint(-3, 4, (257,), generator=g)
+    return x.to(dtype) if not dtype.is_floating_point else (x + torch.rand(257, generator=g) / 3).to(dtype)
+
+
+def ddp_against_single_process(rank):
+    """3 SGD steps of DistributedDataParallel (each rank half of the batch) against one process on the whole batch
+    on cpu: the largest parameter difference (the two sum the gradients in different orders)."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    g = torch.Generator().manual_seed(1)
+    xs, ys = torch.randn(3, 4 * WORLD, 8, generator=g), torch.randn(3, 4 * WORLD, 1, generator=g)
+    ddp, single = DistributedDataParallel(model().npu()), model()
+    for net, batch in ((ddp, slice(rank * 4, rank * 4 + 4)), (single, slice(None))):
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            x, y = xs[step][batch], ys[step][batch]
+            if net is ddp:
+                x, y = x.npu(), y.npu()
+            torch.nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+    return max(float((a.detach().cpu() - b.detach()).abs().max())
+               for a, b in zip(ddp.module.parameters(), single.parameters()))
+
+
+def run(rank):
+    torch.npu.set_device(0)
+    dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{PORT}", rank=rank, world_size=WORLD,
+                            timeout=timedelta(seconds=30))
+    cpu = dist.new_group(backend="gloo")
+    ops = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": dist.ReduceOp.MAX,
+           "min": dist.ReduceOp.MIN}
+    result = {"rank": rank, "mismatch": [], "checked": 0, "dead": None}
+
+    def same(name, got, want):
+        result["checked"] += 1
+        if got.dtype != want.dtype or not torch.equal(got, want):
+            result["mismatch"].append(name)
+
+    for d, dtype in enumerate(DTYPES):
+        for o, (op_name, op) in enumerate(ops.items()):
+            x = data(dtype, d * 10 + o, rank)
+            on_npu = x.npu()
+            dist.all_reduce(on_npu, op=op)
+            on_cpu = x.clone()
+            dist.all_reduce(on_cpu, op=op, group=cpu)
+            same(f"all_reduce {op_name} {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 99 + d, rank)
+        on_npu = x.npu()
+        dist.broadcast(on_npu, src=WORLD - 1)
+        on_cpu = x.clone()
+        dist.broadcast(on_cpu, src=WORLD - 1, group=cpu)
+        same(f"broadcast {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 199 + d, rank)[:31]
+        got = [torch.empty_like(x).npu() for _ in range(WORLD)]
+        dist.all_gather(got, x.npu())
+        want = [torch.empty_like(x) for _ in range(WORLD)]
+        dist.all_gather(want, x, group=cpu)
+        same(f"all_gather {dtype}", torch.cat([t.cpu() for t in got]), torch.cat(want))
+        x = data(dtype, 299 + d, rank)[:8 * WORLD]
+        got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
+        dist.reduce_scatter_tensor(got, x.npu(), op=dist.ReduceOp.MAX)
+        dist.reduce_scatter(want, list(x.split(8)), op=dist.ReduceOp.MAX, group=cpu)
+        same(f"reduce_scatter max {dtype}", got.cpu(), want)
+        got, want = torch.empty_like(x).npu(), torch.empty_like(x)
+        dist.all_to_all_single(got, x.npu())
+        dist.all_to_all_single(want, x, group=cpu)
+        same(f"all_to_all {dtype}", got.cpu(), want)
+
+    # point to point: rank 0 sends to the last rank (torch_npu makes a 2-rank communicator for the pair)
+    x = data(torch.float32, 7, 0)
+    if rank == 0:
+        dist.send(x.npu(), WORLD - 1)
+    elif rank == WORLD - 1:
+        got = torch.zeros_like(x).npu()
+        dist.recv(got, 0)
+        same("send/recv", got.cpu(), x)
+
+    # stream order: the collective reads what the queued operator wrote; later work sees its result
+    y = torch.ones(1000, device="npu") * (rank + 1)
+    dist.all_reduce(y)
+    z = (y * 2).sum()
+    torch.npu.synchronize()
+    same("stream order", z.cpu().reshape(1), torch.tensor([2000.0 * sum(range(1, WORLD + 1))]))
+    dist.barrier()
+    result["ddp_max_abs_diff"] = ddp_against_single_process(rank)
+
+    # a rank that never arrives: only rank 0 uses a new group; its communicator setup gives up after
+    # HCCL_CONNECT_TIMEOUT instead of waiting forever (the other ranks wait on the cpu group meanwhile)
+    late = dist.new_group(list(range(WORLD)))
+    if rank == 0:
+        start = time.monotonic()
+        try:
+            dist.all_reduce(torch.ones(4, device="npu"), group=late)
+            torch.npu.synchronize()
+            result["absent"] = "no error"
+        except Exception as err:  # noqa: BLE001 - the test reads the message
+            result["absent"] = str(err)[:2000]
+        result["absent_seconds"] = time.monotonic() - start
+    dist.barrier(group=cpu)
+
+    if os.environ.get("HCCL_TEST_KILL") == "1":
+        if rank == WORLD - 1:
+            print(json.dumps(result), flush=True)
+            os._exit(0)  # dies without a goodbye
+        try:
+            t = torch.ones(1 << 16, device="npu")
+            dist.all_reduce(t)
+            torch.npu.synchronize()
+            result["dead"] = "no error"
+        except Exception as err:  # noqa: BLE001 - the test reads the message
+            result["dead"] = str(err)[:2000]
+    return result
+
+
+def main():
+    children = {}
+    for rank in range(WORLD):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                print(json.dumps(run(rank)), flush=True)
+            finally:
+                os._exit(0)
+        children[pid] = rank
+    deadline = time.monotonic() + float(os.environ.get("HCCL_TEST_RANK_TIMEOUT", "60"))
+    while children and time.monotonic() < deadline:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            children.pop(pid, None)
+        else:
+            time.sleep(0.05)
+    for pid, rank in children.items():
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        print(json.dumps({"rank": rank, "hung": True}), flush=True)
+    os._exit(0)  # torch_npu's exit-time teardown takes seconds and this process used no device
+
+
+main()

@@ -1,0 +1,104 @@
+"""The emulated libhccl under torch.distributed: 2 ranks with backend "hccl" on npu, each compared in the same
+process with backend "gloo" on cpu (all-reduce for every reduce op and fp32/fp16/bf16/int32/int8; broadcast,
+all-gather, reduce-scatter and all-to-all of each dtype; send/recv, barrier, stream order), DistributedDataParallel against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
+One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file; docs/hccl.md."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import helpers
+from _math_ops import torch_npu_reason
+
+RANK = Path(__file__).with_name("_hccl_rank.py")
+TIMEOUT = 120  # seconds for the pair; a hang fails the test instead of the run
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ranks():
+    reason = torch_npu_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("torch_npu is not run under the ASan pass")
+    env = helpers.subprocess_env({"TORCH_NPU_WARNING_DISABLE": "1", "HCCL_TEST_KILL": "1",
+                                  "HCCL_CONNECT_TIMEOUT": "4", "HCCL_EXEC_TIMEOUT": "60",
+                                  "HCCL_TEST_RANK_TIMEOUT": str(TIMEOUT - 20)})
+    proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(RANK), "2",
+                           str(_free_port())], capture_output=True, env=env, text=True, timeout=TIMEOUT)
+    results = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            result = json.loads(line)
+            results[result["rank"]] = result
+    assert sorted(results) == [0, 1], f"exit {proc.returncode}, stdout {proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return results, proc.stderr
+
+
+def test_collectives_equal_gloo(ranks):
+    for rank, result in ranks[0].items():
+        # 41 checks a rank; the last rank also receives rank 0's send
+        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 41 + (rank == 1), result
+
+
+def test_distributed_data_parallel_equals_one_process(ranks):
+    # fp32 sums in another order: a few ulps of parameters of size ~0.3 (measured 3e-8)
+    for result in ranks[0].values():
+        assert result["ddp_max_abs_diff"] < 1e-6, result
+
+
+def test_a_rank_that_never_arrives_times_out(ranks):
+    results, err = ranks
+    absent = results[0]
+    assert absent["absent"] not in (None, "no error") and 4 <= absent["absent_seconds"] < 30, absent
+    assert "pyaclnn-hccl: HcclCommInitRootInfo failed on rank 0 with HCCL error 9" in err, err[-3000:]
+
+
+def test_a_dead_rank_fails_the_other(ranks):
+    results, err = ranks
+    survivor = results[0]
+    # torch_npu reports the failed HCCL call; the emulator's line names the call, the rank and HCCL's code
+    assert survivor["dead"] not in (None, "no error")
+    assert "HcclAllreduce" in survivor["dead"], survivor["dead"]
+    assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 (peer: rank 1) with HCCL error 13" in err, err[-3000:]
+
+
+def test_argument_checks_and_error_strings():
+    """The checks made before any transport (in this process, no torch): HCCL's codes for NULL pointers (2),
+    bad parameters (1); HcclGetErrorString's texts are hccl_types.h's."""
+    import ctypes
+    from pyaclnn._stubpaths import stub_library_dir
+    lib = ctypes.CDLL(str(Path(stub_library_dir()) / "libhccl.so"))
+    lib.HcclGetErrorString.restype = ctypes.c_char_p
+    assert [lib.HcclGetErrorString(c) for c in (0, 2, 9, 13, 24, 99)] == [
+        b"success", b"empty pointer", b"timeout", b"tcp transfer fail", b"out of memory", b"unknown error"]
+    root, comm = ctypes.create_string_buffer(4108), ctypes.c_void_p()
+    u32, u64, vp = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p
+    assert lib.HcclGetRootInfo(None) == 2
+    assert lib.HcclCommInitRootInfo(u32(2), None, u32(0), ctypes.byref(comm)) == 2
+    assert lib.HcclCommInitRootInfo(u32(0), root, u32(0), ctypes.byref(comm)) == 1
+    assert lib.HcclCommInitRootInfo(u32(2), root, u32(2), ctypes.byref(comm)) == 1
+    config = ctypes.create_string_buffer(2240)  # no HcclCommConfigInit: no magic word
+    assert lib.HcclCommInitRootInfoConfig(u32(2), root, u32(0), config, ctypes.byref(comm)) == 1
+    buf = ctypes.create_string_buffer(64)
+    assert lib.HcclAllReduce(buf, buf, u64(4), 4, 4, None, None) == 1       # reduce op 4 does not exist
+    assert lib.HcclAllReduce(buf, buf, u64(4), 4, 0, None, None) == 2       # NULL communicator
+    assert lib.HcclAllReduce(None, buf, u64(4), 4, 0, vp(1), None) == 2     # NULL send buffer
+    fake = ctypes.create_string_buffer(64)                                  # not a communicator
+    assert lib.HcclBroadcast(buf, u64(4), 4, u32(0), fake, None) == 1
+    size = u32()
+    assert lib.HcclGetRankSize(None, ctypes.byref(size)) == 2 and lib.HcclGetRankSize(fake, ctypes.byref(size)) == 1
+    assert lib.HcclCommDestroy(None) == 2 and lib.HcclCommDestroy(fake) == 1
+    assert lib.HcclGetCommConfigCapability() == 12
