@@ -1245,6 +1245,15 @@ MUTANTS = [
            "t->mask[k] ? float_load(t->dtype, t->x, k) * recip : 0.0f",
            ("tests/test_aclop_dropout.py::test_do_mask_v3_keeps_bit_0_and_scales_by_the_fp32_reciprocal",),
            "DropOutDoMaskV3 keeps an element for any non-zero mask byte instead of its bit 0"),
+    # ---- aclnnQuantize (ops/quant/quantize.c) ----
+    Mutant("quantize-multiplies-by-the-scale", f"{OPS}/quant/quantize.c",
+           "        float f = x[i] / sc[j];", "        float f = x[i] * (1.0f / sc[j]);",
+           ("tests/test_quantize.py::test_the_scale_divides_in_one_rounding",),
+           "aclnnQuantize multiplies by the scale's reciprocal instead of dividing (one rounding more)"),
+    Mutant("quantize-checks-axis-per-tensor", f"{OPS}/quant/quantize.c",
+           "    if (sc->shape[0] == 1) return ACLNN_SUCCESS;", "",
+           ("tests/test_quantize.py::test_950_every_dtype_row_bit_exact",),
+           "aclnnQuantize checks axis for one scale (the op_api returns before it: per tensor)"),
     # ---- the aclop Quantize (compat/aclop/quantize.c) ----
     Mutant("aclop-quantize-rounds-before-the-offset", "native_stubs/src/compat/aclop/quantize.c",
            "        if (t->zp) v += zp_load(t->zt, t->zp, ch);\n        double r = isnan(v) ? 0.0 : rint((double)v);",

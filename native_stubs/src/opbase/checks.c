@@ -393,6 +393,11 @@ int ew_in_list(aclDataType dt, const aclDataType *list, size_t n) {
     return 0;
 }
 
+int op_is_private_format(aclFormat f) {
+    return !(f == ACL_FORMAT_ND || f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NHWC || f == ACL_FORMAT_NCL ||
+             f == ACL_FORMAT_NCDHW || f == ACL_FORMAT_NDHWC || f == ACL_FORMAT_HWCN);
+}
+
 /* broadcast_with p "name": p broadcast with the result shape so far (a step's: broadcast ...), which the
  * message calls "name" ("self shape [..] and tensor1 * tensor2 shape [..] can not broadcast"), becomes the
  * result shape. */

@@ -27,6 +27,8 @@ aclnnStatus ew_scalar_arg(const char *api, const char *name, const aclScalar *s,
 
 /* 1 if dt is in list[0..n). */
 int ew_in_list(aclDataType dt, const aclDataType *list, size_t n);
+/* op::IsPrivateFormat: a blocked layout (not ND, NCHW, NHWC, NCL, NCDHW, NDHWC or HWCN). */
+int op_is_private_format(aclFormat f);
 
 /* 161002 "<name> dtype X is not supported (...)" unless t's dtype is in list[0..n). */
 aclnnStatus ew_check_dtype_in(const char *api, const char *name, aclDataType dtype, const aclDataType *list,

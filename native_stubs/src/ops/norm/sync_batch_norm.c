@@ -380,17 +380,11 @@ aclnnStatus opc_sbn_dtype_msg(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* op::IsPrivateFormat: the blocked layouts (the plain ones: ND, NCHW, NHWC, NCL, NCDHW, NDHWC, HWCN). */
-static int is_private(aclFormat f) {
-    return !(f == ACL_FORMAT_ND || f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NHWC || f == ACL_FORMAT_NCL ||
-             f == ACL_FORMAT_NCDHW || f == ACL_FORMAT_NDHWC || f == ACL_FORMAT_HWCN);
-}
-
 /* sbn_not_private p ... "text": no operand in a private storage format (the text's %s: the operand's name). */
 aclnnStatus opc_sbn_not_private(op_call *c, const op_step *s) {
     for (int k = 0; k < s->np; k++) {
         const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
-        if (!t->present || !is_private(t->format)) continue;
+        if (!t->present || !op_is_private_format(t->format)) continue;
         const char *name = op_pname(c, s, k);
         char cap[64];
         snprintf(cap, sizeof cap, "%s", name);      /* "Input format ...": the op_api capitalises the name */
@@ -536,7 +530,7 @@ aclnnStatus opc_sbn_bwr_format(op_call *c, const op_step *s) {
                            op_format_name(g->format, a), op_format_name(x->format, b));
     for (int k = 0; k < s->np; k++) {
         const pyaclnn_stub_tensor *t = op_tensor(c, s, k);
-        if (t->present && is_private(t->format))
+        if (t->present && op_is_private_format(t->format))
             return op_invalidf(c->api, "Format only support ND, NCHW, NHWC, HWCN, NDHWC, NCDHW;but %s format is %s, "
                                "please check.", op_pname(c, s, k), op_format_name(t->format, a));
     }
