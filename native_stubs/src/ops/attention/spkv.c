@@ -13,6 +13,7 @@
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "kv_nz.h"
 
 typedef struct {
     int nz, has_value;
@@ -85,7 +86,9 @@ static int64_t cache_elem(const spkv_plan *p, const pyaclnn_stub_tensor *t, int6
                           int64_t h) {
     if (p->nz) {
         const int64_t *st = t->strides;
-        return t->offset + slot / p->block_size * st[0] + h / l * st[1] + slot % p->block_size * st[2] + h % l * st[3];
+        int64_t at[4];
+        kv_nz_coords(slot, h, p->block_size, l, at);
+        return t->offset + at[0] * st[0] + at[1] * st[1] + at[2] * st[2] + at[3] * st[3];
     }
     return tv_offset(t, slot * tok + h);
 }

@@ -22,6 +22,7 @@
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "rope_row.h"
 
 #define RP_MAX_DIM 4
 
@@ -75,6 +76,16 @@ static float rp_bf16_away(float v) {
     return r;
 }
 
+void rope_row_f32(int mode, int64_t D, const float *x, const float *c, const float *s, float *y) {
+    for (int64_t d = 0; d < D; d++) {
+        int64_t p1, src;
+        float sign;
+        rp_map(mode, D, d, &p1, &src, &sign);
+        float a = x[p1] * c[d], b = (sign * x[src]) * s[d];
+        y[d] = a + b;
+    }
+}
+
 /* The cos row of x's row r (x's leading dims xs, cos's cs: a 1 broadcasts). */
 static int64_t rp_cos_row(const rp_params *p, const int64_t *xs, int64_t r) {
     int64_t row = 0, mul = 1;
@@ -94,19 +105,19 @@ static void rp_rows(const rp_params *p, const int64_t *xs, const float *x, const
     for (int64_t i = 0; i + 1 < p->ndim; i++) rows *= xs[i];
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * D, *cr = c + rp_cos_row(p, xs, r) * D, *sr = s + (cr - c);
-        for (int64_t d = 0; d < D; d++) {
+        float *yr = y + r * D;
+        if (p->arith != RP_F16_NATIVE) {   /* the fp32 steps; BF16 with CAST_ROUND: its cast here */
+            rope_row_f32(p->mode, D, xr, cr, sr, yr);
+            if (p->arith == RP_BF16_ROUND && dt == ACL_BF16)
+                for (int64_t d = 0; d < D; d++) yr[d] = rp_bf16_away(yr[d]);
+            continue;
+        }
+        for (int64_t d = 0; d < D; d++) {   /* FLOAT16 in half: each product and the sum rounded to fp16 */
             int64_t p1, src;
             float sign;
             rp_map(p->mode, D, d, &p1, &src, &sign);
-            float a = xr[p1] * cr[d], b = (sign * xr[src]) * sr[d], v;
-            if (p->arith == RP_F16_NATIVE) {
-                a = rp_round(a, ACL_FLOAT16), b = rp_round(b, ACL_FLOAT16);
-                v = rp_round(a + b, ACL_FLOAT16);
-            } else {
-                v = a + b;
-                if (p->arith == RP_BF16_ROUND && dt == ACL_BF16) v = rp_bf16_away(v);
-            }
-            y[r * D + d] = v;
+            float a = rp_round(xr[p1] * cr[d], ACL_FLOAT16), b = rp_round((sign * xr[src]) * sr[d], ACL_FLOAT16);
+            yr[d] = rp_round(a + b, ACL_FLOAT16);
         }
     }
 }
