@@ -42,15 +42,17 @@ def caches(name, mode, b, s, dv, dk, rng):
     if mode == "Norm":
         shapes = (b, 1, s + 2, dk), (b, 1, s + 2, dv)
     else:
-        shapes = (3, 16, 1, dk), (3, 16, 1, dv)
+        shapes = (4, 16, 1, dk), (4, 16, 1, dv)
     return [R.cast(rng.standard_normal(sh), name) for sh in shapes]
 
 
-def index_for(mode, b, s, rng):
+def index_for(mode, b, s, rng, block_size=16):
     if mode == "Norm":
         idx = np.stack([rng.permutation(s + 2)[:s] for _ in range(b)]).astype(np.int64)
+    elif mode.startswith("PA_BLK"):   # one page start per ceil(S / blockSize) pages of each batch
+        idx = rng.permutation(4)[:b * -(-s // block_size)].astype(np.int64) * block_size
     else:
-        idx = rng.permutation(48)[:b * s].astype(np.int64)
+        idx = rng.permutation(64)[:b * s].astype(np.int64)
     idx.reshape(-1)[1] = -1
     return idx
 
@@ -58,8 +60,8 @@ def index_for(mode, b, s, rng):
 def check_modes(name, soc950, dv, dk):
     """Each mode, cos per batch and per token, isOutputKv both ways: caches and rows bit-exact."""
     rng = np.random.default_rng(dv + dk)
-    b, s = 2, 3
-    for mode in ("Norm", "PA", "PA_BNSD", "PA_NZ"):
+    b, s = 2, 20   # two pages of 16 per batch in the block modes
+    for mode in ("Norm", "PA", "PA_BNSD", "PA_NZ", "PA_BLK_BNSD", "PA_BLK_NZ"):
         for cos_s in (1, s):
             for out_kv in (False, True):
                 kv, g, c, sn = inputs(name, b, s, dv, dk, cos_s, rng)
@@ -70,8 +72,8 @@ def check_modes(name, soc950, dv, dk):
                 m = "PA" if mode == "PA_BNSD" else mode
                 assert F.bits_equal(got[0], K.scatter(k, kc, idx, m, s)), (mode, cos_s)
                 assert F.bits_equal(got[1], K.scatter(v, vc, idx, m, s)), (mode, cos_s)
-                # Atlas A2: only PA with isOutputKv and PA_NZ write kRopeOut / cKvOut (the other kernels have none)
-                written = out_kv and (soc950 or mode == "PA_NZ" or m == "PA")
+                # Atlas A2: the Norm and PA kernels have no kRopeOut / cKvOut (PA with isOutputKv runs PA_BNSD's)
+                written = out_kv and (soc950 or mode != "Norm")
                 want = (k, v) if written else (np.zeros_like(k), np.zeros_like(v))
                 assert F.bits_equal(got[2], want[0]) and F.bits_equal(got[3], want[1]), (mode, cos_s, out_kv)
 
@@ -171,7 +173,9 @@ def _cases():
                          sin=np.zeros((2, 1, 2, 64), f16)), TILING, "cos or sin shape is invalid."),
         ("sin dim", dict(b, sin=np.zeros((2, 1, 1, 32), f16)), TILING, "cos or sin shape is invalid."),
         ("gamma dims", dict(b, gamma=np.zeros((1, 512), f16)), TILING, "gamma shape is invalid."),
-        ("blk mode", dict(b, mode="PA_BLK_NZ"), INVALID, "not supported by the emulator"),
+        ("blk index size", dict(b, mode="PA_BLK_BNSD", kv=np.zeros((2, 1, 3, 576), f16),
+                                kc=np.zeros((2, 16, 1, 64), f16), vc=np.zeros((2, 16, 1, 512), f16),
+                                index=np.zeros(6, np.int64)), TILING, "index shape is invalid."),   # B * S, not pages
         ("index size", dict(b, index=np.zeros((2, 2), np.int64)), TILING, "index shape is invalid."),
         ("quant", dict(b, kscale=np.ones(64, np.float32)), INVALID, "quantised caches"),
     ]

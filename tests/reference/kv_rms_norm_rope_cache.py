@@ -11,7 +11,8 @@ kv [B, 1, S, Dv + Dk]: kv[..., :Dv] is RMS-normalised (ckv rows), kv[..., Dv:] r
        ms = sum * fp32(1 / Dv); ms + eps; sqrt; x / rms; * gamma; one RNE cast.
        Ascend 950 (assumed): the same, the sum in its RMS norm's CalculateSquareReduceSum order (fold_reduce).
 Scatter: "Norm" row (b * Sc + index[b, s]) of the flattened cache; "PA" slot index[t]; "PA_NZ" the NZ tile
-[blocks, D / 16, blockSize, 16] (16 b16 elements = 32 bytes); index < 0 skips the token.
+[blocks, D / 16, blockSize, 16] (16 b16 elements = 32 bytes); the block modes one index per page (block_slots);
+index < 0 skips the token.
 """
 from __future__ import annotations
 
@@ -56,6 +57,19 @@ def rows(kv, gamma, cos, sin, eps, soc950=False):
     return k, R.cast(y.astype(F32).reshape(b, 1, s, dv), name)
 
 
+def block_slots(index, batch, seq, block_size):
+    """PA_BLK_*: token (b, s) goes to slot index[b * pages + s // bs] // bs * bs + s % bs (-1 where that entry is < 0;
+    ScatterUpdatePABlkBnsd / ScatterUpdateNZ)."""
+    pages = -(-seq // block_size)
+    idx = np.asarray(index).reshape(-1)
+    out = []
+    for b in range(batch):
+        for s in range(seq):
+            e = idx[b * pages + s // block_size]
+            out.append(-1 if e < 0 else e // block_size * block_size + s % block_size)
+    return np.array(out, np.int64)
+
+
 def scatter(rows_, cache, index, mode, seq, block=16):
     """A copy of cache with each token's row written (rows_ [B, 1, S, D])."""
     out = np.array(cache, copy=True)
@@ -63,6 +77,9 @@ def scatter(rows_, cache, index, mode, seq, block=16):
     d = rows_.shape[-1]
     tokens = rows_.reshape(-1, d)
     idx = np.asarray(index).reshape(-1)
+    if mode.startswith("PA_BLK"):
+        idx = block_slots(index, rows_.shape[0], seq, cache.shape[1])
+        mode = "PA_NZ" if mode == "PA_BLK_NZ" else "PA"
     for t, i in enumerate(idx):
         if i < 0:
             continue

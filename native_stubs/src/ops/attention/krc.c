@@ -9,7 +9,10 @@
  *            Ascend 950 (kernel not public) in its RMS norm's order (arnq_fold_reduce, an assumption);
  *   both rows copied into the caches at index: "Norm" row b * Sc + index[b, s] of the flattened cache ([B,1,Sc,D]),
  *   "PA" / "PA_BNSD" slot index[t] ([blocks, blockSize, 1, D] flattened), "PA_NZ" slot index[t] in the NZ layout
- *   (kv_nz.h); index < 0 skips the token; an index past the cache is a device fault (the NPU would write outside it).
+ *   (kv_nz.h); "PA_BLK_BNSD" / "PA_BLK_NZ" (kv_rms_norm_rope_cache_b16_pa.h ScatterUpdatePABlkBnsd, _b16_pa_blk_nz.h
+ *   ScatterUpdateNZ) as PA / PA_NZ at slot index[b * ceil(S / blockSize) + s / blockSize] / blockSize * blockSize +
+ *   s % blockSize; index < 0 skips the token; an index past the cache is a device fault (the NPU would write outside
+ *   it).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,10 +29,10 @@
 enum { KRC_NORM, KRC_PA, KRC_PA_NZ };
 
 typedef struct {
-    int mode, soc950, out_kv;
+    int mode, blk, soc950, out_kv;   /* blk: PA_BLK_BNSD / PA_BLK_NZ (index one page per blockSize tokens) */
     int64_t batch, seq, cos_seq, dk, dv;
     int64_t cache_len;    /* Norm: kCacheRef's dim 2 (the kernels' cacheLength, used for both caches) */
-    int64_t block_size;   /* PA_NZ: kCacheRef's dim 1 */
+    int64_t block_size;   /* the paged modes: kCacheRef's dim 1 */
     float eps, recip;
     aclDataType dt;
 } krc_plan;
@@ -41,13 +44,13 @@ static void shape4(const pyaclnn_stub_tensor *t, int64_t v[4]) {
     for (int i = 0; i < 4; i++) v[i] = t->ndim == 4 ? t->shape[i] : 0;
 }
 
-/* The tiling's cache-mode map: unknown strings (and NULL) are Norm; PA and PA_BNSD are one mode. */
+/* The tiling's cache-mode map: unknown strings (and NULL) are Norm; PA and PA_BNSD are one mode; the block modes
+ * write as PA / PA_NZ at the slot their page index gives. */
 static int krc_mode(const char *m, int *blk) {
-    *blk = 0;
+    *blk = m != NULL && (strcmp(m, "PA_BLK_BNSD") == 0 || strcmp(m, "PA_BLK_NZ") == 0);
     if (m == NULL) return KRC_NORM;
-    if (strcmp(m, "PA") == 0 || strcmp(m, "PA_BNSD") == 0) return KRC_PA;
-    if (strcmp(m, "PA_NZ") == 0) return KRC_PA_NZ;
-    *blk = strcmp(m, "PA_BLK_BNSD") == 0 || strcmp(m, "PA_BLK_NZ") == 0;
+    if (strcmp(m, "PA") == 0 || strcmp(m, "PA_BNSD") == 0 || strcmp(m, "PA_BLK_BNSD") == 0) return KRC_PA;
+    if (strcmp(m, "PA_NZ") == 0 || strcmp(m, "PA_BLK_NZ") == 0) return KRC_PA_NZ;
     return KRC_NORM;
 }
 
@@ -88,22 +91,22 @@ aclnnStatus opc_krc_plan(op_call *c, const op_step *s) {
     if (g->ndim != 1) return tiling_fail(c, "gamma shape is invalid.");
     int blk;
     int mode = krc_mode(op_argument(c, s, 10)->p, &blk);
-    if (blk)
-        return op_invalidf(c->api, "cacheModeOptional \"%s\" is not supported by the emulator (Norm, PA, PA_BNSD, "
-                           "PA_NZ)", (const char *)op_argument(c, s, 10)->p);
-    if (pyaclnn_stub_numel(ix) != batch * seq) return tiling_fail(c, "index shape is invalid.");
+    if (blk && kcs[1] < 1)   /* CheckIndexValid divides by it */
+        return op_invalidf(c->api, "the block modes need kCacheRef's blockSize (dim 1) >= 1, got %lld", (long long)kcs[1]);
+    if (pyaclnn_stub_numel(ix) != (blk ? batch * ((seq + kcs[1] - 1) / kcs[1]) : batch * seq))
+        return tiling_fail(c, "index shape is invalid.");
     if (ks->present || vs->present || kc->dtype == ACL_INT8 || vc->dtype == ACL_INT8)
         return op_invalidf(c->api, "quantised caches (INT8, kRopeScaleOptional / cKvScaleOptional) are not supported "
                            "by the emulator%s", "");
     krc_plan *p = op_params(c, sizeof *p);
-    p->mode = mode, p->soc950 = soc950, p->out_kv = op_argument(c, s, 11)->i != 0;
+    p->mode = mode, p->blk = blk, p->soc950 = soc950, p->out_kv = op_argument(c, s, 11)->i != 0;
     p->batch = batch, p->seq = seq, p->cos_seq = cs[2], p->dk = dk, p->dv = dv;
     p->cache_len = kcs[2], p->block_size = kcs[1];
     p->eps = (float)op_argument(c, s, 9)->d, p->recip = 1.0f / (float)dv, p->dt = kv->dtype;
     if (!soc950) {   /* the DS template (Atlas A2) */
         if (dk != 64) return tiling_fail(c, "rope last dim only support 64.");
         if (dv != 512) return tiling_fail(c, "rms_norm last dim only support 512.");
-        int b1sd = seq > 1 && cs[2] == seq, own = mode == KRC_PA_NZ || (mode == KRC_PA && p->out_kv);
+        int b1sd = seq > 1 && cs[2] == seq, own = blk || mode == KRC_PA_NZ || (mode == KRC_PA && p->out_kv);
         if (!own && !b1sd && (batch % 4 == 0 ? batch / 4 : batch) > 65535)
             return tiling_fail(c, "blockDim must be smaller than 65535.");
         /* the Norm and PA kernels (keys 1000-3001) have no kRopeOut / cKvOut */
@@ -120,9 +123,12 @@ aclnnStatus opc_krc_plan(op_call *c, const op_step *s) {
     if (x[3] != dk + dv)
         return op_invalidf(c->api, "kv's last dim %lld is not Dk + Dv = %lld + %lld (the kernels read Dv + Dk elements "
                            "per token)", (long long)x[3], (long long)dk, (long long)dv);
-    if (mode == KRC_PA_NZ && (p->block_size < 1 || dk % 16 != 0 || dv % 16 != 0))
-        return op_invalidf(c->api, "PA_NZ needs blockSize >= 1 and Dk, Dv multiples of 16 (got %lld, %lld, %lld)",
-                           (long long)p->block_size, (long long)dk, (long long)dv);
+    if (mode != KRC_NORM && p->block_size < 1)
+        return op_invalidf(c->api, "the paged modes need kCacheRef's blockSize (dim 1) >= 1, got %lld",
+                           (long long)p->block_size);
+    if (mode == KRC_PA_NZ && (dk % 16 != 0 || dv % 16 != 0))   /* the NZ tiles: 16 b16 elements */
+        return op_invalidf(c->api, "the NZ modes need Dk and Dv multiples of 16 (got %lld, %lld)", (long long)dk,
+                           (long long)dv);
     if (p->out_kv) {
         const int64_t want_k[4] = {batch, 1, seq, dk}, want_v[4] = {batch, 1, seq, dv};
         for (int i = 0; i < 4; i++)
@@ -198,8 +204,11 @@ void krc_kernel(const pyaclnn_stub_launch *launch) {
         goto done;
     }
     /* every index read and checked before anything is written (a cache may overlap index) */
+    int64_t bs = p->block_size, pages = p->blk ? (p->seq + bs - 1) / bs : 0;
     for (int64_t t = 0; t < T; t++) {
-        memcpy(&at[t], tv_at(ix, tv_offset(ix, t)), sizeof(int64_t));
+        int64_t b = t / p->seq, sq = t % p->seq;
+        memcpy(&at[t], tv_at(ix, tv_offset(ix, p->blk ? b * pages + sq / bs : t)), sizeof(int64_t));
+        if (p->blk && at[t] >= 0) at[t] = at[t] / bs * bs + sq % bs;   /* the page's slot of this token */
         if (at[t] >= 0 && (!krc_fits(p, kc, t, at[t], p->dk) || !krc_fits(p, vc, t, at[t], p->dv))) {
             pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: index[%lld] = %lld is past the caches",
                                    launch->op_name, (long long)t, (long long)at[t]);
