@@ -151,6 +151,25 @@ def test_the_sum_order_matters():
         check_sum_order(True)
 
 
+@pytest.mark.parametrize("name", DTYPES)
+def test_nan_results_are_the_default_nan(name):
+    """A NaN of either sign in a row: its NaN results are the default NaN (FLOAT16 0x7E00, BFLOAT16 0x7FC0), the
+    other elements as the model gives them."""
+    rng = np.random.default_rng(11)
+    kv, g, c, sn = inputs(name, 1, 2, 512, 64, 2, rng)
+    bits = kv.view(np.uint16)
+    bits[0, 0, 0, 5] = 0xFE00 if name == "float16" else 0xFFC0          # -NaN in token 0's RMS part
+    bits[0, 0, 1, 512 + 3] = 0x7E01 if name == "float16" else 0x7FC1    # a NaN with a payload in token 1's rope part
+    kc, vc = R.cast(np.zeros((1, 1, 2, 64)), name), R.cast(np.zeros((1, 1, 2, 512)), name)
+    got = call(kv, g, c, sn, np.array([[0, 1]], np.int64), kc, vc, out_kv=True)
+    want = K.rows(kv, g, c, sn, 1e-5, not F.ON_A2)
+    default = 0x7E00 if name == "float16" else 0x7FC0
+    for have, ref in zip(got[:2], want):
+        h, r = have.view(np.uint16).reshape(-1), ref.view(np.uint16).reshape(-1)
+        nan = np.isnan(ref.astype(np.float32)).reshape(-1)
+        assert nan.any() and np.all(h[nan] == default) and np.array_equal(h[~nan], r[~nan])
+
+
 def _base():
     h = np.zeros((2, 1, 1, 576), np.float16)
     return dict(kv=h, gamma=np.zeros(512, np.float16), cos=np.zeros((2, 1, 1, 64), np.float16),

@@ -93,7 +93,7 @@ aclnnStatus opc_krc_plan(op_call *c, const op_step *s) {
     int mode = krc_mode(op_argument(c, s, 10)->p, &blk);
     if (blk && kcs[1] < 1)   /* CheckIndexValid divides by it */
         return op_invalidf(c->api, "the block modes need kCacheRef's blockSize (dim 1) >= 1, got %lld", (long long)kcs[1]);
-    if (pyaclnn_stub_numel(ix) != (blk ? batch * ((seq + kcs[1] - 1) / kcs[1]) : batch * seq))
+    if (pyaclnn_stub_numel(ix) != op_mul_sat(batch, blk ? (seq + kcs[1] - 1) / kcs[1] : seq))
         return tiling_fail(c, "index shape is invalid.");
     if (ks->present || vs->present || kc->dtype == ACL_INT8 || vc->dtype == ACL_INT8)
         return op_invalidf(c->api, "quantised caches (INT8, kRopeScaleOptional / cKvScaleOptional) are not supported "
@@ -152,7 +152,12 @@ static float krc_sum(float *q, int64_t n, int soc950) {
     return arnq_tree64(q, 64, 0);
 }
 
-static float krc_round(float v, aclDataType dt) { return (float)ew_cast((ew_value){v, 0}, ACL_FLOAT, dt).f; }
+/* One RINT cast to the dtype. A NaN result is the default NaN: which NaN operand an fp32 add or product passes on
+ * is the compiler's choice of operand order on the host (and not modelled for the NPU), so one NaN is written. */
+static float krc_round(float v, aclDataType dt) {
+    if (isnan(v)) v = __builtin_nanf("");
+    return (float)ew_cast((ew_value){v, 0}, ACL_FLOAT, dt).f;
+}
 
 static void krc_rows(const krc_plan *p, const float *kv, const float *g, const float *co, const float *si, float *kr,
                      float *vr, float *q) {
@@ -177,9 +182,12 @@ static int64_t krc_elem(const krc_plan *p, int64_t t, int64_t i, int64_t h, int6
     return (t / p->seq * p->cache_len + i) * d + h;
 }
 
+/* Whether the row written at index i >= 0 lies inside the cache (compared in rows: no product of a caller's index). */
 static int krc_fits(const krc_plan *p, const pyaclnn_stub_tensor *cache, int64_t t, int64_t i, int64_t d) {
-    int64_t last = p->mode == KRC_PA_NZ ? (i / p->block_size + 1) * p->block_size * d - 1 : krc_elem(p, t, i, d - 1, d);
-    return last < pyaclnn_stub_numel(cache);
+    int64_t rows = pyaclnn_stub_numel(cache) / d;
+    if (p->mode == KRC_PA_NZ) return i / p->block_size < rows / p->block_size;
+    if (p->mode == KRC_PA) return i < rows;
+    return i < rows - t / p->seq * p->cache_len;
 }
 
 static void krc_put(const krc_plan *p, const pyaclnn_stub_tensor *cache, const float *row, int64_t t, int64_t i,
