@@ -29,6 +29,7 @@
 enum { RP_FWD, RP_GRAD, RP_APPLY };
 enum { RP_HALF, RP_INTERLEAVE, RP_QUARTER, RP_INTERLEAVE_HALF };
 enum { RP_F32, RP_F16_NATIVE, RP_BF16_ROUND };
+_Static_assert(RP_INTERLEAVE_HALF == ROPE_ROW_INTERLEAVE_HALF && RP_QUARTER == ROPE_ROW_QUARTER, "rope_row.h modes");
 
 typedef struct {
     int kind, mode, arith;
@@ -76,16 +77,6 @@ static float rp_bf16_away(float v) {
     return r;
 }
 
-void rope_row_f32(int mode, int64_t D, const float *x, const float *c, const float *s, float *y) {
-    for (int64_t d = 0; d < D; d++) {
-        int64_t p1, src;
-        float sign;
-        rp_map(mode, D, d, &p1, &src, &sign);
-        float a = x[p1] * c[d], b = (sign * x[src]) * s[d];
-        y[d] = a + b;
-    }
-}
-
 /* The cos row of x's row r (x's leading dims xs, cos's cs: a 1 broadcasts). */
 static int64_t rp_cos_row(const rp_params *p, const int64_t *xs, int64_t r) {
     int64_t row = 0, mul = 1;
@@ -105,19 +96,19 @@ static void rp_rows(const rp_params *p, const int64_t *xs, const float *x, const
     for (int64_t i = 0; i + 1 < p->ndim; i++) rows *= xs[i];
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * D, *cr = c + rp_cos_row(p, xs, r) * D, *sr = s + (cr - c);
-        float *yr = y + r * D;
-        if (p->arith != RP_F16_NATIVE) {   /* the fp32 steps; BF16 with CAST_ROUND: its cast here */
-            rope_row_f32(p->mode, D, xr, cr, sr, yr);
-            if (p->arith == RP_BF16_ROUND && dt == ACL_BF16)
-                for (int64_t d = 0; d < D; d++) yr[d] = rp_bf16_away(yr[d]);
-            continue;
-        }
-        for (int64_t d = 0; d < D; d++) {   /* FLOAT16 in half: each product and the sum rounded to fp16 */
+        for (int64_t d = 0; d < D; d++) {
             int64_t p1, src;
             float sign;
             rp_map(p->mode, D, d, &p1, &src, &sign);
-            float a = rp_round(xr[p1] * cr[d], ACL_FLOAT16), b = rp_round((sign * xr[src]) * sr[d], ACL_FLOAT16);
-            yr[d] = rp_round(a + b, ACL_FLOAT16);
+            float a = xr[p1] * cr[d], b = (sign * xr[src]) * sr[d], v;
+            if (p->arith == RP_F16_NATIVE) {
+                a = rp_round(a, ACL_FLOAT16), b = rp_round(b, ACL_FLOAT16);
+                v = rp_round(a + b, ACL_FLOAT16);
+            } else {
+                v = a + b;
+                if (p->arith == RP_BF16_ROUND && dt == ACL_BF16) v = rp_bf16_away(v);
+            }
+            y[r * D + d] = v;
         }
     }
 }
@@ -144,6 +135,14 @@ static void rp_grad(const rp_params *p, const float *dy, const float *c, const f
             }
         }
     }
+}
+
+/* rope_row.h: one row of the fp32 steps, through rp_rows (a one-dimensional x of D elements). */
+void rope_row_f32(int mode, int64_t D, const float *x, const float *c, const float *s, float *y) {
+    rp_params p = {.kind = RP_FWD, .mode = mode, .arith = RP_F32, .d = D, .ndim = 1};
+    int64_t xs[RP_MAX_DIM] = {D};
+    p.cs[0] = D;
+    rp_rows(&p, xs, x, c, s, y, ACL_FLOAT);
 }
 
 void rope_kernel(const pyaclnn_stub_launch *launch) {
