@@ -30,7 +30,7 @@ _PARAMS: dict = {}
 def params_of(op: str) -> list:
     """The parameter list the corpus stores for `op` (what its replay builds the ctypes call from)."""
     if not _PARAMS:
-        _PARAMS.update({o: e["params"] for o, e in oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)["ops"].items()})
+        _PARAMS.update({o: e["params"] for o, e in oc.corpus_specs()["ops"].items()})
     return _PARAMS[op]
 
 
@@ -284,7 +284,7 @@ def test_the_fuzz_command_runs_a_seed_and_reports_no_crash(capsys, monkeypatch):
 
 def test_the_fuzz_stream_of_seed_0_is_the_corpus_own():
     """The generator's default stream is the one the corpus was recorded from: --seed only adds streams."""
-    specs = oc.load_json(oc.CORPUS_DIR / oc.SPECS_FILE)["ops"]
+    specs = oc.corpus_specs()["ops"]
     for op in ("aclnnIndexSelect", "aclnnNonzeroV2", "aclnnCat", "aclnnMatmul"):
         e = specs[op]
         stored = e["calls"][e["structural"]:]

@@ -1,6 +1,6 @@
 """pytest plugin loaded in the runner's child processes (``-p pyaclnn.suite.plugin``): one JSON line per test
-outcome, written and flushed as it happens to the file named by PYACLNN_SUITE_LOG, so that the runner knows
-what ran even when a later test kills the process."""
+outcome (and one as each test starts), written and flushed as it happens to the file named by PYACLNN_SUITE_LOG,
+so that the runner knows what ran, and what was running, even when a test kills or hangs the process."""
 from __future__ import annotations
 
 import json
@@ -19,6 +19,11 @@ def _message(report) -> str:
     """The exception's own text (not the source lines around it)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     return str(getattr(crash, "message", ""))[:4000]
+
+
+def pytest_runtest_logstart(nodeid, location) -> None:
+    # a test begins: the runner times each file from its first test and knows which file a crash interrupted
+    _write({"file": location[0], "start": nodeid})
 
 
 def pytest_runtest_logreport(report) -> None:

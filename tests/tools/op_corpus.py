@@ -120,6 +120,7 @@ from __future__ import annotations
 import argparse
 import collections
 import ctypes
+import functools
 import gzip
 import hashlib
 import json
@@ -688,6 +689,13 @@ def run_calls(soc: str, work: list, specs_path: str | None = None, timeout: floa
 def load_json(path) -> dict:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return json.load(f)
+
+
+@functools.lru_cache(maxsize=1)
+def corpus_specs() -> dict:
+    """The recorded corpus's specs (SPECS_FILE), parsed once per process: read-only for its callers (the
+    replay test and the memory-safety tests share one parse; each takes seconds)."""
+    return load_json(CORPUS_DIR / SPECS_FILE)
 
 
 def save_json(path, data) -> None:

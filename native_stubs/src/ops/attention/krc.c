@@ -9,7 +9,7 @@
  *            Ascend 950 (kernel not public) in its RMS norm's order (arnq_fold_reduce, an assumption);
  *   both rows copied into the caches at index: "Norm" row b * Sc + index[b, s] of the flattened cache ([B,1,Sc,D]),
  *   "PA" / "PA_BNSD" slot index[t] ([blocks, blockSize, 1, D] flattened), "PA_NZ" slot index[t] in the NZ layout
- *   (kv_nz.h); "PA_BLK_BNSD" / "PA_BLK_NZ" (kv_rms_norm_rope_cache_b16_pa.h ScatterUpdatePABlkBnsd, _b16_pa_blk_nz.h
+ *   (kernels/nz_layout.h); "PA_BLK_BNSD" / "PA_BLK_NZ" (kv_rms_norm_rope_cache_b16_pa.h ScatterUpdatePABlkBnsd, _b16_pa_blk_nz.h
  *   ScatterUpdateNZ) as PA / PA_NZ at slot index[b * ceil(S / blockSize) + s / blockSize] / blockSize * blockSize +
  *   s % blockSize; index < 0 skips the token; an index past the cache is a device fault (the NPU would write outside
  *   it).
@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "kernels/dtype.h"
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops/add_rms_norm_dynamic_quant/arnq.h"
 #include "ops/posembedding/rope_row.h"
 #include "ops_decls.h"
-#include "kv_nz.h"
 
 enum { KRC_NORM, KRC_PA, KRC_PA_NZ };
 
@@ -177,7 +177,8 @@ static void krc_rows(const krc_plan *p, const float *kv, const float *g, const f
 
 /* The flattened cache element of element h of token t written at index i. */
 static int64_t krc_elem(const krc_plan *p, int64_t t, int64_t i, int64_t h, int64_t d) {
-    if (p->mode == KRC_PA_NZ) return kv_nz_index(i, h, p->block_size, 16, d);
+    if (p->mode == KRC_PA_NZ)   /* page i / blockSize, a blockSize x d matrix in 16-element (32-byte) tiles */
+        return nz_layout_index(i / p->block_size, i % p->block_size, h, p->block_size, d, p->block_size, 16);
     if (p->mode == KRC_PA) return i * d + h;
     return (t / p->seq * p->cache_len + i) * d + h;
 }

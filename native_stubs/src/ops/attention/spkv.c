@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
-#include "kv_nz.h"
 
 typedef struct {
     int nz, has_value;
@@ -85,10 +85,9 @@ aclnnStatus opc_spkv_plan(op_call *c, const op_step *s) {
 static int64_t cache_elem(const spkv_plan *p, const pyaclnn_stub_tensor *t, int64_t tok, int64_t l, int64_t slot,
                           int64_t h) {
     if (p->nz) {
-        const int64_t *st = t->strides;
-        int64_t at[4];
-        kv_nz_coords(slot, h, p->block_size, l, at);
-        return t->offset + at[0] * st[0] + at[1] * st[1] + at[2] * st[2] + at[3] * st[3];
+        /* the cache [blocks, tokenSize / L, blockSize, L]: page slot / blockSize, a blockSize x tokenSize matrix */
+        return tv_offset(t, nz_layout_index(slot / p->block_size, slot % p->block_size, h, p->block_size, tok,
+                                            p->block_size, l));
     }
     return tv_offset(t, slot * tok + h);
 }

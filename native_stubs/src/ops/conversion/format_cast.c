@@ -40,6 +40,7 @@
 
 #include "opbase/checks.h"
 #include "kernels/device.h"
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "ops_decls.h"
 #include "aclnnop/aclnn_npu_format_cast.h"
@@ -761,7 +762,7 @@ static void move(unsigned char *d, int64_t di, const unsigned char *s, int64_t s
 static int64_t storage_index(const fc_plan *p, const pyaclnn_stub_tensor *pub, int64_t lin) {
     if (p->kind == FC_NZ) {
         int64_t j = lin % p->m, i = (lin / p->m) % p->n, bt = lin / (p->m * p->n);
-        return ((bt * p->c1 + j / p->c0) * p->n1 + i / p->n0) * p->n0 * p->c0 + (i % p->n0) * p->c0 + j % p->c0;
+        return nz_layout_index(bt, i, j, p->n, p->m, p->n0, p->c0);
     }
     int64_t v[5] = {0, 0, 0, 0, 0};
     for (int64_t k = pub->ndim - 1; k >= 0; k--) {

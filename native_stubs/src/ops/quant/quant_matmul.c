@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/device.h"
 #include "kernels/dtype.h"
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
@@ -34,13 +36,15 @@ typedef struct {
     int64_t bshape[QMM_MAX_BATCH];
     int64_t x1b[QMM_MAX_BATCH], x2b[QMM_MAX_BATCH];   /* x1 / x2 batch dims aligned right (1: broadcast)    */
     int trans1, trans2;
+    int nz;                          /* x2 in FRACTAL_NZ: rows x cols is its stored ND matrix (after the swap) */
+    int64_t nz_rows, nz_cols, nz_batch;
     int scale_u64, scale_n, pertoken, bias_kind, bias3d, has_offset, offset_n;
     aclDataType scale_dt, out_dt, bias_dt;
 } qmm_params;
 
 enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
 
-static const char *const QMM_API = "aclnnQuantMatmulV5GetWorkspaceSize";
+#define QMM_API (c->api)
 #define X1S "x1Scale(pertokenScale)"
 #define X2S "x2Scale(scale)"
 #define X2O "x2Offset(offset)"
@@ -62,13 +66,11 @@ static aclnnStatus dtype_not_support(op_call *c, const char *name, aclDataType d
         strncat(all, dt_name(list[i], x), sizeof all - strlen(all) - 1);
         strncat(all, i + 1 < n ? ", " : "]", sizeof all - strlen(all) - 1);
     }
-    (void)c;
     return op_ez_reason(QMM_API, 0, name, "dtype", dt_name(dt, b), "the dtype of %s must be in dtype support list %s",
                         name, all);
 }
 
 static aclnnStatus dtype_not_match(op_call *c, const char *name, aclDataType dt, aclDataType want) {
-    (void)c;
     if (dt == want) return ACLNN_SUCCESS;
     char a[24], b[24];
     return op_ez_reason(QMM_API, 0, name, "dtype", dt_name(dt, a), "the dtype of %s must be %s", name, dt_name(want, b));
@@ -85,17 +87,18 @@ aclnnStatus opc_not_null_qmm(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* qmm_check ...: after `read`, the V5 op_api's checks for the A8W8 path in its order. */
-aclnnStatus opc_qmm_check(op_call *c, const op_step *s) {
-    const pyaclnn_stub_tensor *x1 = op_tensor(c, s, 0), *x2 = op_tensor(c, s, 1), *s1 = op_tensor(c, s, 2),
+/* qmm_check ...: after `read`, the V5 op_api's checks for the A8W8 path in its order (nz: the WeightNz entry's,
+ * after qmm_nz_front's; x2nz is then x2 as the vendor re-describes it, t2nz its transpose flag). */
+static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_tensor *x2nz, int t2nz) {
+    const pyaclnn_stub_tensor *x1 = op_tensor(c, s, 0), *x2 = x2nz ? x2nz : op_tensor(c, s, 1), *s1 = op_tensor(c, s, 2),
                               *s2 = op_tensor(c, s, 3), *ys = op_tensor(c, s, 4), *x1o = op_tensor(c, s, 5),
                               *x2o = op_tensor(c, s, 6), *yo = op_tensor(c, s, 7), *bias = op_tensor(c, s, 8),
                               *out = op_tensor(c, s, 12);
-    int t1 = op_argument(c, s, 9)->i != 0, t2 = op_argument(c, s, 10)->i != 0;
+    int t1 = op_argument(c, s, 9)->i != 0, t2 = x2nz ? t2nz : op_argument(c, s, 10)->i != 0;
     int64_t group = op_argument(c, s, 11)->i;
-    int soc950 = ew_soc_is_950();
+    int soc950 = ew_soc_is_950(), nz = x2nz != NULL;
     char b1[24], b2[24], txt[200];
-    if (soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
+    if (!nz && soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
         return op_ez_reason(QMM_API, 0, "x2", "format", "FORMAT_FRACTAL_NZ", "FORMAT_ND");
     /* CheckInputExistence: the unsupported quantisation tensors must be NULL or empty */
     int a8w4 = (x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32) ||
@@ -112,14 +115,15 @@ aclnnStatus opc_qmm_check(op_call *c, const op_step *s) {
     /* the emulator models the A8W8 modes only */
     if (x1->dtype != ACL_INT8 || x2->dtype != ACL_INT8)
         return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
-                           "aclnnQuantMatmulV5 only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2));
-    if (!soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
+                           "%.*s only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2),
+                           (int)(strlen(c->api) - strlen("GetWorkspaceSize")), c->api);
+    if (!nz && !soc950 && (x2->format == ACL_FORMAT_FRACTAL_NZ || x2->format == ACL_FORMAT_FRACTAL_NZ_C0_16))
         return op_invalidf(c->api, "x2 FORMAT_FRACTAL_NZ: the emulator implements the ND weight only");
     /* Ascend 950: an empty M or N succeeds at once (before PreMatmulCalcProcess) */
     if (soc950 && x1->ndim >= 2 && x2->ndim >= 2) {
         int64_t mm = t1 ? x1->shape[x1->ndim - 1] : x1->shape[x1->ndim - 2];
         int64_t nn = t2 ? x2->shape[x2->ndim - 2] : x2->shape[x2->ndim - 1];
-        if (mm == 0 || nn == 0) {
+        if (mm == 0 || (nn == 0 && !nz)) {   /* the NZ entry returns early on M = 0 only */
             c->nothing = 1;
             c->done = 1;
             return ACLNN_SUCCESS;
@@ -367,6 +371,10 @@ aclnnStatus opc_qmm_check(op_call *c, const op_step *s) {
     }
     p->trans1 = t1;   /* the kernel reads the view's own (logical) indices */
     p->trans2 = t2;
+    if (nz) {
+        p->nz = 1, p->nz_rows = x2->shape[d2 - 2], p->nz_cols = x2->shape[d2 - 1], p->nz_batch = 1;
+        for (int64_t i = 0; i + 2 < d2; i++) p->nz_batch *= x2->shape[i];
+    }
     p->scale_u64 = s2->dtype == ACL_UINT64 || s2->dtype == ACL_INT64;
     p->scale_n = s2->shape[0] == n && n != 1;
     p->pertoken = s1->present;
@@ -379,7 +387,111 @@ aclnnStatus opc_qmm_check(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus opc_qmm_check(op_call *c, const op_step *s) { return qmm_check(c, s, NULL, 0); }
+
+static int qmm_nonempty(const pyaclnn_stub_tensor *t) { return t->present && !qmm_empty(t); }
+
+/* qmm_nz_check ... (same operands as qmm_check): aclnnQuantMatmulWeightNzGetWorkspaceSize's own checks in its order
+ * (checkNotSupportParam, CheckWeightNzParamsDAV3510, x2's view rank, GetTransposeAttrValue, the NZ storage size),
+ * then the common checks with x2 as the op_api re-describes it. */
+aclnnStatus opc_qmm_nz_check(op_call *c, const op_step *s) {
+    const pyaclnn_stub_tensor *x1 = op_tensor(c, s, 0), *x2 = op_tensor(c, s, 1), *s1 = op_tensor(c, s, 2),
+                              *s2 = op_tensor(c, s, 3), *ys = op_tensor(c, s, 4), *x1o = op_tensor(c, s, 5),
+                              *yo = op_tensor(c, s, 7);
+    int t2 = op_argument(c, s, 10)->i != 0;
+    int64_t group = op_argument(c, s, 11)->i;
+    char b1[24], b2[24], txt[200];
+    aclDataType d1 = x1->dtype, d2 = x2->dtype;
+    int a8w4_float = d1 == ACL_FLOAT8_E4M3FN && (d2 == ACL_FLOAT || d2 == ACL_FLOAT4_E2M1);
+    int a8w4_msd = d1 == ACL_INT8 && (d2 == ACL_INT4 || d2 == ACL_INT32) && s2->dtype == ACL_UINT64 && s1->present &&
+                   s1->dtype == ACL_FLOAT;
+    int mx = s2->dtype == ACL_FLOAT8_E8M0;
+    int quant_in1 = d1 == ACL_INT8 || d1 == ACL_FLOAT8_E4M3FN || d1 == ACL_FLOAT8_E5M2 || d1 == ACL_HIFLOAT8;
+    int quant_in2 = d2 == ACL_INT8 || d2 == ACL_FLOAT8_E4M3FN || d2 == ACL_FLOAT8_E5M2 || d2 == ACL_HIFLOAT8;
+    int perblock = quant_in1 && quant_in2 && s1->present && s1->dtype == ACL_FLOAT && s1->ndim > 1 &&
+                   s2->dtype == ACL_FLOAT && s2->ndim > 1;
+    /* checkNotSupportParam */
+    if (qmm_nonempty(x1o)) return op_invalidf(c->api, "Current version do not support x1Offset.");
+    if (qmm_nonempty(yo) && !a8w4_msd) return op_invalidf(c->api, "Current version do not support yOffset.");
+    if (!(a8w4_float || mx)) {
+        if (qmm_nonempty(ys)) return op_invalidf(c->api, "Current version do not support yScale.");
+        if (group != 0 && !perblock) return op_invalidf(c->api, "Current version do not support groupSize.");
+    }
+    /* CheckWeightNzParamsDAV3510 (Ascend 950 only) */
+    if (ew_soc_is_950()) {
+        if (d1 == ACL_INT8 && d2 == ACL_INT8 && ((s1->present && s1->ndim != 1) || s2->ndim != 1)) {
+            char a[24];
+            snprintf(a, sizeof a, s1->present ? "%lldD" : "null", (long long)s1->ndim);
+            snprintf(txt, sizeof txt, "%s, %lldD", a, (long long)s2->ndim);
+            return op_ez_reason(QMM_API, 1, "x1Scale, x2Scale", "shape dims", txt, "when x1 and x2 dtypes are INT8, "
+                                "x1Scale must be null or 1D and x2Scale must be 1D");
+        }
+        if (!a8w4_float) {
+            if ((x2->format & 0xff) != ACL_FORMAT_FRACTAL_NZ)
+                return op_ez_reason(QMM_API, 0, "x2", "format", op_format_name(x2->format, b1),
+                                    "the format of x2 must be FRACTAL_NZ");
+            int64_t k = x2->ndim >= 2 ? x2->shape[x2->ndim - 2] : 0, n = x2->ndim >= 1 ? x2->shape[x2->ndim - 1] : 0;
+            if (k == 1 || n == 1)
+                return op_ez_reason(QMM_API, 1, "x2 K, x2 N", "values",
+                                    (snprintf(txt, sizeof txt, "%lld, %lld", (long long)k, (long long)n), txt),
+                                    "when the format of x2 is FRACTAL_NZ, the k dimension and n dimension of x2 can "
+                                    "not be 1");
+        }
+    }
+    if (x2->ndim < 2)
+        return op_invalidf(c->api, "x2's view dimNum should greater than 1, but is %lld.", (long long)x2->ndim);
+    /* the emulator models the A8W8 mode only (the vendor's A8W4 / MX / FP8 / HiFloat8 / INT4 paths follow here) */
+    if (d1 != ACL_INT8 || d2 != ACL_INT8)
+        return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) mode of "
+                           "aclnnQuantMatmulWeightNz only", dt_name(d1, b1), dt_name(d2, b2));
+    /* GetTransposeAttrValue(x2, transposeX2, false): a view transposed in its last two dims is its storage with
+     * the flag flipped */
+    pyaclnn_stub_tensor v = *x2;
+    int64_t r = v.ndim - 2;
+    if (v.strides[r] == 1 && v.strides[r + 1] == v.shape[r]) {
+        int64_t t = v.shape[r];
+        v.shape[r] = v.shape[r + 1], v.shape[r + 1] = t;
+        t = v.strides[r];
+        v.strides[r] = v.strides[r + 1], v.strides[r + 1] = t;
+        t2 = !t2;
+    }
+    /* GetWeightNzShape / CheckWeightNzStorageShape: the NZ shape of the stored (rows, cols) matrix, INT8's C0 32,
+     * against the storage shape's element count only */
+    int64_t want = 1, have = 1;
+    for (int64_t i = 0; i < r; i++) want = op_mul_sat(want, v.shape[i]);
+    want = op_mul_sat(want, op_mul_sat((v.shape[r] + 15) / 16 * 16, (v.shape[r + 1] + 31) / 32 * 32));
+    for (int64_t i = 0; i < x2->storage_ndim; i++) have = op_mul_sat(have, x2->storage_shape[i]);
+    if (want != have)
+        return op_invalidf(c->api, "x2'format only support NZ, but now x2's format is not NZ(Ascend affinity format). "
+                           "aclnnCalculateMatmulWeightSizeV2 and aclnnTransMatmulWeight can be used to convert the "
+                           "input format from ND to Ascend affinity format.");
+    return qmm_check(c, s, &v, t2);
+}
+
 /* ---- kernel --------------------------------------------------------------------------------- */
+
+/* x2's stored ND matrices (nz_batch x rows x cols, row-major) read out of its FRACTAL_NZ storage (C0 32, N0 16). */
+static int qmm_nz_in_memory(const pyaclnn_stub_launch *launch, const qmm_params *p, const pyaclnn_stub_tensor *t) {
+    pyaclnn_stub_tensor store = *t;
+    store.ndim = 1;
+    store.shape[0] = p->nz_batch * ((p->nz_rows + 15) / 16 * 16) * ((p->nz_cols + 31) / 32 * 32);
+    store.strides[0] = 1;
+    if (op_view_in_device_memory(&store, 8)) return 1;
+    pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: x2's FRACTAL_NZ storage (data %p, offset %lld) is not "
+                           "in device memory", launch->op_name, t->data, (long long)t->offset);
+    return 0;
+}
+
+static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) {
+    int64_t R = p->nz_rows, C = p->nz_cols, total = p->nz_batch * R * C;
+    int8_t *nd = tv_alloc(total, 1);
+    if (nd == NULL) return NULL;
+    const int8_t *src = (const int8_t *)t->data + t->offset;
+    for (int64_t b = 0; b < p->nz_batch; b++)
+        for (int64_t i = 0; i < R; i++)
+            for (int64_t j = 0; j < C; j++) nd[(b * R + i) * C + j] = src[nz_layout_index(b, i, j, R, C, 16, 32)];
+    return nd;
+}
 
 static float qmm_fp19(uint64_t w) {
     uint32_t u = (uint32_t)(w & 0xFFFFE000u);
@@ -401,7 +513,8 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
                               *out = &launch->outputs[0];
     int64_t M = p->m, K = p->k, N = p->n, batch = 1;
     for (int64_t i = 0; i < p->nb; i++) batch *= p->bshape[i];
-    int8_t *x1 = (int8_t *)tv_gather_bytes(tx1), *x2 = (int8_t *)tv_gather_bytes(tx2);
+    if (p->nz && !qmm_nz_in_memory(launch, p, tx2)) return;
+    int8_t *x1 = (int8_t *)tv_gather_bytes(tx1), *x2 = p->nz ? qmm_nz_untile(p, tx2) : (int8_t *)tv_gather_bytes(tx2);
     unsigned char *s2raw = tv_gather_bytes(ts2);
     float *s2f = p->scale_u64 ? NULL : tv_load_float(ts2);
     float *s1 = p->pertoken ? tv_load_float(ts1) : NULL;
