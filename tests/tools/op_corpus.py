@@ -2905,6 +2905,43 @@ BUILDERS.update({f"aclnnFusedInferAttentionScoreV{v}": build_fused_infer_attenti
 BUILDERS.update({"aclnnIncreFlashAttentionV4": build_incre_prompt_flash_attention,
                  "aclnnPromptFlashAttentionV3": build_incre_prompt_flash_attention})
 BUILDERS["aclnnScatterPaKvCache"] = build_scatter_pa_kv_cache
+
+
+def build_kv_rms_norm_rope_cache(g: Gen) -> dict:
+    """KvRmsNormRopeCache: kv [B, 1, S, Dv + Dk] (Dv 512, Dk 64 mostly: Atlas A2's only sizes), gamma [Dv], cos / sin
+    [B, 1, S or 1, Dk], caches Norm [B, 1, Sc, D] with index [B, S] in [-1, Sc), or paged [blocks, 16, 1, D] with
+    distinct slots [B * S] (PA, PA_BNSD, PA_NZ) or page starts [B] (PA_BLK_BNSD, PA_BLK_NZ), isOutputKv either way;
+    FLOAT16 / BF16 mostly."""
+    r = g.rng
+    dt = r.choice((1, 27)) if r.random() < 0.95 else g.dtype()
+    b, s = r.randint(1, 3), r.randint(1, 3)
+    dv, dk = (512, 64) if r.random() < 0.7 else r.choice(((128, 32), (256, 64), (512, 32)))
+    cs = s if r.random() < 0.5 else 1
+    mode = r.choice(("Norm", "PA", "PA_BNSD", "PA_NZ", None, "PA_BLK_BNSD", "PA_BLK_NZ"))
+    if mode in ("Norm", None):
+        sc = s + r.randint(0, 2)
+        kshape, vshape, ishape = [b, 1, sc, dk], [b, 1, sc, dv], [b, s]
+        slots = [x for _ in range(b) for x in r.sample(range(sc), s)]
+    elif mode.startswith("PA_BLK"):   # one page start per batch (S <= 16)
+        blocks = b + r.randint(0, 1)
+        kshape, vshape, ishape = [blocks, 16, 1, dk], [blocks, 16, 1, dv], [b]
+        slots = [x * 16 for x in r.sample(range(blocks), b)]
+    else:
+        blocks = -(-(b * s) // 16) + r.randint(0, 1)
+        kshape, vshape, ishape = [blocks, 16, 1, dk], [blocks, 16, 1, dv], [b * s]
+        slots = r.sample(range(blocks * 16), b * s)
+    slots = [x if r.random() > 0.15 else -1 for x in slots]
+    small = g.fill(dt, "small")
+    return {"kv": g.tensor(dt, [b, 1, s, dv + dk]), "gamma": g.tensor(dt, [dv]),
+            "cos": g.tensor(dt, [b, 1, cs, dk], fill=small), "sin": g.tensor(dt, [b, 1, cs, dk], fill=small),
+            "index": g.tensor(9, ishape, fill={"m": "list", "v": slots}, layout=False),
+            "kCacheRef": g.tensor(dt, kshape, layout=False), "ckvCacheRef": g.tensor(dt, vshape, layout=False),
+            "kRopeScaleOptional": None, "cKvScaleOptional": None, "kRopeOffsetOptional": None,
+            "cKvOffsetOptional": None, "epsilon": r.choice((1e-5, 1e-6)), "cacheModeOptional": mode,
+            "isOutputKv": r.random() < 0.5, "kRopeOut": g.out(dt, [b, 1, s, dk]), "cKvOut": g.out(dt, [b, 1, s, dv])}
+
+
+BUILDERS["aclnnKvRmsNormRopeCache"] = build_kv_rms_norm_rope_cache
 BUILDERS.update({"aclnnSwiGlu": build_swi_glu, "aclnnSwiGluGrad": build_swi_glu,
                  "aclnnRotaryPositionEmbedding": build_rope, "aclnnRotaryPositionEmbeddingGrad": build_rope,
                  "aclnnApplyRotaryPosEmb": build_arpe, "aclnnApplyRotaryPosEmbV2": build_arpe,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
@@ -84,8 +85,9 @@ aclnnStatus opc_spkv_plan(op_call *c, const op_step *s) {
 static int64_t cache_elem(const spkv_plan *p, const pyaclnn_stub_tensor *t, int64_t tok, int64_t l, int64_t slot,
                           int64_t h) {
     if (p->nz) {
-        const int64_t *st = t->strides;
-        return t->offset + slot / p->block_size * st[0] + h / l * st[1] + slot % p->block_size * st[2] + h % l * st[3];
+        /* the cache [blocks, tokenSize / L, blockSize, L]: page slot / blockSize, a blockSize x tokenSize matrix */
+        return tv_offset(t, nz_layout_index(slot / p->block_size, slot % p->block_size, h, p->block_size, tok,
+                                            p->block_size, l));
     }
     return tv_offset(t, slot * tok + h);
 }

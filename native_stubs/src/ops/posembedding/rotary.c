@@ -22,12 +22,14 @@
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "rope_row.h"
 
 #define RP_MAX_DIM 4
 
 enum { RP_FWD, RP_GRAD, RP_APPLY };
 enum { RP_HALF, RP_INTERLEAVE, RP_QUARTER, RP_INTERLEAVE_HALF };
 enum { RP_F32, RP_F16_NATIVE, RP_BF16_ROUND };
+_Static_assert(RP_INTERLEAVE_HALF == ROPE_ROW_INTERLEAVE_HALF && RP_QUARTER == ROPE_ROW_QUARTER, "rope_row.h modes");
 
 typedef struct {
     int kind, mode, arith;
@@ -133,6 +135,14 @@ static void rp_grad(const rp_params *p, const float *dy, const float *c, const f
             }
         }
     }
+}
+
+/* rope_row.h: one row of the fp32 steps, through rp_rows (a one-dimensional x of D elements). */
+void rope_row_f32(int mode, int64_t D, const float *x, const float *c, const float *s, float *y) {
+    rp_params p = {.kind = RP_FWD, .mode = mode, .arith = RP_F32, .d = D, .ndim = 1};
+    int64_t xs[RP_MAX_DIM] = {D};
+    p.cs[0] = D;
+    rp_rows(&p, xs, x, c, s, y, ACL_FLOAT);
 }
 
 void rope_kernel(const pyaclnn_stub_launch *launch) {
