@@ -10,6 +10,7 @@ C side never sees a Python exception.
 from __future__ import annotations
 
 import ctypes
+import functools
 import datetime
 import json
 import os
@@ -135,7 +136,7 @@ def comm_destroy(comm: int) -> int:
 
 def _tensor(address: int, count: int, dtype: int):
     import torch
-    torch_dtype, size = _DTYPES[dtype]
+    torch_dtype, size = _tables()[0][dtype]
     if count == 0:
         return torch.empty(0, dtype=torch_dtype)
     buffer = (ctypes.c_char * (count * size)).from_address(address)
@@ -160,7 +161,7 @@ def all_reduce(send: int, recv: int, count: int, dtype: int, op: int, comm: int)
     if send != recv and count:
         out.copy_(_tensor(send, count, dtype))
     opts = dist.AllreduceOptions()
-    opts.reduceOp = _OPS[op]
+    opts.reduceOp = _tables()[1][op]
     opts.timeout = _exec_timeout()
     return _run("HcclAllReduce", comm, lambda g: g.allreduce([out], opts))
 
@@ -197,7 +198,7 @@ def reduce_scatter(send: int, recv: int, count: int, dtype: int, op: int, comm: 
     inp = _tensor(send, count * entry[2], dtype).clone()  # recv may lie inside send
     out = _tensor(recv, count, dtype)
     opts = dist_module().ReduceScatterOptions()
-    opts.reduceOp = _OPS[op]
+    opts.reduceOp = _tables()[1][op]
     opts.timeout = _exec_timeout()
     return _run("HcclReduceScatter", comm, lambda g: g.reduce_scatter([out], [list(inp.split(count))], opts))
 
@@ -236,7 +237,10 @@ def _exec_timeout():
     return _timeout("HCCL_EXEC_TIMEOUT", _EXEC_TIMEOUT_DEFAULT)
 
 
+@functools.lru_cache(maxsize=1)
 def _tables():
+    """{HCCL dtype: (torch dtype, size)}, {HCCL reduce op: torch's}: built at the first collective (importing this
+    module does not import torch)."""
     import torch
     import torch.distributed as dist
     dtypes = {0: (torch.int8, 1), 2: (torch.int32, 4), 3: (torch.float16, 2),
@@ -245,7 +249,3 @@ def _tables():
     ops = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.PRODUCT, 2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}
     return dtypes, ops
 
-
-_DTYPES, _OPS = _tables()
-# The HCCL dtypes and reduce ops this transport carries (the C side checks them before calling in).
-SUPPORTED_DTYPES = tuple(sorted(_DTYPES))

@@ -37,8 +37,8 @@ def test_the_table_names_only_exported_operators():
     assert sorted(set(FIDELITY) - _exported_operators()) == []
 
 
-def test_classes_are_a_b_c_or_s_with_a_note():
-    assert all(cls in ("a", "b", "c", "s") and note for cls, note in FIDELITY.values())
+def test_classes_are_a_b_c_s_or_v_with_a_note():
+    assert all(cls in ("a", "b", "c", "s", "v") and note for cls, note in FIDELITY.values())
     assert fidelity("Exp")[0] == "c" and fidelity("aclnnEqTensor")[0] == "a" and fidelity("NoSuchOp") is None
 
 
@@ -51,6 +51,13 @@ def test_statistical_class_is_only_for_random_operators_and_names_its_test():
                     "aclnnInplaceRandomWithoutFromTo", "aclnnInplaceUniform", "aclnnInplaceUniformTensor",
                     "aclnnMultinomial", "aclnnRandperm"]
     assert all(re.search(r"tests/test_random(_more|_tensor)?\.py", FIDELITY[op][1]) for op in stat)
+
+
+def test_validation_only_class_names_what_it_refuses_and_its_test():
+    # (v) says "no computation": the note says what is refused and names the test of the checks
+    v = sorted(op for op, (cls, _) in FIDELITY.items() if cls == "v")
+    assert v == ["aclnnGroupedMatmulFinalizeRoutingV2", "aclnnGroupedMatmulFinalizeRoutingV3"]
+    assert all("161002" in FIDELITY[op][1] and re.search(r"tests/test_\w+\.py", FIDELITY[op][1]) for op in v)
 
 
 def test_info_ops_prints_the_table():

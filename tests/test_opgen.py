@@ -98,7 +98,7 @@ note = "exact"
 @pytest.mark.parametrize("change,message", [
     ('checks = ["not_null self out", "dtype_in self NOPE"]', "'NOPE' is not a parameter of aclnnTwice"),
     ('checks = ["dtype_in self FL", "Bad-Step self"]', "a step name is lower_case"),
-    ('fidelity = "z"', "fidelity must be a, b, c or s"),
+    ('fidelity = "z"', "fidelity must be one of a, b, c, s, v"),
     ('params = "const aclTensor*"', "cannot read parameter"),
     ('name = "twice"', "the name is the part after 'aclnn'"),
 ])

@@ -12,7 +12,10 @@ Classes:
       without its kernels, so the emulator draws from its own documented stream (Philox4x32-10 keyed
       by the seed, counter (element, offset)): the same (seed, offset) gives the same numbers,
       different offsets different streams, and the tests check distributions (bounds, mean,
-      variance, keep rate) on large draws -- never the NPU's values.
+      variance, keep rate) on large draws -- never the NPU's values;
+  (v) validation only: the vendor's checks in its order with its codes and messages, and then the
+      computation refused with 161002 naming what the emulator does not model (an operator whose only
+      vendor paths are ones the emulator cannot compute yet: a clear error instead of "not found").
 Each class is backed by tests against an independent reference (the test named in the note's
 file: tests/test_elementwise_*.py, tests/test_<operator>.py).
 """
@@ -20,8 +23,8 @@ from __future__ import annotations
 
 from .._exceptions import NotFoundError
 
-A, B, C, S = "a", "b", "c", "s"
-CLASSES = (A, B, C, S)
+A, B, C, S, V = "a", "b", "c", "s", "v"
+CLASSES = (A, B, C, S, V)
 
 
 def _table() -> dict[str, tuple[str, str]]:
@@ -64,7 +67,7 @@ def format_markdown() -> str:
         families.setdefault(op["family"], []).append(f"{name[len('aclnn'):]} ({op['fidelity']})")
     lines = [MARKDOWN_BEGIN, "",
              f"{sum(map(len, families.values()))} operators in {len(families)} families; the class after each name "
-             "is its fidelity (a bit-exact, b the vendor's steps, c tolerance, s statistical; "
+             "is its fidelity (a bit-exact, b the vendor's steps, c tolerance, s statistical, v validation only; "
              "`python -m pyaclnn info --ops NAME` gives its note, dtypes per SoC and checks).", "",
              "| family | operators |", "|---|---|"]
     lines += [f"| {fam} ({len(ops)}) | {', '.join(ops)} |" for fam, ops in sorted(families.items())]

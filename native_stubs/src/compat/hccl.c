@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "compat.h"
+#include "../common/handle_registry.h"
 
 typedef enum {
     HCCL_SUCCESS = 0, HCCL_E_PARA = 1, HCCL_E_PTR = 2, HCCL_E_MEMORY = 3, HCCL_E_INTERNAL = 4,
@@ -107,19 +108,21 @@ static long long transport(const char *func, const char *fn, int n, long long a0
 #define ADDR(p) ((long long)(uintptr_t)(p))
 
 /* ---- communicators ----------------------------------------------------------------------------------- */
-#define COMM_MAGIC 0x4843434cu /* "HCCL" */
 typedef struct {
-    uint32_t magic;
     uint32_t nranks, rank;
     long long id;                  /* pyaclnn._hccl's */
     int async_error;
     char name[COMM_NAME_MAX_LENGTH];
 } Comm;
 
+/* The live communicators: a handle is checked against this set, never dereferenced first (a destroyed or foreign
+ * pointer is HCCL_E_PARA, not a read of freed memory). */
+static stub_registry comms = STUB_REGISTRY_INIT;
+enum { KIND_COMM = 1 };
+
 static Comm *comm_of(HcclComm handle)
 {
-    Comm *c = (Comm *)handle;
-    return (c && c->magic == COMM_MAGIC) ? c : NULL;
+    return handle && stub_registry_kind(&comms, handle) == KIND_COMM ? (Comm *)handle : NULL;
 }
 
 HCCL_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
@@ -141,7 +144,12 @@ static HcclResult init_comm(uint32_t nRanks, const HcclRootInfo *rootInfo, uint3
         (void)transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
         return HCCL_E_MEMORY;
     }
-    *c = (Comm){.magic = COMM_MAGIC, .nranks = nRanks, .rank = rank, .id = id};
+    *c = (Comm){.nranks = nRanks, .rank = rank, .id = id};
+    if (stub_registry_add(&comms, c, KIND_COMM) != 0) {
+        (void)transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
+        free(c);
+        return HCCL_E_MEMORY;
+    }
     if (name != NULL && name[0] != '\0')
         snprintf(c->name, sizeof c->name, "%s", name);
     else
@@ -174,10 +182,11 @@ HCCL_API uint32_t HcclGetCommConfigCapability(void) { return HCCL_COMM_CONFIG_RE
 
 HCCL_API HcclResult HcclCommDestroy(HcclComm comm)
 {
-    Comm *c = comm_of(comm);
-    if (c == NULL) return comm == NULL ? HCCL_E_PTR : HCCL_E_PARA;
+    if (comm == NULL) return HCCL_E_PTR;
+    /* removed once: a second destroy (or a racing one) finds it gone */
+    if (!stub_registry_remove(&comms, comm, KIND_COMM)) return HCCL_E_PARA;
+    Comm *c = (Comm *)comm;
     (void)transport("HcclCommDestroy", "comm_destroy", 1, c->id, 0, 0, 0, 0, 0);
-    c->magic = 0;
     free(c);
     return HCCL_SUCCESS;
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .model import SOCS, DefinitionError, DtypeList, Family, Op
+from .model import FIDELITY_CLASSES, SOCS, DefinitionError, DtypeList, Family, Op
 
 try:
     import tomllib
@@ -188,8 +188,8 @@ def _op(t: dict, fam: Family, where: str) -> Op:
     where = f"{where} ({name})"
     if not re.fullmatch(r"[A-Z]\w*", name):
         raise DefinitionError(f"{where}: the name is the part after 'aclnn', starting with a capital letter")
-    if t["fidelity"] not in ("a", "b", "c", "s"):
-        raise DefinitionError(f"{where}: fidelity must be a, b, c or s (pyaclnn/ops/_fidelity.py)")
+    if t["fidelity"] not in FIDELITY_CLASSES:
+        raise DefinitionError(f"{where}: fidelity must be one of {', '.join(FIDELITY_CLASSES)} (pyaclnn/ops/_fidelity.py)")
     checks = t.get("checks", [])
     if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
         raise DefinitionError(f"{where}: checks must be a list of strings")

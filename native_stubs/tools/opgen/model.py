@@ -13,7 +13,7 @@ C_KIND = {
 }
 C_ROLE = {"in": "OP_IN", "out": "OP_OUT", "inout": "OP_INOUT"}
 SOCS = ("other", "A2", "950")          # index = pyaclnn_soc_family
-FIDELITY_CLASSES = ("a", "b", "c", "s")
+FIDELITY_CLASSES = ("a", "b", "c", "s", "v")
 
 
 class DefinitionError(Exception):
