@@ -4,6 +4,7 @@
 #define PYACLNN_COMPAT_ACLOP_OPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../compat.h"
 
@@ -18,6 +19,11 @@ typedef struct {
     const aclopAttr *attr;
     aclrtStream stream;
 } aclop_call;
+
+/* aclop_common.c: ACL_ERROR_INVALID_PARAM with "<op>: <text>" for aclGetRecentErrMsg; a description's element
+ * count (-1: a negative dim, or one that overflows with 8-byte elements). */
+aclError aclop_bad(const aclop_call *c, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int64_t aclop_count(const pyaclnn_stub_aclop_desc *d);
 
 /* dropout_v3.c: the byte-mask dropout of torch_npu's dropout_with_byte_mask on Atlas A2. */
 aclError aclop_drop_out_gen_mask_v3(const aclop_call *c);

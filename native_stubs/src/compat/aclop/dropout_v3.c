@@ -24,7 +24,6 @@
  * Inputs are checked when the call is made (aclop's compile step); the launch is queued on the stream.
  * Failures return ACL_ERROR_INVALID_PARAM with a message, as a refused aclop compile does.
  */
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -37,40 +36,19 @@
 
 /* ---- checks --------------------------------------------------------------------------------------- */
 
-static aclError bad(const aclop_call *c, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static aclError bad(const aclop_call *c, const char *op, const char *fmt, ...) {
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACL_ERROR_INVALID_PARAM, c->func, "%s: %s", op, text);
-    return ACL_ERROR_INVALID_PARAM;
-}
-
-/* Element count of a description (-1: a negative dim or an overflow). */
-static int64_t count_of(const pyaclnn_stub_aclop_desc *d) {
-    int64_t n = 1;
-    for (int i = 0; i < d->ndim; i++) {
-        if (d->dims[i] < 0 || (d->dims[i] && n > INT64_MAX / 8 / d->dims[i])) return -1;
-        n *= d->dims[i];
-    }
-    return n;
-}
-
 static int is_float_type(aclDataType t) { return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16; }
 
 /* A host input of one float element of dtype t (prob / keep_prob): its value, or -1 after reporting. */
 static int host_prob(const aclop_call *c, const char *op, int k, const char *name, float *out) {
     const pyaclnn_stub_aclop_desc *d = &c->in[k];
-    if (!is_float_type(d->dtype)) return bad(c, op, "%s must be FLOAT, FLOAT16 or BF16 (dtype %d)", name, (int)d->dtype), -1;
-    if (count_of(d) != 1) return bad(c, op, "%s must hold one element (it holds %lld)", name, (long long)count_of(d)), -1;
+    if (!is_float_type(d->dtype)) return aclop_bad(c, op, "%s must be FLOAT, FLOAT16 or BF16 (dtype %d)", name, (int)d->dtype), -1;
+    if (aclop_count(d) != 1) return aclop_bad(c, op, "%s must hold one element (it holds %lld)", name, (long long)aclop_count(d)), -1;
     if (d->placement == ACL_MEMTYPE_DEVICE || c->in_data[k] == NULL || c->in_size[k] < float_item(d->dtype))
-        return bad(c, op, "%s must be a host (compile-time) input of one element (placement %d, %zu bytes)", name,
+        return aclop_bad(c, op, "%s must be a host (compile-time) input of one element (placement %d, %zu bytes)", name,
                    (int)d->placement, c->in_size[k]), -1;
     float v = float_load(d->dtype, c->in_data[k], 0);
     if (!(v >= 0.0f && v <= 1.0f))
-        return bad(c, op, "%s must be in [0, 1], got %g", name, (double)v), -1;
+        return aclop_bad(c, op, "%s must be in [0, 1], got %g", name, (double)v), -1;
     *out = v;
     return 0;
 }
@@ -100,27 +78,27 @@ aclError aclop_drop_out_gen_mask_v3(const aclop_call *c) {
     static const char op[] = "DropOutGenMaskV3";
     const pyaclnn_stub_aclop_desc *shape = &c->in[0], *y = &c->out[0];
     if (shape->dtype != ACL_INT32 && shape->dtype != ACL_INT64)
-        return bad(c, op, "shape must be INT32 or INT64 (dtype %d)", (int)shape->dtype);
-    int64_t rank = count_of(shape);
+        return aclop_bad(c, op, "shape must be INT32 or INT64 (dtype %d)", (int)shape->dtype);
+    int64_t rank = aclop_count(shape);
     size_t isz = shape->dtype == ACL_INT64 ? 8 : 4;
     if (shape->ndim > 1 || rank < 0 || rank > PYACLNN_STUB_MAX_DIMS)
-        return bad(c, op, "shape must be a 1-D list of at most %d dims (it holds %lld)", (int)PYACLNN_STUB_MAX_DIMS,
+        return aclop_bad(c, op, "shape must be a 1-D list of at most %d dims (it holds %lld)", (int)PYACLNN_STUB_MAX_DIMS,
                    (long long)rank);
     if (shape->placement == ACL_MEMTYPE_DEVICE || (rank && (c->in_data[0] == NULL || c->in_size[0] < (size_t)rank * isz)))
-        return bad(c, op, "shape must be a host (compile-time) input (placement %d, %zu bytes)", (int)shape->placement,
+        return aclop_bad(c, op, "shape must be a host (compile-time) input (placement %d, %zu bytes)", (int)shape->placement,
                    c->in_size[0]);
     int64_t n = 1;
     for (int64_t k = 0; k < rank; k++) {
         int64_t d = isz == 8 ? ((const int64_t *)c->in_data[0])[k] : ((const int32_t *)c->in_data[0])[k];
-        if (d < 0 || (d && n > INT64_MAX / d)) return bad(c, op, "shape dim %lld is invalid (%lld)", (long long)k, (long long)d);
+        if (d < 0 || (d && n > INT64_MAX / d)) return aclop_bad(c, op, "shape dim %lld is invalid (%lld)", (long long)k, (long long)d);
         n *= d;
     }
     float keep;
     if (host_prob(c, op, 1, "prob", &keep)) return ACL_ERROR_INVALID_PARAM;
-    if (y->dtype != ACL_UINT8) return bad(c, op, "y must be UINT8 (dtype %d)", (int)y->dtype);
-    if (count_of(y) != n || c->out_size[0] < (size_t)n)
-        return bad(c, op, "y must hold one byte per element of shape (%lld): it has %lld elements, its buffer %zu bytes",
-                   (long long)n, (long long)count_of(y), c->out_size[0]);
+    if (y->dtype != ACL_UINT8) return aclop_bad(c, op, "y must be UINT8 (dtype %d)", (int)y->dtype);
+    if (aclop_count(y) != n || c->out_size[0] < (size_t)n)
+        return aclop_bad(c, op, "y must hold one byte per element of shape (%lld): it has %lld elements, its buffer %zu bytes",
+                   (long long)n, (long long)aclop_count(y), c->out_size[0]);
     int kind;
     int64_t seed = 0, seed2 = 0;
     float unused;
@@ -171,24 +149,24 @@ static void do_run(void *arg) {
 aclError aclop_drop_out_do_mask_v3(const aclop_call *c) {
     static const char op[] = "DropOutDoMaskV3";
     const pyaclnn_stub_aclop_desc *x = &c->in[0], *mask = &c->in[1], *y = &c->out[0];
-    if (!is_float_type(x->dtype)) return bad(c, op, "x must be FLOAT, FLOAT16 or BF16 (dtype %d)", (int)x->dtype);
+    if (!is_float_type(x->dtype)) return aclop_bad(c, op, "x must be FLOAT, FLOAT16 or BF16 (dtype %d)", (int)x->dtype);
     if (mask->dtype != ACL_UINT8 && mask->dtype != ACL_BOOL)
-        return bad(c, op, "mask must be UINT8 or BOOL (dtype %d)", (int)mask->dtype);
+        return aclop_bad(c, op, "mask must be UINT8 or BOOL (dtype %d)", (int)mask->dtype);
     if (c->in[2].dtype != x->dtype)
-        return bad(c, op, "keep_prob must have x's dtype %d (dtype %d)", (int)x->dtype, (int)c->in[2].dtype);
+        return aclop_bad(c, op, "keep_prob must have x's dtype %d (dtype %d)", (int)x->dtype, (int)c->in[2].dtype);
     float keep;
     if (host_prob(c, op, 2, "keep_prob", &keep)) return ACL_ERROR_INVALID_PARAM;
-    int64_t n = count_of(x);
+    int64_t n = aclop_count(x);
     size_t item = float_item(x->dtype);
-    if (n < 0 || x->ndim > 8) return bad(c, op, "x must have 0 to 8 dims of known size (%d dims)", x->ndim);
-    if (y->dtype != x->dtype || count_of(y) != n)
-        return bad(c, op, "y must have x's dtype and element count %lld (dtype %d, %lld elements)", (long long)n,
-                   (int)y->dtype, (long long)count_of(y));
-    if (count_of(mask) < n)
-        return bad(c, op, "mask must hold one byte per element of x: %lld bytes, but it holds %lld", (long long)n,
-                   (long long)count_of(mask));
+    if (n < 0 || x->ndim > 8) return aclop_bad(c, op, "x must have 0 to 8 dims of known size (%d dims)", x->ndim);
+    if (y->dtype != x->dtype || aclop_count(y) != n)
+        return aclop_bad(c, op, "y must have x's dtype and element count %lld (dtype %d, %lld elements)", (long long)n,
+                   (int)y->dtype, (long long)aclop_count(y));
+    if (aclop_count(mask) < n)
+        return aclop_bad(c, op, "mask must hold one byte per element of x: %lld bytes, but it holds %lld", (long long)n,
+                   (long long)aclop_count(mask));
     if (c->in_size[0] < (size_t)n * item || c->in_size[1] < (size_t)n || c->out_size[0] < (size_t)n * item)
-        return bad(c, op, "%lld elements do not fit the data buffers of x, mask or y (%zu, %zu, %zu bytes)",
+        return aclop_bad(c, op, "%lld elements do not fit the data buffers of x, mask or y (%zu, %zu, %zu bytes)",
                    (long long)n, c->in_size[0], c->in_size[1], c->out_size[0]);
     if (n == 0) return ACL_SUCCESS;
     do_task *t = malloc(sizeof *t);

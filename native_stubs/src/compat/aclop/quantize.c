@@ -19,7 +19,6 @@
  * Failures return ACL_ERROR_INVALID_PARAM with a message, as a refused aclop compile does.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,25 +26,7 @@
 #include "aclop_ops.h"
 #include "aclop_values.h"
 
-static aclError bad(const aclop_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclError bad(const aclop_call *c, const char *fmt, ...) {
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    pyaclnn_stub_report(ACL_ERROR_INVALID_PARAM, c->func, "Quantize: %s", text);
-    return ACL_ERROR_INVALID_PARAM;
-}
-
-static int64_t count_of(const pyaclnn_stub_aclop_desc *d) {
-    int64_t n = 1;
-    for (int i = 0; i < d->ndim; i++) {
-        if (d->dims[i] < 0 || (d->dims[i] && n > INT64_MAX / 8 / d->dims[i])) return -1;
-        n *= d->dims[i];
-    }
-    return n;
-}
+static const char OP[] = "Quantize";
 
 static size_t zp_item(aclDataType t) {
     switch (t) {
@@ -91,44 +72,44 @@ static void quant_run(void *arg) {
 aclError aclop_quantize(const aclop_call *c) {
     const pyaclnn_stub_aclop_desc *x = &c->in[0], *s = &c->in[1], *z = &c->in[2], *y = &c->out[0];
     if (x->dtype != ACL_FLOAT && x->dtype != ACL_FLOAT16 && x->dtype != ACL_BF16)
-        return bad(c, "x must be FLOAT, FLOAT16 or BF16 (dtype %d)", (int)x->dtype);
+        return aclop_bad(c, OP, "x must be FLOAT, FLOAT16 or BF16 (dtype %d)", (int)x->dtype);
     if (s->dtype != ACL_FLOAT && s->dtype != ACL_BF16)
-        return bad(c, "scales must be FLOAT or BF16 (dtype %d)", (int)s->dtype);
+        return aclop_bad(c, OP, "scales must be FLOAT or BF16 (dtype %d)", (int)s->dtype);
     /* torch_npu's empty input for absent zero_points: an UNDEFINED description without data */
     int has_zp = z->dtype != ACL_DT_UNDEFINED && c->in_data[2] != NULL;
     if (has_zp && zp_item(z->dtype) == 0)
-        return bad(c, "zero_points must be INT32, INT8, UINT8, BF16, FLOAT16 or FLOAT (dtype %d)", (int)z->dtype);
+        return aclop_bad(c, OP, "zero_points must be INT32, INT8, UINT8, BF16, FLOAT16 or FLOAT (dtype %d)", (int)z->dtype);
     char name[32] = "";
     if (!c->attr || !pyaclnn_stub_aclop_attr_string(c->attr, "dtype", name, sizeof name))
-        return bad(c, "the required attribute dtype (a string) is missing");
+        return aclop_bad(c, OP, "the required attribute dtype (a string) is missing");
     aclDataType want = strcmp(name, "torch.qint8") == 0 ? ACL_INT8 : strcmp(name, "torch.quint8") == 0 ? ACL_UINT8
                      : strcmp(name, "torch.qint32") == 0 ? ACL_INT32 : ACL_DT_UNDEFINED;
     if (want == ACL_DT_UNDEFINED)
-        return bad(c, "dtype \"%s\" is not torch.qint8, torch.quint8 or torch.qint32", name);
+        return aclop_bad(c, OP, "dtype \"%s\" is not torch.qint8, torch.quint8 or torch.qint32", name);
     if (y->dtype != want)
-        return bad(c, "y's dtype %d is not the one dtype \"%s\" names (%d)", (int)y->dtype, name, (int)want);
+        return aclop_bad(c, OP, "y's dtype %d is not the one dtype \"%s\" names (%d)", (int)y->dtype, name, (int)want);
     int kind;
     int64_t axis = 1;
     float unused;
     pyaclnn_stub_aclop_attr_scalar(c->attr, "axis", &kind, &axis, &unused);
-    int64_t n = count_of(x);
-    if (n < 0 || x->ndim < 1) return bad(c, "x must have 1 to 8 dims of known size (%d dims)", x->ndim);
+    int64_t n = aclop_count(x);
+    if (n < 0 || x->ndim < 1) return aclop_bad(c, OP, "x must have 1 to 8 dims of known size (%d dims)", x->ndim);
     if (axis < -(int64_t)x->ndim || axis >= x->ndim)
-        return bad(c, "axis %lld is out of range for x's %d dims", (long long)axis, x->ndim);
+        return aclop_bad(c, OP, "axis %lld is out of range for x's %d dims", (long long)axis, x->ndim);
     if (axis < 0) axis += x->ndim;
-    int64_t channels = count_of(s), dim = x->dims[axis];
+    int64_t channels = aclop_count(s), dim = x->dims[axis];
     if (channels != 1 && channels != dim)
-        return bad(c, "scales must hold 1 or x.shape[axis] (%lld) values: it holds %lld", (long long)dim,
+        return aclop_bad(c, OP, "scales must hold 1 or x.shape[axis] (%lld) values: it holds %lld", (long long)dim,
                    (long long)channels);
-    if (has_zp && count_of(z) != channels)
-        return bad(c, "zero_points must hold as many values as scales (%lld): it holds %lld", (long long)channels,
-                   (long long)count_of(z));
-    if (count_of(y) != n) return bad(c, "y must have x's element count %lld (it has %lld)", (long long)n, (long long)count_of(y));
+    if (has_zp && aclop_count(z) != channels)
+        return aclop_bad(c, OP, "zero_points must hold as many values as scales (%lld): it holds %lld", (long long)channels,
+                   (long long)aclop_count(z));
+    if (aclop_count(y) != n) return aclop_bad(c, OP, "y must have x's element count %lld (it has %lld)", (long long)n, (long long)aclop_count(y));
     size_t xi = float_item(x->dtype), yi = y->dtype == ACL_INT32 ? 4 : 1, si = float_item(s->dtype);
     size_t zi = has_zp ? zp_item(z->dtype) : 0;
     if (c->in_size[0] < (size_t)n * xi || c->out_size[0] < (size_t)n * yi || c->in_size[1] < (size_t)channels * si ||
         (has_zp && c->in_size[2] < (size_t)channels * zi))
-        return bad(c, "the data buffers are smaller than the descriptions (x %zu, scales %zu, zero_points %zu, y %zu "
+        return aclop_bad(c, OP, "the data buffers are smaller than the descriptions (x %zu, scales %zu, zero_points %zu, y %zu "
                    "bytes)", c->in_size[0], c->in_size[1], has_zp ? c->in_size[2] : 0, c->out_size[0]);
     if (n == 0) return ACL_SUCCESS;
     int64_t inner = 1;
