@@ -125,6 +125,15 @@ static Comm *comm_of(HcclComm handle)
     return handle && stub_registry_kind(&comms, handle) == KIND_COMM ? (Comm *)handle : NULL;
 }
 
+/* A query's communicator and out-pointer: HCCL_E_PTR for NULL, HCCL_E_PARA for a handle that is not a live
+ * communicator. */
+static HcclResult comm_and_out(HcclComm comm, const void *out, Comm **c)
+{
+    if (comm == NULL || out == NULL) return HCCL_E_PTR;
+    *c = comm_of(comm);
+    return *c != NULL ? HCCL_SUCCESS : HCCL_E_PARA;
+}
+
 HCCL_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 {
     if (rootInfo == NULL) return HCCL_E_PTR;
@@ -193,36 +202,36 @@ HCCL_API HcclResult HcclCommDestroy(HcclComm comm)
 
 HCCL_API HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 {
-    Comm *c = comm_of(comm);
-    if (comm == NULL || rankSize == NULL) return HCCL_E_PTR;
-    if (c == NULL) return HCCL_E_PARA;
+    Comm *c;
+    HcclResult r = comm_and_out(comm, rankSize, &c);
+    if (r != HCCL_SUCCESS) return r;
     *rankSize = c->nranks;
     return HCCL_SUCCESS;
 }
 
 HCCL_API HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 {
-    Comm *c = comm_of(comm);
-    if (comm == NULL || rank == NULL) return HCCL_E_PTR;
-    if (c == NULL) return HCCL_E_PARA;
+    Comm *c;
+    HcclResult r = comm_and_out(comm, rank, &c);
+    if (r != HCCL_SUCCESS) return r;
     *rank = c->rank;
     return HCCL_SUCCESS;
 }
 
 HCCL_API HcclResult HcclGetCommName(HcclComm comm, char *commName)
 {
-    Comm *c = comm_of(comm);
-    if (comm == NULL || commName == NULL) return HCCL_E_PTR;
-    if (c == NULL) return HCCL_E_PARA;
+    Comm *c;
+    HcclResult r = comm_and_out(comm, commName, &c);
+    if (r != HCCL_SUCCESS) return r;
     memcpy(commName, c->name, COMM_NAME_MAX_LENGTH);
     return HCCL_SUCCESS;
 }
 
 HCCL_API HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
 {
-    Comm *c = comm_of(comm);
-    if (comm == NULL || asyncError == NULL) return HCCL_E_PTR;
-    if (c == NULL) return HCCL_E_PARA;
+    Comm *c;
+    HcclResult r = comm_and_out(comm, asyncError, &c);
+    if (r != HCCL_SUCCESS) return r;
     *asyncError = (HcclResult)c->async_error; /* collectives run synchronously: their errors are returned */
     return HCCL_SUCCESS;
 }
