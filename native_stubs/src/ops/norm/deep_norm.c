@@ -114,6 +114,19 @@ static aclnnStatus dn_row_count(op_call *c, const char *name, const pyaclnn_stub
                      (long long)rows);
 }
 
+/* The kernel's rows (the dims before gamma's) and columns (gamma's) of `shape`, with the row-count checks of mean
+ * and rstd (forward: one element a row exactly; backward: at least one a row). */
+static dn_params *dn_rows_cols(op_call *c, const int64_t *shape, int64_t d, int64_t gd, const pyaclnn_stub_tensor *mean,
+                               const pyaclnn_stub_tensor *rstd, int exact, aclnnStatus *rc) {
+    int64_t rows = tv_dims_product(shape, 0, d - gd);
+    if ((*rc = dn_row_count(c, "mean", mean, rows, exact)) || (*rc = dn_row_count(c, "rstd", rstd, rows, exact)))
+        return NULL;
+    dn_params *p = op_params(c, sizeof *p);
+    p->rows = rows;
+    p->cols = tv_dims_product(shape, d - gd, d);
+    return p;
+}
+
 #define DN_NDIM(k) ((long long)op_tensor(c, s, k)->ndim)
 #define DN_DIM(k, i) (op_tensor(c, s, k)->shape[i])
 
@@ -152,13 +165,9 @@ aclnnStatus opc_dn_plan(op_call *c, const op_step *s) {
         if (DN_DIM(MEAN, i) != 1 || DN_DIM(RSTD, i) != 1)
             return dn_reject(c, "mean/rstd %s and %s: reduced trailing dimensions must be 1",
                              shp(op_tensor(c, s, MEAN), b1, sizeof b1), shp(op_tensor(c, s, RSTD), b2, sizeof b2));
-    dn_params *p = op_params(c, sizeof *p);
-    p->rows = tv_dims_product(x->shape, 0, xd - gd);
-    p->cols = tv_dims_product(x->shape, xd - gd, xd);
     aclnnStatus rc;
-    if ((rc = dn_row_count(c, "mean", op_tensor(c, s, MEAN), p->rows, 1)) ||
-        (rc = dn_row_count(c, "rstd", op_tensor(c, s, RSTD), p->rows, 1)))
-        return rc;
+    dn_params *p = dn_rows_cols(c, x->shape, xd, gd, op_tensor(c, s, MEAN), op_tensor(c, s, RSTD), 1, &rc);
+    if (!p) return rc;
     p->alpha = (float)op_argument(c, s, A)->d;
     p->eps = (float)op_argument(c, s, E)->d;
     return ACLNN_SUCCESS;
@@ -200,13 +209,9 @@ aclnnStatus opc_dng_plan(op_call *c, const op_step *s) {
         if (DN_DIM(DB, i) != DN_DIM(DY, d - gd + i))
             return dn_reject(c, "Output dbeta shape invaild, dbeta shape is not equal dy last few dim.");
     }
-    dn_params *p = op_params(c, sizeof *p);
-    p->rows = tv_dims_product(dy->shape, 0, d - gd);
-    p->cols = tv_dims_product(dy->shape, d - gd, d);
     aclnnStatus rc;
-    if ((rc = dn_row_count(c, "mean", op_tensor(c, s, MEAN), p->rows, 0)) ||
-        (rc = dn_row_count(c, "rstd", op_tensor(c, s, RSTD), p->rows, 0)))
-        return rc;
+    dn_params *p = dn_rows_cols(c, dy->shape, d, gd, op_tensor(c, s, MEAN), op_tensor(c, s, RSTD), 0, &rc);
+    if (!p) return rc;
     p->alpha = (float)op_argument(c, s, A)->d;
     return ACLNN_SUCCESS;
 }
