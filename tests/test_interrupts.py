@@ -124,7 +124,7 @@ def test_interrupt_storm_leaks_nothing():
     code, out, err = run_python(STORM, args=["2"], timeout=120)
     assert code == 0, err[-2000:]
     result = json.loads(out.strip().splitlines()[-1])
-    assert result["interrupts"] > 0.25 * 2 / result["period"], result   # the storm really hit the calls
+    assert result["interrupts"] > 500, result         # the storm really hit the calls
     assert result["leaked"] == {}, result
 
 
