@@ -92,10 +92,10 @@ def run(cmd: list[str], cwd: Path, env: dict | None = None, timeout: float | Non
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def configure(scratch: Path, build: Path, jobs: int) -> None:
+def configure(scratch: Path, build: Path, jobs: int, build_type: str = "") -> None:
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
     proc = run(["cmake", "-S", str(scratch), "-B", str(build), *gen, f"-DPython_EXECUTABLE={sys.executable}",
-                "-DCMAKE_BUILD_TYPE="], scratch)
+                f"-DCMAKE_BUILD_TYPE={build_type}"], scratch)
     if proc.returncode:
         sys.exit(f"mutation: cmake configure failed:\n{proc.stdout}\n{proc.stderr}")
     build_stub(build, jobs, must=True)
@@ -183,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--scratch", type=Path, help="scratch directory (default: a new temporary one)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--build-type", default="", help="CMAKE_BUILD_TYPE of the scratch build (default: none, the "
+                    "quickest to compile; CI uses Release, whose objects a compiler cache already holds from "
+                    "the package's own build)")
     ap.add_argument("--json", type=Path, help="also write the summary here")
     ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of the named tests")
     ap.add_argument("--shard", metavar="K/N", help="run the mutants whose position in the list is K modulo N "
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         copy_repo(scratch)
         build = scratch / "build" / "dev"
-        configure(scratch, build, args.jobs)
+        configure(scratch, build, args.jobs, args.build_type)
         env = test_env(scratch, build)
         check_isolation(scratch, env)
         t_setup = time.monotonic() - t0
