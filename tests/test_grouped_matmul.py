@@ -170,7 +170,8 @@ INVALID_CASES = [   # arguments (V4), code, message text: the op_api's checks in
     (args(b=[np.ones((2, 5), F32)]), INVALID, "NDim[5] of bias should be equal with NDim[4] of weight."),
     (args(x=[X, X], w=[W[0], W[1]], y=[Y[0], Y[0]], split=0, gtype=-1, gl=GL), INVALID,
      "groupListOptional should be nullptr when groupType is -1."),
-    (args(x=[X.astype(np.int8)], w=[W.astype(np.int8)]), INVALID, "quantised and weight-quantised paths are not modelled"),
+    (args(x=[X.astype(np.int8)], w=[W.astype(np.int8)]), INVALID,
+     "Expect yDtype is int8, int32, float16 or bfloat16 in quant case, but now y[0] dtype is FLOAT"),
     (args(gtype=2), INVALID, "When groupType is 2 and x is not separated, tensor in x should be transposed."),
     (args(gtype=2, b=[np.ones((2, 4), F32)]), INVALID, "When groupType is 2, bias must be empty."),
 ]
