@@ -155,6 +155,13 @@ def test_int32_accumulation_wraps_and_rows_past_the_groups_keep():
     assert want.min() < 0 and np.array_equal(got[:2], want) and np.array_equal(got[2], y0[2])
 
 
+def test_empty_x_leaves_y():
+    """CheckZeroShape: every x empty (K 0) -> no kernel; y keeps its bytes (not the bias, not zeros)."""
+    y0 = np.full((M, N), 5, I32)
+    got = gmm([np.zeros((M, 0), I8)], [np.zeros((3, 0, N), I8)], [np.ones((3, N), I32)], None, [y0])
+    assert np.array_equal(got, y0)
+
+
 def test_separated_lists():
     """groupType -1: x, weight, y separated (x of 3 dims), INT8 y with per-channel words."""
     x, w, s, b, _ = operands(3, "int64", "int32")

@@ -1,11 +1,11 @@
 /*
- * Grouped matmul: aclnnGroupedMatmulV4 / V5 (hicann/ops-transformer gmm/grouped_matmul), the float paths.
- * Definitions: grouped_matmul.toml.
+ * Grouped matmul: aclnnGroupedMatmulV4 / V5 (hicann/ops-transformer gmm/grouped_matmul), the checks and the float
+ * paths; the A8W8 path's checks and kernel: grouped_matmul_quant.c. Definitions: grouped_matmul.toml.
  *
  * The op_api's checks (op_host/op_api/aclnn_grouped_matmul.cpp) in its order and words, each 161002 (NULL lists
  * 161001): CheckNotNull; CheckCommonParam (PreCheckGroupType, the group list's rank, actType, groupListType);
  * CheckTransposeStatus; CheckParam: CheckUnusedParams, CheckFunctionParams (the dtype pattern; non-quant: no
- * activation, CheckNonQuant), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
+ * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
  * CheckCaseSplitM, the bias list), CheckGroupSize, CheckTuningConfig. The kernel: per group, rows of x times the
  * group's weight on the matmul engine's fp32 path (mm_f32_block), plus the bias, one RINT to y's dtype.
  */
@@ -214,6 +214,7 @@ aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T,
     uint64_t total = L->X.n > 1 ? L->X.n : L->W.n > 1 ? L->W.n : L->Y.n > 1 ? L->Y.n : L->gl->present ? (uint64_t)L->gl->shape[0] : 1;
     const pyaclnn_stub_tensor *w0 = &L->W.t[0];
     int64_t nidx = w0->ndim - 1;
+    if (nidx < 0) return gmm_bad(c, "weight[0] has no dims (the emulator's check: the op_api reads its last dim)");
     if (T->n != L->W.n)
         return gmm_bad(c, "%s size[%llu] must be equal with weight size[%llu].", name, ULL(T->n), ULL(L->W.n));
     if (L->single_w) {
@@ -541,8 +542,9 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     p->ns = (int64_t)S.n, p->npt = (int64_t)PT.n, p->quant = quant, p->y_dt = Y.t[0].dtype;
     p->scale_dt = S.n ? S.t[0].dtype : ACL_DT_UNDEFINED, p->bias_dt = B.n ? B.t[0].dtype : ACL_DT_UNDEFINED;
     p->has_group_list = gl->present, p->group_list_type = (int)gltype, p->groups = groups;
-    int64_t work = 0;
+    int64_t work = 0, xs = 0;
     for (uint64_t i = 0; i < Y.n; i++) work += pyaclnn_stub_numel(&Y.t[i]);
-    if (work == 0) c->nothing = 1;
+    for (uint64_t i = 0; i < X.n; i++) xs += pyaclnn_stub_numel(&X.t[i]);
+    if (work == 0 || xs == 0) c->nothing = 1;   /* CheckZeroShape: every x empty, no kernel: y keeps its bytes */
     return ACLNN_SUCCESS;
 }
