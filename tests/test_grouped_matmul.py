@@ -202,6 +202,11 @@ for name in ["float32", "float16", "bfloat16"]:
 for a, code, text in T.INVALID_CASES:
     T.test_invalid_arguments(a, code, text)
 T.test_null_lists_and_tuning_config()
+import test_grouped_matmul_quant as Q   # the A8W8 path's checks on Atlas A2 in the same subprocess
+for combo in Q.COMBOS:
+    Q.test_against_kernel_steps(*combo)
+for a, text in Q.QUANT_INVALID:
+    Q.test_invalid_arguments(a, text)
 """
 
 

@@ -5,7 +5,8 @@ epilogue): int32 accumulation with the INT32 bias (exact, class a for y INT32); 
 (acc + bias) * fp19(word) + offset9(word), rounded to nearest even and saturated (class c: the fixpipe's internal
 rounding is not published; 1 code asserted); y FLOAT16 / BFLOAT16: fp32(acc) * scale (* perTokenScale) (+ a
 BFLOAT16 bias), each step in fp32, one RINT (class b: bit-exact). Every y / scale / bias dtype of the op_api's lists
-(the same on Atlas A2 and Ascend 950 in this source), the op_api's quant checks in its order and words, and
+(the same on Atlas A2 and Ascend 950 in this source), the op_api's quant checks in its order and words (both rerun
+on Atlas A2 in test_grouped_matmul.py's subprocess), and
 torch_npu.npu_grouped_matmul on Atlas A2 (the quantised case of op-plugin's test_npu_grouped_matmul.py and a
 per-token case) against the direct call and the reference."""
 from __future__ import annotations
