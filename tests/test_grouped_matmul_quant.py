@@ -149,18 +149,17 @@ def test_int32_accumulation_wraps_and_rows_past_the_groups_keep():
     k = 65535
     x, w = np.full((3, k), -128, I8), np.full((1, k, 3), -128, I8)
     b = np.full((1, 3), 2 ** 31 - 1, I32)
-    y0 = np.full((3, 3), 5, I32)
     got = ops.GroupedMatmulV4([x], [w], [b], None, None, None, None, None, np.array([2], I64), None, None, None, 3,
-                              0, 1, 0, [y0], None, None)[0][0]
+                              0, 1, 0, [np.full((3, 3), 5, I32)], None, None)[0][0]
     want = acc32(x[:2], w[0], b[0])
-    assert want.min() < 0 and np.array_equal(got[:2], want) and np.array_equal(got[2], y0[2])
+    assert want.min() < 0 and np.array_equal(got[:2], want) and np.array_equal(got[2], [5, 5, 5])
 
 
 def test_empty_x_leaves_y():
     """CheckZeroShape: every x empty (K 0) -> no kernel; y keeps its bytes (not the bias, not zeros)."""
-    y0 = np.full((M, N), 5, I32)
-    got = gmm([np.zeros((M, 0), I8)], [np.zeros((3, 0, N), I8)], [np.ones((3, N), I32)], None, [y0])
-    assert np.array_equal(got, y0)
+    got = gmm([np.zeros((M, 0), I8)], [np.zeros((3, 0, N), I8)], [np.ones((3, N), I32)], None,
+              [np.full((M, N), 5, I32)])
+    assert np.array_equal(got, np.full((M, N), 5, I32))
 
 
 def test_separated_lists():
