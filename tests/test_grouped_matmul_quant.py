@@ -96,7 +96,8 @@ def gmm(x, ws, bs, ss, y, pts=None, version=5, gl_type=1, act=0, offset=None, aq
 
 # (y, scale, bias, per-token): every combination the op_api's CheckQuantParamsDtype / bias check lets through
 COMBOS = [("int32", None, None, False), ("int32", None, "int32", False), ("int8", "int64", "int32", False),
-          ("int8", "uint64", None, False), ("float16", "float32", "int32", False), ("bfloat16", "bfloat16", None, False),
+          ("int8", "uint64", None, False), ("float16", "float32", "int32", False),
+          ("bfloat16", "bfloat16", None, False),
           ("float16", "float32", "bfloat16", True), ("bfloat16", "bfloat16", "int32", True),
           ("bfloat16", "bfloat16", "bfloat16", True)]
 
@@ -217,8 +218,10 @@ QUANT_INVALID = [   # the op_api's checks in its order (CheckFunctionQuantParams
     (qargs(x=[X0[:4], X0[4:]], w=[W0[0], W0[1]], scale=[S0[0], S0[1]], pts=[np.ones(M, F32)], split=2, gl=None),
      "per-token quant case is only supported when x, weight and y are all single tensor, but now x size is 2, weight "
      "size is 2, y size is 1"),
-    (qargs(pts=[np.ones(M, F32), np.ones(M, F32)]), "perTokenScaleOptional size[2] must be 1 and equal with x size[1]."),
-    (qargs(pts=[np.ones((M, 1), F32)]), "perTokenScaleOptional dim num must be 1 when x is single tensor, but now is 2."),
+    (qargs(pts=[np.ones(M, F32), np.ones(M, F32)]),
+     "perTokenScaleOptional size[2] must be 1 and equal with x size[1]."),
+    (qargs(pts=[np.ones((M, 1), F32)]),
+     "perTokenScaleOptional dim num must be 1 when x is single tensor, but now is 2."),
     (qargs(pts=[np.ones(M - 1, F32)]), "MDim[9] of perTokenScaleOptional should be equal with MDim[10] of x."),
     (qargs(aqs=[S0.astype(np.float16)]), "Detected quant, but antiquant inputs is not empty!"),
     # after the quant checks, the group-type checks

@@ -211,7 +211,8 @@ static aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int
 
 aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T, const char *name) {
     /* GetGroupSize: the longest list's length, else the group list's */
-    uint64_t total = L->X.n > 1 ? L->X.n : L->W.n > 1 ? L->W.n : L->Y.n > 1 ? L->Y.n : L->gl->present ? (uint64_t)L->gl->shape[0] : 1;
+    uint64_t total = L->X.n > 1 ? L->X.n : L->W.n > 1 ? L->W.n : L->Y.n > 1 ? L->Y.n
+                   : L->gl->present ? (uint64_t)L->gl->shape[0] : 1;
     const pyaclnn_stub_tensor *w0 = &L->W.t[0];
     int64_t nidx = w0->ndim - 1;
     if (nidx < 0) return gmm_bad(c, "weight[0] has no dims (the emulator's check: the op_api reads its last dim)");

@@ -44,7 +44,8 @@ aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T,
 
 /* grouped_matmul_quant.c */
 aclnnStatus gmm_quant_function_params(op_call *c, const gmm_lists *L);   /* CheckFunctionParams, x and weight INT8 */
-aclnnStatus gmm_quant_limits(op_call *c, const gmm_lists *L, int64_t act_type);   /* the emulator's, after the vendor's */
+/* the emulator's limits, after the vendor's checks */
+aclnnStatus gmm_quant_limits(op_call *c, const gmm_lists *L, int64_t act_type);
 void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
 
 #endif

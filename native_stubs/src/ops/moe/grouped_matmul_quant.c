@@ -204,11 +204,11 @@ void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, co
              q_load(S, p->ns, s_float, ss) && q_load(PT, p->npt, 1, pts) && q_load(Y, p->ny, y_float, ys);
     /* rows no group covers keep their values: y is read first */
     int64_t k = X[0].shape[X[0].ndim - 1], start = 0, at = 0;
-    for (int64_t g = 0; ok && g < (p->kase == GMM_CASE_SEPARATED || p->kase == GMM_CASE_XLIST_WLIST ? p->nx : p->groups);
-         g++) {
+    int x_list = p->kase == GMM_CASE_SEPARATED || p->kase == GMM_CASE_XLIST_WLIST;   /* a group per x, else by rows */
+    for (int64_t g = 0; ok && g < (x_list ? p->nx : p->groups); g++) {
         gmm_qgroup q = {0};
         int64_t xi = 0, wi = g, si = g, yi = 0, woff = 0, soff = 0, row0 = 0;
-        if (p->kase == GMM_CASE_SEPARATED || p->kase == GMM_CASE_XLIST_WLIST) {
+        if (x_list) {
             xi = g;
             k = X[g].shape[X[g].ndim - 1];
             q.m = k ? pyaclnn_stub_numel(&X[g]) / k : 0;
@@ -224,7 +224,7 @@ void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, co
         q.k = k;
         q.n = W[wi].shape[W[wi].ndim - 1];
         if (p->kase == GMM_CASE_SINGLE_W3) woff = g * k * q.n, soff = g * q.n;
-        q.x = (const int8_t *)xs[xi] + (p->kase == GMM_CASE_SINGLE_W3 || p->kase == GMM_CASE_SINGLE_X_WLIST ? row0 * k : 0);
+        q.x = (const int8_t *)xs[xi] + (x_list ? 0 : row0 * k);
         q.w = (const int8_t *)ws[wi] + woff;
         if (p->ns && seen(p->scale_dt) == ACL_UINT64) q.s_u64 = (const unsigned char *)ss[si] + 8 * soff;
         else if (p->ns) q.s_f = (const float *)ss[si] + soff;
