@@ -166,7 +166,7 @@ static int q_group(const gmm_qgroup *g, aclDataType yd, unsigned char *yb, float
             } else if (yd == ACL_INT8) {
                 uint64_t word;
                 memcpy(&word, g->s_u64 + 8 * j, 8);
-                yb[e] = (unsigned char)a8w8_fixpipe_int8(acc, word, (double)a8w8_offset9(word));
+                yb[e] = (unsigned char)a8w8_fixpipe_int8((double)acc, word, (double)a8w8_offset9(word));
             } else {
                 yf[e] = a8w8_vector_dequant(acc, g->s_f[j], g->pt ? &g->pt[i] : NULL, g->b_f ? &g->b_f[j] : NULL);
             }

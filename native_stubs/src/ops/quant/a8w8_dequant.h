@@ -1,6 +1,7 @@
 /*
- * The A8W8 steps QuantMatmul (quant_matmul.c) and GroupedMatmul (moe/grouped_matmul.c) share: the cube's int32
- * accumulation of int8 products and the two dequant paths after it.
+ * The A8W8 steps QuantMatmul (quant_matmul.c) and GroupedMatmul (moe/grouped_matmul_quant.c) share: the cube's
+ * int32 accumulation of int8 products and the two dequant paths after it; WeightQuantBatchMatmul's INT8 output
+ * (weight_quant_matmul.c) uses the same fixpipe on its fp32 accumulator.
  *
  *   fixpipe (a UINT64 / INT64 scale, aclnnTransQuantParamV2's word: an fp19 scale in bits 13..31, a 9-bit signed
  *     offset at bit 37): (acc + bias) * scale (+ offset for INT8), the exact value rounded once (the fixpipe's
@@ -42,9 +43,9 @@ static inline float a8w8_fixpipe_float(int32_t acc, uint64_t word) {
     return (float)((double)acc * (double)a8w8_fp19(word));
 }
 
-/* fixpipe to INT8: (acc * scale + offset) rounded to nearest even, saturating */
-static inline int8_t a8w8_fixpipe_int8(int32_t acc, uint64_t word, double offset) {
-    return num_f32_to_int8((float)((double)acc * (double)a8w8_fp19(word) + offset), NUM_RINT | NUM_SAT);
+/* fixpipe to INT8: (acc * scale + offset) rounded to nearest even, saturating; acc the L0C value (int32 or fp32) */
+static inline int8_t a8w8_fixpipe_int8(double acc, uint64_t word, double offset) {
+    return num_f32_to_int8((float)(acc * (double)a8w8_fp19(word) + offset), NUM_RINT | NUM_SAT);
 }
 
 /* the vector epilogue in fp32; pertoken / bias NULL when absent */

@@ -559,7 +559,7 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
             memcpy(&word, s2raw + 8 * sj, 8);
             if (p->out_dt == ACL_INT8) {
                 double o = p->has_offset ? (double)of[p->offset_n ? j : 0] : (double)a8w8_offset9(word);
-                codes[e] = (uint8_t)a8w8_fixpipe_int8(acc[e], word, o);
+                codes[e] = (uint8_t)a8w8_fixpipe_int8((double)acc[e], word, o);
             } else {
                 res[e] = a8w8_fixpipe_float(acc[e], word);   /* narrowed below (double rounding is the model's) */
             }
