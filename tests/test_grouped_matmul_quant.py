@@ -127,6 +127,14 @@ def test_per_token_with_weight_list():
     assert F.bits_equal(got, reference(x, list(w), list(b), list(s), "bfloat16", pt))
 
 
+def test_per_token_no_split():
+    """groupType -1 with one x, weight and y: the per-token scale indexes x's rows."""
+    x, w, s, b, pt = operands(5, "float32", "bfloat16")
+    got = ops.GroupedMatmulV4([x], [w[0]], [b[0]], [s[0]], None, None, None, [pt], None, None, None, None, 0, -1, 0,
+                              0, [np.zeros((M, N), np.float16)], None, None)[0][0]
+    assert F.bits_equal(got, epilogue(acc32(x, w[0]), s[0], "float16", pt, b[0]))
+
+
 def test_epilogue_against_float64():
     """The fp32 steps against the float64 definition (acc * scale * pertoken + bias) rounded once: the figure the
     note states (fp16 / bf16 within 1 ulp)."""
