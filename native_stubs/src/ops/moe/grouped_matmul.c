@@ -1,11 +1,11 @@
 /*
- * Grouped matmul: aclnnGroupedMatmulV4 / V5 (hicann/ops-transformer gmm/grouped_matmul), the float paths.
- * Definitions: grouped_matmul.toml.
+ * Grouped matmul: aclnnGroupedMatmulV4 / V5 (hicann/ops-transformer gmm/grouped_matmul), the checks and the float
+ * paths; the A8W8 path's checks and kernel: grouped_matmul_quant.c. Definitions: grouped_matmul.toml.
  *
  * The op_api's checks (op_host/op_api/aclnn_grouped_matmul.cpp) in its order and words, each 161002 (NULL lists
  * 161001): CheckNotNull; CheckCommonParam (PreCheckGroupType, the group list's rank, actType, groupListType);
  * CheckTransposeStatus; CheckParam: CheckUnusedParams, CheckFunctionParams (the dtype pattern; non-quant: no
- * activation, CheckNonQuant), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
+ * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
  * CheckCaseSplitM, the bias list), CheckGroupSize, CheckTuningConfig. The kernel: per group, rows of x times the
  * group's weight on the matmul engine's fp32 path (mm_f32_block), plus the bias, one RINT to y's dtype.
  */
@@ -18,17 +18,9 @@
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "grouped_matmul.h"
 
 #define GMM_MAX_LIST 128   /* MAX_GROUP_LIST_SIZE_ARRAY */
-
-enum { GMM_NO_SPLIT = -1, GMM_SPLIT_M = 0, GMM_SPLIT_K = 2 };
-enum { GMM_CASE_SEPARATED = 0, GMM_CASE_SINGLE_W3 = 1, GMM_CASE_SINGLE_X_WLIST = 2, GMM_CASE_XLIST_WLIST = 3, GMM_CASE_SPLIT_K = 4 };
-
-typedef struct {
-    int64_t nx, nw, nb, ny;   /* tensors of each list, in the executor's inputs: x.., w.., bias.., [groupList] */
-    int kase, has_group_list, group_list_type;
-    int64_t groups;           /* groups of the split-M cases */
-} gmm_params;
 
 /* ---- the kernel ------------------------------------------------------------------------------------ */
 
@@ -47,9 +39,14 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const pyaclnn_stub_tensor *in = launch->inputs;
     const pyaclnn_stub_tensor *X = in, *W = in + p->nx, *B = in + p->nx + p->nw;
-    int64_t *gl = p->has_group_list ? (int64_t *)tv_gather_bytes(&in[p->nx + p->nw + p->nb]) : NULL;
+    int64_t *gl = p->has_group_list ? (int64_t *)tv_gather_bytes(&in[p->nx + p->nw + p->nb + p->ns + p->npt]) : NULL;
     if (p->has_group_list && !gl) {
         tv_fail_oom(launch);
+        return;
+    }
+    if (p->quant) {
+        gmm_quant_kernel(launch, p, gl);
+        free(gl);
         return;
     }
     if (p->kase == GMM_CASE_SEPARATED) {   /* y[i] = x[i] @ w[i] + b[i] */
@@ -137,9 +134,6 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
 
 /* ---- steps ----------------------------------------------------------------------------------------- */
 
-/* the op_api's checks: 161002 */
-#define gmm_bad(c, ...) op_invalidf((c)->api, __VA_ARGS__)
-
 /* not_null_gmm x weight out: CheckNotNull (NULL 161001, an empty list 161002). */
 aclnnStatus opc_not_null_gmm(op_call *c, const op_step *s) {
     static const char *nm[3] = {"x", "weight", "y"};
@@ -157,13 +151,6 @@ aclnnStatus opc_not_null_gmm(op_call *c, const op_step *s) {
     }
     return ACLNN_SUCCESS;
 }
-
-/* A tensor list parameter read: NULL or empty is absent (ResetEmptyTensor); a NULL element is refused. */
-typedef struct {
-    const aclTensor *const *v;
-    pyaclnn_stub_tensor *t;
-    uint64_t n;
-} gmm_list;
 
 /* The tensor lists are read in two passes: gmm_handles (the list, its length), then gmm_snap into one scratch
  * block for every list (op_scratch allows few blocks per call). */
@@ -222,16 +209,48 @@ static aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T, const char *name) {
+    /* GetGroupSize: the longest list's length, else the group list's */
+    uint64_t total = L->X.n > 1 ? L->X.n : L->W.n > 1 ? L->W.n : L->Y.n > 1 ? L->Y.n
+                   : L->gl->present ? (uint64_t)L->gl->shape[0] : 1;
+    const pyaclnn_stub_tensor *w0 = &L->W.t[0];
+    int64_t nidx = w0->ndim - 1;
+    if (nidx < 0) return gmm_bad(c, "weight[0] has no dims (the emulator's check: the op_api reads its last dim)");
+    if (T->n != L->W.n)
+        return gmm_bad(c, "%s size[%llu] must be equal with weight size[%llu].", name, ULL(T->n), ULL(L->W.n));
+    if (L->single_w) {
+        const pyaclnn_stub_tensor *t = &T->t[0];
+        if (t->ndim != 2) return gmm_bad(c, "%s Dim must be 2, but now is %lld.", name, LL(t->ndim));
+        if ((uint64_t)t->shape[0] != total)
+            return gmm_bad(c, "%s batch size[%lld] should be euqal with groupList length[%llu].", name, LL(t->shape[0]),
+                           ULL(total));
+        if (t->shape[1] != w0->shape[nidx])
+            return gmm_bad(c, "NDim[%lld] of %s should be equal with NDim[%lld] of weight.", LL(t->shape[1]), name,
+                           LL(w0->shape[nidx]));
+        return ACLNN_SUCCESS;
+    }
+    for (uint64_t i = 0; i < total && i < T->n; i++) {   /* the op_api reads past the list when total is larger */
+        const pyaclnn_stub_tensor *t = &T->t[i], *w = &L->W.t[i];
+        if (t->ndim != 1) return gmm_bad(c, "%s Dim must be 1, but now is %lld.", name, LL(t->ndim));
+        if (nidx >= w->ndim || t->shape[0] != w->shape[nidx])
+            return gmm_bad(c, "NDim[%lld] of %s[%llu] should be equal with NDim[%lld] of weight[%llu].", LL(t->shape[0]),
+                           name, ULL(i), LL(nidx < w->ndim ? w->shape[nidx] : -1), ULL(i));
+    }
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     (void)s;
-    gmm_list X, Wt, B, Y, q[5], act[3], outs[2];
+    gmm_lists L;
+    gmm_list act[3], outs[2], *q = L.q;
+    gmm_list X, Wt, B, Y;   /* L's, once read */
     static const char *QN[5] = {"scaleOptional", "offsetOptional", "antiquantScaleOptional", "antiquantOffsetOptional",
                                 "perTokenScaleOptional"};
     static const char *AN[3] = {"activationInputOptional", "activationQuantScaleOptional", "activationQuantOffsetOptional"};
     static const char *ON[2] = {"activationFeatureOutOptional", "dynQuantScaleOutOptional"};
     aclnnStatus rc;
     static const char *MAIN[4] = {"x", "weight", "out", "biasOptional"};
-    gmm_list *mains[4] = {&X, &Wt, &Y, &B};
+    gmm_list *mains[4] = {&L.X, &L.W, &L.Y, &L.B};
     const char *names[14];
     gmm_list *all[14];
     int na = 0;
@@ -249,8 +268,12 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    for (int k = 0; k < na; k++)
+    for (int k = 0; k < na; k++) {
         if ((rc = gmm_snap(c, names[k], all[k], &pool))) return rc;
+        if (k >= 3 && all[k]->n == 1 && all[k]->t[0].ndim == 1 && all[k]->t[0].shape[0] == 0)
+            all[k]->n = 0;   /* ResetEmptyTensor: one (0,) tensor is an absent list */
+    }
+    X = L.X, Wt = L.W, B = L.B, Y = L.Y;
     int gi = op_param_index(c->def, "groupListOptional");
     const pyaclnn_stub_tensor *gl = &c->t[gi];
     int64_t split = iarg(c, "splitItem"), gtype = iarg(c, "groupType"), gltype = iarg(c, "groupListType"),
@@ -289,29 +312,38 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     /* CheckFunctionParams */
     aclDataType xd = X.t[0].dtype, wd = Wt.t[0].dtype;
     int xf = xd == ACL_FLOAT16 || xd == ACL_BF16 || xd == ACL_FLOAT;
-    if (!(xf && xd == wd)) {
-        int quant = (xd == ACL_INT8 && (wd == ACL_INT8 || wd == ACL_INT4)) || (xd == ACL_INT4 && wd == ACL_INT4) ||
-                    ((xd == ACL_BF16 || xd == ACL_FLOAT16) && (wd == ACL_INT8 || wd == ACL_INT4));
-        if (quant)
-            return gmm_bad(c, "x %s with weight %s: the quantised and weight-quantised paths are not modelled by the "
-                              "emulator", dname(xd, b1), dname(wd, b2));
+    int quant = xd == ACL_INT8 && wd == ACL_INT8;
+    L.gl = gl, L.gtype = gtype, L.single_w = Wt.n == 1 && gtype != GMM_NO_SPLIT;
+    if (quant) {
+        if ((rc = gmm_quant_function_params(c, &L))) return rc;
+    } else if (!(xf && xd == wd)) {
+        /* INT32 x / weight are packed INT4 (UnpackInt32ToInt4): A8W4, A4W4, A16W4 */
+        int w4 = wd == ACL_INT4 || wd == ACL_INT32;
+        int other = (xd == ACL_INT8 && w4) || ((xd == ACL_INT4 || xd == ACL_INT32) && w4) ||
+                    ((xd == ACL_BF16 || xd == ACL_FLOAT16) && (wd == ACL_INT8 || w4));
+        if (other)
+            return gmm_bad(c, "x %s with weight %s: the A8W4, A4W4 and weight-quantised paths are not modelled by "
+                              "the emulator", dname(xd, b1), dname(wd, b2));
         return gmm_bad(c, "GMM: there is no matching xDtype and weightDtype pattern. case with x dtype %s and weight "
                           "dtype %s is not supported.", dname(xd, b1), dname(wd, b2));
+    } else {
+        aclDataType bd = xd == ACL_BF16 ? ACL_FLOAT : xd;
+        /* CheckNonQuantMatmulDataType: the op_api drops its result; the emulator refuses (its kernel writes y in
+         * x's dtype), with the vendor's messages */
+        for (uint64_t i = 0; i < X.n; i++)
+            if (X.t[i].dtype != xd) return gmm_bad(c, "GMM: x dtype does not match with required dtype[%s].", dname(xd, b1));
+        for (uint64_t i = 0; i < Wt.n; i++)
+            if (Wt.t[i].dtype != wd)
+                return gmm_bad(c, "GMM: weight dtype does not match with required dtype[%s].", dname(wd, b1));
+        for (uint64_t i = 0; i < Y.n; i++)
+            if (Y.t[i].dtype != xd) return gmm_bad(c, "GMM: y dtype does not match with required dtype[%s].", dname(xd, b1));
+        for (uint64_t i = 0; i < B.n; i++)
+            if (B.t[i].dtype != bd)
+                return gmm_bad(c, "GMM: bias dtype does not match with required dtype[%s].", dname(bd, b1));
+        if (actType != 0) return gmm_bad(c, "non quant case dose not support activation.");
+        if (q[0].n || q[1].n || q[4].n) return gmm_bad(c, "Detected nonquant, but quant inputs is not empty!");
+        if (q[2].n || q[3].n) return gmm_bad(c, "Detected nonquant, but antiquant inputs is not empty!");
     }
-    aclDataType bd = xd == ACL_BF16 ? ACL_FLOAT : xd;
-    /* CheckNonQuantMatmulDataType: the op_api drops its result; the emulator refuses (its kernel writes y in x's
-     * dtype), with the vendor's messages */
-    for (uint64_t i = 0; i < X.n; i++)
-        if (X.t[i].dtype != xd) return gmm_bad(c, "GMM: x dtype does not match with required dtype[%s].", dname(xd, b1));
-    for (uint64_t i = 0; i < Wt.n; i++)
-        if (Wt.t[i].dtype != wd) return gmm_bad(c, "GMM: weight dtype does not match with required dtype[%s].", dname(wd, b1));
-    for (uint64_t i = 0; i < Y.n; i++)
-        if (Y.t[i].dtype != xd) return gmm_bad(c, "GMM: y dtype does not match with required dtype[%s].", dname(xd, b1));
-    for (uint64_t i = 0; i < B.n; i++)
-        if (B.t[i].dtype != bd) return gmm_bad(c, "GMM: bias dtype does not match with required dtype[%s].", dname(bd, b1));
-    if (actType != 0) return gmm_bad(c, "non quant case dose not support activation.");
-    if (q[0].n || q[1].n || q[4].n) return gmm_bad(c, "Detected nonquant, but quant inputs is not empty!");
-    if (q[2].n || q[3].n) return gmm_bad(c, "Detected nonquant, but antiquant inputs is not empty!");
     /* CheckParamDifferentGroupType */
     if (tx && tw) return gmm_bad(c, "x and weight can not be transposed at the same time.");
     if (gl->present && gl->ndim >= 1 && gl->shape[0] < 1)
@@ -475,27 +507,7 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
         p->kase = GMM_CASE_SPLIT_K;
     }
     /* the bias list (CheckOptionalTensorList) */
-    if (B.n) {
-        if (B.n != Wt.n)
-            return gmm_bad(c, "bias size[%llu] must be equal with weight size[%llu].", ULL(B.n), ULL(Wt.n));
-        if (single_w) {
-            const pyaclnn_stub_tensor *b = &B.t[0], *w = &Wt.t[0];
-            if (b->ndim != 2) return gmm_bad(c, "bias dim num should be 2, but now is %lld.", LL(b->ndim));
-            if (b->shape[0] != groups)
-                return gmm_bad(c, "bias batch size[%lld] should be euqal with groupList length[%lld].", LL(b->shape[0]), LL(groups));
-            if (b->shape[1] != w->shape[w->ndim - 1])
-                return gmm_bad(c, "NDim[%lld] of bias should be equal with NDim[%lld] of weight.", LL(b->shape[1]),
-                               LL(w->shape[w->ndim - 1]));
-        } else {
-            for (uint64_t i = 0; i < B.n; i++) {
-                const pyaclnn_stub_tensor *b = &B.t[i], *w = &Wt.t[i];
-                if (b->ndim != 1) return gmm_bad(c, "bias[%llu] dim num should be 1, but now is %lld.", ULL(i), LL(b->ndim));
-                if (b->shape[0] != w->shape[w->ndim - 1])
-                    return gmm_bad(c, "NDim[%lld] of bias[%llu] should be equal with NDim[%lld] of weight[%llu].",
-                                   LL(b->shape[0]), ULL(i), LL(w->shape[w->ndim - 1]), ULL(i));
-            }
-        }
-    }
+    if (B.n && (rc = gmm_optional_list(c, &L, &B, "bias"))) return rc;
     /* CheckTuningConfig (V5) */
     int ti = op_param_index(c->def, "tuningConfigOptional");
     if (ti >= 0 && c->ints[ti].n > 0) {
@@ -506,8 +518,11 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
             return gmm_bad(c, "Invalid tuningConfigOptional (%lld)! It should be a non-negative num, and less than or "
                               "equal to maxM: %lld", LL(t0), LL(maxm));
     }
-    /* the executor: x.., weight.., bias.., groupList | out.. */
-    size_t n_in = (size_t)(X.n + Wt.n + B.n) + (gl->present ? 1 : 0);
+    if (quant && (rc = gmm_quant_limits(c, &L, actType))) return rc;
+    /* the executor: x.., weight.., bias.., scale.., perTokenScale.., groupList | out.. (y INT32: no scales) */
+    int scaled = quant && Y.t[0].dtype != ACL_INT32;
+    gmm_list S = scaled ? q[GMM_Q_SCALE] : (gmm_list){0}, PT = scaled ? q[GMM_Q_PER_TOKEN] : (gmm_list){0};
+    size_t n_in = (size_t)(X.n + Wt.n + B.n + S.n + PT.n) + (gl->present ? 1 : 0);
     unsigned char *blk = op_scratch(c, sizeof(pyaclnn_stub_tensor) * n_in + sizeof(aclTensor *) * (n_in + (size_t)Y.n));
     pyaclnn_stub_tensor *is = (pyaclnn_stub_tensor *)blk;
     const aclTensor **ih = blk ? (const aclTensor **)(blk + sizeof(pyaclnn_stub_tensor) * n_in) : NULL;
@@ -517,17 +532,20 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
     size_t j = 0;
-    const gmm_list *ls[3] = {&X, &Wt, &B};
-    for (int k = 0; k < 3; k++)
+    const gmm_list *ls[5] = {&X, &Wt, &B, &S, &PT};
+    for (int k = 0; k < 5; k++)
         for (uint64_t i = 0; i < ls[k]->n; i++, j++) ih[j] = ls[k]->v[i], is[j] = ls[k]->t[i];
     if (gl->present) ih[j] = c->arg[gi].p, is[j] = *gl;
     for (uint64_t i = 0; i < Y.n; i++) oh[i] = Y.v[i];
     c->in_handles = ih, c->in_snaps = is, c->n_in = n_in;
     c->out_handles = oh, c->out_snaps = Y.t, c->n_out = (size_t)Y.n;
     p->nx = (int64_t)X.n, p->nw = (int64_t)Wt.n, p->nb = (int64_t)B.n, p->ny = (int64_t)Y.n;
+    p->ns = (int64_t)S.n, p->npt = (int64_t)PT.n, p->quant = quant, p->y_dt = Y.t[0].dtype;
+    p->scale_dt = S.n ? S.t[0].dtype : ACL_DT_UNDEFINED, p->bias_dt = B.n ? B.t[0].dtype : ACL_DT_UNDEFINED;
     p->has_group_list = gl->present, p->group_list_type = (int)gltype, p->groups = groups;
-    int64_t work = 0;
+    int64_t work = 0, xs = 0;
     for (uint64_t i = 0; i < Y.n; i++) work += pyaclnn_stub_numel(&Y.t[i]);
-    if (work == 0) c->nothing = 1;
+    for (uint64_t i = 0; i < X.n; i++) xs += pyaclnn_stub_numel(&X.t[i]);
+    if (work == 0 || xs == 0) c->nothing = 1;   /* CheckZeroShape: every x empty, no kernel: y keeps its bytes */
     return ACLNN_SUCCESS;
 }

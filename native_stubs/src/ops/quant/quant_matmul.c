@@ -27,6 +27,7 @@
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "quant/a8w8_dequant.h"
 
 #define QMM_MAX_BATCH 6
 
@@ -493,18 +494,6 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
     return nd;
 }
 
-static float qmm_fp19(uint64_t w) {
-    uint32_t u = (uint32_t)(w & 0xFFFFE000u);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static int32_t qmm_offset9(uint64_t w) {
-    int32_t o = (int32_t)(w >> 37 & 0x1FF);
-    return o >= 256 ? o - 512 : o;
-}
-
 void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     const qmm_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
@@ -542,18 +531,14 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
         const int8_t *a = x1 + o1 * M * K, *w = x2 + o2 * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                uint32_t s = 0;   /* int32 wrap-around of the L0C accumulator */
-                for (int64_t q = 0; q < K; q++) {
-                    int32_t av = p->trans1 ? a[q * M + i] : a[i * K + q];
-                    int32_t wv = p->trans2 ? w[j * K + q] : w[q * N + j];
-                    s += (uint32_t)(av * wv);
-                }
+                int32_t s = a8w8_dot(p->trans1 ? a + i : a + i * K, p->trans1 ? M : 1,
+                                     p->trans2 ? w + j * K : w + j, p->trans2 ? 1 : N, K);
                 if (p->bias_kind == QMM_BIAS_INT32) {
                     int32_t bv;
                     memcpy(&bv, braw + 4 * ((p->bias3d ? b * N : 0) + j), 4);
-                    s += (uint32_t)bv;
+                    s = a8w8_add_wrap(s, bv);
                 }
-                acc[(b * M + i) * N + j] = (int32_t)s;
+                acc[(b * M + i) * N + j] = s;
             }
     }
     int64_t total = batch * M * N;
@@ -572,20 +557,15 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
         if (p->scale_u64) {
             uint64_t word;
             memcpy(&word, s2raw + 8 * sj, 8);
-            double v = (double)acc[e] * (double)qmm_fp19(word);
             if (p->out_dt == ACL_INT8) {
-                double o = p->has_offset ? (double)of[p->offset_n ? j : 0] : (double)qmm_offset9(word);
-                codes[e] = (uint8_t)num_f32_to_int8((float)(v + o), NUM_RINT | NUM_SAT);
-                /* (float) of an exact-enough double: the fixpipe's rounding is not published */
+                double o = p->has_offset ? (double)of[p->offset_n ? j : 0] : (double)a8w8_offset9(word);
+                codes[e] = (uint8_t)a8w8_fixpipe_int8((double)acc[e], word, o);
             } else {
-                res[e] = (float)v;   /* narrowed below (a double -> fp32 -> fp16 double rounding is the model's) */
+                res[e] = a8w8_fixpipe_float(acc[e], word);   /* narrowed below (double rounding is the model's) */
             }
         } else {
-            float f = (float)acc[e];
-            f = f * s2f[sj];
-            if (p->pertoken) f = f * s1[i];
-            if (p->bias_kind == QMM_BIAS_FLOAT) f = f + bf[(p->bias3d ? b * N : 0) + j];
-            res[e] = f;
+            res[e] = a8w8_vector_dequant(acc[e], s2f[sj], p->pertoken ? &s1[i] : NULL,
+                                         p->bias_kind == QMM_BIAS_FLOAT ? &bf[(p->bias3d ? b * N : 0) + j] : NULL);
         }
     }
     if (p->out_dt == ACL_INT8) {

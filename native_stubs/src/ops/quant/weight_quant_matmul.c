@@ -24,6 +24,7 @@
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "quant/a8w8_dequant.h"
 
 enum { WQ_W_INT8, WQ_W_INT4, WQ_W_PACKED, WQ_W_PACKED_T, WQ_W_FP8, WQ_W_HIF8 };   /* how the kernel reads weight */
 enum { WQ_CALC_F16 = 0, WQ_CALC_F32_BF16 = 1, WQ_CALC_BF16 = 2 };           /* the antiquant's arithmetic      */
@@ -502,12 +503,8 @@ void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
         if (p->quant) {
             uint64_t word;
             memcpy(&word, qs + 8 * (nq == 1 ? 0 : j), 8);
-            uint32_t u = (uint32_t)(word & 0xFFFFE000u);
-            float s;
-            memcpy(&s, &u, 4);
-            int32_t o9 = (int32_t)(word >> 37 & 0x1FF);
-            double off = (double)(o9 >= 256 ? o9 - 512 : o9);   /* the words' offset: the kernel reads no quantOffset */
-            codes[e] = (unsigned char)num_f32_to_int8((float)((double)r * (double)s + off), NUM_RINT | NUM_SAT);
+            /* the words' offset: the kernel reads no quantOffset */
+            codes[e] = (unsigned char)a8w8_fixpipe_int8((double)r, word, (double)a8w8_offset9(word));
         } else {
             acc[e] = r;
         }

@@ -1,0 +1,51 @@
+/* Shared by grouped_matmul.c (the op_api's checks, the float kernel) and grouped_matmul_quant.c (the A8W8 path). */
+#ifndef PYACLNN_OPS_GROUPED_MATMUL_H
+#define PYACLNN_OPS_GROUPED_MATMUL_H
+
+#include <stdint.h>
+
+#include "opbase/checks.h"
+#include "opbase/opbase.h"
+
+enum { GMM_NO_SPLIT = -1, GMM_SPLIT_M = 0, GMM_SPLIT_K = 2 };
+enum { GMM_CASE_SEPARATED = 0, GMM_CASE_SINGLE_W3 = 1, GMM_CASE_SINGLE_X_WLIST = 2, GMM_CASE_XLIST_WLIST = 3, GMM_CASE_SPLIT_K = 4 };
+
+typedef struct {
+    /* tensors of each list, in the executor's inputs: x.., w.., bias.., scale.., perTokenScale.., [groupList] */
+    int64_t nx, nw, nb, ns, npt, ny;
+    int kase, has_group_list, group_list_type;
+    int64_t groups;           /* groups of the split-M cases */
+    int quant;                /* x and weight INT8 (A8W8) */
+    aclDataType y_dt, scale_dt, bias_dt;
+} gmm_params;
+
+/* A tensor list parameter: NULL, empty or one (0,) tensor is absent (ResetEmptyTensor); a NULL element is refused. */
+typedef struct {
+    const aclTensor *const *v;
+    pyaclnn_stub_tensor *t;
+    uint64_t n;
+} gmm_list;
+
+/* the quant parameter lists, in the op's order */
+enum { GMM_Q_SCALE = 0, GMM_Q_OFFSET, GMM_Q_AQ_SCALE, GMM_Q_AQ_OFFSET, GMM_Q_PER_TOKEN, GMM_Q_N };
+
+typedef struct {
+    gmm_list X, W, B, Y, q[GMM_Q_N];
+    const pyaclnn_stub_tensor *gl;   /* groupListOptional */
+    int64_t gtype;
+    int single_w;                    /* one weight tensor with groupType 0 / 2 (isSingleWeight) */
+} gmm_lists;
+
+/* the op_api's checks: 161002 */
+#define gmm_bad(c, ...) op_invalidf((c)->api, __VA_ARGS__)
+
+/* grouped_matmul.c: CheckOptionalTensorList (bias, scale): length, rank and N of each tensor against the weights */
+aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T, const char *name);
+
+/* grouped_matmul_quant.c */
+aclnnStatus gmm_quant_function_params(op_call *c, const gmm_lists *L);   /* CheckFunctionParams, x and weight INT8 */
+/* the emulator's limits, after the vendor's checks */
+aclnnStatus gmm_quant_limits(op_call *c, const gmm_lists *L, int64_t act_type);
+void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
+
+#endif

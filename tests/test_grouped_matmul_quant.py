@@ -1,0 +1,299 @@
+"""Grouped matmul, the A8W8 path (native_stubs/src/ops/moe/grouped_matmul_quant.c): aclnnGroupedMatmulV4 / V5 with
+INT8 x and weight. The NumPy reference follows the vendor kernel's steps (hicann/ops-transformer
+gmm/grouped_matmul/op_kernel: grouped_matmul.cpp's QUANT_A8W8O8 / O32 cube paths, grouped_matmul_quant_mixcore.h's
+epilogue): int32 accumulation with the INT32 bias (exact, class a for y INT32); y INT8: the fixpipe's
+(acc + bias) * fp19(word) + offset9(word), rounded to nearest even and saturated (class c: the fixpipe's internal
+rounding is not published; 1 code asserted); y FLOAT16 / BFLOAT16: fp32(acc) * scale (* perTokenScale) (+ a
+BFLOAT16 bias), each step in fp32, one RINT (class b: bit-exact). Every y / scale / bias dtype of the op_api's lists
+(the same on Atlas A2 and Ascend 950 in this source), the op_api's quant checks in its order and words (both rerun
+on Atlas A2 in test_grouped_matmul.py's subprocess), and
+torch_npu.npu_grouped_matmul on Atlas A2 (the quantised case of op-plugin's test_npu_grouped_matmul.py and a
+per-token case) against the direct call and the reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyaclnn import ops
+from reference import elementwise as R
+from _op_helpers import INVALID
+import _fused_ops as F
+
+I8, I32, I64, F32 = np.int8, np.int32, np.int64, np.float32
+M, K, N, COUNTS = 10, 24, 8, [3, 0, 7]
+
+
+def acc32(x, w, b=None):
+    """x (m, k) @ w (k, n) in int32 as the cube's L0C (wrapping), + an INT32 bias there."""
+    a = x.astype(I64) @ w.astype(I64) + (b.astype(I64) if b is not None else 0)
+    return ((a + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(I32)
+
+
+def word(f32):
+    """aclnnTransQuantParamV2's word of an fp32 scale: the fp19 bits, bit 46 set (op-plugin's deq_scale_generate)."""
+    return ((np.asarray(f32, F32).view(np.uint32).astype(np.uint64) & 0xFFFFE000) | np.uint64(1 << 46)).view(I64)
+
+
+def fixpipe_int8(acc, words):
+    w = words.view(np.uint64)
+    fp19 = (w & np.uint64(0xFFFFE000)).astype(np.uint32).view(F32).astype(np.float64)
+    off = ((w >> np.uint64(37)) & np.uint64(0x1FF)).astype(I64)
+    off = np.where(off >= 256, off - 512, off)
+    return np.clip(np.rint(acc.astype(np.float64) * fp19 + off), -128, 127).astype(I8)
+
+
+def epilogue(acc, scale, y_name, pt=None, bias=None):
+    """AscendDequant then Mul / Add in fp32, Cast RINT to y."""
+    f = acc.astype(F32) * scale.astype(F32)
+    if pt is not None:
+        f = f * pt.astype(F32)[:, None]
+    if bias is not None:
+        f = f + bias.astype(F32)
+    return R.cast(f, y_name)
+
+
+def reference(x, ws, bs, ss, y_name, pt=None):
+    """Group g's rows of x (COUNTS) against weight g: the kernel's steps per y dtype."""
+    out, s0 = [], 0
+    for g, c in enumerate(COUNTS):
+        xs = x[s0:s0 + c]
+        acc = acc32(xs, ws[g], bs[g] if bs is not None and bs[g].dtype == I32 else None)
+        if y_name == "int32":
+            out.append(acc)
+        elif y_name == "int8":
+            out.append(fixpipe_int8(acc, ss[g]))
+        else:
+            bf = bs[g] if bs is not None and bs[g].dtype != I32 else None
+            out.append(epilogue(acc, ss[g], y_name, None if pt is None else pt[s0:s0 + c], bf))
+        s0 += c
+    return np.concatenate(out)
+
+
+def operands(seed, scale_name, bias_name):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (M, K)).astype(I8)
+    w = rng.integers(-128, 128, (len(COUNTS), K, N)).astype(I8)
+    s = rng.uniform(1e-4, 2e-3, (len(COUNTS), N))
+    s = None if scale_name is None else word(s) if scale_name in ("int64", "uint64") else R.cast(s, scale_name)
+    if scale_name == "uint64":
+        s = s.view(np.uint64)
+    b = None
+    if bias_name == "int32":
+        b = rng.integers(-5000, 5000, (len(COUNTS), N)).astype(I32)
+    elif bias_name:
+        b = R.cast(rng.uniform(-2, 2, (len(COUNTS), N)), bias_name)
+    pt = rng.uniform(0.5, 2, M).astype(F32)
+    return x, w, s, b, pt
+
+
+def gmm(x, ws, bs, ss, y, pts=None, version=5, gl_type=1, act=0, offset=None, aq=None):
+    gl = np.array(COUNTS if gl_type == 1 else np.cumsum(COUNTS), I64)
+    a = (x, ws, bs, ss, offset, aq, aq, pts, gl, None, None, None, 3, 0, gl_type, act)
+    if version == 5:
+        return ops.GroupedMatmulV5(*a, None, y, None, None)[0][0]
+    return ops.GroupedMatmulV4(*a, y, None, None)[0][0]
+
+
+# (y, scale, bias, per-token): every combination the op_api's CheckQuantParamsDtype / bias check lets through
+COMBOS = [("int32", None, None, False), ("int32", None, "int32", False), ("int8", "int64", "int32", False),
+          ("int8", "uint64", None, False), ("float16", "float32", "int32", False),
+          ("bfloat16", "bfloat16", None, False),
+          ("float16", "float32", "bfloat16", True), ("bfloat16", "bfloat16", "int32", True),
+          ("bfloat16", "bfloat16", "bfloat16", True)]
+
+
+@pytest.mark.parametrize("y_name,scale_name,bias_name,per_token", COMBOS)
+def test_against_kernel_steps(y_name, scale_name, bias_name, per_token):
+    for seed, single in ((0, True), (1, False)):
+        x, w, s, b, pt = operands(seed, scale_name, bias_name)
+        ws = [w] if single else list(w)
+        ss = None if s is None else ([s] if single else list(s))
+        bs = None if b is None else ([b] if single else list(b))
+        if per_token and not single:
+            continue   # per token with a weight list: test_per_token_with_weight_list
+        y0 = np.full((M, N), 7, R.np_dtype(y_name))
+        got = gmm([x], ws, bs, ss, [y0], [pt] if per_token else None, 4 + seed)
+        want = reference(x, list(w), None if b is None else list(b), None if s is None else list(s), y_name,
+                         pt if per_token else None)
+        if y_name == "int8":   # class c: the fixpipe's rounding; measured 0 codes
+            assert np.abs(got.astype(I64) - want).max() <= 1, (seed, single)
+        else:
+            assert F.bits_equal(got, want), (y_name, scale_name, bias_name, seed, single)
+
+
+def test_per_token_with_weight_list():
+    x, w, s, b, pt = operands(2, "bfloat16", "bfloat16")
+    got = gmm([x], list(w), list(b), list(s), [np.zeros((M, N), R.np_dtype("bfloat16"))], [pt], gl_type=0)
+    assert F.bits_equal(got, reference(x, list(w), list(b), list(s), "bfloat16", pt))
+
+
+def test_per_token_no_split():
+    """groupType -1 with one x, weight and y: the per-token scale indexes x's rows."""
+    x, w, s, b, pt = operands(5, "float32", "bfloat16")
+    got = ops.GroupedMatmulV4([x], [w[0]], [b[0]], [s[0]], None, None, None, [pt], None, None, None, None, 0, -1, 0,
+                              0, [np.zeros((M, N), np.float16)], None, None)[0][0]
+    assert F.bits_equal(got, epilogue(acc32(x, w[0]), s[0], "float16", pt, b[0]))
+
+
+def test_epilogue_against_float64():
+    """The fp32 steps against the float64 definition (acc * scale * pertoken + bias) rounded once: the figure the
+    note states (fp16 / bf16 within 1 ulp)."""
+    worst = {}
+    for seed in range(4):
+        for y_name, s_name in (("float16", "float32"), ("bfloat16", "bfloat16")):
+            x, w, s, b, pt = operands(10 + seed, s_name, "bfloat16")
+            got = gmm([x], [w], [b], [s], [np.zeros((M, N), R.np_dtype(y_name))], [pt])
+            want, s0 = [], 0
+            for g, c in enumerate(COUNTS):
+                a = acc32(x[s0:s0 + c], w[g]).astype(np.float64)
+                want.append(a * F.f64(s[g]) * F.f64(pt[s0:s0 + c])[:, None] + F.f64(b[g]))
+                s0 += c
+            worst[y_name] = max(worst.get(y_name, 0), F.ulps(got, np.concatenate(want), y_name))
+    assert worst["float16"] <= 1 and worst["bfloat16"] <= 1, worst
+
+
+def test_int32_accumulation_wraps_and_rows_past_the_groups_keep():
+    """|acc + bias| > 2^31 (K 65535, the op_api's largest): the L0C's int32 wraps; rows past the group list keep
+    y's bytes."""
+    k = 65535
+    x, w = np.full((3, k), -128, I8), np.full((1, k, 3), -128, I8)
+    b = np.full((1, 3), 2 ** 31 - 1, I32)
+    got = ops.GroupedMatmulV4([x], [w], [b], None, None, None, None, None, np.array([2], I64), None, None, None, 3,
+                              0, 1, 0, [np.full((3, 3), 5, I32)], None, None)[0][0]
+    want = acc32(x[:2], w[0], b[0])
+    assert want.min() < 0 and np.array_equal(got[:2], want) and np.array_equal(got[2], [5, 5, 5])
+
+
+def test_empty_x_leaves_y():
+    """CheckZeroShape: every x empty (K 0) -> no kernel; y keeps its bytes (not the bias, not zeros)."""
+    got = gmm([np.zeros((M, 0), I8)], [np.zeros((3, 0, N), I8)], [np.ones((3, N), I32)], None,
+              [np.full((M, N), 5, I32)])
+    assert np.array_equal(got, np.full((M, N), 5, I32))
+
+
+def test_separated_lists():
+    """groupType -1: x, weight, y separated (x of 3 dims), INT8 y with per-channel words."""
+    x, w, s, b, _ = operands(3, "int64", "int32")
+    xs = [x[:4], x[4:].reshape(2, 3, K)]
+    ys = [np.zeros((4, N), I8), np.zeros((2, 3, N), I8)]
+    out = ops.GroupedMatmulV4(xs, [w[0], w[1]], [b[0], b[1]], [s[0], s[1]], None, None, None, None, None, None, None,
+                              None, 0, -1, 0, 0, ys, None, None)[0]
+    for g in range(2):
+        want = fixpipe_int8(acc32(xs[g].reshape(-1, K), w[g], b[g]), s[g])
+        assert np.abs(out[g].reshape(-1, N).astype(I64) - want).max() <= 1
+
+
+X0 = np.ones((M, K), I8)
+W0 = np.ones((3, K, N), I8)
+S0 = np.ones((3, N), F32)
+Y16 = np.zeros((M, N), np.float16)
+GL = np.array(COUNTS, I64)
+
+
+def qargs(**kw):
+    a = dict(x=[X0], w=[W0], b=None, scale=[S0], off=None, aqs=None, aqo=None, pts=None, gl=GL, ai=None, aqsc=None,
+             aqof=None, split=3, gtype=0, gltype=1, act=0, y=[Y16], afo=None, dqs=None)
+    a.update(kw)
+    return tuple(a.values())
+
+
+BF = R.np_dtype("bfloat16")
+SEP = dict(x=[X0, X0], w=[W0[0], W0[1]], y=[Y16, Y16], split=0, gtype=-1, gl=None, scale=[S0[0], S0[1]])
+QUANT_INVALID = [   # the op_api's checks in its order (CheckFunctionQuantParams, CheckGroupedMatmulQuant)
+    (qargs(**{**SEP, "y": [Y16, np.zeros((M, N), I8)]}),
+     "output tensorlist has different data type, y[0] data type is FLOAT16, and y[1] data type id INT8."),
+    (qargs(y=[np.zeros((M, N), F32)], b=[np.ones((3, N), F32)]),   # y before bias
+     "Expect yDtype is int8, int32, float16 or bfloat16 in quant case, but now y[0] dtype is FLOAT"),
+    (qargs(b=[np.ones((3, N), F32)]), "GMM: bias dtype does not match with required dtype int32 or bfloat16."),
+    (qargs(gtype=2), "GMM: quant cases do not support splited axis is K."),
+    (qargs(off=[S0], scale=None), "GMM: offset must be nullptr in quant, but now is not nullptr."),
+    (qargs(scale=None), "GMM: scale must not be nullptr in quant, but now is nullptr."),
+    (qargs(scale=[S0, S0]), "scale size[2] must be equal with weight size[1]."),
+    (qargs(scale=[S0[0]]), "scale Dim must be 2, but now is 1."),
+    (qargs(scale=[S0[:2]]), "scale batch size[2] should be euqal with groupList length[3]."),
+    (qargs(scale=[np.ones((3, 5), F32)]), "NDim[5] of scale should be equal with NDim[8] of weight."),
+    (qargs(**{**SEP, "scale": [S0[0], S0[0, :5]]}), "NDim[5] of scale[1] should be equal with NDim[8] of weight[1]."),
+    (qargs(**{**SEP, "scale": [S0[:1], S0[:1]]}), "scale Dim must be 1, but now is 2."),
+    (qargs(y=[np.zeros((M, N), BF)]), "per-channel quant case only supports scale with data type int64/uint64 when "
+     "output is int8, or data type bfloat16 when output is bfloat16, or data type float32 when output is float16, "
+     "but scale[0] has data type FLOAT and output has data type BFLOAT16!"),
+    (qargs(scale=[S0.astype(I64)]), "but scale[0] has data type UINT64 and output has data type FLOAT16!"),
+    (qargs(scale=[S0.astype(I64)], y=[np.zeros((M, N), I8)], pts=[np.ones(M, F32)]),
+     "per-token quant case only supports scale data type bfloat16 with output data type bfloat16,or scale with data "
+     "type float32 when output is float16, but now scale[0] has data type UINT64 and output has data type INT8!"),
+    (qargs(pts=[np.ones(M, np.float16)]), "per-token quant case only support perTokenScale with data type float32, "
+     "but perTokenScale[0] has data type FLOAT16!"),
+    (qargs(x=[X0[:4], X0[4:]], w=[W0[0], W0[1]], scale=[S0[0], S0[1]], pts=[np.ones(M, F32)], split=2, gl=None),
+     "per-token quant case is only supported when x, weight and y are all single tensor, but now x size is 2, weight "
+     "size is 2, y size is 1"),
+    (qargs(pts=[np.ones(M, F32), np.ones(M, F32)]),
+     "perTokenScaleOptional size[2] must be 1 and equal with x size[1]."),
+    (qargs(pts=[np.ones((M, 1), F32)]),
+     "perTokenScaleOptional dim num must be 1 when x is single tensor, but now is 2."),
+    (qargs(pts=[np.ones(M - 1, F32)]), "MDim[9] of perTokenScaleOptional should be equal with MDim[10] of x."),
+    (qargs(aqs=[S0.astype(np.float16)]), "Detected quant, but antiquant inputs is not empty!"),
+    # after the quant checks, the group-type checks
+    (qargs(split=0), "When y is not separated, splitItem should be 2/3, but current splitItem is 0."),
+    (qargs(b=[np.ones((3, 5), I32)]), "NDim[5] of bias should be equal with NDim[8] of weight."),
+    # the emulator's limits, after the vendor's checks
+    (qargs(act=1), "the A8W8 path's activation (actType 1) is not modelled by the emulator"),
+    (qargs(b=[np.ones((3, N), BF)]), "a BFLOAT16 bias with y FLOAT16 and no per-token scale is not modelled"),
+    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
+    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
+]
+
+
+@pytest.mark.parametrize("a,text", QUANT_INVALID)
+def test_invalid_arguments(a, text):
+    F.expect_error(ops.GroupedMatmulV4, a, INVALID, text)
+
+
+def test_int32_y_skips_the_scale_checks():
+    """CheckFunctionQuantParams returns before CheckGroupedMatmulQuant when y is INT32: an offset, a scale of any
+    shape and a per-token scale pass, and are not applied."""
+    x, w, _, b, _ = operands(4, None, "int32")
+    got = gmm([x], [w], [b], [np.ones(3, F32)], [np.zeros((M, N), I32)], [np.ones(2, np.float16)],
+              offset=[np.ones(1, F32)])
+    assert np.array_equal(got, reference(x, list(w), list(b), None, "int32"))
+
+
+TORCH_BODY = """
+import numpy as np
+torch.manual_seed(0)
+x = torch.randint(-128, 128, (10, 24), dtype=torch.int8)
+w = torch.randint(-128, 128, (3, 24, 8), dtype=torch.int8)
+b = torch.randint(-5000, 5000, (3, 8), dtype=torch.int32)
+f = torch.rand(3, 8) * 2e-3 + 1e-4
+words = (f.view(torch.int32).to(torch.int64) & 0xFFFFE000) | (1 << 46)
+gl = torch.tensor([3, 3, 10]).npu()
+xs, ws, bs = [x.npu()], [w[g].npu() for g in range(3)], [b[g].npu() for g in range(3)]
+for sc, dt in ((words, None), (f, torch.float16), (f.to(torch.bfloat16), torch.bfloat16)):
+    y = torch_npu.npu_grouped_matmul(xs, ws, bias=bs, scale=[sc[g].npu() for g in range(3)], group_list=gl,
+                                     split_item=3, group_type=0, output_dtype=dt)[0]
+    OUT[str(dt)] = [enc(to_np(v)) for v in (x, w, b, sc, y)]
+pt = torch.rand(10) + 0.5
+bb = (torch.rand(3, 8) * 4 - 2).to(torch.bfloat16)
+y = torch_npu.npu_grouped_matmul([x.npu()], [w.npu()], bias=[bb.npu()], scale=[f.to(torch.bfloat16).npu()],
+                                 per_token_scale=[pt.npu()], group_list=torch.tensor([3, 0, 7]).npu(), split_item=3,
+                                 group_type=0, group_list_type=1, output_dtype=torch.bfloat16)[0]
+OUT["pertoken"] = [enc(to_np(v)) for v in (bb, f.to(torch.bfloat16), pt, y)]
+"""
+
+
+def test_torch_npu_grouped_matmul_quant():
+    """op-plugin's quantised case (x INT8, three weights, INT32 bias, cumsum group list; INT64 words with y INT8,
+    FLOAT with FLOAT16, BFLOAT16 with BFLOAT16) and a per-token one, on Atlas A2: equal to the direct call and to the
+    reference."""
+    out = F.torch_npu_arrays(TORCH_BODY, soc="Ascend910B4")
+    for key, y_name in (("None", "int8"), ("torch.float16", "float16"), ("torch.bfloat16", "bfloat16")):
+        x, w, b, sc, y = out[key]
+        assert y.dtype == R.np_dtype(y_name), key
+        direct = gmm([x], list(w), list(b), list(sc), [np.zeros((M, N), R.np_dtype(y_name))], gl_type=0)
+        assert F.bits_equal(y, direct), key
+        ref = reference(x, list(w), list(b), list(sc), y_name)
+        assert np.abs(y.astype(np.float64) - ref.astype(np.float64)).max() == 0 if y_name != "int8" else \
+            np.abs(y.astype(I64) - ref).max() <= 1, key
+    x, w, b, _, _ = out["None"]
+    bb, s, pt, y = out["pertoken"]
+    direct = gmm([x], [w], [bb], [s], [np.zeros((M, N), BF)], [pt])
+    assert F.bits_equal(y, direct) and F.bits_equal(y, reference(x, list(w), list(bb), list(s), "bfloat16", pt))
