@@ -3,11 +3,13 @@ the same process. argv: world port. Imports torch and torch_npu once (most of th
 before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n, "dead": ...}.
 With HCCL_TEST_KILL=1 the last rank dies after the checks and the others try one more all-reduce ("dead" is what
 they got). A rank still running after HCCL_TEST_RANK_TIMEOUT seconds is killed and reported as hung."""
+import ctypes
 import json
 import os
 import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import torch
 import torch_npu  # noqa: F401
@@ -46,6 +48,70 @@ def ddp_against_single_process(rank):
             opt.step()
     return max(float((a.detach().cpu() - b.detach()).abs().max())
                for a, b in zip(ddp.module.parameters(), single.parameters()))
+
+
+class Hazard(ctypes.Structure):  # pyaclnn_stub_hazard (pyaclnn_stub.h)
+    _fields_ = [("kind", ctypes.c_int), ("api", ctypes.c_char * 48), ("op", ctypes.c_char * 48),
+                ("stream", ctypes.c_void_p), ("other_stream", ctypes.c_void_p), ("other_op", ctypes.c_char * 48),
+                ("other_api", ctypes.c_char * 48), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64),
+                ("alloc", ctypes.c_uint64), ("line", ctypes.c_char * 704)]
+
+
+def stream_task(rank, cpu):
+    """An HcclAllReduce on a stream of our own (the C API, a communicator made here): the call returns before the
+    peer has arrived, an event recorded after it is complete only once the sum is there, and another stream that
+    reads the receive buffer without waiting is a hazard. Rank 1 joins only after rank 0 has looked (a barrier on
+    the cpu group), so the order does not depend on timing."""
+    from pyaclnn._stubpaths import stub_library_dir
+    libs = Path(stub_library_dir())
+    acl, hccl = ctypes.CDLL(str(libs / "libascendcl.so")), ctypes.CDLL(str(libs / "libhccl.so"))
+    vp, out = ctypes.c_void_p, {}
+    root = ctypes.create_string_buffer(4108)
+    if rank == 0:
+        assert hccl.HcclGetRootInfo(root) == 0
+    shared = torch.frombuffer(bytearray(root.raw), dtype=torch.uint8)
+    dist.broadcast(shared, 0, group=cpu)
+    ctypes.memmove(root, bytes(shared.numpy()), 4108)
+    comm, s1, s2, ev, buf, copy = vp(), vp(), vp(), vp(), vp(), vp()
+    assert hccl.HcclCommInitRootInfo(ctypes.c_uint32(WORLD), root, ctypes.c_uint32(rank), ctypes.byref(comm)) == 0
+    for handle in (s1, s2):
+        assert acl.aclrtCreateStream(ctypes.byref(handle)) == 0
+    assert acl.aclrtCreateEvent(ctypes.byref(ev)) == 0
+    n = 1024
+    for handle in (buf, copy):
+        assert acl.aclrtMalloc(ctypes.byref(handle), ctypes.c_size_t(4 * n), 0) == 0
+    host = (ctypes.c_float * n)(*([rank + 1.0] * n))
+    assert acl.aclrtMemcpy(buf, ctypes.c_size_t(4 * n), host, ctypes.c_size_t(4 * n), 1) == 0
+    if rank != 0:
+        dist.barrier(group=cpu)
+    previous = acl.pyaclnn_stub_hazard_set_mode(1)
+    acl.pyaclnn_stub_hazards(None, 0, 1)
+    out["call"] = hccl.HcclAllReduce(buf, buf, ctypes.c_uint64(n), 4, 0, comm, s1)
+    if rank == 0:
+        assert acl.aclrtRecordEvent(ev, s1) == 0
+        status = ctypes.c_int(-1)
+        assert acl.aclrtQueryEventStatus(ev, ctypes.byref(status)) == 0
+        out["before_peer"] = status.value  # ACL_EVENT_RECORDED_STATUS_NOT_READY (0)
+        # another stream copies the receive buffer without waiting for the event
+        assert acl.aclrtMemcpyAsync(copy, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 3, s2) == 0
+        dist.barrier(group=cpu)
+        assert acl.aclrtSynchronizeEvent(ev) == 0
+        assert acl.aclrtQueryEventStatus(ev, ctypes.byref(status)) == 0
+        out["after"] = status.value
+        found = (Hazard * 8)()
+        count = acl.pyaclnn_stub_hazards(found, 8, 1)
+        out["hazards"] = [(h.kind, h.op.decode(), h.other_op.decode()) for h in found[:count]]
+    out["sync"] = acl.aclrtSynchronizeStream(s1)
+    acl.pyaclnn_stub_hazard_set_mode(previous)
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    out["sum_ok"] = all(v == sum(range(1, WORLD + 1)) for v in host)
+    assert acl.aclrtSynchronizeStream(s2) == 0 and hccl.HcclCommDestroy(comm) == 0
+    for handle in (buf, copy):
+        acl.aclrtFree(handle)
+    acl.aclrtDestroyEvent(ev)
+    for handle in (s1, s2):
+        acl.aclrtDestroyStream(handle)
+    return out
 
 
 def run(rank):
@@ -108,6 +174,7 @@ def run(rank):
     torch.npu.synchronize()
     same("stream order", z.cpu().reshape(1), torch.tensor([2000.0 * sum(range(1, WORLD + 1))]))
     dist.barrier()
+    result["stream_task"] = stream_task(rank, cpu)
     result["ddp_max_abs_diff"] = ddp_against_single_process(rank)
 
     # a rank that never arrives: only rank 0 uses a new group; its communicator setup gives up after

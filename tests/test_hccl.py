@@ -53,6 +53,17 @@ def test_collectives_equal_gloo(ranks):
         assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 41 + (rank == 1), result
 
 
+def test_a_collective_is_a_stream_task(ranks):
+    # the call returns at once; an event after it completes with the result; another stream reading the receive
+    # buffer unordered is a cross-stream hazard against the collective (PYACLNN_HAZARD_CROSS_STREAM = 2)
+    for rank, result in ranks[0].items():
+        task = result["stream_task"]
+        assert task["call"] == 0 and task["sync"] == 0 and task["sum_ok"], task
+        if rank == 0:
+            assert task["before_peer"] == 0 and task["after"] == 1, task
+            assert (2, "memcpy", "HcclAllReduce") in [tuple(h) for h in task["hazards"]], task
+
+
 def test_distributed_data_parallel_equals_one_process(ranks):
     # fp32 sums in another order: a few ulps of parameters of size ~0.3 (measured 3e-8)
     for result in ranks[0].values():
@@ -69,9 +80,11 @@ def test_a_rank_that_never_arrives_times_out(ranks):
 def test_a_dead_rank_fails_the_other(ranks):
     results, err = ranks
     survivor = results[0]
-    # torch_npu reports the failed HCCL call; the emulator's line names the call, the rank and HCCL's code
+    # the collective is a stream task: its failure surfaces at the next synchronisation, as a device error
+    # naming the call and HCCL's code; the emulator's line names the call, the rank and the code
     assert survivor["dead"] not in (None, "no error")
-    assert "HcclAllreduce" in survivor["dead"], survivor["dead"]
+    assert "507057" in survivor["dead"] and "HcclAllReduce failed with HCCL error 13" in survivor["dead"], \
+        survivor["dead"]
     assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 (peer: rank 1) with HCCL error 13" in err, err[-3000:]
 
 

@@ -58,7 +58,7 @@ KRC = "tests/test_kv_rmsnorm_rope_cache.py"
 PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
-    # ---- the emulated HCCL (native_stubs/src/compat/hccl.c, pyaclnn/_hccl.py) ------------------
+    # ---- the emulated HCCL (native_stubs/src/compat/hccl*.c, pyaclnn/_hccl.py) ------------------
     Mutant("hccl-prod-reduces-as-sum", "pyaclnn/_hccl.py",
            "1: dist.ReduceOp.PRODUCT,", "1: dist.ReduceOp.SUM,",
            ("tests/test_hccl.py::test_collectives_equal_gloo",),
@@ -68,7 +68,7 @@ MUTANTS = [
            "\"broken pipe\" in text or \"peer\" in text:\n        return E_INTERNAL",
            ("tests/test_hccl.py::test_a_dead_rank_fails_the_other",),
            "emulated HCCL: a dead peer reported as an internal error instead of HCCL_E_TCP_TRANSFER"),
-    Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl.c",
+    Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl_collectives.c",
            "return (unsigned)op <= HCCL_REDUCE_MIN; }", "return (unsigned)op <= 4; }",
            ("tests/test_hccl.py::test_argument_checks_and_error_strings",),
            "emulated HCCL: a reduce op beyond MIN accepted"),
