@@ -12,7 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import torch
-import torch_npu  # noqa: F401
+import torch_npu
+import torch_npu.distributed  # noqa: F401 - the uneven all-gather / reduce-scatter
 import torch.distributed as dist
 
 WORLD, PORT = (int(a) for a in sys.argv[1:3])
@@ -149,14 +150,57 @@ def run(rank):
         dist.all_gather(want, x, group=cpu)
         same(f"all_gather {dtype}", torch.cat([t.cpu() for t in got]), torch.cat(want))
         x = data(dtype, 299 + d, rank)[:8 * WORLD]
-        got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
-        dist.reduce_scatter_tensor(got, x.npu(), op=dist.ReduceOp.MAX)
-        dist.reduce_scatter(want, list(x.split(8)), op=dist.ReduceOp.MAX, group=cpu)
-        same(f"reduce_scatter max {dtype}", got.cpu(), want)
         got, want = torch.empty_like(x).npu(), torch.empty_like(x)
         dist.all_to_all_single(got, x.npu())
         dist.all_to_all_single(want, x, group=cpu)
         same(f"all_to_all {dtype}", got.cpu(), want)
+        for o, (op_name, op) in enumerate(ops.items()):
+            x = data(dtype, 399 + d * 10 + o, rank)[:8 * WORLD]
+            got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
+            dist.reduce_scatter_tensor(got, x.npu(), op=op)
+            dist.reduce_scatter(want, list(x.split(8)), op=op, group=cpu)
+            same(f"reduce_scatter {op_name} {dtype}", got.cpu(), want)
+            # HcclReduce: only the root's result is defined (gloo leaves partial sums elsewhere)
+            x = data(dtype, 499 + d * 10 + o, rank)[:19]
+            on_npu, on_cpu = x.npu(), x.clone()
+            dist.reduce(on_npu, dst=WORLD - 1, op=op)
+            dist.reduce(on_cpu, dst=WORLD - 1, op=op, group=cpu)
+            if rank == WORLD - 1:
+                same(f"reduce {op_name} {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 599 + d, rank)[:5 * WORLD]
+        got, want = torch.empty(5, dtype=dtype).npu(), torch.empty(5, dtype=dtype)
+        dist.scatter(got, list(x.npu().split(5)) if rank == 0 else None, src=0)
+        dist.scatter(want, list(x.split(5)) if rank == 0 else None, src=0, group=cpu)
+        same(f"scatter {dtype}", got.cpu(), want)
+        # HcclAlltoAllV: rank r sends 1 + r + 2j elements to rank j
+        sends = [1 + rank + 2 * j for j in range(WORLD)]
+        recvs = [1 + j + 2 * rank for j in range(WORLD)]
+        x = data(dtype, 699 + d, rank)[:sum(sends)]
+        got, want = torch.empty(sum(recvs), dtype=dtype).npu(), torch.empty(sum(recvs), dtype=dtype)
+        dist.all_to_all_single(got, x.npu(), recvs, sends)
+        dist.all_to_all_single(want, x, recvs, sends, group=cpu)
+        same(f"all_to_all_v {dtype}", got.cpu(), want)
+        # HcclAllGatherV / HcclReduceScatterV (torch_npu's uneven forms): rank j's block has 3 + 2j elements
+        sizes = [3 + 2 * j for j in range(WORLD)]
+        x = data(dtype, 799 + d, rank)[:sizes[rank]]
+        got = torch.empty(sum(sizes), dtype=dtype).npu()
+        torch_npu.distributed.all_gather_into_tensor_uneven(got, x.npu(), sizes)
+        want = torch.cat([data(dtype, 799 + d, j)[:sizes[j]] for j in range(WORLD)])
+        same(f"all_gather_v {dtype}", got.cpu(), want)
+        x = data(dtype, 899 + d, rank)[:sum(sizes)]
+        got = torch.empty(sizes[rank], dtype=dtype).npu()
+        torch_npu.distributed.reduce_scatter_tensor_uneven(got, x.npu(), sizes, op=dist.ReduceOp.MAX)
+        want = x.clone()
+        dist.all_reduce(want, op=dist.ReduceOp.MAX, group=cpu)
+        same(f"reduce_scatter_v max {dtype}", got.cpu(), want[sum(sizes[:rank]):sum(sizes[:rank + 1])])
+        # HcclBatchSendRecv: a ring, each rank sends to the next and receives from the previous
+        x = data(dtype, 999 + d, rank)
+        got = torch.empty_like(x).npu()
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, x.npu(), (rank + 1) % WORLD),
+                                        dist.P2POp(dist.irecv, got, (rank - 1) % WORLD)])
+        for work in works:
+            work.wait()
+        same(f"batch_send_recv {dtype}", got.cpu(), data(dtype, 999 + d, (rank - 1) % WORLD))
 
     # point to point: rank 0 sends to the last rank (torch_npu makes a 2-rank communicator for the pair)
     x = data(torch.float32, 7, 0)

@@ -1,6 +1,9 @@
 """The emulated libhccl under torch.distributed: 2 ranks with backend "hccl" on npu, each compared in the same
-process with backend "gloo" on cpu (all-reduce for every reduce op and fp32/fp16/bf16/int32/int8; broadcast,
-all-gather, reduce-scatter and all-to-all of each dtype; send/recv, barrier, stream order), DistributedDataParallel against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
+process with backend "gloo" on cpu (all-reduce, reduce-scatter and reduce for every reduce op and
+fp32/fp16/bf16/int32/int8; broadcast, all-gather, all-to-all, all-to-all with splits, scatter, torch_npu's uneven
+all-gather / reduce-scatter and batch_isend_irecv of each dtype; send/recv, barrier, stream order), a collective
+as a stream task (events, hazard checker) through the C API, DistributedDataParallel against one process, then
+one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
 One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file; docs/hccl.md."""
 from __future__ import annotations
 
@@ -49,8 +52,9 @@ def ranks():
 
 def test_collectives_equal_gloo(ranks):
     for rank, result in ranks[0].items():
-        # 41 checks a rank; the last rank also receives rank 0's send
-        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 41 + (rank == 1), result
+        # 81 checks a rank; the last rank also receives rank 0's send and is the root of 20 reduces
+        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 81 + 21 * (rank == 1), \
+            result
 
 
 def test_a_collective_is_a_stream_task(ranks):
@@ -111,6 +115,17 @@ def test_argument_checks_and_error_strings():
     assert lib.HcclAllReduce(None, buf, u64(4), 4, 0, vp(1), None) == 2     # NULL send buffer
     fake = ctypes.create_string_buffer(64)                                  # not a communicator
     assert lib.HcclBroadcast(buf, u64(4), 4, u32(0), fake, None) == 1
+    # the collectives of the second slice: reduce op first, then NULL pointers (counts arrays too), then the comm
+    assert lib.HcclReduce(buf, buf, u64(4), 4, 4, u32(0), None, None) == 1
+    assert lib.HcclReduce(buf, buf, u64(4), 4, 0, u32(0), None, None) == 2
+    assert lib.HcclScatter(buf, buf, u64(4), 4, u32(0), fake, None) == 1
+    assert lib.HcclAlltoAllV(buf, None, buf, 4, buf, buf, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllV(buf, buf, buf, 4, buf, buf, buf, 3, fake, None) == 1   # two data types
+    assert lib.HcclAllGatherV(buf, u64(4), buf, None, buf, 4, fake, None) == 2
+    assert lib.HcclReduceScatterV(buf, buf, buf, buf, u64(4), 4, 5, fake, None) == 1
+    assert lib.HcclReduceScatterV(buf, buf, None, buf, u64(4), 4, 0, fake, None) == 2
+    assert lib.HcclBatchSendRecv(None, u32(1), fake, None) == 2
+    assert lib.HcclBatchSendRecv(buf, u32(0), None, None) == 2
     size = u32()
     assert lib.HcclGetRankSize(None, ctypes.byref(size)) == 2 and lib.HcclGetRankSize(fake, ctypes.byref(size)) == 1
     assert lib.HcclCommDestroy(None) == 2 and lib.HcclCommDestroy(fake) == 1

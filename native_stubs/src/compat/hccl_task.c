@@ -199,6 +199,7 @@ HcclResult hccl_submit(const char *func, HcclComm handle, int kind, const long l
                        const uint64_t *extra, size_t n_extra, const pyaclnn_stub_access *acc, size_t n_acc,
                        aclrtStream stream)
 {
+    pyaclnn_stub_compat_trace(func, "queued on stream %p", stream);   /* PYACLNN_STUB_TRACE_COMPAT=1 */
     plan *p = malloc(sizeof *p + n_extra * sizeof(uint64_t));
     if (p == NULL) return HCCL_E_MEMORY;
     p->func = func;
