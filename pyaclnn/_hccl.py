@@ -206,12 +206,19 @@ def _all_gather(e, send, recv, count, dtype):
     return [e.group.allgather([list(out.split(count))], [inp], _opts("AllgatherOptions"))], None
 
 
+def _block_reduces(e, blocks, op, recv, count, dtype):
+    """A reduce-scatter as one all-reduce per block (on copies), of which this rank keeps its own: gloo's own
+    reduce-scatter cannot be polled (its work reports completion only through wait()), and this gives its results
+    bit for bit (measured with 4 ranks, fp16 sums; an all-reduce of the whole buffer sums in another order)."""
+    copies = [b.clone() for b in blocks]
+    works = [e.group.allreduce([c], _opts("AllreduceOptions", op)) for c in copies]
+    return works, lambda: _tensor(recv, count, dtype).copy_(copies[e.rank])
+
+
 def _reduce_scatter(e, send, recv, count, dtype, op):
-    # gloo's own reduce-scatter cannot be polled (its work never reports completion before wait()): an all-reduce
-    # of a copy of the whole buffer, of which this rank keeps its block
-    packed = _tensor(send, count * e.size, dtype).clone()  # recv may lie inside send
-    after = lambda: _tensor(recv, count, dtype).copy_(packed[e.rank * count:(e.rank + 1) * count])  # noqa: E731
-    return [e.group.allreduce([packed], _opts("AllreduceOptions", op))], after
+    if not count:
+        return [], None
+    return _block_reduces(e, list(_tensor(send, count * e.size, dtype).split(count)), op, recv, count, dtype)
 
 
 def _all_to_all(e, send, recv, count, dtype):
@@ -257,17 +264,10 @@ def _all_gather_v(e, send, recv, count, dtype, extra):
 
 
 def _reduce_scatter_v(e, send, recv, count, dtype, op, extra):
-    # every rank's blocks, packed, reduced across ranks; this rank keeps its own block
-    import torch
     n = e.size
     counts, displs = extra[:n], extra[n:]
     end = max((d + c for c, d in zip(counts, displs) if c), default=0)
-    src = _tensor(send, end, dtype)
-    blocks = _blocks(src, counts, displs)
-    packed = torch.cat(blocks) if blocks else src.clone()
-    start = sum(counts[:e.rank])
-    after = lambda: _tensor(recv, count, dtype).copy_(packed[start:start + count])  # noqa: E731
-    return [e.group.allreduce([packed], _opts("AllreduceOptions", op))], after
+    return _block_reduces(e, _blocks(_tensor(send, end, dtype), counts, displs), op, recv, count, dtype)
 
 
 class _Waiting:

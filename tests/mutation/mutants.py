@@ -69,7 +69,7 @@ MUTANTS = [
            ("tests/test_hccl.py::test_a_dead_rank_fails_the_other",),
            "emulated HCCL: a dead peer reported as an internal error instead of HCCL_E_TCP_TRANSFER"),
     Mutant("hccl-reduce-scatter-first-block", "pyaclnn/_hccl.py",
-           "packed[e.rank * count:(e.rank + 1) * count]", "packed[:count]",
+           "_tensor(recv, count, dtype).copy_(copies[e.rank])", "_tensor(recv, count, dtype).copy_(copies[0])",
            ("tests/test_hccl.py::test_collectives_equal_gloo",),
            "emulated HCCL: every rank of a reduce-scatter keeps rank 0's block"),
     Mutant("hccl-alltoallv-no-displacements", "pyaclnn/_hccl.py",
