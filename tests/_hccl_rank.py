@@ -60,8 +60,8 @@ class Hazard(ctypes.Structure):  # pyaclnn_stub_hazard (pyaclnn_stub.h)
 
 def stream_task(rank, cpu):
     """An HcclAllReduce on a stream of our own (the C API, a communicator made here): the call returns before the
-    peer has arrived, an event recorded after it is complete only once the sum is there, and another stream that
-    reads the receive buffer without waiting is a hazard. Rank 1 joins only after rank 0 has looked (a barrier on
+    peer has arrived, an event recorded after it is complete only once the sum is there, another stream that
+    reads the receive buffer without waiting is a hazard, and a captured one runs at each replay of the model. Rank 1 joins only after rank 0 has looked (a barrier on
     the cpu group), so the order does not depend on timing."""
     from pyaclnn._stubpaths import stub_library_dir
     libs = Path(stub_library_dir())
@@ -105,7 +105,20 @@ def stream_task(rank, cpu):
     out["sync"] = acl.aclrtSynchronizeStream(s1)
     acl.pyaclnn_stub_hazard_set_mode(previous)
     assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
-    out["sum_ok"] = all(v == sum(range(1, WORLD + 1)) for v in host)
+    total = sum(range(1, WORLD + 1))
+    out["sum_ok"] = all(v == total for v in host)
+    # captured into a model, the collective runs at each replay, not when queued
+    model = vp()
+    assert acl.aclmdlRICaptureBegin(s1, 0) == 0
+    assert hccl.HcclAllReduce(buf, buf, ctypes.c_uint64(n), 4, 0, comm, s1) == 0
+    assert acl.aclmdlRICaptureEnd(s1, ctypes.byref(model)) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    out["capture_not_run"] = all(v == total for v in host)
+    for _ in range(2):
+        assert acl.aclmdlRIExecuteAsync(model, s1) == 0
+    assert acl.aclrtSynchronizeStream(s1) == 0 and acl.aclmdlRIDestroy(model) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    out["replays_ok"] = all(v == total * WORLD * WORLD for v in host)
     assert acl.aclrtSynchronizeStream(s2) == 0 and hccl.HcclCommDestroy(comm) == 0
     for handle in (buf, copy):
         acl.aclrtFree(handle)
