@@ -61,8 +61,9 @@ class Hazard(ctypes.Structure):  # pyaclnn_stub_hazard (pyaclnn_stub.h)
 def stream_task(rank, cpu):
     """An HcclAllReduce on a stream of our own (the C API, a communicator made here): the call returns before the
     peer has arrived, an event recorded after it is complete only once the sum is there, another stream that
-    reads the receive buffer without waiting is a hazard, and a captured one runs at each replay of the model. Rank 1 joins only after rank 0 has looked (a barrier on
-    the cpu group), so the order does not depend on timing."""
+    reads the receive buffer without waiting is a hazard, and a captured one runs at each replay of the model.
+    Rank 1 joins only after rank 0 has looked (a barrier on the cpu group), so the order does not depend on
+    timing."""
     from pyaclnn._stubpaths import stub_library_dir
     libs = Path(stub_library_dir())
     acl, hccl = ctypes.CDLL(str(libs / "libascendcl.so")), ctypes.CDLL(str(libs / "libhccl.so"))
@@ -119,6 +120,7 @@ def stream_task(rank, cpu):
     assert acl.aclrtSynchronizeStream(s1) == 0 and acl.aclmdlRIDestroy(model) == 0
     assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
     out["replays_ok"] = all(v == total * WORLD * WORLD for v in host)
+    out["alltoallv_gaps"] = alltoallv_with_gaps(rank, acl, hccl, comm, s1, buf, copy)
     assert acl.aclrtSynchronizeStream(s2) == 0 and hccl.HcclCommDestroy(comm) == 0
     for handle in (buf, copy):
         acl.aclrtFree(handle)
@@ -126,6 +128,27 @@ def stream_task(rank, cpu):
     for handle in (s1, s2):
         acl.aclrtDestroyStream(handle)
     return out
+
+
+def alltoallv_with_gaps(rank, acl, hccl, comm, stream, send, recv):
+    """HcclAlltoAllV with displacements that leave gaps (torch_npu's are always packed): rank r sends 1 + j
+    elements from 4j to rank j and receives 1 + r elements from rank j at 4j + 1; the gaps keep their -1."""
+    u64 = ctypes.c_uint64 * WORLD
+    scounts, sdispls = u64(*[1 + j for j in range(WORLD)]), u64(*[4 * j for j in range(WORLD)])
+    rcounts, rdispls = u64(*[1 + rank] * WORLD), u64(*[4 * j + 1 for j in range(WORLD)])
+    size = 4 * 4 * WORLD + 4
+    host = (ctypes.c_float * (4 * WORLD + 1))(*[100.0 * rank + i for i in range(4 * WORLD + 1)])
+    assert acl.aclrtMemcpy(send, ctypes.c_size_t(size), host, ctypes.c_size_t(size), 1) == 0
+    host = (ctypes.c_float * (4 * WORLD + 1))(*[-1.0] * (4 * WORLD + 1))
+    assert acl.aclrtMemcpy(recv, ctypes.c_size_t(size), host, ctypes.c_size_t(size), 1) == 0
+    assert hccl.HcclAlltoAllV(send, scounts, sdispls, 4, recv, rcounts, rdispls, 4, comm, stream) == 0
+    assert acl.aclrtSynchronizeStream(stream) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(size), recv, ctypes.c_size_t(size), 2) == 0
+    want = [-1.0] * (4 * WORLD + 1)
+    for j in range(WORLD):  # rank j's block for this rank starts at 4 * rank of its send buffer
+        for k in range(1 + rank):
+            want[4 * j + 1 + k] = 100.0 * j + 4 * rank + k
+    return list(host) == want
 
 
 def run(rank):
