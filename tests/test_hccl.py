@@ -36,7 +36,10 @@ def ranks():
         pytest.skip(reason)
     if "libasan" in os.environ.get("LD_PRELOAD", ""):
         pytest.skip("torch_npu is not run under the ASan pass")
+    # torch_npu's watchdog takes a process down within a second of an HcclGetCommAsyncError (its default
+    # TORCH_HCCL_ASYNC_ERROR_HANDLING=1): off, so the survivor of the dead-rank case reports what it saw
     env = helpers.subprocess_env({"TORCH_NPU_WARNING_DISABLE": "1", "HCCL_TEST_KILL": "1",
+                                  "TORCH_HCCL_ASYNC_ERROR_HANDLING": "0",
                                   "HCCL_CONNECT_TIMEOUT": "4", "HCCL_EXEC_TIMEOUT": "60",
                                   "HCCL_TEST_RANK_TIMEOUT": str(TIMEOUT - 20)})
     proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(RANK), "2",

@@ -39,6 +39,9 @@ typedef struct request {
     const plan *p;
     int state, code;
     char msg[600];
+    /* the plan's extra values, read by the transport after next() returned: an abandoned request outlives the
+     * plan (the runtime frees that once the task returns), so they travel with the request */
+    uint64_t extra[];
 } request;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -94,12 +97,13 @@ static void run(void *arg)
 {
     const plan *p = arg;
     pthread_once(&once, setup);
-    request *r = calloc(1, sizeof *r);
+    request *r = calloc(1, sizeof *r + p->n_extra * sizeof(uint64_t));
     if (r == NULL) {
         fail(p, HCCL_E_MEMORY, "out of memory");
         return;
     }
     r->p = p;
+    if (p->n_extra) memcpy(r->extra, p->extra, p->n_extra * sizeof(uint64_t));
     pthread_mutex_lock(&mu);
     if (stopped || atomic_load(&exiting)) {
         pthread_mutex_unlock(&mu);
@@ -160,7 +164,7 @@ int hccl_service_next(long long *out, long long timeout_us)
         out[0] = (long long)(uintptr_t)r;
         out[1] = r->p->kind;
         memcpy(out + 2, r->p->args, sizeof r->p->args);
-        out[2 + HCCL_TASK_ARGS] = (long long)(uintptr_t)r->p->extra;
+        out[2 + HCCL_TASK_ARGS] = (long long)(uintptr_t)r->extra;
         out[3 + HCCL_TASK_ARGS] = (long long)r->p->n_extra;
     }
     pthread_mutex_unlock(&mu);
