@@ -217,6 +217,14 @@ def run(rank):
         dist.all_to_all_single(got, x.npu(), recvs, sends)
         dist.all_to_all_single(want, x, recvs, sends, group=cpu)
         same(f"all_to_all_v {dtype}", got.cpu(), want)
+        # HcclAlltoAllVC (torch_npu's all_to_all_vc): the whole count matrix, [i][j] = what rank i sends to rank j
+        matrix = [[2 + i + 3 * j for j in range(WORLD)] for i in range(WORLD)]
+        sends, recvs = matrix[rank], [matrix[j][rank] for j in range(WORLD)]
+        x = data(dtype, 749 + d, rank)[:sum(sends)]
+        got, want = torch.empty(sum(recvs), dtype=dtype).npu(), torch.empty(sum(recvs), dtype=dtype)
+        torch_npu.distributed.all_to_all_vc(got, x.npu(), matrix)
+        dist.all_to_all_single(want, x, recvs, sends, group=cpu)
+        same(f"all_to_all_vc {dtype}", got.cpu(), want)
         # HcclAllGatherV / HcclReduceScatterV (torch_npu's uneven forms): rank j's block has 3 + 2j elements
         sizes = [3 + 2 * j for j in range(WORLD)]
         x = data(dtype, 799 + d, rank)[:sizes[rank]]

@@ -1,9 +1,9 @@
 """The emulated libhccl under torch.distributed: 2 ranks with backend "hccl" on npu, each compared in the same
 process with backend "gloo" on cpu (all-reduce, reduce-scatter and reduce for every reduce op and
-fp32/fp16/bf16/int32/int8; broadcast, all-gather, all-to-all, all-to-all with splits, scatter, torch_npu's uneven
-all-gather / reduce-scatter and batch_isend_irecv of each dtype; send/recv, barrier, stream order), a collective
-as a stream task (events, hazard checker) through the C API, DistributedDataParallel against one process, then
-one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
+fp32/fp16/bf16/int32/int8; broadcast, all-gather, all-to-all, all-to-all with splits or a count matrix, scatter,
+torch_npu's uneven all-gather / reduce-scatter and batch_isend_irecv of each dtype; send/recv, barrier, stream
+order), a collective as a stream task (events, hazard checker, capture) through the C API, DistributedDataParallel
+against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
 One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file; docs/hccl.md."""
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ def ranks():
 
 def test_collectives_equal_gloo(ranks):
     for rank, result in ranks[0].items():
-        # 81 checks a rank; the last rank also receives rank 0's send and is the root of 20 reduces
-        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 81 + 21 * (rank == 1), \
+        # 86 checks a rank; the last rank also receives rank 0's send and is the root of 20 reduces
+        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 86 + 21 * (rank == 1), \
             result
 
 
@@ -128,6 +128,8 @@ def test_argument_checks_and_error_strings():
     assert lib.HcclAlltoAllV(buf, None, buf, 4, buf, buf, buf, 4, fake, None) == 2
     assert lib.HcclAlltoAllV(buf, buf, buf, 4, buf, buf, buf, 3, fake, None) == 1   # two data types
     assert lib.HcclAllGatherV(buf, u64(4), buf, None, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllVC(buf, None, 4, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllVC(buf, buf, 4, buf, 0, fake, None) == 1
     assert lib.HcclReduceScatterV(buf, buf, buf, buf, u64(4), 4, 5, fake, None) == 1
     assert lib.HcclReduceScatterV(buf, buf, None, buf, u64(4), 4, 0, fake, None) == 2
     assert lib.HcclBatchSendRecv(None, u32(1), fake, None) == 2

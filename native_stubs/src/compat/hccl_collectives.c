@@ -182,6 +182,41 @@ HCCL_API HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, c
     return r;
 }
 
+/* sendCountMatrix: n x n, row-major, [i][j] = elements rank i sends to rank j, the same on every rank (torch_npu passes
+ * std::vector<int64_t>); blocks are packed in rank order on both sides. Queued as the all-to-all-V it is. */
+HCCL_API HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
+                                   const void *recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream)
+{
+    hccl_comm *c;
+    if (sendCountMatrix == NULL) return HCCL_E_PTR;
+    if (sendType != recvType) return HCCL_E_PARA;   /* gloo moves one type */
+    HcclResult r = check("HcclAlltoAllVC", &c, comm, sendType, recvBuf, 0);
+    if (r != HCCL_SUCCESS) return r;
+    uint32_t n = c->nranks, me = c->rank;
+    const uint64_t *matrix = sendCountMatrix;
+    uint64_t *extra = malloc(4 * n * sizeof *extra);
+    if (extra == NULL) return HCCL_E_MEMORY;
+    uint64_t send_end = 0, recv_end = 0;
+    for (uint32_t j = 0; j < n; j++) {   /* {send counts, send displs, recv counts, recv displs} */
+        extra[j] = matrix[(size_t)me * n + j];
+        extra[n + j] = send_end;
+        send_end += extra[j];
+        extra[2 * n + j] = matrix[(size_t)j * n + me];
+        extra[3 * n + j] = recv_end;
+        recv_end += extra[2 * n + j];
+    }
+    if ((send_end && sendBuf == NULL) || (recv_end && recvBuf == NULL)) {
+        free(extra);
+        return HCCL_E_PTR;
+    }
+    int size = dtype_size(sendType);
+    pyaclnn_stub_access acc[2] = {reads(sendBuf, send_end * size), writes(recvBuf, recv_end * size)};
+    long long a[HCCL_TASK_ARGS] = {ADDR(sendBuf), ADDR(recvBuf), sendType, c->id};
+    r = hccl_submit("HcclAlltoAllVC", comm, HCCL_KIND_ALL_TO_ALL_V, a, extra, 4 * n, acc, 2, stream);
+    free(extra);
+    return r;
+}
+
 HCCL_API HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, const void *recvCounts,
                                    const void *recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream)
 {
