@@ -69,7 +69,7 @@ static void py_lookup(void)
 /* Calls pyaclnn._hccl.<fn>(a[0], ..., a[n-1]) with the GIL (values as C long long: addresses, counts and ids
  * fit); its int result, or -HCCL_E_NOT_SUPPORT without Python, -HCCL_E_INTERNAL if Python raised. */
 long long hccl_transport(const char *func, const char *fn, int n, long long a0, long long a1, long long a2,
-                           long long a3, long long a4, long long a5)
+                         long long a3, long long a4, long long a5)
 {
     static const char *const formats[] = {"()", "(L)", "(LL)", "(LLL)", "(LLLL)", "(LLLLL)", "(LLLLLL)"};
     pthread_once(&py_once, py_lookup);
