@@ -157,7 +157,8 @@ def _start_service(next_addr: int, done_addr: int, stop_addr: int) -> None:
         next_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_longlong), ctypes.c_longlong)(next_addr)
         done_fn = ctypes.CFUNCTYPE(None, ctypes.c_longlong, ctypes.c_int, ctypes.c_char_p)(done_addr)
         stop_fn = ctypes.CFUNCTYPE(None)(stop_addr)
-        thread = threading.Thread(target=_serve, args=(next_fn, done_fn), name="pyaclnn-hccl", daemon=True)
+        thread = threading.Thread(target=_serve_then_stop, args=(next_fn, done_fn, stop_fn), name="pyaclnn-hccl",
+                                  daemon=True)
         _service = (thread, os.getpid(), done_fn, stop_fn)
         thread.start()
     import atexit
@@ -175,6 +176,17 @@ def _at_exit() -> None:
         groups = [entry[0] for entry in _comms.values()] + [item[6] for item in _pending]
     for group in groups:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
+
+
+def _serve_then_stop(next_fn, done_fn, stop_fn) -> None:
+    """The transport thread: should it ever end other than by stop (a bug), the stream workers waiting for an
+    answer give up instead of waiting forever."""
+    try:
+        _serve(next_fn, done_fn)
+    except BaseException as err:  # noqa: BLE001 - reported, then every waiting collective fails
+        print(f"pyaclnn-hccl: the transport thread failed: {err!r}", file=sys.stderr, flush=True)
+    finally:
+        stop_fn()
 
 
 def _serve(next_fn, done_fn) -> None:

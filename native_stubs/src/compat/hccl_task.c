@@ -10,8 +10,8 @@
  * the interpreter finalizes is ended on the spot (pthread_exit), so a stream worker would vanish with its task
  * unfinished and any later synchronisation would hang; and a worker blocked in PyGILState_Ensure cannot be
  * told to give up. Here the worker only waits on a condition variable, a tenth of a second at a time: when the
- * transport has stopped (Python's atexit, via hccl_service_stop) or the process is exiting, it abandons the
- * request and fails the task, so nothing waits forever at exit.
+ * transport has stopped (Python's atexit or the transport thread's end, via hccl_service_stop) or the process is
+ * exiting, it abandons the request and fails the task, so nothing waits forever.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -108,7 +108,7 @@ static void run(void *arg)
     if (stopped || atomic_load(&exiting)) {
         pthread_mutex_unlock(&mu);
         free(r);
-        fail(p, HCCL_E_INTERNAL, "the process is exiting: the transport has stopped");
+        fail(p, HCCL_E_INTERNAL, "the transport has stopped (the process is exiting, or it failed)");
         return;
     }
     if (tail) tail->next = r; else head = r;
@@ -121,7 +121,8 @@ static void run(void *arg)
             int queued = r->state == REQ_QUEUED;
             pthread_mutex_unlock(&mu);
             if (queued) free(r);
-            fail(p, HCCL_E_INTERNAL, "the process is exiting: the collective was abandoned");
+            fail(p, HCCL_E_INTERNAL, "the transport has stopped (the process is exiting, or it failed): "
+                                    "the collective was abandoned");
             return;
         }
         struct timespec deadline;
@@ -188,7 +189,7 @@ void hccl_service_done(long long request_addr, int code, const char *msg)
     pthread_mutex_unlock(&mu);
 }
 
-/* Python's atexit: the transport thread takes no more requests; waiting workers give up (within 0.1 s). */
+/* Python's atexit, or the transport thread's end: no more requests; waiting workers give up (within 0.1 s). */
 void hccl_service_stop(void)
 {
     pthread_once(&once, setup);
