@@ -13,7 +13,6 @@
  * transport has stopped (Python's atexit or the transport thread's end, via hccl_service_stop) or the process is
  * exiting, it abandons the request and fails the task, so nothing waits forever.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
