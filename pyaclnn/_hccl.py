@@ -1,8 +1,9 @@
 """The emulated libhccl's transport: torch's gloo, reached through ``torch.distributed`` in the same process.
 
-libhccl.so (native_stubs/src/compat/hccl.c) calls these functions with the GIL taken, in the thread that called
-the Hccl* entry point, after the caller's stream has run its earlier work. Device memory of the emulator is host
-memory, so a device address becomes a CPU tensor without a copy. docs/hccl.md says why gloo (measured).
+libhccl.so (native_stubs/src/compat/hccl.c) calls the communicator functions here with the GIL taken. Its
+collectives are stream tasks (hccl_task.c): when a stream reaches one, its worker hands the request to this
+module's transport thread (``_serve``) and waits for the answer; the thread starts the gloo operation
+(pyaclnn/_hccl_collectives.py), polls it and answers. docs/hccl.md says why gloo (measured).
 
 Every function returns an HcclResult code; failures print one line naming the call and the rank on stderr, so the
 C side never sees a Python exception.
@@ -10,8 +11,6 @@ C side never sees a Python exception.
 from __future__ import annotations
 
 import ctypes
-import functools
-import datetime
 import json
 import os
 import socket
@@ -19,30 +18,19 @@ import sys
 import threading
 import uuid
 
+from ._hccl_collectives import CONNECT_TIMEOUT_DEFAULT, KINDS, Entry, timeout
+
 # hccl_types.h
 SUCCESS, E_PARA, E_PTR, E_INTERNAL, E_NOT_SUPPORT, E_TIMEOUT = 0, 1, 2, 4, 5, 9
 E_TCP_CONNECT, E_TCP_TRANSFER = 11, 13
 ROOT_INFO_BYTES = 4108
 _MAGIC = b"pyaclnn-hccl-root-info/1\n"
 
-# HCCL's defaults, in seconds (the vendor's HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT).
-_CONNECT_TIMEOUT_DEFAULT = 120
-_EXEC_TIMEOUT_DEFAULT = 1836
 
 _lock = threading.Lock()
 _stores = {}   # root id -> the TCPStore this process serves (rank 0 keeps it alive until its comm is destroyed)
 _comms = {}    # comm id -> (process group, rank, size)
 _next_id = 1
-
-
-def _timeout(name: str, default: int) -> datetime.timedelta:
-    value = os.environ.get(name, "")
-    try:
-        seconds = int(value) if value else default
-    except ValueError:
-        seconds = default
-    # HCCL_EXEC_TIMEOUT=0 means "never" for the vendor; gloo needs a bound, so a day stands for it.
-    return datetime.timedelta(seconds=seconds if seconds > 0 else 86400)
 
 
 def _fail(call: str, code: int, rank, err: BaseException, size=None) -> int:
@@ -85,7 +73,7 @@ def get_root_info(address: int) -> int:
         import torch.distributed as dist
         host = _host()
         store = dist.TCPStore(host, 0, is_master=True, wait_for_workers=False,
-                              timeout=_timeout("HCCL_CONNECT_TIMEOUT", _CONNECT_TIMEOUT_DEFAULT))
+                              timeout=timeout("HCCL_CONNECT_TIMEOUT", CONNECT_TIMEOUT_DEFAULT))
         root = uuid.uuid4().hex
         with _lock:
             _stores[root] = store
@@ -97,10 +85,13 @@ def get_root_info(address: int) -> int:
         return _fail("HcclGetRootInfo", E_TCP_CONNECT, None, err)
 
 
-def comm_init(address: int, nranks: int, rank: int) -> int:
-    """HcclCommInitRootInfo: join the communicator; returns its id (> 0) or minus an HCCL code."""
+def comm_init(address: int, nranks: int, rank: int, next_fn: int = 0, done_fn: int = 0, stop_fn: int = 0) -> int:
+    """HcclCommInitRootInfo: join the communicator; returns its id (> 0) or minus an HCCL code. The last three are
+    libhccl's transport entry points (hccl_task.c): the transport thread is started with them."""
     global _next_id
     try:
+        if next_fn:
+            _start_service(next_fn, done_fn, stop_fn)
         raw = ctypes.string_at(address, ROOT_INFO_BYTES).rstrip(b"\0")
         if not raw.startswith(_MAGIC):
             print(f"pyaclnn-hccl: HcclCommInitRootInfo on rank {rank}: the root info was not made by "
@@ -108,7 +99,7 @@ def comm_init(address: int, nranks: int, rank: int) -> int:
             return -E_PARA
         info = json.loads(raw[len(_MAGIC):])
         import torch.distributed as dist
-        connect = _timeout("HCCL_CONNECT_TIMEOUT", _CONNECT_TIMEOUT_DEFAULT)
+        connect = timeout("HCCL_CONNECT_TIMEOUT", CONNECT_TIMEOUT_DEFAULT)
         with _lock:
             store = _stores.get(info["id"])
         if store is None:
@@ -134,118 +125,109 @@ def comm_destroy(comm: int) -> int:
     return SUCCESS if entry is not None else E_PARA
 
 
-def _tensor(address: int, count: int, dtype: int):
-    import torch
-    torch_dtype, size = _tables()[0][dtype]
-    if count == 0:
-        return torch.empty(0, dtype=torch_dtype)
-    buffer = (ctypes.c_char * (count * size)).from_address(address)
-    return torch.frombuffer(buffer, dtype=torch_dtype, count=count)
-
-
-def _run(call: str, comm: int, work) -> int:
+def _start(request):
+    """Starts one request {request, kind, args..., extra address, extra length}: (works, after) or raises; the
+    communicator id is the argument after the kind's own ones."""
+    name, fn, nargs, takes_extra = KINDS[request[1]]
+    args = list(request[2:2 + nargs])
+    comm = request[2 + nargs]
     entry = _comms.get(comm)
     if entry is None:
-        return E_PARA
-    group, rank = entry[0], entry[1]
+        raise LookupError(f"communicator {comm} was destroyed")
+    e = Entry(entry[0], entry[1], entry[2])
+    if takes_extra:
+        n = request[3 + 7]
+        extra = list((ctypes.c_uint64 * n).from_address(request[2 + 7])) if n else []
+        return fn(e, *args, extra)
+    return fn(e, *args)
+
+
+# ---- the transport thread --------------------------------------------------------------------------------------
+
+_service = None  # (thread, pid, done function, stop function)
+# in flight: [request, name, rank, size, works, after, process group (kept alive until the works are done)]
+_pending = []
+
+
+def _start_service(next_addr: int, done_addr: int, stop_addr: int) -> None:
+    global _service
+    with _lock:
+        if _service is not None and _service[1] == os.getpid() and _service[0].is_alive():
+            return
+        next_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_longlong), ctypes.c_longlong)(next_addr)
+        done_fn = ctypes.CFUNCTYPE(None, ctypes.c_longlong, ctypes.c_int, ctypes.c_char_p)(done_addr)
+        stop_fn = ctypes.CFUNCTYPE(None)(stop_addr)
+        thread = threading.Thread(target=_serve_then_stop, args=(next_fn, done_fn, stop_fn), name="pyaclnn-hccl",
+                                  daemon=True)
+        _service = (thread, os.getpid(), done_fn, stop_fn)
+        thread.start()
+    import atexit
+    atexit.register(_at_exit)
+
+
+def _at_exit() -> None:
+    """Before the interpreter goes: no more requests, the stream workers waiting on one give up, and the process
+    groups are never destroyed (the destructor joins gloo's thread, which may be inside a collective whose peer
+    never comes: the exit would wait for the exec timeout)."""
+    if _service is None or _service[1] != os.getpid():
+        return
+    _service[3]()
+    with _lock:
+        groups = [entry[0] for entry in _comms.values()] + [item[6] for item in _pending]
+    for group in groups:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
+
+
+def _serve_then_stop(next_fn, done_fn, stop_fn) -> None:
+    """The transport thread: should it ever end other than by stop (a bug), the stream workers waiting for an
+    answer give up instead of waiting forever."""
     try:
-        work(group).wait()
-        return SUCCESS
-    except Exception as err:  # noqa: BLE001
-        return _fail(call, _code_of(err), rank, err, size=entry[2])
+        _serve(next_fn, done_fn)
+    except BaseException as err:  # noqa: BLE001 - reported, then every waiting collective fails
+        print(f"pyaclnn-hccl: the transport thread failed: {err!r}", file=sys.stderr, flush=True)
+    finally:
+        stop_fn()
 
 
-def all_reduce(send: int, recv: int, count: int, dtype: int, op: int, comm: int) -> int:
-    import torch.distributed as dist
-    out = _tensor(recv, count, dtype)
-    if send != recv and count:
-        out.copy_(_tensor(send, count, dtype))
-    opts = dist.AllreduceOptions()
-    opts.reduceOp = _tables()[1][op]
-    opts.timeout = _exec_timeout()
-    return _run("HcclAllReduce", comm, lambda g: g.allreduce([out], opts))
-
-
-def broadcast(buf: int, count: int, dtype: int, root: int, comm: int) -> int:
-    import torch.distributed as dist
-    opts = dist.BroadcastOptions()
-    opts.rootRank = root
-    opts.rootTensor = 0
-    opts.timeout = _exec_timeout()
-    return _run("HcclBroadcast", comm, lambda g: g.broadcast([_tensor(buf, count, dtype)], opts))
-
-
-def all_gather(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
-    entry = _comms.get(comm)
-    if entry is None:
-        return E_PARA
-    out = _tensor(recv, count * entry[2], dtype)
-    inp = _tensor(send, count, dtype).clone() if send != recv else None  # in place: the rank's own block
-    if inp is None:
-        inp = out[entry[1] * count:(entry[1] + 1) * count].clone()
-    from torch._C._distributed_c10d import AllgatherOptions  # not re-exported by torch.distributed
-    opts = AllgatherOptions()
-    opts.timeout = _exec_timeout()
-    # gloo writes each rank's block into the views of the receive buffer
-    return _run("HcclAllGather", comm,
-                lambda g: g.allgather([list(out.split(count))] if count else [[]], [inp], opts))
-
-
-def reduce_scatter(send: int, recv: int, count: int, dtype: int, op: int, comm: int) -> int:
-    entry = _comms.get(comm)
-    if entry is None:
-        return E_PARA
-    inp = _tensor(send, count * entry[2], dtype).clone()  # recv may lie inside send
-    out = _tensor(recv, count, dtype)
-    opts = dist_module().ReduceScatterOptions()
-    opts.reduceOp = _tables()[1][op]
-    opts.timeout = _exec_timeout()
-    return _run("HcclReduceScatter", comm, lambda g: g.reduce_scatter([out], [list(inp.split(count))], opts))
-
-
-def all_to_all(send: int, recv: int, count: int, dtype: int, comm: int) -> int:
-    entry = _comms.get(comm)
-    if entry is None:
-        return E_PARA
-    inp = _tensor(send, count * entry[2], dtype).clone()
-    out = _tensor(recv, count * entry[2], dtype)
-    opts = dist_module().AllToAllOptions()
-    opts.timeout = _exec_timeout()
-    return _run("HcclAlltoAll", comm, lambda g: g.alltoall_base(out, inp, [], [], opts))
-
-
-def send(buf: int, count: int, dtype: int, peer: int, comm: int) -> int:
-    return _run("HcclSend", comm, lambda g: g.send([_tensor(buf, count, dtype)], peer, 0))
-
-
-def recv(buf: int, count: int, dtype: int, peer: int, comm: int) -> int:
-    return _run("HcclRecv", comm, lambda g: g.recv([_tensor(buf, count, dtype)], peer, 0))
-
-
-def dist_module():
-    import torch.distributed as dist
-    return dist
-
-
-def barrier(comm: int) -> int:
-    opts = dist_module().BarrierOptions()
-    opts.timeout = _exec_timeout()
-    return _run("HcclBarrier", comm, lambda g: g.barrier(opts))
-
-
-def _exec_timeout():
-    return _timeout("HCCL_EXEC_TIMEOUT", _EXEC_TIMEOUT_DEFAULT)
-
-
-@functools.lru_cache(maxsize=1)
-def _tables():
-    """{HCCL dtype: (torch dtype, size)}, {HCCL reduce op: torch's}: built at the first collective (importing this
-    module does not import torch)."""
-    import torch
-    import torch.distributed as dist
-    dtypes = {0: (torch.int8, 1), 2: (torch.int32, 4), 3: (torch.float16, 2),
-              4: (torch.float32, 4), 5: (torch.int64, 8), 7: (torch.uint8, 1), 10: (torch.float64, 8),
-              11: (torch.bfloat16, 2)}
-    ops = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.PRODUCT, 2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}
-    return dtypes, ops
-
+def _serve(next_fn, done_fn) -> None:
+    """Takes requests, starts them (several may be in flight: collectives of different communicators, or of one
+    on several streams, complete in any order) and answers each when its works are done. Waits for a request
+    with the GIL released (ctypes); while works are in flight it polls them, a longer wait each time up to 1 ms
+    (a 64 MiB all-reduce takes ~70 ms here; a small one ~0.1 ms)."""
+    out = (ctypes.c_longlong * 12)()
+    pending = _pending
+    pause = 20
+    while True:
+        got = next_fn(out, pause if pending else 200000)
+        if got < 0:
+            return
+        if got:
+            request = list(out)
+            name = KINDS[request[1]][0]
+            entry = _comms.get(request[2 + KINDS[request[1]][2]])
+            rank, size = (entry[1], entry[2]) if entry else (None, None)
+            try:
+                works, after = _start(request)
+                with _lock:
+                    pending.append([request[0], name, rank, size, works, after, entry[0]])
+            except Exception as err:  # noqa: BLE001 - every failure becomes an HCCL code
+                code = E_PARA if isinstance(err, LookupError) else _code_of(err)
+                done_fn(request[0], _fail(name, code, rank, err, size), str(err).encode(errors="replace")[:500])
+            pause = 20
+            continue
+        for item in list(pending):
+            if not all(w.is_completed() for w in item[4]):
+                continue
+            with _lock:
+                pending.remove(item)
+            code, message = SUCCESS, b""
+            try:
+                for w in item[4]:
+                    w.wait()  # completed: returns at once, or raises the failure
+                if item[5] is not None:
+                    item[5]()
+            except Exception as err:  # noqa: BLE001
+                code = _fail(item[1], _code_of(err), item[2], err, size=item[3])
+                message = str(err).encode(errors="replace")[:500]
+            done_fn(item[0], code, message)
+        pause = min(pause * 2, 1000)

@@ -3,14 +3,17 @@ the same process. argv: world port. Imports torch and torch_npu once (most of th
 before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n, "dead": ...}.
 With HCCL_TEST_KILL=1 the last rank dies after the checks and the others try one more all-reduce ("dead" is what
 they got). A rank still running after HCCL_TEST_RANK_TIMEOUT seconds is killed and reported as hung."""
+import ctypes
 import json
 import os
 import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import torch
-import torch_npu  # noqa: F401
+import torch_npu
+import torch_npu.distributed  # noqa: F401 - the uneven all-gather / reduce-scatter
 import torch.distributed as dist
 
 WORLD, PORT = (int(a) for a in sys.argv[1:3])
@@ -48,6 +51,107 @@ def ddp_against_single_process(rank):
                for a, b in zip(ddp.module.parameters(), single.parameters()))
 
 
+class Hazard(ctypes.Structure):  # pyaclnn_stub_hazard (pyaclnn_stub.h)
+    _fields_ = [("kind", ctypes.c_int), ("api", ctypes.c_char * 48), ("op", ctypes.c_char * 48),
+                ("stream", ctypes.c_void_p), ("other_stream", ctypes.c_void_p), ("other_op", ctypes.c_char * 48),
+                ("other_api", ctypes.c_char * 48), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64),
+                ("alloc", ctypes.c_uint64), ("line", ctypes.c_char * 704)]
+
+
+def stream_task(rank, cpu):
+    """An HcclAllReduce on a stream of our own (the C API, a communicator made here): the call returns before the
+    peer has arrived, an event recorded after it is complete only once the sum is there, another stream that
+    reads the receive buffer without waiting is a hazard, and a captured one runs at each replay of the model.
+    Rank 1 joins only after rank 0 has looked (a barrier on the cpu group), so the order does not depend on
+    timing."""
+    from pyaclnn._stubpaths import stub_library_dir
+    libs = Path(stub_library_dir())
+    acl, hccl = ctypes.CDLL(str(libs / "libascendcl.so")), ctypes.CDLL(str(libs / "libhccl.so"))
+    vp, out = ctypes.c_void_p, {}
+    root = ctypes.create_string_buffer(4108)
+    if rank == 0:
+        assert hccl.HcclGetRootInfo(root) == 0
+    shared = torch.frombuffer(bytearray(root.raw), dtype=torch.uint8)
+    dist.broadcast(shared, 0, group=cpu)
+    ctypes.memmove(root, bytes(shared.numpy()), 4108)
+    comm, s1, s2, ev, buf, copy = vp(), vp(), vp(), vp(), vp(), vp()
+    assert hccl.HcclCommInitRootInfo(ctypes.c_uint32(WORLD), root, ctypes.c_uint32(rank), ctypes.byref(comm)) == 0
+    for handle in (s1, s2):
+        assert acl.aclrtCreateStream(ctypes.byref(handle)) == 0
+    assert acl.aclrtCreateEvent(ctypes.byref(ev)) == 0
+    n = 1024
+    for handle in (buf, copy):
+        assert acl.aclrtMalloc(ctypes.byref(handle), ctypes.c_size_t(4 * n), 0) == 0
+    host = (ctypes.c_float * n)(*([rank + 1.0] * n))
+    assert acl.aclrtMemcpy(buf, ctypes.c_size_t(4 * n), host, ctypes.c_size_t(4 * n), 1) == 0
+    if rank != 0:
+        dist.barrier(group=cpu)
+    previous = acl.pyaclnn_stub_hazard_set_mode(1)
+    acl.pyaclnn_stub_hazards(None, 0, 1)
+    out["call"] = hccl.HcclAllReduce(buf, buf, ctypes.c_uint64(n), 4, 0, comm, s1)
+    if rank == 0:
+        assert acl.aclrtRecordEvent(ev, s1) == 0
+        status = ctypes.c_int(-1)
+        assert acl.aclrtQueryEventStatus(ev, ctypes.byref(status)) == 0
+        out["before_peer"] = status.value  # ACL_EVENT_RECORDED_STATUS_NOT_READY (0)
+        # another stream copies the receive buffer without waiting for the event
+        assert acl.aclrtMemcpyAsync(copy, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 3, s2) == 0
+        dist.barrier(group=cpu)
+        assert acl.aclrtSynchronizeEvent(ev) == 0
+        assert acl.aclrtQueryEventStatus(ev, ctypes.byref(status)) == 0
+        out["after"] = status.value
+        found = (Hazard * 8)()
+        count = acl.pyaclnn_stub_hazards(found, 8, 1)
+        out["hazards"] = [(h.kind, h.op.decode(), h.other_op.decode()) for h in found[:count]]
+    out["sync"] = acl.aclrtSynchronizeStream(s1)
+    assert acl.aclrtSynchronizeStream(s2) == 0  # the unordered copy is done before its buffer is used again
+    acl.pyaclnn_stub_hazard_set_mode(previous)
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    total = sum(range(1, WORLD + 1))
+    out["sum_ok"] = all(v == total for v in host)
+    # captured into a model, the collective runs at each replay, not when queued
+    model = vp()
+    assert acl.aclmdlRICaptureBegin(s1, 0) == 0
+    assert hccl.HcclAllReduce(buf, buf, ctypes.c_uint64(n), 4, 0, comm, s1) == 0
+    assert acl.aclmdlRICaptureEnd(s1, ctypes.byref(model)) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    out["capture_not_run"] = all(v == total for v in host)
+    for _ in range(2):
+        assert acl.aclmdlRIExecuteAsync(model, s1) == 0
+    assert acl.aclrtSynchronizeStream(s1) == 0 and acl.aclmdlRIDestroy(model) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(4 * n), buf, ctypes.c_size_t(4 * n), 2) == 0
+    out["replays_ok"] = all(v == total * WORLD * WORLD for v in host)
+    out["alltoallv_gaps"] = alltoallv_with_gaps(rank, acl, hccl, comm, s1, buf, copy)
+    assert hccl.HcclCommDestroy(comm) == 0
+    for handle in (buf, copy):
+        acl.aclrtFree(handle)
+    acl.aclrtDestroyEvent(ev)
+    for handle in (s1, s2):
+        acl.aclrtDestroyStream(handle)
+    return out
+
+
+def alltoallv_with_gaps(rank, acl, hccl, comm, stream, send, recv):
+    """HcclAlltoAllV with displacements that leave gaps (torch_npu's are always packed): rank r sends 1 + j
+    elements from 4j to rank j and receives 1 + r elements from rank j at 4j + 1; the gaps keep their -1."""
+    u64 = ctypes.c_uint64 * WORLD
+    scounts, sdispls = u64(*[1 + j for j in range(WORLD)]), u64(*[4 * j for j in range(WORLD)])
+    rcounts, rdispls = u64(*[1 + rank] * WORLD), u64(*[4 * j + 1 for j in range(WORLD)])
+    size = 4 * 4 * WORLD + 4
+    host = (ctypes.c_float * (4 * WORLD + 1))(*[100.0 * rank + i for i in range(4 * WORLD + 1)])
+    assert acl.aclrtMemcpy(send, ctypes.c_size_t(size), host, ctypes.c_size_t(size), 1) == 0
+    host = (ctypes.c_float * (4 * WORLD + 1))(*[-1.0] * (4 * WORLD + 1))
+    assert acl.aclrtMemcpy(recv, ctypes.c_size_t(size), host, ctypes.c_size_t(size), 1) == 0
+    assert hccl.HcclAlltoAllV(send, scounts, sdispls, 4, recv, rcounts, rdispls, 4, comm, stream) == 0
+    assert acl.aclrtSynchronizeStream(stream) == 0
+    assert acl.aclrtMemcpy(host, ctypes.c_size_t(size), recv, ctypes.c_size_t(size), 2) == 0
+    want = [-1.0] * (4 * WORLD + 1)
+    for j in range(WORLD):  # rank j's block for this rank starts at 4 * rank of its send buffer
+        for k in range(1 + rank):
+            want[4 * j + 1 + k] = 100.0 * j + 4 * rank + k
+    return list(host) == want
+
+
 def run(rank):
     torch.npu.set_device(0)
     dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{PORT}", rank=rank, world_size=WORLD,
@@ -83,14 +187,65 @@ def run(rank):
         dist.all_gather(want, x, group=cpu)
         same(f"all_gather {dtype}", torch.cat([t.cpu() for t in got]), torch.cat(want))
         x = data(dtype, 299 + d, rank)[:8 * WORLD]
-        got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
-        dist.reduce_scatter_tensor(got, x.npu(), op=dist.ReduceOp.MAX)
-        dist.reduce_scatter(want, list(x.split(8)), op=dist.ReduceOp.MAX, group=cpu)
-        same(f"reduce_scatter max {dtype}", got.cpu(), want)
         got, want = torch.empty_like(x).npu(), torch.empty_like(x)
         dist.all_to_all_single(got, x.npu())
         dist.all_to_all_single(want, x, group=cpu)
         same(f"all_to_all {dtype}", got.cpu(), want)
+        for o, (op_name, op) in enumerate(ops.items()):
+            x = data(dtype, 399 + d * 10 + o, rank)[:8 * WORLD]
+            got, want = torch.empty(8, dtype=dtype).npu(), torch.empty(8, dtype=dtype)
+            dist.reduce_scatter_tensor(got, x.npu(), op=op)
+            dist.reduce_scatter(want, list(x.split(8)), op=op, group=cpu)
+            same(f"reduce_scatter {op_name} {dtype}", got.cpu(), want)
+            # HcclReduce: only the root's result is defined (gloo leaves partial sums elsewhere)
+            x = data(dtype, 499 + d * 10 + o, rank)[:19]
+            on_npu, on_cpu = x.npu(), x.clone()
+            dist.reduce(on_npu, dst=WORLD - 1, op=op)
+            dist.reduce(on_cpu, dst=WORLD - 1, op=op, group=cpu)
+            if rank == WORLD - 1:
+                same(f"reduce {op_name} {dtype}", on_npu.cpu(), on_cpu)
+        x = data(dtype, 599 + d, rank)[:5 * WORLD]
+        got, want = torch.empty(5, dtype=dtype).npu(), torch.empty(5, dtype=dtype)
+        dist.scatter(got, list(x.npu().split(5)) if rank == 0 else None, src=0)
+        dist.scatter(want, list(x.split(5)) if rank == 0 else None, src=0, group=cpu)
+        same(f"scatter {dtype}", got.cpu(), want)
+        # HcclAlltoAllV: rank r sends 1 + r + 2j elements to rank j
+        sends = [1 + rank + 2 * j for j in range(WORLD)]
+        recvs = [1 + j + 2 * rank for j in range(WORLD)]
+        x = data(dtype, 699 + d, rank)[:sum(sends)]
+        got, want = torch.empty(sum(recvs), dtype=dtype).npu(), torch.empty(sum(recvs), dtype=dtype)
+        dist.all_to_all_single(got, x.npu(), recvs, sends)
+        dist.all_to_all_single(want, x, recvs, sends, group=cpu)
+        same(f"all_to_all_v {dtype}", got.cpu(), want)
+        # HcclAlltoAllVC (torch_npu's all_to_all_vc): the whole count matrix, [i][j] = what rank i sends to rank j
+        matrix = [[2 + i + 3 * j for j in range(WORLD)] for i in range(WORLD)]
+        sends, recvs = matrix[rank], [matrix[j][rank] for j in range(WORLD)]
+        x = data(dtype, 749 + d, rank)[:sum(sends)]
+        got, want = torch.empty(sum(recvs), dtype=dtype).npu(), torch.empty(sum(recvs), dtype=dtype)
+        torch_npu.distributed.all_to_all_vc(got, x.npu(), matrix)
+        dist.all_to_all_single(want, x, recvs, sends, group=cpu)
+        same(f"all_to_all_vc {dtype}", got.cpu(), want)
+        # HcclAllGatherV / HcclReduceScatterV (torch_npu's uneven forms): rank j's block has 3 + 2j elements
+        sizes = [3 + 2 * j for j in range(WORLD)]
+        x = data(dtype, 799 + d, rank)[:sizes[rank]]
+        got = torch.empty(sum(sizes), dtype=dtype).npu()
+        torch_npu.distributed.all_gather_into_tensor_uneven(got, x.npu(), sizes)
+        want = torch.cat([data(dtype, 799 + d, j)[:sizes[j]] for j in range(WORLD)])
+        same(f"all_gather_v {dtype}", got.cpu(), want)
+        x = data(dtype, 899 + d, rank)[:sum(sizes)]
+        got = torch.empty(sizes[rank], dtype=dtype).npu()
+        torch_npu.distributed.reduce_scatter_tensor_uneven(got, x.npu(), sizes, op=dist.ReduceOp.MAX)
+        want = x.clone()
+        dist.all_reduce(want, op=dist.ReduceOp.MAX, group=cpu)
+        same(f"reduce_scatter_v max {dtype}", got.cpu(), want[sum(sizes[:rank]):sum(sizes[:rank + 1])])
+        # HcclBatchSendRecv: a ring, each rank sends to the next and receives from the previous
+        x = data(dtype, 999 + d, rank)
+        got = torch.empty_like(x).npu()
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, x.npu(), (rank + 1) % WORLD),
+                                        dist.P2POp(dist.irecv, got, (rank - 1) % WORLD)])
+        for work in works:
+            work.wait()
+        same(f"batch_send_recv {dtype}", got.cpu(), data(dtype, 999 + d, (rank - 1) % WORLD))
 
     # point to point: rank 0 sends to the last rank (torch_npu makes a 2-rank communicator for the pair)
     x = data(torch.float32, 7, 0)
@@ -108,6 +263,7 @@ def run(rank):
     torch.npu.synchronize()
     same("stream order", z.cpu().reshape(1), torch.tensor([2000.0 * sum(range(1, WORLD + 1))]))
     dist.barrier()
+    result["stream_task"] = stream_task(rank, cpu)
     result["ddp_max_abs_diff"] = ddp_against_single_process(rank)
 
     # a rank that never arrives: only rank 0 uses a new group; its communicator setup gives up after

@@ -1,6 +1,9 @@
 """The emulated libhccl under torch.distributed: 2 ranks with backend "hccl" on npu, each compared in the same
-process with backend "gloo" on cpu (all-reduce for every reduce op and fp32/fp16/bf16/int32/int8; broadcast,
-all-gather, reduce-scatter and all-to-all of each dtype; send/recv, barrier, stream order), DistributedDataParallel against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
+process with backend "gloo" on cpu (all-reduce, reduce-scatter and reduce for every reduce op and
+fp32/fp16/bf16/int32/int8; broadcast, all-gather, all-to-all, all-to-all with splits or a count matrix, scatter,
+torch_npu's uneven all-gather / reduce-scatter and batch_isend_irecv of each dtype; send/recv, barrier, stream
+order), a collective as a stream task (events, hazard checker, capture) through the C API, DistributedDataParallel
+against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
 One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file; docs/hccl.md."""
 from __future__ import annotations
 
@@ -33,7 +36,10 @@ def ranks():
         pytest.skip(reason)
     if "libasan" in os.environ.get("LD_PRELOAD", ""):
         pytest.skip("torch_npu is not run under the ASan pass")
+    # torch_npu's watchdog takes a process down within a second of an HcclGetCommAsyncError (its default
+    # TORCH_HCCL_ASYNC_ERROR_HANDLING=1): off, so the survivor of the dead-rank case reports what it saw
     env = helpers.subprocess_env({"TORCH_NPU_WARNING_DISABLE": "1", "HCCL_TEST_KILL": "1",
+                                  "TORCH_HCCL_ASYNC_ERROR_HANDLING": "0",
                                   "HCCL_CONNECT_TIMEOUT": "4", "HCCL_EXEC_TIMEOUT": "60",
                                   "HCCL_TEST_RANK_TIMEOUT": str(TIMEOUT - 20)})
     proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", sys.executable, str(RANK), "2",
@@ -49,8 +55,23 @@ def ranks():
 
 def test_collectives_equal_gloo(ranks):
     for rank, result in ranks[0].items():
-        # 41 checks a rank; the last rank also receives rank 0's send
-        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 41 + (rank == 1), result
+        # 86 checks a rank; the last rank also receives rank 0's send and is the root of 20 reduces
+        assert not result.get("hung") and result["mismatch"] == [] and result["checked"] == 86 + 21 * (rank == 1), \
+            result
+
+
+def test_a_collective_is_a_stream_task(ranks):
+    # the call returns at once; an event after it completes with the result; another stream reading the receive
+    # buffer unordered is a cross-stream hazard against the collective (PYACLNN_HAZARD_CROSS_STREAM = 2); captured,
+    # it runs at each replay (two replays: the sum times the rank count, twice); HcclAlltoAllV honours
+    # displacements that leave gaps
+    for rank, result in ranks[0].items():
+        task = result["stream_task"]
+        assert task["call"] == 0 and task["sync"] == 0 and task["sum_ok"], task
+        assert task["capture_not_run"] and task["replays_ok"] and task["alltoallv_gaps"], task
+        if rank == 0:
+            assert task["before_peer"] == 0 and task["after"] == 1, task
+            assert (2, "memcpy", "HcclAllReduce") in [tuple(h) for h in task["hazards"]], task
 
 
 def test_distributed_data_parallel_equals_one_process(ranks):
@@ -69,9 +90,11 @@ def test_a_rank_that_never_arrives_times_out(ranks):
 def test_a_dead_rank_fails_the_other(ranks):
     results, err = ranks
     survivor = results[0]
-    # torch_npu reports the failed HCCL call; the emulator's line names the call, the rank and HCCL's code
+    # the collective is a stream task: its failure surfaces at the next synchronisation, as a device error
+    # naming the call and HCCL's code; the emulator's line names the call, the rank and the code
     assert survivor["dead"] not in (None, "no error")
-    assert "HcclAllreduce" in survivor["dead"], survivor["dead"]
+    assert "507057" in survivor["dead"] and "HcclAllReduce failed with HCCL error 13" in survivor["dead"], \
+        survivor["dead"]
     assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 (peer: rank 1) with HCCL error 13" in err, err[-3000:]
 
 
@@ -98,6 +121,19 @@ def test_argument_checks_and_error_strings():
     assert lib.HcclAllReduce(None, buf, u64(4), 4, 0, vp(1), None) == 2     # NULL send buffer
     fake = ctypes.create_string_buffer(64)                                  # not a communicator
     assert lib.HcclBroadcast(buf, u64(4), 4, u32(0), fake, None) == 1
+    # the collectives of the second slice: reduce op first, then NULL pointers (counts arrays too), then the comm
+    assert lib.HcclReduce(buf, buf, u64(4), 4, 4, u32(0), None, None) == 1
+    assert lib.HcclReduce(buf, buf, u64(4), 4, 0, u32(0), None, None) == 2
+    assert lib.HcclScatter(buf, buf, u64(4), 4, u32(0), fake, None) == 1
+    assert lib.HcclAlltoAllV(buf, None, buf, 4, buf, buf, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllV(buf, buf, buf, 4, buf, buf, buf, 3, fake, None) == 1   # two data types
+    assert lib.HcclAllGatherV(buf, u64(4), buf, None, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllVC(buf, None, 4, buf, 4, fake, None) == 2
+    assert lib.HcclAlltoAllVC(buf, buf, 4, buf, 0, fake, None) == 1
+    assert lib.HcclReduceScatterV(buf, buf, buf, buf, u64(4), 4, 5, fake, None) == 1
+    assert lib.HcclReduceScatterV(buf, buf, None, buf, u64(4), 4, 0, fake, None) == 2
+    assert lib.HcclBatchSendRecv(None, u32(1), fake, None) == 2
+    assert lib.HcclBatchSendRecv(buf, u32(0), None, None) == 2
     size = u32()
     assert lib.HcclGetRankSize(None, ctypes.byref(size)) == 2 and lib.HcclGetRankSize(fake, ctypes.byref(size)) == 1
     assert lib.HcclCommDestroy(None) == 2 and lib.HcclCommDestroy(fake) == 1

@@ -58,8 +58,8 @@ KRC = "tests/test_kv_rmsnorm_rope_cache.py"
 PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
-    # ---- the emulated HCCL (native_stubs/src/compat/hccl.c, pyaclnn/_hccl.py) ------------------
-    Mutant("hccl-prod-reduces-as-sum", "pyaclnn/_hccl.py",
+    # ---- the emulated HCCL (native_stubs/src/compat/hccl*.c, pyaclnn/_hccl*.py) ------------------
+    Mutant("hccl-prod-reduces-as-sum", "pyaclnn/_hccl_collectives.py",
            "1: dist.ReduceOp.PRODUCT,", "1: dist.ReduceOp.SUM,",
            ("tests/test_hccl.py::test_collectives_equal_gloo",),
            "emulated HCCL: HCCL_REDUCE_PROD carried out as a sum"),
@@ -68,7 +68,20 @@ MUTANTS = [
            "\"broken pipe\" in text or \"peer\" in text:\n        return E_INTERNAL",
            ("tests/test_hccl.py::test_a_dead_rank_fails_the_other",),
            "emulated HCCL: a dead peer reported as an internal error instead of HCCL_E_TCP_TRANSFER"),
-    Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl.c",
+    Mutant("hccl-reduce-scatter-first-block", "pyaclnn/_hccl_collectives.py",
+           "_tensor(recv, count, dtype).copy_(copies[e.rank])", "_tensor(recv, count, dtype).copy_(copies[0])",
+           ("tests/test_hccl.py::test_collectives_equal_gloo",),
+           "emulated HCCL: every rank of a reduce-scatter keeps rank 0's block"),
+    Mutant("hccl-alltoallv-no-displacements", "pyaclnn/_hccl_collectives.py",
+           "    return [buf[d:d + c] for c, d in zip(counts, displs)]",
+           "    return list(buf[:sum(counts)].split(list(counts)))",
+           ("tests/test_hccl.py::test_a_collective_is_a_stream_task",),
+           "emulated HCCL: the V forms' displacements ignored (blocks taken packed)"),
+    Mutant("hccl-alltoallvc-receives-its-row", "native_stubs/src/compat/hccl_collectives.c",
+           "extra[2 * n + j] = matrix[(size_t)j * n + me];", "extra[2 * n + j] = matrix[(size_t)me * n + j];",
+           ("tests/test_hccl.py::test_collectives_equal_gloo",),
+           "emulated HCCL: all-to-all-VC takes its receive counts from its own row instead of its column"),
+    Mutant("hccl-op-range-widened", "native_stubs/src/compat/hccl_collectives.c",
            "return (unsigned)op <= HCCL_REDUCE_MIN; }", "return (unsigned)op <= 4; }",
            ("tests/test_hccl.py::test_argument_checks_and_error_strings",),
            "emulated HCCL: a reduce op beyond MIN accepted"),

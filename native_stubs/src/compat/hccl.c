@@ -7,34 +7,22 @@
  * (measured). So the collectives need a Python process with torch (any torch_npu process is one); elsewhere
  * they answer HCCL_E_NOT_SUPPORT.
  *
- * Stream order: a collective first waits for the caller's stream to run its earlier work, then runs in the
- * calling thread (the GIL is taken there: the stream's worker thread could deadlock with a caller that holds
- * the GIL while it synchronizes). Work queued after the call runs after it; there is no overlap.
+ * Stream order: a collective is a task of the caller's stream (hccl_task.c), run by the transport thread when
+ * the stream reaches it; the call only checks its arguments and queues it.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat.h"
+#include "hccl_internal.h"
 #include "../common/handle_registry.h"
 
-typedef enum {
-    HCCL_SUCCESS = 0, HCCL_E_PARA = 1, HCCL_E_PTR = 2, HCCL_E_MEMORY = 3, HCCL_E_INTERNAL = 4,
-    HCCL_E_NOT_SUPPORT = 5, HCCL_E_NOT_FOUND = 6, HCCL_E_UNAVAIL = 7, HCCL_E_SYSCALL = 8, HCCL_E_TIMEOUT = 9,
-    HCCL_E_OPEN_FILE_FAILURE = 10, HCCL_E_TCP_CONNECT = 11, HCCL_E_ROCE_CONNECT = 12, HCCL_E_TCP_TRANSFER = 13,
-    HCCL_E_ROCE_TRANSFER = 14, HCCL_E_RUNTIME = 15, HCCL_E_DRV = 16, HCCL_E_PROFILING = 17, HCCL_E_CCE = 18,
-    HCCL_E_NETWORK = 19, HCCL_E_AGAIN = 20, HCCL_E_REMOTE = 21, HCCL_E_SUSPENDING = 22, HCCL_E_OPRETRY_FAIL = 23,
-    HCCL_E_OOM = 24, HCCL_E_RESERVED
-} HcclResult;
-typedef void *HcclComm;
-typedef enum { HCCL_REDUCE_SUM = 0, HCCL_REDUCE_PROD = 1, HCCL_REDUCE_MAX = 2, HCCL_REDUCE_MIN = 3 } HcclReduceOp;
-typedef int HcclDataType;
 #define HCCL_ROOT_INFO_BYTES 4108
-#define COMM_NAME_MAX_LENGTH 128
 typedef struct HcclRootInfoDef { char internal[HCCL_ROOT_INFO_BYTES]; } HcclRootInfo;
 /* HcclCommConfigDef's head: the 24-byte header HcclCommConfigInit writes, then the fields we read. */
 typedef struct {
@@ -80,8 +68,8 @@ static void py_lookup(void)
 
 /* Calls pyaclnn._hccl.<fn>(a[0], ..., a[n-1]) with the GIL (values as C long long: addresses, counts and ids
  * fit); its int result, or -HCCL_E_NOT_SUPPORT without Python, -HCCL_E_INTERNAL if Python raised. */
-static long long transport(const char *func, const char *fn, int n, long long a0, long long a1, long long a2,
-                           long long a3, long long a4, long long a5)
+long long hccl_transport(const char *func, const char *fn, int n, long long a0, long long a1, long long a2,
+                         long long a3, long long a4, long long a5)
 {
     static const char *const formats[] = {"()", "(L)", "(LL)", "(LLL)", "(LLLL)", "(LLLLL)", "(LLLLLL)"};
     pthread_once(&py_once, py_lookup);
@@ -108,19 +96,14 @@ static long long transport(const char *func, const char *fn, int n, long long a0
 #define ADDR(p) ((long long)(uintptr_t)(p))
 
 /* ---- communicators ----------------------------------------------------------------------------------- */
-typedef struct {
-    uint32_t nranks, rank;
-    long long id;                  /* pyaclnn._hccl's */
-    int async_error;
-    char name[COMM_NAME_MAX_LENGTH];
-} Comm;
+typedef hccl_comm Comm;
 
 /* The live communicators: a handle is checked against this set, never dereferenced first (a destroyed or foreign
  * pointer is HCCL_E_PARA, not a read of freed memory). */
 static stub_registry comms = STUB_REGISTRY_INIT;
 enum { KIND_COMM = 1 };
 
-static Comm *comm_of(HcclComm handle)
+Comm *hccl_comm_of(HcclComm handle)
 {
     return handle && stub_registry_kind(&comms, handle) == KIND_COMM ? (Comm *)handle : NULL;
 }
@@ -130,14 +113,14 @@ static Comm *comm_of(HcclComm handle)
 static HcclResult comm_and_out(HcclComm comm, const void *out, Comm **c)
 {
     if (comm == NULL || out == NULL) return HCCL_E_PTR;
-    *c = comm_of(comm);
+    *c = hccl_comm_of(comm);
     return *c != NULL ? HCCL_SUCCESS : HCCL_E_PARA;
 }
 
 HCCL_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 {
     if (rootInfo == NULL) return HCCL_E_PTR;
-    long long r = transport("HcclGetRootInfo", "get_root_info", 1, ADDR(rootInfo), 0, 0, 0, 0, 0);
+    long long r = hccl_transport("HcclGetRootInfo", "get_root_info", 1, ADDR(rootInfo), 0, 0, 0, 0, 0);
     return (HcclResult)(r < 0 ? -r : r);
 }
 
@@ -146,16 +129,20 @@ static HcclResult init_comm(uint32_t nRanks, const HcclRootInfo *rootInfo, uint3
 {
     if (rootInfo == NULL || comm == NULL) return HCCL_E_PTR;
     if (nRanks == 0 || rank >= nRanks) return HCCL_E_PARA;
-    long long id = transport("HcclCommInitRootInfo", "comm_init", 3, ADDR(rootInfo), nRanks, rank, 0, 0, 0);
+    /* the transport thread's entry points go with it: pyaclnn._hccl calls them through ctypes */
+    long long id = hccl_transport("HcclCommInitRootInfo", "comm_init", 6, ADDR(rootInfo), nRanks, rank,
+                                  ADDR(hccl_service_next), ADDR(hccl_service_done), ADDR(hccl_service_stop));
     if (id <= 0) return (HcclResult)(id < 0 ? -id : HCCL_E_INTERNAL);
     Comm *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        (void)transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
+        (void)hccl_transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
         return HCCL_E_MEMORY;
     }
-    *c = (Comm){.nranks = nRanks, .rank = rank, .id = id};
+    c->nranks = nRanks;
+    c->rank = rank;
+    c->id = id;
     if (stub_registry_add(&comms, c, KIND_COMM) != 0) {
-        (void)transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
+        (void)hccl_transport("HcclCommInitRootInfo", "comm_destroy", 1, id, 0, 0, 0, 0, 0);
         free(c);
         return HCCL_E_MEMORY;
     }
@@ -195,7 +182,7 @@ HCCL_API HcclResult HcclCommDestroy(HcclComm comm)
     /* removed once: a second destroy (or a racing one) finds it gone */
     if (!stub_registry_remove(&comms, comm, KIND_COMM)) return HCCL_E_PARA;
     Comm *c = (Comm *)comm;
-    (void)transport("HcclCommDestroy", "comm_destroy", 1, c->id, 0, 0, 0, 0, 0);
+    (void)hccl_transport("HcclCommDestroy", "comm_destroy", 1, c->id, 0, 0, 0, 0, 0);
     free(c);
     return HCCL_SUCCESS;
 }
@@ -232,139 +219,8 @@ HCCL_API HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
     Comm *c;
     HcclResult r = comm_and_out(comm, asyncError, &c);
     if (r != HCCL_SUCCESS) return r;
-    *asyncError = (HcclResult)c->async_error; /* collectives run synchronously: their errors are returned */
+    *asyncError = (HcclResult)atomic_load(&c->async_error); /* the first failure of a queued collective */
     return HCCL_SUCCESS;
-}
-
-/* ---- collectives ------------------------------------------------------------------------------------- */
-static int dtype_size(HcclDataType t)
-{
-    switch (t) {
-    case 0: case 7: return 1;           /* INT8, UINT8 */
-    case 3: case 11: return 2;          /* FP16, BFP16 */
-    case 2: case 4: return 4;           /* INT32, FP32 */
-    case 5: case 10: return 8;          /* INT64, FP64 */
-    default: return 0;                  /* gloo has no such type (int16, unsigned 16/32/64, int128, fp8) */
-    }
-}
-
-/* The checks every collective shares, then the caller's stream is drained so the data is ready. */
-static HcclResult prepare(const char *func, Comm **out, HcclComm comm, HcclDataType dtype, const void *buf,
-                          uint64_t count, aclrtStream stream)
-{
-    Comm *c = comm_of(comm);
-    if (comm == NULL) return HCCL_E_PTR;
-    if (c == NULL) return HCCL_E_PARA;
-    if (count > 0 && buf == NULL) return HCCL_E_PTR;
-    if (dtype_size(dtype) == 0) {
-        fprintf(stderr, "pyaclnn-hccl: %s: data type %d is not supported by the emulated HCCL\n", func, dtype);
-        return HCCL_E_NOT_SUPPORT;
-    }
-    aclError e = aclrtSynchronizeStream(stream);
-    if (e != ACL_SUCCESS) {
-        fprintf(stderr, "pyaclnn-hccl: %s: the stream's earlier work failed (acl error %d)\n", func, (int)e);
-        return HCCL_E_RUNTIME;
-    }
-    *out = c;
-    return HCCL_SUCCESS;
-}
-
-static int op_valid(HcclReduceOp op) { return (unsigned)op <= HCCL_REDUCE_MIN; }
-
-static HcclResult finish(Comm *c, long long r)
-{
-    HcclResult code = (HcclResult)(r < 0 ? -r : r);
-    if (code != HCCL_SUCCESS) c->async_error = code;
-    return code;
-}
-
-HCCL_API HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
-                                  HcclReduceOp op, HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    if (!op_valid(op)) return HCCL_E_PARA;
-    if (count > 0 && sendBuf == NULL) return HCCL_E_PTR;
-    HcclResult p = prepare("HcclAllReduce", &c, comm, dataType, recvBuf, count, stream);
-    if (p != HCCL_SUCCESS) return p;
-    return finish(c, transport("HcclAllReduce", "all_reduce", 6, ADDR(sendBuf), ADDR(recvBuf),
-                               (long long)count, dataType, op, c->id));
-}
-
-HCCL_API HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
-                                  aclrtStream stream)
-{
-    Comm *c;
-    HcclResult p = prepare("HcclBroadcast", &c, comm, dataType, buf, count, stream);
-    if (p != HCCL_SUCCESS) return p;
-    if (root >= c->nranks) return HCCL_E_PARA;
-    return finish(c, transport("HcclBroadcast", "broadcast", 5, ADDR(buf), (long long)count, dataType,
-                               root, c->id, 0));
-}
-
-HCCL_API HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType,
-                                  HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    if (sendCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
-    HcclResult p = prepare("HcclAllGather", &c, comm, dataType, recvBuf, sendCount, stream);
-    if (p != HCCL_SUCCESS) return p;
-    return finish(c, transport("HcclAllGather", "all_gather", 5, ADDR(sendBuf), ADDR(recvBuf), (long long)sendCount,
-                               dataType, c->id, 0));
-}
-
-HCCL_API HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
-                                      HcclReduceOp op, HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    if (!op_valid(op)) return HCCL_E_PARA;
-    if (recvCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
-    HcclResult p = prepare("HcclReduceScatter", &c, comm, dataType, recvBuf, recvCount, stream);
-    if (p != HCCL_SUCCESS) return p;
-    return finish(c, transport("HcclReduceScatter", "reduce_scatter", 6, ADDR(sendBuf), ADDR(recvBuf),
-                               (long long)recvCount, dataType, op, c->id));
-}
-
-/* Equal blocks only: sendCount elements to each rank, recvCount from each, one dtype. */
-HCCL_API HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType, const void *recvBuf,
-                                 uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    if (sendCount != recvCount || sendType != recvType) return HCCL_E_PARA;
-    if (sendCount > 0 && sendBuf == NULL) return HCCL_E_PTR;
-    HcclResult p = prepare("HcclAlltoAll", &c, comm, sendType, recvBuf, recvCount, stream);
-    if (p != HCCL_SUCCESS) return p;
-    return finish(c, transport("HcclAlltoAll", "all_to_all", 5, ADDR(sendBuf), ADDR(recvBuf), (long long)sendCount,
-                               sendType, c->id, 0));
-}
-
-static HcclResult point_to_point(const char *func, const char *fn, void *buf, uint64_t count, HcclDataType dataType,
-                                 uint32_t peer, HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    HcclResult p = prepare(func, &c, comm, dataType, buf, count, stream);
-    if (p != HCCL_SUCCESS) return p;
-    if (peer >= c->nranks || peer == c->rank) return HCCL_E_PARA;
-    return finish(c, transport(func, fn, 5, ADDR(buf), (long long)count, dataType, peer, c->id, 0));
-}
-
-HCCL_API HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
-                             aclrtStream stream)
-{
-    return point_to_point("HcclSend", "send", sendBuf, count, dataType, destRank, comm, stream);
-}
-
-HCCL_API HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
-                             aclrtStream stream)
-{
-    return point_to_point("HcclRecv", "recv", recvBuf, count, dataType, srcRank, comm, stream);
-}
-
-HCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream)
-{
-    Comm *c;
-    HcclResult p = prepare("HcclBarrier", &c, comm, 4, NULL, 0, stream);
-    if (p != HCCL_SUCCESS) return p;
-    return finish(c, transport("HcclBarrier", "barrier", 1, c->id, 0, 0, 0, 0, 0));
 }
 
 /* The vendor's enum comments (hccl_types.h), which is what the codes mean. */
