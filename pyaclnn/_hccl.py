@@ -18,6 +18,7 @@ import sys
 import threading
 import uuid
 
+from ._exceptions import ClosedError
 from ._hccl_collectives import CONNECT_TIMEOUT_DEFAULT, KINDS, Entry, timeout
 
 # hccl_types.h
@@ -133,7 +134,7 @@ def _start(request):
     comm = request[2 + nargs]
     entry = _comms.get(comm)
     if entry is None:
-        raise LookupError(f"communicator {comm} was destroyed")
+        raise ClosedError(f"communicator {comm} was destroyed")
     e = Entry(entry[0], entry[1], entry[2])
     if takes_extra:
         n = request[3 + 7]
@@ -211,7 +212,7 @@ def _serve(next_fn, done_fn) -> None:
                 with _lock:
                     pending.append([request[0], name, rank, size, works, after, entry[0]])
             except Exception as err:  # noqa: BLE001 - every failure becomes an HCCL code
-                code = E_PARA if isinstance(err, LookupError) else _code_of(err)
+                code = E_PARA if isinstance(err, ClosedError) else _code_of(err)
                 done_fn(request[0], _fail(name, code, rank, err, size), str(err).encode(errors="replace")[:500])
             pause = 20
             continue
