@@ -569,6 +569,11 @@ PyMODINIT_FUNC PyInit__pyaclnn_capi(void) {
     generic_ok = check_generic_call();
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
+#ifdef Py_GIL_DISABLED
+    /* Declared stance: this module's correctness rests on the GIL (the per-function conversion caches are updated under it), so a free-threaded
+     * interpreter keeps the GIL enabled while it is loaded. */
+    PyUnstable_Module_SetGIL(m, Py_MOD_GIL_USED);
+#endif
     Py_INCREF(&CFunctionType);
     if (PyModule_AddObject(m, "CFunction", (PyObject *)&CFunctionType) < 0) {
         Py_DECREF(&CFunctionType);

@@ -579,6 +579,11 @@ PyMODINIT_FUNC PyInit__pyaclnn_fastcall(void) {
     if (PyType_Ready(&PlanBaseType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
+#ifdef Py_GIL_DISABLED
+    /* Declared stance: this module's correctness rests on the GIL (a plan's check, re-point and launch run as one step under it), so a free-threaded
+     * interpreter keeps the GIL enabled while it is loaded. */
+    PyUnstable_Module_SetGIL(m, Py_MOD_GIL_USED);
+#endif
     str_binding = PyUnicode_InternFromString("binding");
     str_call_slow = PyUnicode_InternFromString("_call_slow");
     Py_INCREF(&PlanBaseType);
