@@ -121,8 +121,10 @@ def torch_npu_reason() -> str | None:
 
 def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
     """Runs `body` in the session's torch_npu process (tests/_torch_npu_server.py), `spec` (JSON) bound to
-    SPEC and helpers `to_np(t)` (an npu or cpu tensor as a NumPy array, bf16 as ml_dtypes) and `T(a)` (a
-    NumPy array as a torch tensor); `body` fills the dict OUT, which comes back. Skips without the pair."""
+    SPEC and helpers `to_np(t)` (an npu or cpu tensor as a NumPy array, bf16 as ml_dtypes), `T(a)` (a
+    NumPy array as a torch tensor), `enc` / `dec` (an array to JSON and back) and `run(key, f)` /
+    `run_array` / `run_arrays` (OUT[key] = f()'s value, tensor or tensors, or {"error": ...} if it raises);
+    `body` fills the dict OUT, which comes back. Skips without the pair."""
     reason = torch_npu_reason()
     if reason is not None:
         pytest.skip(reason)
@@ -152,6 +154,21 @@ def torch_npu_run(body: str, spec: dict, soc: str = "Ascend950PR") -> dict:
         def dec(d):
             dt = ml_dtypes.bfloat16 if d["dtype"] == "bfloat16" else np.dtype(d["dtype"])
             return np.frombuffer(bytes.fromhex(d["hex"]), dt).reshape(d["shape"])
+
+        def _keep(key, f, convert):
+            try:
+                OUT[key] = convert(f())
+            except Exception as exc:         # a refusal of torch_npu's is a result the test looks at
+                OUT[key] = {"error": str(exc)[:600]}
+
+        def run(key, f):                     # OUT[key] = f() as it is (JSON), or {"error": ...}
+            _keep(key, f, lambda v: v)
+
+        def run_array(key, f):               # the tensor f() returns, encoded
+            _keep(key, f, lambda t: enc(to_np(t)))
+
+        def run_arrays(key, f):              # the tensors f() returns, each encoded
+            _keep(key, f, lambda ts: [enc(to_np(t)) for t in ts])
     """) + textwrap.dedent(body)
     return _torch_npu_server.run(script, spec, soc)
 

@@ -59,27 +59,21 @@ _RESULTS: dict[str, dict] = {}
 
 def register_torch(family: str, body: str, spec: dict):
     """Registers a family's torch code: a function body that reads SPEC and fills OUT (run under
-    `python -m pyaclnn exec` with torch_npu imported; helpers T, to_np, enc, dec as in _math_ops)."""
+    `python -m pyaclnn exec` with torch_npu imported; helpers T, to_np, enc, dec, run_array as in _math_ops)."""
     _BODIES[family] = (body, spec)
 
 
 def torch_results(family: str) -> dict:
     """What the family's torch code reported (the first call runs every registered family in one child)."""
     if family not in _RESULTS:
-        script = ["OUT_ALL = {}", "SPEC_ALL = SPEC"]
+        # Each family's code runs with OUT (a global: the run / run_array helpers of the snippet fill it) bound
+        # to that family's own dict.
+        script = ["OUT_ALL, SPEC_ALL, _OUT = {}, SPEC, OUT"]
         for fam, (body, _) in _BODIES.items():
-            script.append(f"def _run_{fam}(SPEC, OUT):\n" + "\n".join("    " + ln for ln in body.strip("\n").splitlines()))
-            script.append(f"OUT_ALL[{fam!r}] = {{}}\n_run_{fam}(SPEC_ALL[{fam!r}], OUT_ALL[{fam!r}])")
-        script.append("OUT.update(OUT_ALL)")
+            script.append(f"def _run_{fam}(SPEC):\n" + "\n".join("    " + ln for ln in body.strip("\n").splitlines()))
+            script.append(f"OUT = OUT_ALL[{fam!r}] = {{}}\n_run_{fam}(SPEC_ALL[{fam!r}])")
+        script.append("OUT = _OUT\nOUT.update(OUT_ALL)")
         out = torch_npu_run("\n".join(script) + "\n", {fam: spec for fam, (_, spec) in _BODIES.items()})
         _RESULTS.update(out)
     return _RESULTS[family]
 
-
-TORCH_PRELUDE = """
-def run(key, f):
-    try:
-        OUT[key] = enc(to_np(f()))
-    except Exception as exc:
-        OUT[key] = {"error": str(exc)[:400]}
-"""

@@ -598,11 +598,6 @@ def test_atlas_a2_lists_and_the_same_results():
 
 _TORCH_BODY = """
 import torch.nn.functional as F
-def run(key, f):
-    try:
-        OUT[key] = f()
-    except Exception as exc:
-        OUT[key] = {"error": str(exc)[:400]}
 
 def sdpa(name, causal, masked, gqa, dtype):
     def go():

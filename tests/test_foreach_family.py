@@ -214,38 +214,33 @@ def test_dtype_lists_on_a2_and_950(on_a2):
 
 TORCH_X = {n: [values(n, (5, 7)), values(n, (33,))] for n in FLOATS}
 _BODY = """
-def run(key, f):
-    try:
-        OUT[key] = [enc(to_np(t)) for t in f()]
-    except Exception as exc:
-        OUT[key] = {"error": str(exc)[:300]}
 
 for fn in SPEC["unary"]:
     for name, xs in SPEC["x"].items():
         ts = [T(dec(x)).npu() for x in xs]
-        run(f"{fn}-{name}", lambda: getattr(torch, "_foreach_" + fn)(ts))
+        run_arrays(f"{fn}-{name}", lambda: getattr(torch, "_foreach_" + fn)(ts))
         ts2 = [t.clone() for t in ts]
-        run(f"{fn}_-{name}", lambda: (getattr(torch, "_foreach_" + fn + "_")(ts2), ts2)[1])
+        run_arrays(f"{fn}_-{name}", lambda: (getattr(torch, "_foreach_" + fn + "_")(ts2), ts2)[1])
 for name, xs in SPEC["x"].items():
     a = [T(dec(x)).npu() for x in xs]
     b = [t.abs() + 1 for t in a]
-    run(f"DivList-{name}", lambda: torch._foreach_div(a, b))
-    run(f"MulList-{name}", lambda: torch._foreach_mul(a, b))
-    run(f"SubListV2-{name}", lambda: torch._foreach_sub(a, b, alpha=2.0))
-    run(f"DivScalarV2-{name}", lambda: torch._foreach_div(a, 4.0))
-    run(f"SubScalarV2-{name}", lambda: torch._foreach_sub(a, 0.5))
+    run_arrays(f"DivList-{name}", lambda: torch._foreach_div(a, b))
+    run_arrays(f"MulList-{name}", lambda: torch._foreach_mul(a, b))
+    run_arrays(f"SubListV2-{name}", lambda: torch._foreach_sub(a, b, alpha=2.0))
+    run_arrays(f"DivScalarV2-{name}", lambda: torch._foreach_div(a, 4.0))
+    run_arrays(f"SubScalarV2-{name}", lambda: torch._foreach_sub(a, 0.5))
     for k in ("add", "mul", "sub"):
-        run(f"{k}-list-{name}", lambda: getattr(torch, "_foreach_" + k)(a, [0.5, -2.0]))
-    run(f"MaximumList-{name}", lambda: torch._foreach_maximum(a, b))
-    run(f"MinimumScalarV2-{name}", lambda: torch._foreach_minimum(a, 0.5))
-    run(f"MaximumScalarList-{name}", lambda: torch._foreach_maximum(a, [0.5, -2.0]))
+        run_arrays(f"{k}-list-{name}", lambda: getattr(torch, "_foreach_" + k)(a, [0.5, -2.0]))
+    run_arrays(f"MaximumList-{name}", lambda: torch._foreach_maximum(a, b))
+    run_arrays(f"MinimumScalarV2-{name}", lambda: torch._foreach_minimum(a, 0.5))
+    run_arrays(f"MaximumScalarList-{name}", lambda: torch._foreach_maximum(a, [0.5, -2.0]))
     g = [t.clone() for t in a]
     found, inv = torch.zeros(1).npu(), torch.full((1,), 0.25).npu()
-    run(f"unscale-{name}", lambda: (torch._amp_foreach_non_finite_check_and_unscale_(g, found, inv), g + [found])[1])
-    run(f"floor-{name}", lambda: torch._foreach_floor(a))
-    run(f"frac-{name}", lambda: torch._foreach_frac(a))
+    run_arrays(f"unscale-{name}", lambda: (torch._amp_foreach_non_finite_check_and_unscale_(g, found, inv), g + [found])[1])
+    run_arrays(f"floor-{name}", lambda: torch._foreach_floor(a))
+    run_arrays(f"frac-{name}", lambda: torch._foreach_frac(a))
     z = [t.clone() for t in a]
-    run(f"zero-{name}", lambda: (torch._foreach_zero_(z), z)[1])
+    run_arrays(f"zero-{name}", lambda: (torch._foreach_zero_(z), z)[1])
 """
 
 

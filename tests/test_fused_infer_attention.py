@@ -370,11 +370,6 @@ def test_atlas_a2():
 
 
 _TORCH_BODY = """
-def run(key, f):
-    try:
-        OUT[key] = f()
-    except Exception as exc:
-        OUT[key] = {"error": str(exc)[:600]}
 
 def decode():
     s = SPEC["decode"]

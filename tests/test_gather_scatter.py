@@ -16,7 +16,7 @@ import pytest
 
 import pyaclnn
 from _op_helpers import raw_null_status, strided
-from _shape_helpers import (A2, ALL, INVALID, NULLPTR, TORCH_PRELUDE, check_lists, dec, enc, names, npdt,
+from _shape_helpers import (A2, ALL, INVALID, NULLPTR, check_lists, dec, enc, names, npdt,
                             register_torch, same_bits, sample, torch_results)
 from pyaclnn import ops
 from pyaclnn.errors import AclError
@@ -409,21 +409,21 @@ def test_null_arguments(func, n):
 
 TX = sample("float32", (4, 6))
 TI = RNG.integers(0, 4, (3, 6))
-register_torch("gather_scatter", TORCH_PRELUDE + """
+register_torch("gather_scatter", """
 x, i = T(dec(SPEC["x"])), T(dec(SPEC["i"]))
 j = torch.tensor([3, 0, 3])
 for dev in ("cpu", "npu"):
     X, I, J = x.to(dev), i.to(dev), j.to(dev)
-    run(f"gather-{dev}", lambda: torch.gather(X, 0, I))
-    run(f"scatter-{dev}", lambda: X.scatter(0, I, X[:3] * 2))
-    run(f"scatter_-{dev}", lambda: X.clone().scatter_(1, I % 4, 1.5))
-    run(f"scatter_add-{dev}", lambda: X.scatter_add(0, I, X[:3]))
-    run(f"scatter_add_-{dev}", lambda: X.clone().scatter_add_(0, I, X[:3]))
-    run(f"index_add-{dev}", lambda: X.index_add(0, J, X[:3], alpha=2))
-    run(f"index_fill-{dev}", lambda: X.index_fill(1, J, -1.0))
-    run(f"index_fill_t-{dev}", lambda: X.clone().index_fill_(1, J, torch.tensor(2.0)))
-    run(f"masked_scatter-{dev}", lambda: X.masked_scatter(X > 0, X * 10))
-    run(f"embedding_max_norm-{dev}", lambda: torch.nn.functional.embedding(J, X.clone(), max_norm=1.0))
+    run_array(f"gather-{dev}", lambda: torch.gather(X, 0, I))
+    run_array(f"scatter-{dev}", lambda: X.scatter(0, I, X[:3] * 2))
+    run_array(f"scatter_-{dev}", lambda: X.clone().scatter_(1, I % 4, 1.5))
+    run_array(f"scatter_add-{dev}", lambda: X.scatter_add(0, I, X[:3]))
+    run_array(f"scatter_add_-{dev}", lambda: X.clone().scatter_add_(0, I, X[:3]))
+    run_array(f"index_add-{dev}", lambda: X.index_add(0, J, X[:3], alpha=2))
+    run_array(f"index_fill-{dev}", lambda: X.index_fill(1, J, -1.0))
+    run_array(f"index_fill_t-{dev}", lambda: X.clone().index_fill_(1, J, torch.tensor(2.0)))
+    run_array(f"masked_scatter-{dev}", lambda: X.masked_scatter(X > 0, X * 10))
+    run_array(f"embedding_max_norm-{dev}", lambda: torch.nn.functional.embedding(J, X.clone(), max_norm=1.0))
 """, {"x": enc(TX), "i": enc(TI)})
 
 

@@ -258,11 +258,6 @@ def test_index_past_the_cache_is_a_device_fault():
 
 
 _TORCH_BODY = """
-def run(key, f):
-    try:
-        OUT[key] = f()
-    except Exception as exc:
-        OUT[key] = {"error": str(exc)[:600]}
 
 def go():
     s = SPEC

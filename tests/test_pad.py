@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from _op_helpers import raw_null_status, strided
-from _shape_helpers import (A2, ALL, INVALID, NULLPTR, TORCH_PRELUDE, check_lists, dec, enc, names, npdt,
+from _shape_helpers import (A2, ALL, INVALID, NULLPTR, check_lists, dec, enc, names, npdt,
                             register_torch, same_bits, sample, torch_results)
 from pyaclnn import ops
 from pyaclnn.errors import AclError
@@ -222,7 +222,7 @@ def test_null_arguments(func, n):
 TX = sample("float32", (2, 3, 4, 5))
 TX[0, 0, 0, :4] = [1.0, 2.0, 3.0, 4.0]                      # no NaN where autograd would spread it
 TX = np.nan_to_num(TX, posinf=7.0, neginf=-7.0)
-register_torch("pad", TORCH_PRELUDE + """
+register_torch("pad", """
 Fn = torch.nn.functional
 x = T(dec(SPEC["x"]))
 calls = {"constant": lambda t: Fn.pad(t, (1, 2, 0, -1), value=-1.5),
@@ -234,12 +234,12 @@ calls = {"constant": lambda t: Fn.pad(t, (1, 2, 0, -1), value=-1.5),
          "replicate3": lambda t: Fn.pad(t, (1, 1, 2, 0, 0, 1), mode="replicate")}
 for dev in ("cpu", "npu"):
     for name, f in calls.items():
-        run(f"{name}-{dev}", lambda: f(x.to(dev)))
+        run_array(f"{name}-{dev}", lambda: f(x.to(dev)))
         def grad():
             t = x.detach().clone().to(dev).requires_grad_()
             f(t).square().sum().backward()
             return t.grad
-        run(f"{name}_grad-{dev}", grad)
+        run_array(f"{name}_grad-{dev}", grad)
 """, {"x": enc(TX)})
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import pyaclnn
 from _op_helpers import INNER_NULLPTR, raw_null_status, strided
-from _shape_helpers import (A2, ALL, INVALID, NULLPTR, TORCH_PRELUDE, check_lists, dec, enc, names, npdt,
+from _shape_helpers import (A2, ALL, INVALID, NULLPTR, check_lists, dec, enc, names, npdt,
                             register_torch, same_bits, sample, torch_results)
 from pyaclnn import ops
 from pyaclnn.errors import AclError
@@ -270,7 +270,7 @@ def test_null_arguments(func, n, code):
 # ---- torch_npu on the emulator --------------------------------------------------------------------------------
 
 TX = sample("float32", (3, 4, 5))
-register_torch("shape_moves", TORCH_PRELUDE + """
+register_torch("shape_moves", """
 x = T(dec(SPEC["x"]))
 calls = {"tril": lambda t: torch.tril(t, -1), "tril_": lambda t: t.clone().tril_(1),
          "flip": lambda t: torch.flip(t, (0, 2)), "roll": lambda t: torch.roll(t, (2, -1), (1, 2)),
@@ -284,7 +284,7 @@ calls = {"tril": lambda t: torch.tril(t, -1), "tril_": lambda t: t.clone().tril_
          "linspace_half": lambda t: torch.linspace(0, 10, 9, device=t.device, dtype=torch.float16)}
 for dev in ("cpu", "npu"):
     for name, f in calls.items():
-        run(f"{name}-{dev}", lambda: f(x.to(dev)))
+        run_array(f"{name}-{dev}", lambda: f(x.to(dev)))
 """, {"x": enc(TX)})
 
 
