@@ -152,6 +152,24 @@ static uint64_t extent(const uint64_t *counts, const uint64_t *displs, uint32_t 
     return end;
 }
 
+/* Queues an all-to-all-V whose extra holds {send counts, send displs, recv counts, recv displs} (4 x nranks, freed
+ * here whatever happens); send_end / recv_end: the elements each buffer spans. */
+static HcclResult submit_all_to_all_v(const char *func, HcclComm comm, const hccl_comm *c, const void *sendBuf,
+                                      const void *recvBuf, HcclDataType type, uint64_t *extra, uint64_t send_end,
+                                      uint64_t recv_end, aclrtStream stream)
+{
+    if ((send_end && sendBuf == NULL) || (recv_end && recvBuf == NULL)) {
+        free(extra);
+        return HCCL_E_PTR;
+    }
+    int size = dtype_size(type);
+    pyaclnn_stub_access acc[2] = {reads(sendBuf, send_end * size), writes(recvBuf, recv_end * size)};
+    long long a[HCCL_TASK_ARGS] = {ADDR(sendBuf), ADDR(recvBuf), type, c->id};
+    HcclResult r = hccl_submit(func, comm, HCCL_KIND_ALL_TO_ALL_V, a, extra, 4 * c->nranks, acc, 2, stream);
+    free(extra);
+    return r;
+}
+
 /* counts and displacements are uint64_t arrays of one entry per rank (torch_npu passes std::vector<uint64_t>). */
 HCCL_API HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls,
                                   HcclDataType sendType, const void *recvBuf, const void *recvCounts,
@@ -170,16 +188,8 @@ HCCL_API HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, c
     memcpy(extra + 2 * n, recvCounts, n * sizeof *extra);
     memcpy(extra + 3 * n, rdispls, n * sizeof *extra);
     uint64_t send_end = extent(extra, extra + n, n), recv_end = extent(extra + 2 * n, extra + 3 * n, n);
-    if ((send_end && sendBuf == NULL) || (recv_end && recvBuf == NULL)) {
-        free(extra);
-        return HCCL_E_PTR;
-    }
-    int size = dtype_size(sendType);
-    pyaclnn_stub_access acc[2] = {reads(sendBuf, send_end * size), writes(recvBuf, recv_end * size)};
-    long long a[HCCL_TASK_ARGS] = {ADDR(sendBuf), ADDR(recvBuf), sendType, c->id};
-    r = hccl_submit("HcclAlltoAllV", comm, HCCL_KIND_ALL_TO_ALL_V, a, extra, 4 * n, acc, 2, stream);
-    free(extra);
-    return r;
+    return submit_all_to_all_v("HcclAlltoAllV", comm, c, sendBuf, recvBuf, sendType, extra, send_end, recv_end,
+                               stream);
 }
 
 /* sendCountMatrix: n x n, row-major, [i][j] = elements rank i sends to rank j, the same on every rank (torch_npu passes
@@ -205,16 +215,8 @@ HCCL_API HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMat
         extra[3 * n + j] = recv_end;
         recv_end += extra[2 * n + j];
     }
-    if ((send_end && sendBuf == NULL) || (recv_end && recvBuf == NULL)) {
-        free(extra);
-        return HCCL_E_PTR;
-    }
-    int size = dtype_size(sendType);
-    pyaclnn_stub_access acc[2] = {reads(sendBuf, send_end * size), writes(recvBuf, recv_end * size)};
-    long long a[HCCL_TASK_ARGS] = {ADDR(sendBuf), ADDR(recvBuf), sendType, c->id};
-    r = hccl_submit("HcclAlltoAllVC", comm, HCCL_KIND_ALL_TO_ALL_V, a, extra, 4 * n, acc, 2, stream);
-    free(extra);
-    return r;
+    return submit_all_to_all_v("HcclAlltoAllVC", comm, c, sendBuf, recvBuf, sendType, extra, send_end, recv_end,
+                               stream);
 }
 
 HCCL_API HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, const void *recvCounts,
