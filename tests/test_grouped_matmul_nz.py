@@ -127,6 +127,24 @@ def test_empty_x_ends_before_the_nz_checks():
     assert np.array_equal(got, np.full((M, 8), 5, I8))
 
 
+def test_v5_reads_an_nz_weight_as_nz():
+    """V4 / V5 run TransWeightToNz too: a weight stored FRACTAL_NZ is read as NZ (the same bytes as the WeightNz
+    entry), after the alignment check; an ND weight stays ND."""
+    x, w, s, b, _ = operands(6, "float32", "int32")
+    gl = np.array(COUNTS, I64)
+    a = lambda ws: ([x], ws, [b], [s], None, None, None, None, gl, None, None, None, 3, 0, 1, 0)   # noqa: E731
+    y = lambda: [np.zeros((M, N), np.float16)]   # noqa: E731
+    want = reference(x, w, b, s, "float16")
+    assert F.bits_equal(ops.GroupedMatmulV5(*a([nz(w)]), None, y(), None, None)[0][0], want)
+    assert F.bits_equal(ops.GroupedMatmulV4(*a([nz_transposed(w)]), y(), None, None)[0][0], want)
+    assert F.bits_equal(ops.GroupedMatmulV5(*a([w]), None, y(), None, None)[0][0], want)
+    w48 = np.ascontiguousarray(w[:, :, :48])
+    bad = ([x], [nz(w48)], [b[:, :48]], [s[:, :48]], None, None, None, None, gl, None, None, None, 3, 0, 1, 0, None,
+           [np.zeros((M, 48), np.float16)], None, None)
+    F.expect_error(ops.GroupedMatmulV5, bad, INVALID, "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[32], "
+                   "n[48]) " + ALIGN)
+
+
 X0 = np.ones((M, K), I8)
 W0 = np.ones((3, K, N), I8)
 S0 = np.ones((3, N), F32)

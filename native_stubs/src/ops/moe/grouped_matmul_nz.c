@@ -60,6 +60,29 @@ static int nz_pattern(op_call *c, aclDataType xd, aclDataType wd, aclDataType yd
     return 1;
 }
 
+/* TransWeightToNz (not on 310P): k and n of each weight whose storage format is FRACTAL_NZ, stopping at the first
+ * that is not (the WeightNz entry relabels every weight NZ: `all`); transposeWeight is weight[0]'s. Returns how many
+ * weights were NZ through `n_nz` when given. */
+static aclnnStatus nz_alignment(op_call *c, const pyaclnn_stub_tensor *W, int64_t nw, int tw, int64_t *n_nz) {
+    char b1[24];
+    int64_t i = 0;
+    for (; i < nw; i++) {
+        const pyaclnn_stub_tensor *w = &W[i];
+        if (n_nz && w->format != ACL_FORMAT_FRACTAL_NZ) break;
+        int64_t k = w->shape[w->ndim - 2], n = w->shape[w->ndim - 1];
+        int ka = 0, na = 0;
+        if (w->dtype == ACL_INT8) ka = k % (tw ? 32 : 16) == 0, na = n % (tw ? 16 : 32) == 0;
+        else if (w->dtype == ACL_BF16 || w->dtype == ACL_FLOAT16) ka = k % 16 == 0, na = n % 16 == 0;
+        else if (w->dtype == ACL_INT4) ka = k % (tw ? 64 : 16) == 0, na = n % (tw ? 16 : 64) == 0;
+        if (!ka || !na)
+            return gmm_bad(c, "When weight(%s) format is FRACTAL_NZ, weight'shape(k[%lld], n[%lld]) should be divisible "
+                              "by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64]). If the weight is "
+                              "transposed,the k/n need to be reversed.", dname(w->dtype, b1), (long long)k, (long long)n);
+    }
+    if (n_nz) *n_nz = i;
+    return ACLNN_SUCCESS;
+}
+
 /* gmm_nz_weight: after gmm_plan (its executor tensors: x.., weight.., ...). */
 aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
     (void)s;
@@ -76,24 +99,33 @@ aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
         return gmm_bad(c, "The dtypes of x[%s]-weight[%s] do not match with required dtype.Only supported x-weight: "
                           "INT8-INT8,BF16-BF16,FP16-FP16,INT8-INT4, INT4-INT4,FP16/BF16-FP4_E2M1",
                        dname(xd, b1), dname(wd, b2));
-    /* TransWeightToNz: k and n of every weight (transposeWeight is weight[0]'s) */
     int tw = gmm_transposed(&W[0]);
-    for (int64_t i = 0; i < p->nw; i++) {
-        const pyaclnn_stub_tensor *w = &W[i];
-        int64_t k = w->shape[w->ndim - 2], n = w->shape[w->ndim - 1];
-        int ka = 0, na = 0;
-        if (w->dtype == ACL_INT8) ka = k % (tw ? 32 : 16) == 0, na = n % (tw ? 16 : 32) == 0;
-        else if (w->dtype == ACL_BF16 || w->dtype == ACL_FLOAT16) ka = k % 16 == 0, na = n % 16 == 0;
-        else if (w->dtype == ACL_INT4) ka = k % (tw ? 64 : 16) == 0, na = n % (tw ? 16 : 64) == 0;
-        if (!ka || !na)
-            return gmm_bad(c, "When weight(%s) format is FRACTAL_NZ, weight'shape(k[%lld], n[%lld]) should be divisible "
-                              "by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64]). If the weight is "
-                              "transposed,the k/n need to be reversed.", dname(w->dtype, b1), (long long)k, (long long)n);
-    }
+    aclnnStatus rc = nz_alignment(c, W, p->nw, tw, 0);
+    if (rc) return rc;
     if (!p->quant)
         return gmm_bad(c, "a FRACTAL_NZ %s weight is not modelled by the emulator (its A8W8 path only)",
                        dname(wd, b1));
     p->nz = 1, p->nz_tw = tw;
+    return ACLNN_SUCCESS;
+}
+
+/* gmm_nz_format (V4 / V5): after gmm_plan and CheckZeroShape, TransWeightToNz on the weights stored FRACTAL_NZ;
+ * the kernel then reads them as NZ. */
+aclnnStatus opc_gmm_nz_format(op_call *c, const op_step *s) {
+    (void)s;
+    gmm_params *p = (gmm_params *)c->params;
+    const pyaclnn_stub_tensor *X = c->in_snaps, *W = X + p->nx;
+    char b1[24];
+    int every_x_empty = 1;
+    for (int64_t i = 0; i < p->nx; i++) every_x_empty &= pyaclnn_stub_numel(&X[i]) == 0;
+    if (every_x_empty) return ACLNN_SUCCESS;
+    int64_t n_nz = 0;
+    aclnnStatus rc = nz_alignment(c, W, p->nw, gmm_transposed(&W[0]), &n_nz);
+    if (rc || n_nz == 0) return rc;
+    if (n_nz != p->nw || !p->quant)
+        return gmm_bad(c, "%s FRACTAL_NZ weights (%lld of %lld) are not modelled by the emulator (all INT8 only)",
+                       dname(W[0].dtype, b1), (long long)n_nz, (long long)p->nw);
+    p->nz = 1, p->nz_tw = gmm_transposed(&W[0]);
     return ACLNN_SUCCESS;
 }
 
