@@ -162,8 +162,9 @@ def nargs(**kw):
 ALIGN = ("should be divisible by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64]). If the weight "
          "is transposed,the k/n need to be reversed.")
 NZ_INVALID = [   # the entry's checks in its order, V5's in between (built when called: no device memory held)
-    (lambda: nargs(gtype=2, act=-1), "Not support split k dim now, groupType can not be 2."),   # before CheckCommonParam
-    (lambda: nargs(act=-1, y=[np.zeros((M, N), I8)]), "actType must be larger or equal to 0"),  # V5's before the NZ dtypes
+    # groupType 2 before CheckCommonParam; V5's checks before the NZ dtypes
+    (lambda: nargs(gtype=2, act=-1), "Not support split k dim now, groupType can not be 2."),
+    (lambda: nargs(act=-1, y=[np.zeros((M, N), I8)]), "actType must be larger or equal to 0"),
     (lambda: nargs(scale=None), "GMM: scale must not be nullptr in quant, but now is nullptr."),
     # ParamsWeightNzDtype before the alignment (n 8)
     (lambda: nargs(w=[W0[:, :, :8]], scale=[G.word(S0[:, :8])], y=[np.zeros((M, 8), I8)]),
@@ -173,11 +174,12 @@ NZ_INVALID = [   # the entry's checks in its order, V5's in between (built when 
      "The dtypes of x[FLOAT]-weight[FLOAT] do not match with required dtype.Only supported x-weight: "
      "INT8-INT8,BF16-BF16,FP16-FP16,INT8-INT4, INT4-INT4,FP16/BF16-FP4_E2M1"),
     # TransWeightToNz: INT8 k % 16, n % 32 (reversed when transposed), every weight
-    (lambda: nargs(x=[X0[:, :24]], w=[W0[:, :24]]), "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[24], n[64]) " + ALIGN),
+    (lambda: nargs(x=[X0[:, :24]], w=[W0[:, :24]]),
+     "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[24], n[64]) " + ALIGN),
     (lambda: nargs(w=[W0[:, :, :48]], scale=[S0[:, :48]], y=[Y16[:, :48]]),
      "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[32], n[48]) " + ALIGN),
-    (lambda: nargs(x=[X0, X0], w=[W0[0], W0[1][:, :48]], y=[Y16, Y16[:, :48]], scale=[S0[0], S0[1, :48]], split=0, gtype=-1,
-           gl=None), "weight'shape(k[32], n[48]) " + ALIGN),   # weight[1]
+    (lambda: nargs(x=[X0, X0], w=[W0[0], W0[1][:, :48]], y=[Y16, Y16[:, :48]], scale=[S0[0], S0[1, :48]], split=0,
+                   gtype=-1, gl=None), "weight'shape(k[32], n[48]) " + ALIGN),   # weight[1]
     (lambda: nargs(x=[X0[:, :16]], w=[nz_transposed(np.ones((3, 16, N), I8))]),   # transposed: k % 32
      "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[16], n[64]) " + ALIGN),
     (lambda: nargs(x=[X0.astype(np.float16)], w=[np.ones((3, K, 24), np.float16)], scale=None, y=[Y16[:, :24]]),

@@ -25,7 +25,8 @@ static const char *dname(aclDataType d, char b[24]) { return op_dtype_name(d, b)
 
 /* gmm_nz_split_k groupType */
 aclnnStatus opc_gmm_nz_split_k(op_call *c, const op_step *s) {
-    if (op_argument(c, s, 0)->i == GMM_SPLIT_K) return gmm_bad(c, "Not support split k dim now, groupType can not be 2.");
+    if (op_argument(c, s, 0)->i == GMM_SPLIT_K) return gmm_bad(c, "Not support split k dim now, groupType can not be "
+                                                                  "2.");
     return ACLNN_SUCCESS;
 }
 
@@ -75,9 +76,10 @@ static aclnnStatus nz_alignment(op_call *c, const pyaclnn_stub_tensor *W, int64_
         else if (w->dtype == ACL_BF16 || w->dtype == ACL_FLOAT16) ka = k % 16 == 0, na = n % 16 == 0;
         else if (w->dtype == ACL_INT4) ka = k % (tw ? 64 : 16) == 0, na = n % (tw ? 16 : 64) == 0;
         if (!ka || !na)
-            return gmm_bad(c, "When weight(%s) format is FRACTAL_NZ, weight'shape(k[%lld], n[%lld]) should be divisible "
-                              "by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64]). If the weight is "
-                              "transposed,the k/n need to be reversed.", dname(w->dtype, b1), (long long)k, (long long)n);
+            return gmm_bad(c, "When weight(%s) format is FRACTAL_NZ, weight'shape(k[%lld], n[%lld]) should be "
+                              "divisible by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64]). If the "
+                              "weight is transposed,the k/n need to be reversed.", dname(w->dtype, b1), (long long)k,
+                           (long long)n);
     }
     if (n_nz) *n_nz = i;
     return ACLNN_SUCCESS;

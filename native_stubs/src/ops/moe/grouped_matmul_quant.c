@@ -209,7 +209,8 @@ void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, co
     }
     void **xs = h, **ws = xs + p->nx, **bs = ws + p->nw, **ss = bs + p->nb, **pts = ss + p->ns, **ys = pts + p->npt;
     int ok = q_load(X, p->nx, 0, xs) && (p->nz ? q_load_nz(W, p->nw, p->nz_tw, ws) : q_load(W, p->nw, 0, ws)) &&
-             q_load(B, p->nb, p->bias_dt == ACL_BF16, bs) && q_load(S, p->ns, s_float, ss) && q_load(PT, p->npt, 1, pts) && q_load(Y, p->ny, y_float, ys);
+             q_load(B, p->nb, p->bias_dt == ACL_BF16, bs) && q_load(S, p->ns, s_float, ss) &&
+             q_load(PT, p->npt, 1, pts) && q_load(Y, p->ny, y_float, ys);
     /* rows no group covers keep their values: y is read first */
     int64_t k = X[0].shape[X[0].ndim - 1], start = 0, at = 0;
     int x_list = p->kase == GMM_CASE_SEPARATED || p->kase == GMM_CASE_XLIST_WLIST;   /* a group per x, else by rows */
