@@ -6,7 +6,8 @@ checked against the NumPy model of the kernel's steps of test_grouped_matmul_qua
 bias bit for bit; the fp32 epilogue bit for bit) on every y / scale / bias combination this entry takes; the entry's
 own checks in its order (groupType 2 before CheckCommonParam; after V5's checks and CheckZeroShape:
 ParamsWeightNzDtype, then the weights' NZ alignment); Atlas A2 in one subprocess; torch_npu (npu_format_cast to 29,
-then npu_grouped_matmul, which takes the WeightNz entry for an NZ weight) in one child against the direct call."""
+then npu_grouped_matmul, which takes the WeightNz entry for an NZ weight: an INT8 y only that entry refuses shows it)
+in one child against the direct call; V4 / V5 reading a FRACTAL_NZ-stored weight as NZ (their TransWeightToNz)."""
 from __future__ import annotations
 
 import numpy as np
@@ -233,6 +234,14 @@ ybf = torch_npu.npu_grouped_matmul([x.npu()], [wn], scale=[f.to(torch.bfloat16).
 y32 = torch_npu.npu_grouped_matmul([x.npu()], [wn], bias=[b.npu()], group_list=gl, split_item=3, group_type=0,
                                    group_list_type=1, output_dtype=torch.int32)[0]
 OUT["y"] = [enc(to_np(v)) for v in (x, w, b, f, pt, y16, ybf, y32)]
+words = (f.view(torch.int32).to(torch.int64) & 0xFFFFE000) | (1 << 46)
+try:   # INT8 y: V5 takes it, the WeightNz entry's ParamsWeightNzDtype does not
+    torch_npu.npu_grouped_matmul([x.npu()], [wn], scale=[words.npu()], group_list=gl, split_item=3, group_type=0,
+                                 group_list_type=1, output_dtype=torch.int8)
+    msg = ""
+except RuntimeError as e:
+    msg = str(e)
+OUT["int8"] = [enc(to_np(torch.tensor([int("call aclnnGroupedMatmulWeightNz failed, error code is 161002" in msg)])))]
 """
 
 
@@ -248,3 +257,4 @@ def test_torch_npu_format_cast_then_grouped_matmul():
     assert F.bits_equal(ybf, gmm_nz([x], [nz(w)], None, [sb], [np.zeros((M, N), BF)], [pt])[0])
     assert F.bits_equal(ybf, reference(x, w, None, sb, "bfloat16", pt))
     assert np.array_equal(y32, reference(x, w, b, None, "int32"))
+    assert out["int8"][0].tolist() == [1]   # the call went to aclnnGroupedMatmulWeightNz
