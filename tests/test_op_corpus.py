@@ -48,7 +48,7 @@ REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dW
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
 # test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing, test_affine_grid,
 # test_channel_shuffle, test_grid_sampler3d, test_histc, test_im2col, test_renorm, test_searchsorted,
-# test_unpool, test_ascend_quant, test_quantize, test_weight_quant_matmul, test_add_rms_norm_quant, test_dequant_swiglu_quant);
+# test_unpool, test_grouped_matmul_nz, test_ascend_quant, test_quantize, test_weight_quant_matmul, test_add_rms_norm_quant, test_dequant_swiglu_quant);
 # the corpus records their validation. A builder in
 # tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
@@ -72,6 +72,7 @@ NO_BUILDER_YET = {
     "aclnnInplaceRenorm", "aclnnMaxUnpool2d", "aclnnMaxUnpool3d", "aclnnRenorm", "aclnnSearchSorted",
     "aclnnSearchSorteds", "aclnnDropoutGenMaskV2Tensor", "aclnnFlashAttentionUnpaddingScoreGradV4",
     "aclnnInplaceNormalTensor", "aclnnInplaceUniformTensor", "aclnnGroupedMatmulV4", "aclnnGroupedMatmulV5",
+    "aclnnGroupedMatmulWeightNz",
     "aclnnMoeFinalizeRouting", "aclnnMoeInitRoutingQuantV2", "aclnnMoeInitRoutingV2", "aclnnMoeInitRoutingV3",
     "aclnnMoeTokenPermuteGrad", "aclnnMoeTokenUnpermuteGrad", "aclnnDequantBias", "aclnnDynamicQuant",
     "aclnnDynamicQuantV2", "aclnnDynamicQuantV3", "aclnnDynamicQuantV4", "aclnnQuantMatmulV5", "aclnnQuantMatmulWeightNz",

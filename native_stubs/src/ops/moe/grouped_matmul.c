@@ -182,8 +182,7 @@ static aclnnStatus gmm_snap(op_call *c, const char *param, gmm_list *L, pyaclnn_
 
 static int64_t iarg(op_call *c, const char *name) { return c->arg[op_param_index(c->def, name)].i; }
 
-/* IsTransposeLastTwoDims: the last two dims' strides swapped (a transposed view of a contiguous matrix). */
-static int transposed(const pyaclnn_stub_tensor *t) {
+int gmm_transposed(const pyaclnn_stub_tensor *t) {
     if (t->ndim < 2) return 0;
     int64_t r = t->ndim - 2, q = t->ndim - 1;
     return t->strides[r] == 1 && t->strides[q] == t->shape[r] && t->shape[r] > 1;
@@ -301,8 +300,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     }
     /* CheckTransposeStatus */
     int tx = 0, tw = 0;
-    if (gtype == GMM_SPLIT_K) tx = transposed(&X.t[0]), tw = Wt.n == 1 && transposed(&Wt.t[0]);
-    else tx = X.n == 1 && transposed(&X.t[0]), tw = transposed(&Wt.t[0]);
+    if (gtype == GMM_SPLIT_K) tx = gmm_transposed(&X.t[0]), tw = Wt.n == 1 && gmm_transposed(&Wt.t[0]);
+    else tx = X.n == 1 && gmm_transposed(&X.t[0]), tw = gmm_transposed(&Wt.t[0]);
     int single_w = Wt.n == 1 && gtype != GMM_NO_SPLIT;
     /* CheckParam: CheckUnusedParams */
     for (int k = 0; k < 3; k++)
@@ -365,7 +364,7 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
             if (x->ndim < 2 || x->ndim > 6)
                 return gmm_bad(c, "x[%llu] dim num should be in [2, 6] in this case, but now is %lld.", ULL(i), LL(x->ndim));
             if (w->ndim != 2) return gmm_bad(c, "weight[%llu] dim num should be 2 in this case, but now is %lld.", ULL(i), LL(w->ndim));
-            if (transposed(w) != tw) return gmm_bad(c, "The transpose state must be the same for each tensor in weight.");
+            if (gmm_transposed(w) != tw) return gmm_bad(c, "The transpose state must be the same for each tensor in weight.");
             if (y->ndim != x->ndim)
                 return gmm_bad(c, "y[%llu] dim num should be %lld in this case, but now is %lld.", ULL(i), LL(x->ndim), LL(y->ndim));
             for (int64_t d = 0; d + 2 < x->ndim; d++)

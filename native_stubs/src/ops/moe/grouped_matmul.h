@@ -16,6 +16,7 @@ typedef struct {
     int kase, has_group_list, group_list_type;
     int64_t groups;           /* groups of the split-M cases */
     int quant;                /* x and weight INT8 (A8W8) */
+    int nz, nz_tw;            /* the weights are FRACTAL_NZ storage (WeightNz entry), stored transposed */
     aclDataType y_dt, scale_dt, bias_dt;
 } gmm_params;
 
@@ -41,6 +42,15 @@ typedef struct {
 
 /* grouped_matmul.c: CheckOptionalTensorList (bias, scale): length, rank and N of each tensor against the weights */
 aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T, const char *name);
+
+/* IsTransposeLastTwoDims: the last two dims' strides swapped (a transposed view of a contiguous matrix) */
+int gmm_transposed(const pyaclnn_stub_tensor *t);
+
+/* grouped_matmul_nz.c: 1 if the n weights' NZ storage (as many bytes as each view holds, from its offset) lies in
+ * device memory, else 0 with the launch failed (reported); weight w's matrices untiled from that storage into
+ * row-major (.., k, n) INT8 (NULL when out of memory) */
+int gmm_nz_in_memory(const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *w, int64_t n);
+int8_t *gmm_nz_weight_load(const pyaclnn_stub_tensor *w, int stored_transposed);
 
 /* grouped_matmul_quant.c */
 aclnnStatus gmm_quant_function_params(op_call *c, const gmm_lists *L);   /* CheckFunctionParams, x and weight INT8 */

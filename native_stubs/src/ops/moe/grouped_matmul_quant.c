@@ -184,6 +184,13 @@ static int q_load(const pyaclnn_stub_tensor *t, int64_t n, int as_float, void **
     return 1;
 }
 
+/* the WeightNz entry's weights, untiled to row-major (.., k, n) */
+static int q_load_nz(const pyaclnn_stub_tensor *t, int64_t n, int tw, void **out) {
+    for (int64_t i = 0; i < n; i++)
+        if (!(out[i] = gmm_nz_weight_load(&t[i], tw))) return 0;
+    return 1;
+}
+
 static void q_free(void **v, int64_t n) {
     for (int64_t i = 0; i < n; i++) free(v[i]);
 }
@@ -191,6 +198,7 @@ static void q_free(void **v, int64_t n) {
 void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl) {
     const pyaclnn_stub_tensor *X = launch->inputs, *W = X + p->nx, *B = W + p->nw, *S = B + p->nb, *PT = S + p->ns;
     const pyaclnn_stub_tensor *Y = launch->outputs;
+    if (p->nz && !gmm_nz_in_memory(launch, W, p->nw)) return;
     aclDataType yd = p->y_dt;
     int y_float = yd == ACL_FLOAT16 || yd == ACL_BF16, s_float = p->ns && seen(p->scale_dt) != ACL_UINT64;
     int64_t total = p->nx + p->nw + p->nb + p->ns + p->npt + p->ny;
@@ -200,8 +208,9 @@ void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, co
         return;
     }
     void **xs = h, **ws = xs + p->nx, **bs = ws + p->nw, **ss = bs + p->nb, **pts = ss + p->ns, **ys = pts + p->npt;
-    int ok = q_load(X, p->nx, 0, xs) && q_load(W, p->nw, 0, ws) && q_load(B, p->nb, p->bias_dt == ACL_BF16, bs) &&
-             q_load(S, p->ns, s_float, ss) && q_load(PT, p->npt, 1, pts) && q_load(Y, p->ny, y_float, ys);
+    int ok = q_load(X, p->nx, 0, xs) && (p->nz ? q_load_nz(W, p->nw, p->nz_tw, ws) : q_load(W, p->nw, 0, ws)) &&
+             q_load(B, p->nb, p->bias_dt == ACL_BF16, bs) && q_load(S, p->ns, s_float, ss) &&
+             q_load(PT, p->npt, 1, pts) && q_load(Y, p->ny, y_float, ys);
     /* rows no group covers keep their values: y is read first */
     int64_t k = X[0].shape[X[0].ndim - 1], start = 0, at = 0;
     int x_list = p->kase == GMM_CASE_SEPARATED || p->kase == GMM_CASE_XLIST_WLIST;   /* a group per x, else by rows */
