@@ -134,6 +134,7 @@ static aclnnStatus run(op_call *c) {
     }
     *c->workspace_size = c->workspace;
     *c->executor = c->made;
+    pyaclnn_stub_pta_offer(c->api, c->made);   /* torch_npu's executor cache keeps a copy if it asked for one */
     return ACLNN_SUCCESS;
 }
 
