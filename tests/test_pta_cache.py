@@ -63,7 +63,8 @@ def test_the_cache_can_be_turned_off(driver):
 _TORCH = r"""
 import ctypes, torch, torch_npu
 from pyaclnn import _loader
-nn = ctypes.CDLL(str(_loader.stub_library_dir() / "libnnopbase.so"))
+from pathlib import Path
+nn = ctypes.CDLL(str(Path(_loader.stub_library_dir()) / "libnnopbase.so"))
 def hits():
     h = ctypes.c_uint64()
     nn.pyaclnn_stub_pta_stats(ctypes.byref(h), None, None, None)
@@ -71,8 +72,10 @@ def hits():
 torch.manual_seed(0)
 h0 = hits()
 res = []
-def check(name, npu, cpu):
-    res.append([name, bool(torch.equal(npu.cpu(), cpu))])
+def check(name, npu, cpu, exact=True):
+    got = npu.cpu()
+    ok = torch.equal(got, cpu) if exact else got.shape == cpu.shape and torch.allclose(got, cpu, rtol=1e-6, atol=1e-6)
+    res.append([name, bool(ok), (got - cpu).abs().max().item() if got.shape == cpu.shape and got.numel() else 0.0])
 a, b = torch.randn(4, 5), torch.randn(4, 5)
 for i in range(3):   # same ops on new tensors each time
     x, y = torch.randn(4, 5), torch.randn(4, 5)
@@ -86,7 +89,7 @@ for i in range(3):   # same tensors, in place: each run reads what the last one 
 for alpha in (0.5, 2.0, -1.0):   # changed attribute
     check("alpha_" + str(alpha), torch.add(an, bn, alpha=alpha), torch.add(a, b, alpha=alpha))
 for dim in (0, 1, 0):   # changed attribute of a reduction
-    check("sum_dim" + str(dim), an.sum(dim), a.sum(dim))
+    check("sum_dim" + str(dim), an.sum(dim), a.sum(dim), exact=False)   # summation order: not bit for bit
 for shape in ((4, 5), (2, 3), (4, 5), (7,)):   # changed shapes
     x, y = torch.randn(*shape), torch.randn(*shape)
     check("shape_" + str(shape), torch.sub(x.npu(), y.npu()), torch.sub(x, y))
@@ -106,6 +109,7 @@ OUT = {"res": res, "hits": hits() - h0}
 
 def test_torch_npu_repeated_ops_match_torch_cpu():
     out = _torch_npu_server.run(_TORCH, None, "Ascend910B4")
-    bad = [name for name, ok in out["res"] if not ok]
+    bad = [(name, diff) for name, ok, diff in out["res"] if not ok]
     assert bad == []
-    assert out["hits"] > 10   # the repeats did come from the cache
+    # at least the repeats of add, mul, add_, sum(0) and sub on [4, 5] came from the cache (0 with it off)
+    assert out["hits"] >= 8
