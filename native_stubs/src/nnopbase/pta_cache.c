@@ -18,7 +18,8 @@
  * same operator and the same aliasing among the addresses (x + x is not x + y). Memory and eviction as
  * opbase: per thread (the cache and its state are thread-local there too), ACLNN_CACHE_LIMIT entries
  * (default 10000) of each key kind; hash keys are not added once full, byte keys drop their 30 least
- * recently used. PYACLNN_STUB_PTA_CACHE=0 turns the cache off (CanUsePTACache says no).
+ * recently used. PYACLNN_STUB_PTA_CACHE=0, or opbase's DISABLE_L2_CACHE, turns the cache off (CanUsePTACache
+ * says no).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -118,9 +119,16 @@ static size_t cache_limit(void) {
     return (size_t)l;
 }
 
+/* Read once, as opbase reads DISABLE_L2_CACHE: set (any value) turns the cache off there too. */
 static int cache_enabled(void) {
-    const char *v = getenv("PYACLNN_STUB_PTA_CACHE");
-    return v == NULL || strcmp(v, "0") != 0;
+    static _Atomic int enabled = -1;
+    int e = atomic_load(&enabled);
+    if (e < 0) {
+        const char *v = getenv("PYACLNN_STUB_PTA_CACHE");
+        e = getenv("DISABLE_L2_CACHE") == NULL && (v == NULL || strcmp(v, "0") != 0);
+        atomic_store(&enabled, e);
+    }
+    return e;
 }
 
 static uint64_t hash_bytes(const uint8_t *p, size_t n) {
