@@ -5,6 +5,7 @@ repeated ops in the shared torch_npu child and compares them with torch on the C
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -107,6 +108,8 @@ OUT = {"res": res, "hits": hits() - h0}
 """
 
 
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="torch is not run under the ASan pass (as in test_torch_npu.py)")
 def test_torch_npu_repeated_ops_match_torch_cpu():
     out = _torch_npu_server.run(_TORCH, None, "Ascend910B4")
     bad = [(name, diff) for name, ok, diff in out["res"] if not ok]
