@@ -39,6 +39,10 @@ void SetPTACacheHashKey(uint8_t *key, size_t len);
 aclOpExecutor *PTAGetExecCache(uint64_t hash, uint64_t *workspaceSize);
 aclOpExecutor *PTAFindExecCache(uint8_t *buf, size_t len, uint64_t *workspaceSize);
 
+aclnnStatus aclnnNonzeroV2GetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize,
+                                           aclOpExecutor **executor);
+aclnnStatus aclnnNonzeroV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
 static aclrtStream stream;
 
 static aclTensor *tensor(void *addr) {
@@ -101,6 +105,30 @@ static int add(const char *api, uint64_t hash, const uint8_t *key, size_t key_le
     return hit;
 }
 
+/* A data-dependent output shape (phase 2 re-describes out): announced like any call, never replayed. */
+static int nonzero(uint64_t hash, float *x, void *o) {
+    static const int64_t shape[2] = {1, N}, stride[2] = {N, 1};
+    if (!CanUsePTACache("aclnnNonzeroV2")) return -1;
+    InitPTACacheThreadLocal();
+    AddTensorAddrToCachedList(x);
+    AddTensorAddrToCachedList(o);
+    SetPTAHashKey(hash);
+    uint64_t ws = 0;
+    aclOpExecutor *e = PTAGetExecCache(hash, &ws);
+    int hit = e != NULL;
+    aclTensor *a = NULL, *t = NULL;
+    if (e == NULL) {
+        a = tensor(x);
+        t = aclCreateTensor(shape, 2, ACL_INT64, stride, 0, ACL_FORMAT_ND, shape, 2, o);
+        CHECK(aclnnNonzeroV2GetWorkspaceSize(a, t, &ws, &e));
+    }
+    CHECK(aclnnNonzeroV2(NULL, ws, e, stream));
+    if (a) aclDestroyTensor(a);
+    if (t) aclDestroyTensor(t);
+    UnInitPTACacheThreadLocal();
+    return hit;
+}
+
 static uint64_t stat_entries(void) {
     uint64_t n;
     pyaclnn_stub_pta_stats(NULL, NULL, NULL, &n);
@@ -149,6 +177,12 @@ static int contract(void) {
     printf("bytes_hit_value %g\n", at(out2, 3));                          /* 13 + 2 * 1003 */
     printf("bytes_other_key_is_miss %d\n", add("aclnnAdd", 0, k2, sizeof k2, x, y, 3.0f, out));
     printf("bytes_other_key_value %g\n", at(out, 3));                     /* 3 + 3 * 103 */
+
+    void *o = NULL;
+    CHECK(aclrtMalloc(&o, N * sizeof(int64_t), ACL_MEM_MALLOC_HUGE_FIRST));
+    nonzero(500, x, o);
+    printf("nonzero_repeat_is_miss %d\n", nonzero(500, x, o));
+    CHECK(aclrtFree(o));
 
     /* bad input: NULL / empty / over-long arguments are refused, never a crash */
     uint64_t ws = 0;
