@@ -41,10 +41,11 @@ def test_hook_contract(driver):
         "bytes_first_is_miss": "0", "bytes_repeat_is_hit": "1", "bytes_hit_value": "2019",
         "bytes_other_key_is_miss": "0", "bytes_other_key_value": "312",
         "nonzero_repeat_is_miss": "0",   # a data-dependent output shape is never replayed
+        "failed_phase1": "1", "after_failed_phase1_is_miss": "0", "after_failed_phase1_value": "106",
         # bad input: refused, never a crash
         "null_workspace_size": "1", "null_workspace_size_message": "1", "null_buf": "1", "empty_buf": "1",
         "null_api": "0", "long_api": "0", "overflow_is_miss": "1", "inactive_is_miss": "1",
-        "hits": "2", "records": "4", "entries_after_clear": "0",
+        "hits": "2", "records": "5", "entries_after_clear": "0",
         "live_executors": "0", "live_tensors": "0",
     }
     assert got == expected

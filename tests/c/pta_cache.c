@@ -178,11 +178,35 @@ static int contract(void) {
     printf("bytes_other_key_is_miss %d\n", add("aclnnAdd", 0, k2, sizeof k2, x, y, 3.0f, out));
     printf("bytes_other_key_value %g\n", at(out, 3));                     /* 3 + 3 * 103 */
 
-    void *o = NULL;
-    CHECK(aclrtMalloc(&o, N * sizeof(int64_t), ACL_MEM_MALLOC_HUGE_FIRST));
-    nonzero(500, x, o);
-    printf("nonzero_repeat_is_miss %d\n", nonzero(500, x, o));
-    CHECK(aclrtFree(o));
+    void *nz_out = NULL;
+    CHECK(aclrtMalloc(&nz_out, N * sizeof(int64_t), ACL_MEM_MALLOC_HUGE_FIRST));
+    nonzero(500, x, nz_out);
+    printf("nonzero_repeat_is_miss %d\n", nonzero(500, x, nz_out));
+    CHECK(aclrtFree(nz_out));
+
+    /* a failed phase 1 ends the announcement: if op-plugin then throws past UnInit, the next phase 1 on this
+     * thread (here another call of the operator, not announced) is not filed under the failed call's key */
+    CanUsePTACache("aclnnAdd");
+    InitPTACacheThreadLocal();
+    AddTensorAddrToCachedList(x);
+    AddTensorAddrToCachedList(y);
+    AddTensorAddrToCachedList(out);
+    SetPTAHashKey(600);
+    uint64_t ws600 = 0;
+    aclOpExecutor *e600 = PTAGetExecCache(600, &ws600);
+    aclTensor *a = tensor(x), *b = tensor(y), *o = tensor(out);
+    float two = 2.0f;
+    aclScalar *al = aclCreateScalar(&two, ACL_FLOAT);
+    int failed = aclnnAddGetWorkspaceSize(a, b, al, NULL, &ws600, &e600) != 0;
+    CHECK(aclnnAddGetWorkspaceSize(a, b, al, o, &ws600, &e600));
+    CHECK(aclnnAdd(NULL, ws600, e600, stream));
+    aclDestroyTensor(a);
+    aclDestroyTensor(b);
+    aclDestroyTensor(o);
+    aclDestroyScalar(al);
+    printf("failed_phase1 %d\n", failed);
+    printf("after_failed_phase1_is_miss %d\n", add("aclnnAdd", 600, NULL, 0, x, y, 1.0f, out));
+    printf("after_failed_phase1_value %g\n", at(out, 3));                /* alpha 1, not the unfiled alpha 2 */
 
     /* bad input: NULL / empty / over-long arguments are refused, never a crash */
     uint64_t ws = 0;
