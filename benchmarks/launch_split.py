@@ -19,7 +19,9 @@ The child also runs N / 10 ops each followed by ``torch.npu.synchronize()`` (``o
 alone, as the probe times it, in ``sync_ns_per_synced_op``): there the host also waits for the hand-off to
 the stream worker and the kernel.
 
-Ours per op = the probe's create + phase 1 + launch + destroy time per op (plus, with a sync per op, the
+``torch_npu_no_task_queue_no_cache`` is the same with the executor cache off (``PYACLNN_STUB_PTA_CACHE=0``).
+
+Ours per op = the probe's create + phase 1 + launch + destroy + executor-cache hook time per op (plus, with a sync per op, the
 worker hand-off and the kernel, which the host waits for); torch_npu's own = the op's time minus ours (on
 the calling thread). The machine is shared: each figure is the best of ``repeats`` (the least disturbed)
 and the median. Prints JSON. Nothing here is asserted by the tests.
@@ -137,11 +139,13 @@ def child(n: int, repeats: int) -> None:
     print("RESULT " + json.dumps({"npu": npu, "cpu": cpu, "synced": synced}))
 
 
-def run_child(probe: Path, n: int, repeats: int, task_queue: bool) -> dict:
+def run_child(probe: Path, n: int, repeats: int, task_queue: bool, cache: bool = True) -> dict:
     env = dict(os.environ, PYACLNN_EMULATE="1", LD_PRELOAD=str(probe))
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
     if not task_queue:
         env["TASK_QUEUE_ENABLE"] = "0"
+    if not cache:
+        env["PYACLNN_STUB_PTA_CACHE"] = "0"
     proc = subprocess.run([sys.executable, __file__, "--child", "--n", str(n), "--repeats", str(repeats)],
                           capture_output=True, text=True, env=env)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
@@ -156,10 +160,13 @@ def run_child(probe: Path, n: int, repeats: int, task_queue: bool) -> dict:
         "launch": ("aclnnAdd",),
         "destroy": ("aclDestroyTensor", "aclDestroyScalar"),
         "sync": ("aclrtSynchronizeStream", "aclrtSynchronizeDevice"),
+        "cache": ("CanUsePTACache", "InitPTACacheThreadLocal", "UnInitPTACacheThreadLocal",
+                  "AddTensorAddrToCachedList", "SetPTAHashKey", "SetPTACacheHashKey", "PTAGetExecCache",
+                  "PTAFindExecCache"),
     }
     split = {k: round(sum(probes.get(name, (0, 0))[1] for name in names), 1) for k, names in steps.items()}
     calls = {name: round(c, 3) for name, (c, _) in probes.items() if c}
-    ours = sum(split[k] for k in ("create", "phase1", "launch", "destroy"))
+    ours = sum(split[k] for k in ("create", "phase1", "launch", "destroy", "cache"))
     best_synced = min(data["synced"], key=lambda r: r[0])
     sync_ns = sum(best_synced[1].get(name, (0, 0))[1] for name in steps["sync"])
     return {
@@ -189,7 +196,9 @@ def main() -> None:
                "load_average": os.getloadavg()[0],
                "c_twin": run_twin(twin, args.n, args.repeats),
                "torch_npu": run_child(probe, args.n, args.repeats, task_queue=True),
-               "torch_npu_no_task_queue": run_child(probe, args.n, args.repeats, task_queue=False)}
+               "torch_npu_no_task_queue": run_child(probe, args.n, args.repeats, task_queue=False),
+               "torch_npu_no_task_queue_no_cache": run_child(probe, args.n, args.repeats, task_queue=False,
+                                                             cache=False)}
     out["goal_ours_le_3us"] = out["torch_npu_no_task_queue"]["ours_host_ns"] <= 3000
     print(json.dumps(out, indent=1))
 

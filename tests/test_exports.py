@@ -16,7 +16,10 @@ from pyaclnn import _loader
 
 # Msprof* and rt[A-Z]*: CANN public entry points of libprofapi / libruntime that torch_npu binds; the
 # compatibility layer folds them into libascendcl (docs/torch_npu.md).
-PUBLIC = re.compile(r"^(acl|Acl|pyaclnn_stub_|Msprof|rt[A-Z])")
+# The executor-cache hooks op-plugin binds from libnnopbase (opbase's extern "C" names; docs/torch_npu.md).
+PUBLIC = re.compile(r"^(acl|Acl|pyaclnn_stub_|Msprof|rt[A-Z]|(CanUsePTACache|InitPTACacheThreadLocal|"
+                    r"UnInitPTACacheThreadLocal|AddTensorAddrToCachedList|SetPTAHashKey|SetPTACacheHashKey|"
+                    r"PTAGetExecCache|PTAFindExecCache)$)")
 LIBRARIES = ("libascendcl.so", "libnnopbase.so", "libopapi.so", "libacl_op_compiler.so")
 
 
@@ -43,6 +46,7 @@ def test_each_family_lives_in_its_cann_library():
     ops = set(_defined_dynamic_symbols(lib / "libopapi.so"))
     assert {"aclInit", "aclrtMalloc", "aclGetRecentErrMsg", "aclrtGetSocName"} <= runtime
     assert {"aclCreateTensor", "aclDestroyAclOpExecutor", "aclnnInit", "aclSetInputTensorAddr"} <= meta
+    assert {"PTAGetExecCache", "PTAFindExecCache", "AddTensorAddrToCachedList"} <= meta   # opbase's place
     assert {"aclnnAmpUpdateScaleGetWorkspaceSize", "aclnnAddRmsNormDynamicQuantV2",
             "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize"} <= ops
     assert not {s for s in ops if s.startswith("aclrt") or s.startswith("aclCreate")}

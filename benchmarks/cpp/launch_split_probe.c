@@ -24,10 +24,14 @@
 typedef void *ptr;
 
 enum { P_CREATE_TENSOR, P_CREATE_SCALAR, P_DESTROY_TENSOR, P_DESTROY_SCALAR, P_ADD_PHASE1, P_ADD_LAUNCH,
-       P_SYNC_STREAM, P_SYNC_DEVICE, N_PROBES };
+       P_SYNC_STREAM, P_SYNC_DEVICE, P_CAN_USE, P_INIT, P_UNINIT, P_ADD_ADDR, P_SET_HASH, P_SET_KEY, P_GET_CACHE,
+       P_FIND_CACHE, N_PROBES };
 static const char *const NAMES[N_PROBES] = {
     "aclCreateTensor", "aclCreateScalar", "aclDestroyTensor", "aclDestroyScalar", "aclnnAddGetWorkspaceSize",
-    "aclnnAdd", "aclrtSynchronizeStream", "aclrtSynchronizeDevice"};
+    "aclnnAdd", "aclrtSynchronizeStream", "aclrtSynchronizeDevice",
+    /* the executor-cache hooks (docs/torch_npu.md): ours too when the library exports them */
+    "CanUsePTACache", "InitPTACacheThreadLocal", "UnInitPTACacheThreadLocal", "AddTensorAddrToCachedList",
+    "SetPTAHashKey", "SetPTACacheHashKey", "PTAGetExecCache", "PTAFindExecCache"};
 
 static _Atomic uint64_t calls[N_PROBES], nanos[N_PROBES];
 
@@ -114,6 +118,59 @@ static int w_add_launch(void *ws, uint64_t size, ptr ex, ptr stream) {
     return r;
 }
 
+static _Bool (*r_can_use)(const char *);
+static void (*r_init)(void);
+static void (*r_uninit)(void);
+static void (*r_add_addr)(void *);
+static void (*r_set_hash)(uint64_t);
+static void (*r_set_key)(uint8_t *, size_t);
+static ptr (*r_get_cache)(uint64_t, uint64_t *);
+static ptr (*r_find_cache)(uint8_t *, size_t, uint64_t *);
+
+static _Bool w_can_use(const char *api) {
+    uint64_t t0 = now_ns();
+    _Bool r = r_can_use(api);
+    count(P_CAN_USE, t0);
+    return r;
+}
+static void w_init(void) {
+    uint64_t t0 = now_ns();
+    r_init();
+    count(P_INIT, t0);
+}
+static void w_uninit(void) {
+    uint64_t t0 = now_ns();
+    r_uninit();
+    count(P_UNINIT, t0);
+}
+static void w_add_addr(void *a) {
+    uint64_t t0 = now_ns();
+    r_add_addr(a);
+    count(P_ADD_ADDR, t0);
+}
+static void w_set_hash(uint64_t h) {
+    uint64_t t0 = now_ns();
+    r_set_hash(h);
+    count(P_SET_HASH, t0);
+}
+static void w_set_key(uint8_t *k, size_t n) {
+    uint64_t t0 = now_ns();
+    r_set_key(k, n);
+    count(P_SET_KEY, t0);
+}
+static ptr w_get_cache(uint64_t h, uint64_t *ws) {
+    uint64_t t0 = now_ns();
+    ptr r = r_get_cache(h, ws);
+    count(P_GET_CACHE, t0);
+    return r;
+}
+static ptr w_find_cache(uint8_t *k, size_t n, uint64_t *ws) {
+    uint64_t t0 = now_ns();
+    ptr r = r_find_cache(k, n, ws);
+    count(P_FIND_CACHE, t0);
+    return r;
+}
+
 #define WRAP(NAME, REAL, WRAPPER)                     \
     if (strcmp(name, NAME) == 0) {                    \
         void *f = next_dlsym(handle, name);           \
@@ -129,6 +186,14 @@ void *dlsym(void *handle, const char *name) {
     WRAP("aclDestroyScalar", r_destroy_scalar, w_destroy_scalar)
     WRAP("aclnnAddGetWorkspaceSize", r_add_phase1, w_add_phase1)
     WRAP("aclnnAdd", r_add_launch, w_add_launch)
+    WRAP("CanUsePTACache", r_can_use, w_can_use)
+    WRAP("InitPTACacheThreadLocal", r_init, w_init)
+    WRAP("UnInitPTACacheThreadLocal", r_uninit, w_uninit)
+    WRAP("AddTensorAddrToCachedList", r_add_addr, w_add_addr)
+    WRAP("SetPTAHashKey", r_set_hash, w_set_hash)
+    WRAP("SetPTACacheHashKey", r_set_key, w_set_key)
+    WRAP("PTAGetExecCache", r_get_cache, w_get_cache)
+    WRAP("PTAFindExecCache", r_find_cache, w_find_cache)
     if (strncmp(name, "aclrtSynchronize", 16) == 0) {   /* torch_npu binds some of these with dlsym too */
         void *mine = next_dlsym(RTLD_DEFAULT, name);
         if (mine != NULL && next_dlsym(handle, name) != NULL) return mine;

@@ -58,6 +58,21 @@ KRC = "tests/test_kv_rmsnorm_rope_cache.py"
 PROBE = "tests/test_probe_ops.py"
 
 MUTANTS = [
+    # ---- torch_npu's executor cache (native_stubs/src/nnopbase/pta_cache.c) -------------------------
+    Mutant("pta-cache-alias-ignored", "native_stubs/src/nnopbase/pta_cache.c",
+           "e->n_addrs != tls.n_addrs || !same_alias(e)", "e->n_addrs != tls.n_addrs",
+           ("tests/test_pta_cache.py",),
+           "executor cache: x + x served the executor recorded for x + y (equal keys)"),
+    Mutant("pta-cache-not-repointed", "native_stubs/src/nnopbase/executor.c",
+           "if (e->tensors[k].present) e->tensors[k].data = addrs[slot_addr[k]];",
+           "if (e->tensors[k].present && addrs[slot_addr[k]] == NULL) e->tensors[k].data = NULL;",
+           ("tests/test_pta_cache.py",),
+           "executor cache: a hit runs on the first call's tensors (stale addresses)"),
+    Mutant("pta-cache-data-dependent-shape-kept", "native_stubs/src/nnopbase/executor.c",
+           "if (nn_is(e, NN_KIND_EXECUTOR) && e->shape_target == NULL && e->deferred_code == ACLNN_SUCCESS &&",
+           "if (nn_is(e, NN_KIND_EXECUTOR) && e->deferred_code == ACLNN_SUCCESS &&",
+           ("tests/test_pta_cache.py",),
+           "executor cache: an executor with a data-dependent output shape replayed"),
     # ---- the emulated HCCL (native_stubs/src/compat/hccl*.c, pyaclnn/_hccl*.py) ------------------
     Mutant("hccl-prod-reduces-as-sum", "pyaclnn/_hccl_collectives.py",
            "1: dist.ReduceOp.PRODUCT,", "1: dist.ReduceOp.SUM,",

@@ -287,6 +287,17 @@ PYACLNN_STUB_API aclnnStatus pyaclnn_stub_executor_run(const char *api, void *wo
                                                       uint64_t workspace_size,
                                                       aclOpExecutor *executor, aclrtStream stream);
 
+/* torch_npu's executor cache (libnnopbase, nnopbase/pta_cache.c; docs/torch_npu.md). Phase 1 offers each
+ * executor it built, or NULL when it failed (`ws_api` is the aclnnXxxGetWorkspaceSize it ran under); the
+ * cache keeps a copy when torch_npu announced a key for this call on this thread. */
+PYACLNN_STUB_API void pyaclnn_stub_pta_offer(const char *ws_api, aclOpExecutor *executor);
+/* Process-wide counters (hits: executors handed out from the cache; records: copies kept; refused:
+ * offers not kept) and the calling thread's number of cached entries. Any pointer may be NULL. */
+PYACLNN_STUB_API void pyaclnn_stub_pta_stats(uint64_t *hits, uint64_t *records, uint64_t *refused,
+                                            uint64_t *thread_entries);
+/* Empties the calling thread's cache (tests). */
+PYACLNN_STUB_API void pyaclnn_stub_pta_clear(void);
+
 #ifdef __cplusplus
 }
 #endif

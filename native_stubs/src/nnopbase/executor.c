@@ -671,3 +671,44 @@ aclnnStatus AclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, con
                                     aclTensorList *tensors, void *addr) {
     return aclSetDynamicTensorAddr(executor, irIndex, relativeIndex, tensors, addr);
 }
+
+/* ---- torch_npu's executor cache (pta_cache.c) ---------------------------------------------- */
+
+/* A private, unregistered copy of a live executor that a later call may replay, or NULL when it must
+ * not be replayed: a data-dependent output shape (phase 2 re-describes a caller's tensor), a deferred
+ * phase-2 error, a repeatable executor (its caller re-points it), tensor lists (none yet), or no memory. */
+aclOpExecutor *nn_executor_cache_copy(const aclOpExecutor *e) {
+    aclOpExecutor *copy = NULL;
+    pthread_mutex_lock(&executor_mu);
+    if (nn_is(e, NN_KIND_EXECUTOR) && e->shape_target == NULL && e->deferred_code == ACLNN_SUCCESS &&
+        !e->repeatable && e->n_input_lists == 0 && e->n_output_lists == 0 && (copy = malloc(e->block_size)) != NULL) {
+        memcpy(copy, e, e->block_size);
+        bind_launch(copy);
+        memset(pins_of(copy), 0, n_pins(copy) * sizeof(void *));
+    }
+    pthread_mutex_unlock(&executor_mu);
+    return copy;
+}
+
+size_t nn_executor_n_tensors(const aclOpExecutor *e) { return e->launch.n_inputs + e->launch.n_outputs; }
+
+const pyaclnn_stub_tensor *nn_executor_tensor(const aclOpExecutor *e, size_t k) { return &e->tensors[k]; }
+
+const unsigned char *nn_executor_params(const aclOpExecutor *e, size_t *size) {
+    *size = e->block_size - e->params_offset;
+    return (const unsigned char *)e + e->params_offset;
+}
+
+uint64_t nn_executor_workspace(const aclOpExecutor *e) { return e->workspace_required; }
+
+/* A registered single-use executor from a cached copy, each present tensor re-pointed at
+ * addrs[slot_addr[k]] (the storage address torch_npu gave for that argument this time). */
+aclOpExecutor *nn_executor_instance(const aclOpExecutor *copy, void *const *addrs, const int32_t *slot_addr) {
+    aclOpExecutor *e = malloc(copy->block_size);
+    if (e == NULL) return NULL;
+    memcpy(e, copy, copy->block_size);
+    bind_launch(e);
+    for (size_t k = 0; k < nn_executor_n_tensors(e); k++)
+        if (e->tensors[k].present) e->tensors[k].data = addrs[slot_addr[k]];
+    return executor_register(e);
+}

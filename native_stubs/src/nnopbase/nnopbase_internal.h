@@ -80,4 +80,12 @@ const char *nn_dtype_name(aclDataType dtype, char buf[24]);
 /* Bytes an aclScalar of this dtype copies; 0 for dtypes that cannot be a scalar or unknown values. */
 size_t nn_scalar_bytes(aclDataType dtype);
 
+/* torch_npu's executor cache (pta_cache.c) over the executor's internals (executor.c). */
+aclOpExecutor *nn_executor_cache_copy(const aclOpExecutor *e);
+size_t nn_executor_n_tensors(const aclOpExecutor *e);
+const pyaclnn_stub_tensor *nn_executor_tensor(const aclOpExecutor *e, size_t k);
+const unsigned char *nn_executor_params(const aclOpExecutor *e, size_t *size);
+uint64_t nn_executor_workspace(const aclOpExecutor *e);
+aclOpExecutor *nn_executor_instance(const aclOpExecutor *copy, void *const *addrs, const int32_t *slot_addr);
+
 #endif

@@ -161,5 +161,8 @@ aclnnStatus op_phase1(const op_def *def, const op_arg *args, uint64_t *workspace
     c.n_scratch = 0;
     aclnnStatus rc = run(&c);
     for (uint8_t k = 0; k < c.n_scratch; k++) free(c.scratch[k]);
+    /* torch_npu's executor cache keeps a copy if it announced this call; a failed phase 1 (NULL) ends the
+     * announcement too, so a later phase 1 on this thread is never filed under this call's key */
+    pyaclnn_stub_pta_offer(def->api, rc == ACLNN_SUCCESS ? c.made : NULL);
     return rc;
 }
