@@ -73,6 +73,39 @@ def test_interrupt_in_a_device_allocation_returns_the_block(monkeypatch):
     assert after["cached_blocks"] == before["cached_blocks"]     # the block went back to the pool
 
 
+
+def test_interrupt_at_the_entry_of_the_launchers_except_clause_leaks_nothing(monkeypatch):
+    # Python 3.10 checks for signals as an exception enters an except clause, before its first
+    # instruction: a signal pending then (a second one while the first's KeyboardInterrupt unwinds)
+    # raises there, so nothing in the clause runs. Made deterministic: a converter that sends the
+    # signal and fails in one C call chain, after the two aclScalars of the call exist.
+    import itertools
+    import os
+    import signal
+    fn = ops.get("Adds")
+    v, out = pyaclnn.from_numpy(np.ones(256, np.float32)), pyaclnn.empty((256,))
+    from pyaclnn.signatures.model import Kind
+    assert [p.kind for p in fn.params[1:]] == [Kind.SCALAR, Kind.SCALAR, Kind.TENSOR]   # made before out's
+    fn(v, 1.5, 1, out)
+    before = _counts()
+
+    def interrupted(sig, frame):
+        raise KeyboardInterrupt
+
+    def signal_and_fail(*args):
+        return list(itertools.starmap(os.kill, [(os.getpid(), signal.SIGUSR1), 1]))    # TypeError
+
+    old = signal.signal(signal.SIGUSR1, interrupted)
+    try:
+        monkeypatch.setattr(fn, "_convs", fn._convs[:3] + (signal_and_fail,))
+        for _ in range(3):
+            with pytest.raises(KeyboardInterrupt):
+                fn(v, 1.5, 1, out)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    monkeypatch.undo()
+    assert _counts() == before
+
 STORM = r"""
 import gc, json, signal, sys, time
 import numpy as np
