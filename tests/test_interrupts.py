@@ -106,6 +106,42 @@ def test_interrupt_at_the_entry_of_the_launchers_except_clause_leaks_nothing(mon
     monkeypatch.undo()
     assert _counts() == before
 
+
+def test_interrupt_at_the_entry_of_an_explicit_releases_except_clause_leaks_nothing():
+    # The same window in pyaclnn._release.Finalizer.__call__ (a Tensor.close cut short): the claim the
+    # call holds must not outlive it unresolved, or the tensor's death later skips the release.
+    import itertools
+    import os
+    import signal
+    from pyaclnn import _release
+    pyaclnn.empty((4,)).close()
+    before = _counts()
+
+    def interrupted(sig, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGUSR1, interrupted)
+    try:
+        for _ in range(3):
+            t = pyaclnn.empty((4,))
+            t.acl_handle()
+            func, args = _release._live[t._handle_fin]
+            calls = []
+
+            def first_signal_and_fail(*a):
+                if calls:
+                    return func(*a)
+                calls.append(1)     # the signal, then a TypeError, in one C call chain
+                return list(itertools.starmap(os.kill, [(os.getpid(), signal.SIGUSR1), 1]))
+
+            _release._live[t._handle_fin] = (first_signal_and_fail, args)
+            with pytest.raises(KeyboardInterrupt):
+                t.close()
+            del t
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert _counts() == before
+
 STORM = r"""
 import gc, json, signal, sys, time
 import numpy as np
