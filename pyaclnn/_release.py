@@ -49,7 +49,7 @@ _put = _queue.put               # the weakref callback: C code, queues the dead 
 # On unless PYACLNN_RELEASE_THREAD=0 (inline releases: not interrupt-safe; see docs/hardening.md).
 THREADED = os.environ.get("PYACLNN_RELEASE_THREAD", "1").strip() != "0"
 _live: dict = {}                # Finalizer -> (function, args); insertion order = creation order
-_claimed: dict = {}             # Finalizer -> True while an explicit call runs its release
+_claimed: dict = {}             # Finalizer -> its _Claim while an explicit call runs its release
 _lock = threading.Lock()        # starting / stopping the releaser
 _releaser: threading.Thread | None = None
 _busy: list = []                # the finalizer the releaser is running (flush waits for it too)
@@ -70,22 +70,31 @@ class Finalizer(weakref.ref):
     __ne__ = object.__ne__
 
     def __call__(self):                     # noqa: D102 -- as weakref.finalize.__call__
+        # The claim is a weak reference to an object only this frame holds: if the call is cut short
+        # and its handler does not run either (Python 3.10 checks for signals at the entry of an
+        # except clause), the frame's end queues the claim (C code), and the releaser resumes the
+        # release as long as the claim is still the one registered (see _dispatch).
+        owner = _ClaimOwner()
+        claim = _Claim(owner, _put)
+        claim.finalizer = self
         # The claim: no call (so no interrupt point, and no switch to another thread) between the
         # test and the mark. The releaser skips a claimed finalizer that its referent's death queued.
         if self in _claimed or self not in _live or _shutdown:
+            claim = None                    # (dies before its owner: nothing is queued)
             return None
-        _claimed[self] = True
+        _claimed[self] = claim
         try:
             info = _live[self]
             result = info[0](*info[1])
         except BaseException:
             # Cut short (a KeyboardInterrupt from a signal handler on the main thread): the releaser
-            # runs the (resumable) release again and then forgets the finalizer. This put is the
-            # first call of the handler, so it happens whatever is raised next.
+            # runs the (resumable) release again and then forgets the finalizer, now rather than
+            # when a kept traceback lets this frame go.
             _put((self,))
             raise
         del _live[self]
         del _claimed[self]
+        claim = None
         return result
 
     @property
@@ -99,6 +108,20 @@ class Finalizer(weakref.ref):
         if info is not None and obj is not None:
             return obj, info[0], info[1]
         return None
+
+
+class _ClaimOwner:
+    """Held only by the frame of an explicit finalizer call: its death ends the call."""
+    __slots__ = ("__weakref__",)
+
+
+class _Claim(weakref.ref):
+    """A finalizer's claim by an explicit call: a weak reference to the call's :class:`_ClaimOwner`
+    whose callback (``_put``) queues the claim itself when the call's frame goes."""
+    __slots__ = ("finalizer",)
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
 
 
 def finalizer(obj, func, *args) -> Finalizer:
@@ -208,6 +231,10 @@ def _dispatch(item) -> None:
         finally:
             _live.pop(f, None)
             _claimed.pop(f, None)
+    elif kind is _Claim:                    # the frame of an explicit call ended
+        f = item.finalizer
+        if _claimed.get(f) is item:         # still claimed by it: the call was cut short
+            _dispatch((f,))
     elif kind is _LockType:                 # a flush() marker: everything before it has run
         item.release()
     else:

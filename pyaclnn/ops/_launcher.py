@@ -236,9 +236,10 @@ class OpFunction:
                 raise op_error(status, self.name, self.name)
             temps.release()                 # workspace back to the pool (stream-ordered), objects destroyed
         except BaseException:
-            # Any exception, KeyboardInterrupt included. The first call of the handler: the releaser
-            # thread (which no signal interrupts) releases what this call made, resuming a release
-            # cut short.
+            # Any exception, KeyboardInterrupt included: the releaser thread (which no signal
+            # interrupts) releases what this call made now, resuming a release cut short. Should an
+            # interrupt land before this put (Python 3.10 checks at the entry of an except clause),
+            # temps' own finalizer does it when this frame goes (see CallTemps).
             _put(temps)
             raise
         outs = self._outputs

@@ -368,31 +368,57 @@ class CallTemps:
     writes (``executor``, a ``c_void_p`` held in ``execs`` until phase 2 consumes it: the launch
     sets it to NULL first), a workspace block (``ws``, ``nbytes`` from ``pool``).
 
-    :meth:`release` is resumable. The launch releases inline on success; on any exception (a
-    KeyboardInterrupt included) its handler's first call hands the object to the releaser thread
-    (``pyaclnn._release._put(temps)``), which calls it -- so nothing is lost whatever the interrupt
-    point.
+    Owned by the launching frame, and released whatever happens: :meth:`release` (resumable) on
+    success; otherwise when the object dies -- the frame unwinding from any exception, a
+    KeyboardInterrupt included -- its finalizer (:func:`pyaclnn._release.finalizer`: the weak
+    reference's callback is C code, no bytecode runs) queues the release of its containers for the
+    releaser thread. The finalizer is registered before anything is made, so no interrupt point lies
+    between making a handle and its owner: not even the first instruction of an ``except`` clause,
+    where Python 3.10 checks for signals too. Handlers may still hand the object over at once
+    (``pyaclnn._release._put(temps)``) so that a kept traceback does not hold the resources.
     """
-    __slots__ = ("post", "executor", "execs", "ws", "nbytes", "pool")
+    __slots__ = ("post", "executor", "execs", "ws", "_size", "pool", "_fin", "__weakref__")
 
     def __init__(self, pool):
         self.post: list = []
         self.executor = ctypes.c_void_p()
         self.execs = [self.executor]
         self.ws: list = []
-        self.nbytes = 0
+        self._size = [0]                # (a cell: the finalizer's arguments see later sizes)
         self.pool = pool
+        self._fin = _release.finalizer(self, _release_parts, self.execs, self.ws, self._size, pool, self.post)
+
+    @property
+    def nbytes(self) -> int:
+        return self._size[0]
+
+    @nbytes.setter
+    def nbytes(self, value: int) -> None:
+        self._size[0] = value
 
     def release(self) -> None:
-        if self.execs and self.execs[0]:    # phase 1 ran, phase 2 did not
-            if _release.drain(capi.aclDestroyAclOpExecutor, self.execs):
-                recent_error_message()
-        if self.ws:
-            self.pool.free_cell(self.ws, self.nbytes)
-        if self.post:
-            finish(self.post)
+        _release_parts(self.execs, self.ws, self._size, self.pool, self.post)
+        # Released: drop the finalizer (its weak reference dies with the last name of it, before
+        # this object, so its callback never runs). Cut short before, the finalizer runs it again.
+        fin = self._fin
+        self._fin = None
+        _live_finalizers.pop(fin, None)
 
     __call__ = release                      # (what the releaser calls)
+
+
+_live_finalizers = _release._live
+
+
+def _release_parts(execs: list, ws: list, size: list, pool, post: list) -> None:
+    """Release a launch's temporaries (resumable: each step takes what it releases out of its container)."""
+    if execs and execs[0]:                  # phase 1 ran, phase 2 did not
+        if _release.drain(capi.aclDestroyAclOpExecutor, execs):
+            recent_error_message()
+    if ws:
+        pool.free_cell(ws, size[0])
+    if post:
+        finish(post)
 
 
 def cache_key_of(value: Any) -> Any:
