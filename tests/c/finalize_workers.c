@@ -31,15 +31,7 @@
 #define STREAMS 40   /* more than the pool's reuse threshold (32), so the second round reuses */
 #define BYTES 256
 
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        aclError rc_ = (call);                                                                    \
-        if (rc_ != ACL_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s failed: %d (%s)\n", __FILE__, __LINE__, #call, (int)rc_,  \
-                    aclGetRecentErrMsg());                                                        \
-            exit(2);                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "check.h"
 
 static void watchdog(int sig) {
     (void)sig;

@@ -21,15 +21,7 @@
 #include "acl/acl.h"
 #include "pyaclnn_stub.h"
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        int rc_ = (int)(call);                                                            \
-        if (rc_ != 0) {                                                                   \
-            fprintf(stderr, "%s:%d: %s = %d\n%s\n", __FILE__, __LINE__, #call, rc_,      \
-                    aclGetRecentErrMsg());                                                \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.h"
 
 static double now(void) {
     struct timespec ts;

@@ -30,15 +30,7 @@
 #include "aclnnop/aclnn_zero.h"
 #include "pyaclnn_stub.h"
 
-#define CHECK(call)                                                                                       \
-    do {                                                                                                  \
-        int rc_ = (int)(call);                                                                            \
-        if (rc_ != 0) {                                                                                   \
-            const char *m_ = aclGetRecentErrMsg();                                                        \
-            fprintf(stderr, "%s:%d: %s = %d\n%s\n", __FILE__, __LINE__, #call, rc_, m_ ? m_ : "");        \
-            exit(2);                                                                                      \
-        }                                                                                                 \
-    } while (0)
+#include "check.h"
 #define EXPECT(cond)                                                                                      \
     do {                                                                                                  \
         if (!(cond)) {                                                                                    \

@@ -45,15 +45,7 @@ void free(void *p) {
 }
 #endif
 
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        int rc_ = (int)(call);                                                                    \
-        if (rc_ != 0) {                                                                           \
-            fprintf(stderr, "%s:%d: %s failed: %d (%s)\n", __FILE__, __LINE__, #call, rc_,       \
-                    aclGetRecentErrMsg());                                                        \
-            exit(2);                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "check.h"
 
 #define THREADS 4
 

@@ -28,15 +28,7 @@
 #include "aclnn/opdev/op_errno.h"
 #include "pyaclnn_stub.h"
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        int rc_ = (int)(call);                                                            \
-        if (rc_ != 0) {                                                                   \
-            fprintf(stderr, "%s:%d: %s = %d\n%s\n", __FILE__, __LINE__, #call, rc_,      \
-                    aclGetRecentErrMsg());                                                \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.h"
 #define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
 
 static aclTensor *t;

@@ -31,15 +31,7 @@
 /* libopapi's test hook of the kernels' worker pool (src/ops/common/op_parallel_hooks.c). */
 int pyaclnn_stub_pool_selftest(uint64_t count, uint64_t parts, uint32_t *marks, uint64_t spin_ns);
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        int rc_ = (int)(call);                                                            \
-        if (rc_ != 0) {                                                                   \
-            fprintf(stderr, "%s:%d: %s = %d\n%s\n", __FILE__, __LINE__, #call, rc_,      \
-                    aclGetRecentErrMsg());                                                \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.h"
 
 static pid_t main_tid;
 static pid_t gettid_(void) { return (pid_t)syscall(SYS_gettid); }
