@@ -1,5 +1,5 @@
-"""MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax, aclnnMoeGatingTopKSoftmaxV2 and
-aclnnMoeGatingTopK (hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2,
+"""MoE gating (native_stubs/src/ops/moe/gating.toml): aclnnMoeGatingTopKSoftmax, aclnnMoeGatingTopKSoftmaxV2,
+aclnnMoeGatingTopK and aclnnMoeGatingTopKV2 (hicann/ops-transformer moe/moe_gating_top_k_softmax, moe_gating_top_k_softmax_v2,
 moe_gating_top_k). Data-driven: an operator call is a row of CASES / TOPK_CASES, checked against a float64 NumPy
 definition written from the vendor's docs and kernels (softmax over the experts, the top k in descending order with
 equal values in expert order as the kernels' sorts keep them; V1's fp16 off the perf template ranks the fp16 softmax,
@@ -7,9 +7,10 @@ as its SoftMax<half> / TopK<half> do). Class c: y and V2's softmax result within
 the float64 value rounded to the dtype (measured over logits uniform in [-4, 4], 4 to 1280 experts: fp32 y 4,
 softmax result 6, fp16/bf16 0); expert indices and rowIdx exact. Every row runs in-process on Ascend 950 (V1 too: its definition lists
 no Ascend 950 configuration, but op-plugin's test_autograd_error_fallback runs it there) and again in the one Atlas
-A2 subprocess. MoeGatingTopK (groups of experts, softmax or sigmoid, bias, routed scaling): y and outOut within 6 ulp (fp32)
-/ 1 ulp (measured 3 and 0), indices exact. One torch_npu child (Atlas A2: npu_moe_gating_top_k_softmax,
-npu_moe_gating_top_k_softmax_v2, npu_moe_gating_top_k)."""
+A2 subprocess. MoeGatingTopK (groups of experts, softmax, sigmoid or sqrt-softplus, bias, renorm, routed scaling): y and
+outOut within 6 ulp (fp32) / 1 ulp (measured 3 and 0; sqrt-softplus's outOut 16, measured 12), indices exact; V2's hash
+mode (experts from tid2eid at inputIds, each int32 / int64 pair) against the same float64 definition. One torch_npu child (Atlas A2: npu_moe_gating_top_k_softmax,
+npu_moe_gating_top_k_softmax_v2, npu_moe_gating_top_k with and without input_ids / tid2eid)."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,6 +25,11 @@ TILING = 561002
 F32 = np.float32
 A2 = F.ON_A2
 Y_ULPS = {"float32": 8, "float16": 1, "bfloat16": 1}
+MGK = "Parameter {} of operator MoeGatingTopK has incorrect {} {}."   # the EZ formats of OP_LOGE_FOR_INVALID_*
+
+
+def mgk_value(param, actual, expected):
+    return MGK.format(param, "value", actual) + f" The correct one should be {expected}."
 
 
 # ---- float64 definition --------------------------------------------------------------------------------------------
@@ -148,12 +154,26 @@ def test_documented_example():
 
 # ---- MoeGatingTopK -------------------------------------------------------------------------------------------------
 
-def gating_top_k64(x, k, bias=None, k_group=1, group_count=1, mode=0, norm=0, out_flag=False, factor=1.0, eps=1e-20):
-    """The docs' formula with the kernels' normType rule (only the sigmoid divides by sum + eps): y, indices, norm."""
+def norm64(x, norm):
+    """normOut of the docs: softmax (0), sigmoid (1) or sqrt(softplus) (2), float64."""
     xr = F.f64(x)
-    n = softmax64(xr) if norm == 0 else 1 / (1 + np.exp(-xr))
+    return softmax64(xr) if norm == 0 else 1 / (1 + np.exp(-xr)) if norm == 1 else np.sqrt(np.log1p(np.exp(xr)))
+
+
+def finish64(n, idx, norm, renorm, factor, eps):
+    """y of the docs' Step 5: the experts' normOut, renormalised (every norm but softmax with renorm 0), scaled."""
+    y = np.take_along_axis(n, idx, axis=-1)
+    if norm != 0 or renorm == 1:
+        y = y / (y.sum(axis=-1, keepdims=True) + eps)
+    return y * factor
+
+
+def gating_top_k64(x, k, bias=None, k_group=1, group_count=1, mode=0, norm=0, out_flag=False, factor=1.0, eps=1e-20,
+                   renorm=0):
+    """The docs' TopK mode: y, indices, normOut."""
+    n = norm64(x, norm)
     score = n + F.f64(bias) if bias is not None else n
-    rows, e = xr.shape
+    rows, e = n.shape
     g = score.reshape(rows, group_count, -1)
     top = -np.sort(-g, axis=-1)
     gscore = top[..., 0] if mode == 0 else top[..., 0] + top[..., 1]
@@ -162,47 +182,152 @@ def gating_top_k64(x, k, bias=None, k_group=1, group_count=1, mode=0, norm=0, ou
     keep[np.arange(rows)[:, None], groups] = True
     masked = np.where(np.repeat(keep, e // group_count, axis=1), score, -np.inf)
     idx = np.argsort(-masked, axis=-1, kind="stable")[:, :k]
-    y = np.take_along_axis(n, idx, axis=-1)
-    if norm == 1:
-        y = y / (y.sum(axis=-1, keepdims=True) + eps)
-    return y * factor, idx.astype(np.int32), n
+    return finish64(n, idx, norm, renorm, factor, eps), idx.astype(np.int32), n
+
+
+def gating_hash64(x, ids, tid2eid, norm=0, renorm=0, factor=1.0, eps=1e-20):
+    """The docs' Hash mode: expertIdx = tid2eid[inputIds], y their renormalised normOut."""
+    n = norm64(x, norm)
+    idx = np.asarray(tid2eid).astype(np.int64)[np.asarray(ids).astype(np.int64)]
+    return finish64(n, idx, norm, renorm, factor, eps), idx.astype(np.int32), n
 
 
 # (rows, E), k, bias, k_group, group_count, mode, norm, out_flag, factor: DeepSeek-V3's routing (256 experts in 8
 # groups, 4 groups, top-2 sums, sigmoid), the generalized and without-group templates, softmax
 TOPK_CASES = [
-    ((4, 256), 8, True, 4, 8, 1, 1, True, 2.5),
-    ((3, 96), 5, True, 2, 6, 0, 1, False, 1.0),
-    ((5, 40), 6, False, 1, 1, 0, 0, True, 1.0),
-    ((2, 64), 4, True, 8, 8, 1, 0, True, 0.5),
+    ((4, 256), 8, True, 4, 8, 1, 1, True, 2.5, 0),
+    ((3, 96), 5, True, 2, 6, 0, 1, False, 1.0, 0),
+    ((5, 40), 6, False, 1, 1, 0, 0, True, 1.0, 0),
+    ((2, 64), 4, True, 8, 8, 1, 0, True, 0.5, 0),
+    ((3, 96), 5, True, 2, 6, 1, 0, True, 1.0, 1),     # softmax + renorm, generalized template (Muls)
+    ((4, 48), 3, False, 4, 4, 0, 0, True, 1.5, 1),    # softmax + renorm, without-group template (Div)
+    ((4, 72), 6, True, 1, 1, 0, 2, True, 2.0, 0),     # sqrt-softplus (groupCount 1)
 ]
 
 
 def check_top_k_case(case, name, seed=0):
-    shape, k, has_bias, kg, gc, mode, norm, out_flag, factor = case
+    shape, k, has_bias, kg, gc, mode, norm, out_flag, factor, renorm = case
     rng = np.random.default_rng(seed)
     x = logits(shape, name, seed)
     bias = R.cast(rng.permutation(np.linspace(-0.5, 0.5, shape[1])), name) if has_bias else None
     out = np.zeros(shape, F32)
-    y, idx, n = ops.MoeGatingTopK(x, bias, k, kg, gc, mode, 0, norm, out_flag, factor, 1e-20,
+    y, idx, n = ops.MoeGatingTopK(x, bias, k, kg, gc, mode, renorm, norm, out_flag, factor, 1e-20,
                                   np.zeros((shape[0], k), x.dtype), np.zeros((shape[0], k), np.int32), out)
-    y64, idx64, n64 = gating_top_k64(x, k, bias, kg, gc, mode, norm, out_flag, factor)
+    y64, idx64, n64 = gating_top_k64(x, k, bias, kg, gc, mode, norm, out_flag, factor, renorm=renorm)
     assert np.array_equal(idx, idx64), (case, name, idx, idx64)
     assert F.ulps(y, y64, name) <= TOPK_ULPS[name], (case, name, F.ulps(y, y64, name))
     if out_flag:
-        assert F.ulps(n, n64, "float32") <= TOPK_ULPS["float32"], (case, F.ulps(n, n64, "float32"))
+        bound = SOFTPLUS_NORM_ULPS if norm == 2 else TOPK_ULPS["float32"]
+        assert F.ulps(n, n64, "float32") <= bound, (case, F.ulps(n, n64, "float32"))
     else:
         assert not n.any()
     return F.ulps(y, y64, name), F.ulps(n, n64, "float32") if out_flag else 0
 
 
 TOPK_ULPS = {"float32": 6, "float16": 1, "bfloat16": 1}
+# sqrt-softplus's fp32 steps: Exp(x) + 1 rounds away the digits Ln then needs (x = -4: about 64 ulp of the Ln, 16 of
+# the Sqrt); measured 12 over these logits in [-4, 4]; its renormalised fp32 y (the hash mode's experts include
+# small logits) within twice that, measured 11
+SOFTPLUS_NORM_ULPS = 16
 
 
 @pytest.mark.parametrize("name", F.DTYPES)
 def test_gating_top_k_against_float64(name):
     for case in TOPK_CASES:
         check_top_k_case(case, name)
+
+
+# ---- MoeGatingTopKV2: the hash mode -----------------------------------------------------------------------------------
+
+# (rows, E), k, inputIds dtype, tid2eid dtype, norm, renorm, factor
+HASH_CASES = [
+    ((6, 64), 4, np.int32, np.int32, 1, 0, 2.5),
+    ((5, 40), 3, np.int64, np.int32, 0, 0, 1.0),
+    ((4, 48), 8, np.int32, np.int64, 0, 1, 1.0),
+    ((3, 72), 6, np.int64, np.int64, 2, 0, 0.5),
+]
+
+
+def hash_inputs(case, seed=0):
+    (rows, e), k, ids_dt, tid_dt = case[:4]
+    rng = np.random.default_rng(seed)
+    keys = rows + 3
+    tid = np.stack([rng.permutation(e)[:k] for _ in range(keys)]).astype(tid_dt)   # distinct experts per key
+    return rng.integers(0, keys, rows).astype(ids_dt), tid
+
+
+def run_v2(x, bias, ids, tid, k, kg=1, gc=1, mode=0, renorm=0, norm=1, flag=True, factor=1.0, eps=1e-20):
+    rows, e = x.shape
+    return ops.MoeGatingTopKV2(x, bias, ids, tid, k, kg, gc, mode, renorm, norm, flag, factor, eps,
+                               np.zeros((rows, k), x.dtype),
+                               np.zeros((rows, k), np.int32), np.zeros((rows, e), F32))
+
+
+def check_hash_case(case, name):
+    (rows, e), k, _, _, norm, renorm, factor = case
+    x = logits((rows, e), name, 1)
+    ids, tid = hash_inputs(case)
+    bias = R.cast(np.linspace(-0.5, 0.5, e), name)       # not used by the hash mode
+    y, idx, n = run_v2(x, bias, ids, tid, k, norm=norm, renorm=renorm, factor=factor)
+    y64, idx64, n64 = gating_hash64(x, ids, tid, norm, renorm, factor)
+    assert np.array_equal(idx, idx64), (case, name)
+    y_bound = 2 * SOFTPLUS_NORM_ULPS if norm == 2 and name == "float32" else TOPK_ULPS[name]   # n / sum(n)
+    assert F.ulps(y, y64, name) <= y_bound, (case, name, F.ulps(y, y64, name))
+    assert F.ulps(n, n64, "float32") <= (SOFTPLUS_NORM_ULPS if norm == 2 else TOPK_ULPS["float32"])
+
+
+@pytest.mark.parametrize("name", F.DTYPES)
+def test_v2_hash_mode_against_float64(name):
+    for case in HASH_CASES:
+        check_hash_case(case, name)
+
+
+def test_v2_topk_mode_is_moe_gating_top_k():
+    """Without both inputIds and tid2eid, V2 ranks as MoeGatingTopK (one of the two alone: TopK mode too)."""
+    x = logits((4, 256), "float32", 2)
+    bias = np.linspace(-0.5, 0.5, 256).astype(F32)
+    ids, _ = hash_inputs(((4, 256), 8, np.int32, np.int32))
+    for given in [(None, None), (ids, None)]:
+        y, idx, n = run_v2(x, bias, *given, 8, kg=4, gc=8, mode=1, norm=1, factor=2.5)
+        y64, idx64, n64 = gating_top_k64(x, 8, bias, 4, 8, 1, 1, True, 2.5)
+        assert np.array_equal(idx, idx64) and F.ulps(y, y64, "float32") <= TOPK_ULPS["float32"]
+
+
+X8 = np.ones((3, 8), F32)
+IDS = np.array([0, 2, 1], np.int32)
+TID = np.array([[0, 1], [2, 3], [4, 5]], np.int32)
+
+V2_HASH_INVALID = [   # (inputIds, tid2eid, k, kGroup, groupCount), code, message text
+    ((IDS.astype(np.int8), TID, 2, 1, 1), INVALID, "Tensor inputIdsOptional not implemented for INT8"),
+    ((IDS, TID.astype(F32), 2, 1, 1), INVALID, "Tensor tid2eidOptional not implemented for FLOAT"),
+    ((IDS, np.zeros((3, 65), np.int32), 65, 1, 1), TILING,
+     mgk_value("k", 65, "less than or equal to 64 for hash mode")),
+    ((IDS, np.zeros((3, 3), np.int32), 2, 1, 1), TILING, MGK.format("tid2eid", "shape", "[3, 3]")
+     + " Reason: The 1st axis of input tid2eid must be equal to the value of attribute k, which is 2."),
+    ((IDS[:2], TID, 2, 1, 1), TILING, MGK.format("input_ids", "shape", "[2]")
+     + " Reason: The 0th axis of input input_ids must be equal to the 0th axis of input x [3, 8]."),
+    ((IDS, TID, 2, 1, 2), TILING, "Parameter hash mode of operator MoeGatingTopK has incorrect value hash mode only "
+     "supports simplified path. Reason: k_group must equal group_count or group_count must equal expert_count."),
+]
+
+
+@pytest.mark.parametrize("args,code,text", V2_HASH_INVALID)
+def test_v2_hash_invalid_arguments(args, code, text):
+    ids, tid, k, kg, gc = args
+    F.expect_error(run_v2, (X8, None, ids, tid, k, kg, gc), code, text)
+
+
+@pytest.mark.parametrize("ids,tid,text", [
+    (np.array([0, 3, 1], np.int64), TID, "inputIds[1] = 3 is not a row of tid2eid (0 .. 2)"),
+    (IDS, np.array([[0, 1], [2, 8], [4, 5]], np.int64), "tid2eid[1][1] = 8 is not an expert (0 .. 7)"),
+    (IDS, np.array([[0, 1], [2, 3], [-1, 5]], np.int32), "tid2eid[2][0] = -1 is not an expert (0 .. 7)"),
+])
+def test_v2_hash_indices_outside_are_a_device_fault(ids, tid, text):
+    """The kernel reads tid2eid at inputIds[r] * k and gathers the norm at its values unchecked: the emulator fails
+    the task (ACL_ERROR_RT_AICORE_EXCEPTION at the synchronisation)."""
+    from pyaclnn.errors import AclError
+    err = pytest.raises(AclError, run_v2, X8, None, ids, tid, 2).value
+    assert err.code == 507015 and text in str(err), str(err)
 
 
 # ---- validation ----------------------------------------------------------------------------------------------------
@@ -263,32 +388,38 @@ def topk_args(**kw):
     return tuple(a.values())
 
 
-TOPK_INVALID = [   # arguments, code, message text
+TOPK_INVALID = [   # arguments, code, message text (the op_api's dtype checks, then the tiling's in its order)
     (topk_args(x=XK.astype(np.float16), y=YK.astype(np.float16)), INVALID,
-     "dtype combination x FLOAT16, biasOptional FLOAT"),
-    (topk_args(o=OK.astype(np.float16)), INVALID, "outOut FLOAT16"),
-    (topk_args(x=np.ones((2, 2, 64), F32)), TILING, "The dim number of x is: 3, but should be 2."),
-    (topk_args(bias=np.zeros((1, 64), F32)), TILING, "The dim number of bias is: 2, but should be 1."),
-    (topk_args(bias=np.zeros(32, F32)), TILING, "The first dim of bias is: 32, but should be 64."),
-    (topk_args(k=65), TILING, "k is: 65, expert num is: 64, k cannot be greater than expert num."),
-    (topk_args(y=np.zeros((2, 4, 1), F32)), TILING, "y out shape num 3 and x shape num 2 not equal"),
-    (topk_args(i=np.zeros((3, 4), np.int32)), TILING, "expertId out dim[0] 3 not euqal x dim[0] 2"),
-    (topk_args(o=np.zeros((2, 8), F32)), TILING, "normOut dim[1] 8 and x dim[1] 64 not equal"),
-    (topk_args(y=np.zeros((2, 5), F32)), TILING, "y dim[1] 5 not euqal k 4"),
+     "Expected both tensors to have same dtype, but found x FLOAT16 and biasOptional FLOAT."),
+    (topk_args(y=YK.astype(np.float16)), INVALID, "found x FLOAT and yOut FLOAT16"),
+    (topk_args(i=IK.astype(np.int64)), INVALID, "Tensor expertIdxOut not implemented for INT64"),
+    (topk_args(o=OK.astype(np.float16)), INVALID, "Tensor outOut not implemented for FLOAT16"),
+    (topk_args(x=np.ones((2, 2, 64), F32)), TILING, MGK.format("x", "shape dim", 3) + " The correct one should be 2."),
+    (topk_args(bias=np.zeros((1, 64), F32)), TILING, MGK.format("bias", "shape dim", 2)),
+    (topk_args(bias=np.zeros(32, F32)), TILING, mgk_value("bias dim[0]", 32, 64)),
+    (topk_args(k=65), TILING, mgk_value("k", 65, "less than or equal to expert num")),
+    (topk_args(y=np.zeros((2, 4, 1), F32)), TILING, MGK.format("y", "shape dim", 3)),
+    (topk_args(i=np.zeros((3, 4), np.int32)), TILING, mgk_value("expert_idx dim[0]", 3, 2)),
+    (topk_args(o=np.zeros((2, 8), F32)), TILING, mgk_value("out dim[1]", 8, 64)),
+    (topk_args(y=np.zeros((2, 5), F32)), TILING, mgk_value("y dim[1]", 5, 4)),
     (topk_args(x=np.ones((2, 4096), F32), bias=None, o=np.zeros((2, 4096), F32)), TILING,
-     "expert count is: 4096, but should not greater than 2048."),
+     mgk_value("expert_count", 4096, "less than or equal to 2048")),
     (topk_args(k=0, y=np.zeros((2, 0), F32), i=np.zeros((2, 0), np.int32)), TILING,
-     "k is: 0, but should be greater than 0."),
-    (topk_args(kg=5), TILING, "k_group is: 5, but should not greater than 4."),
-    (topk_args(norm=2), TILING, "norm type is: 2, but currently only support 0 and 1."),
-    (topk_args(mode=2), TILING, "group select mode is: 2, but currently only support 1 and 0."),
-    (topk_args(renorm=1), TILING, "renorm is: 1, but currently only support 0."),
-    (topk_args(gc=3), TILING, "Expert count : 64 is not divisible by k_group: 3"),
-    (topk_args(gc=64, kg=2), TILING, "group expert count is: 1, if group select mode is: 1"),
+     mgk_value("k", 0, "greater than 0")),
+    (topk_args(kg=5), TILING, mgk_value("k_group", 5, "less than or equal to group_count")),
+    (topk_args(norm=3), TILING, mgk_value("norm_type", 3, "0, 1 or 2")),
+    (topk_args(norm=2), TILING, MGK.format("group_count", "value", 4)
+     + " Reason: The attr group_count must be 1 when the attr norm_type is 2 (softplus)."),
+    (topk_args(mode=2), TILING, mgk_value("group_select_mode", 2, "0 or 1")),
+    (topk_args(renorm=2), TILING, mgk_value("renorm", 2, "0 or 1")),
+    (topk_args(gc=3), TILING, MGK.format("expert_count", "value", 64)
+     + " Reason: expert_count must be divisible by group_count."),
+    (topk_args(gc=64, kg=2), TILING, MGK.format("group_expert_count", "value", 1)
+     + " Reason: group expert count should be greater than 1."),
     (topk_args(k=40, y=np.zeros((2, 40), F32), i=np.zeros((2, 40), np.int32)), TILING,
-     "k is: 40, but should be smaller than 32."),
+     mgk_value("k", 40, "less than or equal to k_group * group_expert_count")),
     (topk_args(x=np.ones((2, 2040), F32), bias=None, o=np.zeros((2, 2040), F32), gc=120, kg=2), TILING,
-     "group count * group expert count align is: 3840, but should not greater than 2048."),
+     mgk_value("group_count * group_expert_count_align", 3840, "less than or equal to 2048")),
 ]
 
 
@@ -313,7 +444,8 @@ def check_v1_empty_outputs_run_nothing():
     assert y.shape == (0, 2)
 
 
-@pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8), ("MoeGatingTopK", 14)])
+@pytest.mark.parametrize("op,n", [("MoeGatingTopKSoftmax", 6), ("MoeGatingTopKSoftmaxV2", 8), ("MoeGatingTopK", 14),
+                                  ("MoeGatingTopKV2", 16)])
 def test_null_arguments(op, n):
     F.null_status_is_nullptr(op, n)
 
@@ -326,6 +458,8 @@ for name in ["float32", "float16", "bfloat16"]:
         T.check_case(case, name)
     for case in T.TOPK_CASES:
         T.check_top_k_case(case, name)
+    for case in T.HASH_CASES:
+        T.check_hash_case(case, name)
 for args, code, text in T.V1_INVALID[:3]:
     T.test_v1_invalid_arguments(args, code, text)
 for args, code, text in T.TOPK_INVALID[:6]:
@@ -333,6 +467,7 @@ for args, code, text in T.TOPK_INVALID[:6]:
 T.check_v1_empty_outputs_run_nothing()
 T.test_ties_keep_expert_order()
 T.test_documented_example()
+T.test_v2_topk_mode_is_moe_gating_top_k()
 """
 
 
@@ -359,6 +494,11 @@ for dt in [torch.float32, torch.float16, torch.bfloat16]:
                                                 group_select_mode=1, norm_type=1, out_flag=True,
                                                 routed_scaling_factor=2.5)
     OUT["topk " + str(dt)] = [enc(to_np(v)) for v in (xk, bk, yk, ik, nk)]
+    ids = torch.tensor([2, 0, 1, 2], dtype=torch.int32)
+    tid = torch.tensor([[0, 5, 9, 200], [1, 2, 3, 4], [255, 128, 64, 32]], dtype=torch.int64)
+    yh, ih, nh = torch_npu.npu_moe_gating_top_k(xk.npu(), 4, input_ids=ids.npu(), tid2eid=tid.npu(), norm_type=1,
+                                                out_flag=True, routed_scaling_factor=2.5)
+    OUT["hash " + str(dt)] = [enc(to_np(v)) for v in (ids, tid, yh, ih, nh)]
 """
 
 
@@ -381,3 +521,7 @@ def test_torch_npu_reaches_the_operators():
         y64, idx64, n64 = gating_top_k64(xk, 8, bk, 4, 8, 1, 1, True, 2.5)
         assert np.array_equal(ik, idx64) and F.ulps(yk, y64, name) <= TOPK_ULPS[name]
         assert F.ulps(nk, n64, "float32") <= TOPK_ULPS["float32"]
+        ids, tid, yh, ih, nh = out["hash " + dt]     # aclnnMoeGatingTopKV2's hash mode
+        y64, idx64, n64 = gating_hash64(xk, ids, tid, norm=1, factor=2.5)
+        assert np.array_equal(ih, idx64) and F.ulps(yh, y64, name) <= TOPK_ULPS[name]
+        assert F.ulps(nh, n64, "float32") <= TOPK_ULPS["float32"]

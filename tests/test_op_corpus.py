@@ -66,7 +66,7 @@ NO_BUILDER_YET = {
     "aclnnBatchNormElemt", "aclnnBatchNormElemtBackward", "aclnnBatchNormGatherStatsWithCounts",
     "aclnnBatchNormReduce", "aclnnBatchNormStats", "aclnnIndexCopy", "aclnnInplaceIndexCopy", "aclnnInplacePut",
     "aclnnSyncBatchNormGatherStats", "aclnnUnique", "aclnnMoeComputeExpertTokens", "aclnnMoeFinalizeRoutingV2",
-    "aclnnMoeGatingTopK", "aclnnMoeGatingTopKSoftmax", "aclnnMoeGatingTopKSoftmaxV2", "aclnnMoeInitRouting",
+    "aclnnMoeGatingTopKSoftmax", "aclnnMoeGatingTopKSoftmaxV2", "aclnnMoeInitRouting",
     "aclnnMoeTokenPermute", "aclnnMoeTokenUnpermute", "aclnnAffineGrid", "aclnnChannelShuffle",
     "aclnnGridSampler3D", "aclnnGridSampler3DBackward", "aclnnHistc", "aclnnIm2col", "aclnnIm2colBackward",
     "aclnnInplaceRenorm", "aclnnMaxUnpool2d", "aclnnMaxUnpool3d", "aclnnRenorm", "aclnnSearchSorted",

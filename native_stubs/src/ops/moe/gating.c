@@ -24,6 +24,7 @@
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
+#include "ops/moe/gating_common.h"
 
 typedef struct {
     int64_t rows, cols, k;
@@ -34,36 +35,6 @@ typedef struct {
     int y_round;      /* num_round mode of the fp16 narrowing (bf16: always CAST_ROUND) */
     aclDataType dt;
 } mg_params;
-
-typedef struct {
-    float key;
-    int32_t idx;
-} mg_item;
-
-/* Descending, NaN first, equal keys in index order. */
-static int mg_cmp(const void *a, const void *b) {
-    const mg_item *x = a, *y = b;
-    int nx = isnan(x->key), ny = isnan(y->key);
-    if (nx != ny) return ny - nx;
-    if (!nx && x->key != y->key) return x->key > y->key ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* v[0..n) <- softmax(v) in the kernels' fp32 steps: Exp(v - max) divided by the sum, or (recip) times the fp32
- * reciprocal of the sum (MoeGatingTopK's Muls). */
-static void mg_softmax(float *v, int64_t n, int recip) {
-    float m = v[0];
-    for (int64_t j = 1; j < n; j++)
-        if (v[j] > m || isnan(v[j])) m = v[j];
-    double s = 0;
-    for (int64_t j = 0; j < n; j++) {
-        float d = v[j] - m;
-        v[j] = vm_exp(d);
-        s += v[j];
-    }
-    float sf = (float)s, r = 1.0f / sf;
-    for (int64_t j = 0; j < n; j++) v[j] = recip ? v[j] * r : v[j] / sf;
-}
 
 /* v rounded to the output dtype with the kernels' Cast (then widened back: tv_store_float writes it exactly). */
 static float mg_narrow(float v, aclDataType dt, int mode) {
@@ -112,9 +83,6 @@ void moe_gating_kernel(const pyaclnn_stub_launch *launch) {
 }
 
 /* ---- steps ---------------------------------------------------------------------------------- */
-
-/* A tiling rejection (the generated wrappers run the tiling in phase 1: 561002). */
-#define mg_reject(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 
 /* mg_rows p ... "ROWS": dtype_rows for a definition with Atlas A2 / A3 configurations only (MoeComputeExpertTokens):
  * no row matches on Ascend 950. */
@@ -215,153 +183,6 @@ aclnnStatus opc_mg_plan(op_call *c, const op_step *s) {
     p->dt = x->dtype;
     p->half_rank = !v2 && x->dtype == ACL_FLOAT16 && !((col <= 1024 && col % 8 == 0 && k <= 8) || col < 8);
     p->y_round = v2 ? NUM_RINT : NUM_ROUND;
-    if (p->rows == 0) c->nothing = 1;
-    return ACLNN_SUCCESS;
-}
-
-/* ---- MoeGatingTopK ------------------------------------------------------------------------------- */
-
-/* aclnnMoeGatingTopK (the generated wrapper of moe/moe_gating_top_k; its generalized, without-group and e_k_fullload
- * templates compute alike), per row of E experts in fp32:
- *   norm: softmax (max, Exp(x - max), the row sum, then a multiply by the fp32 reciprocal 1 / sum: Muls, not a
- *     division) or sigmoid (1 / (Exp(-x) + 1), the AscendC Sigmoid's steps as the emulator models them);
- *   score = norm + bias (fp32 Add) when bias is given;
- *   groups of E / groupCount experts scored by their top score (groupSelectMode 0) or the fp32 sum of their top two
- *     (1, PairReduceSum); the kGroup best groups (equal scores: the lower group first, Sort);
- *   the k best experts of those groups by score (equal scores: the lower expert first, Sort / MrgSort);
- *   y = norm of those experts (without the bias); sigmoid: y / (sum(y) + eps) (fp32 division); then y * the routed
- *     scaling factor (fp32 Muls), narrowed with CAST_RINT; outOut = norm (fp32) when outFlag. */
-typedef struct {
-    int64_t rows, cols, k, kgroup, groups, mode, norm;
-    int out_flag, has_bias;
-    float factor, eps;
-} mgk_params;
-
-static float mgk_sigmoid(float x) {
-    float e = vm_exp(-x);
-    return 1.0f / (e + 1.0f);
-}
-
-void moe_gating_top_k_kernel(const pyaclnn_stub_launch *launch) {
-    const mgk_params *p = launch->params;
-    if (!tv_launch_views_ok(launch)) return;
-    int64_t M = p->rows, E = p->cols, K = p->k, G = p->groups, per = E / G;
-    float *x = tv_load_float(&launch->inputs[0]);
-    float *b = p->has_bias ? tv_load_float(&launch->inputs[1]) : NULL;
-    float *y = tv_alloc(M * K, sizeof(float)), *sc = tv_alloc(E, sizeof(float));
-    int32_t *idx = tv_alloc(M * K, sizeof(int32_t));
-    mg_item *it = tv_alloc(E, sizeof(mg_item)), *gi = tv_alloc(G, sizeof(mg_item));
-    unsigned char *pick = tv_alloc(G, 1);
-    if (!x || (p->has_bias && !b) || !y || !sc || !idx || !it || !gi || !pick) {
-        tv_fail_oom(launch);
-    } else {
-        for (int64_t m = 0; m < M; m++) {
-            float *n = x + m * E;   /* the row becomes its norm (outOut) */
-            if (p->norm == 1) {
-                for (int64_t j = 0; j < E; j++) n[j] = mgk_sigmoid(n[j]);
-            } else {
-                mg_softmax(n, E, 1);
-            }
-            for (int64_t j = 0; j < E; j++) sc[j] = b ? n[j] + b[j] : n[j];
-            for (int64_t g = 0; g < G; g++) {   /* each group's score: its top one, or the sum of its top two */
-                for (int64_t j = 0; j < per; j++) it[j] = (mg_item){sc[g * per + j], (int32_t)j};
-                qsort(it, (size_t)per, sizeof *it, mg_cmp);
-                gi[g] = (mg_item){p->mode == 1 ? it[0].key + it[1].key : it[0].key, (int32_t)g};
-            }
-            qsort(gi, (size_t)G, sizeof *gi, mg_cmp);
-            memset(pick, 0, (size_t)G);
-            for (int64_t g = 0; g < p->kgroup; g++) pick[gi[g].idx] = 1;
-            int64_t ne = 0;
-            for (int64_t j = 0; j < E; j++)
-                if (pick[j / per]) it[ne++] = (mg_item){sc[j], (int32_t)j};
-            qsort(it, (size_t)ne, sizeof *it, mg_cmp);
-            float *yr = y + m * K;
-            double s = 0;
-            for (int64_t j = 0; j < K; j++) {
-                idx[m * K + j] = it[j].idx;
-                yr[j] = n[it[j].idx];
-                s += yr[j];
-            }
-            float den = (float)s + p->eps;
-            for (int64_t j = 0; j < K; j++) {
-                float v = p->norm == 1 ? yr[j] / den : yr[j];
-                yr[j] = v * p->factor;
-            }
-        }
-        tv_store_float(&launch->outputs[0], y);
-        tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)idx);
-        if (p->out_flag) tv_store_float(&launch->outputs[2], x);
-    }
-    free(x), free(b), free(y), free(sc), free(idx), free(it), free(gi), free(pick);
-}
-
-/* mgk_plan x bias k kGroup groupCount groupSelectMode renorm normType outFlag factor eps y expertIdx out: the tiling's
- * DoOpTiling in its order (CheckInputShape, CheckOutShape, CheckAttr; messages as the vendor's, typos included). */
-aclnnStatus opc_mgk_plan(op_call *c, const op_step *s) {
-    if (c->nothing) return ACLNN_SUCCESS;   /* every output empty: nnopbase skips the tiling */
-    const pyaclnn_stub_tensor *x = op_tensor(c, s, 0), *b = op_tensor(c, s, 1), *y = op_tensor(c, s, 11),
-                              *ix = op_tensor(c, s, 12), *o = op_tensor(c, s, 13);
-    int64_t k = op_argument(c, s, 2)->i, kg = op_argument(c, s, 3)->i, gc = op_argument(c, s, 4)->i;
-    int64_t mode = op_argument(c, s, 5)->i, renorm = op_argument(c, s, 6)->i, norm = op_argument(c, s, 7)->i;
-    int out_flag = op_argument(c, s, 8)->i != 0;
-    if (x->ndim != 2) return mg_reject(c, "The dim number of x is: %lld, but should be 2.", (long long)x->ndim);
-    int64_t E = x->shape[1];
-    if (b->present) {
-        if (b->ndim != 1) return mg_reject(c, "The dim number of bias is: %lld, but should be 1.", (long long)b->ndim);
-        if (b->shape[0] != E)
-            return mg_reject(c, "The first dim of bias is: %lld, but should be %lld.", (long long)b->shape[0], (long long)E);
-    }
-    if (k > E)
-        return mg_reject(c, "k is: %lld, expert num is: %lld, k cannot be greater than expert num.", (long long)k,
-                         (long long)E);
-    if (y->ndim != 2)
-        return mg_reject(c, "y out shape num %lld and x shape num 2 not equal, please check.", (long long)y->ndim);
-    if (ix->ndim != 2)
-        return mg_reject(c, "expertId out shape num %lld and x shape num 2 not equal, please check.", (long long)ix->ndim);
-    if (o->ndim != 2)
-        return mg_reject(c, "norm out shape num %lld and x shape num 2 not equal, please check.", (long long)o->ndim);
-    if (y->shape[0] != x->shape[0])
-        return mg_reject(c, "y out dim[0] %lld not euqal x dim[0] %lld, please check.", (long long)y->shape[0],
-                         (long long)x->shape[0]);
-    if (ix->shape[0] != x->shape[0])
-        return mg_reject(c, "expertId out dim[0] %lld not euqal x dim[0] %lld, please check.", (long long)ix->shape[0],
-                         (long long)x->shape[0]);
-    if (out_flag && o->shape[0] != x->shape[0])   /* the vendor's message prints out's dim twice */
-        return mg_reject(c, "norm out dim[0] %lld and x dim[0] %lld not equal, please check.", (long long)o->shape[0],
-                         (long long)o->shape[0]);
-    if (y->shape[1] != k)
-        return mg_reject(c, "y dim[1] %lld not euqal k %lld, please check.", (long long)y->shape[1], (long long)k);
-    if (ix->shape[1] != k)
-        return mg_reject(c, "expertId dim[1] %lld not euqal k %lld, please check.", (long long)ix->shape[1], (long long)k);
-    if (out_flag && o->shape[1] != E)
-        return mg_reject(c, "normOut dim[1] %lld and x dim[1] %lld not equal, please check.", (long long)o->shape[1],
-                         (long long)E);
-    if (E > 2048) return mg_reject(c, "expert count is: %lld, but should not greater than 2048.", (long long)E);
-    if (k <= 0) return mg_reject(c, "k is: %lld, but should be greater than 0.", (long long)k);
-    if (kg <= 0) return mg_reject(c, "k_group is: %lld, but should be greater than 0.", (long long)kg);
-    if (kg > gc) return mg_reject(c, "k_group is: %lld, but should not greater than %lld.", (long long)kg, (long long)gc);
-    if (gc <= 0) return mg_reject(c, "group_count is: %lld, but should be greater than 0.", (long long)gc);
-    if (norm != 0 && norm != 1)
-        return mg_reject(c, "norm type is: %lld, but currently only support 0 and 1.", (long long)norm);
-    if (mode != 0 && mode != 1)
-        return mg_reject(c, "group select mode is: %lld, but currently only support 1 and 0.", (long long)mode);
-    if (renorm != 0) return mg_reject(c, "renorm is: %lld, but currently only support 0.", (long long)renorm);
-    if (E % gc != 0)
-        return mg_reject(c, "Expert count : %lld is not divisible by k_group: %lld", (long long)E, (long long)gc);
-    int64_t per = E / gc;
-    if (per < 1) return mg_reject(c, "group expert count is: %lld, but should be greater than 1.", (long long)per);
-    if (mode == 1 && per < 2)
-        return mg_reject(c, "group expert count is: %lld, if group select mode is: 1, group expert count should be greater "
-                         "than 1.", (long long)per);
-    if (k > op_mul_sat(kg, per))
-        return mg_reject(c, "k is: %lld, but should be smaller than %lld.", (long long)k, (long long)op_mul_sat(kg, per));
-    int64_t align = (per + 31) / 32 * 32;
-    if (gc != 1 && gc != E && kg != gc && op_mul_sat(gc, align) > 2048)
-        return mg_reject(c, "group count * group expert count align is: %lld, but should not greater than 2048.",
-                         (long long)op_mul_sat(gc, align));
-    mgk_params *p = op_params(c, sizeof *p);
-    *p = (mgk_params){x->shape[0], E, k, kg, gc, mode, norm, out_flag, b->present,
-                      (float)op_argument(c, s, 9)->d, (float)op_argument(c, s, 10)->d};
     if (p->rows == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
