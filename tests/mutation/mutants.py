@@ -1443,7 +1443,7 @@ MUTANTS = [
            ("tests/test_quant_matmul.py::test_against_float64",),
            "QuantMatmulV5: an INT8 out without x2Offset ignores the 9-bit offset of the TransQuantParamV2 words"),
     Mutant("quant-matmul-fp8-double-scale-untruncated", f"{OPS}/quant/fp8_dequant.h",
-           "return (uint64_t)(u & 0xFFFFE000u);", "return (uint64_t)u;",
+           "uint32_t u = (uint32_t)(word & 0xFFFFE000u);", "uint32_t u = (uint32_t)word;",
            ("tests/test_quant_matmul_fp8.py::test_against_reference",),
            "QuantMatmulV5 FLOAT8 double scale: the folded fp32 scale kept whole (the kernel keeps its high 19 bits)"),
     Mutant("quant-matmul-fp8-double-scale-on-vector", f"{OPS}/quant/quant_matmul.c",

@@ -23,15 +23,16 @@ static inline float fp8_dot(const float *a, int64_t sa, const float *w, int64_t 
     return s;
 }
 
-/* the double-scale mode's fixpipe word: fp32(x2Scale * x1Scale), its low 13 bits dropped */
+/* the double-scale mode's fixpipe word: the bits of fp32(x2Scale * x1Scale) (the fixpipe keeps the high 19) */
 static inline uint64_t fp8_double_scale_word(float x2_scale, float x1_scale) {
     float f = x2_scale * x1_scale;
     uint32_t u;
     memcpy(&u, &f, 4);
-    return (uint64_t)(u & 0xFFFFE000u);
+    return (uint64_t)u;
 }
 
-/* the fixpipe on an fp32 accumulator (bias already added): the exact product rounded to fp32 */
+/* the fixpipe on an fp32 accumulator (bias already added): the word's fp19 scale (bits 13..31), the exact product
+ * rounded to fp32 */
 static inline float fp8_fixpipe(float acc, uint64_t word) {
     uint32_t u = (uint32_t)(word & 0xFFFFE000u);
     float sc;
