@@ -171,6 +171,11 @@ INVALID_950 = [   # in the checker's order
      "when the shape of x1Scale(pertokenScale) is [1], the shape of x2Scale(scale) must be [1] or [8]"),
     (args(x1s=np.ones(1, F32), s2=np.ones(5, F32), out=np.zeros((4, 9), np.float16)),
      "the shape of x2Scale(scale) must be [1] or [8]"),                 # before the out shape
+    # two faults: the earlier check answers
+    (args(out=np.zeros((4, 8), np.int32), s2=np.ones(8, F32)), "the dtypes of x1 and x2 must be INT8"),
+    (args(s2=np.ones(8, F32), bias=np.ones(8, BF16)), "the dtype of x2Scale(scale) must be in dtype support list"),
+    (args(**{**PT, "x1s": np.ones(4, BF16)}, out=np.zeros((4, 8), np.int8)), "the dtype of x1Scale(pertokenScale)"),
+    (args(**PT, out=np.zeros((4, 8), np.int8), bias=np.ones(8, np.int32)), "the dtype of out must be in dtype"),
     (args(x1=np.ones((4, 16), E4), x2=np.ones((16, 8), np.int8)), "the emulator implements the A8W8"),
     (args(x1s=np.ones((4, 1, 2), ml_dtypes.float8_e8m0fnu), s2=np.ones((1, 8, 2), ml_dtypes.float8_e8m0fnu)),
      "the emulator implements the A8W8"),                                                              # MX
