@@ -28,6 +28,7 @@
 #include "opbase/checks.h"
 #include "ops_decls.h"
 #include "quant/a8w8_dequant.h"
+#include "quant/fp8_dequant.h"
 
 #define QMM_MAX_BATCH 6
 
@@ -40,10 +41,18 @@ typedef struct {
     int nz;                          /* x2 in FRACTAL_NZ: rows x cols is its stored ND matrix (after the swap) */
     int64_t nz_rows, nz_cols, nz_batch;
     int scale_u64, scale_n, pertoken, bias_kind, bias3d, has_offset, offset_n;
+    int fin;                         /* x1, x2 FLOAT8 / HIFLOAT8 (Ascend 950): fp32 accumulation               */
+    int s1_scalar;                   /* x1Scale [1] with FLOAT8 / HIFLOAT8: the double-scale mode                 */
+    int dq;                          /* QMM_DQ_*: which dequant the vendor's tiling picks                        */
     aclDataType scale_dt, out_dt, bias_dt;
 } qmm_params;
 
 enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
+/* the dequant after the cube: the fixpipe with the UINT64 words, the fixpipe with one scale the kernel derives from
+ * the two FLOAT scales (FLOAT8 / HIFLOAT8 double scale without a bias), the vector epilogue (AIV, fp32 steps) */
+enum { QMM_DQ_FIXPIPE = 0, QMM_DQ_DOUBLE = 1, QMM_DQ_VECTOR = 2 };
+
+static int qmm_is_fp8(aclDataType d) { return d == ACL_FLOAT8_E4M3FN || d == ACL_FLOAT8_E5M2; }
 
 #define QMM_API (c->api)
 #define X1S "x1Scale(pertokenScale)"
@@ -88,6 +97,35 @@ aclnnStatus opc_not_null_qmm(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
+/* Ascend 950, x1 and x2 FLOAT8 (E4M3FN / E5M2) or both HIFLOAT8: without x1Scale the FLOAT8 / HIFLOAT8 branch of
+ * CheckL0c2outOrL0c2ubPertensorPerchannel, with it CheckDoubleScaleAndFp8Hif8PertokenPerblock (per-block excluded
+ * before: the emulator refuses it). */
+static aclnnStatus qmm_fp8_dtypes(op_call *c, const pyaclnn_stub_tensor *x1, const pyaclnn_stub_tensor *x2,
+                                  const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2,
+                                  const pyaclnn_stub_tensor *x2o, const pyaclnn_stub_tensor *bias, aclDataType od) {
+    static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, OUT[] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT};
+    aclnnStatus rc;
+    (void)x2;
+    if (!s1->present) {
+        if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+        if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
+        if (x2o->present)
+            return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are FLOAT8 or HIFLOAT8, %s "
+                                "must be null", X2O);
+        /* HIF8_OUT_TYPE_SUPPORT_LIST and FP8_OUT_TYPE_SUPPORT_LIST hold the same three dtypes */
+        return dtype_not_support(c, "out", od, OUT, 3);
+    }
+    (void)x1;
+    if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+    if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+    if ((rc = dtype_not_support(c, "out", od, OUT, 3))) return rc;
+    if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
+    if (x2o->present)
+        return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are FLOAT8 or HIFLOAT8 and %s and %s "
+                            "are FLOAT, %s must be null", X1S, X2S, X2O);
+    return ACLNN_SUCCESS;
+}
+
 /* qmm_check ...: after `read`, the V5 op_api's checks for the A8W8 path in its order (nz: the WeightNz entry's,
  * after qmm_nz_front's; x2nz is then x2 as the vendor re-describes it, t2nz its transpose flag). */
 static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_tensor *x2nz, int t2nz) {
@@ -113,8 +151,13 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     if (yo->present && !qmm_empty(yo) && !(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32))
         return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter yOffset of %s has incorrect value not empty/null. "
                         "Reason: The value of yOffset must be empty tensor or nullptr.", QMM_API);
-    /* the emulator models the A8W8 modes only */
-    if (x1->dtype != ACL_INT8 || x2->dtype != ACL_INT8)
+    /* the emulator models the A8W8 modes, and on Ascend 950 the FLOAT8 / HIFLOAT8 ones with FLOAT / UINT64 scales of
+     * one dimension (per-tensor, per-channel, per-token, double scale; not MX, not per-block) */
+    int fin = soc950 && ((qmm_is_fp8(x1->dtype) && qmm_is_fp8(x2->dtype)) ||
+                         (x1->dtype == ACL_HIFLOAT8 && x2->dtype == ACL_HIFLOAT8));
+    int fin_ok = fin && s2->dtype != ACL_FLOAT8_E8M0 && !(s1->present && s1->dtype == ACL_FLOAT8_E8M0) &&
+                 !(s1->present && s1->ndim > 1 && s2->ndim > 1);
+    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin_ok)
         return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
                            "%.*s only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2),
                            (int)(strlen(c->api) - strlen("GetWorkspaceSize")), c->api);
@@ -203,7 +246,13 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
         if (od == ACL_INT32 && s1->present)
             return op_ez_reason(QMM_API, 0, X1S, "value", "not null", "when the dtype of out is INT32, "
                                 "pertokenScaleOptional/x1Scale(pertokenScale) must be null");
-        if (!s1->present) {   /* CheckL0c2outOrL0c2ubPertensorPerchannel4Int8Input */
+        if (!s1->present && od == ACL_INT32 && fin)   /* CheckL0c2outOrL0c2ubPertensorPerchannel */
+            return op_ez_reason(QMM_API, 1, "x1, x2", "dtypes", (snprintf(txt, sizeof txt, "DT_%s, DT_%s",
+                                dt_name(x1->dtype, b1), dt_name(x2->dtype, b2)), txt),
+                                "when the dtype of out is INT32, the dtypes of x1 and x2 must be INT8");
+        if (fin) {
+            if ((rc = qmm_fp8_dtypes(c, x1, x2, s1, s2, x2o, bias, od))) return rc;
+        } else if (!s1->present) {   /* CheckL0c2outOrL0c2ubPertensorPerchannel4Int8Input */
             if (od == ACL_BF16) {
                 if ((rc = dtype_not_support(c, X2S, s2->dtype, I8_SC, 4))) return rc;
             } else if (od == ACL_INT8 || od == ACL_FLOAT16) {
@@ -278,7 +327,12 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                             "the K dimension of x1 and x2 must be equal");
     if (s1->present) {   /* CheckDimValuePertokenDoubleScale (INT8 inputs) */
         int64_t s10 = s1->shape[0];
-        if ((m == 1 && s10 != 1) || (m != 1 && s10 != m))
+        if (m != 1 && s10 == 1 && fin) {   /* double scale */
+            if (s2->shape[0] != 1 && s2->shape[0] != n)
+                return op_ez_reason(QMM_API, 0, X2S, "shape", (snprintf(txt, sizeof txt, "%lld", (long long)s2->shape[0]), txt),
+                                    "when the shape of %s is [1], the shape of %s must be [1] or [%lld]", X1S, X2S,
+                                    (long long)n);
+        } else if ((m == 1 && s10 != 1) || (m != 1 && s10 != m))
             return op_ez_reason(QMM_API, 0, X1S, "shape", (snprintf(txt, sizeof txt, "%lld", (long long)s10), txt),
                                 m == 1 ? "when %s and %s are 1D and the M dimension of x1 is 1, the shape of %s must be [1]"
                                        : "when %s and %s are 1D, the shape of %s must be [%lld]", X1S, X2S, X1S, (long long)m);
@@ -385,6 +439,13 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     p->bias3d = bias3d;
     p->has_offset = x2o->present;
     p->offset_n = x2o->present && x2o->shape[0] == n && n != 1;
+    p->fin = fin;
+    p->s1_scalar = fin && s1->present && s1->shape[0] == 1;
+    /* the tiling's kernel choice (IsCubeBasicApiCapable, IsFp8OrHif8TTFloatBiasMix): UINT64 words go through the
+     * fixpipe; a FLOAT8 / HIFLOAT8 double scale with x2Scale [1] and no FLOAT bias too, with one scale folded from
+     * the two; everything else is the vector epilogue */
+    p->dq = p->scale_u64 ? QMM_DQ_FIXPIPE
+          : (p->s1_scalar && s2->shape[0] == 1 && p->bias_kind != QMM_BIAS_FLOAT) ? QMM_DQ_DOUBLE : QMM_DQ_VECTOR;
     return ACLNN_SUCCESS;
 }
 
@@ -494,9 +555,64 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
     return nd;
 }
 
+/* FLOAT8 / HIFLOAT8 x1, x2 (fp8_dequant.h): fp32 accumulation, then the dequant the tiling picks */
+static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p) {
+    const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
+                              *ts2 = &launch->inputs[3], *tb = &launch->inputs[5], *out = &launch->outputs[0];
+    int64_t M = p->m, K = p->k, N = p->n, batch = 1;
+    for (int64_t i = 0; i < p->nb; i++) batch *= p->bshape[i];
+    float *x1 = tv_load_float(tx1), *x2 = tv_load_float(tx2);
+    unsigned char *s2raw = p->scale_u64 ? tv_gather_bytes(ts2) : NULL;
+    float *s2f = p->scale_u64 ? NULL : tv_load_float(ts2);
+    float *s1 = p->pertoken ? tv_load_float(ts1) : NULL;
+    float *bf = p->bias_kind == QMM_BIAS_FLOAT ? tv_load_float(tb) : NULL;
+    float *res = tv_alloc(batch * M * N, sizeof(float));
+    if (!x1 || !x2 || (p->scale_u64 ? !s2raw : !s2f) || (p->pertoken && !s1) || (p->bias_kind == QMM_BIAS_FLOAT && !bf) ||
+        !res) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    uint64_t dword = p->dq == QMM_DQ_DOUBLE ? fp8_double_scale_word(s2f[0], s1[0]) : 0;
+    for (int64_t b = 0; b < batch; b++) {
+        int64_t r = b, o1 = 0, o2 = 0, st1 = 1, st2 = 1;
+        for (int64_t i = p->nb - 1; i >= 0; i--) {
+            int64_t idx = r % p->bshape[i];
+            r /= p->bshape[i];
+            o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
+            o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
+            st1 *= p->x1b[i];
+            st2 *= p->x2b[i];
+        }
+        const float *a = x1 + o1 * M * K, *w = x2 + o2 * K * N;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float acc = fp8_dot(p->trans1 ? a + i : a + i * K, p->trans1 ? M : 1, p->trans2 ? w + j * K : w + j,
+                                    p->trans2 ? 1 : N, K);
+                int64_t sj = p->scale_n ? j : 0, e = (b * M + i) * N + j;
+                const float *bias = bf ? &bf[(p->bias3d ? b * N : 0) + j] : NULL;
+                if (p->dq == QMM_DQ_FIXPIPE) {
+                    uint64_t word;
+                    memcpy(&word, s2raw + 8 * sj, 8);
+                    res[e] = fp8_fixpipe(bias ? acc + *bias : acc, word);
+                } else if (p->dq == QMM_DQ_DOUBLE) {
+                    res[e] = fp8_fixpipe(acc, dword);
+                } else {
+                    res[e] = fp8_vector_dequant(acc, s2f[sj], s1 ? &s1[p->s1_scalar ? 0 : i] : NULL, bias);
+                }
+            }
+    }
+    tv_store_float(out, res);   /* CAST_RINT to FLOAT16 / BFLOAT16; FLOAT as it is */
+done:
+    free(x1), free(x2), free(s2raw), free(s2f), free(s1), free(bf), free(res);
+}
+
 void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     const qmm_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
+    if (p->fin) {
+        qmm_fp8_kernel(launch, p);
+        return;
+    }
     const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
                               *ts2 = &launch->inputs[3], *tof = &launch->inputs[4], *tb = &launch->inputs[5],
                               *out = &launch->outputs[0];
