@@ -52,6 +52,7 @@ class Function:
     declaration: str   # normalised: "aclError aclrtMemcpy(void*, size_t, const void*, size_t, aclrtMemcpyKind);"
     returns: str       # normalised return type
     params: tuple[str, ...]   # each parameter as the header spells it, whitespace collapsed
+    params_text: str   # the whole list so spelt: "void" for (void), "" for ()
     header: str        # path relative to the tree's root
 
 
@@ -187,7 +188,7 @@ class _Reader:
             raw = split_params(decl.params_text)
             types = [parse_param(p).ctype for p in raw]
             line = f"{returns} {decl.name}({', '.join(types) if types else 'void'});"
-            fn = Function(decl.name, line, returns, tuple(raw), rel)
+            fn = Function(decl.name, line, returns, tuple(raw), " ".join(decl.params_text.split()), rel)
             known = self.out.functions.setdefault(decl.name, [])
             if all(f.declaration != line for f in known):
                 known.append(fn)
