@@ -464,3 +464,22 @@ def test_out_parameters_by_byref_and_deref(acl):
     with pytest.raises(TypeError, match="offset"):
         deref(byref(size, 4))
     assert capi.aclrtFree(addr) == 0
+
+
+def test_operator_functions_come_from_the_one_operator_registry():
+    """capi's aclnn functions, the ops registry and the support table's catalog name the same operators:
+    each operator of the signature registry (the catalog the build writes from the operator definitions)
+    is exactly its two C functions in capi, with the registry's prototype."""
+    from pyaclnn import _catalog, signatures
+    from pyaclnn.ops import _registry
+    builtin = signatures.builtin()
+    assert len(builtin) > 100
+    assert set(builtin) == set(_catalog.operators()) == set(signatures.registry([]))
+    assert set(builtin) <= set(_registry.signatures())
+    c_operators = {n for n in capi.PROTOTYPES if n.startswith("aclnn")} - {"aclnnInit", "aclnnFinalize"}
+    assert c_operators == {f for sig in builtin.values() for f in (sig.name, sig.workspace_function)}
+    for sig in builtin.values():
+        params = ", ".join(p.ctype for p in sig.params)
+        assert capi.DECLARATIONS[sig.workspace_function] == f"aclnnStatus {sig.workspace_function}({params});"
+        assert capi.SOURCES[sig.workspace_function][1] in (sig.header, f"aclnnop/{sig.header}")
+        assert capi.OPTIONAL >= {sig.name, sig.workspace_function}
