@@ -11,6 +11,8 @@ import ast
 import operator
 import re
 
+from .._exceptions import InvalidArgumentError
+
 _BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
@@ -83,4 +85,4 @@ def _eval(n: ast.AST) -> int:
         return _BINOPS[type(n.op)](_eval(n.left), _eval(n.right))
     if isinstance(n, ast.UnaryOp) and type(n.op) in _UNOPS:
         return _UNOPS[type(n.op)](_eval(n.operand))
-    raise ValueError(ast.dump(n))
+    raise InvalidArgumentError(ast.dump(n))   # caught by evaluate: not an integer constant
