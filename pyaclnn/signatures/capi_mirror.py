@@ -13,10 +13,10 @@ lists) plus :data:`BEYOND_MEASURED`. C types map to ctypes through the headers' 
 opaque ``struct X`` travels as ``c_void_p``, every other typedef as the ctypes alias of the same name
 in ``pyaclnn/capi/_types.py``.
 
-The three files are checked in, not written by the build: capi must import from a bare checkout and
-under the editable install, whose redirect serves ``pyaclnn/`` from the source tree while the build's
-products live under ``pyaclnn/_stub`` (a generated module there would be a second, possibly stale,
-copy after a header change without a rebuild). The test regenerates and compares byte for byte.
+The three files are checked in and the build holds them to the headers (opgen --capi-check stops it
+when they differ; tests/test_capi.py compares them with a fresh generation too). Generating them into
+the install instead works under the editable redirect, but a source checkout without a build, imported
+ahead of an installed pyaclnn (tests/test_stub_discovery.py), would then have no capi to import.
 """
 
 from __future__ import annotations
