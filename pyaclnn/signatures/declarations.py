@@ -44,6 +44,8 @@ _EXTERN_C = re.compile(r'\bextern\s*"C(?:\+\+)?"')
 _CXX_BLOCK = re.compile(r"\bnamespace\b[^;{]*\{")
 _TEMPLATE = re.compile(r"\btemplate\s*<")
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
+_BRACE = re.compile(r"[{}]")
+_WORD = re.compile(r"\b[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class _Reader:
         self.attribute_macros = set(ATTRIBUTE_MACROS)
         self.attribute_function_macros = set(ATTRIBUTE_FUNCTION_MACROS)
         self.pending: list[tuple[str, list[str], str]] = []   # defines not evaluated yet
+        self._calls: re.Pattern[str] | None = None
 
     # -- preprocessor ------------------------------------------------------------------------------
     def directives(self, header: CleanHeader, rel: str) -> None:
@@ -136,37 +139,36 @@ class _Reader:
     # -- blanking what is not a C declaration --------------------------------------------------------
     def strip(self, text: str) -> str:
         """``text`` with attribute macros, ``extern "C"`` wrappers, namespaces and templates blanked."""
-        chars = list(text)
-
-        def blank(a: int, b: int) -> None:
-            for i in range(a, b):
-                if chars[i] != "\n":
-                    chars[i] = " "
+        spans: list[tuple[int, int]] = []
         for m in _EXTERN_C_BLOCK.finditer(text):
             close = _matching_brace(text, m.end() - 1)
-            blank(m.start(), m.end())
+            spans.append((m.start(), m.end()))
             if close is not None:
-                blank(close, close + 1)
-        for m in _EXTERN_C.finditer(text):
-            blank(m.start(), m.end())
+                spans.append((close, close + 1))
+        spans += [m.span() for m in _EXTERN_C.finditer(text)]
         for m in _CXX_BLOCK.finditer(text):
             close = _matching_brace(text, m.end() - 1)
-            blank(m.start(), (close + 1) if close is not None else len(text))
+            spans.append((m.start(), (close + 1) if close is not None else len(text)))
         for m in _TEMPLATE.finditer(text):
             end = text.find(";", m.end())
-            blank(m.start(), end + 1 if end >= 0 else len(text))
-        for m in re.finditer(r"\b[A-Za-z_]\w*\b", text):
-            word = m.group(0)
-            if word in self.attribute_macros:
-                blank(m.start(), m.end())
-            elif word in self.attribute_function_macros:
-                rest = text[m.end():]
-                gap = len(rest) - len(rest.lstrip())
-                if rest[gap:gap + 1] == "(":
-                    close = matching_paren(text, m.end() + gap)
-                    if close is not None:
-                        blank(m.start(), close + 1)
-        return "".join(chars)
+            spans.append((m.start(), end + 1 if end >= 0 else len(text)))
+        if self._calls is None:   # once, after every header's directives were read
+            self._calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, sorted(self.attribute_function_macros))))
+        attribute_macros = self.attribute_macros
+        spans += [m.span() for m in _WORD.finditer(text) if m.group(0) in attribute_macros]
+        for m in self._calls.finditer(text):
+            close = matching_paren(text, m.end() - 1)
+            if close is not None:
+                spans.append((m.start(), close + 1))
+        pieces, pos = [], 0
+        for a, b in sorted(spans):
+            if b <= pos:
+                continue
+            a = max(a, pos)
+            pieces += [text[pos:a], re.sub(r"[^\n]", " ", text[a:b])]
+            pos = b
+        pieces.append(text[pos:])
+        return "".join(pieces)
 
     # -- declarations --------------------------------------------------------------------------------
     def read(self, text: str, rel: str) -> None:
@@ -283,13 +285,10 @@ def _is_ident(t: str) -> bool:
 
 def _matching_brace(text: str, open_pos: int) -> int | None:
     depth = 0
-    for i in range(open_pos, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
+    for m in _BRACE.finditer(text, open_pos):
+        depth += 1 if m.group(0) == "{" else -1
+        if depth == 0:
+            return m.start()
     return None
 
 
