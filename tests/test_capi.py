@@ -469,13 +469,15 @@ def test_out_parameters_by_byref_and_deref(acl):
 def test_operator_functions_come_from_the_one_operator_registry():
     """capi's aclnn functions, the ops registry and the support table's catalog name the same operators:
     each operator of the signature registry (the catalog the build writes from the operator definitions)
-    is exactly its two C functions in capi, with the registry's prototype."""
+    is exactly its two C functions in capi, with the registry's prototype; the static tables hold none."""
     from pyaclnn import _catalog, signatures
     from pyaclnn.ops import _registry
     builtin = signatures.builtin()
     assert len(builtin) > 100
     assert set(builtin) == set(_catalog.operators()) == set(signatures.registry([]))
     assert set(builtin) <= set(_registry.signatures())
+    from pyaclnn.signatures import capi_mirror
+    assert {n for n in capi_mirror.MIRRORED if n.startswith("aclnn")} == {"aclnnInit", "aclnnFinalize", "aclnnStatus"}
     c_operators = {n for n in capi.PROTOTYPES if n.startswith("aclnn")} - {"aclnnInit", "aclnnFinalize"}
     assert c_operators == {f for sig in builtin.values() for f in (sig.name, sig.workspace_function)}
     for sig in builtin.values():

@@ -212,7 +212,7 @@ def test_no_raw_arithmetic_on_a_callers_int_attribute():
 
 
 def test_the_build_holds_the_checked_in_capi_tables_to_the_headers(tmp_path):
-    # The families of the measured operators (the only ones capi's static tables mirror), against a copy of
+    # The measured operators' families (their headers are in the tree the check reads) against a copy of
     # pyaclnn/capi with one constant changed: the build stops naming the stale file, and what it generated
     # from the headers is the checked-in text.
     ops = tmp_path / "ops"

@@ -262,28 +262,8 @@ PROTOTYPES = {
     "AclSetOutputTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
     # aclnnStatus AclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)
     "AclSetTensorAddr": (aclnnStatus, (c_void_p, c_size_t, c_void_p, c_void_p)),
-    # aclnnStatus aclnnAddRmsNormDynamicQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
-    "aclnnAddRmsNormDynamicQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
-    # aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, double epsilon, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
-    "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
-    # aclnnStatus aclnnAddRmsNormDynamicQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
-    "aclnnAddRmsNormDynamicQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
-    # aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)
-    "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
-    # aclnnStatus aclnnAmpUpdateScale(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
-    "aclnnAmpUpdateScale": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
-    # aclnnStatus aclnnAmpUpdateScaleGetWorkspaceSize(const aclTensor* currentScale, const aclTensor* growthTracker, const aclTensor* foundInf, double growthFactor, double backoffFactor, int64_t growthInterval, const aclTensor* updatedScaleOut, const aclTensor* updatedGrowthTrackerOut, uint64_t* workspaceSize, aclOpExecutor** executor)
-    "aclnnAmpUpdateScaleGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_void_p, c_double, c_double, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnFinalize(void)
     "aclnnFinalize": (aclnnStatus, ()),
-    # aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
-    "aclnnGroupedDynamicMxQuant": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
-    # aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
-    "aclnnGroupedDynamicMxQuantGetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_int64, c_int64, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
-    # aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)
-    "aclnnGroupedDynamicMxQuantV2": (aclnnStatus, (c_void_p, c_uint64, c_void_p, aclrtStream)),
-    # aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, int64_t scaleAlg, double dstTypeMax, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)
-    "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": (aclnnStatus, (c_void_p, c_void_p, c_char_p, c_int64, c_int64, c_int64, c_double, c_void_p, c_void_p, POINTER(c_uint64), POINTER(c_void_p))),
     # aclnnStatus aclnnInit(const char* configPath)
     "aclnnInit": (aclnnStatus, (c_char_p,)),
 }
@@ -342,17 +322,7 @@ DECLARATIONS = {
     "aclSetOutputTensorAddr": "aclnnStatus aclSetOutputTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
     "aclSetRawTensorAddr": "aclnnStatus aclSetRawTensorAddr(aclTensor*, void*);",
     "aclSetTensorAddr": "aclnnStatus aclSetTensorAddr(aclOpExecutor*, size_t, aclTensor*, void*);",
-    "aclnnAddRmsNormDynamicQuant": "aclnnStatus aclnnAddRmsNormDynamicQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
-    "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
-    "aclnnAddRmsNormDynamicQuantV2": "aclnnStatus aclnnAddRmsNormDynamicQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
-    "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": "aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, const aclTensor*, double, const aclBoolArray*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, aclTensor*, uint64_t*, aclOpExecutor**);",
-    "aclnnAmpUpdateScale": "aclnnStatus aclnnAmpUpdateScale(void*, uint64_t, aclOpExecutor*, aclrtStream);",
-    "aclnnAmpUpdateScaleGetWorkspaceSize": "aclnnStatus aclnnAmpUpdateScaleGetWorkspaceSize(const aclTensor*, const aclTensor*, const aclTensor*, double, double, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnFinalize": "aclnnStatus aclnnFinalize(void);",
-    "aclnnGroupedDynamicMxQuant": "aclnnStatus aclnnGroupedDynamicMxQuant(void*, uint64_t, aclOpExecutor*, aclrtStream);",
-    "aclnnGroupedDynamicMxQuantGetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
-    "aclnnGroupedDynamicMxQuantV2": "aclnnStatus aclnnGroupedDynamicMxQuantV2(void*, uint64_t, aclOpExecutor*, aclrtStream);",
-    "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": "aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor*, const aclTensor*, const char*, int64_t, int64_t, int64_t, double, const aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**);",
     "aclnnInit": "aclnnStatus aclnnInit(const char*);",
     "aclrtCmoAsync": "aclError aclrtCmoAsync(void*, size_t, aclrtCmoType, aclrtStream);",
     "aclrtCreateContext": "aclError aclrtCreateContext(aclrtContext*, int32_t);",
@@ -482,17 +452,7 @@ SOURCES = {
     "aclSetOutputTensorAddr": ("aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
     "aclSetRawTensorAddr": ("aclnnStatus aclSetRawTensorAddr(aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
     "aclSetTensorAddr": ("aclnnStatus aclSetTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr)", "aclnn/acl_meta.h"),
-    "aclnnAddRmsNormDynamicQuant": ("aclnnStatus aclnnAddRmsNormDynamicQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"),
-    "aclnnAddRmsNormDynamicQuantGetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, double epsilon, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant.h"),
-    "aclnnAddRmsNormDynamicQuantV2": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
-    "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize": ("aclnnStatus aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, const aclTensor* smoothScale1Optional, const aclTensor* smoothScale2Optional, const aclTensor* betaOptional, double epsilon, const aclBoolArray* outputMask, aclTensor* y1Out, aclTensor* y2Out, aclTensor* xOut, aclTensor* scale1Out, aclTensor* scale2Out, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_add_rms_norm_dynamic_quant_v2.h"),
-    "aclnnAmpUpdateScale": ("aclnnStatus aclnnAmpUpdateScale(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_amp_update_scale.h"),
-    "aclnnAmpUpdateScaleGetWorkspaceSize": ("aclnnStatus aclnnAmpUpdateScaleGetWorkspaceSize(const aclTensor* currentScale, const aclTensor* growthTracker, const aclTensor* foundInf, double growthFactor, double backoffFactor, int64_t growthInterval, const aclTensor* updatedScaleOut, const aclTensor* updatedGrowthTrackerOut, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_amp_update_scale.h"),
     "aclnnFinalize": ("aclnnStatus aclnnFinalize(void)", "aclnn/aclnn_base.h"),
-    "aclnnGroupedDynamicMxQuant": ("aclnnStatus aclnnGroupedDynamicMxQuant(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
-    "aclnnGroupedDynamicMxQuantGetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantGetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant.h"),
-    "aclnnGroupedDynamicMxQuantV2": ("aclnnStatus aclnnGroupedDynamicMxQuantV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
-    "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize": ("aclnnStatus aclnnGroupedDynamicMxQuantV2GetWorkspaceSize(const aclTensor* x, const aclTensor* groupIndex, const char* roundMode, int64_t dstType, int64_t blocksize, int64_t scaleAlg, double dstTypeMax, const aclTensor* y, const aclTensor* mxscale, uint64_t* workspaceSize, aclOpExecutor** executor)", "aclnnop/aclnn_grouped_dynamic_mx_quant_v2.h"),
     "aclnnInit": ("aclnnStatus aclnnInit(const char* configPath)", "aclnn/aclnn_base.h"),
     "aclrtCmoAsync": ("aclError aclrtCmoAsync(void* src, size_t size, aclrtCmoType cmoType, aclrtStream stream)", "acl/acl_rt.h"),
     "aclrtCreateContext": ("aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId)", "acl/acl_rt.h"),
@@ -570,15 +530,5 @@ SOURCES = {
 # Functions a real toolkit may lack (operators; newer meta API). Binding is lazy for all of
 # them anyway: a missing symbol raises MissingSymbolError when called.
 OPTIONAL = frozenset({
-    "aclnnAddRmsNormDynamicQuant",
-    "aclnnAddRmsNormDynamicQuantGetWorkspaceSize",
-    "aclnnAddRmsNormDynamicQuantV2",
-    "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize",
-    "aclnnAmpUpdateScale",
-    "aclnnAmpUpdateScaleGetWorkspaceSize",
-    "aclnnGroupedDynamicMxQuant",
-    "aclnnGroupedDynamicMxQuantGetWorkspaceSize",
-    "aclnnGroupedDynamicMxQuantV2",
-    "aclnnGroupedDynamicMxQuantV2GetWorkspaceSize",
     "aclDumpOpTensors",
 })

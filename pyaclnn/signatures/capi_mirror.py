@@ -8,8 +8,9 @@ files to this generator's output. ::
 
     python -m pyaclnn.signatures capi [--headers DIR] [--out DIR] [--check]
 
-What is mirrored is :data:`MEASURED` (the names whose real declarations tests/data/real_headers.txt
-lists) plus :data:`BEYOND_MEASURED`. C types map to ctypes through the headers' own typedefs: an
+What is mirrored is :data:`MIRRORED`: the names whose real declarations tests/data/real_headers.txt
+lists (:data:`MEASURED`) but the operators, which capi takes from the operator registry, plus
+:data:`BEYOND_MEASURED`. C types map to ctypes through the headers' own typedefs: an
 opaque ``struct X`` travels as ``c_void_p``, every other typedef as the ctypes alias of the same name
 in ``pyaclnn/capi/_types.py``.
 
@@ -94,6 +95,9 @@ MEASURED = tuple(RUNTIME_FUNCTIONS + META_FUNCTIONS + OPERATOR_FUNCTIONS + ENUM_
 BEYOND_MEASURED = ("ACL_MAJOR_VERSION", "ACL_MINOR_VERSION", "ACL_PATCH_VERSION", "aclDumpOpTensors")
 #: Functions a real toolkit may lack besides the operators.
 OPTIONAL_EXTRA = ("aclDumpOpTensors",)
+#: What the static tables hold: the operators' functions are not among them, pyaclnn.capi adds every
+#: operator of the one registry (the catalog the build writes, capi/_operators.py), measured ones included.
+MIRRORED = tuple(n for n in MEASURED if n not in OPERATOR_FUNCTIONS) + BEYOND_MEASURED
 
 _C_SCALARS = {"void": "None", "int": "c_int", "int32_t": "c_int32", "uint32_t": "c_uint32", "int64_t": "c_int64",
               "uint64_t": "c_uint64", "size_t": "c_size_t", "float": "c_float", "double": "c_double",
@@ -219,7 +223,7 @@ def _selected(decls: Declarations) -> tuple[dict[str, int], dict[str, str], list
     values: dict[str, int] = {}
     protos: dict[str, str] = {}
     enum_typedefs: list[str] = []
-    for line in facts(decls, MEASURED + BEYOND_MEASURED):
+    for line in facts(decls, MIRRORED):
         if line.startswith("ENUM "):
             name, value = line[5:].split("=")
             if name in values:

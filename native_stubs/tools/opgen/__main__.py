@@ -57,7 +57,7 @@ def _check_capi(sig, static_include: Path, out: Path, capi_dir: Path) -> int:
     stale = [n for n, text in tables.items()
              if not (capi_dir / n).is_file() or (capi_dir / n).read_text(encoding="utf-8") != text]
     if stale:
-        print(f"opgen: error: {', '.join(stale)} of {capi_dir} differ from what the headers declare; "
+        print(f"opgen: error: {', '.join(stale)} of {capi_dir.resolve()} differ from what the headers declare; "
               f"the generated ones are in {out / 'capi'} (copy them over, or run python -m pyaclnn.signatures capi "
               "after a build)", file=sys.stderr)
         return 1
