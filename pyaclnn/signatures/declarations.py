@@ -46,6 +46,7 @@ _TEMPLATE = re.compile(r"\btemplate\s*<")
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
 _BRACE = re.compile(r"[{}]")
 _WORD = re.compile(r"\b[A-Za-z_]\w*")
+_BODY_FOLLOWS = re.compile(r"\s*\{")
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ class _Reader:
             end = text.find(";", m.end())
             spans.append((m.start(), end + 1 if end >= 0 else len(text)))
         if self._calls is None:   # once, after every header's directives were read
-            self._calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, sorted(self.attribute_function_macros))))
+            names = "|".join(map(re.escape, sorted(self.attribute_function_macros)))
+            self._calls = re.compile(rf"\b(?:{names})\s*\(")
         attribute_macros = self.attribute_macros
         spans += [m.span() for m in _WORD.finditer(text) if m.group(0) in attribute_macros]
         for m in self._calls.finditer(text):
@@ -180,9 +182,9 @@ class _Reader:
         header = CleanHeader(text, (), ())
         for decl in find_declarations(header, r"[A-Za-z_]\w*"):
             close = matching_paren(text, text.index("(", decl.name_pos))
-            after = text[close + 1:].lstrip()
             prefix = text[decl.start:decl.name_pos].split()
-            if after.startswith("{") or not prefix or prefix[0] in ("static", "typedef", "using", "return"):
+            if (_BODY_FOLLOWS.match(text, close + 1) or not prefix
+                    or prefix[0] in ("static", "typedef", "using", "return")):
                 continue   # a definition, a static helper, a typedef or a statement: nothing a binding calls
             if any(w in ("=", "<", ">", "::", "~", "operator") or "::" in w for w in prefix):
                 continue
