@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--static-include", type=Path, help="the hand-written headers (a generated header may not be one)")
     ap.add_argument("--capi-check", type=Path,
-                    help="pyaclnn/capi: fail when its generated tables differ from the headers' (needs --static-include)")
+                    help="pyaclnn/capi: fail when its tables differ from the headers' (needs --static-include)")
     args = ap.parse_args(argv)
     if args.capi_check and not args.static_include:
         ap.error("--capi-check needs --static-include")
