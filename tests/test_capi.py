@@ -241,22 +241,32 @@ def test_arrays_copy_their_input(acl):
     assert capi.aclDestroyFloatArray(farr) == 0
 
 
-def test_generated_tables_are_current(tmp_path):
-    """_constants.py / _functions.py match what _codegen.py makes of real_headers.txt (comments aside)."""
-    from pyaclnn.capi import _codegen
-    _codegen.main([str(REAL), "--out", str(tmp_path), "--headers", str(HEADERS)])
+def test_generated_tables_are_current():
+    """_constants.py / _functions.py / _enums.py are what pyaclnn.signatures makes of the header tree, byte for byte."""
+    from pyaclnn.signatures import capi_mirror, declarations
     here = Path(capi.__file__).parent
+    for name, text in capi_mirror.generate(declarations.read_tree(HEADERS)).items():
+        assert (here / name).read_text() == text, f"{name} is stale: python -m pyaclnn.signatures capi"
 
-    def code_lines(p: Path):
-        return [ln for ln in p.read_text().splitlines() if not ln.lstrip().startswith("#")]
-    for name in ("_constants.py", "_functions.py", "_enums.py"):
-        assert code_lines(tmp_path / name) == code_lines(here / name), name
+
+def test_the_generator_refuses_headers_it_cannot_mirror(tmp_path):
+    from pyaclnn.errors import PyaclnnError
+    from pyaclnn.signatures import capi_mirror, declarations
+    (tmp_path / "acl.h").write_text("typedef struct Thing Thing;\nint aclInit(Thing t);\n")
+    with pytest.raises(PyaclnnError, match="enum typedefs"):
+        capi_mirror.generate(declarations.read_tree(tmp_path))
+    types = capi_mirror.CapiTypes(declarations.read_tree(tmp_path))
+    with pytest.raises(ValueError, match="opaque struct by value"):
+        types.expr("Thing")
+    with pytest.raises(ValueError, match="unknown C type"):
+        types.expr("Mystery*")
+    assert types.expr("const Thing* const*") == "POINTER(c_void_p)"
 
 
 # ------------------------------------------------------------------------------------------------
 # Porting C++ line by line (issue 10, point 3). The expectations come from the headers
 # (pyaclnn.get_include(), checked against the real declarations by test_headers.py) and
-# real_headers.txt, parsed here independently of pyaclnn/capi/_codegen.py.
+# real_headers.txt, parsed here independently of the generator (pyaclnn/signatures/capi_mirror.py).
 # ------------------------------------------------------------------------------------------------
 
 HEADERS = Path(pyaclnn.get_include())   # native_stubs/include and the operator headers the build generates
@@ -454,3 +464,24 @@ def test_out_parameters_by_byref_and_deref(acl):
     with pytest.raises(TypeError, match="offset"):
         deref(byref(size, 4))
     assert capi.aclrtFree(addr) == 0
+
+
+def test_operator_functions_come_from_the_one_operator_registry():
+    """capi's aclnn functions, the ops registry and the support table's catalog name the same operators:
+    each operator of the signature registry (the catalog the build writes from the operator definitions)
+    is exactly its two C functions in capi, with the registry's prototype; the static tables hold none."""
+    from pyaclnn import _catalog, signatures
+    from pyaclnn.ops import _registry
+    builtin = signatures.builtin()
+    assert len(builtin) > 100
+    assert set(builtin) == set(_catalog.operators()) == set(signatures.registry([]))
+    assert set(builtin) <= set(_registry.signatures())
+    from pyaclnn.signatures import capi_mirror
+    assert {n for n in capi_mirror.MIRRORED if n.startswith("aclnn")} == {"aclnnInit", "aclnnFinalize", "aclnnStatus"}
+    c_operators = {n for n in capi.PROTOTYPES if n.startswith("aclnn")} - {"aclnnInit", "aclnnFinalize"}
+    assert c_operators == {f for sig in builtin.values() for f in (sig.name, sig.workspace_function)}
+    for sig in builtin.values():
+        params = ", ".join(p.ctype for p in sig.params)
+        assert capi.DECLARATIONS[sig.workspace_function] == f"aclnnStatus {sig.workspace_function}({params});"
+        assert capi.SOURCES[sig.workspace_function][1] in (sig.header, f"aclnnop/{sig.header}")
+        assert capi.OPTIONAL >= {sig.name, sig.workspace_function}

@@ -209,3 +209,29 @@ def test_no_raw_arithmetic_on_a_callers_int_attribute():
     hits = [f"{p.relative_to(src)}:{n}: {line.strip()}" for p in sorted(src.rglob("*.c"))
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if raw.search(line)]
     assert not hits, "\n".join(hits)
+
+
+def test_the_build_holds_the_checked_in_capi_tables_to_the_headers(tmp_path):
+    # The measured operators' families (their headers are in the tree the check reads) against a copy of
+    # pyaclnn/capi with one constant changed: the build stops naming the stale file, and what it generated
+    # from the headers is the checked-in text.
+    ops = tmp_path / "ops"
+    ops.mkdir()
+    (ops / "templates.toml").write_text(TEMPLATES)
+    for family in ("amp_update_scale", "add_rms_norm_dynamic_quant", "grouped_dynamic_mx_quant"):
+        (ops / family).mkdir()
+        for toml in (REPO / "native_stubs" / "src" / "ops" / family).glob("*.toml"):
+            (ops / family / toml.name).write_text(toml.read_text())
+    capi = tmp_path / "capi"
+    capi.mkdir()
+    for name in ("_functions.py", "_constants.py", "_enums.py"):
+        (capi / name).write_text((REPO / "pyaclnn" / "capi" / name).read_text())
+    constants = (capi / "_constants.py").read_text()
+    assert "\nACL_FLOAT = 0\n" in constants
+    (capi / "_constants.py").write_text(constants.replace("\nACL_FLOAT = 0\n", "\nACL_FLOAT = 9\n"))
+    proc = subprocess.run([sys.executable, str(OPGEN), "--ops", str(ops), "--signatures", str(SIGNATURES),
+                           "--out", str(tmp_path / "gen"), "--static-include", str(REPO / "native_stubs" / "include"),
+                           "--capi-check", str(capi)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "_constants.py of" in proc.stderr and "_functions.py" not in proc.stderr
+    for name in ("_functions.py", "_constants.py", "_enums.py"):
+        assert (tmp_path / "gen" / "capi" / name).read_text() == (REPO / "pyaclnn" / "capi" / name).read_text()

@@ -44,6 +44,7 @@ class CleanHeader:
     text: str
     comments: tuple[Comment, ...]
     directive_ends: tuple[int, ...]  # offsets just after each preprocessor directive
+    directives: tuple[str, ...] = ()  # their text, comments removed, continuation lines joined
 
 
 def clean(text: str) -> CleanHeader:
@@ -57,10 +58,11 @@ def clean(text: str) -> CleanHeader:
         return _blank(s)
 
     out = _COMMENT_OR_LITERAL.sub(blank_comment, text)
-    directive_ends = tuple(m.end() for m in _DIRECTIVE.finditer(out))
+    found = list(_DIRECTIVE.finditer(out))
+    directives = tuple(" ".join(re.sub(r"\\\n", " ", m.group(0)).split()) for m in found)
     out = _DIRECTIVE.sub(lambda m: _blank(m.group(0)), out)
     out = _blank_attributes(out)
-    return CleanHeader(out, tuple(comments), directive_ends)
+    return CleanHeader(out, tuple(comments), tuple(m.end() for m in found), directives)
 
 
 def _blank(s: str) -> str:
@@ -160,12 +162,16 @@ class CParam:
     base: str            # the type words without qualifiers, e.g. "aclTensor", "unsigned int"
     pointers: int        # levels of indirection ('*' and '[]')
     pointee_const: bool  # const qualifies the base type (const aclTensor*); top-level const is dropped
+    # Pointer levels that are themselves const, counted from the base: 1 in ``const aclTensor* const*``.
+    # The outermost level (``T* const p``) is top-level, hence not ABI, and never listed.
+    const_levels: tuple[int, ...] = ()
 
     @property
     def ctype(self) -> str:
-        """Normalised spelling: ``const aclTensor*``, ``aclOpExecutor**``, ``int64_t``."""
+        """Normalised spelling: ``const aclTensor*``, ``aclOpExecutor**``, ``int64_t``, ``const aclTensor* const*``."""
         const = "const " if self.pointee_const and self.pointers else ""
-        return f"{const}{self.base}{'*' * self.pointers}"
+        stars = "".join("* const" if k in self.const_levels else "*" for k in range(1, self.pointers + 1))
+        return f"{const}{self.base}{stars}"
 
 
 def split_params(params_text: str) -> list[str]:
@@ -198,6 +204,7 @@ def parse_param(decl: str) -> CParam:
     pointers = 0
     const_before_star = False
     words: list[str] = []
+    const_levels: list[int] = []
     for tok in tokens:
         if tok == "*" or tok.startswith("["):
             pointers += 1
@@ -205,6 +212,8 @@ def parse_param(decl: str) -> CParam:
             pointers += 1  # a C++ reference is a pointer at the ABI level
         elif tok == "const" and pointers == 0:
             const_before_star = True
+        elif tok == "const":
+            const_levels.append(pointers)
         elif tok in QUALIFIERS or not _IDENT.fullmatch(tok):
             continue
         else:
@@ -213,7 +222,9 @@ def parse_param(decl: str) -> CParam:
     # The last word is the name when something else names the type; "unsigned int" has no name.
     if len(words) >= 2 and words[-1] not in BUILTIN_TYPE_WORDS and _name_position_ok(tokens, words[-1]):
         name = words.pop()
-    return CParam(name=name, base=" ".join(words), pointers=pointers, pointee_const=const_before_star)
+    inner = tuple(k for k in dict.fromkeys(const_levels) if k < pointers)
+    return CParam(name=name, base=" ".join(words), pointers=pointers, pointee_const=const_before_star,
+                  const_levels=inner)
 
 
 def _name_position_ok(tokens: list[str], word: str) -> bool:

@@ -10,11 +10,15 @@ Writes, under --out (a file is rewritten only when its text changes, so builds s
     ops.json                  the catalog the Python package reads: the signatures of every shipped aclnnop
                               header (generated or hand-written), and per defined operator its family,
                               fidelity class and note, dtype lists per SoC
+With --capi-check DIR (pyaclnn/capi), it also generates pyaclnn.capi's _functions.py, _constants.py and
+_enums.py from the whole public header tree (--static-include plus the generated headers) with
+pyaclnn/signatures/capi_mirror.py and stops the build when the checked-in copies in DIR differ.
 A definition error stops the build with one line naming the file, the operator and what is wrong.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -38,13 +42,39 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def _check_capi(sig, static_include: Path, out: Path, capi_dir: Path) -> int:
+    """The capi tables are checked in (a checkout without a build imports them); the build holds them to the
+    headers. Fresh ones are written to <out>/capi/ for copying over stale ones."""
+    mirror = importlib.import_module(sig.__name__ + ".capi_mirror")
+    reader = importlib.import_module(sig.__name__ + ".declarations")
+    try:
+        tables = mirror.generate(reader.read_tree(static_include, out / "include"))
+    except ValueError as exc:
+        print(f"opgen: error: pyaclnn.capi from the headers: {exc}", file=sys.stderr)
+        return 1
+    for name, text in tables.items():
+        _write(out / "capi" / name, text)
+    stale = [n for n, text in tables.items()
+             if not (capi_dir / n).is_file() or (capi_dir / n).read_text(encoding="utf-8") != text]
+    if stale:
+        print(f"opgen: error: {', '.join(stale)} of {capi_dir.resolve()} differ from what the headers declare; "
+              f"the generated ones are in {out / 'capi'} (copy them over, or run python -m pyaclnn.signatures capi "
+              "after a build)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="opgen", description=__doc__.splitlines()[0])
     ap.add_argument("--ops", required=True, type=Path, help="native_stubs/src/ops")
     ap.add_argument("--signatures", required=True, type=Path, help="pyaclnn/signatures (the header parser)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--static-include", type=Path, help="the hand-written headers (a generated header may not be one)")
+    ap.add_argument("--capi-check", type=Path,
+                    help="pyaclnn/capi: fail when its tables differ from the headers' (needs --static-include)")
     args = ap.parse_args(argv)
+    if args.capi_check and not args.static_include:
+        ap.error("--capi-check needs --static-include")
     try:
         families = load_all(args.ops)
         sig = load_signatures(args.signatures)
@@ -70,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         if stale.name not in texts:
             stale.unlink()
     _write(out / "ops.json", catalog(families, declared))
+    if args.capi_check:
+        return _check_capi(sig, args.static_include, out, args.capi_check)
     return 0
 
 
