@@ -317,7 +317,7 @@ void gmmfr_nz_kernel(const pyaclnn_stub_launch *launch) {
                 float tok = p->scatter ? (pt ? pt[m] * logit[m] : logit[m]) : pt[m];
                 for (int64_t j = 0; j < N; j++) {
                     int32_t acc = a8w8_dot(x + m * K, 1, w + e * K * N + j, N, K);
-                    float y = (float)acc * scale[e * N + j] * tok;
+                    float y = a8w8_vector_dequant(acc, scale[e * N + j], &tok, NULL);
                     if (bias) y = y + logit[m] * bias[e * N + j];
                     if (p->scatter) out[r * N + j] += y;
                     else out[r * N + j] = y;

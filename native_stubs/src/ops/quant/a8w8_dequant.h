@@ -38,9 +38,10 @@ static inline int32_t a8w8_offset9(uint64_t word) {
     return o >= 256 ? o - 512 : o;
 }
 
-/* fixpipe to a float output: the exact product rounded to fp32 (the caller narrows to fp16 / bf16) */
-static inline float a8w8_fixpipe_float(int32_t acc, uint64_t word) {
-    return (float)((double)acc * (double)a8w8_fp19(word));
+/* fixpipe to a float output: the exact product of the L0C value (int32, or the fp32 of a float matmul) and the word's
+ * fp19 scale, rounded to fp32 (the caller narrows to fp16 / bf16) */
+static inline float a8w8_fixpipe_float(double acc, uint64_t word) {
+    return (float)(acc * (double)a8w8_fp19(word));
 }
 
 /* fixpipe to INT8: (acc * scale + offset) rounded to nearest even, saturating; acc the L0C value (int32 or fp32) */
@@ -48,10 +49,10 @@ static inline int8_t a8w8_fixpipe_int8(double acc, uint64_t word, double offset)
     return num_f32_to_int8((float)(acc * (double)a8w8_fp19(word) + offset), NUM_RINT | NUM_SAT);
 }
 
-/* the vector epilogue in fp32; pertoken / bias NULL when absent */
-static inline float a8w8_vector_dequant(int32_t acc, float scale, const float *pertoken, const float *bias) {
-    float f = (float)acc;
-    f = f * scale;
+/* the vector epilogue in fp32 on the accumulator as fp32 (an int32 one converted first); pertoken / bias NULL when
+ * absent */
+static inline float a8w8_vector_dequant(float acc, float scale, const float *pertoken, const float *bias) {
+    float f = acc * scale;
     if (pertoken) f = f * *pertoken;
     if (bias) f = f + *bias;
     return f;

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/quant/a8w8_dequant.h"
+
 /* sum_q a[q * sa] * w[q * sw] in fp32, k order */
 static inline float fp8_dot(const float *a, int64_t sa, const float *w, int64_t sw, int64_t k) {
     float s = 0.0f;
@@ -31,21 +33,7 @@ static inline uint64_t fp8_double_scale_word(float x2_scale, float x1_scale) {
     return (uint64_t)u;
 }
 
-/* the fixpipe on an fp32 accumulator (bias already added): the word's fp19 scale (bits 13..31), the exact product
- * rounded to fp32 */
-static inline float fp8_fixpipe(float acc, uint64_t word) {
-    uint32_t u = (uint32_t)(word & 0xFFFFE000u);
-    float sc;
-    memcpy(&sc, &u, 4);
-    return (float)((double)acc * (double)sc);
-}
-
-/* the vector epilogue in fp32; x1_scale / bias NULL when absent */
-static inline float fp8_vector_dequant(float acc, float x2_scale, const float *x1_scale, const float *bias) {
-    float f = acc * x2_scale;
-    if (x1_scale) f = f * *x1_scale;
-    if (bias) f = f + *bias;
-    return f;
-}
+/* The fixpipe and the vector epilogue on the fp32 accumulator are a8w8_dequant.h's a8w8_fixpipe_float and
+ * a8w8_vector_dequant. */
 
 #endif

@@ -593,11 +593,11 @@ static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *
                 if (p->dq == QMM_DQ_FIXPIPE) {
                     uint64_t word;
                     memcpy(&word, s2raw + 8 * sj, 8);
-                    res[e] = fp8_fixpipe(bias ? acc + *bias : acc, word);
+                    res[e] = a8w8_fixpipe_float(bias ? acc + *bias : acc, word);
                 } else if (p->dq == QMM_DQ_DOUBLE) {
-                    res[e] = fp8_fixpipe(acc, dword);
+                    res[e] = a8w8_fixpipe_float(acc, dword);
                 } else {
-                    res[e] = fp8_vector_dequant(acc, s2f[sj], s1 ? &s1[p->s1_scalar ? 0 : i] : NULL, bias);
+                    res[e] = a8w8_vector_dequant(acc, s2f[sj], s1 ? &s1[p->s1_scalar ? 0 : i] : NULL, bias);
                 }
             }
     }
