@@ -101,10 +101,9 @@ def comm_init(address: int, nranks: int, rank: int, next_fn: int = 0, done_fn: i
         info = json.loads(raw[len(_MAGIC):])
         import torch.distributed as dist
         connect = timeout("HCCL_CONNECT_TIMEOUT", CONNECT_TIMEOUT_DEFAULT)
-        with _lock:
-            store = _stores.get(info["id"])
-        if store is None:
-            store = dist.TCPStore(info["host"], int(info["port"]), is_master=False, timeout=connect)
+        # a client of its own even beside the master store: ranks may be threads of one process (a C program's
+        # one thread per device), and a store client is not to be shared by concurrent waits (measured: they hang)
+        store = dist.TCPStore(info["host"], int(info["port"]), is_master=False, timeout=connect)
         prefixed = dist.PrefixStore(info["id"], store)
         # the group's own timeout bounds the wait for the other ranks; each collective passes the exec timeout
         group = dist.ProcessGroupGloo(prefixed, rank, nranks, connect)
