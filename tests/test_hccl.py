@@ -4,14 +4,18 @@ fp32/fp16/bf16/int32/int8; broadcast, all-gather, all-to-all, all-to-all with sp
 torch_npu's uneven all-gather / reduce-scatter and batch_isend_irecv of each dtype; send/recv, barrier, stream
 order), a collective as a stream task (events, hazard checker, capture) through the C API, DistributedDataParallel
 against one process, then one rank dies and the other's next all-reduce must fail with HCCL's code, not hang.
-One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file; docs/hccl.md."""
+One process imports torch_npu and forks the ranks (tests/_hccl_rank.py), for the whole file. Plus the port of the
+vendor's C++ all-reduce sample (examples/cpp/hccl_allreduce.cpp: no Python of its own, one thread per device),
+compiled and run on 2 devices; docs/hccl.md."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -138,3 +142,68 @@ def test_argument_checks_and_error_strings():
     assert lib.HcclGetRankSize(None, ctypes.byref(size)) == 2 and lib.HcclGetRankSize(fake, ctypes.byref(size)) == 1
     assert lib.HcclCommDestroy(None) == 2 and lib.HcclCommDestroy(fake) == 1
     assert lib.HcclGetCommConfigCapability() == 12
+
+
+# The vendor sample's README ("结果示例", 8 devices): rank r sends 0..N-1, each prints the element-wise sum N * i.
+README_8 = "Found 8 NPU device(s) available\n" + "".join(
+    f"rankId: {r}, output: [ 0 8 16 24 32 40 48 56 ]\n" for r in range(8))
+
+
+def _sample_output(n: int) -> str:
+    """The README's text for n devices (n = 8 gives it back unchanged)."""
+    row = " ".join(str(n * i) for i in range(n))
+    return f"Found {n} NPU device(s) available\n" + "".join(f"rankId: {r}, output: [ {row} ]\n" for r in range(n))
+
+
+def test_sample_output_rule_gives_the_readme():
+    assert _sample_output(8) == README_8
+
+
+def test_vendor_cpp_allreduce_sample_port():
+    """A C++ program with no Python: libhccl starts the interpreter `pyaclnn exec` names inside it, and each rank
+    thread gets a gloo process group of its own. Built like a user would (hccl/hccl.h, -lhccl -lascendcl)."""
+    compiler = shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no C++ compiler on PATH")
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        pytest.skip("this Python has no shared libpython to start inside a C program")
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("an interpreter started inside the program is not run under the ASan pass")
+    pytest.importorskip("torch.distributed", reason="the transport is torch's gloo")
+    import tempfile
+
+    import pyaclnn
+    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "hccl_allreduce"
+        build = subprocess.run([compiler, "-std=c++14", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                                str(helpers.REPO_ROOT / "examples" / "cpp" / "hccl_allreduce.cpp"), f"-I{include}",
+                                f"-L{libdir}", "-lhccl", "-lascendcl", "-lpthread", f"-Wl,-rpath,{libdir}"],
+                               capture_output=True, text=True, timeout=180)
+        assert build.returncode == 0, build.stderr
+        env = helpers.subprocess_env({"PYACLNN_STUB_DEVICE_COUNT": "2", "PYACLNN_PYTHON": None,
+                                      "PYACLNN_LIBPYTHON": None})
+        proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", str(exe)], capture_output=True,
+                              text=True, timeout=TIMEOUT, env=env, cwd=tmp)
+    assert proc.returncode == 0 and proc.stdout == _sample_output(2), proc.stdout + proc.stderr
+
+
+def test_refused_entry_points():
+    """What neither torch_npu's traced paths nor the vendor's samples reach: HCCL_E_NOT_SUPPORT (5), said why."""
+    code = """
+        import ctypes
+        from pathlib import Path
+        from pyaclnn._stubpaths import stub_library_dir
+        lib = ctypes.CDLL(str(Path(stub_library_dir()) / "libhccl.so"))
+        comm, u32 = ctypes.c_void_p(), ctypes.c_uint32
+        print(lib.HcclCommInitClusterInfo(b"rank_table.json", u32(0), ctypes.byref(comm)),
+              lib.HcclCommInitClusterInfoConfig(b"rank_table.json", u32(0), None, ctypes.byref(comm)),
+              lib.HcclCreateSubCommConfig(ctypes.byref(comm), u32(2), None, ctypes.c_uint64(1), u32(0), None,
+                                          ctypes.byref(comm)),
+              lib.HcclGroupStart(), lib.HcclGroupEnd())
+    """
+    rc, out, err = helpers.run_python(code)
+    assert rc == 0 and out.split() == ["5"] * 5, out + err
+    for name in ("HcclCommInitClusterInfo", "HcclCommInitClusterInfoConfig", "HcclCreateSubCommConfig",
+                 "HcclGroupStart", "HcclGroupEnd"):
+        assert f"pyaclnn-hccl: {name} is not supported by the emulator" in err, err
