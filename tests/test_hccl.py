@@ -97,8 +97,8 @@ def test_a_dead_rank_fails_the_other(ranks):
     # the collective is a stream task: its failure surfaces at the next synchronisation, as a device error
     # naming the call and HCCL's code; the emulator's line names the call, the rank and the code
     assert survivor["dead"] not in (None, "no error")
-    assert "507057" in survivor["dead"] and "HcclAllReduce failed with HCCL error 13" in survivor["dead"], \
-        survivor["dead"]
+    assert "507057" in survivor["dead"] and "HcclAllReduce failed with HCCL error 13: the peer is rank 1: " in \
+        survivor["dead"], survivor["dead"]
     assert "pyaclnn-hccl: HcclAllReduce failed on rank 0 (peer: rank 1) with HCCL error 13" in err, err[-3000:]
 
 
@@ -207,3 +207,62 @@ def test_refused_entry_points():
     for name in ("HcclCommInitClusterInfo", "HcclCommInitClusterInfoConfig", "HcclCreateSubCommConfig",
                  "HcclGroupStart", "HcclGroupEnd"):
         assert f"pyaclnn-hccl: {name} is not supported by the emulator" in err, err
+
+
+def test_peer_address_parsing():
+    """gloo's rendezvous record (u64 hostname length, hostname, u64 address length, sockaddr) and /proc/net/tcp's
+    address format, built here by hand; an address in gloo's message maps to its rank, IPv4-mapped or not."""
+    import struct
+
+    from pyaclnn._hccl_peers import _listener, _proc_addr, peer_of
+    sockaddr = struct.pack("<H", 2) + struct.pack(">H", 44305) + bytes([127, 0, 0, 1]) + bytes(120)
+    record = struct.pack("<Q", 2) + b"vm" + struct.pack("<Q", len(sockaddr)) + sockaddr + bytes(16)
+    assert _listener(record) == ("127.0.0.1", 44305)
+    six = struct.pack("<H", 10) + struct.pack(">H", 80) + bytes(4) + bytes(15) + b"\x01" + bytes(104)
+    assert _listener(struct.pack("<Q", 0) + struct.pack("<Q", len(six)) + six) == ("::1", 80)
+    assert _proc_addr("0100007F:AD11") == ("127.0.0.1", 44305)
+    assert _proc_addr("0000000000000000FFFF00000100007F:0050") == ("127.0.0.1", 80)
+    peers = {("127.0.0.1", 55989): 3}
+    assert peer_of("pair.cc:553] Connection closed by peer [127.0.0.1]:55989. This is", peers) == 3
+    assert peer_of("closed by peer [::ffff:127.0.0.1]:55989", peers) == 3
+    assert peer_of("closed by peer [127.0.0.1]:55990", peers) is None
+    # gloo's message shows the port's bytes swapped (43047 = 0xA827 as 10152 = 0x27A8)
+    assert peer_of("Read error [127.0.0.1]:10152: Connection reset by peer", {("127.0.0.1", 43047): 2}) == 2
+
+
+def test_a_dead_peer_is_named_among_three():
+    """3 ranks (processes forked after importing torch), each learns its peers' addresses after connecting; the
+    last one dies, and the rank named in each survivor's gloo error is 2, whichever side opened the connection."""
+    pytest.importorskip("torch.distributed", reason="the transport is torch's gloo")
+    code = """
+        import datetime, json, os, sys, time
+        os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+        import torch, torch.distributed as dist
+        from pyaclnn._hccl_peers import learn, peer_of
+        port, n, t = int(sys.argv[1]), 3, datetime.timedelta(seconds=30)
+        def run(r):
+            store = dist.TCPStore("127.0.0.1", port, is_master=r == 0, wait_for_workers=False, timeout=t)
+            prefixed = dist.PrefixStore("c", store)
+            pg = dist.ProcessGroupGloo(prefixed, r, n, t)
+            peers = learn(prefixed, r, n)
+            pg.allreduce([torch.ones(4)]).wait()
+            if r == n - 1:
+                os._exit(0)
+            try:
+                pg.allreduce([torch.ones(1 << 12)]).wait()
+                named = "no error"
+            except Exception as err:
+                named = peer_of(str(err), peers)
+            print(json.dumps({"rank": r, "named": named, "peers": sorted(set(peers.values()))}), flush=True)
+            time.sleep(0.5)  # rank 0 serves the store until the other survivor has read it
+            os._exit(0)
+        for r in range(1, n):
+            if os.fork() == 0:
+                run(r)
+        run(0)
+    """
+    rc, out, err = helpers.run_python(code, args=[str(_free_port())], timeout=60)
+    results = {r["rank"]: r for r in map(json.loads, [line for line in out.splitlines() if line.startswith("{")])}
+    assert sorted(results) == [0, 1], out + err[-2000:]
+    assert results[0] == {"rank": 0, "named": 2, "peers": [1, 2]}, results
+    assert results[1] == {"rank": 1, "named": 2, "peers": [0, 2]}, results
