@@ -149,7 +149,8 @@ def toolkit_root() -> Path:
 
 
 def environment(root: Path, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The variables CANN's set_env.sh would set for ``root``, plus the loader path (a new dict)."""
+    """The variables CANN's set_env.sh would set for ``root``, plus the loader path and the interpreter the emulated
+    libhccl starts inside a program without Python (a new dict)."""
     env = dict(os.environ if base is None else base)
     lib64 = str(root / "lib64")
     old = env.get("LD_LIBRARY_PATH", "")

@@ -4,8 +4,9 @@
  * torch_npu looks Hccl* up by name when a process group is used (docs/hccl.md has the traced sequence).
  * Prototypes and codes are the vendor's (hccl/hccl.h, hccl/hccl_types.h of the torch-npu wheel). The data
  * moves through torch's gloo, reached in the same process through pyaclnn/_hccl.py: docs/hccl.md says why
- * (measured). So the collectives need a Python process with torch (any torch_npu process is one); elsewhere
- * they answer HCCL_E_NOT_SUPPORT.
+ * (measured). So the collectives need Python with torch: a torch_npu process has it; a C program run under
+ * `python -m pyaclnn exec` gets that interpreter started inside it (py_embed); elsewhere they answer
+ * HCCL_E_NOT_SUPPORT.
  *
  * Stream order: a collective is a task of the caller's stream (hccl_task.c), run by the transport thread when
  * the stream reaches it; the call only checks its arguments and queues it.
