@@ -181,8 +181,9 @@ def test_vendor_cpp_allreduce_sample_port():
                                 f"-L{libdir}", "-lhccl", "-lascendcl", "-lpthread", f"-Wl,-rpath,{libdir}"],
                                capture_output=True, text=True, timeout=180)
         assert build.returncode == 0, build.stderr
-        env = helpers.subprocess_env({"PYACLNN_STUB_DEVICE_COUNT": "2", "PYACLNN_PYTHON": None,
-                                      "PYACLNN_LIBPYTHON": None})
+        # the connect timeout bounds a rendezvous that never completes (the test then fails, it does not hang)
+        env = helpers.subprocess_env({"PYACLNN_STUB_DEVICE_COUNT": "2", "HCCL_CONNECT_TIMEOUT": "20",
+                                      "PYACLNN_PYTHON": None, "PYACLNN_LIBPYTHON": None})
         proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", str(exe)], capture_output=True,
                               text=True, timeout=TIMEOUT, env=env, cwd=tmp)
     assert proc.returncode == 0 and proc.stdout == _sample_output(2), proc.stdout + proc.stderr
