@@ -159,11 +159,18 @@ def test_sample_output_rule_gives_the_readme():
     assert _sample_output(8) == README_8
 
 
+# The vendor sample's Makefile: its flags, the toolkit's include/ and lib64/, -lhccl -lascendcl (no rpath, no
+# -lpthread: the loader path comes from the toolkit's environment).
+SAMPLE_BUILD = ("c++ -std=c++14 -Werror -fstack-protector-strong -fPIE -pie -O2 -s -Wl,-z,relro -Wl,-z,now "
+                "-Wl,-z,noexecstack -Wl,--copy-dt-needed-entries main.cc -I\"$ASCEND_HOME_PATH/include\" "
+                "-L\"$ASCEND_HOME_PATH/lib64\" -lhccl -lascendcl -o all_reduce")
+
+
 def test_vendor_cpp_allreduce_sample_port():
     """A C++ program with no Python: libhccl starts the interpreter `pyaclnn exec` names inside it, and each rank
-    thread gets a gloo process group of its own. Built like a user would (hccl/hccl.h, -lhccl -lascendcl)."""
-    compiler = shutil.which("c++")
-    if compiler is None:
+    thread gets a gloo process group of its own. Built and run as the sample's Makefile and README say, inside the
+    emulated toolkit's environment (`make` = SAMPLE_BUILD, then `./all_reduce`)."""
+    if shutil.which("c++") is None:
         pytest.skip("no C++ compiler on PATH")
     if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
         pytest.skip("this Python has no shared libpython to start inside a C program")
@@ -171,21 +178,17 @@ def test_vendor_cpp_allreduce_sample_port():
         pytest.skip("an interpreter started inside the program is not run under the ASan pass")
     pytest.importorskip("torch.distributed", reason="the transport is torch's gloo")
     import tempfile
-
-    import pyaclnn
-    include, libdir = pyaclnn.get_include(), pyaclnn.get_library_dir()
+    exec_ = [sys.executable, "-m", "pyaclnn", "exec", "--"]
+    # the connect timeout bounds a rendezvous that never completes (the test then fails, it does not hang)
+    env = helpers.subprocess_env({"PYACLNN_STUB_DEVICE_COUNT": "2", "HCCL_CONNECT_TIMEOUT": "20",
+                                  "PYACLNN_PYTHON": None, "PYACLNN_LIBPYTHON": None})
     with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "hccl_allreduce"
-        build = subprocess.run([compiler, "-std=c++14", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
-                                str(helpers.REPO_ROOT / "examples" / "cpp" / "hccl_allreduce.cpp"), f"-I{include}",
-                                f"-L{libdir}", "-lhccl", "-lascendcl", "-lpthread", f"-Wl,-rpath,{libdir}"],
-                               capture_output=True, text=True, timeout=180)
+        shutil.copy(helpers.REPO_ROOT / "examples" / "cpp" / "hccl_allreduce.cpp", Path(tmp) / "main.cc")
+        build = subprocess.run(exec_ + ["sh", "-c", SAMPLE_BUILD], capture_output=True, text=True, timeout=180,
+                               env=env, cwd=tmp)
         assert build.returncode == 0, build.stderr
-        # the connect timeout bounds a rendezvous that never completes (the test then fails, it does not hang)
-        env = helpers.subprocess_env({"PYACLNN_STUB_DEVICE_COUNT": "2", "HCCL_CONNECT_TIMEOUT": "20",
-                                      "PYACLNN_PYTHON": None, "PYACLNN_LIBPYTHON": None})
-        proc = subprocess.run([sys.executable, "-m", "pyaclnn", "exec", "--", str(exe)], capture_output=True,
-                              text=True, timeout=TIMEOUT, env=env, cwd=tmp)
+        proc = subprocess.run(exec_ + ["./all_reduce"], capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                              cwd=tmp)
     assert proc.returncode == 0 and proc.stdout == _sample_output(2), proc.stdout + proc.stderr
 
 
