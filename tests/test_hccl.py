@@ -193,7 +193,13 @@ def test_vendor_cpp_allreduce_sample_port():
         assert build.returncode == 0, build.stderr
         proc = subprocess.run(exec_ + ["./all_reduce"], capture_output=True, text=True, timeout=TIMEOUT, env=env,
                               cwd=tmp)
+        # outside `pyaclnn exec` (the libraries found, no interpreter named): HCCL_E_NOT_SUPPORT, said why
+        import pyaclnn
+        bare = subprocess.run(["./all_reduce"], capture_output=True, text=True, timeout=60, cwd=tmp,
+                              env={**env, "LD_LIBRARY_PATH": pyaclnn.get_library_dir()})
     assert proc.returncode == 0 and proc.stdout == _sample_output(2), proc.stdout + proc.stderr
+    assert bare.returncode == 5 and "retcode: 5" in bare.stdout, bare.stdout + bare.stderr
+    assert "PYACLNN_PYTHON / PYACLNN_LIBPYTHON are not set" in bare.stderr, bare.stderr
 
 
 def test_refused_entry_points():
