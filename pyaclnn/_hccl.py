@@ -20,6 +20,7 @@ import uuid
 
 from ._exceptions import ClosedError
 from ._hccl_collectives import CONNECT_TIMEOUT_DEFAULT, KINDS, Entry, timeout
+from ._hccl_peers import learn, peer_of
 
 # hccl_types.h
 SUCCESS, E_PARA, E_PTR, E_INTERNAL, E_NOT_SUPPORT, E_TIMEOUT = 0, 1, 2, 4, 5, 9
@@ -30,16 +31,34 @@ _MAGIC = b"pyaclnn-hccl-root-info/1\n"
 
 _lock = threading.Lock()
 _stores = {}   # root id -> the TCPStore this process serves (rank 0 keeps it alive until its comm is destroyed)
-_comms = {}    # comm id -> (process group, rank, size)
+_comms = {}    # comm id -> (process group, rank, size, root id, {peer address: rank})
 _next_id = 1
 
 
-def _fail(call: str, code: int, rank, err: BaseException, size=None) -> int:
+def _peer(code: int, rank, err: BaseException, size, peers):
+    """The rank a transfer failure is about: gloo names it by address only, mapped by _hccl_peers; in a pair it is
+    the other one anyway."""
+    if code != E_TCP_TRANSFER:
+        return None
+    other = peer_of(str(err), peers or {})
+    if other is None and size == 2 and rank in (0, 1):
+        other = 1 - rank
+    return other
+
+
+def _fail(call: str, code: int, rank, err: BaseException, size=None, peers=None) -> int:
     where = f"rank {rank}" if rank is not None else "root"
-    # gloo names the peer by address only; in a pair the peer is known
-    peer = f" (peer: rank {1 - rank})" if code == E_TCP_TRANSFER and size == 2 and rank in (0, 1) else ""
+    other = _peer(code, rank, err, size, peers)
+    peer = f" (peer: rank {other})" if other is not None else ""
     print(f"pyaclnn-hccl: {call} failed on {where}{peer} with HCCL error {code}: {err}", file=sys.stderr, flush=True)
     return code
+
+
+def _message(code: int, rank, err: BaseException, size, peers) -> bytes:
+    """The failed task's message (what the next synchronisation raises): the peer's rank first, then gloo's."""
+    other = _peer(code, rank, err, size, peers)
+    text = (f"the peer is rank {other}: " if other is not None else "") + str(err)
+    return text.encode(errors="replace")[:500]
 
 
 def _code_of(err: BaseException) -> int:
@@ -101,17 +120,17 @@ def comm_init(address: int, nranks: int, rank: int, next_fn: int = 0, done_fn: i
         info = json.loads(raw[len(_MAGIC):])
         import torch.distributed as dist
         connect = timeout("HCCL_CONNECT_TIMEOUT", CONNECT_TIMEOUT_DEFAULT)
-        with _lock:
-            store = _stores.get(info["id"])
-        if store is None:
-            store = dist.TCPStore(info["host"], int(info["port"]), is_master=False, timeout=connect)
+        # a client of its own even beside the master store: ranks may be threads of one process (a C program's
+        # one thread per device), and a store client is not to be shared by concurrent waits (measured: they hang)
+        store = dist.TCPStore(info["host"], int(info["port"]), is_master=False, timeout=connect)
         prefixed = dist.PrefixStore(info["id"], store)
         # the group's own timeout bounds the wait for the other ranks; each collective passes the exec timeout
         group = dist.ProcessGroupGloo(prefixed, rank, nranks, connect)
+        peers = learn(prefixed, rank, nranks)
         with _lock:
             comm = _next_id
             _next_id += 1
-            _comms[comm] = (group, rank, nranks, info["id"])
+            _comms[comm] = (group, rank, nranks, info["id"], peers)
         return comm
     except Exception as err:  # noqa: BLE001
         return -_fail("HcclCommInitRootInfo", _code_of(err) if _code_of(err) != E_INTERNAL else E_TCP_CONNECT,
@@ -146,7 +165,7 @@ def _start(request):
 # ---- the transport thread --------------------------------------------------------------------------------------
 
 _service = None  # (thread, pid, done function, stop function)
-# in flight: [request, name, rank, size, works, after, process group (kept alive until the works are done)]
+# in flight: [request, name, rank, size, works, after, process group (kept alive until the works are done), peers]
 _pending = []
 
 
@@ -206,14 +225,14 @@ def _serve(next_fn, done_fn) -> None:
             request = list(out)
             name = KINDS[request[1]][0]
             entry = _comms.get(request[2 + KINDS[request[1]][2]])
-            rank, size = (entry[1], entry[2]) if entry else (None, None)
+            rank, size, peers = (entry[1], entry[2], entry[4]) if entry else (None, None, None)
             try:
                 works, after = _start(request)
                 with _lock:
-                    pending.append([request[0], name, rank, size, works, after, entry[0]])
+                    pending.append([request[0], name, rank, size, works, after, entry[0], peers])
             except Exception as err:  # noqa: BLE001 - every failure becomes an HCCL code
-                code = E_PARA if isinstance(err, ClosedError) else _code_of(err)
-                done_fn(request[0], _fail(name, code, rank, err, size), str(err).encode(errors="replace")[:500])
+                code = _fail(name, E_PARA if isinstance(err, ClosedError) else _code_of(err), rank, err, size, peers)
+                done_fn(request[0], code, _message(code, rank, err, size, peers))
             pause = 20
             continue
         for item in list(pending):
@@ -228,7 +247,7 @@ def _serve(next_fn, done_fn) -> None:
                 if item[5] is not None:
                     item[5]()
             except Exception as err:  # noqa: BLE001
-                code = _fail(item[1], _code_of(err), item[2], err, size=item[3])
-                message = str(err).encode(errors="replace")[:500]
+                code = _fail(item[1], _code_of(err), item[2], err, size=item[3], peers=item[7])
+                message = _message(code, item[2], err, item[3], item[7])
             done_fn(item[0], code, message)
         pause = min(pause * 2, 1000)

@@ -30,6 +30,7 @@ import hashlib
 import os
 import platform
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -148,7 +149,8 @@ def toolkit_root() -> Path:
 
 
 def environment(root: Path, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The variables CANN's set_env.sh would set for ``root``, plus the loader path (a new dict)."""
+    """The variables CANN's set_env.sh would set for ``root``, plus the loader path and the interpreter the emulated
+    libhccl starts inside a program without Python (a new dict)."""
     env = dict(os.environ if base is None else base)
     lib64 = str(root / "lib64")
     old = env.get("LD_LIBRARY_PATH", "")
@@ -162,4 +164,18 @@ def environment(root: Path, base: dict[str, str] | None = None) -> dict[str, str
         "ASCEND_COMPILER_PATH": str(root / "compiler"),
     })
     env.setdefault("PYACLNN_BACKEND", "stub")
+    # a program without Python (a C++ HCCL sample) gets this interpreter started inside it by libhccl
+    env.setdefault("PYACLNN_PYTHON", sys.executable)
+    libpython = _libpython()
+    if libpython:
+        env.setdefault("PYACLNN_LIBPYTHON", libpython)
     return env
+
+
+def _libpython() -> str | None:
+    """This interpreter's shared libpython, or None (a static build cannot be started inside another program)."""
+    import sysconfig
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        return None
+    path = Path(sysconfig.get_config_var("LIBDIR") or "") / (sysconfig.get_config_var("LDLIBRARY") or "")
+    return str(path) if path.is_file() else None

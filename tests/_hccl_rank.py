@@ -1,6 +1,7 @@
 """The ranks of tests/test_hccl.py: backend "hccl" on npu (the emulated libhccl) against backend "gloo" on cpu, in
-the same process. argv: world port. Imports torch and torch_npu once (most of the run's time), then forks the ranks
-before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n, "dead": ...}.
+the same process. argv: world port [peer-check port]. Imports torch and torch_npu once (most of the run's time), then
+forks the ranks before any device is used; prints one JSON line per rank: {"rank": r, "mismatch": [...], "checked": n,
+"dead": ...}. With a peer-check port, then 3 plain gloo ranks (peer_check) print {"peer_check": r, ...}.
 With HCCL_TEST_KILL=1 the last rank dies after the checks and the others try one more all-reduce ("dead" is what
 they got). A rank still running after HCCL_TEST_RANK_TIMEOUT seconds is killed and reported as hung."""
 import ctypes
@@ -17,6 +18,7 @@ import torch_npu.distributed  # noqa: F401 - the uneven all-gather / reduce-scat
 import torch.distributed as dist
 
 WORLD, PORT = (int(a) for a in sys.argv[1:3])
+PEER_PORT = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8]
 
 
@@ -294,17 +296,57 @@ def run(rank):
     return result
 
 
-def main():
-    children = {}
-    for rank in range(WORLD):
+def peer_check(rank, n=3):
+    """A dead peer named among 3 ranks (the emulator's pyaclnn._hccl_peers on plain ProcessGroupGloo, no device):
+    each rank learns the others' addresses once connected, the last one dies, and the survivors map gloo's error
+    to a rank. Forked here, where torch is already imported, to save the import."""
+    from pyaclnn._hccl_peers import learn, peer_of
+    t = timedelta(seconds=30)
+    store = dist.TCPStore("127.0.0.1", PEER_PORT, is_master=rank == 0, wait_for_workers=False, timeout=t)
+    prefixed = dist.PrefixStore("peer-check", store)
+    group = dist.ProcessGroupGloo(prefixed, rank, n, t)
+    peers = learn(prefixed, rank, n)
+    group.allreduce([torch.ones(4)]).wait()
+    if rank == n - 1:
+        os._exit(0)
+    try:
+        group.allreduce([torch.ones(1 << 12)]).wait()
+        named = "no error"
+    except Exception as err:  # noqa: BLE001 - the test reads which rank it names
+        named = peer_of(str(err), peers)
+    # one write: the two survivors print at the same moment (print writes the newline separately when unbuffered)
+    line = json.dumps({"peer_check": rank, "named": named, "peers": sorted(set(peers.values()))}) + "\n"
+    os.write(sys.stdout.fileno(), line.encode())
+    if rank == 0:
+        store.wait(["peer-check-done"])  # serves the store until the other survivor has read it
+    else:
+        store.set("peer-check-done", "1")
+
+
+def fork_all(target, ranks, children):
+    for rank in ranks:
         pid = os.fork()
         if pid == 0:
             try:
-                print(json.dumps(run(rank)), flush=True)
+                target(rank)
             finally:
                 os._exit(0)
         children[pid] = rank
-    deadline = time.monotonic() + float(os.environ.get("HCCL_TEST_RANK_TIMEOUT", "60"))
+
+
+def main():
+    children = {}
+    fork_all(lambda rank: print(json.dumps(run(rank)), flush=True), range(WORLD), children)
+    wait_for(children, "rank", float(os.environ.get("HCCL_TEST_RANK_TIMEOUT", "60")))
+    if PEER_PORT:
+        fork_all(peer_check, range(3), children)
+        wait_for(children, "peer_check", 40)
+    os._exit(0)  # torch_npu's exit-time teardown takes seconds and this process used no device
+
+
+def wait_for(children, key, seconds):
+    """Reaps the children; one still running after `seconds` is killed and reported as hung."""
+    deadline = time.monotonic() + seconds
     while children and time.monotonic() < deadline:
         pid, _ = os.waitpid(-1, os.WNOHANG)
         if pid:
@@ -314,8 +356,8 @@ def main():
     for pid, rank in children.items():
         os.kill(pid, 9)
         os.waitpid(pid, 0)
-        print(json.dumps({"rank": rank, "hung": True}), flush=True)
-    os._exit(0)  # torch_npu's exit-time teardown takes seconds and this process used no device
+        print(json.dumps({key: rank, "hung": True}), flush=True)
+    children.clear()
 
 
 main()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -202,6 +204,12 @@ def test_toolkit_tree_layout(tmp_path, monkeypatch):
     env = environment(root, base={"LD_LIBRARY_PATH": "/x"})
     assert env["LD_LIBRARY_PATH"] == f"{root}/lib64:/x"
     assert env["ASCEND_OPP_PATH"] == f"{root}/opp" and env["ASCEND_HOME_PATH"] == str(root)
+    # the interpreter libhccl starts inside a C program (docs/hccl.md): this one, and its shared libpython
+    assert env["PYACLNN_PYTHON"] == sys.executable
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        assert Path(env["PYACLNN_LIBPYTHON"]).name == sysconfig.get_config_var("LDLIBRARY"), env
+    else:
+        assert "PYACLNN_LIBPYTHON" not in env
     # The loader must not take our own tree for a real toolkit.
     code, out, err = helpers.run_python("import pyaclnn; print(pyaclnn.backend_name())",
                                         env_overrides={"PYACLNN_BACKEND": "auto", "ASCEND_HOME_PATH": root,

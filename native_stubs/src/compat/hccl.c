@@ -4,8 +4,9 @@
  * torch_npu looks Hccl* up by name when a process group is used (docs/hccl.md has the traced sequence).
  * Prototypes and codes are the vendor's (hccl/hccl.h, hccl/hccl_types.h of the torch-npu wheel). The data
  * moves through torch's gloo, reached in the same process through pyaclnn/_hccl.py: docs/hccl.md says why
- * (measured). So the collectives need a Python process with torch (any torch_npu process is one); elsewhere
- * they answer HCCL_E_NOT_SUPPORT.
+ * (measured). So the collectives need Python with torch: a torch_npu process has it; a C program run under
+ * `python -m pyaclnn exec` gets that interpreter started inside it (py_embed); elsewhere they answer
+ * HCCL_E_NOT_SUPPORT.
  *
  * Stream order: a collective is a task of the caller's stream (hccl_task.c), run by the transport thread when
  * the stream reaches it; the call only checks its arguments and queues it.
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "hccl_internal.h"
 #include "../common/handle_registry.h"
@@ -52,8 +54,47 @@ static struct {
 } py;
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 
+/* Why the collectives are unavailable, for the message (set by py_lookup). */
+static char py_missing[320];
+
+/* A program without Python (the vendor's C++ samples: one thread per device) gets an interpreter started in the
+ * process, the one `python -m pyaclnn exec` names: PYACLNN_PYTHON (its venv, hence torch and pyaclnn) and
+ * PYACLNN_LIBPYTHON (the shared libpython it was built with). Each rank is then a thread of this process with a
+ * gloo process group of its own (docs/hccl.md: measured, and why not another engine). Returns 1 if started. */
+static int py_embed(void)
+{
+    const char *exe = getenv("PYACLNN_PYTHON"), *lib = getenv("PYACLNN_LIBPYTHON");
+    if (exe == NULL || exe[0] == '\0' || lib == NULL || lib[0] == '\0') {
+        snprintf(py_missing, sizeof py_missing, "this process has no Python and PYACLNN_PYTHON / PYACLNN_LIBPYTHON "
+                 "are not set (run the program under `python -m pyaclnn exec -- PROGRAM`, which sets them)");
+        return 0;
+    }
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL); /* global: torch's extension modules bind to it */
+    if (h == NULL) {
+        snprintf(py_missing, sizeof py_missing, "cannot load PYACLNN_LIBPYTHON: %s", dlerror());
+        return 0;
+    }
+    void (*set_program)(const wchar_t *) = (void (*)(const wchar_t *))dlsym(h, "Py_SetProgramName");
+    wchar_t *(*decode)(const char *, size_t *) = (wchar_t * (*)(const char *, size_t *)) dlsym(h, "Py_DecodeLocale");
+    void (*initialize)(int) = (void (*)(int))dlsym(h, "Py_InitializeEx");
+    void *(*save_thread)(void) = (void *(*)(void))dlsym(h, "PyEval_SaveThread");
+    wchar_t *program = decode ? decode(exe, NULL) : NULL;
+    if (!set_program || !initialize || !save_thread || program == NULL) {
+        snprintf(py_missing, sizeof py_missing, "%s is not a usable libpython", lib);
+        return 0;
+    }
+    /* only torch.distributed is needed: torch's auto-import of torch_npu would bring up a second runtime user */
+    setenv("TORCH_DEVICE_BACKEND_AUTOLOAD", "0", 0);
+    set_program(program); /* the interpreter's own path: its prefix and venv (site-packages) follow from it */
+    initialize(0);        /* 0: the program's signal handlers stay */
+    save_thread();        /* the GIL is taken per call (PyGILState_Ensure), from whichever thread calls */
+    return 1;             /* never finalized: `program` lives as long as the interpreter */
+}
+
 static void py_lookup(void)
 {
+    int (*running)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    if ((running == NULL || !running()) && !py_embed()) return;
     py.IsInitialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     py.GILState_Ensure = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
     py.GILState_Release = (void (*)(int))dlsym(RTLD_DEFAULT, "PyGILState_Release");
@@ -75,7 +116,7 @@ long long hccl_transport(const char *func, const char *fn, int n, long long a0, 
     pthread_once(&py_once, py_lookup);
     if (!py.ok) {
         fprintf(stderr, "pyaclnn-hccl: %s: the emulated HCCL moves data through torch's gloo and needs a Python "
-                        "process with torch\n", func);
+                        "with torch: %s\n", func, py_missing[0] ? py_missing : "no usable Python in this process");
         return -HCCL_E_NOT_SUPPORT;
     }
     long long r = -HCCL_E_INTERNAL;
@@ -236,4 +277,44 @@ HCCL_API const char *HcclGetErrorString(HcclResult code)
     };
     if ((unsigned)code < sizeof text / sizeof text[0]) return text[code];
     return "unknown error";
+}
+
+/* ---- refused: what neither torch_npu 2.13's traced paths nor the vendor's samples reach -------------------- */
+
+static HcclResult refused(const char *func, const char *why)
+{
+    fprintf(stderr, "pyaclnn-hccl: %s is not supported by the emulator (%s); HCCL_E_NOT_SUPPORT\n", func, why);
+    return HCCL_E_NOT_SUPPORT;
+}
+
+HCCL_API HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+{
+    (void)clusterInfo, (void)rank, (void)comm;
+    return refused("HcclCommInitClusterInfo", "rank table files name NPU device IPs; use HcclCommInitRootInfo");
+}
+
+HCCL_API HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, void *config,
+                                                  HcclComm *comm)
+{
+    (void)clusterInfo, (void)rank, (void)config, (void)comm;
+    return refused("HcclCommInitClusterInfoConfig", "rank table files name NPU device IPs; use "
+                                                    "HcclCommInitRootInfoConfig");
+}
+
+HCCL_API HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId,
+                                            uint32_t subCommRankId, void *config, HcclComm *subComm)
+{
+    (void)comm, (void)rankNum, (void)rankIds, (void)subCommId, (void)subCommRankId, (void)config, (void)subComm;
+    return refused("HcclCreateSubCommConfig", "a sub-communicator needs its own root info here; torch_npu's "
+                                              "new_group makes one");
+}
+
+HCCL_API HcclResult HcclGroupStart(void)
+{
+    return refused("HcclGroupStart", "grouped calls are not emulated; HcclBatchSendRecv is");
+}
+
+HCCL_API HcclResult HcclGroupEnd(void)
+{
+    return refused("HcclGroupEnd", "grouped calls are not emulated; HcclBatchSendRecv is");
 }
