@@ -15,6 +15,11 @@
  *    given, for i < m; dynamic quant (moe_v3_gather_dynamic_quant.h): v = float(x) (* smooth[e - start]), scale =
  *    max|v| / 127, out = int8(CAST_ROUND(fp16(CAST_TRUNC(v / scale)))), expandedScale[i] = scale; x INT8 gathers
  *    nothing in that mode.
+ *
+ * The Ascend 950's INT4 dynamic quant (quantMode 13; op_kernel/arch35/moe_v3_gather_dynamic_quant_arch35.h and
+ * moe_v3_full_load_dynamic_quant_arch35.h, the rows that fit the UB): v = float(x) (* the one smooth row), amax =
+ * max|v|, factor = 7 / amax (0 when amax is 0), expandedScale[i] = amax * (1 / 7), out = int4(CAST_ROUND(fp16(
+ * CAST_TRUNC(v * factor)))) saturating, two codes a byte, the even column in the low nibble.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,15 +51,40 @@ static int mir3_cmp(const void *a, const void *b) {
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+/* One INT4 row (quantMode 13) written in place into the contiguous packed expandedXOut, its scale into *scale. */
+static void mir3_int4_row(const mir3_params *p, const unsigned char *xrow, const float *smooth, float *v,
+                          const pyaclnn_stub_tensor *out, int64_t row, float *scale) {
+    int64_t cols = p->cols;
+    size_t es = ew_itemsize(p->xdt);
+    float amax = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+        float t = (float)ew_value_to_double(ew_load(xrow + j * (int64_t)es, p->xdt), p->xdt);
+        v[j] = smooth ? t * smooth[j] : t;   /* fp32 Mul by the one smooth row */
+        float a = v[j] < 0 ? -v[j] : v[j];
+        if (a > amax) amax = a;
+    }
+    float factor = amax == 0.0f ? 0.0f : 7.0f / amax;   /* Div, Select on amax == 0 */
+    *scale = amax * (1.0f / 7.0f);                      /* Muls */
+    for (int64_t j = 0; j < cols; j++) v[j] = num_f16_to_f32(num_f32_to_f16_mode(v[j] * factor, NUM_TRUNC));
+    uint8_t *dst = (uint8_t *)out->data + (out->offset + row * cols) / 2;
+    num_f32_to_int4_packed(v, dst, (size_t)cols, NUM_ROUND | NUM_SAT);
+}
+
 void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     const mir3_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
+    if (p->quant == 13 && !op_view_in_device_memory(&launch->outputs[0], 4)) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: output 0 view (data %p) is not in device memory",
+                               launch->op_name, launch->outputs[0].data);
+        return;
+    }
     int64_t total = p->n * p->k, cols = p->cols, A = p->end - p->start;
     size_t es = ew_itemsize(p->xdt);
     int32_t *eidx = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
     unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
     float *sc = p->has_scale ? tv_load_float(&launch->inputs[2]) : NULL;
-    unsigned char *ex = tv_gather_bytes(&launch->outputs[0]);   /* rows not written keep their bytes */
+    /* rows not written keep their bytes; INT4 rows are written in place (packed: no byte view) */
+    unsigned char *ex = p->quant == 13 ? (unsigned char *)launch->outputs[0].data : tv_gather_bytes(&launch->outputs[0]);
     int32_t *er = tv_alloc(total, sizeof(int32_t));
     int64_t cnt_n = pyaclnn_stub_numel(&launch->outputs[2]);
     int64_t *cnt = (int64_t *)tv_gather_bytes(&launch->outputs[2]);
@@ -90,6 +120,10 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     }
     for (int64_t i = 0; i < m; i++) {
         int64_t src = it[i].pos / p->k;
+        if (p->quant == 13) {
+            mir3_int4_row(p, x + src * cols * (int64_t)es, sc, v, &launch->outputs[0], i, es_out + i);
+            continue;
+        }
         if (p->quant != 1) {
             memcpy(ex + i * cols * (int64_t)es, x + src * cols * (int64_t)es, (size_t)cols * es);
             if (p->has_scale) es_out[i] = sc[src];
@@ -112,11 +146,12 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
         }
         es_out[i] = s;
     }
-    tv_scatter_bytes(&launch->outputs[0], ex);
+    if (p->quant != 13) tv_scatter_bytes(&launch->outputs[0], ex);
     tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)er);
     tv_scatter_bytes(&launch->outputs[2], (const unsigned char *)cnt);
     tv_scatter_bytes(&launch->outputs[3], (const unsigned char *)es_out);
 done:
+    if (p->quant == 13) ex = NULL;
     free(eidx), free(x), free(sc), free(ex), free(er), free(cnt), free(es_out), free(it), free(count), free(v);
 }
 
@@ -143,6 +178,34 @@ static aclnnStatus wrong_dim(op_call *c, const char *name, const pyaclnn_stub_te
 }
 
 #define LL(v) ((long long)(v))
+
+/* The newer Ascend 950 tiling's input checks for quantMode 13 (CheckInputX, CheckInputScale with (1, H), the even
+ * cols of CheckSetInputs), in its order; their log macros' words, not their exact layout. */
+static aclnnStatus mir3_int4_inputs(op_call *c, const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *sc) {
+    char b[24];
+    if (x->dtype != ACL_FLOAT && x->dtype != ACL_BF16)
+        return mir3_l0(c, "dtype of x %s: unsupported under quant_mode 13", op_dtype_name(x->dtype, b));
+    if (sc->present) {
+        if (sc->ndim != 2) return mir3_l0(c, "scale rank %lld, expected 2", LL(sc->ndim));
+        if (sc->shape[0] != 1) return mir3_l0(c, "scale dim[0] %lld, expected 1", LL(sc->shape[0]));
+        if (sc->shape[1] != x->shape[1])
+            return mir3_l0(c, "scale dim[1] %lld, expected %lld", LL(sc->shape[1]), LL(x->shape[1]));
+    }
+    if (x->shape[1] % 2) return mir3_l0(c, "cols %lld: For INT4 dynamic quantization, cols must be even.", LL(x->shape[1]));
+    return ACLNN_SUCCESS;
+}
+
+/* ValidateExpandedXDtype under quantMode 13, then the emulator's own need: it writes whole packed rows into a
+ * contiguous expandedXOut. */
+static aclnnStatus mir3_int4_out(op_call *c, const pyaclnn_stub_tensor *ex, int64_t nk, int64_t h) {
+    char b[24];
+    if (ex->dtype != ACL_INT4)
+        return mir3_l0(c, "expanded_x %s: expected INT4 under quant_mode 13", op_dtype_name(ex->dtype, b));
+    if (ex->strides[1] != 1 || (nk > 1 && ex->strides[0] != h) || ex->offset % 2)
+        return mir3_l0(c, "quantMode 13: the emulator writes packed INT4 rows and needs a contiguous expandedXOut "
+                          "starting on a byte");
+    return ACLNN_SUCCESS;
+}
 
 /* mir3_plan x expertIdx scale activeNum expertNum dropPadMode expertTokensNumType expertTokensNumFlag quantMode
  * activeExpertRange rowIdxType expandedX expandedRowIdx expertTokensCount expandedScale: the op_api's CheckShape
@@ -192,8 +255,10 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
         if (ct->shape[0] != E) return mir3_bad(c, "expertTokensCountOrCumsumOut shape error");
         if (ct->shape[1] != 2) return mir3_bad(c, "expertTokensCountOrCumsumOut shape error");
     }
-    /* the L0 op: the definition's rows (x, expanded_x: one dtype, or FLOAT16 / BF16 / FLOAT x with INT8 out) */
-    if (ex->dtype != x->dtype && !(ex->dtype == ACL_INT8 && x->dtype != ACL_INT8)) {
+    /* the L0 op: the definition's rows (x, expanded_x: one dtype, or FLOAT16 / BF16 / FLOAT x with INT8 out; the
+     * Ascend 950's also FLOAT / BF16 x with INT4 out) */
+    int int4_row = soc950 && ex->dtype == ACL_INT4 && (x->dtype == ACL_FLOAT || x->dtype == ACL_BF16);
+    if (ex->dtype != x->dtype && !(ex->dtype == ACL_INT8 && x->dtype != ACL_INT8) && !int4_row) {
         char b1[24], b2[24];
         return mir3_l0(c, "no kernel for x %s, expanded_x %s", op_dtype_name(x->dtype, b1), op_dtype_name(ex->dtype, b2));
     }
@@ -227,7 +292,8 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
                               "is %lld.", LL(end));
         if (type != 2 && end > 10240)
             return mir3_l0(c, "expert_end should be equal or less than 10240, current is %lld.", LL(end));
-        if (quant != -1 && quant != 1)
+        /* 13: the newer tiling's INT4 dynamic quant (its ValidateQuantMode), the one mode added here */
+        if (quant != -1 && quant != 1 && quant != 13)
             return mir3_l0(c, "Attr quant_mode currently supports -1 or 1, but got %lld", LL(quant));
         if (rowt != 1 && rowt != 0)
             return mir3_l0(c, "row_idx_type currently supports 1 or 0, but got %lld.", LL(rowt));
@@ -248,6 +314,7 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (active != -1 && active != nk)
         return soc950 ? mir3_l0(c, "Attr active_num should equal to bs*k(%lld), current is %lld.", LL(nk), LL(active))
                       : mir3_l0(c, "active_num currently should equal to %lld(bs*k)", LL(nk));
+    if (quant == 13 && ((rc = mir3_int4_inputs(c, x, sc)) || c->made)) return rc;   /* made: deferred */
     if (quant == 1 && sc->present) {   /* the op_api's checks with the same range: cannot fail here */
         if (sc->ndim != 2 || sc->shape[0] != end - start || sc->shape[1] != h)
             return mir3_l0(c, "The first dim of scale should be %lld", LL(end - start));
@@ -266,9 +333,10 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (quant == 1 && x->dtype != ACL_INT8 && ex->dtype != ACL_INT8)
         return mir3_l0(c, "quantMode 1 writes int8 rows: expandedXOut must be INT8 (the emulator does not model the "
                           "kernel writing int8 into a %s tensor)", ex->dtype == ACL_FLOAT ? "FLOAT" : "16-bit");
+    if (quant == 13 && ((rc = mir3_int4_out(c, ex, nk, h)) || c->made)) return rc;
     if (quant == -1 && ex->dtype != x->dtype)
         return mir3_l0(c, "quantMode -1 copies x's rows: expandedXOut of another dtype would be written past its end");
-    if ((quant == 1 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
+    if ((quant == 1 || quant == 13 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
         return mir3_l0(c, "expandedScaleOut must hold n * k = %lld values (the kernel writes one per routed row)", LL(nk));
     mir3_params *p = op_params(c, sizeof *p);
     *p = (mir3_params){n, k, h, start, end, E, (int)type, (int)rowt, (int)quant, sc->present, x->dtype};
