@@ -1031,6 +1031,65 @@ def test_init_routing_v3_int4_invalid_arguments():
         F.expect_error(ops.MoeInitRoutingV3, args, code, text)
 
 
+# ---- MoeInitRoutingV3 MX no-quant rows (Ascend 950: FLOAT8 x with FLOAT8_E8M0 scales) ---------------------------------
+
+def check_init_routing_v3_mx(name, cols, seed=0):
+    """quantMode -1 with FLOAT8 x and an E8M0 scale [n, ceil(h / 64), 2]: the routed rows of x and of the scale moved
+    byte for byte (the newer arch35 gather), the rows past m keep their bytes."""
+    import ml_dtypes
+    n, k, E, rg = 7, 3, 8, [1, 7]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, (n, cols)).astype(np.uint8).view(getattr(ml_dtypes, name))
+    sc = rng.integers(0, 256, (n, -(-cols // 64), 2)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    fx, fs = np.full((n * k, cols), 0x55, np.uint8), np.full((n * k,) + sc.shape[1:], 0x66, np.uint8)
+    got = ops.MoeInitRoutingV3(x, eidx, sc, None, -1, 0, E, 0, 1, True, -1, rg, 0, fx.view(x.dtype), np.zeros(n * k, I32),
+                               np.zeros(6, np.int64), fs.view(sc.dtype))
+    flat = eidx.reshape(-1)
+    order = np.argsort(np.where(flat < rg[0], np.inf, flat.astype(np.float64)), kind="stable")
+    m = int(((flat >= rg[0]) & (flat < rg[1])).sum())
+    want_x, want_s = fx.copy(), fs.copy()
+    want_x[:m] = x.view(np.uint8)[order[:m] // k]
+    want_s[:m] = sc.view(np.uint8)[order[:m] // k]
+    want = init_routing_v3_ref(x.view(np.uint8), eidx, None, rg, E, 1, -1, 0, 0)
+    assert np.array_equal(got[0].view(np.uint8), want_x) and np.array_equal(got[3].view(np.uint8), want_s), name
+    assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2]), name
+
+
+@pytest.mark.skipif(A2, reason="the MX no-quant rows are the Ascend 950's")
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_init_routing_v3_mx_no_quant_moves_the_bytes(name):
+    for cols in (64, 70):
+        check_init_routing_v3_mx(name, cols)
+
+
+def mx_invalid_950():   # the newer Ascend 950 tiling's checks (561103 at the run)
+    import ml_dtypes
+    x8 = XV.astype(ml_dtypes.float8_e4m3fn)
+    e8 = np.ones((4, 1, 2), ml_dtypes.float8_e8m0fnu)
+    es8 = np.zeros((8, 1, 2), ml_dtypes.float8_e8m0fnu)
+    return [
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=np.ones((4, 2, 2), e8.dtype), es=es8), DEFER,
+         "scale dim[1] 2, expected 1"),
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=np.ones((4, 1, 2), F32), es=es8), DEFER,
+         "x, scale FLOAT8_E4M3FN, FLOAT: scale should be DT_FLOAT8_E8M0 in no quant case"),
+        (v3_args(x=x8, ex=OV[0].astype(np.int8), quant=1), DEFER, "dtype of x FLOAT8_E4M3FN: unsupported under quant_mode 1"),
+        (v3_args(scale=np.ones(4, e8.dtype)), DEFER, "scale dtype FLOAT8_E8M0, expected DT_FLOAT"),
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=e8, es=np.zeros((8, 2), ml_dtypes.float8_e8m0fnu)), DEFER,
+         "expandedScaleOut must be FLOAT8_E8M0 [n * k = 8, 1, 2]"),
+    ]
+
+
+def test_init_routing_v3_mx_invalid_arguments():
+    import ml_dtypes
+    if A2:   # Atlas A2: FLOAT8 x is not in x's list
+        F.expect_error(ops.MoeInitRoutingV3, v3_args(x=XV.astype(ml_dtypes.float8_e4m3fn)), INVALID,
+                       "x dtype FLOAT8_E4M3FN is not supported")
+        return
+    for args, code, text in mx_invalid_950():
+        F.expect_error(ops.MoeInitRoutingV3, args, code, text)
+
+
 # ---- Atlas A2: the same checks and MoeComputeExpertTokens in one subprocess ----------------------------------------
 
 A2_CALLS = """
@@ -1091,6 +1150,7 @@ for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
 for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
     T.test_init_routing_v3_invalid_arguments(args, code, text)
 T.test_init_routing_v3_int4_invalid_arguments()
+T.test_init_routing_v3_mx_invalid_arguments()
 for args, code, text in T.INIT_INVALID[:4]:
     T.test_init_routing_invalid_arguments(args, code, text)
 """

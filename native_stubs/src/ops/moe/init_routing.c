@@ -36,6 +36,7 @@
 typedef struct {
     int64_t n, k, cols, start, end, expert_num;
     int count_type, row_type, quant, has_scale;
+    int64_t mx_bytes;   /* MX no-quant (FLOAT8 x, FLOAT8_E8M0 scale): the scale bytes per row, else 0 */
     aclDataType xdt;
 } mir3_params;
 
@@ -82,17 +83,19 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     size_t es = ew_itemsize(p->xdt);
     int32_t *eidx = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
     unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
-    float *sc = p->has_scale ? tv_load_float(&launch->inputs[2]) : NULL;
+    float *sc = p->has_scale && !p->mx_bytes ? tv_load_float(&launch->inputs[2]) : NULL;
+    unsigned char *mxs = p->mx_bytes ? tv_gather_bytes(&launch->inputs[2]) : NULL;   /* E8M0 bytes, moved as such */
     /* rows not written keep their bytes; INT4 rows are written in place (packed: no byte view) */
     unsigned char *ex = p->quant == 13 ? (unsigned char *)launch->outputs[0].data : tv_gather_bytes(&launch->outputs[0]);
     int32_t *er = tv_alloc(total, sizeof(int32_t));
     int64_t cnt_n = pyaclnn_stub_numel(&launch->outputs[2]);
     int64_t *cnt = (int64_t *)tv_gather_bytes(&launch->outputs[2]);
-    float *es_out = (float *)tv_gather_bytes(&launch->outputs[3]);
+    unsigned char *es_raw = tv_gather_bytes(&launch->outputs[3]);
+    float *es_out = (float *)es_raw;
     mir3_item *it = tv_alloc(total, sizeof(mir3_item));
     int64_t *count = tv_alloc(A, sizeof(int64_t));
     float *v = tv_alloc(cols, sizeof(float));
-    if (!eidx || !x || (p->has_scale && !sc) || !ex || !er || !cnt || !es_out || !it || !count || !v) {
+    if (!eidx || !x || (p->has_scale && !sc && !mxs) || !ex || !er || !cnt || !es_out || !it || !count || !v) {
         tv_fail_oom(launch);
         goto done;
     }
@@ -126,7 +129,8 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
         }
         if (p->quant != 1) {
             memcpy(ex + i * cols * (int64_t)es, x + src * cols * (int64_t)es, (size_t)cols * es);
-            if (p->has_scale) es_out[i] = sc[src];
+            if (p->mx_bytes) memcpy(es_raw + i * p->mx_bytes, mxs + src * p->mx_bytes, (size_t)p->mx_bytes);
+            else if (p->has_scale) es_out[i] = sc[src];
             continue;
         }
         if (p->xdt == ACL_INT8) continue;   /* the kernel's dynamic-quant gather is compiled out for INT8 x */
@@ -152,6 +156,7 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     tv_scatter_bytes(&launch->outputs[3], (const unsigned char *)es_out);
 done:
     if (p->quant == 13) ex = NULL;
+    free(mxs);
     free(eidx), free(x), free(sc), free(ex), free(er), free(cnt), free(es_out), free(it), free(count), free(v);
 }
 
@@ -195,6 +200,33 @@ static aclnnStatus mir3_int4_inputs(op_call *c, const pyaclnn_stub_tensor *x, co
     return ACLNN_SUCCESS;
 }
 
+static int mir3_fp8(aclDataType d) { return d == ACL_FLOAT8_E5M2 || d == ACL_FLOAT8_E4M3FN; }
+
+/* The newer Ascend 950 tiling's checks of the MX no-quant rows (FLOAT8 x, quantMode -1: CheckInputX, then
+ * CheckInputScale's GetExpectedInputScaleShape (n, ceil(h / 64), 2) and CheckInputScaleDtype), and its scale dtype
+ * rule for the other rows (FLOAT); their log macros' words. */
+static aclnnStatus mir3_mx_inputs(op_call *c, const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *sc,
+                                  int64_t quant) {
+    char b1[24], b2[24];
+    int mx = mir3_fp8(x->dtype);
+    if (mx && quant != -1)
+        return mir3_l0(c, "dtype of x %s: unsupported under quant_mode %lld", op_dtype_name(x->dtype, b1), LL(quant));
+    if (!sc->present || quant == 0) return ACLNN_SUCCESS;
+    if (mx) {
+        int64_t want[3] = {x->shape[0], (x->shape[1] + 63) / 64, 2};
+        if (sc->ndim != 3) return mir3_l0(c, "scale rank %lld, expected 3", LL(sc->ndim));
+        for (int d = 0; d < 3; d++)
+            if (sc->shape[d] != want[d])
+                return mir3_l0(c, "scale dim[%d] %lld, expected %lld", d, LL(sc->shape[d]), LL(want[d]));
+        if (sc->dtype != ACL_FLOAT8_E8M0)
+            return mir3_l0(c, "x, scale %s, %s: scale should be DT_FLOAT8_E8M0 in no quant case",
+                           op_dtype_name(x->dtype, b1), op_dtype_name(sc->dtype, b2));
+    } else if (sc->dtype != ACL_FLOAT) {
+        return mir3_l0(c, "scale dtype %s, expected DT_FLOAT", op_dtype_name(sc->dtype, b1));
+    }
+    return ACLNN_SUCCESS;
+}
+
 /* ValidateExpandedXDtype under quantMode 13, then the emulator's own need: it writes whole packed rows into a
  * contiguous expandedXOut. */
 static aclnnStatus mir3_int4_out(op_call *c, const pyaclnn_stub_tensor *ex, int64_t nk, int64_t h) {
@@ -230,7 +262,8 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if ((rc = wrong_dim(c, "x", x, 2)) || (rc = wrong_dim(c, "expertIdx", ei, 2))) return rc;
     int64_t n = x->shape[0], h = x->shape[1], k = ei->shape[1], nk = op_mul_sat(n, k);
     if (ei->shape[0] != n) return mir3_bad(c, "expertIdx shape error");
-    if (sc->present && quant != 0) {
+    int mx = soc950 && quant == -1 && mir3_fp8(x->dtype);   /* the newer tiling checks its scale shapes */
+    if (sc->present && quant != 0 && !mx) {
         if (quant == -1) {
             if ((rc = wrong_dim(c, "scaleOptional", sc, 1))) return rc;
             if (sc->shape[0] != n) return mir3_bad(c, "scale shape error");
@@ -315,6 +348,7 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
         return soc950 ? mir3_l0(c, "Attr active_num should equal to bs*k(%lld), current is %lld.", LL(nk), LL(active))
                       : mir3_l0(c, "active_num currently should equal to %lld(bs*k)", LL(nk));
     if (quant == 13 && ((rc = mir3_int4_inputs(c, x, sc)) || c->made)) return rc;   /* made: deferred */
+    if (soc950 && ((rc = mir3_mx_inputs(c, x, sc, quant)) || c->made)) return rc;
     if (quant == 1 && sc->present) {   /* the op_api's checks with the same range: cannot fail here */
         if (sc->ndim != 2 || sc->shape[0] != end - start || sc->shape[1] != h)
             return mir3_l0(c, "The first dim of scale should be %lld", LL(end - start));
@@ -336,10 +370,17 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (quant == 13 && ((rc = mir3_int4_out(c, ex, nk, h)) || c->made)) return rc;
     if (quant == -1 && ex->dtype != x->dtype)
         return mir3_l0(c, "quantMode -1 copies x's rows: expandedXOut of another dtype would be written past its end");
-    if ((quant == 1 || quant == 13 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
+    int64_t mx_bytes = mx && sc->present ? (h + 63) / 64 * 2 : 0;
+    if (mx_bytes && (es->dtype != ACL_FLOAT8_E8M0 || es->ndim != 3 || es->shape[0] < nk ||
+                     es->shape[1] * es->shape[2] != mx_bytes))
+        return mir3_l0(c, "expandedScaleOut must be FLOAT8_E8M0 [n * k = %lld, %lld, 2] (the kernel moves each routed "
+                          "row's scales)", LL(nk), LL(mx_bytes / 2));
+    if (!mx_bytes && (quant == 1 || quant == 13 || sc->present) && es->dtype != ACL_FLOAT)
+        return mir3_l0(c, "expandedScaleOut must be FLOAT (the kernel writes one fp32 scale per routed row)");
+    if (!mx_bytes && (quant == 1 || quant == 13 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
         return mir3_l0(c, "expandedScaleOut must hold n * k = %lld values (the kernel writes one per routed row)", LL(nk));
     mir3_params *p = op_params(c, sizeof *p);
-    *p = (mir3_params){n, k, h, start, end, E, (int)type, (int)rowt, (int)quant, sc->present, x->dtype};
+    *p = (mir3_params){n, k, h, start, end, E, (int)type, (int)rowt, (int)quant, sc->present, mx_bytes, x->dtype};
     if (nk == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
