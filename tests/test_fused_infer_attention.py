@@ -178,6 +178,44 @@ def test_prefill_masks(name, how):
     check(out, lse[..., 0], from_heads(want, "BSND"), np.stack(wl), name)
 
 
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("s1", [1, 5])
+def test_output_layouts_and_nsd(name, s1):
+    """The "_"-joined layouts (BNSD_BSND, BSH_BNSD, BSND_BNSD: the query's layout, then the output's) and NSD (BNSD
+    without B), with value's D smaller than key's (op-plugin's Ascend 950 cases): against the float64 model, and bit
+    for bit the plain layout's result moved into the output's layout (the same steps per head)."""
+    rng = np.random.default_rng(21)
+    b, n1, n2, d, dv, s2 = 2, 4, 2, 32, 16, 9
+    q = R.cast(rng.standard_normal((b, n1, s1, d)), name)
+    k = R.cast(rng.standard_normal((b, n2, s2, d)), name)
+    v = R.cast(rng.standard_normal((b, n2, s2, dv)), name)
+    lse_shape = (b, n1, s1, 1)
+    base, base_lse = fia(q, k, v, n1, "BNSD", n2=n2)
+    rows = lambda bb, n: (k[bb].transpose(1, 0, 2)[:n].astype(np.float64), v[bb].transpose(1, 0, 2)[:n].astype(np.float64))
+    want, wl = IA.fia(heads_first(q, "BNSD", n1), rows, n1, n2, d ** -0.5, [s1] * b, [s2] * b)
+    check(base, base_lse[..., 0], np.stack(want), np.stack(wl), name)
+    bsnd = lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+    bsh = lambda x: bsnd(x).reshape(x.shape[0], x.shape[2], -1)
+    forms = [("BNSD_BSND", q, k, v, bsnd(base)), ("BSH_BNSD", bsh(q), bsh(k), bsh(v), base),
+             ("BSND_BNSD", bsnd(q), bsnd(k), bsnd(v), base)]
+    for layout, qq, kk, vv, want_out in forms:
+        out, lse = fia(qq, kk, vv, n1, layout, n2=n2, scale=d ** -0.5, out=np.zeros(want_out.shape, q.dtype),
+                       lse_out=np.zeros(lse_shape, np.float32))
+        assert F.bits_equal(out, want_out) and F.bits_equal(lse, base_lse), layout
+    out, lse = fia(q[0], k[0], v[0], n1, "NSD", n2=n2, out=np.zeros((n1, s1, dv), q.dtype),
+                   lse_out=np.zeros((1,) + lse_shape[1:], np.float32))
+    one, one_lse = fia(q[:1], k[:1], v[:1], n1, "BNSD", n2=n2)
+    assert F.bits_equal(out, one[0]) and F.bits_equal(lse, one_lse)
+    check(out, lse[0, ..., 0], want[0], wl[0], name)
+    with pytest.raises(AclError) as e:   # the output's shape is the output layout's
+        fia(q, k, v, n1, "BNSD_BSND", n2=n2, out=np.zeros(base.shape, q.dtype), lse_out=np.zeros(lse_shape, np.float32))
+    assert e.value.code == TILING and "attentionOut shape" in str(e.value)
+    for layout in ("NTD", "BSH_NBSD"):   # not taken
+        with pytest.raises(AclError) as e:
+            fia(q, k, v, n1, layout, n2=n2, out=np.zeros(base.shape, q.dtype), lse_out=np.zeros(lse_shape, np.float32))
+        assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
+
+
 @pytest.mark.parametrize("paged_kv", [False, True])
 def test_tnd(paged_kv):
     """TND: actualSeqLengths are cumulative ends (their count is B); actualSeqLengthsKv too without a cache, per
@@ -406,6 +444,15 @@ def ifa_pfa():
     return {"ifa": enc(to_np(o)), "pfa": enc(to_np(o2))}
 if SPEC["a2"]:
     run("ifa_pfa", ifa_pfa)
+
+def layouts():
+    s = SPEC["prefill"]
+    q, k, v = (T(dec(s[x])).npu() for x in "qkv")
+    o, _ = torch_npu.npu_fused_infer_attention_score(q, k, v[..., :8], num_heads=4, input_layout="BNSD_BSND",
+        scale=0.25)
+    o2, _ = torch_npu.npu_fused_infer_attention_score(q[0], k[0], v[0], num_heads=4, input_layout="NSD", scale=0.25)
+    return {"bnsd_bsnd": enc(to_np(o)), "nsd": enc(to_np(o2))}
+run("layouts", layouts)
 """
 
 
@@ -441,6 +488,12 @@ def test_torch_npu_calls_match_the_direct_call(soc):
     o, _ = fia(*(dec(s[x]) for x in "qkv"), 4, "BNSD", scale=0.25, mask=CAUSAL, sparse=3, asl=s["ql"], askv=s["kvl"],
                lse=False)
     assert F.bits_equal(dec(res["prefill"]["o"]), o)
+    assert "error" not in res["layouts"], res["layouts"]   # the output layouts and NSD
+    q, k, v = (dec(s[x]) for x in "qkv")
+    lo, _ = fia(q, k, np.ascontiguousarray(v[..., :8]), 4, "BNSD", scale=0.25, lse=False)
+    assert F.bits_equal(dec(res["layouts"]["bnsd_bsnd"]), np.ascontiguousarray(lo.transpose(0, 2, 1, 3)))
+    lo, _ = fia(q[:1], k[:1], v[:1], 4, "BNSD", scale=0.25, lse=False)
+    assert F.bits_equal(dec(res["layouts"]["nsd"]), lo[0])
     if soc == "Ascend910B4":   # npu_incre_flash_attention / npu_prompt_flash_attention: Atlas A2 / A3 only
         assert "error" not in res["ifa_pfa"], res["ifa_pfa"]
         assert F.bits_equal(dec(res["ifa_pfa"]["ifa"]), want_o)

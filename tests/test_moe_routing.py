@@ -945,6 +945,151 @@ def test_init_routing_v3_invalid_arguments(args, code, text):
     F.expect_error(ops.MoeInitRoutingV3, args, code, text)
 
 
+# ---- MoeInitRoutingV3 quantMode 13 (Ascend 950: INT4 dynamic quant) -------------------------------------------------
+
+def int4_quant_ref(rows, smooth):
+    """The arch35 gather's INT4 steps (moe_v3_gather_dynamic_quant_arch35.h): v = rows (* smooth), amax = max|v|,
+    factor = 7 / amax (0 when amax is 0), scale = amax * (1 / 7) in fp32, codes = round-half-away(fp16_trunc(v *
+    factor)) in [-8, 7]. Returns the codes (int8) and the scales."""
+    v = rows.astype(F32) * (smooth.astype(F32) if smooth is not None else F32(1))
+    amax = np.abs(v).max(axis=1)
+    with np.errstate(divide="ignore"):
+        factor = np.where(amax == 0, F32(0), F32(7) / amax).astype(F32)
+    h = f16_trunc((v * factor[:, None]).astype(F32)).astype(np.float64)
+    q = np.clip(np.sign(h) * np.floor(np.abs(h) + 0.5), -8, 7).astype(np.int8)
+    return q, (amax * F32(np.float32(1) / np.float32(7))).astype(F32)
+
+
+def pack_int4(codes):
+    """Two codes a byte, the even column in the low nibble (int4 as torch_npu's uint8 holds it)."""
+    u = codes.astype(np.uint8) & 0xF
+    return (u[:, 0::2] | (u[:, 1::2] << 4)).astype(np.uint8)
+
+
+# (n, k, cols, experts, [start, end), count type, row type, smooth)
+INT4_CASES = [(6, 2, 8, 8, [0, 8], 1, 0, False), (9, 3, 70, 10, [2, 7], 2, 1, True), (5, 4, 132, 6, [0, 6], 1, 1, True)]
+
+
+def check_init_routing_v3_int4(case, name, seed=0):
+    import ml_dtypes
+    n, k, cols, E, rg, ctype, rowt, with_smooth = case
+    rng = np.random.default_rng(seed)
+    x = R.cast(rng.standard_normal((n, cols)) * 3, name)
+    x[0] = 0   # a row of zeros: factor 0, codes 0, scale 0
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    smooth = rng.uniform(0.5, 2, (1, cols)).astype(F32) if with_smooth else None
+    fill = 7
+    outs = (np.zeros((n * k, cols), ml_dtypes.int4), np.zeros(n * k, I32),
+            np.full((E, 2) if ctype == 2 else rg[1] - rg[0], fill, np.int64), np.full(n * k, fill, F32))
+    got = ops.MoeInitRoutingV3(x, eidx, smooth, None, -1, 0, E, 0, ctype, True, 13, rg, rowt, *outs)
+    want = init_routing_v3_ref(x.astype(F32), eidx, None, rg, E, ctype, -1, rowt, fill)
+    flat = eidx.reshape(-1)
+    order = np.argsort(np.where(flat < rg[0], np.inf, flat.astype(np.float64)), kind="stable")
+    m = int(((flat >= rg[0]) & (flat < rg[1])).sum())
+    q, s = int4_quant_ref(x[order[:m] // k], smooth)
+    assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2]), (case, name)
+    assert np.array_equal(got[0][:m].astype(np.int8), q), (case, name)
+    assert np.all(got[0][m:].astype(np.int8) == 0), (case, name)   # unrouted rows keep their bytes
+    assert F.bits_equal(got[3][:m], s) and np.all(got[3][m:] == fill), (case, name)
+
+
+@pytest.mark.skipif(A2, reason="quantMode 13 is the Ascend 950's")
+@pytest.mark.parametrize("name", ["float32", "bfloat16"])
+def test_init_routing_v3_int4_against_the_kernel_steps(name):
+    for case in INT4_CASES:
+        check_init_routing_v3_int4(case, name)
+
+
+def int4_args(**kw):
+    import ml_dtypes
+    a = dict(x=XV, e=EV, scale=None, offset=None, active=-1, cap=0, E=4, drop=0, ctype=1, flag=True, quant=13,
+             rg=[0, 4], rowt=0, ex=np.zeros((8, 8), ml_dtypes.int4), er=OV[1], cnt=OV[2], es=OV[3])
+    a.update(kw)
+    return tuple(a.values())
+
+
+def int4_invalid_950():   # the newer Ascend 950 tiling's checks for quantMode 13, in its order (561103 at the run)
+    x16 = XV.astype(np.float16)
+    return [
+        (int4_args(x=x16, ex=OV[0].astype(np.float16)), DEFER, "dtype of x FLOAT16: unsupported under quant_mode 13"),
+        (int4_args(x=x16), DEFER, "no kernel for x FLOAT16, expanded_x INT4"),
+        (int4_args(ex=OV[0].astype(np.int8)), DEFER, "expanded_x INT8: expected INT4 under quant_mode 13"),
+        (int4_args(scale=np.ones((2, 8), F32)), DEFER, "scale dim[0] 2, expected 1"),
+        (int4_args(scale=np.ones((1, 6), F32)), DEFER, "scale dim[1] 6, expected 8"),
+        (int4_args(scale=np.ones((1, 8), F32), es=np.zeros(7, F32)), INVALID, "expandedScaleOut shape error"),
+        (int4_args(x=np.ones((4, 7), F32), ex=np.zeros((8, 7), __import__("ml_dtypes").int4)), DEFER,
+         "cols 7: For INT4 dynamic quantization, cols must be even."),
+        (int4_args(quant=2), DEFER, "Attr quant_mode currently supports -1 or 1, but got 2"),
+    ]
+
+
+def test_init_routing_v3_int4_invalid_arguments():
+    if A2:   # Atlas A2: INT4 is not in expandedXOut's list
+        F.expect_error(ops.MoeInitRoutingV3, int4_args(), INVALID, "expandedXOut dtype INT4 is not supported")
+        return
+    for args, code, text in int4_invalid_950():
+        F.expect_error(ops.MoeInitRoutingV3, args, code, text)
+
+
+# ---- MoeInitRoutingV3 MX no-quant rows (Ascend 950: FLOAT8 x with FLOAT8_E8M0 scales) ---------------------------------
+
+def check_init_routing_v3_mx(name, cols, seed=0):
+    """quantMode -1 with FLOAT8 x and an E8M0 scale [n, ceil(h / 64), 2]: the routed rows of x and of the scale moved
+    byte for byte (the newer arch35 gather), the rows past m keep their bytes."""
+    import ml_dtypes
+    n, k, E, rg = 7, 3, 8, [1, 7]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, (n, cols)).astype(np.uint8).view(getattr(ml_dtypes, name))
+    sc = rng.integers(0, 256, (n, -(-cols // 64), 2)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    eidx = rng.integers(0, E, (n, k)).astype(I32)
+    fx, fs = np.full((n * k, cols), 0x55, np.uint8), np.full((n * k,) + sc.shape[1:], 0x66, np.uint8)
+    got = ops.MoeInitRoutingV3(x, eidx, sc, None, -1, 0, E, 0, 1, True, -1, rg, 0, fx.view(x.dtype), np.zeros(n * k, I32),
+                               np.zeros(6, np.int64), fs.view(sc.dtype))
+    flat = eidx.reshape(-1)
+    order = np.argsort(np.where(flat < rg[0], np.inf, flat.astype(np.float64)), kind="stable")
+    m = int(((flat >= rg[0]) & (flat < rg[1])).sum())
+    want_x, want_s = fx.copy(), fs.copy()
+    want_x[:m] = x.view(np.uint8)[order[:m] // k]
+    want_s[:m] = sc.view(np.uint8)[order[:m] // k]
+    want = init_routing_v3_ref(x.view(np.uint8), eidx, None, rg, E, 1, -1, 0, 0)
+    assert np.array_equal(got[0].view(np.uint8), want_x) and np.array_equal(got[3].view(np.uint8), want_s), name
+    assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2]), name
+
+
+@pytest.mark.skipif(A2, reason="the MX no-quant rows are the Ascend 950's")
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_init_routing_v3_mx_no_quant_moves_the_bytes(name):
+    for cols in (64, 70):
+        check_init_routing_v3_mx(name, cols)
+
+
+def mx_invalid_950():   # the newer Ascend 950 tiling's checks (561103 at the run)
+    import ml_dtypes
+    x8 = XV.astype(ml_dtypes.float8_e4m3fn)
+    e8 = np.ones((4, 1, 2), ml_dtypes.float8_e8m0fnu)
+    es8 = np.zeros((8, 1, 2), ml_dtypes.float8_e8m0fnu)
+    return [
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=np.ones((4, 2, 2), e8.dtype), es=es8), DEFER,
+         "scale dim[1] 2, expected 1"),
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=np.ones((4, 1, 2), F32), es=es8), DEFER,
+         "x, scale FLOAT8_E4M3FN, FLOAT: scale should be DT_FLOAT8_E8M0 in no quant case"),
+        (v3_args(x=x8, ex=OV[0].astype(np.int8), quant=1), DEFER, "dtype of x FLOAT8_E4M3FN: unsupported under quant_mode 1"),
+        (v3_args(scale=np.ones(4, e8.dtype)), DEFER, "scale dtype FLOAT8_E8M0, expected DT_FLOAT"),
+        (v3_args(x=x8, ex=OV[0].astype(x8.dtype), scale=e8, es=np.zeros((8, 2), ml_dtypes.float8_e8m0fnu)), DEFER,
+         "expandedScaleOut must be FLOAT8_E8M0 [n * k = 8, 1, 2]"),
+    ]
+
+
+def test_init_routing_v3_mx_invalid_arguments():
+    import ml_dtypes
+    if A2:   # Atlas A2: FLOAT8 x is not in x's list
+        F.expect_error(ops.MoeInitRoutingV3, v3_args(x=XV.astype(ml_dtypes.float8_e4m3fn)), INVALID,
+                       "x dtype FLOAT8_E4M3FN is not supported")
+        return
+    for args, code, text in mx_invalid_950():
+        F.expect_error(ops.MoeInitRoutingV3, args, code, text)
+
+
 # ---- Atlas A2: the same checks and MoeComputeExpertTokens in one subprocess ----------------------------------------
 
 A2_CALLS = """
@@ -1004,6 +1149,8 @@ for fn, args, code, text in T.GRAD_INVALID + T.GRAD_INVALID_A2:
     T.test_token_permute_grads_invalid_arguments(fn, args, code, text)
 for args, code, text in T.V3_INVALID + T.V3_INVALID_A2:
     T.test_init_routing_v3_invalid_arguments(args, code, text)
+T.test_init_routing_v3_int4_invalid_arguments()
+T.test_init_routing_v3_mx_invalid_arguments()
 for args, code, text in T.INIT_INVALID[:4]:
     T.test_init_routing_invalid_arguments(args, code, text)
 """
@@ -1107,3 +1254,35 @@ def test_torch_npu_reaches_the_operators():
             assert F.bits_equal(ex3[:m], want[0][:m]) and np.array_equal(er3, want[1]), (dt, quant)
             assert np.array_equal(cnt3.reshape(-1)[:14 if ctype == 2 else 6], want[2].reshape(-1)[:14 if ctype == 2 else 6])
             assert quant == -1 or F.bits_equal(es3[:m], want[3][:m]), dt
+
+
+TORCH_950_BODY = """
+torch.manual_seed(1)
+n, k, h, E = 6, 2, 16, 8
+e = torch.randint(0, E, (n, k), dtype=torch.int32)
+for dt in [torch.float32, torch.bfloat16]:
+    x = torch.randn(n, h).to(dt) * 3
+    for with_scale in (False, True):
+        sm = (torch.rand(1, h) + 0.5).float()
+        r = torch_npu.npu_moe_init_routing_v2(x.npu(), e.npu(), scale=sm.npu() if with_scale else None,
+                                              active_num=-1, expert_num=E, expert_tokens_num_type=1,
+                                              expert_tokens_num_flag=True, quant_mode=13, active_expert_range=[0, E],
+                                              row_idx_type=0, x_dtype=torch_npu.int4)
+        OUT[f"int4 {with_scale} " + str(dt)] = [enc(to_np(v)) for v in (x.float(), e, sm) + tuple(r)]
+"""
+
+
+def test_torch_npu_int4_dynamic_quant_on_ascend_950():
+    """npu_moe_init_routing_v2(quant_mode=13, x_dtype=torch_npu.int4) -> aclnnMoeInitRoutingV3 with an INT4
+    expandedXOut (torch_npu's uint8 tensor of n * k x h / 2 bytes): the packed codes and scales of the kernel steps."""
+    if A2:
+        return
+    out = F.torch_npu_arrays(TORCH_950_BODY, soc="Ascend950PR")
+    for key, (x, e, sm, ex, er, cnt, es) in out.items():
+        smooth = sm if key.startswith("int4 True") else None
+        want = init_routing_v3_ref(x, e, None, [0, 8], 8, 1, -1, 0, 0)
+        order = np.argsort(e.reshape(-1), kind="stable")
+        q, s = int4_quant_ref(x[order // 2], smooth)
+        assert ex.dtype == np.uint8 and ex.shape == (12, 8), key
+        assert np.array_equal(ex, pack_int4(q)) and F.bits_equal(es, s), key
+        assert np.array_equal(er, want[1]) and np.array_equal(cnt, want[2]), key

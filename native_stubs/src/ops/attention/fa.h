@@ -17,7 +17,8 @@
 #define FA_MAX_BATCH 256   /* TND batches, prefix entries the emulator takes (the vendor: 20000 for TND) */
 #define FA_BLOCK 128       /* key/value positions per step of the online softmax (s2BaseSize)           */
 
-enum { FA_BSH = 0, FA_SBH, FA_BSND, FA_BNSD, FA_TND };
+enum { FA_BSH = 0, FA_SBH, FA_BSND, FA_BNSD, FA_TND, FA_NSD };   /* FA_NSD: BNSD without B (B = 1) */
+#define FA_ELEM_OUT 2   /* fa_elem's kv for the attention output: its layout is out_layout when set */
 enum { FA_MASK_NONE = 0, FA_MASK_FULL, FA_MASK_COMPRESSED, FA_MASK_STRIDED };
 enum { FA_PSE_NONE = 0, FA_PSE_TENSOR, FA_PSE_ALIBI };
 enum { FA_DROP_NONE = 0, FA_DROP_TENSOR, FA_DROP_PHILOX };
@@ -35,6 +36,7 @@ enum { FAG_OUT_DQ = 0, FAG_OUT_DK, FAG_OUT_DV, FAG_OUT_DPSE };
 
 typedef struct {
     int layout;                          /* FA_BSH ...                                                    */
+    int out_layout;                      /* the inference forms' "_"-joined layouts: output layout + 1 (0: layout) */
     int64_t B, N1, N2, G, S1, S2, D, Dv; /* S1, S2: per batch for TND (the largest)                       */
     int64_t cu_q[FA_MAX_BATCH + 1];      /* TND: first token of batch b (cu_q[B] = tokens in use)          */
     int64_t cu_kv[FA_MAX_BATCH + 1];

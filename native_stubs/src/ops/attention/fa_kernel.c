@@ -75,7 +75,7 @@ static void load_kv(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_
 static void pad_rows(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n, int64_t s1) {
     const pyaclnn_stub_tensor *out = &l->outputs[FA_OUT_ATTN], *lse = &l->outputs[FA_OUT_MAX];
     for (int64_t i = s1; i < p->S1; i++) {
-        for (int64_t d = 0; d < p->Dv; d++) fa_store(out, fa_elem(p, out, 0, p->Dv, b, n, i, d), 0.0f);
+        for (int64_t d = 0; d < p->Dv; d++) fa_store(out, fa_elem(p, out, FA_ELEM_OUT, p->Dv, b, n, i, d), 0.0f);
         if (p->lse == FA_LSE) fa_store(lse, tv_offset(lse, fa_stat_row(p, b, n, i)), INFINITY);
     }
 }
@@ -175,7 +175,7 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const in
             if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
             store_row_stats(p, l, row, m[i], sum[i], 0);
         }
-        store_head(p, &out[FA_OUT_ATTN], 0, Dv, b, n, s1, o);
+        store_head(p, &out[FA_OUT_ATTN], FA_ELEM_OUT, Dv, b, n, s1, o);
     }
     free(q), free(kt), free(v), free(o), free(ob), free(m), free(sum), free(ex), free(x), free(pb);
     return ok;

@@ -30,12 +30,13 @@
 int64_t fa_elem(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, int64_t hd, int64_t b, int64_t n, int64_t s,
                 int64_t d) {
     const int64_t *st = t->strides;
-    switch (p->layout) {
+    switch (kv == FA_ELEM_OUT && p->out_layout ? p->out_layout - 1 : p->layout) {
     case FA_BSH: return t->offset + b * st[0] + s * st[1] + (n * hd + d) * st[2];
     case FA_SBH: return t->offset + s * st[0] + b * st[1] + (n * hd + d) * st[2];
     case FA_BSND: return t->offset + b * st[0] + s * st[1] + n * st[2] + d * st[3];
     case FA_BNSD: return t->offset + b * st[0] + n * st[1] + s * st[2] + d * st[3];
-    default: return t->offset + ((kv ? p->cu_kv[b] : p->cu_q[b]) + s) * st[0] + n * st[1] + d * st[2];
+    case FA_NSD: return t->offset + n * st[0] + s * st[1] + d * st[2];
+    default: return t->offset + ((kv == 1 ? p->cu_kv[b] : p->cu_q[b]) + s) * st[0] + n * st[1] + d * st[2];
     }
 }
 

@@ -70,20 +70,25 @@ static aclnnStatus unsupported(op_call *c) {
 /* The query's layout and axes (B, N1, S1, D; TND: B from actualSeqLengths later). */
 static aclnnStatus query_axes(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q, const char *layout, int64_t heads) {
     char sh[200];
-    static const struct { const char *name; int id, ndim; } L[] = {
-        {"BSH", FA_BSH, 3}, {"BSND", FA_BSND, 4}, {"BNSD", FA_BNSD, 4}, {"TND", FA_TND, 3}};
+    /* query layout, output layout (-1: the query's), rank; the "_"-joined forms name the output's layout second */
+    static const struct { const char *name; int id, out, ndim; } L[] = {
+        {"BSH", FA_BSH, -1, 3}, {"BSND", FA_BSND, -1, 4}, {"BNSD", FA_BNSD, -1, 4}, {"TND", FA_TND, -1, 3},
+        {"NSD", FA_NSD, -1, 3}, {"BNSD_BSND", FA_BNSD, FA_BSND, 4}, {"BSH_BNSD", FA_BSH, FA_BNSD, 3},
+        {"BSND_BNSD", FA_BSND, FA_BNSD, 4}};
     int found = -1;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < (int)(sizeof L / sizeof *L); k++)
         if (strcmp(layout, L[k].name) == 0) found = k;
     if (found < 0) {
-        if (strchr(layout, '_') != NULL || strcmp(layout, "NTD") == 0 || strcmp(layout, "NSD") == 0)
-            return op_invalidf(c->api, "inputLayout %s is not supported by the emulator (BSH, BSND, BNSD, TND)", layout);
+        if (strchr(layout, '_') != NULL || strcmp(layout, "NTD") == 0)
+            return op_invalidf(c->api, "inputLayout %s is not supported by the emulator (BSH, BSND, BNSD, TND, NSD, "
+                               "BNSD_BSND, BSH_BNSD, BSND_BNSD)", layout);
         return tiling_fail(c, "Input layout %s is invalid, it should be BSH, BSND, BNSD, BNSD_BSND or TND.", layout);
     }
     if (q->ndim != L[found].ndim)
         return tiling_fail(c, "query's dim num %lld should be %d when inputLayout is %s", (long long)q->ndim,
                            L[found].ndim, layout);
     p->layout = L[found].id;
+    p->out_layout = L[found].out + 1;
     const int64_t *s = q->shape;
     if (heads <= 0) return tiling_fail(c, "numHeads %lld should be greater than 0", (long long)heads);
     p->N1 = heads;
@@ -95,9 +100,11 @@ static aclnnStatus query_axes(op_call *c, fa_plan *p, const pyaclnn_stub_tensor 
         break;
     case FA_BSND: p->B = s[0], p->S1 = s[1], p->D = s[3]; break;
     case FA_BNSD: p->B = s[0], p->S1 = s[2], p->D = s[3]; break;
+    case FA_NSD: p->B = 1, p->S1 = s[1], p->D = s[2]; break;
     default: p->D = s[2]; break;
     }
-    int64_t qn = p->layout == FA_BSND ? s[2] : p->layout == FA_BNSD ? s[1] : p->layout == FA_TND ? s[1] : heads;
+    int64_t qn = p->layout == FA_BSND ? s[2] : p->layout == FA_BNSD ? s[1] : p->layout == FA_TND ? s[1]
+               : p->layout == FA_NSD ? s[0] : heads;
     if (qn != heads)
         return tiling_fail(c, "numHeads %lld should be equal to query's N %lld (query %s)", (long long)heads, (long long)qn,
                            tv_shape_text(s, q->ndim, sh, sizeof sh));
@@ -115,6 +122,8 @@ static aclnnStatus kv_axes(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *k,
             return tiling_fail(c, "key %s and value %s should have the same shape but for the last dim",
                                tv_shape_text(k->shape, k->ndim, a, sizeof a), tv_shape_text(v->shape, v->ndim, b, sizeof b));
     p->N2 = kv_heads;
+    if (bt != NULL && p->layout == FA_NSD)
+        return op_invalidf(c->api, "the paged kv cache with inputLayout NSD is not supported by the emulator");
     if (bt != NULL) {   /* PagedAttention: BnBsH [blockNum, blockSize, H] or BnNBsD [blockNum, N2, blockSize, D] */
         if (k->ndim == 5) return op_invalidf(c->api, "the 5-dimensional (NZ) kv cache is not supported by the emulator");
         if (k->ndim != 3 && k->ndim != 4)
@@ -153,7 +162,7 @@ static aclnnStatus kv_axes(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *k,
         p->S2 = bt->shape[1] * p->block_size;
         return ACLNN_SUCCESS;
     }
-    int64_t want = p->layout == FA_BSH || p->layout == FA_TND ? 3 : 4;
+    int64_t want = p->layout == FA_BSH || p->layout == FA_TND || p->layout == FA_NSD ? 3 : 4;
     if (k->ndim != want)
         return tiling_fail(c, "key's dim num %lld should be %lld, the same as query's", (long long)k->ndim, (long long)want);
     int64_t kn, dk;
@@ -166,12 +175,13 @@ static aclnnStatus kv_axes(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *k,
         break;
     case FA_BSND: kn = k->shape[2], dk = k->shape[3], p->Dv = v->shape[3], p->S2 = k->shape[1]; break;
     case FA_BNSD: kn = k->shape[1], dk = k->shape[3], p->Dv = v->shape[3], p->S2 = k->shape[2]; break;
+    case FA_NSD: kn = k->shape[0], dk = k->shape[2], p->Dv = v->shape[2], p->S2 = k->shape[1]; break;
     default: kn = k->shape[1], dk = k->shape[2], p->Dv = v->shape[2]; break;
     }
     if (kn != kv_heads)
         return tiling_fail(c, "key's N %lld should be equal to numKeyValueHeads %lld", (long long)kn, (long long)kv_heads);
     if (dk != p->D) return tiling_fail(c, "key's D %lld should be equal to query's D %lld", (long long)dk, (long long)p->D);
-    if (p->layout != FA_TND && k->shape[0] != p->B)
+    if (p->layout != FA_TND && p->layout != FA_NSD && k->shape[0] != p->B)
         return tiling_fail(c, "key's B %lld should be equal to query's B %lld (the tensorlist form is not supported by "
                            "the emulator)", (long long)k->shape[0], (long long)p->B);
     return ACLNN_SUCCESS;
@@ -260,12 +270,16 @@ static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q)
     if (out->dtype != q->dtype)
         return tiling_fail(c, "attentionOut dtype %s should be the same as query's %s", op_dtype_name(out->dtype, d1),
                            op_dtype_name(q->dtype, d2));
-    int64_t want[4];
+    int64_t want[4], wnd = q->ndim;
     memcpy(want, q->shape, sizeof(int64_t) * (size_t)q->ndim);
     want[q->ndim - 1] = p->layout == FA_BSH ? p->N1 * p->Dv : p->Dv;
-    if (out->ndim != q->ndim || memcmp(out->shape, want, sizeof(int64_t) * (size_t)q->ndim) != 0)
+    if (p->out_layout == FA_BSND + 1)   /* BNSD_BSND */
+        wnd = 4, want[0] = p->B, want[1] = p->S1, want[2] = p->N1, want[3] = p->Dv;
+    else if (p->out_layout == FA_BNSD + 1)   /* BSH_BNSD, BSND_BNSD */
+        wnd = 4, want[0] = p->B, want[1] = p->N1, want[2] = p->S1, want[3] = p->Dv;
+    if (out->ndim != wnd || memcmp(out->shape, want, sizeof(int64_t) * (size_t)wnd) != 0)
         return tiling_fail(c, "attentionOut shape %s should be %s", tv_shape_text(out->shape, out->ndim, a, sizeof a),
-                           tv_shape_text(want, q->ndim, b, sizeof b));
+                           tv_shape_text(want, wnd, b, sizeof b));
     p->lse = FA_LSE_NONE;
     int pi = pidx(c, "softmaxLseFlag");
     if (pi < 0 || !c->arg[pi].i) return ACLNN_SUCCESS;

@@ -15,6 +15,11 @@
  *    given, for i < m; dynamic quant (moe_v3_gather_dynamic_quant.h): v = float(x) (* smooth[e - start]), scale =
  *    max|v| / 127, out = int8(CAST_ROUND(fp16(CAST_TRUNC(v / scale)))), expandedScale[i] = scale; x INT8 gathers
  *    nothing in that mode.
+ *
+ * The Ascend 950's INT4 dynamic quant (quantMode 13; op_kernel/arch35/moe_v3_gather_dynamic_quant_arch35.h and
+ * moe_v3_full_load_dynamic_quant_arch35.h, the rows that fit the UB): v = float(x) (* the one smooth row), amax =
+ * max|v|, factor = 7 / amax (0 when amax is 0), expandedScale[i] = amax * (1 / 7), out = int4(CAST_ROUND(fp16(
+ * CAST_TRUNC(v * factor)))) saturating, two codes a byte, the even column in the low nibble.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +36,7 @@
 typedef struct {
     int64_t n, k, cols, start, end, expert_num;
     int count_type, row_type, quant, has_scale;
+    int64_t mx_bytes;   /* MX no-quant (FLOAT8 x, FLOAT8_E8M0 scale): the scale bytes per row, else 0 */
     aclDataType xdt;
 } mir3_params;
 
@@ -46,23 +52,50 @@ static int mir3_cmp(const void *a, const void *b) {
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+/* One INT4 row (quantMode 13) written in place into the contiguous packed expandedXOut, its scale into *scale. */
+static void mir3_int4_row(const mir3_params *p, const unsigned char *xrow, const float *smooth, float *v,
+                          const pyaclnn_stub_tensor *out, int64_t row, float *scale) {
+    int64_t cols = p->cols;
+    size_t es = ew_itemsize(p->xdt);
+    float amax = 0.0f;
+    for (int64_t j = 0; j < cols; j++) {
+        float t = (float)ew_value_to_double(ew_load(xrow + j * (int64_t)es, p->xdt), p->xdt);
+        v[j] = smooth ? t * smooth[j] : t;   /* fp32 Mul by the one smooth row */
+        float a = v[j] < 0 ? -v[j] : v[j];
+        if (a > amax) amax = a;
+    }
+    float factor = amax == 0.0f ? 0.0f : 7.0f / amax;   /* Div, Select on amax == 0 */
+    *scale = amax * (1.0f / 7.0f);                      /* Muls */
+    for (int64_t j = 0; j < cols; j++) v[j] = num_f16_to_f32(num_f32_to_f16_mode(v[j] * factor, NUM_TRUNC));
+    uint8_t *dst = (uint8_t *)out->data + (out->offset + row * cols) / 2;
+    num_f32_to_int4_packed(v, dst, (size_t)cols, NUM_ROUND | NUM_SAT);
+}
+
 void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     const mir3_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
+    if (p->quant == 13 && !op_view_in_device_memory(&launch->outputs[0], 4)) {
+        pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: output 0 view (data %p) is not in device memory",
+                               launch->op_name, launch->outputs[0].data);
+        return;
+    }
     int64_t total = p->n * p->k, cols = p->cols, A = p->end - p->start;
     size_t es = ew_itemsize(p->xdt);
     int32_t *eidx = (int32_t *)tv_gather_bytes(&launch->inputs[1]);
     unsigned char *x = tv_gather_bytes(&launch->inputs[0]);
-    float *sc = p->has_scale ? tv_load_float(&launch->inputs[2]) : NULL;
-    unsigned char *ex = tv_gather_bytes(&launch->outputs[0]);   /* rows not written keep their bytes */
+    float *sc = p->has_scale && !p->mx_bytes ? tv_load_float(&launch->inputs[2]) : NULL;
+    unsigned char *mxs = p->mx_bytes ? tv_gather_bytes(&launch->inputs[2]) : NULL;   /* E8M0 bytes, moved as such */
+    /* rows not written keep their bytes; INT4 rows are written in place (packed: no byte view) */
+    unsigned char *ex = p->quant == 13 ? (unsigned char *)launch->outputs[0].data : tv_gather_bytes(&launch->outputs[0]);
     int32_t *er = tv_alloc(total, sizeof(int32_t));
     int64_t cnt_n = pyaclnn_stub_numel(&launch->outputs[2]);
     int64_t *cnt = (int64_t *)tv_gather_bytes(&launch->outputs[2]);
-    float *es_out = (float *)tv_gather_bytes(&launch->outputs[3]);
+    unsigned char *es_raw = tv_gather_bytes(&launch->outputs[3]);
+    float *es_out = (float *)es_raw;
     mir3_item *it = tv_alloc(total, sizeof(mir3_item));
     int64_t *count = tv_alloc(A, sizeof(int64_t));
     float *v = tv_alloc(cols, sizeof(float));
-    if (!eidx || !x || (p->has_scale && !sc) || !ex || !er || !cnt || !es_out || !it || !count || !v) {
+    if (!eidx || !x || (p->has_scale && !sc && !mxs) || !ex || !er || !cnt || !es_out || !it || !count || !v) {
         tv_fail_oom(launch);
         goto done;
     }
@@ -90,9 +123,14 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
     }
     for (int64_t i = 0; i < m; i++) {
         int64_t src = it[i].pos / p->k;
+        if (p->quant == 13) {
+            mir3_int4_row(p, x + src * cols * (int64_t)es, sc, v, &launch->outputs[0], i, es_out + i);
+            continue;
+        }
         if (p->quant != 1) {
             memcpy(ex + i * cols * (int64_t)es, x + src * cols * (int64_t)es, (size_t)cols * es);
-            if (p->has_scale) es_out[i] = sc[src];
+            if (p->mx_bytes) memcpy(es_raw + i * p->mx_bytes, mxs + src * p->mx_bytes, (size_t)p->mx_bytes);
+            else if (p->has_scale) es_out[i] = sc[src];
             continue;
         }
         if (p->xdt == ACL_INT8) continue;   /* the kernel's dynamic-quant gather is compiled out for INT8 x */
@@ -112,11 +150,13 @@ void moe_init_routing_v3_kernel(const pyaclnn_stub_launch *launch) {
         }
         es_out[i] = s;
     }
-    tv_scatter_bytes(&launch->outputs[0], ex);
+    if (p->quant != 13) tv_scatter_bytes(&launch->outputs[0], ex);
     tv_scatter_bytes(&launch->outputs[1], (const unsigned char *)er);
     tv_scatter_bytes(&launch->outputs[2], (const unsigned char *)cnt);
     tv_scatter_bytes(&launch->outputs[3], (const unsigned char *)es_out);
 done:
+    if (p->quant == 13) ex = NULL;
+    free(mxs);
     free(eidx), free(x), free(sc), free(ex), free(er), free(cnt), free(es_out), free(it), free(count), free(v);
 }
 
@@ -144,6 +184,61 @@ static aclnnStatus wrong_dim(op_call *c, const char *name, const pyaclnn_stub_te
 
 #define LL(v) ((long long)(v))
 
+/* The newer Ascend 950 tiling's input checks for quantMode 13 (CheckInputX, CheckInputScale with (1, H), the even
+ * cols of CheckSetInputs), in its order; their log macros' words, not their exact layout. */
+static aclnnStatus mir3_int4_inputs(op_call *c, const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *sc) {
+    char b[24];
+    if (x->dtype != ACL_FLOAT && x->dtype != ACL_BF16)
+        return mir3_l0(c, "dtype of x %s: unsupported under quant_mode 13", op_dtype_name(x->dtype, b));
+    if (sc->present) {
+        if (sc->ndim != 2) return mir3_l0(c, "scale rank %lld, expected 2", LL(sc->ndim));
+        if (sc->shape[0] != 1) return mir3_l0(c, "scale dim[0] %lld, expected 1", LL(sc->shape[0]));
+        if (sc->shape[1] != x->shape[1])
+            return mir3_l0(c, "scale dim[1] %lld, expected %lld", LL(sc->shape[1]), LL(x->shape[1]));
+    }
+    if (x->shape[1] % 2) return mir3_l0(c, "cols %lld: For INT4 dynamic quantization, cols must be even.", LL(x->shape[1]));
+    return ACLNN_SUCCESS;
+}
+
+static int mir3_fp8(aclDataType d) { return d == ACL_FLOAT8_E5M2 || d == ACL_FLOAT8_E4M3FN; }
+
+/* The newer Ascend 950 tiling's checks of the MX no-quant rows (FLOAT8 x, quantMode -1: CheckInputX, then
+ * CheckInputScale's GetExpectedInputScaleShape (n, ceil(h / 64), 2) and CheckInputScaleDtype), and its scale dtype
+ * rule for the other rows (FLOAT); their log macros' words. */
+static aclnnStatus mir3_mx_inputs(op_call *c, const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *sc,
+                                  int64_t quant) {
+    char b1[24], b2[24];
+    int mx = mir3_fp8(x->dtype);
+    if (mx && quant != -1)
+        return mir3_l0(c, "dtype of x %s: unsupported under quant_mode %lld", op_dtype_name(x->dtype, b1), LL(quant));
+    if (!sc->present || quant == 0) return ACLNN_SUCCESS;
+    if (mx) {
+        int64_t want[3] = {x->shape[0], (x->shape[1] + 63) / 64, 2};
+        if (sc->ndim != 3) return mir3_l0(c, "scale rank %lld, expected 3", LL(sc->ndim));
+        for (int d = 0; d < 3; d++)
+            if (sc->shape[d] != want[d])
+                return mir3_l0(c, "scale dim[%d] %lld, expected %lld", d, LL(sc->shape[d]), LL(want[d]));
+        if (sc->dtype != ACL_FLOAT8_E8M0)
+            return mir3_l0(c, "x, scale %s, %s: scale should be DT_FLOAT8_E8M0 in no quant case",
+                           op_dtype_name(x->dtype, b1), op_dtype_name(sc->dtype, b2));
+    } else if (sc->dtype != ACL_FLOAT) {
+        return mir3_l0(c, "scale dtype %s, expected DT_FLOAT", op_dtype_name(sc->dtype, b1));
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ValidateExpandedXDtype under quantMode 13, then the emulator's own need: it writes whole packed rows into a
+ * contiguous expandedXOut. */
+static aclnnStatus mir3_int4_out(op_call *c, const pyaclnn_stub_tensor *ex, int64_t nk, int64_t h) {
+    char b[24];
+    if (ex->dtype != ACL_INT4)
+        return mir3_l0(c, "expanded_x %s: expected INT4 under quant_mode 13", op_dtype_name(ex->dtype, b));
+    if (ex->strides[1] != 1 || (nk > 1 && ex->strides[0] != h) || ex->offset % 2)
+        return mir3_l0(c, "quantMode 13: the emulator writes packed INT4 rows and needs a contiguous expandedXOut "
+                          "starting on a byte");
+    return ACLNN_SUCCESS;
+}
+
 /* mir3_plan x expertIdx scale activeNum expertNum dropPadMode expertTokensNumType expertTokensNumFlag quantMode
  * activeExpertRange rowIdxType expandedX expandedRowIdx expertTokensCount expandedScale: the op_api's CheckShape
  * (161002), then the L0 op: the definition's rows and the tiling's CheckAttr / CheckInputShape / CheckOutShape in the
@@ -167,7 +262,8 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if ((rc = wrong_dim(c, "x", x, 2)) || (rc = wrong_dim(c, "expertIdx", ei, 2))) return rc;
     int64_t n = x->shape[0], h = x->shape[1], k = ei->shape[1], nk = op_mul_sat(n, k);
     if (ei->shape[0] != n) return mir3_bad(c, "expertIdx shape error");
-    if (sc->present && quant != 0) {
+    int mx = soc950 && quant == -1 && mir3_fp8(x->dtype);   /* the newer tiling checks its scale shapes */
+    if (sc->present && quant != 0 && !mx) {
         if (quant == -1) {
             if ((rc = wrong_dim(c, "scaleOptional", sc, 1))) return rc;
             if (sc->shape[0] != n) return mir3_bad(c, "scale shape error");
@@ -192,8 +288,10 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
         if (ct->shape[0] != E) return mir3_bad(c, "expertTokensCountOrCumsumOut shape error");
         if (ct->shape[1] != 2) return mir3_bad(c, "expertTokensCountOrCumsumOut shape error");
     }
-    /* the L0 op: the definition's rows (x, expanded_x: one dtype, or FLOAT16 / BF16 / FLOAT x with INT8 out) */
-    if (ex->dtype != x->dtype && !(ex->dtype == ACL_INT8 && x->dtype != ACL_INT8)) {
+    /* the L0 op: the definition's rows (x, expanded_x: one dtype, or FLOAT16 / BF16 / FLOAT x with INT8 out; the
+     * Ascend 950's also FLOAT / BF16 x with INT4 out) */
+    int int4_row = soc950 && ex->dtype == ACL_INT4 && (x->dtype == ACL_FLOAT || x->dtype == ACL_BF16);
+    if (ex->dtype != x->dtype && !(ex->dtype == ACL_INT8 && x->dtype != ACL_INT8) && !int4_row) {
         char b1[24], b2[24];
         return mir3_l0(c, "no kernel for x %s, expanded_x %s", op_dtype_name(x->dtype, b1), op_dtype_name(ex->dtype, b2));
     }
@@ -227,7 +325,8 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
                               "is %lld.", LL(end));
         if (type != 2 && end > 10240)
             return mir3_l0(c, "expert_end should be equal or less than 10240, current is %lld.", LL(end));
-        if (quant != -1 && quant != 1)
+        /* 13: the newer tiling's INT4 dynamic quant (its ValidateQuantMode), the one mode added here */
+        if (quant != -1 && quant != 1 && quant != 13)
             return mir3_l0(c, "Attr quant_mode currently supports -1 or 1, but got %lld", LL(quant));
         if (rowt != 1 && rowt != 0)
             return mir3_l0(c, "row_idx_type currently supports 1 or 0, but got %lld.", LL(rowt));
@@ -248,6 +347,8 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (active != -1 && active != nk)
         return soc950 ? mir3_l0(c, "Attr active_num should equal to bs*k(%lld), current is %lld.", LL(nk), LL(active))
                       : mir3_l0(c, "active_num currently should equal to %lld(bs*k)", LL(nk));
+    if (quant == 13 && ((rc = mir3_int4_inputs(c, x, sc)) || c->made)) return rc;   /* made: deferred */
+    if (soc950 && ((rc = mir3_mx_inputs(c, x, sc, quant)) || c->made)) return rc;
     if (quant == 1 && sc->present) {   /* the op_api's checks with the same range: cannot fail here */
         if (sc->ndim != 2 || sc->shape[0] != end - start || sc->shape[1] != h)
             return mir3_l0(c, "The first dim of scale should be %lld", LL(end - start));
@@ -266,12 +367,20 @@ aclnnStatus opc_mir3_plan(op_call *c, const op_step *s) {
     if (quant == 1 && x->dtype != ACL_INT8 && ex->dtype != ACL_INT8)
         return mir3_l0(c, "quantMode 1 writes int8 rows: expandedXOut must be INT8 (the emulator does not model the "
                           "kernel writing int8 into a %s tensor)", ex->dtype == ACL_FLOAT ? "FLOAT" : "16-bit");
+    if (quant == 13 && ((rc = mir3_int4_out(c, ex, nk, h)) || c->made)) return rc;
     if (quant == -1 && ex->dtype != x->dtype)
         return mir3_l0(c, "quantMode -1 copies x's rows: expandedXOut of another dtype would be written past its end");
-    if ((quant == 1 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
+    int64_t mx_bytes = mx && sc->present ? (h + 63) / 64 * 2 : 0;
+    if (mx_bytes && (es->dtype != ACL_FLOAT8_E8M0 || es->ndim != 3 || es->shape[0] < nk ||
+                     es->shape[1] * es->shape[2] != mx_bytes))
+        return mir3_l0(c, "expandedScaleOut must be FLOAT8_E8M0 [n * k = %lld, %lld, 2] (the kernel moves each routed "
+                          "row's scales)", LL(nk), LL(mx_bytes / 2));
+    if (!mx_bytes && (quant == 1 || quant == 13 || sc->present) && es->dtype != ACL_FLOAT)
+        return mir3_l0(c, "expandedScaleOut must be FLOAT (the kernel writes one fp32 scale per routed row)");
+    if (!mx_bytes && (quant == 1 || quant == 13 || sc->present) && (es->ndim != 1 || es->shape[0] < nk))
         return mir3_l0(c, "expandedScaleOut must hold n * k = %lld values (the kernel writes one per routed row)", LL(nk));
     mir3_params *p = op_params(c, sizeof *p);
-    *p = (mir3_params){n, k, h, start, end, E, (int)type, (int)rowt, (int)quant, sc->present, x->dtype};
+    *p = (mir3_params){n, k, h, start, end, E, (int)type, (int)rowt, (int)quant, sc->present, mx_bytes, x->dtype};
     if (nk == 0) c->nothing = 1;
     return ACLNN_SUCCESS;
 }
