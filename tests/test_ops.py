@@ -156,6 +156,17 @@ def test_operator_errors_name_the_operator_and_soc():
     assert info.value.code == capi.ACLNN_ERR_PARAM_NULLPTR
 
 
+def test_an_earlier_unread_failure_does_not_lend_its_hint():
+    """A raw capi call that failed on a destroyed argument and whose message nobody read stays in the thread's
+    message buffer; the next friendly failure reads both, and its hint is still its own (a dtype refusal)."""
+    ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
+    assert capi.aclnnAmpUpdateScaleGetWorkspaceSize(0xDEAD0, 0xDEAD0, 0xDEAD0, 2.0, 0.5, 10, 0xDEAD0, 0xDEAD0,
+                                                    ctypes.byref(ws), ctypes.byref(ex)) == capi.ACLNN_ERR_PARAM_INVALID
+    with pytest.raises(AclError) as info:
+        ops.amp_update_scale(np.array([1.0]), np.array([0], np.int32), np.array([0.0]))   # float64
+    assert "rejected an argument" in info.value.hint and "no longer exists" not in info.value.hint
+
+
 def test_missing_operator_names_libraries_and_soc():
     with pytest.raises(ops.OperatorNotFoundError) as info:
         ops.call("NoSuchOperator")

@@ -118,7 +118,10 @@ def op_error(status: int, func: str, op: str) -> AclError:
     """The AclError for a failing operator call, with a hint naming the operator and the SoC."""
     err = make_error(status, func)
     template = _CONTEXT_HINTS.get(status)
-    if status == 161002 and err.message and "is not a live" in err.message:
+    # (only this call's own report counts -- this function's newest, listed first: the thread's message buffer may
+    # still hold an earlier, unread failure)
+    own = [line for line in (err.message or "").splitlines() if func in line]
+    if status == 161002 and own and "is not a live" in own[0]:
         template = _DESTROYED_HINT
     if template is not None:
         err.hint = template.format(op=op, soc=_soc())
