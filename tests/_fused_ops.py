@@ -52,6 +52,7 @@ def null_status_is_nullptr(op: str, n: int) -> None:
     """aclnn<op>GetWorkspaceSize with its n parameters (before workspaceSize) all NULL: 161001, "... is NULL"."""
     import pyaclnn
     from _op_helpers import NULLPTR, raw_null_status
+    pyaclnn.library_paths()   # the backend loaded first: pyaclnn reads the messages only of a backend it opened
     assert raw_null_status(f"aclnn{op}GetWorkspaceSize", n) == NULLPTR
     assert "is NULL" in (pyaclnn.errors.recent_error_message() or "")
 
