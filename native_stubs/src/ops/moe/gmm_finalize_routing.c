@@ -20,6 +20,7 @@
 #include <string.h>
 #include "kernels/dtype.h"
 #include "opbase/checks.h"
+#include "ops/moe/gmm_finalize_routing.h"
 #include "ops_decls.h"
 
 /* The name the op_api's messages use: "aclnnGroupedMatmulFinalizeRoutingV3" (V2 writes "GroupedMatmulFinalizeRoutingV2"). */
@@ -58,8 +59,7 @@ aclnnStatus opc_gmmfr_scene(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* OP_CHECK_WRONG_DIMENSION (absent optional operands pass; the vendor's message names the expression) */
-static aclnnStatus gmmfr_rank(op_call *c, const char *name, const pyaclnn_stub_tensor *t, int64_t want) {
+aclnnStatus gmmfr_rank(op_call *c, const char *name, const pyaclnn_stub_tensor *t, int64_t want) {
     if (!t->present || t->ndim == want) return ACLNN_SUCCESS;
     char b[160];
     return op_invalidf(c->api, "Expected %lld dimension input, but got %s with sizes %s.", (long long)want, name,

@@ -39,6 +39,7 @@
 #include "kernels/view.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
+#include "ops/moe/gmm_finalize_routing.h"
 #include "ops/moe/grouped_matmul.h"
 #include "ops/quant/a8w8_dequant.h"
 #include "ops_decls.h"
@@ -115,14 +116,6 @@ aclnnStatus opc_gmmfr_nz_scene(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* OP_CHECK_WRONG_DIMENSION (absent optional operands pass) */
-static aclnnStatus gmmfr_nz_rank(op_call *c, const char *name, const pyaclnn_stub_tensor *t, int64_t want) {
-    if (!t->present || t->ndim == want) return ACLNN_SUCCESS;
-    char b[160];
-    return op_invalidf(c->api, "Expected %lld dimension input, but got %s with sizes %s.", (long long)want, name,
-                       tv_shape_text(t->shape, t->ndim, b, sizeof b));
-}
-
 /* OP_CHECK_DTYPE_NOT_SUPPORT (absent optional operands pass) */
 static aclnnStatus gmmfr_nz_dtype(op_call *c, const char *name, const pyaclnn_stub_tensor *t, const aclDataType *list,
                                   size_t n) {
@@ -159,12 +152,12 @@ aclnnStatus opc_gmmfr_nz_check(op_call *c, const op_step *s) {
     if (int4)   /* the A8W4 path: its own dims and dtype lists, then no arithmetic here */
         return op_invalidf(c->api, "x2 INT4 (packed in INT32): the emulator does not implement the A8W4 computation "
                            "of %s (its fixpipe dequant rounding of the INT64 scale is not published)", c->def->name);
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.scale", scale, 2));
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.pertokenScaleOptional", pt, 1));
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.groupList", gl, 1));
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.shareInput", shared, 2));
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.logit", logit, 1));
-    GMMFR_TRY(gmmfr_nz_rank(c, "params.rowIndex", row, 1));
+    GMMFR_TRY(gmmfr_rank(c, "params.scale", scale, 2));
+    GMMFR_TRY(gmmfr_rank(c, "params.pertokenScaleOptional", pt, 1));
+    GMMFR_TRY(gmmfr_rank(c, "params.groupList", gl, 1));
+    GMMFR_TRY(gmmfr_rank(c, "params.shareInput", shared, 2));
+    GMMFR_TRY(gmmfr_rank(c, "params.logit", logit, 1));
+    GMMFR_TRY(gmmfr_rank(c, "params.rowIndex", row, 1));
     /* CheckDtypeValid, the INT8 lists */
     static const aclDataType in[] = {ACL_INT8, ACL_INT4}, sc[] = {ACL_FLOAT, ACL_INT64, ACL_BF16},
                              ri[] = {ACL_INT64, ACL_INT32}, bf[] = {ACL_BF16}, f32[] = {ACL_FLOAT}, i64[] = {ACL_INT64};

@@ -556,6 +556,20 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
 }
 
 /* FLOAT8 / HIFLOAT8 x1, x2 (fp8_dequant.h): fp32 accumulation, then the dequant the tiling picks */
+/* Out's batch index b -> the x1 / x2 matrix indices it reads (their batch dims broadcast). */
+static void qmm_batch_offsets(const qmm_params *p, int64_t b, int64_t *o1, int64_t *o2) {
+    int64_t r = b, st1 = 1, st2 = 1;
+    *o1 = *o2 = 0;
+    for (int64_t i = p->nb - 1; i >= 0; i--) {
+        int64_t idx = r % p->bshape[i];
+        r /= p->bshape[i];
+        *o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
+        *o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
+        st1 *= p->x1b[i];
+        st2 *= p->x2b[i];
+    }
+}
+
 static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p) {
     const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
                               *ts2 = &launch->inputs[3], *tb = &launch->inputs[5], *out = &launch->outputs[0];
@@ -574,15 +588,8 @@ static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *
     }
     uint64_t dword = p->dq == QMM_DQ_DOUBLE ? fp8_double_scale_word(s2f[0], s1[0]) : 0;
     for (int64_t b = 0; b < batch; b++) {
-        int64_t r = b, o1 = 0, o2 = 0, st1 = 1, st2 = 1;
-        for (int64_t i = p->nb - 1; i >= 0; i--) {
-            int64_t idx = r % p->bshape[i];
-            r /= p->bshape[i];
-            o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
-            o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
-            st1 *= p->x1b[i];
-            st2 *= p->x2b[i];
-        }
+        int64_t o1, o2;
+        qmm_batch_offsets(p, b, &o1, &o2);
         const float *a = x1 + o1 * M * K, *w = x2 + o2 * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
@@ -634,16 +641,8 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
         goto done;
     }
     for (int64_t b = 0; b < batch; b++) {
-        /* batch index -> x1 / x2 batch offsets (broadcast) */
-        int64_t r = b, o1 = 0, o2 = 0, st1 = 1, st2 = 1;
-        for (int64_t i = p->nb - 1; i >= 0; i--) {
-            int64_t idx = r % p->bshape[i];
-            r /= p->bshape[i];
-            o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
-            o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
-            st1 *= p->x1b[i];
-            st2 *= p->x2b[i];
-        }
+        int64_t o1, o2;
+        qmm_batch_offsets(p, b, &o1, &o2);
         const int8_t *a = x1 + o1 * M * K, *w = x2 + o2 * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
