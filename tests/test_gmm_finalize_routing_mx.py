@@ -52,7 +52,17 @@ def to_f32(num: int, exp: int) -> F32:
     return F32(f)
 
 
-def model(x, w, ws, xs, bias, logit, rows, shared, offset, weight, counts=COUNTS, bs=BS):
+def groups(gl, gl_type):
+    """The kernel's GetSplitValueFromGroupList: (first token, count) per expert; groups of <= 0 tokens skipped."""
+    pre, out = 0, []
+    for v in gl:
+        n = int(v) - pre if gl_type == 0 else int(v)
+        pre = int(v) if gl_type == 0 else pre + n
+        out.append((pre - n, max(n, 0)))
+    return out
+
+
+def model(x, w, ws, xs, bias, logit, rows, shared, offset, weight, counts=COUNTS, bs=BS, gl_type=1):
     """x [M, K], w [E, K, N] (codes), ws [E, ceil(K/64), N, 2], xs [M, ceil(K/64), 2] (E8M0), the kernel's steps."""
     K = x.shape[1]
     xi = (x.astype(np.float64) * 2.0 ** FRAC[x.dtype.type]).astype(np.int64).astype(object)
@@ -63,16 +73,14 @@ def model(x, w, ws, xs, bias, logit, rows, shared, offset, weight, counts=COUNTS
     out = np.zeros((bs, w.shape[2]), F32)
     if shared is not None:
         out[offset:offset + len(shared)] = shared.astype(F32) * F32(weight)
-    m = 0
-    for e, cnt in enumerate(counts):
-        for m in range(m, m + cnt):
+    for e, (first, cnt) in enumerate(groups(counts, gl_type)):
+        for m in range(first, first + cnt):
             for n in range(w.shape[2]):
                 acc = F32(bias[e, n]) if bias is not None else F32(0)
                 for g in range((K + 31) // 32):
                     s = int(np.dot(xi[m, 32 * g:32 * g + 32], wi[e, 32 * g:32 * g + 32, n]))
                     acc = F32(acc + to_f32(s, shift + ex[m, g] + ew[e, n, g]))
                 out[rows[m], n] = F32(out[rows[m], n] + F32(acc * logit[m]))
-            m += 1
     return out
 
 
@@ -134,7 +142,7 @@ def test_against_kernel_steps(case):
     wa, wsa = (np.ascontiguousarray(w.transpose(0, 2, 1)), np.ascontiguousarray(ws.transpose(0, 2, 1, 3))) if tx2 \
         else (w, ws)
     got = call(x, wa, wsa, xs, bias, gl, shared, logit, ROWS, 0.75, 1 if has_shared else 0, tx2=tx2, gl_type=gl_type)
-    want = model(x, w, ws, xs, bias, logit, ROWS, shared, 1 if has_shared else 0, 0.75)
+    want = model(x, w, ws, xs, bias, logit, ROWS, shared, 1 if has_shared else 0, 0.75, counts=gl, gl_type=gl_type)
     assert F.bits_equal(got, want), case
     tot, mag = exact64(x, w, ws, xs, bias, logit, ROWS, shared, 1 if has_shared else 0, 0.75)
     n = (K + 31) // 32 + 4   # groups, bias, logit, two scatter-adds
@@ -156,9 +164,14 @@ def test_measured_against_float64():
 
 
 @pytest.mark.skipif(A2, reason="Ascend 950 only")
-def test_nan_scale_and_empty_m():
-    """E8M0 code 255 is NaN and poisons its column's group; M = 0 returns before the checker (out untouched)."""
+def test_nan_scale_groups_and_empty_m():
+    """E8M0 code 255 is NaN and poisons its column's group; groups of <= 0 tokens; M = 0 returns before the checker
+    (out untouched)."""
     x, w, ws, xs, bias, logit, shared = operands(3, E4, E4, 64)
+    # groups of <= 0 tokens are skipped: a zero count, a cumulative sum that goes back
+    for gl, t in (([0, 5], 1), ([5, 3], 0)):
+        got = call(x, w, ws, xs, bias, np.array(gl, I64), shared, logit, ROWS, 1.0, 0, gl_type=t)
+        assert F.bits_equal(got, model(x, w, ws, xs, bias, logit, ROWS, shared, 0, 1.0, counts=gl, gl_type=t))
     ws = ws.copy()
     ws.view(np.uint8)[1, 0, 5, 1] = 255
     got = call(x, w, ws, xs, bias, COUNTS, shared, logit, ROWS, 1.0, 0)
@@ -167,6 +180,21 @@ def test_nan_scale_and_empty_m():
     out = np.full((BS, N), 7, F32)
     got = call(x[:0], w, ws, xs[:0], bias, np.zeros(2, I64), None, logit[:0], ROWS[:0], out=out)
     assert (got == 7).all()
+
+
+@pytest.mark.skipif(A2, reason="Ascend 950 only")
+@pytest.mark.parametrize("gl,gl_type,text", [([5, 5], 1, "takes tokens 5 .. 9, outside x1's 7 rows"),
+                                             ([-1, 3], 1, "takes tokens -1 .. 1"),
+                                             ([4, 3], 1, "rowIndex[6] = 9 is not a row of out")])
+def test_device_faults(gl, gl_type, text):
+    """Tokens past x1's rows or a row index outside out: the kernel would read / write outside them."""
+    from pyaclnn.errors import AclError
+    x, w, ws, xs, bias, logit, shared = operands(4, E4, E4, 64)
+    rows = ROWS.copy()
+    rows[6] = 9
+    with pytest.raises(AclError) as e:
+        call(x, w, ws, xs, bias, np.array(gl, I64), shared, logit, rows if "rowIndex" in text else ROWS)
+    assert text in str(e.value), str(e.value)
 
 
 def args(**kw):

@@ -19,7 +19,8 @@
  * The emulator's limits after them (161002): x FLOAT8_E4M3FN with an FP4 weight (MxA8W4: its own checker and
  *   kernel), the per-token quant mode (FLOAT / BFLOAT16 scale), a FRACTAL_NZ weight.
  *
- * Kernel, per expert e and its tokens m (groupList: counts, or a cumulative sum with groupListType 0):
+ * Kernel, per expert e and its tokens m (groupList: counts, or a cumulative sum with groupListType 0; a group of
+ * <= 0 tokens is skipped, a count still moving the next group's first token):
  *   acc[m][n] = the MX cube's fp32 value (ops/quant/mx_dequant.h), starting from fp32(bias[e][n]) when given;
  *   y = fp32(acc * logit[m]) (the epilogue's fp32 Mul); out[rowIndex[m]] += y (fp32 atomic adds: token order here,
  *   the cores' order on the NPU); before them the prologue: out = 0, rows [sharedInputOffset, + rows of
@@ -352,10 +353,33 @@ aclnnStatus opc_gmmfr_mx_check(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* groupList as counts: groupListType 1 as given, 0 (a cumulative sum) differenced; a decreasing sum -> device fault */
-static int gmx_counts(int64_t *counts, int64_t e, int64_t type) {
-    if (type == 1) return 1;
-    for (int64_t i = e - 1; i > 0; i--) counts[i] -= counts[i - 1];
+/* The kernel's GetSplitValueFromGroupList: groupListType 0 differences the cumulative sum, 1 takes counts (and moves
+ * the prefix by each, negative ones too); a group of <= 0 tokens is skipped; a group's tokens end at the prefix.
+ * Tokens outside x1's rows, or a row index outside out, are a device fault (0). */
+static int gmx_groups(const int64_t *gl, const gmmfr_mx_params *p, const unsigned char *rows, aclDataType row_dt,
+                      int64_t *start, int64_t *cnt) {
+    int64_t pre = 0;
+    for (int64_t i = 0; i < p->e; i++) {
+        int64_t v = p->list_type == 0 ? gl[i] - pre : gl[i];
+        pre = p->list_type == 0 ? gl[i] : pre + v;
+        start[i] = pre - v, cnt[i] = v > 0 ? v : 0;
+        if (v <= 0) continue;
+        if (start[i] < 0 || pre > p->m) {
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "GroupedMatmulFinalizeRoutingV3: groupList[%lld] = "
+                                   "%lld takes tokens %lld .. %lld, outside x1's %lld rows", (long long)i,
+                                   (long long)gl[i], (long long)start[i], (long long)(pre - 1), (long long)p->m);
+            return 0;
+        }
+        for (int64_t t = start[i]; t < pre; t++) {
+            int64_t r = gmmfr_row(rows, row_dt, t);
+            if (r < 0 || r >= p->batch) {
+                pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "GroupedMatmulFinalizeRoutingV3: rowIndex[%lld] "
+                                       "= %lld is not a row of out (0 .. %lld)", (long long)t, (long long)r,
+                                       (long long)(p->batch - 1));
+                return 0;
+            }
+        }
+    }
     return 1;
 }
 
@@ -367,7 +391,7 @@ void gmmfr_mx_kernel(const pyaclnn_stub_launch *launch) {
     const gmmfr_mx_params *p = launch->params;
     const pyaclnn_stub_tensor *in = launch->inputs, *out_t = &launch->outputs[0];
     if (!tv_launch_views_ok(launch)) return;
-    int64_t M = p->m, K = p->k, N = p->n, E = p->e, B = p->batch, G = gmx_ceil(K, MX_GROUP), G2 = gmx_ceil(K, 64) * 2;
+    int64_t K = p->k, N = p->n, E = p->e, B = p->batch, G = gmx_ceil(K, MX_GROUP), G2 = gmx_ceil(K, 64) * 2;
     float *x = gmx_load(&in[0]), *w = gmx_load(&in[1]), *bias = p->has_bias ? tv_load_float(&in[3]) : NULL;
     uint8_t *ws = tv_gather_bytes(&in[2]), *xs = tv_gather_bytes(&in[7]);
     int64_t *counts = (int64_t *)tv_gather_bytes(&in[8]);
@@ -375,20 +399,22 @@ void gmmfr_mx_kernel(const pyaclnn_stub_launch *launch) {
     unsigned char *rows = tv_gather_bytes(&in[11]);
     float *out = tv_alloc(B * N, sizeof(float));
     uint8_t *col = tv_alloc(N * G, 1);   /* one expert's weight scales, per column in K-group order */
+    int64_t *start = tv_alloc(E, sizeof(int64_t)), *cnt = tv_alloc(E, sizeof(int64_t));
     int fa = mx_frac_bits(in[0].dtype), fw = mx_frac_bits(in[1].dtype);
     if (!x || !w || (p->has_bias && !bias) || !ws || !xs || !counts || (p->has_shared && !shared) || !logit ||
-        !rows || !out || !col) {
+        !rows || !out || !col || !start || !cnt) {
         tv_fail_oom(launch);
-    } else if (gmx_counts(counts, E, p->list_type) && gmmfr_indices_ok(E, M, B, counts, rows, in[11].dtype)) {
+    } else if (gmx_groups(counts, p, rows, in[11].dtype, start, cnt)) {
         gmmfr_prologue(out, B, N, shared, p->shared_rows, p->shared_offset, p->shared_weight);
         /* the weight's (k, n) strides in its row-major view: (E, K, N), or (E, N, K) with transposeX2 */
         int64_t wsk = p->w_kn ? N : 1, wsn = p->w_kn ? 1 : K;
-        for (int64_t e = 0, m = 0; e < E; e++) {
+        for (int64_t e = 0; e < E; e++) {
+            if (cnt[e] == 0) continue;
             for (int64_t j = 0; j < N; j++)
                 for (int64_t g = 0; g < G; g++)
                     col[j * G + g] = p->scale_kn ? ws[((e * (G2 / 2) + g / 2) * N + j) * 2 + g % 2]
                                                  : ws[(e * N + j) * G2 + g];
-            for (int64_t end = m + counts[e]; m < end; m++) {
+            for (int64_t m = start[e]; m < start[e] + cnt[e]; m++) {
                 int64_t r = gmmfr_row(rows, in[11].dtype, m);
                 for (int64_t j = 0; j < N; j++) {
                     float acc = mx_dot(x + m * K, 1, fa, w + e * K * N + j * wsn, wsk, fw, K, xs + m * G2, 1,
@@ -400,5 +426,5 @@ void gmmfr_mx_kernel(const pyaclnn_stub_launch *launch) {
         tv_store_float(out_t, out);
     }
     free(x), free(w), free(bias), free(ws), free(xs), free(counts), free(shared), free(logit), free(rows), free(out);
-    free(col);
+    free(col), free(start), free(cnt);
 }
