@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pyaclnn import ops
+from pyaclnn import codecs, ops
 from _op_helpers import INVALID, NULLPTR
 import _fused_ops as F
 
@@ -276,15 +276,23 @@ yt = torch_npu.npu_grouped_matmul_finalize_routing(x.npu(), wt.npu().transpose(1
     group_list_type=1, scale_dtype=e8, pertoken_scale_dtype=e8)
 OUT["y"] = [enc(to_np(v)) for v in (x.view(torch.uint8), w.view(torch.uint8), wt.view(torch.uint8), ws, wst, xs,
             logit, rows, bias, shared, y, yt)]
+# FP4: int8 tensors holding two E2M1 codes a byte, named by x_dtype / w_dtype (op-plugin's mxfp4 call)
+x4 = torch.randint(-128, 128, (M, K // 2), dtype=torch.int8)
+w4 = torch.randint(-128, 128, (E, K, N // 2), dtype=torch.int8)
+y4 = torch_npu.npu_grouped_matmul_finalize_routing(x4.npu(), w4.npu(), gl.npu(), scale=ws.npu(), bias=bias.npu(),
+    pertoken_scale=xs.npu(), logit=logit.npu(), row_index=rows.npu(), output_bs=B, x_dtype=torch_npu.float4_e2m1fn_x2,
+    w_dtype=torch_npu.float4_e2m1fn_x2, scale_dtype=e8, pertoken_scale_dtype=e8)
+OUT["fp4"] = [enc(to_np(v)) for v in (x4, w4, y4)]
 """
 
 
 @pytest.mark.skipif(A2, reason="Ascend 950 only")
 def test_torch_npu_matches_direct_call():
     """npu_grouped_matmul_finalize_routing with FLOAT8_E4M3FN tensors and uint8 scales as float8_e8m0fnu (op-plugin's
-    V3 call), the weight and its scale also given as transposed views (the op_api reads the strides): the bytes of
-    the direct call and of the model."""
-    x, w, wt, ws, wst, xs, logit, rows, bias, shared, y, yt = F.torch_npu_arrays(TORCH_BODY)["y"]
+    V3 call), the weight and its scale also given as transposed views (the op_api reads the strides), and int8 tensors
+    of E2M1 pairs (x_dtype / w_dtype float4_e2m1fn_x2): the bytes of the direct call and of the model."""
+    res = F.torch_npu_arrays(TORCH_BODY)
+    x, w, wt, ws, wst, xs, logit, rows, bias, shared, y, yt = res["y"]
     x, w, wt, ws, wst, xs = x.view(E4), w.view(E4).copy(), wt.view(E4).copy(), ws.view(E8), wst.view(E8), xs.view(E8)
     gl, out = np.array([4, 2], I64), np.zeros((4, N), F32)
     want = ops.GroupedMatmulFinalizeRoutingV3(x, w, ws, bias, None, None, None, xs, gl, shared, logit, rows, 0, 0.5,
@@ -294,6 +302,14 @@ def test_torch_npu_matches_direct_call():
     want_t = ops.GroupedMatmulFinalizeRoutingV3(x, wt, wst, None, None, None, None, xs, gl, None, logit, rows, 0, 1.0,
                                                 0, False, True, 1, None, np.zeros((4, N), F32))[-1]
     assert F.bits_equal(yt, np.asarray(want_t))
+    x4, w4, y4 = res["fp4"]
+    e2m1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], F32)
+    fp4 = lambda b: e2m1[codecs.unpack_nibbles(b.view(np.uint8)).reshape(b.shape[:-1] + (-1,))].astype(FP4)
+    x4, w4 = fp4(x4), fp4(w4)   # the low nibble is the first element
+    want4 = ops.GroupedMatmulFinalizeRoutingV3(x4, w4, ws, bias, None, None, None, xs, gl, None, logit, rows, 0, 1.0, 0,
+                                               False, False, 1, None, np.zeros((4, N), F32))[-1]
+    assert F.bits_equal(y4, np.asarray(want4))
+    assert F.bits_equal(y4, model(x4, w4, ws, xs, bias, logit, rows, None, 0, 1.0, counts=gl, bs=4))
 
 
 def a2_checks():
