@@ -179,7 +179,6 @@ static aclnnStatus gmx_dtypes(const pyaclnn_stub_tensor *x1, const pyaclnn_stub_
     GMX_TRY(gmx_dtype(gl, "groupList", i64, 1));
     if (shared->present) GMX_TRY(gmx_dtype(shared, "shareInput", bf, 1));
     GMX_TRY(gmx_dtype(out, "y", fb, 2));
-    char a[24];
     if (out->dtype == ACL_BF16) {   /* isBf16Output: the V3 entry's dtype 0 then fails its own check */
         GMX_TRY(gmx_dtype(row, "rowIndex", i32, 1));
         GMX_TRY(gmx_dtype(logit, "logit", fb, 2));
@@ -187,10 +186,9 @@ static aclnnStatus gmx_dtypes(const pyaclnn_stub_tensor *x1, const pyaclnn_stub_
     }
     GMX_TRY(gmx_dtype(row, "rowIndex", i64, 1));
     GMX_TRY(gmx_dtype(logit, "logit", f32, 1));
-    (void)a;
     int fp4x = x1->dtype == ACL_FLOAT4_E2M1, fp4w = x2->dtype == ACL_FLOAT4_E2M1;
     if (fp4x != fp4w || gmx_is_fp8(x1->dtype) != gmx_is_fp8(x2->dtype)) {
-        char b[24], v[64];
+        char a[24], b[24], v[64];
         snprintf(v, sizeof v, "x=%s, weight=%s", gmx_dt(x1->dtype, a), gmx_dt(x2->dtype, b));
         return op_ez_reason(CHK, 1, "x and weight", "dtypes", v, "the dtypes of x and weight must be within the range "
                             "{both MXFP4 or both MXFP8}");
