@@ -2,8 +2,9 @@
 entries (hicann/ops-transformer gmm/grouped_matmul_finalize_routing/op_host/op_api/aclnn_grouped_matmul_finalize_routing.cpp)
 accept only the A8W4 path (an INT32-packed INT4 weight), whose computation the emulator does not model: these tests
 check the vendor's checks in its order, codes and words (161001 / 161002), the emulator's refusal of what passes
-them (161002 naming the limit), on Ascend 950 in-process and Atlas A2 in one subprocess, and torch_npu's
-npu_grouped_matmul_finalize_routing reaching V3 with an ND weight.
+them (161002 naming the limit), on Atlas A2 (V2 on Ascend 950 too; V3 on Ascend 950 takes the MX paths of the newer
+op_api: test_gmm_finalize_routing_mx.py), and torch_npu's npu_grouped_matmul_finalize_routing reaching V3 with an ND
+weight.
 The cases below are written from the op_api's source, never from our C."""
 from __future__ import annotations
 
@@ -62,11 +63,17 @@ CASES = [
 ]
 
 
+A2_ONLY = pytest.mark.skipif(not F.ON_A2, reason="V3's Atlas A2 entry (Ascend 950: test_gmm_finalize_routing_mx.py); "
+                             "test_atlas_a2 reruns it there")
+
+
+@A2_ONLY
 @pytest.mark.parametrize("a,code,text", CASES)
 def test_checks_in_order(a, code, text):
     F.expect_error(ops.GroupedMatmulFinalizeRoutingV3, a, code, text)
 
 
+@A2_ONLY
 def test_first_fault_wins():
     """dtype (step 2) is reported before the INT8 weight (step 3), and the weight before out's NULL (step 4)."""
     F.expect_error(ops.GroupedMatmulFinalizeRoutingV3, args(dtype=2, x2=np.ones((E, K, N), np.int8)), INVALID,

@@ -20,8 +20,10 @@
 #include <string.h>
 #include "kernels/dtype.h"
 #include "opbase/checks.h"
-#include "ops/moe/gmm_finalize_routing.h"
+#include "ops/moe/gmmfr_routing.h"
 #include "ops_decls.h"
+
+int gmmfr_mx_owns(const op_call *c);   /* V3 on Ascend 950: gmm_finalize_routing_mx.c's steps */
 
 /* The name the op_api's messages use: "aclnnGroupedMatmulFinalizeRoutingV3" (V2 writes "GroupedMatmulFinalizeRoutingV2"). */
 static const char *gmmfr_label(const op_call *c) {
@@ -32,6 +34,7 @@ static const char *gmmfr_label(const op_call *c) {
 /* gmmfr_scene x1 x2 scale bias antiquantScale antiquantOffset pertoken groupList sharedInput logit rowIndex dtype
  * transposeX1 transposeX2 out */
 aclnnStatus opc_gmmfr_scene(op_call *c, const op_step *s) {
+    if (gmmfr_mx_owns(c)) return ACLNN_SUCCESS;
     const char *who = gmmfr_label(c);
     static const int required[] = {0, 1, 2, 3, 6, 7, 8, 9, 10};
     for (size_t k = 0; k < sizeof required / sizeof required[0]; k++)
@@ -76,6 +79,7 @@ static aclnnStatus gmmfr_dtype(op_call *c, const char *name, const pyaclnn_stub_
 
 /* gmmfr_check x1 x2 scale bias offset pertoken groupList sharedInput logit rowIndex out */
 aclnnStatus opc_gmmfr_check(op_call *c, const op_step *s) {
+    if (gmmfr_mx_owns(c)) return ACLNN_SUCCESS;
     const pyaclnn_stub_tensor *x1 = op_tensor(c, s, 0), *x2 = op_tensor(c, s, 1), *scale = op_tensor(c, s, 2),
                               *bias = op_tensor(c, s, 3), *offset = op_tensor(c, s, 4), *pt = op_tensor(c, s, 5),
                               *gl = op_tensor(c, s, 6), *shared = op_tensor(c, s, 7), *logit = op_tensor(c, s, 8),

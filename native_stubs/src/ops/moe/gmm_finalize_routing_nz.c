@@ -39,7 +39,7 @@
 #include "kernels/view.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
-#include "ops/moe/gmm_finalize_routing.h"
+#include "ops/moe/gmmfr_routing.h"
 #include "ops/moe/grouped_matmul.h"
 #include "ops/quant/a8w8_dequant.h"
 #include "ops_decls.h"
@@ -259,31 +259,6 @@ aclnnStatus opc_gmmfr_nz_check(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* Every expert's token count and every row index inside what the kernel may touch; else a device fault. */
-static int gmmfr_nz_indices_ok(const gmmfr_nz_params *p, const int64_t *counts, const unsigned char *rows,
-                               aclDataType row_dt) {
-    int64_t total = 0;
-    for (int64_t e = 0; e < p->e; e++) {
-        if (counts[e] < 0 || counts[e] > p->m - total) {
-            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "GroupedMatmulFinalizeRouting: groupList[%lld] = "
-                                   "%lld takes the tokens past x1's %lld rows", (long long)e, (long long)counts[e],
-                                   (long long)p->m);
-            return 0;
-        }
-        total += counts[e];
-    }
-    for (int64_t m = 0; m < total; m++) {
-        int64_t r = row_dt == ACL_INT32 ? ((const int32_t *)rows)[m] : ((const int64_t *)rows)[m];
-        if (r < 0 || r >= p->batch) {
-            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "GroupedMatmulFinalizeRouting: rowIndex[%lld] = %lld "
-                                   "is not a row of out (0 .. %lld)", (long long)m, (long long)r,
-                                   (long long)(p->batch - 1));
-            return 0;
-        }
-    }
-    return 1;
-}
-
 void gmmfr_nz_kernel(const pyaclnn_stub_launch *launch) {
     const gmmfr_nz_params *p = launch->params;
     const pyaclnn_stub_tensor *in = launch->inputs, *out_t = &launch->outputs[0];
@@ -299,14 +274,12 @@ void gmmfr_nz_kernel(const pyaclnn_stub_launch *launch) {
     if (!x || !w || !scale || (p->has_bias && !bias) || (p->has_pertoken && !pt) || !counts ||
         (p->scatter && (!shared || !logit)) || !rows || !out) {
         tv_fail_oom(launch);
-    } else if (gmmfr_nz_indices_ok(p, counts, rows, in[8].dtype)) {
-        if (p->scatter) {   /* PreProcess: zeros, and the shared input's rows scaled */
-            memset(out, 0, (size_t)(B * N) * sizeof(float));
-            for (int64_t i = 0; i < p->shared_rows * N; i++) out[p->shared_offset * N + i] = shared[i] * p->shared_weight;
-        }
+    } else if (gmmfr_indices_ok(p->e, p->m, p->batch, counts, rows, in[8].dtype)) {
+        if (p->scatter)   /* PreProcess: zeros, and the shared input's rows scaled */
+            gmmfr_prologue(out, B, N, shared, p->shared_rows, p->shared_offset, p->shared_weight);
         for (int64_t e = 0, m = 0; e < p->e; e++) {
             for (int64_t end = m + counts[e]; m < end; m++) {
-                int64_t r = in[8].dtype == ACL_INT32 ? ((const int32_t *)rows)[m] : ((const int64_t *)rows)[m];
+                int64_t r = gmmfr_row(rows, in[8].dtype, m);
                 float tok = p->scatter ? (pt ? pt[m] * logit[m] : logit[m]) : pt[m];
                 for (int64_t j = 0; j < N; j++) {
                     int32_t acc = a8w8_dot(x + m * K, 1, w + e * K * N + j, N, K);
