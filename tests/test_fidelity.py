@@ -56,7 +56,7 @@ def test_statistical_class_is_only_for_random_operators_and_names_its_test():
 def test_validation_only_class_names_what_it_refuses_and_its_test():
     # (v) says "no computation": the note says what is refused and names the test of the checks
     v = sorted(op for op, (cls, _) in FIDELITY.items() if cls == "v")
-    assert v == ["aclnnGroupedMatmulFinalizeRoutingV2", "aclnnGroupedMatmulFinalizeRoutingV3"]
+    assert v == ["aclnnGroupedMatmulFinalizeRoutingV2"]   # V3 computes its Ascend 950 MX paths (class c)
     assert all("161002" in FIDELITY[op][1] and re.search(r"tests/test_\w+\.py", FIDELITY[op][1]) for op in v)
 
 
