@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,19 +24,6 @@
 
 #include "hccl_internal.h"
 #include "../common/handle_registry.h"
-
-#define HCCL_ROOT_INFO_BYTES 4108
-typedef struct HcclRootInfoDef { char internal[HCCL_ROOT_INFO_BYTES]; } HcclRootInfo;
-/* HcclCommConfigDef's head: the 24-byte header HcclCommConfigInit writes, then the fields we read. */
-typedef struct {
-    size_t size;
-    uint32_t magicWord, version;
-    uint64_t reserved;
-    uint32_t hcclBufferSize, hcclDeterministic;
-    char hcclCommName[COMM_NAME_MAX_LENGTH];
-} HcclCommConfigHead;
-#define HCCL_COMM_CONFIG_MAGIC_WORD 0xf0f0f0f0u
-#define HCCL_COMM_CONFIG_RESERVED 12u
 
 #define HCCL_API __attribute__((visibility("default")))
 
@@ -202,14 +190,18 @@ HCCL_API HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *ro
 }
 
 HCCL_API HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank,
-                                               const void *config, HcclComm *comm)
+                                               const HcclCommConfig *config, HcclComm *comm)
 {
     if (config == NULL) return HCCL_E_PTR;
-    const HcclCommConfigHead *head = config;
+    /* the header HcclCommConfigInit writes into config->reserved: size, magic word, version, reserved */
+    struct { size_t size; uint32_t magicWord, version; uint64_t reserved; } info;
+    memcpy(&info, config->reserved, sizeof info);
     /* A config HcclCommConfigInit did not prepare is refused, as by CANN (magic word and size). */
-    if (head->magicWord != HCCL_COMM_CONFIG_MAGIC_WORD || head->size < sizeof *head) return HCCL_E_PARA;
+    if (info.magicWord != HCCL_COMM_CONFIG_MAGIC_WORD ||
+        info.size < offsetof(HcclCommConfig, hcclCommName) + COMM_NAME_MAX_LENGTH)
+        return HCCL_E_PARA;
     char name[COMM_NAME_MAX_LENGTH];
-    memcpy(name, head->hcclCommName, sizeof name);
+    memcpy(name, config->hcclCommName, sizeof name);
     name[sizeof name - 1] = '\0';
     return init_comm(nRanks, rootInfo, rank, name, comm);
 }
@@ -293,7 +285,7 @@ HCCL_API HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t ra
     return refused("HcclCommInitClusterInfo", "rank table files name NPU device IPs; use HcclCommInitRootInfo");
 }
 
-HCCL_API HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, void *config,
+HCCL_API HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config,
                                                   HcclComm *comm)
 {
     (void)clusterInfo, (void)rank, (void)config, (void)comm;
@@ -302,7 +294,7 @@ HCCL_API HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint3
 }
 
 HCCL_API HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId,
-                                            uint32_t subCommRankId, void *config, HcclComm *subComm)
+                                            uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm)
 {
     (void)comm, (void)rankNum, (void)rankIds, (void)subCommId, (void)subCommRankId, (void)config, (void)subComm;
     return refused("HcclCreateSubCommConfig", "a sub-communicator needs its own root info here; torch_npu's "

@@ -294,16 +294,6 @@ HCCL_API HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataTyp
     return point_to_point("HcclRecv", HCCL_KIND_RECV, recvBuf, count, dataType, srcRank, comm, stream);
 }
 
-/* hccl_types.h */
-typedef enum { HCCL_SEND = 0, HCCL_RECV = 1 } HcclSendRecvType;
-typedef struct {
-    HcclSendRecvType sendRecvType;
-    void *buf;
-    uint64_t count;
-    HcclDataType dataType;
-    uint32_t remoteRank;
-} HcclSendRecvItem;
-
 /* Each item is checked like an HcclSend / HcclRecv; the transport posts them all, then waits for all. */
 HCCL_API HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,
                                       aclrtStream stream)

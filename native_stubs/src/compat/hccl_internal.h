@@ -10,19 +10,11 @@
 
 #include "compat.h"
 
-/* hccl_types.h */
-typedef enum {
-    HCCL_SUCCESS = 0, HCCL_E_PARA = 1, HCCL_E_PTR = 2, HCCL_E_MEMORY = 3, HCCL_E_INTERNAL = 4,
-    HCCL_E_NOT_SUPPORT = 5, HCCL_E_NOT_FOUND = 6, HCCL_E_UNAVAIL = 7, HCCL_E_SYSCALL = 8, HCCL_E_TIMEOUT = 9,
-    HCCL_E_OPEN_FILE_FAILURE = 10, HCCL_E_TCP_CONNECT = 11, HCCL_E_ROCE_CONNECT = 12, HCCL_E_TCP_TRANSFER = 13,
-    HCCL_E_ROCE_TRANSFER = 14, HCCL_E_RUNTIME = 15, HCCL_E_DRV = 16, HCCL_E_PROFILING = 17, HCCL_E_CCE = 18,
-    HCCL_E_NETWORK = 19, HCCL_E_AGAIN = 20, HCCL_E_REMOTE = 21, HCCL_E_SUSPENDING = 22, HCCL_E_OPRETRY_FAIL = 23,
-    HCCL_E_OOM = 24, HCCL_E_RESERVED
-} HcclResult;
-typedef void *HcclComm;
-typedef enum { HCCL_REDUCE_SUM = 0, HCCL_REDUCE_PROD = 1, HCCL_REDUCE_MAX = 2, HCCL_REDUCE_MIN = 3 } HcclReduceOp;
-typedef int HcclDataType;
+#include "hccl/hccl.h"   /* the vendor's prototypes and types, as shipped: the definitions below are checked against them */
+
+#ifndef COMM_NAME_MAX_LENGTH
 #define COMM_NAME_MAX_LENGTH 128
+#endif
 
 /* A communicator; its handle is checked against the live set (hccl_comm_of) before it is read. */
 typedef struct {
