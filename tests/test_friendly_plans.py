@@ -113,6 +113,35 @@ def test_an_open_view_keeps_its_output_from_being_overwritten(soc):
     np.testing.assert_array_equal(before, _want(h1, soc)[0][0])
 
 
+def test_a_call_s_outputs_share_one_pool_block_released_when_every_output_is_closed(soc):
+    host = _host(8)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)                                  # the plan exists: later outputs come as one set
+    pool = pyaclnn.current_stream().pool
+    before = pool.stats()["in_use_blocks"]
+    r = _call(dev)
+    assert pool.stats()["in_use_blocks"] == before + 1
+    r[0].close()
+    assert pool.stats()["in_use_blocks"] == before + 1          # the others still use the block
+    _assert_equal([t.numpy() for t in r[1:]], _want(host, soc)[1:])
+    for t in r[1:]:
+        t.close()
+    assert pool.stats()["in_use_blocks"] == before
+
+
+def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
+    dev = [pyaclnn.from_numpy(a) for a in _host(9)]
+    _call(dev)
+    r = _call(dev)
+    other = pyaclnn.Stream()
+    try:
+        r[2]._mem.note_stream(other)            # as an operator launched there would
+        assert all(other in t._mem.streams for t in r)      # the block is synced with it before reuse
+    finally:
+        del r
+        other.close()
+
+
 def test_attributes_and_layouts_make_separate_plans(soc):
     host = _host(6)
     dev = [pyaclnn.from_numpy(a) for a in host]

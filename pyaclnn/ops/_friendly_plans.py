@@ -45,7 +45,7 @@ from .._release import _put
 from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
-from ..tensor import empty
+from ..tensor import empty, set_maker
 from . import _native
 from ._prepared import _clear_hooks, plan_class
 
@@ -56,7 +56,7 @@ _MISSING = object()
 
 class _Entry:
     """One prepared call and the layouts of its outputs."""
-    __slots__ = ("plan", "specs", "returns", "stream_plans", "torch_specs", "torch_sizes")
+    __slots__ = ("plan", "specs", "maker", "returns", "stream_plans", "torch_specs", "torch_sizes")
 
     def __init__(self, plan, specs: tuple, returns: tuple | None):
         self.plan = plan
@@ -65,10 +65,15 @@ class _Entry:
         self.torch_sizes: list | None = None      # their nbytes
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
         self.returns = returns          # output positions returned, None where inactive; None: all
+        self.maker: Any = None          # stream -> a new set of outputs (tensor.set_maker)
 
     def new_set(self, stream: Stream) -> list:
         """This call's outputs: new tensors from the stream's pool, owned by the caller alone."""
-        return [empty(shape, acl, stream=stream) for shape, acl in self.specs]
+        if self.maker is not None:
+            return self.maker(stream)
+        outs = [empty(shape, acl, stream=stream) for shape, acl in self.specs]
+        self.maker = set_maker(outs)
+        return outs
 
     def launch(self, inputs: tuple, stream: Stream):
         """The outputs (the launch is queued), or None (nothing done: Python must take the call)."""
