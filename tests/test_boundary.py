@@ -163,7 +163,7 @@ def test_the_package_decides_no_ownership_by_reference_count():
 
 @pytest.mark.skipif(not runtime.is_stub(), reason="host memory in place is an emulator feature")
 def test_large_numpy_call_takes_no_device_copies_and_matches_the_device_path():
-    rows = 160                                      # y int8 [160, 8192] = 1.25 MiB > MAX_BYTES
+    rows = 160                                      # y int8 [160, 8192] = 1.25 MiB: used in place
     host = _inputs(rows, seed=5)
     want = _host(_arnq(*[pyaclnn.from_numpy(a) for a in host]))
     pyaclnn.empty_cache()
