@@ -382,7 +382,8 @@ class Tensor:
         """Release this view: destroy its cached aclTensor and drop its reference to the memory.
 
         When no other open view uses the memory, it goes back to its stream's pool now
-        (stream-ordered: work already queued that uses it runs first); :func:`pyaclnn.empty_cache`
+        (stream-ordered: work already queued that uses it runs first; the outputs of a cached friendly
+        call share one block, which goes back when all of them are closed or gone); :func:`pyaclnn.empty_cache`
         returns pooled memory to the device.  Afterwards every use of this tensor raises
         :class:`~pyaclnn.errors.ClosedError` (its shape and dtype stay readable); closing again
         does nothing.  ``with tensor:`` closes at the end of the block.
