@@ -33,6 +33,7 @@ from ._release import drain as _drain
 from ._release import finalizer as _finalizer
 from .errors import ClosedError, make_error, recent_error_message
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
+from .runtime.memory import MemoryPart
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
@@ -381,7 +382,8 @@ class Tensor:
         """Release this view: destroy its cached aclTensor and drop its reference to the memory.
 
         When no other open view uses the memory, it goes back to its stream's pool now
-        (stream-ordered: work already queued that uses it runs first); :func:`pyaclnn.empty_cache`
+        (stream-ordered: work already queued that uses it runs first; the outputs of a cached friendly
+        call share one block, which goes back when all of them are closed or gone); :func:`pyaclnn.empty_cache`
         returns pooled memory to the device.  Afterwards every use of this tensor raises
         :class:`~pyaclnn.errors.ClosedError` (its shape and dtype stay readable); closing again
         does nothing.  ``with tensor:`` closes at the end of the block.
@@ -654,6 +656,41 @@ def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
     buf = DeviceBuffer(max(nbytes, 1), stream)
     buf.nbytes = nbytes
     return Tensor(buf, shape, acl, format=format)
+
+
+_PART_ALIGN = 512      # the pool's granularity: every part starts where a block of its own would
+
+
+def set_maker(tensors: Sequence[Tensor]):
+    """A function ``stream -> [Tensor, ...]``: new tensors of the layouts of ``tensors`` (each made by
+    :func:`empty`), for a caller that makes such a set on every call (a cached plan's outputs).  The
+    layouts were checked when ``tensors`` were made, so the new ones skip the checks, and they share
+    one block of ``stream``'s pool (one allocation per set; see :class:`MemoryPart`)."""
+    layouts, total = [], 0
+    for t in tensors:
+        if t._mem.__class__ is not DeviceBuffer or t.offset or t.storage_dims != t.shape or not t.is_contiguous():
+            raise InvalidArgumentError("set_maker needs whole contiguous tensors made by empty()")
+        nbytes = t._mem.nbytes
+        layouts.append((total, nbytes, (t.shape, t.strides, t.acl_dtype, t.format, t._info, t.storage_dims, t._key)))
+        total += -(-max(nbytes, 1) // _PART_ALIGN) * _PART_ALIGN
+    new, count = Tensor.__new__, len(layouts)
+
+    def make(stream: Stream) -> list:
+        whole = DeviceBuffer(total, stream)
+        whole.views = count
+        outs = []
+        for offset, nbytes, layout in layouts:
+            mem = MemoryPart(whole, offset, nbytes)
+            out = new(Tensor)
+            out.shape, out.strides, out.acl_dtype, out.format, out._info, out.storage_dims, out._key = layout
+            out.offset, out._handle, out._handle_fin = 0, 0, None
+            out._ptr = mem.ptr
+            out._mem = mem
+            mem.views = 1
+            outs.append(out)
+        return outs
+
+    return make
 
 
 def zeros(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream | None = None,

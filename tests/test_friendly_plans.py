@@ -1,6 +1,7 @@
 """Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py, issue 13):
-repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor and recycle their
-outputs only when nobody holds them.  Values against the NumPy reference (tests/reference), bit for bit.
+repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor, re-pointed at
+new outputs from the stream's pool on every call.  Values against the NumPy reference
+(tests/reference), bit for bit.
 """
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def test_repeated_calls_use_one_plan_and_match_the_reference(soc):
 def test_results_held_by_the_caller_are_never_overwritten(soc):
     hosts = [_host(seed) for seed in range(6)]
     kept = []
-    for h in hosts:                 # more calls than output sets kept per plan, all results held
+    for h in hosts:                 # several calls of one plan, all results held
         kept.append(_call([pyaclnn.from_numpy(a) for a in h]))
     for h, r in zip(hosts, kept):
         _assert_equal([t.numpy() for t in r], _want(h, soc))
@@ -88,17 +89,20 @@ def test_results_held_by_the_caller_are_never_overwritten(soc):
     assert len(ids) == 5 * len(hosts)
 
 
-def test_dropped_results_are_recycled_and_new_addresses_are_used(soc):
+def test_every_call_gets_new_outputs_and_new_addresses_are_used(soc):
     first = _call([pyaclnn.from_numpy(a) for a in _host(1)])
-    ids = [id(t) for t in first]
-    del first
+    ids = {id(t) for t in first}
     host = _host(2)
     second = _call([pyaclnn.from_numpy(a) for a in host])       # other input memory, same layouts
-    assert [id(t) for t in second] == ids                       # the same output tensors, free again
+    assert not ids & {id(t) for t in second}
+    assert not {t.ptr for t in first} & {t.ptr for t in second}
     _assert_equal([t.numpy() for t in second], _want(host, soc))
+    del first
+    third = _call([pyaclnn.from_numpy(a) for a in host])        # dropped results: their blocks may return
+    _assert_equal([t.numpy() for t in third], _want(host, soc))
 
 
-def test_an_open_view_keeps_an_output_from_being_recycled(soc):
+def test_an_open_view_keeps_its_output_from_being_overwritten(soc):
     h1 = _host(3)
     y1 = _call([pyaclnn.from_numpy(a) for a in h1])[0]
     view = y1[0]
@@ -109,15 +113,33 @@ def test_an_open_view_keeps_an_output_from_being_recycled(soc):
     np.testing.assert_array_equal(before, _want(h1, soc)[0][0])
 
 
-def test_an_output_used_on_another_stream_is_not_recycled():
-    r = _call([pyaclnn.from_numpy(a) for a in _host(5)])
+def test_a_call_s_outputs_share_one_pool_block_released_when_every_output_is_closed(soc):
+    host = _host(8)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)                                  # the plan exists: later outputs come as one set
+    pool = pyaclnn.current_stream().pool
+    before = pool.stats()["in_use_blocks"]
+    r = _call(dev)
+    assert pool.stats()["in_use_blocks"] == before + 1
+    r[0].close()
+    assert pool.stats()["in_use_blocks"] == before + 1          # the others still use the block
+    _assert_equal([t.numpy() for t in r[1:]], _want(host, soc)[1:])
+    for t in r[1:]:
+        t.close()
+    assert pool.stats()["in_use_blocks"] == before
+
+
+def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
+    dev = [pyaclnn.from_numpy(a) for a in _host(9)]
+    _call(dev)
+    r = _call(dev)
     other = pyaclnn.Stream()
-    r[0]._mem.note_stream(other)        # as an operator launched there would
-    y1_id = id(r[0])
-    del r
-    again = _call([pyaclnn.from_numpy(a) for a in _host(5)])
-    assert id(again[0]) != y1_id
-    other.close()
+    try:
+        r[2]._mem.note_stream(other)            # as an operator launched there would
+        assert all(other in t._mem.streams for t in r)      # the block is synced with it before reuse
+    finally:
+        del r
+        other.close()
 
 
 def test_attributes_and_layouts_make_separate_plans(soc):
@@ -281,18 +303,13 @@ def test_torch_and_tensor_calls_share_one_plan_per_layout(soc):
     assert _plans() == 1
 
 
-def test_large_outputs_are_not_kept(soc):
-    host = _host(60, shape=(64, 8192))        # y1 is 512 KiB, x_out 1 MiB: at the limit ...
-    r = _call([pyaclnn.from_numpy(a) for a in host])
-    del r
-    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
-    big = _host(61, shape=(65, 8192))         # ... x_out above it: the plan keeps no outputs
+def test_large_outputs_take_the_plan_too(soc):
+    big = _host(61, shape=(65, 8192))         # x_out above 1 MiB
     dev = [pyaclnn.from_numpy(a) for a in big]
     for _ in range(2):
         got = [t.numpy() for t in _call(dev)]
     _assert_equal(got, _want(big, soc))
-    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
-    assert _plans() == 2
+    assert _plans() == 1
 
 
 def test_plans_survive_the_layout_intern_table_being_emptied(soc):

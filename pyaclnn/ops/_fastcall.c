@@ -28,9 +28,9 @@ typedef int32_t (*launch_fn)(void *workspace, uint64_t workspace_size, void *exe
 
 #define MAX_SLOTS 64
 
-/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams, .views). */
+/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams). */
 static PyTypeObject *tensor_type;
-static Py_ssize_t off_key, off_ptr, off_mem, off_streams, off_views;
+static Py_ssize_t off_key, off_ptr, off_mem, off_streams;
 /* Set (under the GIL) when the interpreter starts exiting: the C paths then launch nothing and send
  * the call to Python, which refuses it (pyaclnn._shutdown). */
 static int closing;
@@ -273,16 +273,15 @@ static int same_key(PyObject *key, PyObject *want) {
     return eq == 1;
 }
 
-/* Is output tensor `t` free for another call on `stream`: only the caller's list refers to it, it is
- * open, no other view of its memory is open, and its memory was used on `stream` alone (so work
- * queued there later is ordered after every earlier use)? */
-static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
-    if (Py_TYPE(t) != tensor_type || Py_REFCNT(t) != 1) return 0;
+/* Is output tensor `t` one the plan may write: of the prepared layout, open, and its memory ordered
+ * on `stream`? Ownership is not decided here: the caller made `t` for this call alone (a fresh
+ * block of the stream's pool), so nothing else can hold it yet. */
+static int output_ok(PyObject *t, PyObject *key, PyObject *stream) {
+    if (Py_TYPE(t) != tensor_type) return 0;
     PyObject *k = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
-    if (!same_key(k, key) || mem == NULL || ptr == NULL || ptr == Py_None) return 0;
-    PyObject *views = SLOT(mem, off_views), *streams = SLOT(mem, off_streams);
-    if (views == NULL || !PyLong_CheckExact(views) || PyLong_AsLong(views) != 1) return 0;
-    return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) == 1 &&
+    if (!same_key(k, key) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr)) return 0;
+    PyObject *streams = SLOT(mem, off_streams);
+    return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) >= 1 &&
            PyList_GET_ITEM(streams, 0) == stream;
 }
 
@@ -290,13 +289,12 @@ static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
  * atomically under the GIL (no Python code runs between the checks and the queued launch):
  *   inputs  tuple of the first len(inputs) slots: a Tensor of the prepared layout used on `stream`,
  *           or None where the plan has no tensor;
- *   outs    list of the remaining slots' Tensors, owned by the caller's cache: each must be free
- *           (output_free), since the results go to the caller; or ints: addresses of host memory
- *           (torch CPU outputs on the emulator) the caller registered and keeps until the stream ran;
+ *   outs    list of the remaining slots' Tensors, made for this call from the stream's pool
+ *           (output_ok); or ints: addresses of host memory (torch CPU outputs on the emulator) the
+ *           caller registered and keeps until the stream ran;
  *   stream  the Stream (its handle is the plan's; its device's binding must be the thread's).
- * Returns the tuple of outs (the launch is queued), an int k when outs[k] is not free (nothing was
- * done), or None when Python must take the call (nothing was done); a failed setter or launch
- * raises through _raise_failure. */
+ * Returns the tuple of outs (the launch is queued), or None when Python must take the call (nothing
+ * was done); a failed setter or launch raises through _raise_failure. */
 static PyObject *plan_friendly(PyObject *self, PyObject *args) {
     PlanBase *p = (PlanBase *)self;
     PyObject *inputs, *outs, *stream;
@@ -332,7 +330,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        if (!output_free(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) return PyLong_FromSsize_t(k);
+        if (!output_ok(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) Py_RETURN_NONE;
         addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, off_ptr));
         if (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred()) {
             PyErr_Clear();
@@ -492,14 +490,13 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     PyObject *tensor, *memory;
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &tensor, &PyType_Type, &memory)) return NULL;
     if (member_offset(tensor, "_key", &off_key) || member_offset(tensor, "_ptr", &off_ptr) ||
-        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams) ||
-        member_offset(memory, "views", &off_views))
+        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams))
         return NULL;
     Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
     Py_RETURN_NONE;
 }
 
-static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(6); }
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(7); }
 
 /* The emulator's host-memory registration (pyaclnn_stub_mem_register / _unregister), set by
  * set_host_fns; NULL on a real toolkit. */

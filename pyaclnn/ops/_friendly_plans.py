@@ -3,10 +3,11 @@
 A friendly call on pyaclnn tensors repeated with the same layouts and attributes -- a decode loop --
 would run phase 1 again each time, make its outputs and their ``aclTensor`` descriptors, and pass
 through the host-data boundary.  Instead, the first such call prepares a repeatable executor
-(:class:`~pyaclnn.ops.PreparedCall`, which owns its own descriptors and workspace) and keeps it with a
-few sets of output tensors; later calls are one C call (``_fastcall.c``: ``_fast_friendly``) that
-checks the arguments, re-points the addresses that changed and queues the launch.  Results are
-identical: the same kernel runs on the same data.
+(:class:`~pyaclnn.ops.PreparedCall`, which owns its own descriptors and workspace) and keeps it; every
+call makes its outputs from the stream's memory pool (no ``aclTensor`` of their own: the executor's
+descriptors are re-pointed at them) and then one C call (``_fastcall.c``: ``_fast_friendly``) checks
+the arguments, re-points the addresses that changed and queues the launch.  Results are identical:
+the same kernel runs on the same data.
 
 Why it is safe:
 
@@ -14,15 +15,12 @@ Why it is safe:
   tensor's interned layout (dtype, shape, strides, offset, format, storage dims).  Every launch
   re-points every slot whose address differs from the one the executor holds, so an executor never
   runs with an address of an earlier call.
-* An output set is handed out again only when nobody else refers to any of its tensors (the caller
-  dropped the results, no view of their memory is open) and their memory was used on this stream
-  alone: work queued later on the stream runs after every earlier use -- the rule of the stream's
-  memory pool and of :mod:`pyaclnn._reuse`.  When the caller still holds the results, another set is
-  made (at most :data:`SETS` per entry; beyond that a fresh set is made for the call and not kept).
-* The check and the launch happen in one C call under the GIL, so two threads never get the same set.
-* Only default streams of the device pyaclnn holds for the whole process keep such caches (as
-  :mod:`pyaclnn._reuse`), so a cache changes no lifetime; when such a stream closes its plans stop
-  launching (the call then takes the ordinary path and raises what it raises).
+* The outputs belong to the caller alone: they are new for each call, never recycled. Their memory
+  comes back to the stream's pool when the caller drops them, and the pool hands a block out again
+  only to work queued later on the same stream, which runs after every earlier use.
+* Only default streams of the device pyaclnn holds for the whole process keep such caches, so a
+  cache changes no lifetime; when such a stream closes its plans stop launching (the call then takes
+  the ordinary path and raises what it raises).
 * Anything unusual -- another stream, numpy data, NPU torch tensors, a thread not bound to the device,
   the interpreter exiting, no C accelerator -- takes the ordinary path.
 
@@ -31,10 +29,8 @@ place as the boundary wraps them, the outputs are new ``torch.empty`` tensors as
 registered with the emulator for the duration of the call only (so no registration outlives its
 torch storage), and the call waits for its stream, since torch reads the results at once.
 
-Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace and at most
-:data:`SETS` output sets, kept only when every output is at most ``pyaclnn._reuse.MAX_BYTES``
-(larger ones are made for each call and not kept).  ``pyaclnn.empty_cache()`` and
-``pyaclnn.ops.clear_executor_cache()`` drop them.
+Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace.
+``pyaclnn.empty_cache()`` and ``pyaclnn.ops.clear_executor_cache()`` drop them.
 """
 from __future__ import annotations
 
@@ -44,25 +40,23 @@ import sys
 from typing import Any, Callable
 from .._mutex import mutex as _mutex
 
-from .. import _reuse, dtypes
+from .. import dtypes
 from .._release import _put
 from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
-from ..tensor import empty
+from ..tensor import empty, set_maker
 from . import _native
 from ._prepared import _clear_hooks, plan_class
 
 ENTRIES = 32        # cached plans per stream
-SETS = 4            # output sets kept per plan
 
 _MISSING = object()
 
 
 class _Entry:
-    """One prepared call and its output sets."""
-    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs",
-                 "torch_sizes")
+    """One prepared call and the layouts of its outputs."""
+    __slots__ = ("plan", "specs", "maker", "returns", "stream_plans", "torch_specs", "torch_sizes")
 
     def __init__(self, plan, specs: tuple, returns: tuple | None):
         self.plan = plan
@@ -70,32 +64,22 @@ class _Entry:
         self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
         self.torch_sizes: list | None = None      # their nbytes
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
-        self.sets: list = []            # lists of output Tensors (only these lists refer to them)
-        # Large outputs are not kept (their cost is the kernel's, and they would hold much memory).
-        small = all(dtypes.nbytes(acl, math.prod(shape)) <= _reuse.MAX_BYTES for shape, acl in specs)
-        self.max_sets = SETS if small else 0
         self.returns = returns          # output positions returned, None where inactive; None: all
-        self.lock = _mutex()    # adding sets
+        self.maker: Any = None          # stream -> a new set of outputs (tensor.set_maker)
 
     def new_set(self, stream: Stream) -> list:
-        return [empty(shape, acl, stream=stream) for shape, acl in self.specs]
+        """This call's outputs: new tensors from the stream's pool, owned by the caller alone."""
+        if self.maker is not None:
+            return self.maker(stream)
+        outs = [empty(shape, acl, stream=stream) for shape, acl in self.specs]
+        self.maker = set_maker(outs)
+        return outs
 
     def launch(self, inputs: tuple, stream: Stream):
-        fast = self.plan._fast_friendly
-        for outs in self.sets:
-            r = fast(inputs, outs, stream)
-            if r.__class__ is tuple or r is None:
-                return r
-        # Every kept set is still held by the caller: another one.
-        with self.lock:
-            outs = self.new_set(stream)
-            if len(self.sets) < self.max_sets:
-                self.sets.append(outs)
-        r = fast(inputs, outs, stream)
-        return r if r.__class__ is tuple else None
+        """The outputs (the launch is queued), or None (nothing done: Python must take the call)."""
+        return self.plan._fast_friendly(inputs, self.new_set(stream), stream)
 
     def close(self) -> None:
-        self.sets = []
         if self.stream_plans is not None:
             try:
                 self.stream_plans.remove(self.plan._finalizer)
@@ -369,8 +353,6 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
             entry = None
         else:
             entry.plan = plan
-            if entry.max_sets:
-                entry.sets.append(outs)
             stream._users.add(plan)             # told when the stream closes: stops launching
             stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
             entry.stream_plans = stream._plans
@@ -402,7 +384,7 @@ def _discard(sp: _StreamPlans, key: tuple, entry: _Entry) -> None:
 
 
 def clear() -> None:
-    """Close every cached plan (and drop its output sets)."""
+    """Close every cached plan."""
     with _streams_lock:
         sps = list(_streams.values())
     for sp in sps:
@@ -415,12 +397,10 @@ def clear() -> None:
 
 
 def info() -> dict:
-    """Per stream: the cached plans and output sets (for tests and benchmarks)."""
+    """Per stream: the cached plans (for tests and benchmarks)."""
     with _streams_lock:
         items = list(_streams.items())
-    return {repr(s): {"plans": sum(e is not None for e in sp.entries.values()),
-                      "sets": sum(len(e.sets) for e in sp.entries.values() if e is not None)}
-            for s, sp in items}
+    return {repr(s): {"plans": sum(e is not None for e in sp.entries.values())} for s, sp in items}
 
 
 on_empty_cache(clear)

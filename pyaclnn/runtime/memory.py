@@ -103,6 +103,24 @@ class DeviceBuffer(Memory):
             raise
 
 
+class MemoryPart(Memory):
+    """A range of a :class:`DeviceBuffer` that several tensors made together share (one pool block
+    for all the outputs of a call): the block goes back to its pool when every part is closed, or
+    when the last of them is gone."""
+    __slots__ = ("whole",)
+
+    def __init__(self, whole: DeviceBuffer, offset: int, nbytes: int):
+        super().__init__(whole.ptr + offset, nbytes, whole.streams)     # one list: any stream counts for all
+        self.whole = whole
+
+    def release(self) -> None:
+        whole, self.whole = self.whole, None
+        if whole is not None:
+            whole.views -= 1            # (the block's views count its open parts)
+            if whole.views <= 0:
+                whole.release()
+
+
 def _release_external(streams: list, registration, owner) -> None:
     # Resumable: syncing again is harmless, and the registration releases once.
     try:

@@ -251,7 +251,8 @@ _cache_owners: list = []          # callables dropping tensors cached above this
 
 def on_empty_cache(drop) -> None:
     """Have :func:`empty_cache` call ``drop()`` first: a layer above the runtime that keeps device
-    tensors for reuse (pyaclnn._reuse) lets them go, so that their memory can be returned too."""
+    memory (the friendly functions' cached plans and their workspaces) lets it go, so that it can be
+    returned too."""
     _cache_owners.append(drop)
 
 
