@@ -34,6 +34,7 @@ from ._release import finalizer as _finalizer
 from .errors import ClosedError, make_error, recent_error_message
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
 from .runtime.memory import MemoryPart
+from .runtime.pool import block_size as _check_pool_size
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
@@ -673,20 +674,24 @@ def set_maker(tensors: Sequence[Tensor]):
         nbytes = t._mem.nbytes
         layouts.append((total, nbytes, (t.shape, t.strides, t.acl_dtype, t.format, t._info, t.storage_dims, t._key)))
         total += -(-max(nbytes, 1) // _PART_ALIGN) * _PART_ALIGN
-    new, count = Tensor.__new__, len(layouts)
+    new, new_part, count = Tensor.__new__, MemoryPart.__new__, len(layouts)
+    rounded = _check_pool_size(total)
 
     def make(stream: Stream) -> list:
-        whole = DeviceBuffer(total, stream)
+        whole = DeviceBuffer(total, stream, rounded)
         whole.views = count
+        base, streams = whole.ptr, whole.streams
         outs = []
         for offset, nbytes, layout in layouts:
-            mem = MemoryPart(whole, offset, nbytes)
+            # (MemoryPart(whole, offset, nbytes), its fields set here: this runs on every call)
+            mem = new_part(MemoryPart)
+            mem.ptr, mem.nbytes, mem.streams, mem._finalizer, mem.views, mem.whole = \
+                base + offset, nbytes, streams, None, 1, whole
             out = new(Tensor)
             out.shape, out.strides, out.acl_dtype, out.format, out._info, out.storage_dims, out._key = layout
             out.offset, out._handle, out._handle_fin = 0, 0, None
             out._ptr = mem.ptr
             out._mem = mem
-            mem.views = 1
             outs.append(out)
         return outs
 

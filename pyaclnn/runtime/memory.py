@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._release import finalizer as _finalizer
+from .._release import parked_finalizer as _parked_finalizer
 from ._init import _quiet
 from .devices import _BindScope, _drop_reference, current_stream
 from .host import register_host_memory
@@ -81,11 +82,17 @@ class DeviceBuffer(Memory):
     """Device memory from a stream's :class:`MemoryPool`, returned to it when released."""
     __slots__ = ("size",)
 
-    def __init__(self, nbytes: int, stream: Stream | None = None):
+    def __init__(self, nbytes: int, stream: Stream | None = None, rounded: int = 0):
+        """``rounded``: the pool block's size, when the caller checked and rounded ``nbytes`` already
+        (MemoryPool.allocate_rounded_into)."""
         stream = current_stream() if stream is None else stream
         state = stream._state
         pool = stream.pool
-        super().__init__(None, nbytes, [stream])
+        self.ptr = None
+        self.nbytes = nbytes
+        self.streams = [stream]
+        self._finalizer = None
+        self.views = 0
         cell: list = []                 # the block's address (see MemoryPool.allocate_into)
         ref: list = []                  # the device reference (see _DeviceState.acquire_into)
         # The finalizer owns both cells before anything is taken: an exception at any point (a
@@ -93,9 +100,12 @@ class DeviceBuffer(Memory):
         # call below, gives back what the cells hold by then.
         fin = None
         try:
-            fin = self._finalizer = _finalizer(self, _release_buffer, pool, cell, nbytes, self.streams, ref)
+            # Parked with the pool when this object dies (no thread hand-off): the block goes back at
+            # the pool's next allocation, which is the first that could reuse it, or at a flush.
+            fin = self._finalizer = _parked_finalizer(self, pool.park, _release_buffer, pool, cell, nbytes,
+                                                      self.streams, ref)
             state.acquire_into(ref)
-            self.size = pool.allocate_into(nbytes, cell)
+            self.size = pool.allocate_rounded_into(rounded, cell) if rounded else pool.allocate_into(nbytes, cell)
             self.ptr = cell[0]
         except BaseException:
             if fin is not None:

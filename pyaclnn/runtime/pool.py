@@ -28,6 +28,15 @@ def _round_up(n: int) -> int:
     return (n + _ROUND - 1) // _ROUND * _ROUND if n > 0 else _ROUND
 
 
+def block_size(nbytes: int) -> int:
+    """The size of the pool block that holds ``nbytes`` (checked as aclrtMalloc's ``size_t``)."""
+    size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
+    if size > _SIZE_MAX:
+        _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
+                    "aclrtMalloc")
+    return size
+
+
 class MemoryPool:
     """Caching, stream-ordered device allocator of one stream (workspaces and tensors).
 
@@ -61,6 +70,10 @@ class MemoryPool:
         self._lock = threading.RLock()
         self._owned = self._lock._is_owned
         self._returns: list[tuple] = []           # (ptr or c_void_p, size) given back, not yet applied
+        # Finalizers of dropped buffers of this pool (pyaclnn._release.parked_finalizer: the buffer's
+        # death appends, a C call, so no thread hand-off), run by the next allocation or flush.
+        self._dropped: list = []
+        self.park = self._dropped.append
         self._doomed: list[dict] = []             # free lists on their way back to the device
         self.limit = limit
         self.closed = False
@@ -98,10 +111,13 @@ class MemoryPool:
         raised at any point (a KeyboardInterrupt from a signal handler included) finds it there:
         the caller gives it back with :meth:`free_cell`.
         """
-        size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
-        if size > _SIZE_MAX:
-            _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
-                        "aclrtMalloc")
+        return self.allocate_rounded_into(block_size(nbytes), cell)
+
+    def allocate_rounded_into(self, size: int, cell: list) -> int:
+        """:meth:`allocate_into` of a size that is already a multiple of the pool's granularity and
+        within ``size_t`` (checked once by a caller that allocates it again and again)."""
+        if self._dropped:
+            _release.run_parked(self._dropped)     # blocks of dropped buffers come back first
         self._apply_returns()
         if self._take_cached(size, cell):
             return size
@@ -246,6 +262,16 @@ class MemoryPool:
 
 
 _pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()
+
+
+def _run_dropped() -> None:
+    """Every pool's parked releases (a flush: pyaclnn._release.on_flush)."""
+    for pool in list(_pools):
+        if pool._dropped:
+            _release.run_parked(pool._dropped)
+
+
+_release.on_flush(_run_dropped)
 _cache_owners: list = []          # callables dropping tensors cached above this layer (on_empty_cache)
 
 
