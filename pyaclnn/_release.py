@@ -25,6 +25,11 @@ release. Python runs signal handlers on the main thread only, so nothing interru
 * At interpreter exit (``atexit``) the releaser is stopped and every finalizer still registered runs
   on the main thread, newest first (``weakref.finalize``'s order: objects before what they use).
 * A forked child starts its own releaser on first use.
+* :func:`parked_finalizer` is for a release that needs no runtime call and may wait for its owner's
+  next use -- a block going back to its stream's memory pool: the death appends the finalizer to the
+  owner's list (``list.append``, C code, on whatever thread), and the owner runs what is parked on its
+  own thread (:func:`run_parked`: the pool at its next allocation); every :func:`flush` runs every
+  owner's list (:func:`on_flush`). No thread is woken, so a dropped result costs no GIL hand-off.
 
 ``PYACLNN_RELEASE_THREAD=0`` turns the releaser off: the callback then releases inline on the
 dying object's thread, as ``weakref.finalize`` does, and a KeyboardInterrupt landing in it can

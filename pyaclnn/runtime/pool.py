@@ -54,6 +54,11 @@ class MemoryPool:
     returns list, a free list, the list of blocks going back to the device) and updates the
     counters is such a run, so each block always has exactly one owner and the counters match:
     ``in_use`` counts the blocks in cells and in the returns list.
+
+    A buffer dropped without ``close()`` (``DeviceBuffer``) is parked here (``_dropped``: its death
+    appends its finalizer, see :func:`pyaclnn._release.parked_finalizer`) and its block comes back at
+    the pool's next allocation -- the first that could reuse it -- or at a flush, on that thread:
+    no thread hand-off per dropped result.
     """
 
     def __init__(self, state: _DeviceState, stream_handle: int, limit: int | None = None):
