@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .._release import finalizer as _finalizer
 from .._release import parked_finalizer as _parked_finalizer
 from ._init import _quiet
-from .devices import _BindScope, _drop_reference, current_stream
+from .devices import _BindScope, current_stream
 from .host import register_host_memory
 
 if TYPE_CHECKING:
@@ -75,7 +75,8 @@ def _release_buffer(pool: MemoryPool, cell: list, nbytes: int, streams: list, re
     except Exception:       # noqa: BLE001
         pass
     streams.clear()
-    _drop_reference(ref)
+    if ref:
+        ref[0].release_from(ref)        # (_drop_reference, inline: this runs for every dropped buffer)
 
 
 class DeviceBuffer(Memory):

@@ -123,7 +123,8 @@ class MemoryPool:
         within ``size_t`` (checked once by a caller that allocates it again and again)."""
         if self._dropped:
             _release.run_parked(self._dropped)     # blocks of dropped buffers come back first
-        self._apply_returns()
+        if self._returns:
+            self._apply_returns()
         if self._take_cached(size, cell):
             return size
         if _release.pending():
@@ -204,7 +205,7 @@ class MemoryPool:
 
         The block leaves the cell and enters the pool in one interrupt-free run."""
         if cell:
-            size = _round_up(nbytes)
+            size = (nbytes + _ROUND - 1) // _ROUND * _ROUND if nbytes > 0 else _ROUND    # (_round_up)
             if cell:
                 self._returns += ((cell[0], size),)
                 del cell[:]
@@ -260,10 +261,14 @@ class MemoryPool:
 
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
+        if self._dropped:
+            _release.run_parked(self._dropped)     # (on the releaser thread a flush runs none)
         self.empty_cache()
         with self._lock:
             self.closed = True
-        self._give_back()
+        # Again: a free on another thread may have cached a block between the first empty_cache and
+        # `closed` (a later one finds the pool closed and gives its block back itself).
+        self.empty_cache()
 
 
 _pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()
