@@ -141,27 +141,30 @@ def _quiet_pool():
     return stream, stream.pool
 
 
+_ODD = 7 * 4096 + 512          # a block size no other test leaves in the pool's cache
+
+
 def test_a_dropped_pool_block_is_parked_and_the_next_allocation_takes_it_back():
     stream, pool = _quiet_pool()
-    buf = DeviceBuffer(4096, stream)
+    buf = DeviceBuffer(_ODD, stream)
     ptr, fin, before = buf.ptr, buf._finalizer, pool.in_use_blocks
     del buf
     assert pool._dropped == [fin] and fin.alive     # parked with its pool: nothing ran yet
     assert not _release._visible()                  # and nothing went to the releaser thread
-    again = DeviceBuffer(4096, stream)              # the allocation releases it first, then reuses it
+    again = DeviceBuffer(_ODD, stream)              # the allocation releases it first, then reuses it
     assert again.ptr == ptr and not fin.alive and pool._dropped == []
     assert pool.in_use_blocks == before
 
 
 def test_a_block_dropped_on_another_thread_comes_back_at_the_next_allocation():
     stream, pool = _quiet_pool()
-    box = [DeviceBuffer(4096, stream)]
+    box = [DeviceBuffer(_ODD, stream)]
     ptr = box[0].ptr
     t = threading.Thread(target=box.clear)          # the last reference dies on that thread
     t.start()
     t.join()
     assert len(pool._dropped) == 1
-    assert DeviceBuffer(4096, stream).ptr == ptr
+    assert DeviceBuffer(_ODD, stream).ptr == ptr
 
 
 def test_flush_and_stats_run_parked_releases():
