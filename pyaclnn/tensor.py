@@ -35,6 +35,7 @@ from .errors import ClosedError, make_error, recent_error_message
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
 from .runtime.memory import MemoryPart
 from .runtime.pool import block_size as _check_pool_size
+from .runtime.set_blocks import SetBlocks
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
@@ -384,7 +385,8 @@ class Tensor:
 
         When no other open view uses the memory, it goes back to its stream's pool now
         (stream-ordered: work already queued that uses it runs first; the outputs of a cached friendly
-        call share one block, which goes back when all of them are closed or gone); :func:`pyaclnn.empty_cache`
+        call share one block, which goes back -- to that plan's next call, or to the pool once the plan
+        is dropped -- when all of them are closed or gone); :func:`pyaclnn.empty_cache`
         returns pooled memory to the device.  Afterwards every use of this tensor raises
         :class:`~pyaclnn.errors.ClosedError` (its shape and dtype stay readable); closing again
         does nothing.  ``with tensor:`` closes at the end of the block.
@@ -664,9 +666,12 @@ _PART_ALIGN = 512      # the pool's granularity: every part starts where a block
 
 def set_maker(tensors: Sequence[Tensor]):
     """A function ``stream -> [Tensor, ...]``: new tensors of the layouts of ``tensors`` (each made by
-    :func:`empty`), for a caller that makes such a set on every call (a cached plan's outputs).  The
-    layouts were checked when ``tensors`` were made, so the new ones skip the checks, and they share
-    one block of ``stream``'s pool (one allocation per set; see :class:`MemoryPart`)."""
+    :func:`empty`, on one stream), for a caller that makes such a set on every call (a cached plan's
+    outputs).  The layouts were checked when ``tensors`` were made, so the new ones skip the checks,
+    and they share one block (see :class:`MemoryPart`).  On the stream of ``tensors`` that block is
+    kept with the set kind (:class:`~pyaclnn.runtime.set_blocks.SetBlocks`): when every tensor of a
+    set is closed or gone it goes to the next set rather than back to the pool.  ``make.close()``
+    gives the kept blocks back to the pool (later sets then come from the pool)."""
     layouts, total = [], 0
     for t in tensors:
         if t._mem.__class__ is not DeviceBuffer or t.offset or t.storage_dims != t.shape or not t.is_contiguous():
@@ -676,11 +681,18 @@ def set_maker(tensors: Sequence[Tensor]):
         total += -(-max(nbytes, 1) // _PART_ALIGN) * _PART_ALIGN
     new, new_part, count = Tensor.__new__, MemoryPart.__new__, len(layouts)
     rounded = _check_pool_size(total)
+    home = tensors[0]._mem.streams[0] if tensors else None
+    blocks = SetBlocks(home, total, rounded)
+    take, lease = blocks.take, blocks.lease
 
     def make(stream: Stream) -> list:
-        whole = DeviceBuffer(total, stream, rounded)
-        whole.views = count
-        base, streams = whole.ptr, whole.streams
+        if stream is home and not blocks.closed:
+            buf = take()
+            whole = lease(buf, count)
+        else:
+            buf = whole = DeviceBuffer(total, stream, rounded)
+            whole.views = count
+        base, streams = buf.ptr, buf.streams
         outs = []
         for offset, nbytes, layout in layouts:
             # (MemoryPart(whole, offset, nbytes), its fields set here: this runs on every call)
@@ -695,6 +707,7 @@ def set_maker(tensors: Sequence[Tensor]):
             outs.append(out)
         return outs
 
+    make.close = blocks.close
     return make
 
 

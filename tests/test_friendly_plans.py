@@ -113,20 +113,44 @@ def test_an_open_view_keeps_its_output_from_being_overwritten(soc):
     np.testing.assert_array_equal(before, _want(h1, soc)[0][0])
 
 
-def test_a_call_s_outputs_share_one_pool_block_released_when_every_output_is_closed(soc):
+def _base(outs):
+    return min(t._ptr for t in outs)
+
+
+def test_a_call_s_outputs_share_one_block_the_next_call_takes_once_every_output_is_closed(soc):
     host = _host(8)
     dev = [pyaclnn.from_numpy(a) for a in host]
-    _call(dev)                                  # the plan exists: later outputs come as one set
     pool = pyaclnn.current_stream().pool
-    before = pool.stats()["in_use_blocks"]
+    start = pool.stats()["in_use_blocks"]
+    _call(dev)                                  # the plan exists: later outputs come as one set
     r = _call(dev)
-    assert pool.stats()["in_use_blocks"] == before + 1
+    held = pool.stats()["in_use_blocks"]
+    base = _base(r)
     r[0].close()
-    assert pool.stats()["in_use_blocks"] == before + 1          # the others still use the block
+    r2 = _call(dev)                             # the others still use r's block: a new one
+    assert _base(r2) != base and pool.stats()["in_use_blocks"] == held + 1
     _assert_equal([t.numpy() for t in r[1:]], _want(host, soc)[1:])
     for t in r[1:]:
         t.close()
-    assert pool.stats()["in_use_blocks"] == before
+    assert pool.stats()["in_use_blocks"] == held + 1        # kept with the plan, not the pool's
+    r3 = _call(dev)
+    assert _base(r3) == base and pool.stats()["in_use_blocks"] == held + 1
+    _assert_equal([t.numpy() for t in r3], _want(host, soc))
+    del r2, r3
+    ops.clear_executor_cache()                  # the plan goes: every kept block back to the pool
+    assert pool.stats()["in_use_blocks"] == start
+
+
+def test_a_set_dropped_after_its_plan_went_returns_its_block_at_the_next_flush(soc):
+    dev = [pyaclnn.from_numpy(a) for a in _host(10)]
+    pool = pyaclnn.current_stream().pool
+    start = pool.stats()["in_use_blocks"]
+    _call(dev)
+    r = _call(dev)
+    ops.clear_executor_cache()
+    assert pool.stats()["in_use_blocks"] == start + 1         # r still holds its block
+    del r
+    assert pool.stats()["in_use_blocks"] == start             # (stats flushes first)
 
 
 def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
@@ -137,6 +161,10 @@ def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
     try:
         r[2]._mem.note_stream(other)            # as an operator launched there would
         assert all(other in t._mem.streams for t in r)      # the block is synced with it before reuse
+        base = _base(r)
+        del r
+        r = _call(dev)                          # the same block, once the other stream is done with it
+        assert _base(r) == base and r[0]._mem.streams == [pyaclnn.current_stream()]
     finally:
         del r
         other.close()

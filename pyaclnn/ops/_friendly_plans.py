@@ -15,9 +15,11 @@ Why it is safe:
   tensor's interned layout (dtype, shape, strides, offset, format, storage dims).  Every launch
   re-points every slot whose address differs from the one the executor holds, so an executor never
   runs with an address of an earlier call.
-* The outputs belong to the caller alone: they are new for each call, never recycled. Their memory
-  comes back to the stream's pool when the caller drops them, and the pool hands a block out again
-  only to work queued later on the same stream, which runs after every earlier use.
+* The outputs belong to the caller alone: they are new for each call, never recycled while anyone
+  holds one. Their block (one per call) comes back to the plan's kept blocks when the caller has
+  closed or dropped every output (``tensor.set_maker``, ``runtime.set_blocks``), and is handed out
+  again only to a later call of the same plan on the same stream, which runs after every earlier use;
+  closing the plan gives the kept blocks back to the stream's pool.
 * Only default streams of the device pyaclnn holds for the whole process keep such caches, so a
   cache changes no lifetime; when such a stream closes its plans stop launching (the call then takes
   the ordinary path and raises what it raises).
@@ -81,11 +83,13 @@ class _Entry:
 
     def close(self) -> None:
         if self.stream_plans is not None:
-            try:
-                self.stream_plans.remove(self.plan._finalizer)
-            except ValueError:
-                pass
+            for f in (self.plan._finalizer, self.maker.close):
+                try:
+                    self.stream_plans.remove(f)
+                except ValueError:
+                    pass
         self.plan.close()
+        self.maker.close()          # its kept output blocks go back to the pool
 
 
 class _StreamPlans:
@@ -355,6 +359,7 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
             entry.plan = plan
             stream._users.add(plan)             # told when the stream closes: stops launching
             stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
+            stream._plans.append(entry.maker.close)   # (and its kept output blocks given back)
             entry.stream_plans = stream._plans
     del outs
     with sp.lock:
