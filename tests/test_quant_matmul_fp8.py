@@ -180,7 +180,8 @@ INVALID_950 = [   # in the checker's order
     # MX (test_quant_matmul_mx.py): K 16 infers groupSizeK 16 / 2 = 8, which the MX group check refuses
     (args(x1s=np.ones((4, 1, 2), ml_dtypes.float8_e8m0fnu), s2=np.ones((1, 8, 2), ml_dtypes.float8_e8m0fnu)),
      "have incorrect values 4295032840, 1, 1, 8. Reason: when the quantization mode is mx"),
-    (args(x1s=np.ones((4, 1), F32), s2=np.ones((1, 8), F32)), "the emulator implements the A8W8"),   # per-block
+    # per-block (test_quant_matmul_perblock.py): K 16 infers groupSizeK 16, which CheckPerblockGroupSize refuses
+    (args(x1s=np.ones((4, 1), F32), s2=np.ones((1, 8), F32)), "groupSizeK must be 128"),
 ]
 
 

@@ -1579,6 +1579,28 @@ MUTANTS = [
            ("tests/test_quant_matmul_mx.py::test_against_kernel_steps",),
            "QuantMatmulV5 MX: a transposed x1 view not folded into transposeX1 (TensorContiguousProcess), so its "
            "transposed scale layout is refused"),
+    # ---- QuantMatmulV5, Ascend 950 G-B / B-B (quant/quant_matmul_perblock.c) ----
+    Mutant("quant-matmul-pb-x2-scale-dropped", f"{OPS}/quant/quant_matmul_perblock.c",
+           "float sc = sa[p->s1_kmajor ? kb * Mb + mi : mi * Kb + kb] *\n"
+           "                               sb[p->s2_kmajor ? kb * Nb + nj : nj * Kb + kb];",
+           "float sc = sa[p->s1_kmajor ? kb * Mb + mi : mi * Kb + kb];",
+           ("tests/test_quant_matmul_perblock.py::test_against_epilogue_steps",),
+           "QuantMatmulV5 G-B / B-B: the x2Scale block factor dropped"),
+    Mutant("quant-matmul-pb-scale-product-rounded-late", f"{OPS}/quant/quant_matmul_perblock.c",
+           "float term = part * sc;",
+           "float term = (float)((double)part * ((double)sa[p->s1_kmajor ? kb * Mb + mi : mi * Kb + kb] *\n"
+           "                                                   (double)sb[p->s2_kmajor ? kb * Nb + nj : nj * Kb + kb]));",
+           ("tests/test_quant_matmul_perblock.py::test_against_epilogue_steps",),
+           "QuantMatmulV5 G-B / B-B: the block sum times the two scales rounded once (the epilogue rounds the scale "
+           "product to fp32 first)"),
+    Mutant("quant-matmul-pb-group-m-unchecked", f"{OPS}/quant/quant_matmul_perblock.c",
+           "if (gm != PB && gm != 1)", "if (0)",
+           ("tests/test_quant_matmul_perblock.py::test_invalid_arguments",),
+           "validation: QuantMatmulV5 G-B / B-B accepts a groupSizeM other than 1 or 128"),
+    Mutant("quant-matmul-pb-bias-accepted", f"{OPS}/quant/quant_matmul.c",
+           "    if (pb && bias->present)\n", "    if (0 && pb && bias->present)\n",
+           ("tests/test_quant_matmul_perblock.py::test_invalid_arguments",),
+           "validation: QuantMatmulV5 G-B / B-B accepts a bias (the checker refuses it)"),
     Mutant("quant-matmul-nz-block-dims-swapped", f"{OPS}/quant/quant_matmul.c",
            "src[nz_layout_index(b, i, j, R, C, 16, 32)]", "src[nz_layout_index(b, i, j, R, C, 32, 16)]",
            ("tests/test_quant_matmul_weight_nz.py::test_against_float64",),

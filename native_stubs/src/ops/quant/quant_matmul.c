@@ -89,7 +89,8 @@ aclnnStatus opc_not_null_qmm(op_call *c, const op_step *s) {
  * before: the emulator refuses it). */
 static aclnnStatus qmm_fp8_dtypes(op_call *c, const pyaclnn_stub_tensor *x1, const pyaclnn_stub_tensor *x2,
                                   const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2,
-                                  const pyaclnn_stub_tensor *x2o, const pyaclnn_stub_tensor *bias, aclDataType od) {
+                                  const pyaclnn_stub_tensor *x2o, const pyaclnn_stub_tensor *bias, aclDataType od,
+                                  int pb) {
     static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, OUT[] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT};
     aclnnStatus rc;
     (void)x2;
@@ -106,6 +107,9 @@ static aclnnStatus qmm_fp8_dtypes(op_call *c, const pyaclnn_stub_tensor *x1, con
     if ((rc = qmm_dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
     if ((rc = qmm_dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
     if ((rc = qmm_dtype_not_support(c, "out", od, OUT, 3))) return rc;
+    if (pb && bias->present)
+        return op_ez_reason(QMM_API, 0, "bias", "value", "not null", "when the quantization mode is G-B or B-B, bias "
+                            "must be null");
     if (bias->present && (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
     if (x2o->present)
         return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are FLOAT8 or HIFLOAT8 and %s and %s "
@@ -140,13 +144,14 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                         "Reason: The value of yOffset must be empty tensor or nullptr.", QMM_API);
     /* the emulator models the A8W8 modes, and on Ascend 950 the FLOAT8 / HIFLOAT8 ones with FLOAT / UINT64 scales of
      * one dimension (per-tensor, per-channel, per-token, double scale) and the MX mode (both scales FLOAT8_E8M0: the
-     * checker's CheckMicroScaling answers for the x dtypes); not per-block, not the A8W4 paths */
+     * checker's CheckMicroScaling answers for the x dtypes), and the FLOAT8 / HIFLOAT8 G-B / B-B modes (2-D FLOAT
+     * scales); not the INT8 per-block mode (QuantBatchMatmulV4), not the A8W4 paths */
     int fin = soc950 && ((qmm_is_fp8(x1->dtype) && qmm_is_fp8(x2->dtype)) ||
                          (x1->dtype == ACL_HIFLOAT8 && x2->dtype == ACL_HIFLOAT8));
     int mx = soc950 && !a8w4 && s1->present && s1->dtype == ACL_FLOAT8_E8M0 && s2->dtype == ACL_FLOAT8_E8M0;
     int perblock = s1->present && s1->dtype == ACL_FLOAT && s2->dtype == ACL_FLOAT && s1->ndim > 1 && s2->ndim > 1;
-    int fin_ok = fin && !perblock;
-    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin_ok && !mx)
+    int pb = fin && perblock;
+    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin && !mx)
         return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
                            "%.*s only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2),
                            (int)(strlen(c->api) - strlen("GetWorkspaceSize")), c->api);
@@ -179,14 +184,20 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     /* CheckDtype */
     aclDataType od = out->dtype;
     aclnnStatus rc;
-    /* MX: x1, x2 and the scales as the op_api holds them after PreMatmulCalcProcess (a transposed view folded into
-     * its flag, MxScaleContiguousProcess's re-described scales); then the checker's InferGroupSize */
+    /* MX, FLOAT8 / HIFLOAT8: x1, x2 and the scales as the op_api holds them after PreMatmulCalcProcess (a transposed
+     * view folded into its flag; the scales re-described: MxScaleContiguousProcess, or TensorContiguousProcess
+     * whose flag is dropped); then the checker's InferGroupSize */
     pyaclnn_stub_tensor x1v = *x1, x2v = *x2, s1v = *s1, s2v = *s2;
     int t1v = t1, t2v = t2, s1_swap = 0, s2_swap = 0;
-    if (mx) {
+    if (mx || fin) {
         if (qmm_transposed_view(x1)) qmm_swap_last2(&x1v), t1v = !t1v;
         if (qmm_transposed_view(x2)) qmm_swap_last2(&x2v), t2v = !t2v;
-        s1_swap = qmm_mx_scale_view(s1, &s1v), s2_swap = qmm_mx_scale_view(s2, &s2v);
+        if (mx) {
+            s1_swap = qmm_mx_scale_view(s1, &s1v), s2_swap = qmm_mx_scale_view(s2, &s2v);
+        } else {
+            if ((s1_swap = s1->present && qmm_transposed_view(s1))) qmm_swap_last2(&s1v);
+            if ((s2_swap = qmm_transposed_view(s2))) qmm_swap_last2(&s2v);
+        }
         if ((rc = qmm_infer_group(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, &group))) return rc;
     }
     static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, BF_SC[] = {ACL_FLOAT, ACL_BF16},
@@ -252,7 +263,7 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
         if (mx) {   /* CheckMicroScaling */
             if ((rc = qmm_mx_dtypes(c, x1, x2, x2o, bias, od))) return rc;
         } else if (fin) {
-            if ((rc = qmm_fp8_dtypes(c, x1, x2, s1, s2, x2o, bias, od))) return rc;
+            if ((rc = qmm_fp8_dtypes(c, x1, x2, s1, s2, x2o, bias, od, pb))) return rc;
         } else if (!s1->present) {   /* CheckL0c2outOrL0c2ubPertensorPerchannel4Int8Input */
             if (od == ACL_BF16) {
                 if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, I8_SC, 4))) return rc;
@@ -303,18 +314,19 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
             return op_ez_reason(QMM_API, 0, X2S, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)s2->ndim), txt),
                                 "the shape dim of %s must be 1D", X2S);
     } else {
-        if (s1->ndim != 1)
+        if (pb ? s1->ndim != x1->ndim : s1->ndim != 1)   /* CheckNormalScaleDimRange */
             return op_ez_reason(QMM_API, 1, X1S ", x1", "shape dims",
                                 (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s1->ndim, (long long)x1->ndim), txt),
                                 "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
                                 "shape dim of x1; otherwise, the shape dim of %s must be 1D", X1S, X1S);
-        if (s2->ndim != 1)
+        if (pb ? s2->ndim != x2->ndim : s2->ndim != 1)
             return op_ez_reason(QMM_API, 1, X2S ", x2", "shape dims",
                                 (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s2->ndim, (long long)x2->ndim), txt),
                                 "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
                                 "shape dim of x2; otherwise, the shape dim of %s must be 1D", X2S, X2S);
     }
-    if (soc950 && group != 0 && !mx)
+    if (pb && (rc = qmm_pb_group_size(c, group))) return rc;   /* CheckPerblockGroupSize */
+    if (soc950 && group != 0 && !mx && !pb)
         return op_ez_reason(QMM_API, 1, "groupSize, groupSizeM, groupSizeN, groupSizeK", "values",
                             (snprintf(txt, sizeof txt, "%lld, %llu, %llu, %llu", (long long)group,
                                       (unsigned long long)((uint64_t)group >> 32 & 0xFFFF),
@@ -330,6 +342,8 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                             "the K dimension of x1 and x2 must be equal");
     if (mx) {   /* CheckDimValueMicroScaling, which returns before the 1-D scale checks */
         if ((rc = qmm_mx_dim_value(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, m, k1, n))) return rc;
+    } else if (pb) {   /* CheckDimValuePerblock, which returns before the 1-D scale checks too */
+        if ((rc = qmm_pb_dim_value(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, group))) return rc;
     } else if (s1->present) {   /* CheckDimValuePertokenDoubleScale (INT8 inputs) */
         int64_t s10 = s1->shape[0];
         if (m != 1 && s10 == 1 && fin) {   /* double scale */
@@ -342,11 +356,11 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                                 m == 1 ? "when %s and %s are 1D and the M dimension of x1 is 1, the shape of %s must be [1]"
                                        : "when %s and %s are 1D, the shape of %s must be [%lld]", X1S, X2S, X1S, (long long)m);
     }
-    if (!mx && s2->shape[0] != n && s2->shape[0] != 1)
+    if (!mx && !pb && s2->shape[0] != n && s2->shape[0] != 1)
         return op_ez_reason(QMM_API, 0, X2S, "value", (snprintf(txt, sizeof txt, "%lld", (long long)s2->shape[0]), txt),
                             "when the quantization mode of x2 is pertensor or perchannel, the last dimension of %s must "
                             "be %lld or 1", X2S, (long long)n);
-    if (!mx && x2o->present) {
+    if (!mx && !pb && x2o->present) {
         if (x2o->ndim != 1)
             return op_ez_reason(QMM_API, 0, X2O, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)x2o->ndim), txt),
                                 "the shape dim of %s must be 1D", X2O);
@@ -455,6 +469,8 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     p->mx = mx;
     p->s1_kmajor = t1v, p->s2_kmajor = !t2v;   /* [ceil(K/64), M, 2] with transposeX1, [ceil(K/64), N, 2] without X2's */
     p->s1_swap = s1_swap, p->s2_swap = s2_swap;
+    p->pb = pb;
+    p->pb_gsm = ((uint64_t)group >> 32 & 0xFFFF) > 1 ? (int64_t)((uint64_t)group >> 32 & 0xFFFF) : 1;
     p->dq = p->scale_u64 ? QMM_DQ_FIXPIPE
           : (p->s1_scalar && s2->shape[0] == 1 && p->bias_kind != QMM_BIAS_FLOAT) ? QMM_DQ_DOUBLE : QMM_DQ_VECTOR;
     return ACLNN_SUCCESS;
@@ -615,6 +631,10 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     if (p->mx) {
         qmm_mx_kernel(launch, p);
+        return;
+    }
+    if (p->pb) {
+        qmm_pb_kernel(launch, p);
         return;
     }
     if (p->fin) {

@@ -28,7 +28,10 @@ typedef struct {
     aclDataType scale_dt, out_dt, bias_dt;
     int mx;                          /* MX (Ascend 950): FLOAT8 / FLOAT4 x, FLOAT8_E8M0 scales per 32 of K        */
     int s1_kmajor, s2_kmajor;        /* the scale's bytes as [ceil(K/64), rows, 2] (else [rows, ceil(K/64), 2])   */
-    int s1_swap, s2_swap;            /* the scale view is read as its storage (MxScaleContiguousProcess)          */
+    int s1_swap, s2_swap;            /* the scale view is read as its storage (MxScaleContiguousProcess, or       */
+                                     /* TensorContiguousProcess for a 2-D per-block scale)                       */
+    int pb;                          /* G-B / B-B (Ascend 950, FLOAT8 / HIFLOAT8): FLOAT scales per 128-block     */
+    int64_t pb_gsm;                  /* groupSizeM of the per-block x1Scale: 1 (G-B) or 128 (B-B)                */
 } qmm_params;
 
 enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
@@ -80,5 +83,14 @@ aclnnStatus qmm_mx_dim_value(op_call *c, const pyaclnn_stub_tensor *x1, const py
 aclnnStatus qmm_mx_tiling(op_call *c, const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2, int t1, int t2,
                           int64_t m, int64_t k, int64_t n);
 void qmm_mx_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p);
+
+/* ---- G-B / B-B (quant_matmul_perblock.c) ---- */
+/* CheckPerblockGroupSize */
+aclnnStatus qmm_pb_group_size(op_call *c, int64_t group);
+/* CheckDimValuePerblock (with CheckGroupSizeShape) on the op_api's x1 / x2 / scales and transposes */
+aclnnStatus qmm_pb_dim_value(op_call *c, const pyaclnn_stub_tensor *x1, const pyaclnn_stub_tensor *x2,
+                             const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2, int t1, int t2,
+                             int64_t group);
+void qmm_pb_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p);
 
 #endif
