@@ -29,6 +29,8 @@ enum { FA_IN_Q = 0, FA_IN_K, FA_IN_V, FA_IN_PSE, FA_IN_DROP, FA_IN_MASK };
 enum { FA_OUT_MAX = 0, FA_OUT_SUM, FA_OUT_ATTN };
 /* The inference forms (fia.toml) add the paged cache's block table; their softmaxLse is in FA_OUT_MAX. */
 enum { FA_IN_BT = FA_IN_MASK + 1 };
+/* ... and the antiquant parameters of an INT8 key/value (fa_antiquant.c): key's scale and offset, value's. */
+enum { FA_IN_KS = FA_IN_BT + 1, FA_IN_KO, FA_IN_VS, FA_IN_VO, FA_N_IN };
 /* Gradient executor tensors. */
 enum { FAG_IN_Q = 0, FAG_IN_K, FAG_IN_V, FAG_IN_DY, FAG_IN_PSE, FAG_IN_DROP, FAG_IN_MASK, FAG_IN_MAX, FAG_IN_SUM,
        FAG_IN_ATTN };
@@ -68,6 +70,13 @@ typedef struct {
     int64_t block_size, block_num;
     int64_t mask_st[4];                  /* FA_MASK_STRIDED: the mask's element strides per b, n, i, j (0:
                                           * broadcast)                                                     */
+    /* INT8 key/value (the Atlas A2 decode kernel's MSD, fa_antiquant.c): */
+    int antiquant;                       /* 1: per-channel (and per-tensor) antiquant, 0: none                 */
+    int msd_iters;                       /* the query's / P's int8 pieces: 3 (innerPrecise 0) or 2              */
+    int aq_offset;                       /* the offsets are given                                             */
+    int aq_per_tensor;                   /* one scale (and offset) for all of key, one for value              */
+    int aq_split;                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
+    int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 
 /* Batch b's query / key-value positions. */
@@ -91,6 +100,10 @@ int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const p
  * one the plan's kv lengths reach checked to be in [0, blockNum): NULL and a device fault recorded otherwise (or
  * out of memory). Free it with free(). */
 int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt);
+
+/* The INT8 key/value head (b, n) of the decode path (p->antiquant): the vendor's MSD steps; 0 when out of
+ * memory. */
+int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int64_t b, int64_t n);
 
 /* 1 if position (i, j) of head n of batch b is masked (sparse mode, band, atten mask). */
 int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int64_t n, int64_t i, int64_t j);

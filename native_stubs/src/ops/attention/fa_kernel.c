@@ -121,6 +121,7 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const in
     int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n / p->G;
     if (p->lens && p->layout != FA_TND) pad_rows(p, l, b, n, s1);
     if (s1 == 0) return 1;
+    if (p->antiquant) return fa_antiquant_head(p, l, ids, b, n);
     float *q = zalloc((size_t)(s1 * D)), *kt = zalloc((size_t)(D * s2)), *v = zalloc((size_t)(s2 * Dv));
     float *o = zalloc((size_t)(s1 * Dv)), *ob = zalloc((size_t)(s1 * Dv)), *m = zalloc((size_t)s1);
     float *sum = zalloc((size_t)s1), *ex = zalloc((size_t)s1), *x = zalloc((size_t)(s1 * FA_BLOCK));

@@ -1,0 +1,81 @@
+"""The Atlas A2 decode kernel's INT8 key/value path (per-channel antiquant), from hicann/ops-transformer
+attention/incre_flash_attention/op_kernel/incre_flash_attention_split_Bbn2s2_Us2.h (DealQueryPreProcessBaseBlock,
+AntiquantMatmulPreProcess, AntiquantAIterExpand, AntiquantMatmulResCombine, DealAntiqBmm1ResBaseBlock,
+AntiquantSoftmaxResPreProcess, DealAntiqBmm2ResBaseBlock, SoftmaxLseCopyOut) and the tiling's msdIterNum
+(incre_flash_attention_tiling.cpp SetQuantFlag: 3 for innerPrecise 0, 2 for 1), never from the emulator's C.
+
+MSD: the fp32 left operand of each product is split into int8 pieces so that the int8 key / value go through the
+int8 cube unit; every vector step in float32, CAST_ROUND = to nearest, ties away from zero. And the definition it
+approximates: out = softmax(scale * q . ((k + offset) * scale_k)) . ((v + offset_v) * scale_v) in float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+COEFF, EXPAND = F32(127), F32(254)   # antiqCoeff1, antiquantExpandCoeff (int8)
+
+
+def cast_round(x):
+    """float32 to the nearest integer, ties away from zero (exact through float64)."""
+    x = np.asarray(x, np.float64)
+    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(F32)
+
+
+def pieces(a, iters):
+    """AntiquantAIterExpand: a (float32) as `iters` int8 pieces."""
+    a = np.asarray(a, F32).copy()
+    out, r = [], None
+    for i in range(iters):
+        if i:
+            a = ((a - r) * EXPAND).astype(F32)
+        r = cast_round(a)
+        out.append(r.astype(np.int64))
+    return out
+
+
+def combine(products):
+    """AntiquantMatmulResCombine: sum_i C_i / 254^i (scale updated in float32), times 1/127."""
+    res, sc = products[0].astype(F32), F32(1)
+    for c in products[1:]:
+        sc = F32(sc / EXPAND)
+        res = (res + (c.astype(F32) * sc).astype(F32)).astype(F32)
+    return (res * (F32(1) / COEFF)).astype(F32)
+
+
+def msd_row(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None):
+    """One query row: q [D] (the query dtype's values), k8 / v8 [S2, D] int8, ks / ko / vs / vo [D] (offsets may be
+    None) as float32; masked [S2] bool. Returns (out [D] float32 before the output cast, lse float32)."""
+    qs = (np.asarray(q, F32) * ks).astype(F32)
+    amax = np.abs(qs).max()
+    a = (qs * F32(COEFF / amax)).astype(F32) if amax > 0 else np.zeros_like(qs)
+    s = combine([p @ k8.T.astype(np.int64) for p in pieces(a, iters)])
+    s = (s * amax).astype(F32)
+    x = (s * F32(scale)).astype(F32)
+    if masked is not None:
+        x = np.where(masked, np.finfo(F32).min, x).astype(F32)
+    m = x.max()
+    e = np.exp((x - m).astype(np.float64)).astype(F32)
+    total = F32(np.sum(e, dtype=np.float64))   # (the vector unit's order: class c)
+    o = combine([p @ v8.astype(np.int64) for p in pieces((e * COEFF).astype(F32), iters)])
+    o = (o / total).astype(F32)
+    if vo is not None:
+        o = (o + vo).astype(F32)
+    o = (o * vs).astype(F32)
+    lse = F32(m + F32(np.log(np.float64(total))))
+    if ko is not None:
+        lse = F32(lse + F32(F32(np.sum(qs * ko, dtype=np.float64)) * F32(scale)))
+    return o, lse
+
+
+def exact_row(q, k8, v8, ks, ko, vs, vo, scale, masked=None):
+    """The float64 definition: dequantise ((x + offset) * scale), then attend."""
+    f = np.float64
+    k = (k8.astype(f) + (0 if ko is None else ko.astype(f))) * ks.astype(f)
+    v = (v8.astype(f) + (0 if vo is None else vo.astype(f))) * vs.astype(f)
+    x = scale * (k @ np.asarray(q, f))
+    if masked is not None:
+        x = np.where(masked, -np.inf, x)
+    m = x.max()
+    e = np.exp(x - m)
+    return e @ v / e.sum(), np.log(e.sum()) + m

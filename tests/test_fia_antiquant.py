@@ -1,0 +1,259 @@
+"""INT8 key/value (per-channel antiquant) in the decode path of aclnnFusedInferAttentionScoreV2..V5 and
+aclnnIncreFlashAttentionV4 on Atlas A2 (native_stubs/src/ops/attention/fa_antiquant.c, fia_antiquant.c): the
+vendor's MSD kernel against tests/reference/fia_antiquant.py (its steps, from the vendor kernel) and against the
+float64 definition (dequantise, then attend) with the measured figures below; the tiling's antiquant checks in its
+order; the Ascend 950 refusing INT8 key/value (not taken by the emulator); and torch_npu's
+npu_fused_infer_attention_score / npu_incre_flash_attention with antiquant_scale / key_antiquant_scale on the
+emulator equal to the direct call. The Atlas A2 checks run in one subprocess (the suite's SoC is the 950)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyaclnn import ops
+from pyaclnn.errors import AclError
+from reference import elementwise as R
+from reference import fia_antiquant as M
+import _fused_ops as F
+from _math_ops import dec, enc, torch_npu_run
+
+INVALID, TILING = 161002, 561002
+BIG = 2147483647
+# attentionOut against the MSD model: max |got - model| / max |model| over 6 seeds with and without offsets
+# (measured fp16 3.4e-4 -- one output ulp from the float32 sum order -- bf16 0); softmaxLse absolute (measured 4.8e-7)
+MODEL_BOUND, MODEL_LSE = {"float16": 1e-3, "bfloat16": 8e-3}, 2e-6
+# against the float64 definition: MSD's own error plus the output cast (measured fp16 3.4e-4, bf16 2.5e-3);
+# softmaxLse by pieces (measured 8.8e-6 with 2 pieces, 4.0e-7 with 3)
+EXACT_BOUND, EXACT_LSE = {"float16": 1e-3, "bfloat16": 6e-3}, {2: 3e-5, 3: 2e-6}
+
+_TENSORS = ["pse", "mask", "asl", "askv", "deq1", "qs1", "deq2", "qs2", "qo2", "as", "ao", "bt", "qps", "kvps", "kas",
+            "kao", "vas", "vao", "ksp", "vsp", "aspl"]
+_EXTRA = {2: [], 3: ["qrope", "krope", "kras"], 4: ["qrope", "krope", "kras", "dsq", "sink"],
+          5: ["qrope", "krope", "kras", "dsq", "sink", "qstart", "kvstart"]}
+
+
+def fia(q, k, v, n1, layout, *, version=2, n2=0, scale=0.125, bs=0, inner=1, lse=True, mode=0, kmode=0, vmode=0,
+        **tensors):
+    """The direct call (Q_S = 1); returns (attentionOut, softmaxLse)."""
+    d = q.shape[2] // n1 if layout == "BSH" else q.shape[-1]
+    out = np.zeros(q.shape, q.dtype)
+    lse_out = np.zeros((q.shape[0], n1, 1, 1), np.float32) if lse else np.zeros((0,), np.float32)
+    args = [q, [k], [v]] + [tensors.get(n) for n in _TENSORS + _EXTRA[version]]
+    args += [n1, scale, BIG, BIG, layout, n2, 0, inner, bs, mode, lse, kmode, vmode]
+    args += [0] * (version >= 4) + [0] * (version == 5) + [out, lse_out]
+    r = getattr(ops, f"FusedInferAttentionScoreV{version}")(*args)
+    assert d == out.shape[-1] or layout == "BSH"
+    return r[0], r[1]
+
+
+def ifa(q, k, v, n1, layout, *, n2=0, scale=0.125, inner=1, **t):
+    out = np.zeros(q.shape, q.dtype)
+    return ops.IncreFlashAttentionV4(q, [k], [v], None, t.get("mask"), t.get("askv"), None, None, None, None, None,
+                                     t.get("as"), t.get("ao"), t.get("bt"), None, n1, scale, layout, n2, t.get("bs", 0),
+                                     inner, out)
+
+
+def case(name, layout="BNSD", b=2, n1=4, n2=2, d=32, s2=40, seed=0, offset=True, per_tensor=False):
+    """Random INT8 key/value in `layout`, a query of the dtype, per-channel scales [2, N2, 1, D] (or per tensor [2])
+    as the query's dtype; plus the per-head float views the models take."""
+    rng = np.random.default_rng(seed)
+    q = R.cast(rng.standard_normal((b, n1, 1, d)), name)
+    k8, v8 = (rng.integers(-128, 128, (b, n2, s2, d)).astype(np.int8) for _ in range(2))
+    shape = (2,) if per_tensor else (2, n2, 1, d)
+    sc = R.cast(rng.uniform(0.002, 0.02, shape), name)
+    off = R.cast(rng.uniform(-4, 4, shape), name) if offset else None
+
+    def to(x):
+        return {"BNSD": x, "BSND": x.transpose(0, 2, 1, 3),
+                "BSH": x.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[2], -1)}[layout]
+    return dict(q=np.ascontiguousarray(to(q)), k=np.ascontiguousarray(to(k8)), v=np.ascontiguousarray(to(v8)),
+                sc=sc, off=off, heads=(q, k8, v8))
+
+
+def params(c, which, n2i, d):
+    """Key (0) / value (1) scale and offset of kv head n2i as float32 [d] vectors."""
+    def pick(t):
+        if t is None:
+            return None
+        t = np.asarray(t).astype(np.float32)
+        return np.full(d, t[which], np.float32) if t.ndim == 1 else t[which, n2i, 0]
+    return pick(c["sc"]), pick(c["off"])
+
+
+def models(c, n1, n2, scale, iters, lens=None):
+    """(MSD model out, lse), (float64 out, lse) per [B, N1, D] / [B, N1]."""
+    q, k8, v8 = c["heads"]
+    b, d, g = q.shape[0], q.shape[-1], n1 // n2
+    mo, ml, eo, el = (np.zeros((b, n1, d)), np.zeros((b, n1)), np.zeros((b, n1, d)), np.zeros((b, n1)))
+    for bb in range(b):
+        s2 = k8.shape[2] if lens is None else lens[bb]
+        for n in range(n1):
+            ks, ko = params(c, 0, n // g, d)
+            vs, vo = params(c, 1, n // g, d)
+            kk, vv = k8[bb, n // g, :s2], v8[bb, n // g, :s2]
+            qq = np.asarray(q[bb, n, 0]).astype(np.float32)
+            mo[bb, n], ml[bb, n] = M.msd_row(qq, kk, vv, ks, ko, vs, vo, scale, iters)
+            eo[bb, n], el[bb, n] = M.exact_row(qq, kk, vv, ks, ko, vs, vo, scale)
+    return (mo, ml), (eo, el)
+
+
+def heads_of(out, layout, n1):
+    out = np.asarray(out).astype(np.float64)
+    if layout == "BSH":
+        return out.reshape(out.shape[0], n1, -1)
+    return out[:, :, 0] if layout == "BNSD" else out[:, 0]
+
+
+def rel(got, want):
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def check(got, lse, c, name, layout, n1, n2, iters, lens=None, scale=0.125):
+    (mo, ml), (eo, el) = models(c, n1, n2, scale, iters, lens)
+    g = heads_of(got, layout, n1)
+    want_model = R.cast(mo, name).astype(np.float64)   # the output cast of the model's float32 values
+    assert rel(g, want_model) <= MODEL_BOUND[name], rel(g, want_model)
+    assert rel(g, eo) <= EXACT_BOUND[name], rel(g, eo)
+    lse = np.asarray(lse)[:, :, 0, 0]
+    assert np.abs(lse - ml).max() <= MODEL_LSE, np.abs(lse - ml).max()
+    assert np.abs(lse - el).max() <= EXACT_LSE[iters], np.abs(lse - el).max()
+
+
+# ---- Atlas A2 (run in one subprocess by test_atlas_a2) -----------------------------------------------------------
+
+def a2_layouts_dtypes_and_pieces():
+    """Every layout, both dtypes, 2 and 3 pieces (innerPrecise 1 / 0), offsets or none, per tensor."""
+    for name in ("float16", "bfloat16"):
+        for layout, inner, kw in (("BNSD", 1, {}), ("BSND", 0, {}), ("BSH", 1, {"offset": False}),
+                                  ("BNSD", 0, {"per_tensor": True})):
+            c = case(name, layout, **kw)
+            o, lse = fia(c["q"], c["k"], c["v"], 4, layout, n2=2, inner=inner, **{"as": c["sc"], "ao": c["off"]})
+            check(o, lse, c, name, layout, 4, 2, 3 if inner == 0 else 2)
+
+
+def a2_split_versions_and_ifa():
+    """key/valueAntiquantScale (the split form, [1, N2, D]) on V2..V5 give the shared form's bits; IFA V4 too."""
+    c = case("float16", "BSND", seed=3)
+    base, _ = fia(c["q"], c["k"], c["v"], 4, "BSND", n2=2, **{"as": c["sc"], "ao": c["off"]})
+    split = {"kas": c["sc"][:1, :, 0], "vas": c["sc"][1:, :, 0], "kao": c["off"][:1, :, 0], "vao": c["off"][1:, :, 0]}
+    for version in (2, 3, 4, 5):
+        o, _ = fia(c["q"], c["k"], c["v"], 4, "BSND", n2=2, version=version, **split)
+        assert F.bits_equal(o, base), version
+    o = ifa(c["q"], c["k"], c["v"], 4, "BSND", n2=2, **{"as": c["sc"].reshape(2, -1), "ao": c["off"].reshape(2, -1)})
+    assert F.bits_equal(o, base)
+
+
+def a2_paged_and_lengths():
+    """The paged cache ([blockNum, blockSize, H]) with per-batch kv lengths."""
+    name, bs = "bfloat16", 16
+    c = case(name, "BSH", s2=48, seed=5)
+    rng = np.random.default_rng(6)
+    b, h, per = 2, 2 * 32, 3
+    ids = rng.permutation(b * per + 2).astype(np.int32)
+    table = ids[:b * per].reshape(b, per)
+    kc, vc = (rng.integers(-128, 128, (b * per + 2, bs, h)).astype(np.int8) for _ in range(2))
+    for bb in range(b):
+        for j in range(per):
+            kc[table[bb, j]] = c["k"][bb, j * bs:(j + 1) * bs]
+            vc[table[bb, j]] = c["v"][bb, j * bs:(j + 1) * bs]
+    lens = [48, 21]
+    o, lse = fia(c["q"], kc, vc, 4, "BSH", n2=2, bs=bs, bt=table, askv=lens, **{"as": c["sc"], "ao": c["off"]})
+    check(o, lse, c, name, "BSH", 4, 2, 2, lens=lens)
+
+
+def _validation_cases():
+    """(what, kwargs changes, code, message) in the tiling's order (incre_flash_attention_tiling.cpp ProcessAntiQuant
+    and the check functions it calls)."""
+    c = case("float16", "BNSD", seed=9)
+    sc, off = c["sc"], c["off"]
+    ksc, kof = sc[:1, :, 0], off[:1, :, 0]
+    return [
+        ("value scale missing", {"kas": ksc}, TILING, "the value's dequant scale is null, but the key's"),
+        ("key scale missing", {"vas": ksc}, TILING, "the key's dequant scale is null, but the value's"),
+        ("value offset missing", {"kas": ksc, "vas": ksc, "kao": kof}, TILING, "value's dequant offset is null"),
+        ("key offset missing", {"kas": ksc, "vas": ksc, "vao": kof}, TILING, "the key's dequant offset is null"),
+        ("offset without scale", {"kao": kof, "vao": kof}, TILING, "the key's dequant scale is null, but the key's "
+                                                                   "dequant offset exist"),
+        ("offset dtypes", {"kas": ksc, "vas": ksc, "kao": kof, "vao": kof.astype(np.float32)}, TILING,
+         "dequant offset should have the same data type"),
+        ("scale shapes", {"kas": ksc, "vas": sc[1:]}, TILING, "dequant scale should have the same shape"),
+        ("modes differ", {"kas": ksc, "vas": ksc, "kmode": 1, "vmode": 0}, TILING,
+         "the key's quant mode and the value's quant mode should be the same"),
+        ("mode invalid", {"as": sc, "mode": 7}, TILING, "antiquantMode value:7 is invalid, it should be 0 or 1 or 2"),
+        ("per-token not taken", {"as": sc, "mode": 1}, INVALID, "not supported by the emulator"),
+        ("no scale", {"ao": off}, TILING, "KV antiquant is enabled, but the input antiquant scale is NULL"),
+        ("layouts differ", {"as": sc, "ao": off.reshape(2, -1)}, TILING, "antiquant params have different layouts"),
+        ("per-tensor shape", {"as": sc.reshape(-1)[:3]}, TILING, "Expect[2] When per_tensor mode"),
+        ("dim 5", {"as": sc.reshape(2, 2, 1, 1, 32)}, TILING, "does not match the dim of antiquant"),
+        ("per-channel shape", {"as": sc[:, :1]}, TILING, "Expect [2, 2, 1, 32] or [2, 2, 32] or [2, 64]"),
+        ("scale dtype", {"as": sc.astype(np.float32)}, TILING, "illegal datatype of antiquant scale"),
+        ("offset dtype", {"as": sc, "ao": off.astype(np.float32)}, TILING,
+         "datatype of antiquant scale and antiquant offset should be the same"),
+    ]
+
+
+def a2_validation():
+    c = case("float16", "BNSD", seed=9)
+    for what, kw, code, text in _validation_cases():
+        with pytest.raises(AclError) as e:
+            fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, **kw)
+        assert (e.value.code, text in str(e.value)) == (code, True), (what, str(e.value))
+    # scales with a float key/value: the tiling's first antiquant check
+    qf = np.zeros((2, 4, 1, 32), np.float16)
+    kf = np.zeros((2, 2, 40, 32), np.float16)
+    with pytest.raises(AclError) as e:
+        fia(qf, kf, kf, 4, "BNSD", n2=2, **{"as": c["sc"]})
+    assert e.value.code == TILING and "KV antiquant is unenabled" in str(e.value)
+    # the prefill path's antiquant is not taken
+    q2 = np.zeros((2, 4, 3, 32), np.float16)
+    with pytest.raises(AclError) as e:
+        fia(q2, c["k"], c["v"], 4, "BNSD", n2=2, lse=False, **{"as": c["sc"]})
+    assert e.value.code == INVALID and "prefill" in str(e.value)
+
+
+def test_atlas_a2():
+    F.run_on_a2("test_fia_antiquant", "T.a2_layouts_dtypes_and_pieces()\nT.a2_split_versions_and_ifa()\n"
+                "T.a2_paged_and_lengths()\nT.a2_validation()")
+
+
+def test_ascend_950_refuses_int8_key_value():
+    """The Ascend 950 kernel's antiquant (arch35) is not taken by the emulator: 161002."""
+    c = case("float16", "BNSD")
+    with pytest.raises(AclError) as e:
+        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, **{"as": c["sc"]})
+    assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
+
+
+# ---- torch_npu --------------------------------------------------------------------------------------------------
+
+_TORCH_BODY = """
+def calls():
+    s = SPEC
+    q, k, v, sc, off = (T(dec(s[x])).npu() for x in ("q", "k", "v", "sc", "off"))
+    o, l = torch_npu.npu_fused_infer_attention_score(q, k, v, num_heads=4, num_key_value_heads=2, input_layout="BNSD",
+        scale=0.125, antiquant_scale=sc, antiquant_offset=off, softmax_lse_flag=True, inner_precise=1)
+    o2, _ = torch_npu.npu_fused_infer_attention_score(q, k, v, num_heads=4, num_key_value_heads=2,
+        input_layout="BNSD", scale=0.125, key_antiquant_scale=sc[:1, :, 0], value_antiquant_scale=sc[1:, :, 0],
+        key_antiquant_offset=off[:1, :, 0], value_antiquant_offset=off[1:, :, 0], inner_precise=1)
+    o3 = torch_npu.npu_incre_flash_attention(q, k, v, num_heads=4, num_key_value_heads=2, input_layout="BNSD",
+        scale_value=0.125, antiquant_scale=sc, antiquant_offset=off)
+    return {"o": enc(to_np(o)), "l": enc(to_np(l)), "o2": enc(to_np(o2)), "o3": enc(to_np(o3))}
+run("calls", calls)
+"""
+
+
+def test_torch_npu_calls_match_the_direct_call():
+    """npu_fused_infer_attention_score with antiquant_scale / antiquant_offset and with the split
+    key_/value_antiquant_scale, and npu_incre_flash_attention, on the Atlas A2 emulator: the direct call's bits."""
+    c = case("float16", "BNSD", seed=13)
+    res = torch_npu_run(_TORCH_BODY, {x: enc(c[x]) for x in ("q", "k", "v", "sc", "off")}, soc="Ascend910B4")
+    assert "error" not in res["calls"], res["calls"]
+    r = res["calls"]   # (the direct call runs in an Atlas A2 child: the suite's SoC is the 950)
+    F.run_on_a2("test_fia_antiquant", "T.a2_compare_torch(" + repr({k: r[k] for k in ("o", "l", "o2", "o3")}) + ")")
+
+
+def a2_compare_torch(r):
+    c = case("float16", "BNSD", seed=13)
+    o, lse = fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, **{"as": c["sc"], "ao": c["off"]})
+    assert F.bits_equal(dec(r["o"]), o) and F.bits_equal(dec(r["l"]), lse)
+    assert F.bits_equal(dec(r["o2"]), o) and F.bits_equal(dec(r["o3"]), o)
