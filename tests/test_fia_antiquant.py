@@ -22,8 +22,9 @@ BIG = 2147483647
 # attentionOut against the MSD model: max |got - model| / max |model| over 6 seeds with and without offsets
 # (measured fp16 3.4e-4 -- one output ulp from the float32 sum order -- bf16 0); softmaxLse absolute (measured 4.8e-7)
 MODEL_BOUND, MODEL_LSE = {"float16": 1e-3, "bfloat16": 8e-3}, 2e-6
-# against the float64 definition: MSD's own error plus the output cast (measured fp16 3.4e-4, bf16 2.5e-3);
-# softmaxLse by pieces (measured 8.8e-6 with 2 pieces, 4.0e-7 with 3)
+# (per-token, 4 seeds: 0 / 0, 4.8e-7). Against the float64 definition: MSD's own error plus the output cast
+# (measured per-channel fp16 3.4e-4, bf16 2.5e-3; per-token 4.5e-4, 3.4e-3); softmaxLse by pieces (measured 8.8e-6
+# per-channel, 1.1e-5 per-token with 2 pieces; 4.0e-7 with 3)
 EXACT_BOUND, EXACT_LSE = {"float16": 1e-3, "bfloat16": 6e-3}, {2: 3e-5, 3: 2e-6}
 
 _TENSORS = ["pse", "mask", "asl", "askv", "deq1", "qs1", "deq2", "qs2", "qo2", "as", "ao", "bt", "qps", "kvps", "kas",
@@ -161,6 +162,33 @@ def a2_paged_and_lengths():
     check(o, lse, c, name, "BSH", 4, 2, 2, lens=lens)
 
 
+def a2_per_token():
+    """antiquantMode 1 (fp32 [2, B, S] scale / offset, S past the kv length allowed), the split [B, S] form with
+    key/valueAntiquantMode 1 (the same bits), both dtypes, 2 and 3 pieces."""
+    for name, inner, offset in (("float16", 1, True), ("bfloat16", 0, True), ("float16", 0, False)):
+        c = case(name, "BSH", seed=21)
+        q, k8, v8 = c["heads"]
+        rng = np.random.default_rng(22)
+        sc = rng.uniform(0.002, 0.02, (2, 2, 44)).astype(np.float32)
+        off = rng.uniform(-4, 4, (2, 2, 44)).astype(np.float32) if offset else None
+        o, lse = fia(c["q"], c["k"], c["v"], 4, "BSH", n2=2, inner=inner, mode=1, **{"as": sc, "ao": off})
+        it = 3 if inner == 0 else 2
+        got = heads_of(o, "BSH", 4)
+        for b in range(2):
+            for n in range(4):
+                qq = np.asarray(q[b, n, 0]).astype(np.float32)
+                ks, ko = sc[0, b, :40], None if off is None else off[0, b, :40]
+                vs, vo = sc[1, b, :40], None if off is None else off[1, b, :40]
+                mo, ml = M.msd_row_per_token(qq, k8[b, n // 2], v8[b, n // 2], ks, ko, vs, vo, 0.125, it)
+                eo, el = M.exact_row_per_token(qq, k8[b, n // 2], v8[b, n // 2], ks, ko, vs, vo, 0.125)
+                assert rel(got[b, n], R.cast(mo, name).astype(np.float64)) <= MODEL_BOUND[name], (b, n)
+                assert np.abs(got[b, n] - eo).max() <= EXACT_BOUND[name] * np.abs(eo).max(), (b, n)
+                assert abs(lse[b, n, 0, 0] - ml) <= MODEL_LSE and abs(lse[b, n, 0, 0] - el) <= EXACT_LSE[it]
+        split, _ = fia(c["q"], c["k"], c["v"], 4, "BSH", n2=2, inner=inner, kmode=1, vmode=1,
+                       kas=sc[0], vas=sc[1], kao=None if off is None else off[0], vao=None if off is None else off[1])
+        assert F.bits_equal(split, o)
+
+
 def _validation_cases():
     """(what, kwargs changes, code, message) in the tiling's order (incre_flash_attention_tiling.cpp ProcessAntiQuant
     and the check functions it calls)."""
@@ -180,7 +208,21 @@ def _validation_cases():
         ("modes differ", {"kas": ksc, "vas": ksc, "kmode": 1, "vmode": 0}, TILING,
          "the key's quant mode and the value's quant mode should be the same"),
         ("mode invalid", {"as": sc, "mode": 7}, TILING, "antiquantMode value:7 is invalid, it should be 0 or 1 or 2"),
-        ("per-token not taken", {"as": sc, "mode": 1}, INVALID, "not supported by the emulator"),
+        ("per-head not taken", {"as": sc, "mode": 2}, INVALID, "not supported by the emulator"),
+        ("per-token dims", {"as": sc.astype(np.float32), "mode": 1}, TILING, "The dim of antiquant is illegal, When "
+                                                                                "per_token mode."),
+        ("per-token batch", {"as": np.ones((2, 3, 40), np.float32), "mode": 1}, TILING,
+         "The 2nd dim of antiquant should be 2 instead of the current 3"),
+        ("per-token length", {"as": np.ones((2, 2, 39), np.float32), "mode": 1}, TILING,
+         "The 3rd dim of antiquant should be greater than or equal to 40 instead of the current 39"),
+        ("per-token split length", {"kas": np.ones((2, 39), np.float32), "vas": np.ones((2, 39), np.float32),
+                                    "kmode": 1, "vmode": 1}, TILING, "The 2nd dim of antiquant should be greater"),
+        ("per-token dtype", {"as": np.ones((2, 2, 40), np.float16), "mode": 1}, TILING,
+         "per-token mode is enabled, datatype of antiquant scale should be float32"),
+        ("paged-parameter modes", {"kas": ksc, "vas": ksc, "kmode": 4, "vmode": 4}, TILING,
+         "must be used in page attention scene"),
+        ("key channel, value token", {"kas": ksc, "vas": ksc, "kmode": 0, "vmode": 1}, INVALID,
+         "not supported by the emulator"),
         ("no scale", {"ao": off}, TILING, "KV antiquant is enabled, but the input antiquant scale is NULL"),
         ("layouts differ", {"as": sc, "ao": off.reshape(2, -1)}, TILING, "antiquant params have different layouts"),
         ("per-tensor shape", {"as": sc.reshape(-1)[:3]}, TILING, "Expect[2] When per_tensor mode"),
@@ -213,7 +255,7 @@ def a2_validation():
 
 def test_atlas_a2():
     F.run_on_a2("test_fia_antiquant", "T.a2_layouts_dtypes_and_pieces()\nT.a2_split_versions_and_ifa()\n"
-                "T.a2_paged_and_lengths()\nT.a2_validation()")
+                "T.a2_paged_and_lengths()\nT.a2_per_token()\nT.a2_validation()")
 
 
 def test_ascend_950_refuses_int8_key_value():

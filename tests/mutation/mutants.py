@@ -53,6 +53,7 @@ SHAPE_MOVES = "tests/test_shape_moves.py"
 
 ATTN = "tests/test_attention.py"
 FIA = "tests/test_fused_infer_attention.py"
+FIAQ = "tests/test_fia_antiquant.py"
 SPKV = "tests/test_scatter_pa_kv_cache.py"
 KRC = "tests/test_kv_rmsnorm_rope_cache.py"
 PROBE = "tests/test_probe_ops.py"
@@ -760,10 +761,26 @@ MUTANTS = [
            "    if (form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
            "    if (0 && form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
            (f"{FIA}::test_atlas_a2",), "validation: IncreFlashAttention takes Q_S > 1"),
-    Mutant("pfa-kv-lengths-ignored", f"{OPS}/attention/fia_plan.c",
+    Mutant("pfa-kv-lengths-ignored", f"{OPS}/attention/fia_names.h",
            '    {"actualSeqLengthsKvOptional", "actualSeqLengths", "actualSeqLengthsKv"},',
            '    {"actualSeqLengthsKvOptional", "actualSeqLengths", ""},',
            (f"{FIA}::test_atlas_a2",), "PromptFlashAttention ignores actualSeqLengthsKv"),
+    Mutant("fia-antiquant-value-offset-after-scale", f"{OPS}/attention/fa_antiquant.c",
+           "        if (p->aq_offset) v = v + param(p, l, FA_IN_VO, 1, n2, d);\n"
+           "        v = v * param(p, l, FA_IN_VS, 1, n2, d);\n",
+           "        v = v * param(p, l, FA_IN_VS, 1, n2, d);\n"
+           "        if (p->aq_offset) v = v + param(p, l, FA_IN_VO, 1, n2, d);\n",
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: the value's offset added after its scale"),
+    Mutant("fia-antiquant-pieces-ignore-inner-precise", f"{OPS}/attention/fia_plan.c",
+           'p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;',
+           'p->msd_iters = 2;',
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: 2 MSD pieces for innerPrecise 0 (the tiling's 3)"),
+    Mutant("fia-antiquant-lse-key-offset-dropped", f"{OPS}/attention/fa_antiquant.c",
+           "        if (p->aq_offset) v = v + koff * p->scale;\n", "",
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: softmaxLse without the key offset's row term"),
+    Mutant("fia-antiquant-scale-dtype-unchecked", f"{OPS}/attention/fia_antiquant.c",
+           "    if (sc->dtype != qtype) return tiling_fail(", "    if (0 && sc->dtype != qtype) return tiling_fail(",
+           (f"{FIAQ}::test_atlas_a2",), "validation: an antiquant scale of another dtype than the query's accepted"),
     Mutant("spkv-nz-tile-width", f"{OPS}/attention/spkv.c",
            "h, p->block_size, tok,\n                                            p->block_size, l));",
            "h, p->block_size, tok,\n                                            p->block_size, l / 2));",

@@ -68,11 +68,51 @@ def msd_row(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None):
     return o, lse
 
 
-def exact_row(q, k8, v8, ks, ko, vs, vo, scale, masked=None):
-    """The float64 definition: dequantise ((x + offset) * scale), then attend."""
+def msd_row_per_token(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None):
+    """antiquantMode 1 (DealQueryPreProcessBaseBlockPerToken, DealAntiqBmm1ResBaseBlockPerToken,
+    DealAntiqBmm2ResBaseBlockPerToken): ks / ko / vs / vo float32 [S2] per key/value position (offsets may be None).
+    The query is split unscaled; S_j = (aMax C_j + rowsum(q) ko_j) ks_j; P's side: p_j vs_j split against its row's
+    |max|, out = (aMax2 C + rowsum(p vs vo)) / sum. softmaxLse = max + log(sum) (the offsets are inside the scores)."""
+    q = np.asarray(q, F32)
+    amax = np.abs(q).max()
+    a = (q * F32(COEFF / amax)).astype(F32) if amax > 0 else np.zeros_like(q)
+    c = combine([p @ k8.T.astype(np.int64) for p in pieces(a, iters)])
+    if ko is not None:
+        qsum = F32(np.sum(q, dtype=np.float64))
+        s = ((amax * c).astype(F32) + (qsum * ko).astype(F32)).astype(F32)
+    else:
+        s = (amax * c).astype(F32)
+    s = (s * ks).astype(F32)
+    x = (s * F32(scale)).astype(F32)
+    if masked is not None:
+        x = np.where(masked, np.finfo(F32).min, x).astype(F32)
+    m = x.max()
+    e = np.exp((x - m).astype(np.float64)).astype(F32)
+    total = F32(np.sum(e, dtype=np.float64))
+    e2 = (e * vs).astype(F32)
+    amax2 = np.abs(e2).max()
+    a2 = (e2 * F32(COEFF / amax2)).astype(F32) if amax2 > 0 else np.zeros_like(e2)
+    o = combine([p @ v8.astype(np.int64) for p in pieces(a2, iters)])
+    o = (amax2 * o).astype(F32)
+    if vo is not None:
+        o = (o + F32(np.sum((e2 * vo).astype(F32), dtype=np.float64))).astype(F32)
+    o = (o / total).astype(F32)
+    return o, F32(m + F32(np.log(np.float64(total))))
+
+
+def exact_row_per_token(q, k8, v8, ks, ko, vs, vo, scale):
+    """The float64 definition of antiquantMode 1: position j dequantised as (x_j + offset_j) * scale_j."""
     f = np.float64
-    k = (k8.astype(f) + (0 if ko is None else ko.astype(f))) * ks.astype(f)
-    v = (v8.astype(f) + (0 if vo is None else vo.astype(f))) * vs.astype(f)
+    col = lambda t: 0 if t is None else t.astype(f)[:, None]
+    return exact_row(q, k8, v8, np.ones(k8.shape[1]), None, np.ones(v8.shape[1]), None, scale,
+                     k_deq=(k8.astype(f) + col(ko)) * col(ks), v_deq=(v8.astype(f) + col(vo)) * col(vs))
+
+
+def exact_row(q, k8, v8, ks, ko, vs, vo, scale, masked=None, k_deq=None, v_deq=None):
+    """The float64 definition: dequantise ((x + offset) * scale, per channel), then attend."""
+    f = np.float64
+    k = (k8.astype(f) + (0 if ko is None else ko.astype(f))) * ks.astype(f) if k_deq is None else k_deq
+    v = (v8.astype(f) + (0 if vo is None else vo.astype(f))) * vs.astype(f) if v_deq is None else v_deq
     x = scale * (k @ np.asarray(q, f))
     if masked is not None:
         x = np.where(masked, -np.inf, x)

@@ -75,7 +75,9 @@ typedef struct {
     int msd_iters;                       /* the query's / P's int8 pieces: 3 (innerPrecise 0) or 2              */
     int aq_offset;                       /* the offsets are given                                             */
     int aq_per_tensor;                   /* one scale (and offset) for all of key, one for value              */
-    int aq_split;                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
+    int aq_split;
+    int aq_per_token;                    /* antiquantMode 1: scale / offset per key/value position ([., B, S]) */
+    int64_t aq_seq;                      /* per-token: the parameters' S                                       */                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
     int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 

@@ -14,7 +14,11 @@
  *   P . V the same way with a = p * 127 (no row maximum: p <= 1), then out = (PV / l + valueOffset) * valueScale
  *   rounded to the output dtype (ties away).
  * The key offset drops out of the softmax (a constant per row); softmaxLse adds it back: lse = max + log(sum) +
- * scaleValue * rowsum(qs * keyOffset). A query row of zeros (aMax = 0) gives 127 / 0 on the vector unit: here its
+ * scaleValue * rowsum(qs * keyOffset).
+ * Per-token (antiquantMode 1: DealQueryPreProcessBaseBlockPerToken, DealAntiqBmm1ResBaseBlockPerToken,
+ * DealAntiqBmm2ResBaseBlockPerToken): the query is split unscaled, S_j = (aMax C_j + rowsum(q) keyOffset_j) *
+ * keyScale_j; P's side splits p_j * valueScale_j against its row's |max| (aMax2) and out = (aMax2 PV +
+ * rowsum(p * valueScale * valueOffset)) / sum; FusedMulAdd taken as two roundings (the source does not say). A query row of zeros (aMax = 0) gives 127 / 0 on the vector unit: here its
  * pieces are 0 (the source does not say what the int8 cast of the resulting NaN gives).
  */
 #include <float.h>
@@ -35,6 +39,12 @@ static float param(const fa_plan *p, const pyaclnn_stub_launch *l, int slot, int
     const pyaclnn_stub_tensor *t = &l->inputs[slot];
     int64_t idx = p->aq_base[which] + (p->aq_per_tensor ? 0 : n2 * p->D + d);
     return fa_load(t, tv_offset(t, idx));
+}
+
+/* Per-token mode: the key's (which 0) or value's parameter of position s of batch b ([., B, S] / [B, S]). */
+static float tok(const fa_plan *p, const pyaclnn_stub_launch *l, int slot, int which, int64_t b, int64_t s) {
+    const pyaclnn_stub_tensor *t = &l->inputs[slot];
+    return fa_load(t, tv_offset(t, p->aq_base[which] + b * p->aq_seq + s));
 }
 
 /* a[0..n) into msd_iters int8 pieces (pieces[i * n + k]). */
@@ -77,12 +87,14 @@ int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int3
     int ok = a && r && x && o && pc && acc;
     if (!ok) goto done;
     /* bmm1: the query times the key's scale, split into pieces against its row's |max| */
-    float amax = 0, koff = 0;
+    float amax = 0, koff = 0, qsum = 0;
     for (int64_t d = 0; d < D; d++) {
-        float qs = fa_load(&in[FA_IN_Q], fa_elem(p, &in[FA_IN_Q], 0, D, b, n, 0, d)) * param(p, l, FA_IN_KS, 0, n2, d);
+        float qs = fa_load(&in[FA_IN_Q], fa_elem(p, &in[FA_IN_Q], 0, D, b, n, 0, d));
+        if (!p->aq_per_token) qs = qs * param(p, l, FA_IN_KS, 0, n2, d);
         a[d] = qs;
         if (fabsf(qs) > amax) amax = fabsf(qs);
-        if (p->aq_offset) koff += qs * param(p, l, FA_IN_KO, 0, n2, d);
+        if (p->aq_offset && p->aq_per_token) qsum += qs;
+        else if (p->aq_offset) koff += qs * param(p, l, FA_IN_KO, 0, n2, d);
     }
     float rmul = amax > 0 ? MSD_COEFF / amax : 0.0f;
     for (int64_t d = 0; d < D; d++) a[d] = a[d] * rmul;
@@ -94,17 +106,32 @@ int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int3
             int32_t k = kv_i8(p, l, ids, FA_IN_K, b, n2, j, d);
             for (int64_t i = 0; i < it; i++) acc[i] += (int64_t)pc[i * D + d] * k;
         }
-        float sc = combine(p, acc) * amax;
+        float sc = combine(p, acc);
+        if (p->aq_per_token) {   /* (aMax C + rowsum(q) keyOffset_j) keyScale_j */
+            sc = p->aq_offset ? amax * sc + qsum * tok(p, l, FA_IN_KO, 0, b, j) : amax * sc;
+            sc = sc * tok(p, l, FA_IN_KS, 0, b, j);
+        } else {
+            sc = sc * amax;
+        }
         x[j] = fa_masked(p, &in[FA_IN_MASK], b, n, 0, j) ? FA_NEG_MIN : fa_logit(p, &in[FA_IN_PSE], b, n, 0, j, sc);
         if (j == 0 || x[j] > m) m = x[j];
     }
     /* softmax, then bmm2: p * 127 split into pieces against the int8 value */
-    float sum = 0;
+    /* per-token: p * valueScale_j split against its row's |max|, rowsum(p * valueScale * valueOffset) added back */
+    float sum = 0, amax2 = 0, rsv = 0;
     for (int64_t j = 0; j < s2; j++) {
         float e = fa_expsub(x[j], m);
         sum += e;
-        a[j] = e * MSD_COEFF;
+        if (!p->aq_per_token) {
+            a[j] = e * MSD_COEFF;
+            continue;
+        }
+        a[j] = e * tok(p, l, FA_IN_VS, 1, b, j);
+        if (fabsf(a[j]) > amax2) amax2 = fabsf(a[j]);
+        if (p->aq_offset) rsv += a[j] * tok(p, l, FA_IN_VO, 1, b, j);
     }
+    float rmul2 = amax2 > 0 ? MSD_COEFF / amax2 : 0.0f;
+    for (int64_t j = 0; j < s2 && p->aq_per_token; j++) a[j] = a[j] * rmul2;
     split(p, a, r, pc, s2);
     int invalid = s2 == 0 || (p->invalid_rows && m == FA_NEG_MIN);
     for (int64_t d = 0; d < D; d++) {
@@ -113,7 +140,12 @@ int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int3
             int32_t v = kv_i8(p, l, ids, FA_IN_V, b, n2, j, d);
             for (int64_t i = 0; i < it; i++) acc[i] += (int64_t)pc[i * s2 + j] * v;
         }
-        float v = combine(p, acc) / sum;
+        float v = combine(p, acc);
+        if (p->aq_per_token) {
+            o[d] = invalid ? 0.0f : (p->aq_offset ? amax2 * v + rsv : amax2 * v) / sum;
+            continue;
+        }
+        v = v / sum;
         if (p->aq_offset) v = v + param(p, l, FA_IN_VO, 1, n2, d);
         v = v * param(p, l, FA_IN_VS, 1, n2, d);
         o[d] = invalid ? 0.0f : v;

@@ -6,8 +6,9 @@
  * CheckKVAntiQuantParaShapeLegal and incre_flash_attention_tiling_check.cpp CheckAntiQuantParam,
  * CheckKVAntiQuantPerChannel, CheckAntiquantOffsetType: their checks in their order and their messages (561002).
  * Taken: per-channel (antiquantMode / keyAntiquantMode 0, scale [2 or 1, N2, 1, D], [., 1, N2, D], [., N2, D] or
- * [., N2 * D]) and its per-tensor form ([2] or [1]); the other modes (per-token, per-head, the paged
- * parameters, key per-channel with value per-token) are refused as not supported by the emulator (161002).
+ * [., N2 * D]) and its per-tensor form ([2] or [1]); per-token (mode 1: fp32 [2 or 1, B, >= S2], split also
+ * [B, >= S2]); the other modes (per-head, the parameters in the paged cache, key per-channel with value
+ * per-token) are refused as not supported by the emulator (161002).
  */
 #include <stdint.h>
 #include <string.h>
@@ -61,20 +62,56 @@ static aclnnStatus shape_legal(op_call *c, fa_plan *p, const pyaclnn_stub_tensor
                        (long long)D, (long long)num, (long long)N, (long long)D, (long long)num, (long long)(N * D));
 }
 
+/* CheckKVAntiQuantPerToken: [num, B, >= S], or [B, >= S] when split. */
+static aclnnStatus per_token_shape(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *t, int64_t num, int split) {
+    const int64_t *s = t->shape;
+    if (t->ndim == 3) {
+        if (s[0] != num)
+            return tiling_fail(c, "The 1st dim of antiquant should be %lld instead of the current %lld", (long long)num,
+                               (long long)s[0]);
+        if (s[1] != p->B)
+            return tiling_fail(c, "The 2nd dim of antiquant should be %lld instead of the current %lld", (long long)p->B,
+                               (long long)s[1]);
+        if (s[2] < p->S2)
+            return tiling_fail(c, "The 3rd dim of antiquant should be greater than or equal to %lld instead of the "
+                               "current %lld", (long long)p->S2, (long long)s[2]);
+    } else if (t->ndim == 2 && split) {
+        if (s[0] != p->B)
+            return tiling_fail(c, "The 1st dim of antiquant should be %lld instead of the current %lld", (long long)p->B,
+                               (long long)s[0]);
+        if (s[1] < p->S2)
+            return tiling_fail(c, "The 2nd dim of antiquant should be greater than or equal to %lld instead of the "
+                               "current %lld", (long long)p->S2, (long long)s[1]);
+    } else {
+        return tiling_fail(c, "The dim of antiquant is illegal, When per_token mode.");
+    }
+    p->aq_seq = s[t->ndim - 1];
+    return ACLNN_SUCCESS;
+}
+
 /* CheckAntiQuantParam (mode already mapped as the caller's path does). */
 static aclnnStatus param_checks(op_call *c, fa_plan *p, int64_t mode, const pyaclnn_stub_tensor *sc,
-                                const pyaclnn_stub_tensor *off, aclDataType qtype, int64_t num) {
+                                const pyaclnn_stub_tensor *off, aclDataType qtype, int64_t num, int split) {
     if (mode != 0 && mode != 1 && mode != 2)
         return tiling_fail(c, "antiquantMode value:%lld is invalid, it should be 0 or 1 or 2", (long long)mode);
-    if (mode != 0)
-        return op_invalidf(c->api, "antiquantMode %lld (per-token / per-head antiquant) is not supported by the emulator",
-                           (long long)mode);
+    if (mode == 2)
+        return op_invalidf(c->api, "antiquantMode 2 (per-head antiquant) is not supported by the emulator");
     if (sc == NULL) return tiling_fail(c, "KV antiquant is enabled, but the input antiquant scale is NULL");
     if (off != NULL && sc->ndim != off->ndim)
         return tiling_fail(c, "KV antiquant is enabled, but antiquant params have different layouts[scale: %lld, "
                            "offset: %lld].", (long long)sc->ndim, (long long)off->ndim);
-    aclnnStatus rc = shape_legal(c, p, sc, num);
-    if (rc) return rc;
+    aclnnStatus rc;
+    if (mode == 1) {   /* per-token */
+        p->aq_per_token = 1;
+        if ((rc = per_token_shape(c, p, sc, num, split)) || (off && (rc = per_token_shape(c, p, off, num, split))))
+            return rc;
+        if (sc->dtype != ACL_FLOAT)
+            return tiling_fail(c, "per-token mode is enabled, datatype of antiquant scale should be float32 ");
+        if (off != NULL && off->dtype != sc->dtype)
+            return tiling_fail(c, "datatype of antiquant scale and antiquant offset should be the same");
+        return ACLNN_SUCCESS;
+    }
+    if ((rc = shape_legal(c, p, sc, num))) return rc;
     if (off != NULL) {
         int per_tensor = p->aq_per_tensor;
         if ((rc = shape_legal(c, p, off, num))) return rc;
@@ -126,11 +163,17 @@ aclnnStatus fia_antiquant_plan(op_call *c, fa_plan *p, int form, int antiquant, 
                                "value) is not supported by the emulator");
         if (kmode < 0 || kmode > 5)
             return tiling_fail(c, "antiquantMode value:%lld is invalid, it should be 0、1、2、3、4 or 5", (long long)kmode);
-        if ((rc = param_checks(c, p, kmode, ks, ko, qtype, 1))) return rc;
+        if ((kmode == 4 || kmode == 5) && !p->paged)
+            return tiling_fail(c, "the key/value's quant mode 4 and 5 use page attention to manage scale/offset, must be "
+                               "used in page attention scene");
+        if (kmode >= 2)
+            return op_invalidf(c->api, "keyAntiquantMode %lld (per-head, or the parameters in the paged cache) is not "
+                               "supported by the emulator", (long long)kmode);
+        if ((rc = param_checks(c, p, kmode, ks, ko, qtype, 1, 1))) return rc;
         /* (the tiling checks the key's parameters; the value's must match them: checked above) */
         p->aq_base[0] = p->aq_base[1] = 0;
     } else {
-        if ((rc = param_checks(c, p, mode_of(c, "antiquantMode"), as, ao, qtype, 2))) return rc;
+        if ((rc = param_checks(c, p, mode_of(c, "antiquantMode"), as, ao, qtype, 2, 0))) return rc;
         int64_t half = pyaclnn_stub_numel(as) / 2;
         p->aq_base[0] = 0, p->aq_base[1] = half;
     }
