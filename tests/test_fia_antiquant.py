@@ -34,10 +34,10 @@ _EXTRA = {2: [], 3: ["qrope", "krope", "kras"], 4: ["qrope", "krope", "kras", "d
 
 
 def fia(q, k, v, n1, layout, *, version=2, n2=0, scale=0.125, bs=0, inner=1, lse=True, mode=0, kmode=0, vmode=0,
-        **tensors):
+        out_dtype=None, **tensors):
     """The direct call (Q_S = 1); returns (attentionOut, softmaxLse)."""
     d = q.shape[2] // n1 if layout == "BSH" else q.shape[-1]
-    out = np.zeros(q.shape, q.dtype)
+    out = np.zeros(q.shape, out_dtype or q.dtype)
     lse_out = np.zeros((q.shape[0], n1, 1, 1), np.float32) if lse else np.zeros((0,), np.float32)
     args = [q, [k], [v]] + [tensors.get(n) for n in _TENSORS + _EXTRA[version]]
     args += [n1, scale, BIG, BIG, layout, n2, 0, inner, bs, mode, lse, kmode, vmode]
@@ -189,6 +189,61 @@ def a2_per_token():
         assert F.bits_equal(split, o)
 
 
+def a2_post_quant_bits():
+    """quantScale2 / quantOffset2 -> INT8 attentionOut, bit for bit: one key position (softmax 1, out = v exactly), the
+    value's entries chosen on the rounding ties; per tensor (fp32 and, with a bf16 query, bf16 scale) and per channel
+    ([1, N1, 1, D], [N1 * D]), with and without the offset; float and INT8 key/value."""
+    rng = np.random.default_rng(31)
+    ties = np.array([2.5, -2.5, 3.5, -0.5, 0.5, 127.6, -200, 1.5, 2.25, -6.75, 100.5, 63.5, -64.5, 7.0, 0.0, -1.25])
+    for name in ("float16", "bfloat16"):
+        q = R.cast(rng.standard_normal((1, 1, 4 * 16)), name)
+        k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
+        v = R.cast(np.concatenate([ties, ties[::-1] * 0.75]).reshape(1, 1, 32), name)
+        vv = np.asarray(v).astype(np.float32).reshape(2, 16)
+        want_rows = vv[[0, 0, 1, 1]]   # query head n reads kv head n // 2
+        sdt = np.float32 if name == "float16" else R.np_dtype("bfloat16")
+        for qs2, qo2 in ((np.array([1.0], np.float32), None), (np.array([0.3], np.float32), np.array([2.5], np.float32))):
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, qs2=qs2.astype(sdt),
+                       qo2=None if qo2 is None else qo2.astype(sdt))
+            s32 = float(np.asarray(qs2.astype(sdt)).astype(np.float32)[0])
+            o32 = 0.0 if qo2 is None else float(np.asarray(qo2.astype(sdt)).astype(np.float32)[0])
+            assert F.bits_equal(o, M.post_quant_tensor(want_rows, s32, o32).reshape(1, 1, 64)), (name, qs2, qo2)
+        sc = rng.uniform(0.5, 3, (1, 4, 1, 16)).astype(np.float32)
+        of = rng.uniform(-3, 3, (1, 4, 1, 16)).round().astype(np.float32) + 0.5
+        for scale, offset in ((sc, of), (sc.reshape(-1), None)):
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, qs2=scale, qo2=offset)
+            want = M.post_quant_channel(want_rows, sc.reshape(4, 16), None if offset is None else of.reshape(4, 16))
+            assert F.bits_equal(o, want.reshape(1, 1, 64)), name
+    # INT8 key/value with a per-channel post-quant: the MSD output, quantised (within one step of the model's)
+    c = case("float16", "BNSD", seed=41)
+    o, lse = fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, out_dtype=np.int8, qs2=np.full((4, 32), 50, np.float32),
+                 **{"as": c["sc"], "ao": c["off"]})
+    (mo, _), _ = models(c, 4, 2, 0.125, 2)
+    want = M.post_quant_channel(mo, np.full((2, 4, 32), 50, np.float32))
+    assert np.abs(heads_of(o, "BNSD", 4) - want).max() <= 1 and np.mean(heads_of(o, "BNSD", 4) == want) > 0.95
+
+
+def a2_post_quant_float_attention():
+    """A float decode with the paged cache and a per-channel post-quant: within one int8 step of the float64
+    attention quantised the same way (the attention itself is class c)."""
+    rng = np.random.default_rng(51)
+    q = R.cast(rng.standard_normal((2, 1, 4 * 32)), "bfloat16")
+    k, v = (R.cast(rng.standard_normal((2, 40, 2 * 32)), "bfloat16") for _ in range(2))
+    sc = rng.uniform(20, 60, (4 * 32,)).astype(np.float32)
+    o, _ = fia(q, k, v, 4, "BSH", n2=2, out_dtype=np.int8, lse=False, qs2=sc.astype(R.np_dtype("bfloat16")))
+    qh = np.asarray(q).astype(np.float64).reshape(2, 4, 32)
+    kh, vh = (np.asarray(x).astype(np.float64).reshape(2, 40, 2, 32) for x in (k, v))
+    want = np.zeros((2, 4, 32))
+    for b in range(2):
+        for n in range(4):
+            x = 0.125 * kh[b, :, n // 2] @ qh[b, n]
+            e = np.exp(x - x.max())
+            want[b, n] = e @ vh[b, :, n // 2] / e.sum()
+    scb = np.asarray(sc.astype(R.np_dtype("bfloat16"))).astype(np.float32).reshape(4, 32)
+    w8 = M.post_quant_channel(want.astype(np.float32), scb)
+    assert np.abs(o.reshape(2, 4, 32).astype(int) - w8).max() <= 1
+
+
 def _validation_cases():
     """(what, kwargs changes, code, message) in the tiling's order (incre_flash_attention_tiling.cpp ProcessAntiQuant
     and the check functions it calls)."""
@@ -231,6 +286,24 @@ def _validation_cases():
         ("scale dtype", {"as": sc.astype(np.float32)}, TILING, "illegal datatype of antiquant scale"),
         ("offset dtype", {"as": sc, "ao": off.astype(np.float32)}, TILING,
          "datatype of antiquant scale and antiquant offset should be the same"),
+        # ProcessQuant2 runs before ProcessAntiQuant
+        ("post-quant scale, float out", {"as": sc[:, :1], "qs2": np.ones(1, np.float32)}, TILING,
+         "the output's dequant scale exist, output data type should be INT8, but now it's DT_FLOAT16"),
+        ("post-quant offset, float out", {"qo2": np.ones(1, np.float32)}, TILING,
+         "the output's dequant offset exist, output data type should be INT8"),
+        ("int8 out, no scale", {"out_dtype": np.int8}, TILING,
+         "output data type is int8, but input tensor of the output's dequant scale is null"),
+        ("post-quant scale dtype", {"out_dtype": np.int8, "qs2": np.ones(1, np.float16)}, TILING,
+         "the output's dequant scale type(1) should be bf16 or fp32"),
+        ("post-quant offset dtype", {"out_dtype": np.int8, "qs2": np.ones(1, np.float32),
+                                     "qo2": np.ones(1, R.np_dtype("bfloat16"))}, TILING,
+         "the output's dequant scale dtype(0) and offset dtype(27) are not the same"),
+        ("post-quant bf16 scale, fp16 query", {"out_dtype": np.int8, "qs2": np.ones(1, R.np_dtype("bfloat16"))},
+         TILING, "support bf16 when inputQ type is bf16"),
+        ("post-quant shape", {"out_dtype": np.int8, "qs2": np.ones((1, 4, 2, 32), np.float32)}, TILING,
+         "Expect [1, 4, 1, 32] or [1, 1, 4, 32]"),
+        ("post-quant offset shape", {"out_dtype": np.int8, "qs2": np.ones((4, 32), np.float32),
+                                     "qo2": np.ones((3, 32), np.float32)}, TILING, "is not expected[1, 128] or [4, 32]"),
     ]
 
 
@@ -255,15 +328,21 @@ def a2_validation():
 
 def test_atlas_a2():
     F.run_on_a2("test_fia_antiquant", "T.a2_layouts_dtypes_and_pieces()\nT.a2_split_versions_and_ifa()\n"
-                "T.a2_paged_and_lengths()\nT.a2_per_token()\nT.a2_validation()")
+                "T.a2_paged_and_lengths()\nT.a2_per_token()\nT.a2_post_quant_bits()\n"
+                "T.a2_post_quant_float_attention()\nT.a2_validation()")
 
 
 def test_ascend_950_refuses_int8_key_value():
-    """The Ascend 950 kernel's antiquant (arch35) is not taken by the emulator: 161002."""
+    """The Ascend 950 kernel's antiquant and post-quant (arch35) are not taken by the emulator: 161002."""
     c = case("float16", "BNSD")
     with pytest.raises(AclError) as e:
         fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, **{"as": c["sc"]})
     assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
+    qf = np.zeros((2, 1, 128), np.float16)
+    with pytest.raises(AclError) as e:   # the post-quant INT8 output neither
+        fia(qf, np.zeros((2, 4, 64), np.float16), np.zeros((2, 4, 64), np.float16), 4, "BSH", n2=2, version=5,
+            out_dtype=np.int8, qs2=np.ones(1, np.float32))
+    assert e.value.code == INVALID and "Atlas A2 decode path only" in str(e.value)
 
 
 # ---- torch_npu --------------------------------------------------------------------------------------------------
@@ -279,7 +358,10 @@ def calls():
         key_antiquant_offset=off[:1, :, 0], value_antiquant_offset=off[1:, :, 0], inner_precise=1)
     o3 = torch_npu.npu_incre_flash_attention(q, k, v, num_heads=4, num_key_value_heads=2, input_layout="BNSD",
         scale_value=0.125, antiquant_scale=sc, antiquant_offset=off)
-    return {"o": enc(to_np(o)), "l": enc(to_np(l)), "o2": enc(to_np(o2)), "o3": enc(to_np(o3))}
+    o4, _ = torch_npu.npu_fused_infer_attention_score(q, k, v, num_heads=4, num_key_value_heads=2,
+        input_layout="BNSD", scale=0.125, antiquant_scale=sc, antiquant_offset=off, inner_precise=1,
+        quant_scale2=torch.full((4 * 32,), 50.0).npu(), quant_offset2=torch.full((4 * 32,), 0.5).npu())
+    return {"o": enc(to_np(o)), "l": enc(to_np(l)), "o2": enc(to_np(o2)), "o3": enc(to_np(o3)), "o4": enc(to_np(o4))}
 run("calls", calls)
 """
 
@@ -291,7 +373,7 @@ def test_torch_npu_calls_match_the_direct_call():
     res = torch_npu_run(_TORCH_BODY, {x: enc(c[x]) for x in ("q", "k", "v", "sc", "off")}, soc="Ascend910B4")
     assert "error" not in res["calls"], res["calls"]
     r = res["calls"]   # (the direct call runs in an Atlas A2 child: the suite's SoC is the 950)
-    F.run_on_a2("test_fia_antiquant", "T.a2_compare_torch(" + repr({k: r[k] for k in ("o", "l", "o2", "o3")}) + ")")
+    F.run_on_a2("test_fia_antiquant", "T.a2_compare_torch(" + repr({k: r[k] for k in ("o", "l", "o2", "o3", "o4")}) + ")")
 
 
 def a2_compare_torch(r):
@@ -299,3 +381,6 @@ def a2_compare_torch(r):
     o, lse = fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, **{"as": c["sc"], "ao": c["off"]})
     assert F.bits_equal(dec(r["o"]), o) and F.bits_equal(dec(r["l"]), lse)
     assert F.bits_equal(dec(r["o2"]), o) and F.bits_equal(dec(r["o3"]), o)
+    o4, _ = fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, lse=False, out_dtype=np.int8, qs2=np.full(128, 50, np.float32),
+                qo2=np.full(128, 0.5, np.float32), **{"as": c["sc"], "ao": c["off"]})
+    assert F.bits_equal(dec(r["o4"]), o4)

@@ -119,3 +119,36 @@ def exact_row(q, k8, v8, ks, ko, vs, vo, scale, masked=None, k_deq=None, v_deq=N
     m = x.max()
     e = np.exp(x - m)
     return e @ v / e.sum(), np.log(e.sum()) + m
+
+
+# ---- the post-quant INT8 attentionOut (quantScale2 / quantOffset2) -------------------------------------------------
+# incre_flash_attention_split_Bbn2s2_Us2.h PostQuant: per tensor through AscendC's AscendQuant (fp32 input, Atlas A2:
+# CANN 8.1.RC1 ascend_quant_pre_impl.h -- fp16(out), times fp16(scale), plus fp16(offset), each rounded to fp16
+# nearest even, then int8 nearest even); per channel in fp32 (out * scale + offset), then fp16 and int8 with
+# CAST_ROUND (ties away). int8 saturates.
+
+def f16_round_away(x):
+    """float32 -> float16, to nearest, ties away from zero."""
+    x64 = np.asarray(x, np.float32).astype(np.float64)
+    h = x64.astype(np.float16)
+    hd = h.astype(np.float64)
+    toward = np.where(x64 > hd, np.float16(np.inf), np.float16(-np.inf))
+    other = np.nextafter(h, toward)
+    tie = (x64 != hd) & (np.abs(x64 - hd) == np.abs(other.astype(np.float64) - x64))
+    away = np.where(np.abs(other.astype(np.float64)) > np.abs(hd), other, h)
+    return np.where(tie, away, h)
+
+
+def post_quant_tensor(out32, scale, offset=0.0):
+    h = np.asarray(out32, np.float32).astype(np.float16)
+    h = (h.astype(np.float64) * np.float64(np.float16(scale))).astype(np.float16)
+    h = (h.astype(np.float64) + np.float64(np.float16(offset))).astype(np.float16)
+    return np.clip(np.rint(h.astype(np.float64)), -128, 127).astype(np.int8)
+
+
+def post_quant_channel(out32, scale, offset=None):
+    v = (np.asarray(out32, np.float32) * np.asarray(scale, np.float32)).astype(np.float32)
+    if offset is not None:
+        v = (v + np.asarray(offset, np.float32)).astype(np.float32)
+    h = f16_round_away(v).astype(np.float64)
+    return np.clip(np.sign(h) * np.floor(np.abs(h) + 0.5), -128, 127).astype(np.int8)

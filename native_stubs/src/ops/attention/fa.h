@@ -30,7 +30,9 @@ enum { FA_OUT_MAX = 0, FA_OUT_SUM, FA_OUT_ATTN };
 /* The inference forms (fia.toml) add the paged cache's block table; their softmaxLse is in FA_OUT_MAX. */
 enum { FA_IN_BT = FA_IN_MASK + 1 };
 /* ... and the antiquant parameters of an INT8 key/value (fa_antiquant.c): key's scale and offset, value's. */
-enum { FA_IN_KS = FA_IN_BT + 1, FA_IN_KO, FA_IN_VS, FA_IN_VO, FA_N_IN };
+enum { FA_IN_KS = FA_IN_BT + 1, FA_IN_KO, FA_IN_VS, FA_IN_VO, FA_IN_QS2, FA_IN_QO2, FA_N_IN };
+/* The post-quant INT8 output (quantScale2 / quantOffset2: FA_IN_QS2 / FA_IN_QO2, fa_post_quant.c). */
+enum { FA_PQ_NONE = 0, FA_PQ_TENSOR, FA_PQ_CHANNEL };
 /* Gradient executor tensors. */
 enum { FAG_IN_Q = 0, FAG_IN_K, FAG_IN_V, FAG_IN_DY, FAG_IN_PSE, FAG_IN_DROP, FAG_IN_MASK, FAG_IN_MAX, FAG_IN_SUM,
        FAG_IN_ATTN };
@@ -77,7 +79,9 @@ typedef struct {
     int aq_per_tensor;                   /* one scale (and offset) for all of key, one for value              */
     int aq_split;
     int aq_per_token;                    /* antiquantMode 1: scale / offset per key/value position ([., B, S]) */
-    int64_t aq_seq;                      /* per-token: the parameters' S                                       */                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
+    int64_t aq_seq;                      /* per-token: the parameters' S                                       */
+    int post_quant;                      /* FA_PQ_*: INT8 attentionOut from quantScale2 (/ quantOffset2)       */
+    int post_quant_offset;               /* quantOffset2 given                                                */                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
     int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 
@@ -106,6 +110,10 @@ int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const
 /* The INT8 key/value head (b, n) of the decode path (p->antiquant): the vendor's MSD steps; 0 when out of
  * memory. */
 int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int64_t b, int64_t n);
+
+/* Row i of head n of batch b of the INT8 attentionOut from its fp32 values o [Dv] (p->post_quant). */
+void fa_post_quant_row(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n, int64_t i,
+                       const float *o);
 
 /* 1 if position (i, j) of head n of batch b is masked (sparse mode, band, atten mask). */
 int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int64_t n, int64_t i, int64_t j);

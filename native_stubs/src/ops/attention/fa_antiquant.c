@@ -150,7 +150,10 @@ int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int3
         v = v * param(p, l, FA_IN_VS, 1, n2, d);
         o[d] = invalid ? 0.0f : v;
     }
-    for (int64_t d = 0; d < D; d++) fa_store(out, fa_elem(p, out, FA_ELEM_OUT, D, b, n, 0, d), o[d]);
+    if (p->post_quant)
+        fa_post_quant_row(p, l, b, n, 0, o);
+    else
+        for (int64_t d = 0; d < D; d++) fa_store(out, fa_elem(p, out, FA_ELEM_OUT, D, b, n, 0, d), o[d]);
     if (p->lse == FA_LSE) {
         const pyaclnn_stub_tensor *lse = &l->outputs[FA_OUT_MAX];
         float v = m + (float)log((double)sum);

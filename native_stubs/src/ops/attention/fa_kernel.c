@@ -176,7 +176,10 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const in
             if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
             store_row_stats(p, l, row, m[i], sum[i], 0);
         }
-        store_head(p, &out[FA_OUT_ATTN], FA_ELEM_OUT, Dv, b, n, s1, o);
+        if (p->post_quant)
+            for (int64_t i = 0; i < s1; i++) fa_post_quant_row(p, l, b, n, i, o + i * Dv);
+        else
+            store_head(p, &out[FA_OUT_ATTN], FA_ELEM_OUT, Dv, b, n, s1, o);
     }
     free(q), free(kt), free(v), free(o), free(ob), free(m), free(sum), free(ex), free(x), free(pb);
     return ok;

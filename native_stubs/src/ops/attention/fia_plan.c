@@ -40,9 +40,9 @@ static const int64_t *ints(op_call *c, const char *name, uint64_t *n) {
 /* The inputs the emulator does not take (any present, non-empty one: 161002). */
 static aclnnStatus unsupported(op_call *c) {
     static const char *const names[] = {
-        "pseShift", "dequantScale1", "quantScale1", "dequantScale2", "quantScale2", "quantOffset2", "kvPaddingSize",
+        "pseShift", "dequantScale1", "quantScale1", "dequantScale2", "kvPaddingSize",
         "deqScale1", "deqScale2", "pseShiftOptional", "deqScale1Optional", "quantScale1Optional", "deqScale2Optional",
-        "quantScale2Optional", "quantOffset2Optional", "queryPaddingSizeOptional", "kvPaddingSizeOptional",
+        "queryPaddingSizeOptional", "kvPaddingSizeOptional",
         "keySharedPrefixOptional", "valueSharedPrefixOptional", "queryRopeOptional", "keyRopeOptional",
         "keyRopeAntiquantScaleOptional", "dequantScaleQueryOptional", "learnableSinkOptional", "qStartIdxOptional",
         "kvStartIdxOptional"};
@@ -256,7 +256,7 @@ static aclnnStatus mask_plan(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *
 static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q) {
     const pyaclnn_stub_tensor *out = tens(c, "attentionOut"), *lse = tens(c, "softmaxLse");
     char a[200], b[200], d1[24], d2[24];
-    if (out->dtype != q->dtype)
+    if (out->dtype != (p->post_quant ? ACL_INT8 : q->dtype))
         return tiling_fail(c, "attentionOut dtype %s should be the same as query's %s", op_dtype_name(out->dtype, d1),
                            op_dtype_name(q->dtype, d2));
     int64_t want[4], wnd = q->ndim;
@@ -300,7 +300,8 @@ static aclnnStatus exec_inputs(op_call *c, int form) {
                                   split ? "keyAntiquantScaleOptional" : NAMES[P_AQS][form],
                                   split ? "keyAntiquantOffsetOptional" : NAMES[P_AQO][form],
                                   split ? "valueAntiquantScaleOptional" : NAMES[P_AQS][form],
-                                  split ? "valueAntiquantOffsetOptional" : NAMES[P_AQO][form]};
+                                  split ? "valueAntiquantOffsetOptional" : NAMES[P_AQO][form],
+                                  NAMES[P_QS2][form], NAMES[P_QO2][form]};
     for (int k = 0; k < FA_N_IN; k++) {
         int i = names[k] ? pidx(c, names[k]) : -1;
         if (i < 0) continue;   /* (zeroed: an absent tensor) */
@@ -409,7 +410,10 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
             p->tnd_softmax = 1;   /* softmaxLse [T, N1, 1] */
         }
     }
-    if ((rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype))) return rc;
+    const pyaclnn_stub_tensor *out = tens(c, "attentionOut");
+    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1)) ||
+        (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
+        return rc;
     p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;   /* IFA_HIGH_PRECISION (0): HIGH_PRECISION_ITER_NUM */
     if (antiquant && p->Dv != p->D)
         return op_invalidf(c->api, "INT8 key/value with value's D %lld other than key's %lld is not supported by the "
