@@ -14,6 +14,7 @@ from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
 from reference import fia_antiquant as M
+from reference import infer_attention as IA
 import _fused_ops as F
 from _math_ops import dec, enc, torch_npu_run
 
@@ -202,7 +203,8 @@ def a2_post_quant_bits():
         vv = np.asarray(v).astype(np.float32).reshape(2, 16)
         want_rows = vv[[0, 0, 1, 1]]   # query head n reads kv head n // 2
         sdt = np.float32 if name == "float16" else R.np_dtype("bfloat16")
-        for qs2, qo2 in ((np.array([1.0], np.float32), None), (np.array([0.3], np.float32), np.array([2.5], np.float32))):
+        for qs2, qo2 in ((np.array([1.0], np.float32), None), (np.array([0.3], np.float32), np.array([2.5], np.float32)),
+                         (np.array([1.0001], np.float32), None)):   # (fp16(1.0001) = 1: AscendQuant's fp16 scale)
             o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, qs2=qs2.astype(sdt),
                        qo2=None if qo2 is None else qo2.astype(sdt))
             s32 = float(np.asarray(qs2.astype(sdt)).astype(np.float32)[0])
@@ -332,11 +334,55 @@ def test_atlas_a2():
                 "T.a2_post_quant_float_attention()\nT.a2_validation()")
 
 
-def test_ascend_950_refuses_int8_key_value():
-    """The Ascend 950 kernel's antiquant and post-quant (arch35) are not taken by the emulator: 161002."""
+def dequant_950(x, off, sc, name):
+    """arch35 vf_antiquant_w8.h / _w4.h: int -> the query's dtype (exact), + offset, * scale, each rounded to nearest
+    even in that dtype (the inputs here keep every sum exact in float32, so R.cast's float32 path rounds once)."""
+    f = np.float64
+    y = x.astype(f) if off is None else R.cast(x.astype(f) + np.asarray(off).astype(f), name).astype(f)
+    return R.cast(y * np.asarray(sc).astype(f), name)
+
+
+def pack_int4(x):
+    """[..., D] int values in [-8, 7] as INT32 words of eight (element 8j + q in bits 4q .. 4q + 3)."""
+    u = (x.astype(np.int64) & 0xF).reshape(*x.shape[:-1], -1, 8)
+    return (u << (4 * np.arange(8))).sum(-1).astype(np.uint32).view(np.int32)
+
+
+def test_ascend_950_dequantises_int8_and_int4():
+    """The Ascend 950 (V5): INT8 and INT4-in-INT32 key/value dequantised to the query's dtype ahead of the float
+    kernel. One key position (softmax 1) makes attentionOut the dequantised value itself: bit for bit against the
+    vendor's steps; 40 positions against the float64 attention of the dequantised values (class c, the float
+    kernel's bounds: measured over 8 seeds fp16 5.4e-4, bf16 3.0e-3)."""
+    rng = np.random.default_rng(61)
+    for name in ("float16", "bfloat16"):
+        q = R.cast(rng.standard_normal((1, 4, 1, 32)), name)
+        sc = R.cast(rng.uniform(0.01, 0.1, (2, 2, 1, 32)), name)
+        off = R.cast(np.round(rng.uniform(-4, 4, (2, 2, 1, 32)) * 256) / 256, name)
+        for packed in (False, True):
+            lo, hi = (-8, 8) if packed else (-128, 128)
+            k8, v8 = (rng.integers(lo, hi, (1, 2, 1, 32)) for _ in range(2))
+            k, v = (pack_int4(x) if packed else x.astype(np.int8) for x in (k8, v8))
+            o, _ = fia(q, k, v, 4, "BNSD", n2=2, version=5, lse=False, **{"as": sc, "ao": off})
+            want = dequant_950(v8[0], off[1], sc[1], name)[[0, 0, 1, 1]].reshape(1, 4, 1, 32)
+            assert F.bits_equal(o, want), (name, packed)
+            split, _ = fia(q, k, v, 4, "BNSD", n2=2, version=5, lse=False, kas=sc[0].reshape(1, -1),
+                           vas=sc[1].reshape(1, -1), kao=off[0].reshape(1, -1), vao=off[1].reshape(1, -1))
+            assert F.bits_equal(split, want), (name, packed)
+        k8, v8 = (rng.integers(-128, 128, (1, 2, 40, 32)) for _ in range(2))
+        o, _ = fia(q, k8.astype(np.int8), v8.astype(np.int8), 4, "BNSD", n2=2, version=5, lse=False,
+                   **{"as": sc, "ao": off})
+        kd, vd = (dequant_950(x[0], off[w], sc[w], name).astype(np.float64) for w, x in ((0, k8), (1, v8)))
+        qf = np.asarray(q).astype(np.float64)[0, :, 0]
+        want = np.stack([IA.attend(qf[n:n + 1], kd[n // 2], vd[n // 2], 0.125)[0][0] for n in range(4)])
+        got = np.asarray(o).astype(np.float64)[0, :, 0]
+        assert np.abs(got - want).max() / np.abs(want).max() <= {"float16": 1e-3, "bfloat16": 6e-3}[name]
+
+
+def test_ascend_950_refusals():
+    """What the emulator does not take on the Ascend 950: the per-token antiquant and the post-quant output (161002)."""
     c = case("float16", "BNSD")
     with pytest.raises(AclError) as e:
-        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, **{"as": c["sc"]})
+        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, mode=1, **{"as": np.ones((2, 2, 40), np.float32)})
     assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
     qf = np.zeros((2, 1, 128), np.float16)
     with pytest.raises(AclError) as e:   # the post-quant INT8 output neither

@@ -23,13 +23,56 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "numerics/numerics.h"
 
 #include "ops/attention/fa.h"
 #include "ops_decls.h"
 
 #define MSD_COEFF 127.0f   /* antiqCoeff1 (int8) */
 #define MSD_EXPAND 254.0f  /* antiquantExpandCoeff */
+
+static float param(const fa_plan *p, const pyaclnn_stub_launch *l, int slot, int which, int64_t n2, int64_t d);
+
+float fa_add_rne(float a, float b, aclDataType dt) {
+    /* the exact sum in double, rounded to odd at fp32 so that the narrowing after it is the single nearest-even
+     * rounding (fp32 keeps more than two bits beyond fp16's and bf16's) */
+    double s = (double)a + (double)b;
+    float f = (float)s;
+    if ((double)f != s) {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        if (!(u & 1u)) f = nextafterf(f, s > (double)f ? INFINITY : -INFINITY);
+    }
+    return dt == ACL_BF16 ? num_bf16_to_f32(num_f32_to_bf16(f)) : num_f16_to_f32(num_f32_to_f16(f));
+}
+
+/* The Ascend 950's per-channel antiquant (hicann/ops-transformer attention/common/op_kernel/arch35/vf/
+ * vf_antiquant_w8.h AntiquantVFImplW8*, vf_antiquant_w4.h AntiquantVFImplW4*): the int8 / int4 value cast exactly to
+ * the query's dtype (bf16 through fp16), plus the offset, times the scale, each in that dtype (nearest even). */
+float fa_dequant_elem(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t b,
+                      int64_t n2, int64_t s, int64_t d) {
+    const pyaclnn_stub_tensor *t = &l->inputs[which];
+    int64_t hd = p->kv_packed ? p->D / 8 : p->D, dd = p->kv_packed ? d / 8 : d;
+    int64_t off = p->paged ? fa_paged_elem(p, ids, l->inputs[FA_IN_BT].shape[1], t, hd, b, n2, s, dd)
+                           : fa_elem(p, t, 1, hd, b, n2, s, dd);
+    float x;
+    if (p->kv_packed) {
+        uint32_t w;
+        memcpy(&w, tv_at(t, off), 4);
+        int32_t nib = (int32_t)((w >> (4 * (d % 8))) & 0xFu);
+        x = (float)(nib >= 8 ? nib - 16 : nib);
+    } else {
+        x = (float)*(const int8_t *)tv_at(t, off);
+    }
+    int k = which == FA_IN_K ? 0 : 1;
+    if (p->aq_offset) x = fa_add_rne(x, param(p, l, k ? FA_IN_VO : FA_IN_KO, k, n2, d), p->dtype);
+    float v = x * param(p, l, k ? FA_IN_VS : FA_IN_KS, k, n2, d);
+    return p->dtype == ACL_BF16 ? num_bf16_to_f32(num_f32_to_bf16(v)) : num_f16_to_f32(num_f32_to_f16(v));
+}
 
 /* Round to nearest, ties away from zero (CAST_ROUND), as an fp32 integer. */
 static float cast_round(float x) { return roundf(x); }

@@ -19,21 +19,6 @@
 
 static float half_of(float x) { return num_f16_to_f32(num_f32_to_f16(x)); }
 
-/* a + b (fp16 values) rounded once to fp16: the exact sum in double, rounded to odd at fp32 so that the fp16
- * rounding that follows is the single nearest-even one. */
-static float half_add(float a, float b) {
-    double d = (double)a + (double)b;
-    float f = (float)d;
-    if ((double)f != d) {
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        if (!(u & 1u)) {   /* not odd: step to the neighbour on d's side */
-            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
-        }
-    }
-    return half_of(f);
-}
-
 static float pq_param(const pyaclnn_stub_launch *l, int slot, int64_t idx) {
     const pyaclnn_stub_tensor *t = &l->inputs[slot];
     return t->data == NULL ? 0.0f : fa_load(t, tv_offset(t, idx));
@@ -48,7 +33,7 @@ void fa_post_quant_row(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b
         if (p->post_quant == FA_PQ_TENSOR) {
             float h = half_of(o[d]);
             h = half_of(h * half_of(pq_param(l, FA_IN_QS2, 0)));
-            h = half_add(h, has_off ? half_of(pq_param(l, FA_IN_QO2, 0)) : 0.0f);
+            h = fa_add_rne(h, has_off ? half_of(pq_param(l, FA_IN_QO2, 0)) : 0.0f, ACL_FLOAT16);
             q = num_f32_to_int8(h, NUM_RINT | NUM_SAT);
         } else {
             int64_t k = n * p->Dv + d;

@@ -177,7 +177,7 @@ aclnnStatus fia_antiquant_plan(op_call *c, fa_plan *p, int form, int antiquant, 
         int64_t half = pyaclnn_stub_numel(as) / 2;
         p->aq_base[0] = 0, p->aq_base[1] = half;
     }
-    p->antiquant = 1;
+    p->antiquant = FA_AQ_MSD;
     p->aq_split = split;
     p->aq_offset = split ? ko != NULL : ao != NULL;
     return ACLNN_SUCCESS;

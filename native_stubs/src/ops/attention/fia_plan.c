@@ -333,13 +333,15 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         k = &c->lists[ki].t[0], v = &c->lists[vi].t[0];
     }
     char d1[24], d2[24];
-    /* INT8 key/value under a FLOAT16 / BFLOAT16 query: the Atlas A2 decode path's antiquant (checked below) */
-    int antiquant = form != FORM_PFA && q->dtype != ACL_INT8 && k->dtype == ACL_INT8 && v->dtype == ACL_INT8 &&
-                    pyaclnn_stub_soc_family() != PYACLNN_SOC_950;
+    /* INT8 key/value under a FLOAT16 / BFLOAT16 query in the decode path (checked below): Atlas A2's MSD kernel;
+     * the Ascend 950 dequantises INT8 or INT4 (as INT32 words of eight) ahead of its float kernel */
+    int a950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
+    int antiquant = form != FORM_PFA && q->dtype != ACL_INT8 && k->dtype == v->dtype &&
+                    (k->dtype == ACL_INT8 || (a950 && k->dtype == ACL_INT32));
     if (!antiquant && (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype))
         return op_invalidf(c->api, "query %s with key/value %s: this quantised form is not supported by the emulator "
-                           "(FLOAT16 or BFLOAT16 throughout, or INT8 key/value in the Atlas A2 decode path)",
-                           op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
+                           "(FLOAT16 or BFLOAT16 throughout, or INT8 key/value -- on the Ascend 950 also INT4 in INT32 "
+                           "words -- in the decode path)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
     aclnnStatus rc = unsupported(c);
     if (rc) return rc;
     if (iarg(c, "pseType") != 0 && pidx(c, "pseType") >= 0)
@@ -376,7 +378,12 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
             return tiling_fail(c, "When Page Attention is enabled, if kv cache dtype is float16/bfloat16, input attr "
                                "blocksize should be 16 aligned");
     }
-    if ((rc = kv_axes(c, p, k, v, bt, kv_heads))) return rc;
+    pyaclnn_stub_tensor k8 = *k, v8 = *v;   /* INT32 words of eight INT4: the axes count the INT4 elements */
+    if (antiquant && k->dtype == ACL_INT32) {
+        k8.shape[k8.ndim - 1] *= 8, v8.shape[v8.ndim - 1] *= 8;
+        p->kv_packed = 1;
+    }
+    if ((rc = kv_axes(c, p, &k8, &v8, bt, kv_heads))) return rc;
     if (p->D < p->Dv) return tiling_fail(c, "value's D %lld should not be greater than key's D %lld", (long long)p->Dv, (long long)p->D);
     /* Batches and lengths. TND: actualSeqLengths are cumulative ends (their count is B); so are actualSeqLengthsKv
      * unless the cache is paged (then per batch). Padded layouts: per batch, length 1 broadcast. */
@@ -414,6 +421,11 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1)) ||
         (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
         return rc;
+    if (antiquant && a950) {
+        p->antiquant = FA_AQ_DEQUANT;
+        if (p->aq_per_token)
+            return op_invalidf(c->api, "the per-token antiquant on the Ascend 950 is not supported by the emulator");
+    }
     p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;   /* IFA_HIGH_PRECISION (0): HIGH_PRECISION_ITER_NUM */
     if (antiquant && p->Dv != p->D)
         return op_invalidf(c->api, "INT8 key/value with value's D %lld other than key's %lld is not supported by the "
