@@ -26,7 +26,8 @@ MODEL_BOUND, MODEL_LSE = {"float16": 1e-3, "bfloat16": 8e-3}, 2e-6
 # (per-token, 4 seeds: 0 / 0, 4.8e-7). Against the float64 definition: MSD's own error plus the output cast
 # (measured per-channel fp16 3.4e-4, bf16 2.5e-3; per-token 4.5e-4, 3.4e-3); softmaxLse by pieces (measured 8.8e-6
 # per-channel, 1.1e-5 per-token with 2 pieces; 4.0e-7 with 3)
-EXACT_BOUND, EXACT_LSE = {"float16": 1e-3, "bfloat16": 6e-3}, {2: 3e-5, 3: 2e-6}
+EXACT_BOUND, EXACT_LSE = {"float16": 1e-3, "bfloat16": 6e-3}, {2: 3e-5, 3: 2e-6, 4: 3e-6}
+EXACT_BOUND4 = EXACT_BOUND   # int4, 4 pieces: measured fp16 3.6e-4, bf16 2.7e-3; softmaxLse 1.1e-6
 
 _TENSORS = ["pse", "mask", "asl", "askv", "deq1", "qs1", "deq2", "qs2", "qo2", "as", "ao", "bt", "qps", "kvps", "kas",
             "kao", "vas", "vao", "ksp", "vsp", "aspl"]
@@ -55,12 +56,13 @@ def ifa(q, k, v, n1, layout, *, n2=0, scale=0.125, inner=1, **t):
                                      inner, out)
 
 
-def case(name, layout="BNSD", b=2, n1=4, n2=2, d=32, s2=40, seed=0, offset=True, per_tensor=False):
+def case(name, layout="BNSD", b=2, n1=4, n2=2, d=32, s2=40, seed=0, offset=True, per_tensor=False, int4=False):
     """Random INT8 key/value in `layout`, a query of the dtype, per-channel scales [2, N2, 1, D] (or per tensor [2])
     as the query's dtype; plus the per-head float views the models take."""
     rng = np.random.default_rng(seed)
     q = R.cast(rng.standard_normal((b, n1, 1, d)), name)
-    k8, v8 = (rng.integers(-128, 128, (b, n2, s2, d)).astype(np.int8) for _ in range(2))
+    k8, v8 = (rng.integers(-8, 8, (b, n2, s2, d)) if int4 else rng.integers(-128, 128, (b, n2, s2, d)).astype(np.int8)
+              for _ in range(2))
     shape = (2,) if per_tensor else (2, n2, 1, d)
     sc = R.cast(rng.uniform(0.002, 0.02, shape), name)
     off = R.cast(rng.uniform(-4, 4, shape), name) if offset else None
@@ -68,8 +70,8 @@ def case(name, layout="BNSD", b=2, n1=4, n2=2, d=32, s2=40, seed=0, offset=True,
     def to(x):
         return {"BNSD": x, "BSND": x.transpose(0, 2, 1, 3),
                 "BSH": x.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[2], -1)}[layout]
-    return dict(q=np.ascontiguousarray(to(q)), k=np.ascontiguousarray(to(k8)), v=np.ascontiguousarray(to(v8)),
-                sc=sc, off=off, heads=(q, k8, v8))
+    kv = (lambda x: pack_int4(np.ascontiguousarray(to(x)))) if int4 else (lambda x: np.ascontiguousarray(to(x)))
+    return dict(q=np.ascontiguousarray(to(q)), k=kv(k8), v=kv(v8), sc=sc, off=off, heads=(q, k8, v8))
 
 
 def params(c, which, n2i, d):
@@ -82,7 +84,7 @@ def params(c, which, n2i, d):
     return pick(c["sc"]), pick(c["off"])
 
 
-def models(c, n1, n2, scale, iters, lens=None):
+def models(c, n1, n2, scale, iters, lens=None, int4=False):
     """(MSD model out, lse), (float64 out, lse) per [B, N1, D] / [B, N1]."""
     q, k8, v8 = c["heads"]
     b, d, g = q.shape[0], q.shape[-1], n1 // n2
@@ -94,7 +96,7 @@ def models(c, n1, n2, scale, iters, lens=None):
             vs, vo = params(c, 1, n // g, d)
             kk, vv = k8[bb, n // g, :s2], v8[bb, n // g, :s2]
             qq = np.asarray(q[bb, n, 0]).astype(np.float32)
-            mo[bb, n], ml[bb, n] = M.msd_row(qq, kk, vv, ks, ko, vs, vo, scale, iters)
+            mo[bb, n], ml[bb, n] = M.msd_row(qq, kk, vv, ks, ko, vs, vo, scale, iters, int4=int4)
             eo[bb, n], el[bb, n] = M.exact_row(qq, kk, vv, ks, ko, vs, vo, scale)
     return (mo, ml), (eo, el)
 
@@ -110,12 +112,12 @@ def rel(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
-def check(got, lse, c, name, layout, n1, n2, iters, lens=None, scale=0.125):
-    (mo, ml), (eo, el) = models(c, n1, n2, scale, iters, lens)
+def check(got, lse, c, name, layout, n1, n2, iters, lens=None, scale=0.125, int4=False, exact=None):
+    (mo, ml), (eo, el) = models(c, n1, n2, scale, iters, lens, int4)
     g = heads_of(got, layout, n1)
     want_model = R.cast(mo, name).astype(np.float64)   # the output cast of the model's float32 values
     assert rel(g, want_model) <= MODEL_BOUND[name], rel(g, want_model)
-    assert rel(g, eo) <= EXACT_BOUND[name], rel(g, eo)
+    assert rel(g, eo) <= (exact or EXACT_BOUND)[name], rel(g, eo)
     lse = np.asarray(lse)[:, :, 0, 0]
     assert np.abs(lse - ml).max() <= MODEL_LSE, np.abs(lse - ml).max()
     assert np.abs(lse - el).max() <= EXACT_LSE[iters], np.abs(lse - el).max()
@@ -246,6 +248,23 @@ def a2_post_quant_float_attention():
     assert np.abs(o.reshape(2, 4, 32).astype(int) - w8).max() <= 1
 
 
+def a2_int4():
+    """INT4 key/value in INT32 words of eight (op-plugin's form): the MSD kernel's KVINT4 constants (7.49 / 14.98, 4
+    pieces whatever innerPrecise), both dtypes, with and without offsets."""
+    for name, layout, offset in (("float16", "BNSD", True), ("bfloat16", "BSH", False)):
+        c = case(name, layout, d=64, seed=71, offset=offset, int4=True)
+        o, lse = fia(c["q"], c["k"], c["v"], 4, layout, n2=2, inner=1, **{"as": c["sc"], "ao": c["off"]})
+        check(o, lse, c, name, layout, 4, 2, 4, int4=True, exact=EXACT_BOUND4)
+    c = case("float16", "BNSD", d=32, seed=72, int4=True)
+    with pytest.raises(AclError) as e:
+        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, **{"as": c["sc"]})
+    assert e.value.code == TILING and "current dim of D is 32" in str(e.value)
+    c = case("float16", "BNSD", d=64, seed=72, int4=True)
+    with pytest.raises(AclError) as e:
+        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, out_dtype=np.int8, qs2=np.ones(1, np.float32), **{"as": c["sc"]})
+    assert e.value.code == TILING and "PostQuant is not supported if Input Kv Dtype is INT4" in str(e.value)
+
+
 def _validation_cases():
     """(what, kwargs changes, code, message) in the tiling's order (incre_flash_attention_tiling.cpp ProcessAntiQuant
     and the check functions it calls)."""
@@ -331,7 +350,7 @@ def a2_validation():
 def test_atlas_a2():
     F.run_on_a2("test_fia_antiquant", "T.a2_layouts_dtypes_and_pieces()\nT.a2_split_versions_and_ifa()\n"
                 "T.a2_paged_and_lengths()\nT.a2_per_token()\nT.a2_post_quant_bits()\n"
-                "T.a2_post_quant_float_attention()\nT.a2_validation()")
+                "T.a2_post_quant_float_attention()\nT.a2_int4()\nT.a2_validation()")
 
 
 def dequant_950(x, off, sc, name):

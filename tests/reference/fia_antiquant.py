@@ -14,6 +14,7 @@ import numpy as np
 
 F32 = np.float32
 COEFF, EXPAND = F32(127), F32(254)   # antiqCoeff1, antiquantExpandCoeff (int8)
+COEFF4, EXPAND4 = F32(7.49), F32(14.98)   # the same for an int4 key/value (KVINT4: 4 pieces)
 
 
 def cast_round(x):
@@ -22,34 +23,35 @@ def cast_round(x):
     return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(F32)
 
 
-def pieces(a, iters):
-    """AntiquantAIterExpand: a (float32) as `iters` int8 pieces."""
+def pieces(a, iters, expand=EXPAND):
+    """AntiquantAIterExpand: a (float32) as `iters` int8 (int4) pieces."""
     a = np.asarray(a, F32).copy()
     out, r = [], None
     for i in range(iters):
         if i:
-            a = ((a - r) * EXPAND).astype(F32)
+            a = ((a - r) * expand).astype(F32)
         r = cast_round(a)
         out.append(r.astype(np.int64))
     return out
 
 
-def combine(products):
+def combine(products, coeff=COEFF, expand=EXPAND):
     """AntiquantMatmulResCombine: sum_i C_i / 254^i (scale updated in float32), times 1/127."""
     res, sc = products[0].astype(F32), F32(1)
     for c in products[1:]:
-        sc = F32(sc / EXPAND)
+        sc = F32(sc / expand)
         res = (res + (c.astype(F32) * sc).astype(F32)).astype(F32)
-    return (res * (F32(1) / COEFF)).astype(F32)
+    return (res * (F32(1) / coeff)).astype(F32)
 
 
-def msd_row(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None):
+def msd_row(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None, int4=False):
     """One query row: q [D] (the query dtype's values), k8 / v8 [S2, D] int8, ks / ko / vs / vo [D] (offsets may be
     None) as float32; masked [S2] bool. Returns (out [D] float32 before the output cast, lse float32)."""
+    cf, ex = (COEFF4, EXPAND4) if int4 else (COEFF, EXPAND)
     qs = (np.asarray(q, F32) * ks).astype(F32)
     amax = np.abs(qs).max()
-    a = (qs * F32(COEFF / amax)).astype(F32) if amax > 0 else np.zeros_like(qs)
-    s = combine([p @ k8.T.astype(np.int64) for p in pieces(a, iters)])
+    a = (qs * F32(cf / amax)).astype(F32) if amax > 0 else np.zeros_like(qs)
+    s = combine([p @ k8.T.astype(np.int64) for p in pieces(a, iters, ex)], cf, ex)
     s = (s * amax).astype(F32)
     x = (s * F32(scale)).astype(F32)
     if masked is not None:
@@ -57,7 +59,7 @@ def msd_row(q, k8, v8, ks, ko, vs, vo, scale, iters, masked=None):
     m = x.max()
     e = np.exp((x - m).astype(np.float64)).astype(F32)
     total = F32(np.sum(e, dtype=np.float64))   # (the vector unit's order: class c)
-    o = combine([p @ v8.astype(np.int64) for p in pieces((e * COEFF).astype(F32), iters)])
+    o = combine([p @ v8.astype(np.int64) for p in pieces((e * cf).astype(F32), iters, ex)], cf, ex)
     o = (o / total).astype(F32)
     if vo is not None:
         o = (o + vo).astype(F32)

@@ -32,10 +32,13 @@
 #include "ops/attention/fa.h"
 #include "ops_decls.h"
 
-#define MSD_COEFF 127.0f   /* antiqCoeff1 (int8) */
-#define MSD_EXPAND 254.0f  /* antiquantExpandCoeff */
+/* antiqCoeff1 and antiquantExpandCoeff: int8 127 / 254, int4 7.49 / 14.98 (fp32 constants) */
+#define MSD_COEFF (p->kv_packed ? 7.49f : 127.0f)
+#define MSD_EXPAND (p->kv_packed ? 14.98f : 254.0f)
 
 static float param(const fa_plan *p, const pyaclnn_stub_launch *l, int slot, int which, int64_t n2, int64_t d);
+static int32_t kv_i8(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t b,
+                     int64_t n2, int64_t s, int64_t d);
 
 float fa_add_rne(float a, float b, aclDataType dt) {
     /* the exact sum in double, rounded to odd at fp32 so that the narrowing after it is the single nearest-even
@@ -55,19 +58,7 @@ float fa_add_rne(float a, float b, aclDataType dt) {
  * the query's dtype (bf16 through fp16), plus the offset, times the scale, each in that dtype (nearest even). */
 float fa_dequant_elem(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t b,
                       int64_t n2, int64_t s, int64_t d) {
-    const pyaclnn_stub_tensor *t = &l->inputs[which];
-    int64_t hd = p->kv_packed ? p->D / 8 : p->D, dd = p->kv_packed ? d / 8 : d;
-    int64_t off = p->paged ? fa_paged_elem(p, ids, l->inputs[FA_IN_BT].shape[1], t, hd, b, n2, s, dd)
-                           : fa_elem(p, t, 1, hd, b, n2, s, dd);
-    float x;
-    if (p->kv_packed) {
-        uint32_t w;
-        memcpy(&w, tv_at(t, off), 4);
-        int32_t nib = (int32_t)((w >> (4 * (d % 8))) & 0xFu);
-        x = (float)(nib >= 8 ? nib - 16 : nib);
-    } else {
-        x = (float)*(const int8_t *)tv_at(t, off);
-    }
+    float x = (float)kv_i8(p, l, ids, which, b, n2, s, d);
     int k = which == FA_IN_K ? 0 : 1;
     if (p->aq_offset) x = fa_add_rne(x, param(p, l, k ? FA_IN_VO : FA_IN_KO, k, n2, d), p->dtype);
     float v = x * param(p, l, k ? FA_IN_VS : FA_IN_KS, k, n2, d);
@@ -110,13 +101,19 @@ static float combine(const fa_plan *p, const int64_t *c) {
     return res * (1.0f / MSD_COEFF);
 }
 
-/* Element (s, d) of kv head n2 of batch b of the key (FA_IN_K) or value, an int8. */
+/* Element (s, d) of kv head n2 of batch b of the key (FA_IN_K) or value: an int8, or an int4 of an INT32 word of
+ * eight (element 8j + q in bits 4q .. 4q + 3). */
 static int32_t kv_i8(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t b,
                      int64_t n2, int64_t s, int64_t d) {
     const pyaclnn_stub_tensor *t = &l->inputs[which];
-    int64_t off = p->paged ? fa_paged_elem(p, ids, l->inputs[FA_IN_BT].shape[1], t, p->D, b, n2, s, d)
-                           : fa_elem(p, t, 1, p->D, b, n2, s, d);
-    return *(const int8_t *)tv_at(t, off);
+    int64_t hd = p->kv_packed ? p->D / 8 : p->D, dd = p->kv_packed ? d / 8 : d;
+    int64_t off = p->paged ? fa_paged_elem(p, ids, l->inputs[FA_IN_BT].shape[1], t, hd, b, n2, s, dd)
+                           : fa_elem(p, t, 1, hd, b, n2, s, dd);
+    if (!p->kv_packed) return *(const int8_t *)tv_at(t, off);
+    uint32_t w;
+    memcpy(&w, tv_at(t, off), 4);
+    int32_t nib = (int32_t)((w >> (4 * (d % 8))) & 0xFu);
+    return nib >= 8 ? nib - 16 : nib;
 }
 
 int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int64_t b, int64_t n) {

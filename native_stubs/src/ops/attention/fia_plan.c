@@ -337,11 +337,11 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
      * the Ascend 950 dequantises INT8 or INT4 (as INT32 words of eight) ahead of its float kernel */
     int a950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
     int antiquant = form != FORM_PFA && q->dtype != ACL_INT8 && k->dtype == v->dtype &&
-                    (k->dtype == ACL_INT8 || (a950 && k->dtype == ACL_INT32));
+                    (k->dtype == ACL_INT8 || k->dtype == ACL_INT32);
     if (!antiquant && (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype))
         return op_invalidf(c->api, "query %s with key/value %s: this quantised form is not supported by the emulator "
-                           "(FLOAT16 or BFLOAT16 throughout, or INT8 key/value -- on the Ascend 950 also INT4 in INT32 "
-                           "words -- in the decode path)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
+                           "(FLOAT16 or BFLOAT16 throughout, or INT8 key/value, or INT4 in INT32 words of eight, in the "
+                           "decode path)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
     aclnnStatus rc = unsupported(c);
     if (rc) return rc;
     if (iarg(c, "pseType") != 0 && pidx(c, "pseType") >= 0)
@@ -384,6 +384,13 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         p->kv_packed = 1;
     }
     if ((rc = kv_axes(c, p, &k8, &v8, bt, kv_heads))) return rc;
+    if (p->kv_packed && !a950) {   /* IFA's QKVPreProcess and InputAttrsPreProcess for an INT4 key/value */
+        if (p->D % 64 != 0)
+            return tiling_fail(c, "Number of heads must be a multiple of 64, current dim of D is %lld.", (long long)p->D);
+        if (p->paged && p->layout != FA_BSH && p->layout != FA_BSND)
+            return tiling_fail(c, "IFA don't support PageAttenion if the KV Inputtype is INT4 or INT32 and inputlayout "
+                               "isn't BSH_BSND currently.");
+    }
     if (p->D < p->Dv) return tiling_fail(c, "value's D %lld should not be greater than key's D %lld", (long long)p->Dv, (long long)p->D);
     /* Batches and lengths. TND: actualSeqLengths are cumulative ends (their count is B); so are actualSeqLengthsKv
      * unless the cache is paged (then per batch). Padded layouts: per batch, length 1 broadcast. */
@@ -418,7 +425,8 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         }
     }
     const pyaclnn_stub_tensor *out = tens(c, "attentionOut");
-    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1)) ||
+    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1,
+                                  p->kv_packed)) ||
         (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
         return rc;
     if (antiquant && a950) {
@@ -427,6 +435,7 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
             return op_invalidf(c->api, "the per-token antiquant on the Ascend 950 is not supported by the emulator");
     }
     p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;   /* IFA_HIGH_PRECISION (0): HIGH_PRECISION_ITER_NUM */
+    if (p->kv_packed) p->msd_iters = 4;                             /* KVINT4_ITER_NUM */
     if (antiquant && p->Dv != p->D)
         return op_invalidf(c->api, "INT8 key/value with value's D %lld other than key's %lld is not supported by the "
                            "emulator", (long long)p->Dv, (long long)p->D);

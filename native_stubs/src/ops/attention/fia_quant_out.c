@@ -48,7 +48,8 @@ static aclnnStatus shape_check(op_call *c, const fa_plan *p, const pyaclnn_stub_
     return op_invalidf(c->api, "a postquant parameter of %lld dims is not supported by the emulator", (long long)nd);
 }
 
-aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qtype, aclDataType otype, int decode) {
+aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qtype, aclDataType otype, int decode,
+                                int kv_int4) {
     const pyaclnn_stub_tensor *sc = opt(c, NAMES[P_QS2][form]), *off = opt(c, NAMES[P_QO2][form]);
     char b1[24];
     if (otype != ACL_INT8) {
@@ -72,6 +73,7 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
                            (int)off->dtype);
     if (qtype != ACL_BF16 && sc->dtype == ACL_BF16)
         return tiling_fail(c, "the output's dequant scale and offset support bf16 when inputQ type is bf16");
+    if (kv_int4) return tiling_fail(c, "PostQuant is not supported if Input Kv Dtype is INT4 or INT32 currently.");
     /* ProcessQuant2 */
     aclnnStatus rc;
     int chan = pyaclnn_stub_numel(sc) != 1;
