@@ -74,17 +74,17 @@ typedef struct {
     int64_t block_size, block_num;
     int64_t mask_st[4];                  /* FA_MASK_STRIDED: the mask's element strides per b, n, i, j (0:
                                           * broadcast)                                                     */
-    /* INT8 key/value (the Atlas A2 decode kernel's MSD, fa_antiquant.c): */
+    /* INT8 / INT4 key/value (fa_antiquant.c) and the post-quant INT8 output (fa_post_quant.c): */
     int antiquant;                       /* FA_AQ_*                                                           */
     int kv_packed;                       /* key/value INT32 words of 8 INT4 (element 8j + q in bits 4q..4q+3) */
-    int msd_iters;                       /* the query's / P's int8 pieces: 3 (innerPrecise 0) or 2              */
+    int msd_iters;                       /* the query's / P's pieces: 3 (innerPrecise 0) or 2; INT4 4         */
     int aq_offset;                       /* the offsets are given                                             */
     int aq_per_tensor;                   /* one scale (and offset) for all of key, one for value              */
-    int aq_split;
+    int aq_split;                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
     int aq_per_token;                    /* antiquantMode 1: scale / offset per key/value position ([., B, S]) */
     int64_t aq_seq;                      /* per-token: the parameters' S                                       */
     int post_quant;                      /* FA_PQ_*: INT8 attentionOut from quantScale2 (/ quantOffset2)       */
-    int post_quant_offset;               /* quantOffset2 given                                                */                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
+    int post_quant_offset;               /* quantOffset2 given                                                */
     int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 

@@ -18,8 +18,10 @@
  * Per-token (antiquantMode 1: DealQueryPreProcessBaseBlockPerToken, DealAntiqBmm1ResBaseBlockPerToken,
  * DealAntiqBmm2ResBaseBlockPerToken): the query is split unscaled, S_j = (aMax C_j + rowsum(q) keyOffset_j) *
  * keyScale_j; P's side splits p_j * valueScale_j against its row's |max| (aMax2) and out = (aMax2 PV +
- * rowsum(p * valueScale * valueOffset)) / sum; FusedMulAdd taken as two roundings (the source does not say). A query row of zeros (aMax = 0) gives 127 / 0 on the vector unit: here its
- * pieces are 0 (the source does not say what the int8 cast of the resulting NaN gives).
+ * rowsum(p * valueScale * valueOffset)) / sum; FusedMulAdd taken as two roundings (the source does not say).
+ * INT4 (INT32 words of eight): the same steps with 7.49 / 14.98 for 127 / 254 and 4 pieces (KVINT4).
+ * A query row of zeros (aMax = 0) gives 127 / 0 on the vector unit: here its pieces are 0 (the source does not say
+ * what the int8 cast of the resulting NaN gives).
  */
 #include <float.h>
 #include <math.h>
