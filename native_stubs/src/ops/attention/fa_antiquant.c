@@ -89,7 +89,8 @@ static void split(const fa_plan *p, float *a, float *r, int32_t *pieces, int64_t
         for (int64_t k = 0; k < n; k++) {
             if (it > 0) a[k] = (a[k] - r[k]) * MSD_EXPAND;
             r[k] = cast_round(a[k]);
-            pieces[it * n + k] = (int32_t)r[k];
+            /* (a NaN or an inf from a non-finite input has no int8 here: 0, not undefined behaviour) */
+            pieces[it * n + k] = fabsf(r[k]) <= 128.0f ? (int32_t)r[k] : 0;
         }
 }
 
