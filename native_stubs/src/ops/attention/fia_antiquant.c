@@ -22,7 +22,7 @@
 
 static const pyaclnn_stub_tensor *opt(op_call *c, const char *name) {
     int i = op_param_index(c->def, name);
-    return i >= 0 && c->t[i].present ? &c->t[i] : NULL;
+    return i >= 0 && c->t[i].present && pyaclnn_stub_numel(&c->t[i]) > 0 ? &c->t[i] : NULL;   /* (empty: absent) */
 }
 
 static int64_t mode_of(op_call *c, const char *name) {
