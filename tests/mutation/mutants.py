@@ -53,6 +53,7 @@ SHAPE_MOVES = "tests/test_shape_moves.py"
 
 ATTN = "tests/test_attention.py"
 FIA = "tests/test_fused_infer_attention.py"
+FIAQ = "tests/test_fia_antiquant.py"
 SPKV = "tests/test_scatter_pa_kv_cache.py"
 KRC = "tests/test_kv_rmsnorm_rope_cache.py"
 PROBE = "tests/test_probe_ops.py"
@@ -760,10 +761,49 @@ MUTANTS = [
            "    if (form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
            "    if (0 && form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))",
            (f"{FIA}::test_atlas_a2",), "validation: IncreFlashAttention takes Q_S > 1"),
-    Mutant("pfa-kv-lengths-ignored", f"{OPS}/attention/fia_plan.c",
+    Mutant("pfa-kv-lengths-ignored", f"{OPS}/attention/fia_names.h",
            '    {"actualSeqLengthsKvOptional", "actualSeqLengths", "actualSeqLengthsKv"},',
            '    {"actualSeqLengthsKvOptional", "actualSeqLengths", ""},',
            (f"{FIA}::test_atlas_a2",), "PromptFlashAttention ignores actualSeqLengthsKv"),
+    Mutant("fia-antiquant-value-offset-after-scale", f"{OPS}/attention/fa_antiquant.c",
+           "        if (p->aq_offset) v = v + param(p, l, FA_IN_VO, 1, n2, d);\n"
+           "        v = v * param(p, l, FA_IN_VS, 1, n2, d);\n",
+           "        v = v * param(p, l, FA_IN_VS, 1, n2, d);\n"
+           "        if (p->aq_offset) v = v + param(p, l, FA_IN_VO, 1, n2, d);\n",
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: the value's offset added after its scale"),
+    Mutant("fia-antiquant-pieces-ignore-inner-precise", f"{OPS}/attention/fia_plan.c",
+           'p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;',
+           'p->msd_iters = 2;',
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: 2 MSD pieces for innerPrecise 0 (the tiling's 3)"),
+    Mutant("fia-antiquant-lse-key-offset-dropped", f"{OPS}/attention/fa_antiquant.c",
+           "        if (p->aq_offset) v = v + koff * p->scale;\n", "",
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value: softmaxLse without the key offset's row term"),
+    Mutant("fia-antiquant-scale-dtype-unchecked", f"{OPS}/attention/fia_antiquant.c",
+           "    if (sc->dtype != qtype) return tiling_fail(", "    if (0 && sc->dtype != qtype) return tiling_fail(",
+           (f"{FIAQ}::test_atlas_a2",), "validation: an antiquant scale of another dtype than the query's accepted"),
+    Mutant("fia-antiquant-per-token-offset-term", f"{OPS}/attention/fa_antiquant.c",
+           "amax * sc + qsum * tok(p, l, FA_IN_KO, 0, b, j)", "amax * sc + tok(p, l, FA_IN_KO, 0, b, j)",
+           (f"{FIAQ}::test_atlas_a2",), "INT8 key/value per-token: the key offset's term without rowsum(q)"),
+    Mutant("fia-post-quant-channel-ties-even", f"{OPS}/attention/fa_post_quant.c",
+           "q = num_f32_to_int8(h, NUM_ROUND | NUM_SAT);", "q = num_f32_to_int8(h, NUM_RINT | NUM_SAT);",
+           (f"{FIAQ}::test_atlas_a2",), "post-quant per channel: int8 ties to even instead of CAST_ROUND"),
+    Mutant("fia-post-quant-tensor-in-fp32", f"{OPS}/attention/fa_post_quant.c",
+           "h = half_of(h * half_of(pq_param(l, FA_IN_QS2, 0)));", "h = h * pq_param(l, FA_IN_QS2, 0);",
+           (f"{FIAQ}::test_atlas_a2",), "post-quant per tensor: the scale applied in fp32, not AscendQuant's fp16"),
+    Mutant("fia-post-quant-shape-unchecked", f"{OPS}/attention/fia_quant_out.c",
+           "    if (ok) return ACLNN_SUCCESS;\n    char got[200];", "    if (ok || 1) return ACLNN_SUCCESS;\n    char got[200];",
+           (f"{FIAQ}::test_atlas_a2",), "validation: a quantScale2 of any shape accepted"),
+    Mutant("fia-950-dequant-offset-unrounded", f"{OPS}/attention/fa_antiquant.c",
+           "    if (p->aq_offset) x = fa_add_rne(x, param(p, l, k ? FA_IN_VO : FA_IN_KO, k, n2, d), p->dtype);",
+           "    if (p->aq_offset) x = x + param(p, l, k ? FA_IN_VO : FA_IN_KO, k, n2, d);",
+           (f"{FIAQ}::test_ascend_950_dequantises_int8_and_int4",),
+           "Ascend 950 dequantisation: x + offset kept in fp32 instead of rounded to the query's dtype"),
+    Mutant("fia-950-int4-nibble-order", f"{OPS}/attention/fa_antiquant.c",
+           "int32_t nib = (int32_t)((w >> (4 * (d % 8))) & 0xFu);", "int32_t nib = (int32_t)((w >> (4 * (7 - d % 8))) & 0xFu);",
+           (f"{FIAQ}::test_ascend_950_dequantises_int8_and_int4",), "INT4 in INT32: the nibbles read high first"),
+    Mutant("fia-antiquant-int4-three-pieces", f"{OPS}/attention/fia_plan.c",
+           "    if (p->kv_packed) p->msd_iters = 4;", "    if (p->kv_packed) p->msd_iters = 3;",
+           (f"{FIAQ}::test_atlas_a2",), "INT4 key/value MSD: 3 pieces instead of KVINT4_ITER_NUM's 4"),
     Mutant("spkv-nz-tile-width", f"{OPS}/attention/spkv.c",
            "h, p->block_size, tok,\n                                            p->block_size, l));",
            "h, p->block_size, tok,\n                                            p->block_size, l / 2));",
