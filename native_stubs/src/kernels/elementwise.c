@@ -5,12 +5,17 @@
 #include <string.h>
 
 #include "kernels/device.h"
+#include "kernels/ew_chunk.h"
 #include "kernels/parallel.h"
 #include "kernels/view.h"
 
 #define MAX_OPERANDS 4             /* out, in0, in1, in2 */
 #define CHUNK 256                  /* elements converted per step                          */
 #define MIN_ELEMENTS_PER_THREAD (1 << 16)
+
+/* The op functions are inlined into each loop that applies them, as when one loop did: which NaN an op on two
+ * NaNs returns depends on how the compiler ordered the instructions there (see run_general). */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* One operand over the (coalesced) iteration shape: strides in elements, 0 where broadcast. */
 typedef struct {
@@ -81,7 +86,7 @@ static int compare_int(ew_opcode op, int64_t a, int64_t b, int is_unsigned) {
          : op == EW_OP_LT ? a < b : a <= b;
 }
 
-static ew_value apply_float(const ew_plan *p, ew_value a, ew_value b) {
+static ALWAYS_INLINE ew_value apply_float(const ew_plan *p, ew_value a, ew_value b) {
     aclDataType c = p->compute;
     switch (p->op) {
     case EW_OP_ADD:
@@ -141,7 +146,7 @@ static ew_value int_pow(int64_t base, int64_t e, aclDataType c) {
     return wrap(r, c);
 }
 
-static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
+static ALWAYS_INLINE ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
     aclDataType c = p->compute;
     uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
     int is_bool = c == ACL_BOOL;
@@ -182,7 +187,7 @@ static ew_value apply_int(const ew_plan *p, ew_value a, ew_value b) {
 }
 
 /* Lerp / Addcmul / Addcdiv: x0, x1, x2 and the scalar already in the compute dtype. */
-static ew_value apply_scalar_ternary(const ew_plan *p, int float_compute, ew_value x0, ew_value x1, ew_value x2) {
+static ALWAYS_INLINE ew_value apply_scalar_ternary(const ew_plan *p, int float_compute, ew_value x0, ew_value x1, ew_value x2) {
     aclDataType c = p->compute;
     if (float_compute) {
         double s = p->scalar.f, r;
@@ -281,6 +286,7 @@ static int f32_arith_chunk(const ew_loop *L, const int64_t base[MAX_OPERANDS], i
     return !nan;
 }
 
+static void run_general_ref(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n);
 static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n);
 
 static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
@@ -291,7 +297,7 @@ static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], in
         int64_t m = n - start < CHUNK ? n - start : CHUNK, at[MAX_OPERANDS];
         for (int k = 0; k < L->n_operands; k++) at[k] = base[k] + start * L->ops[k].strides[inner];
         if (!f32_arith_chunk(L, at, m, r)) {
-            run_general(L, at, m);
+            run_general_ref(L, at, m);
             continue;
         }
         float *out = (float *)(void *)addr(o, at[0]);
@@ -300,7 +306,7 @@ static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], in
 }
 
 /* FILL (ones, zeros, full: e.g. the [2048, 2048] masks torch_npu builds per causal SDPA call): the general
- * loop's one value, cast and stored once, then copied to every element. */
+ * loop's one value, cast and stored once, then copied to every element (memset when its bytes are equal). */
 static void run_fill(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
     const ew_operand *o = &L->ops[0];
     unsigned char v[16];
@@ -310,6 +316,12 @@ static void run_fill(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t
     int64_t stride = o->strides[L->ndim - 1];
     if (stride != 1) {
         for (int64_t e = 0; e < n; e++) memcpy(d + e * stride * (int64_t)isz, v, isz);
+        return;
+    }
+    int one_byte = 1;   /* zeros, bool ones, int8 values: every byte the same */
+    for (size_t b = 1; b < isz; b++) one_byte &= v[b] == v[0];
+    if (one_byte) {
+        memset(d, v[0], (size_t)n * isz);
         return;
     }
     memcpy(d, v, isz);
@@ -328,18 +340,12 @@ static void run_inner(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_
     else run_general(L, base, n);
 }
 
-/* run_inner for every operator: cast each input to the compute dtype, apply, cast to the output. */
-static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+/* The per-element loop: each input element loaded and cast to the compute dtype, applied, cast to the output
+ * and stored, one call each. run_general takes its chunks that give a NaN (see there). */
+static void run_general_ref(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
     const ew_plan *p = L->plan;
     const ew_operand *out = &L->ops[0];
     int inner = L->ndim - 1;
-    if (p->raw_copy) {
-        const ew_operand *in = &L->ops[1];
-        for (int64_t e = 0; e < n; e++)
-            memcpy(addr(out, base[0] + e * out->strides[inner]), addr(in, base[1] + e * in->strides[inner]),
-                   out->itemsize);
-        return;
-    }
     ew_value in[MAX_OPERANDS - 1][CHUNK];
     int float_compute = ew_is_float(p->compute);
     aclDataType result = p->op == EW_OP_FN && p->bool_result ? ACL_BOOL : ew_result_dtype(p->op, p->compute);
@@ -359,6 +365,60 @@ static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int6
             ew_store(addr(out, base[0] + (start + e) * out->strides[inner]), out->dtype,
                      ew_cast(r, result, out->dtype));
         }
+    }
+}
+
+/* COPY between equal dtypes: the bytes, one run at a time where both sides are contiguous (memmove: an
+ * in-place copy of a view onto itself). */
+static void run_raw_copy(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    const ew_operand *out = &L->ops[0], *in = &L->ops[1];
+    int inner = L->ndim - 1;
+    size_t isz = out->itemsize;
+    if (out->strides[inner] == 1 && in->strides[inner] == 1) {
+        memmove(addr(out, base[0]), addr(in, base[1]), (size_t)n * isz);
+        return;
+    }
+    for (int64_t e = 0; e < n; e++)
+        memcpy(addr(out, base[0] + e * out->strides[inner]), addr(in, base[1] + e * in->strides[inner]), isz);
+}
+
+/* run_inner for every operator: cast each input to the compute dtype, apply, cast to the output, a chunk at a
+ * time (ew_chunk.h: the per-element casts' values, without a dtype dispatch per element). Which NaN an op on
+ * two NaNs returns depends on how the compiler ordered the loop's instructions, so a chunk with a NaN result
+ * is left to run_general_ref (nothing of it is stored before: an output that aliases an input is unchanged). */
+static void run_general(const ew_loop *L, const int64_t base[MAX_OPERANDS], int64_t n) {
+    const ew_plan *p = L->plan;
+    const ew_operand *out = &L->ops[0];
+    int inner = L->ndim - 1;
+    if (p->raw_copy) {
+        run_raw_copy(L, base, n);
+        return;
+    }
+    ew_value in[MAX_OPERANDS - 1][CHUNK], res[CHUNK];
+    int float_compute = ew_is_float(p->compute);
+    aclDataType result = p->op == EW_OP_FN && p->bool_result ? ACL_BOOL : ew_result_dtype(p->op, p->compute);
+    int float_result = ew_is_float(result);
+    for (int k = L->n_operands - 1; k < MAX_OPERANDS - 1; k++)   /* inputs the op does not read */
+        memset(in[k], 0, (size_t)(n < CHUNK ? n : CHUNK) * sizeof in[k][0]);
+    for (int64_t start = 0; start < n; start += CHUNK) {
+        int64_t m = n - start < CHUNK ? n - start : CHUNK;
+        for (int k = 1; k < L->n_operands; k++) {
+            const ew_operand *o = &L->ops[k];
+            aclDataType to = (p->bool_inputs >> (k - 1)) & 1u ? ACL_BOOL : p->compute;
+            ew_load_chunk(addr(o, base[k] + start * o->strides[inner]), o->strides[inner], o->dtype, to, m, in[k - 1]);
+        }
+        int nan = 0;
+        for (int64_t e = 0; e < m; e++) res[e] = apply(p, float_compute, in[0][e], in[1][e], in[2][e]);
+        if (float_result)
+            for (int64_t e = 0; e < m; e++) nan |= res[e].f != res[e].f;
+        if (nan) {
+            int64_t at[MAX_OPERANDS];
+            for (int k = 0; k < L->n_operands; k++) at[k] = base[k] + start * L->ops[k].strides[inner];
+            run_general_ref(L, at, m);
+            continue;
+        }
+        ew_store_chunk(addr(out, base[0] + start * out->strides[inner]), out->strides[inner], out->dtype, result, m,
+                       res);
     }
 }
 
