@@ -84,7 +84,8 @@ def _values(from_dt, rng):
     if from_dt in (F16, BF16):
         import ml_dtypes
         np_dt = np.float16 if from_dt == F16 else ml_dtypes.bfloat16
-        return np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np_dt).astype(np.float64), None
+        with np.errstate(invalid="ignore"):                          # the NaN patterns
+            return np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np_dt).astype(np.float64), None
     if from_dt == BOOL:
         return None, np.array([0, 1] * 64, dtype=np.int64)
     info = np.iinfo(NP[from_dt])
