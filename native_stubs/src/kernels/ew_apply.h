@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "kernels/elementwise.h"
+#ifdef EW_INLINE_CASTS
+#include "numerics.h"
+#endif
 
 #define MAX_OPERANDS 4             /* out, in0, in1, in2 */
 #define CHUNK 256                  /* elements converted per step                          */
@@ -37,10 +40,19 @@ typedef struct {
 /* ---- arithmetic in the compute dtype ------------------------------------------------------ */
 
 static inline ew_value fl(double x, aclDataType compute) {
+#ifdef EW_INLINE_CASTS   /* ew_cast's own steps for these dtypes, without its dispatch (ew_fast.c only) */
+    if (compute == ACL_FLOAT) return (ew_value){(double)(float)x, 0};
+    if (compute == ACL_FLOAT16) return (ew_value){(double)num_f16_to_f32(num_f32_to_f16((float)x)), 0};
+    if (compute == ACL_BF16) return (ew_value){(double)num_bf16_to_f32(num_f32_to_bf16((float)x)), 0};
+#endif
     return ew_cast((ew_value){x, 0}, ACL_DOUBLE, compute);
 }
 
 static inline ew_value wrap(uint64_t x, aclDataType compute) {
+#ifdef EW_INLINE_CASTS
+    if (compute == ACL_INT64) return (ew_value){0, (int64_t)x};
+    if (compute == ACL_INT32) return (ew_value){0, (int64_t)(int32_t)(uint32_t)x};   /* two's complement wrap */
+#endif
     return ew_cast((ew_value){0, (int64_t)x}, ACL_INT64, compute);
 }
 static inline ew_value boolean(int x) { return (ew_value){0, x != 0}; }

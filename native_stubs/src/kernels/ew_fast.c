@@ -1,3 +1,6 @@
+/* This loop rounds to FLOAT, FLOAT16, BF16 and wraps to INT32, INT64 inline (ew_apply.h: the same steps as
+ * ew_cast); elementwise.c's per-element loop keeps the calls, so its instructions stay what they were. */
+#define EW_INLINE_CASTS 1
 #include "kernels/ew_fast.h"
 
 #include "kernels/ew_chunk.h"
