@@ -253,3 +253,49 @@ def test_small_launches_stay_on_one_thread():
     w1, w8, w16, w512, cpus = map(int, out.split())
     assert (w1, w8, w16) == (0, 0, 0)
     assert w512 == (min(cpus, 16) - 1 if cpus > 1 else 0)
+
+
+# ---- the row kernels: softmax, layer norm, rms norm, and the elementwise engine's chunks -------------
+
+def _row_kernels(x, g, w, b):
+    """Softmax (in place too), LayerNorm forward and backward, RmsNorm, and an fp16 Add / fp32 Addcdiv over
+    x's rows: every output's bytes."""
+    import pyaclnn
+    from pyaclnn import ops
+    m, n = x.shape
+    dev = pyaclnn.from_numpy
+
+    def z(shape, dtype=np.float32):
+        return dev(np.zeros(shape, dtype))
+
+    outs = []
+    sm, inplace = z((m, n)), dev(x.copy())
+    ops.Softmax(dev(x), -1, sm)
+    ops.Softmax(inplace, -1, inplace)
+    y, mean, rstd = z((m, n)), z((m, 1)), z((m, 1))
+    ops.LayerNorm(dev(x), [n], dev(w), dev(b), 1e-5, y, mean, rstd)
+    dx, dw, db = z((m, n)), z((n,)), z((n,))
+    ops.LayerNormBackward(dev(g), dev(x), [n], mean, rstd, dev(w), dev(b), [True, True, True], dx, dw, db)
+    ry, rr = z((m, n)), z((m, 1))
+    ops.RmsNorm(dev(x), dev(w), 1e-6, ry, rr)
+    h = z((m, n), np.float16)
+    ops.Add(dev(x.astype(np.float16)), dev(g.astype(np.float16)), ops.Scalar(1, "int64"), h)
+    acd = z((m, n))
+    ops.Addcdiv(dev(x), dev(g), dev(np.abs(x) + 0.5), ops.Scalar(0.5, "float32"), acd)
+    for t in (sm, inplace, y, mean, rstd, dx, dw, db, ry, rr, h, acd):
+        outs.append(np.asarray(t.numpy()))
+    return outs
+
+
+def test_row_kernels_bytes_do_not_depend_on_the_pool(acl, set_switch):
+    """Softmax's lines, the norms' rows (layer norm backward's dw / db: its columns, each summed in row order)
+    and the elementwise engine's ranges split over 1 to 64 parts: the same bytes every time (NaN rows too)."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((67, 96)) * 3).astype(np.float32)
+    x[5, 7] = np.nan
+    g, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((67, 96), (96,), (96,)))
+    set_switch("PYACLNN_STUB_KERNEL_THREADS", "1")
+    want = _row_kernels(x, g, w, b)
+    for threads in ("2", "3", "64", ""):
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
+        assert _same(_row_kernels(x, g, w, b), want), threads
