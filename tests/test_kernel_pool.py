@@ -18,21 +18,14 @@ import numpy as np
 import pytest
 
 from helpers import run_python
+from pyaclnn._stubpaths import stub_library_dir  # honours PYACLNN_STUB_LIBDIR
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 
 
-def _libdir() -> str:
-    libdir = os.environ.get("PYACLNN_STUB_LIBDIR")
-    if not libdir:
-        from pyaclnn import _loader
-        libdir = _loader.stub_library_dir()
-    return libdir
-
-
 @functools.lru_cache(maxsize=None)
 def lib() -> ctypes.CDLL:
-    handle = ctypes.CDLL(os.path.join(_libdir(), "libopapi.so"))
+    handle = ctypes.CDLL(os.path.join(stub_library_dir(), "libopapi.so"))
     handle.pyaclnn_stub_pool_selftest.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
                                                   ctypes.c_uint64]
     handle.pyaclnn_stub_pool_selftest.restype = ctypes.c_int
@@ -88,7 +81,7 @@ def test_workers_are_created_once_and_reused():
             assert lib.pyaclnn_stub_pool_selftest(64, 4, marks, 0) >= 1
         print(workers0, lib.pyaclnn_stub_pool_workers(), after_first - before, tasks() - after_first)
     """
-    rc, out, err = run_python(code, args=[_libdir()])
+    rc, out, err = run_python(code, args=[stub_library_dir()])
     assert rc == 0, err
     workers0, workers, started, later = map(int, out.split())
     assert (workers0, workers, started, later) == (0, 3, 3, 0)
@@ -132,7 +125,7 @@ def test_forked_child_gets_a_fresh_pool():
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status), run(500, 3), lib.pyaclnn_stub_pool_workers())
     """
-    rc, out, err = run_python(code, args=[_libdir()], timeout=60)
+    rc, out, err = run_python(code, args=[stub_library_dir()], timeout=60)
     assert rc == 0, err
     assert out.split() == ["0", "True", "2"]
 
@@ -145,7 +138,7 @@ def test_parked_workers_do_not_keep_the_process_alive():
         lib.pyaclnn_stub_pool_selftest(100, 8, marks, 100000)
         print(lib.pyaclnn_stub_pool_workers())
     """
-    rc, out, err = run_python(code, args=[_libdir()], timeout=30)
+    rc, out, err = run_python(code, args=[stub_library_dir()], timeout=30)
     assert (rc, out.split()) == (0, ["7"]), err
 
 
@@ -248,7 +241,7 @@ def test_small_launches_stay_on_one_thread():
         print(call(1), call(8), call(16), call(512), os.sysconf("SC_NPROCESSORS_ONLN"))
     """
     env = {"PYACLNN_STUB_KERNEL_THREADS": None, "PYACLNN_STUB_ARNQ_THREADS": None}
-    rc, out, err = run_python(code, env_overrides=env, args=[_libdir()], timeout=120)
+    rc, out, err = run_python(code, env_overrides=env, args=[stub_library_dir()], timeout=120)
     assert rc == 0, err
     w1, w8, w16, w512, cpus = map(int, out.split())
     assert (w1, w8, w16) == (0, 0, 0)
