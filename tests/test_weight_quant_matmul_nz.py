@@ -6,7 +6,7 @@ arch35/n_first/basic_block_vf_nz.h). The weight is handed over in FRACTAL_NZ, ti
 last dim 8). The product is checked against the float64 product of the dequantised weight made by
 test_weight_quant_matmul's NumPy reference (V2's Ascend 950 steps) within 1 ulp; the Nz entry's checks in its order;
 Atlas A2 (where the entry is refused) in one subprocess; the torch_npu call on a weight cast to NZ (npu_format_cast 29)
-compared with the direct call and with the ND call, in one child."""
+compared with the direct call and with the ND call, in the family's torch_npu child."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -129,7 +129,7 @@ INVALID_950 = [
     # CheckNotNull, then CheckOptionalNotNull before IsNzFormat
     (lambda: args()[:2] + (None,) + args()[3:], NULLPTR, "antiquantScale is NULL"),
     (lambda: args(w=ND_W, qs=np.ones(32, np.uint64)), NULLPTR, "Current Soc do not support quantScaleOptional"),
-    (lambda: args(w=ND_W), INVALID, "has incorrect format FORMAT_ND. It should be FORMAT_FRACTAL_NZ"),
+    (lambda: args(w=ND_W), INVALID, "has incorrect format ND. It should be FORMAT_FRACTAL_NZ"),
     (lambda: args(w=pyaclnn.Tensor(pyaclnn.from_numpy(np.zeros(2048, np.uint8)).memory, (64, 32), "float8_e4m3fn",
                                    format=NZ, storage_dims=(1, 4, 16, 32))),
      INVALID, "the dtype of weight must be INT4, FLOAT4_E2M1, or INT8"),
@@ -174,26 +174,12 @@ def test_atlas_a2():
     F.run_on_a2("test_weight_quant_matmul_nz", "T.a2_checks()")
 
 
-TORCH_BODY = """
-torch.manual_seed(0)
-x = (torch.rand(5, 64) * 2 - 1).half()
-w = torch.randint(-128, 128, (64, 48), dtype=torch.int8)
-s = (torch.rand(48) * 0.01 + 1e-3).half()
-o = (torch.rand(48) * 4 - 2).half()
-wn = torch_npu.npu_format_cast(w.npu(), 29)
-y_nz = torch_npu.npu_weight_quant_batchmatmul(x.npu(), wn, s.npu(), antiquant_offset=o.npu())
-y_nd = torch_npu.npu_weight_quant_batchmatmul(x.npu(), w.npu(), s.npu(), antiquant_offset=o.npu())
-OUT["nz"] = [enc(to_np(v)) for v in (x, w, s, o, y_nz, y_nd)]
-OUT["fmt"] = [enc(np.array([torch_npu.get_npu_format(wn)], np.int64))]
-"""
-
-
 def test_torch_npu_reaches_the_operator():
     if A2:
         return
-    out = F.torch_npu_arrays(TORCH_BODY)
+    out = T.torch_out()   # test_weight_quant_matmul's TORCH_BODY: npu_format_cast to 29, then the NZ and ND calls
     x, w, s, o, y_nz, y_nd = out["nz"]
-    assert int(out["fmt"][0][0]) == NZ
+    assert int(out["nz_format"][0][0]) == NZ
     want = ops.WeightQuantBatchMatmulNz(x, nz_weight(w, "int8"), s, o, None, None, None, 0, np.zeros((5, 48), F16))
     assert F.bits_equal(y_nz, np.asarray(want))
     assert F.bits_equal(y_nz, y_nd)
