@@ -43,24 +43,25 @@ def test_blocks_match_the_layout_description():
     assert t[2, 2, 15, 31] == 0
 
 
-def nz_weight(w, kind, storage=None):
-    """A device weight of values w (k, n) in FRACTAL_NZ: kind "int8", "int4" (view (k, n)) or "packed" (INT32, view
-    (k, n / 8))."""
+def nz_weight(w, kind, storage=None, c0=None, fmt=NZ):
+    """A device weight of values w (k, n) in FRACTAL_NZ blocks c0 codes wide (default 32 bytes: 32 INT8, 64 INT4):
+    kind "int8", "int4" (view (k, n)) or "packed" (INT32, view (k, n / 8), storage last dim c0 / 8)."""
     k, n = w.shape
     if kind == "int8":
-        st = nz_blocks(w.astype(np.int8), 32)
+        st = nz_blocks(w.astype(np.int8), c0 or 32)
         raw, view, dt, dims = st.reshape(-1).view(np.uint8), (k, n), "int8", st.shape
     else:
-        st = nz_blocks(w.astype(np.int64) & 0xF, 64).reshape(-1).astype(np.uint8)
+        c0 = c0 or 64
+        st = nz_blocks(w.astype(np.int64) & 0xF, c0).reshape(-1).astype(np.uint8)
         raw = st[0::2] | (st[1::2] << 4)      # two codes a byte, element 2i in the low nibble
-        dims = nz_blocks(w, 64).shape
+        dims = nz_blocks(w, c0).shape
         view, dt = ((k, n), "int4") if kind == "int4" else ((k, n // 8), "int32")
         if kind == "packed":
-            dims = dims[:-1] + (8,)
+            dims = dims[:-1] + (c0 // 8,)
     if storage is not None:
         dims = storage
     mem = pyaclnn.from_numpy(np.ascontiguousarray(raw))
-    return pyaclnn.Tensor(mem.memory, view, dt, format=NZ, storage_dims=dims)
+    return pyaclnn.Tensor(mem.memory, view, dt, format=fmt, storage_dims=dims)
 
 
 # xdt, weight kind, offset, bias, (m, k, n): shapes leaving partial NZ blocks (k not a multiple of 16, n of C0)
@@ -68,19 +69,29 @@ CASES = [(F16, "int8", False, False, (5, 40, 48)), (F16, "int8", True, True, (3,
          (BF16, "int8", True, True, (4, 40, 48)), (BF16, "int8", False, False, (2, 128, 96)),
          (F16, "int4", True, True, (5, 40, 72)), (BF16, "int4", False, True, (3, 64, 128)),
          (F16, "packed", False, True, (4, 48, 64)), (BF16, "packed", True, False, (6, 40, 72)),
-         (F16, "packed", True, True, (1, 128, 256))]
+         (F16, "packed", True, True, (1, 128, 256)),
+         # the blocks' width is the storage's: npu_convert_weight_to_int4pack's FRACTAL_NZ_C0_2 INT32 (16 codes)
+         (F16, "packed16", True, False, (3, 40, 48)), (BF16, "packed16", False, True, (2, 128, 256)),
+         (F16, "int4_32", False, True, (4, 48, 40))]
+C0_2 = 52   # ACL_FORMAT_FRACTAL_NZ_C0_2
+KIND = {"packed16": ("packed", 16, C0_2), "int4_32": ("int4", 32, NZ)}
+
+
+def weight_of(w, kind):
+    base, c0, fmt = KIND.get(kind, (kind, None, NZ))
+    return nz_weight(w, base, c0=c0, fmt=fmt)
 
 
 def make(case, seed):
     xdt, kind, with_off, with_bias, (m, k, n) = case
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (m, k)).astype(xdt)
-    lo, hi = (-128, 128) if kind == "int8" else (-8, 8)
+    lo, hi = (-128, 128) if kind.startswith("int8") else (-8, 8)
     w = rng.integers(lo, hi, (k, n)).astype(np.int8)
     shape = (n,) if seed % 2 else (1, n)
     s = rng.uniform(2e-3, 2e-2, shape).astype(xdt)
     o = rng.uniform(-4, 4, shape).astype(xdt) if with_off else None
-    bdt = F16 if xdt is F16 else (F32 if kind == "int8" else BF16)   # an INT8 NZ weight takes a FLOAT bias
+    bdt = F16 if xdt is F16 else (F32 if kind.startswith("int8") else BF16)   # an INT8 NZ weight takes a FLOAT bias
     b = rng.uniform(-1, 1, n).astype(bdt) if with_bias else None
     return x, w, s, o, b
 
@@ -88,7 +99,7 @@ def make(case, seed):
 def check_case(case, seed):
     x, w, s, o, b = make(case, seed)
     xdt = case[0]
-    got = ops.WeightQuantBatchMatmulNz(x, nz_weight(w, case[1]), s, o, None, None, b, 0,
+    got = ops.WeightQuantBatchMatmulNz(x, weight_of(w, case[1]), s, o, None, None, b, 0,
                                        np.zeros((x.shape[0], w.shape[1]), xdt))
     wd = T.antiquant_ref(w, s, o, 0, xdt, False)
     want = F.f64(x) @ F.f64(wd) + (0 if b is None else F.f64(b))
@@ -109,7 +120,7 @@ def test_equals_the_nd_call():
     for i, case in enumerate(CASES[:6]):
         x, w, s, o, b = make(case, i)
         y = np.zeros((x.shape[0], w.shape[1]), case[0])
-        nz = ops.WeightQuantBatchMatmulNz(x, nz_weight(w, case[1]), s, o, None, None, b, 0, y)
+        nz = ops.WeightQuantBatchMatmulNz(x, weight_of(w, case[1]), s, o, None, None, b, 0, y)
         wnd = w if case[1] == "int8" else pyaclnn.from_numpy(w, dtype="int4")
         nd = ops.WeightQuantBatchMatmulV2(x, wnd, s, o, None, None, b, 0, y)
         assert F.bits_equal(np.asarray(nz), np.asarray(nd)), case
@@ -142,8 +153,12 @@ INVALID_950 = [
      "weight's format is [FRACTAL_NZ], antiquant mode should not be per-tensor."),
     (lambda: args(kind="packed", s=np.ones((2, 32), F16), g=32), INVALID,
      "weight FRACTAL_NZ per-group: the emulator implements the per-channel antiquant"),
-    (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", storage=(1, 4, 16, 16))), INVALID,
+    (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", storage=(1, 2, 16, 32))), INVALID,
      "weight FRACTAL_NZ: its storage holds 1024 elements, the (64, 32) weight's NZ blocks 2048"),
+    (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", fmt=C0_2)), INVALID,
+     "weight FRACTAL_NZ_C0_2: the emulator implements the per-channel antiquant"),
+    (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", c0=16)), INVALID,
+     "blocks are 16 elements wide: the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8)"),
 ]
 
 

@@ -25,7 +25,6 @@
 #include "kernels/view.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
-#include "ops/moe/grouped_matmul.h"
 #include "ops_decls.h"
 #include "quant/a8w8_dequant.h"
 
@@ -35,7 +34,8 @@ enum { WQ_CALC_F16 = 0, WQ_CALC_F32_BF16 = 1, WQ_CALC_BF16 = 2 };           /* t
 typedef struct {
     int64_t m, k, n, group;
     int w_kind, calc, has_offset, has_bias, quant;
-    int nz;   /* weight in FRACTAL_NZ (aclnnWeightQuantBatchMatmulNz): (k, n) in (16, C0) blocks, C0 32 bytes */
+    int nz;           /* weight in FRACTAL_NZ (aclnnWeightQuantBatchMatmulNz): (k, n) in (16, nz_c0) blocks */
+    int64_t nz_c0;    /* the blocks' width in weight elements: the storage's last dim (x 8 for an INT32 weight) */
 } wq_params;
 
 static const char *const WQ_API = "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize";   /* the op_api's kOpName */
@@ -44,8 +44,7 @@ static int wq_is_nz(aclFormat f) { return f == ACL_FORMAT_FRACTAL_NZ || f == ACL
 
 static int wq_nz_op(const op_call *c) { return strcmp(c->def->name, "WeightQuantBatchMatmulNz") == 0; }
 
-/* The elements of the NZ storage the kernel reads for a (k, n) weight: (ceil(n / c0), ceil(k / 16), 16, c0),
- * c0 = 32 bytes (32 INT8, 64 INT4). */
+/* The elements of the NZ storage the kernel reads for a (k, n) weight: (ceil(n / c0), ceil(k / 16), 16, c0). */
 static int64_t wq_nz_count(int64_t k, int64_t n, int64_t c0) {
     return op_mul_sat(op_mul_sat((n + c0 - 1) / c0, (k + 15) / 16), 16 * c0);
 }
@@ -398,7 +397,7 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
     }
     /* AdvancedParamsCheck: CheckValForWeightInt4Nz, CheckValForWeightInt8Nz (the Ascend 950's branches: the Nz entry
      * runs there only), CheckValForWeightFp4, CheckValForWeightFp8Hif8 */
-    int nz = w->format == ACL_FORMAT_FRACTAL_NZ;
+    int nz = w->format == ACL_FORMAT_FRACTAL_NZ || (packed && w->format == ACL_FORMAT_FRACTAL_NZ_C0_2);
     if (nz && wdt == ACL_INT4) {
         if (group > 0 && (tx || tw))
             return op_invalidf(c->api, "when weight's dtype is [int4], weight's format is [FRACTAL_NZ], and "
@@ -449,21 +448,28 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
     if (as->dtype != ACL_FLOAT16 && as->dtype != ACL_BF16)
         return op_invalidf(c->api, "antiquantScale %s: the emulator implements FLOAT16 / BFLOAT16 antiquant scales of "
                            "aclnnWeightQuantBatchMatmul only", dt_name(as->dtype, b1));
+    int64_t c0 = 0;
     if (wq_is_nz(w->format)) {   /* the emulator's NZ model: the per-channel kernel on the (k, n) blocks */
         if (!nz || tw || group > 0)
             return op_invalidf(c->api, "weight FRACTAL_NZ%s: the emulator implements the per-channel antiquant of a "
                                "FRACTAL_NZ weight that is not transposed only", nz ? (tw ? ", transposed" : " per-group")
                                                                                     : "_C0_2");
+        /* SetShapeStrideForNZ: an INT32 weight's storage holds eight INT4 an element, its last dim times 8 */
         int64_t per = w->dtype == ACL_INT32 ? 8 : 1, have = per;   /* storage elements in weight elements */
         for (int64_t d = 0; d < w->storage_ndim; d++) have = op_mul_sat(have, w->storage_shape[d]);
-        int64_t need = wq_nz_count(kx, nw, wdt == ACL_INT8 ? 32 : 64);
-        if (w->storage_ndim < 1 || have < need)
+        c0 = w->storage_ndim >= 4 ? op_mul_sat(w->storage_shape[w->storage_ndim - 1], per) : 0;
+        if (wdt == ACL_INT8 ? c0 != 32 : (c0 != 16 && c0 != 32 && c0 != 64))   /* 32 bytes; INT4 packs of C0_2 16 */
+            return op_invalidf(c->api, "weight FRACTAL_NZ: a storage of %lld dims whose blocks are %lld elements wide: "
+                               "the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16, 32, 64 (INT4)",
+                               (long long)w->storage_ndim, (long long)c0);
+        int64_t need = wq_nz_count(kx, nw, c0);
+        if (have < need)
             return op_invalidf(c->api, "weight FRACTAL_NZ: its storage holds %lld elements, the (%lld, %lld) weight's NZ "
                                "blocks %lld (the emulator reads that layout)", (long long)have, (long long)kx,
                                (long long)nw, (long long)need);
     }
     wq_params *p = op_params(c, sizeof *p);
-    p->m = mx, p->k = kx, p->n = nw, p->group = group, p->nz = nz;
+    p->m = mx, p->k = kx, p->n = nw, p->group = group, p->nz = nz, p->nz_c0 = c0;
     p->w_kind = packed ? (tw ? WQ_W_PACKED_T : WQ_W_PACKED) : wdt == ACL_INT4 ? WQ_W_INT4 : wdt == ACL_FLOAT8_E4M3FN ?
                 WQ_W_FP8 : wdt == ACL_HIFLOAT8 ? WQ_W_HIF8 : WQ_W_INT8;
     p->calc = x->dtype == ACL_FLOAT16 ? WQ_CALC_F16 : soc950 ? WQ_CALC_BF16 : WQ_CALC_F32_BF16;
@@ -498,31 +504,25 @@ static int wq_nz_in_memory(const pyaclnn_stub_launch *launch, const pyaclnn_stub
     int int8 = p->w_kind == WQ_W_INT8, per = p->w_kind == WQ_W_PACKED ? 8 : 1;
     pyaclnn_stub_tensor store = *t;
     store.ndim = 1, store.strides[0] = 1, store.offset = t->offset * per;
-    store.shape[0] = wq_nz_count(p->k, p->n, int8 ? 32 : 64);
+    store.shape[0] = wq_nz_count(p->k, p->n, p->nz_c0);
     if (op_view_in_device_memory(&store, int8 ? 8 : 4)) return 1;
     pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: weight's FRACTAL_NZ storage (data %p, offset %lld) is "
                            "not in device memory", launch->op_name, t->data, (long long)t->offset);
     return 0;
 }
 
-/* An NZ weight's values, (k, n) row-major: INT8 through the grouped matmul's NZ reader, INT4 (or eight to an INT32)
- * nibble by nibble, element (q, j) at nibble [j / 64][q / 16][q % 16][j % 64] (the low nibble first). */
+/* An NZ weight's values, (k, n) row-major: element (q, j) at [j / c0][q / 16][q % 16][j % c0] of the storage, in
+ * bytes (INT8) or nibbles (INT4, or eight to an INT32; the low nibble first). */
 static float *wq_nz_weight(const pyaclnn_stub_tensor *t, const wq_params *p, float *w) {
-    int64_t K = p->k, N = p->n;
-    if (p->w_kind == WQ_W_INT8) {
-        int8_t *nd = gmm_nz_weight_load(t, 0);
-        if (nd == NULL) return free(w), NULL;
-        for (int64_t i = 0; i < K * N; i++) w[i] = (float)nd[i];
-        free(nd);
-        return w;
-    }
+    int64_t K = p->k, N = p->n, c0 = p->nz_c0;
     const unsigned char *base = t->data;
-    int64_t nib0 = t->offset * (p->w_kind == WQ_W_PACKED ? 8 : 1);
+    int int8 = p->w_kind == WQ_W_INT8;
+    int64_t e0 = t->offset * (p->w_kind == WQ_W_PACKED ? 8 : 1);
     for (int64_t q = 0; q < K; q++)
         for (int64_t j = 0; j < N; j++) {
-            int64_t at = nib0 + nz_layout_index(0, q, j, K, N, 16, 64);
-            int v = (at & 1) ? base[at >> 1] >> 4 : base[at >> 1] & 0xF;
-            w[q * N + j] = (float)(v >= 8 ? v - 16 : v);
+            int64_t at = e0 + nz_layout_index(0, q, j, K, N, 16, c0);
+            int v = int8 ? (int8_t)base[at] : (at & 1) ? base[at >> 1] >> 4 : base[at >> 1] & 0xF;
+            w[q * N + j] = (float)(!int8 && v >= 8 ? v - 16 : v);
         }
     return w;
 }
