@@ -44,14 +44,14 @@ def test_blocks_match_the_layout_description():
 
 
 def nz_weight(w, kind, storage=None, c0=None, fmt=NZ):
-    """A device weight of values w (k, n) in FRACTAL_NZ blocks c0 codes wide (default 32 bytes: 32 INT8, 64 INT4):
+    """A device weight of values w (k, n) in FRACTAL_NZ blocks c0 codes wide (the docs' 32 INT8, 16 INT4):
     kind "int8", "int4" (view (k, n)) or "packed" (INT32, view (k, n / 8), storage last dim c0 / 8)."""
     k, n = w.shape
     if kind == "int8":
         st = nz_blocks(w.astype(np.int8), c0 or 32)
         raw, view, dt, dims = st.reshape(-1).view(np.uint8), (k, n), "int8", st.shape
     else:
-        c0 = c0 or 64
+        c0 = c0 or 16
         st = nz_blocks(w.astype(np.int64) & 0xF, c0).reshape(-1).astype(np.uint8)
         raw = st[0::2] | (st[1::2] << 4)      # two codes a byte, element 2i in the low nibble
         dims = nz_blocks(w, c0).shape
@@ -69,12 +69,11 @@ CASES = [(F16, "int8", False, False, (5, 40, 48)), (F16, "int8", True, True, (3,
          (BF16, "int8", True, True, (4, 40, 48)), (BF16, "int8", False, False, (2, 128, 96)),
          (F16, "int4", True, True, (5, 40, 72)), (BF16, "int4", False, True, (3, 64, 128)),
          (F16, "packed", False, True, (4, 48, 64)), (BF16, "packed", True, False, (6, 40, 72)),
-         (F16, "packed", True, True, (1, 128, 256)),
-         # the blocks' width is the storage's: npu_convert_weight_to_int4pack's FRACTAL_NZ_C0_2 INT32 (16 codes)
-         (F16, "packed16", True, False, (3, 40, 48)), (BF16, "packed16", False, True, (2, 128, 256)),
-         (F16, "int4_32", False, True, (4, 48, 40))]
+         (F16, "packed", True, True, (1, 128, 256)), (BF16, "int4", True, True, (3, 40, 40)),
+         # npu_convert_weight_to_int4pack's INT32 weight: FRACTAL_NZ_C0_2, relabelled FRACTAL_NZ by the op_api
+         (F16, "packed_c0_2", True, False, (3, 40, 48)), (BF16, "packed_c0_2", False, True, (2, 128, 256))]
 C0_2 = 52   # ACL_FORMAT_FRACTAL_NZ_C0_2
-KIND = {"packed16": ("packed", 16, C0_2), "int4_32": ("int4", 32, NZ)}
+KIND = {"packed_c0_2": ("packed", 16, C0_2)}
 
 
 def weight_of(w, kind):
@@ -126,6 +125,17 @@ def test_equals_the_nd_call():
         assert F.bits_equal(np.asarray(nz), np.asarray(nd)), case
 
 
+def test_doc_example():
+    """aclnnWeightQuantBatchMatmulNz.md's INT8 example: m 2, k 16, n 8, x and the scale 1.0, weight 1 (given through
+    aclnnTransMatmulWeight): every y is 16."""
+    if A2:
+        return
+    w = np.ones((16, 8), np.int8)
+    y = ops.WeightQuantBatchMatmulNz(np.ones((2, 16), F16), nz_weight(w, "int8"), np.ones(8, F16), None, None, None,
+                                     None, 0, np.zeros((2, 8), F16))
+    assert np.array_equal(np.asarray(y), np.full((2, 8), 16, F16))
+
+
 def args(x=None, w=None, s=None, o=None, qs=None, qo=None, b=None, g=0, y=None, kind="int8"):
     """Valid Ascend 950 arguments (x (4, 64) fp16, an INT8 NZ weight (64, 32), per-channel scale) with replacements."""
     x = np.ones((4, 64), F16) if x is None else x
@@ -158,7 +168,9 @@ INVALID_950 = [
     (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", fmt=C0_2)), INVALID,
      "weight FRACTAL_NZ_C0_2: the emulator implements the per-channel antiquant"),
     (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "int8", c0=16)), INVALID,
-     "blocks are 16 elements wide: the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8)"),
+     "blocks are 16 elements wide: the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16 (INT4)"),
+    (lambda: args(w=nz_weight(np.ones((64, 32), np.int8), "packed", c0=64)), INVALID,
+     "blocks are 64 elements wide: the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16 (INT4)"),
 ]
 
 

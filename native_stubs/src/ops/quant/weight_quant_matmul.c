@@ -458,9 +458,10 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
         int64_t per = w->dtype == ACL_INT32 ? 8 : 1, have = per;   /* storage elements in weight elements */
         for (int64_t d = 0; d < w->storage_ndim; d++) have = op_mul_sat(have, w->storage_shape[d]);
         c0 = w->storage_ndim >= 4 ? op_mul_sat(w->storage_shape[w->storage_ndim - 1], per) : 0;
-        if (wdt == ACL_INT8 ? c0 != 32 : (c0 != 16 && c0 != 32 && c0 != 64))   /* 32 bytes; INT4 packs of C0_2 16 */
+        /* the docs' NZ shapes; the INT4 kernel steps its per-channel scales 16 to an n1 block (AntiQuantInt4NzKnVf) */
+        if (c0 != (wdt == ACL_INT8 ? 32 : 16))
             return op_invalidf(c->api, "weight FRACTAL_NZ: a storage of %lld dims whose blocks are %lld elements wide: "
-                               "the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16, 32, 64 (INT4)",
+                               "the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16 (INT4)",
                                (long long)w->storage_ndim, (long long)c0);
         int64_t need = wq_nz_count(kx, nw, c0);
         if (have < need)
