@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
+
+from _common import print_result, run_result_child  # (benchmarks/ is on sys.path when run as a script)
 
 CASES = ("add_f32", "add_f16", "mul_bf16", "add_i32", "add_i64", "addcdiv_f32", "sqrt_f32", "cast_f32_f16",
          "copy_f32", "one_bool", "softmax_f32", "layer_norm_f32", "layer_norm_bwd_f32", "rms_norm_f32")
@@ -104,19 +104,15 @@ def child(cases: list[str], sizes: list[int], repeats: int) -> None:
                 stream.synchronize()
                 best = min(best, (time.perf_counter_ns() - t0) / calls)
             out[f"{case}/{n}"] = round(best / 1e3, 2)
-    print("RESULT " + json.dumps(out))
+    print_result(out)
 
 
 def run_child(cases, sizes, repeats, threads: int, libdir: str | None) -> dict:
     env = dict(os.environ, PYACLNN_STUB_KERNEL_THREADS=str(threads))
     if libdir:
         env["PYACLNN_STUB_LIBDIR"] = libdir
-    proc = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(repeats), "--cases", *cases,
-                           "--sizes", *map(str, sizes)], capture_output=True, text=True, env=env)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    if line is None:
-        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return json.loads(line[len("RESULT "):])
+    return run_result_child([__file__, "--child", "--repeats", str(repeats), "--cases", *cases,
+                             "--sizes", *map(str, sizes)], env)
 
 
 def main() -> None:
