@@ -34,9 +34,10 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _common import print_result, run_result_child  # (benchmarks/ is on sys.path when run as a script)
 
 HERE = Path(__file__).resolve().parent
 
@@ -136,7 +137,7 @@ def child(n: int, repeats: int) -> None:
         npu.append(loop(xn, yn, torch.npu.synchronize))
         cpu.append(loop(x, y, lambda: None)[0])
         synced.append(loop_synced(max(1, n // 10)))
-    print("RESULT " + json.dumps({"npu": npu, "cpu": cpu, "synced": synced}))
+    print_result({"npu": npu, "cpu": cpu, "synced": synced})
 
 
 def run_child(probe: Path, n: int, repeats: int, task_queue: bool, cache: bool = True) -> dict:
@@ -146,12 +147,7 @@ def run_child(probe: Path, n: int, repeats: int, task_queue: bool, cache: bool =
         env["TASK_QUEUE_ENABLE"] = "0"
     if not cache:
         env["PYACLNN_STUB_PTA_CACHE"] = "0"
-    proc = subprocess.run([sys.executable, __file__, "--child", "--n", str(n), "--repeats", str(repeats)],
-                          capture_output=True, text=True, env=env)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    if line is None:
-        raise RuntimeError(f"torch_npu child failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    data = json.loads(line[len("RESULT "):])
+    data = run_result_child([__file__, "--child", "--n", str(n), "--repeats", str(repeats)], env, "torch_npu child")
     best = min(range(repeats), key=lambda i: data["npu"][i][0])    # the least disturbed repeat
     wall, probes = data["npu"][best]
     steps = {

@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _common import print_result, run_result_child  # (benchmarks/ is on sys.path when run as a script)
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("llama", "qwen2", "mistral", "gemma", "gpt2", "bert", "t5")
@@ -103,18 +104,14 @@ def child(models: list[str], repeats: int, threads: int) -> None:
                     best[dev] = min(best[dev], time.perf_counter() - t0)
             out[name][pname] = {"cpu_ms": round(best["cpu"] * 1e3, 3), "npu_ms": round(best["npu"] * 1e3, 3),
                                 "ratio": round(best["npu"] / best["cpu"], 2)}
-    print("RESULT " + json.dumps(out))
+    print_result(out)
 
 
 def run_child(models: list[str], repeats: int, threads: int) -> dict:
     env = dict(os.environ, PYACLNN_EMULATE="1", PYACLNN_STUB_KERNEL_THREADS=str(threads))
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
-    proc = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(repeats), "--threads", str(threads),
-                           "--models", *models], capture_output=True, text=True, env=env)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    if line is None:
-        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return json.loads(line[len("RESULT "):])
+    return run_result_child([__file__, "--child", "--repeats", str(repeats), "--threads", str(threads),
+                             "--models", *models], env)
 
 
 def main() -> None:

@@ -5,6 +5,10 @@ calls reach their operators, so a child per file cost about 100 s of every run. 
 first use under ``python -m pyaclnn exec`` and runs each snippet in a fresh namespace. A snippet that raises
 ends its server (the next snippet gets a new process: a failure cannot leave state behind for another
 file's snippet); one that kills its process is reported with the end of the process's stderr.
+
+Between snippets the server is stopped (SIGSTOP, SIGCONT before the next one): an idle torch_npu process with its
+default task queue spins in its queue threads (about a quarter of a core, measured), and the session's two
+servers sit idle for most of the suite's run, beside the other tests on the same cores.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import atexit
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +51,7 @@ _SERVER = textwrap.dedent(r"""
 """)
 
 _servers: dict[str, "_Server"] = {}
+_PAUSE, _RESUME = getattr(signal, "SIGSTOP", None), getattr(signal, "SIGCONT", None)
 
 
 class _Server:
@@ -58,6 +64,13 @@ class _Server:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def _signal(self, sig) -> None:
+        if sig is not None and self.proc.poll() is None:
+            try:
+                self.proc.send_signal(sig)
+            except ProcessLookupError:      # ended between the poll and the signal
+                pass
+
     def _log_size(self) -> int:
         return os.fstat(self.log.fileno()).st_size
 
@@ -68,6 +81,7 @@ class _Server:
 
     def call(self, code: str, spec, timeout: float) -> dict:
         offset = self._log_size()
+        self._signal(_RESUME)
         self.proc.stdin.write((json.dumps({"code": code, "spec": spec}) + "\n").encode())
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
@@ -80,9 +94,11 @@ class _Server:
         if "error" in reply:
             self.close()
             raise AssertionError(f"torch_npu child failed:\n{reply['error']}\n{self.stderr_since(offset)}")
+        self._signal(_PAUSE)
         return reply["out"]
 
     def close(self, kill: bool = False) -> None:
+        self._signal(_RESUME)
         if self.proc.poll() is None:
             if kill:
                 self.proc.kill()

@@ -273,6 +273,26 @@ def test_inplace_with_overlapping_other_reads_before_writing():
     assert base.numpy().tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "int32", "int64"])
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_chunks_with_and_without_nan_in_place(name, op):
+    """The general loop converts 256 elements at a time and redoes a chunk with a NaN result element by
+    element: chunks of both kinds in one in-place call (the output is self) with a strided other, for the
+    dtypes that do not take the fp32 loop."""
+    a, b_store = sample(name, (1000,)), sample(name, (2000,))
+    if name in ("float16", "bfloat16"):
+        a[:6] = 1.0                        # no NaN in the first chunk ...
+        a[300] = np.nan                    # ... one in the second
+    b = b_store[::2]
+    x = pyaclnn.from_numpy(a.copy())
+    other = pyaclnn.from_numpy(b_store).as_strided((1000,), (2,), 0)
+    if op == "add":
+        ops.InplaceAdd(x, other, scalar(1, "int64"))
+    else:
+        ops.InplaceMul(x, other)
+    same_bits(x.numpy(), R.binary(op, a, b, name, name))
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "adds", "muls"])
 def test_fp32_chunks_with_and_without_nan_in_place(op):
     """fp32 + - * / run a direct loop over chunks of 256 elements and leave a chunk with a NaN result to the

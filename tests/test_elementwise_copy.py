@@ -136,6 +136,20 @@ def test_fill_a_contiguous_run_inside_a_buffer(name):
     same_bits(np.concatenate([after[:2], after[39:]]), np.concatenate([before[:2], before[39:]]))
 
 
+@pytest.mark.parametrize("name", ["float32", "int64", "bool", "int8"])
+def test_zero_fill_a_contiguous_run_inside_a_buffer(name):
+    """A fill whose value has equal bytes (zeros; bool and int8 values) is one memset over the run: exactly the
+    view's 37 elements become 0; the non-zero elements on both sides keep their bits."""
+    host = sample(name, (41,))
+    host[[0, 1, 39, 40]] = 1
+    store = pyaclnn.from_numpy(host)
+    before = store.numpy().copy()
+    ops.InplaceZero(store.as_strided((37,), (1,), 2))
+    after = store.numpy()
+    assert np.all(after[2:39].astype(np.float64) == 0)
+    same_bits(np.concatenate([after[:2], after[39:]]), np.concatenate([before[:2], before[39:]]))
+
+
 @pytest.mark.parametrize("name,value,dtype", [("float16", 0.1, "float64"), ("bfloat16", 3.14159, "float32"),
                                               ("int8", 300, "int64"), ("float32", 7, "int32"),
                                               ("bool", True, "bool"), ("int64", -2**40, "int64")])

@@ -18,21 +18,14 @@ import numpy as np
 import pytest
 
 from helpers import run_python
+from pyaclnn._stubpaths import stub_library_dir  # honours PYACLNN_STUB_LIBDIR
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 
 
-def _libdir() -> str:
-    libdir = os.environ.get("PYACLNN_STUB_LIBDIR")
-    if not libdir:
-        from pyaclnn import _loader
-        libdir = _loader.stub_library_dir()
-    return libdir
-
-
 @functools.lru_cache(maxsize=None)
 def lib() -> ctypes.CDLL:
-    handle = ctypes.CDLL(os.path.join(_libdir(), "libopapi.so"))
+    handle = ctypes.CDLL(os.path.join(stub_library_dir(), "libopapi.so"))
     handle.pyaclnn_stub_pool_selftest.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
                                                   ctypes.c_uint64]
     handle.pyaclnn_stub_pool_selftest.restype = ctypes.c_int
@@ -88,7 +81,7 @@ def test_workers_are_created_once_and_reused():
             assert lib.pyaclnn_stub_pool_selftest(64, 4, marks, 0) >= 1
         print(workers0, lib.pyaclnn_stub_pool_workers(), after_first - before, tasks() - after_first)
     """
-    rc, out, err = run_python(code, args=[_libdir()])
+    rc, out, err = run_python(code, args=[stub_library_dir()])
     assert rc == 0, err
     workers0, workers, started, later = map(int, out.split())
     assert (workers0, workers, started, later) == (0, 3, 3, 0)
@@ -132,7 +125,7 @@ def test_forked_child_gets_a_fresh_pool():
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status), run(500, 3), lib.pyaclnn_stub_pool_workers())
     """
-    rc, out, err = run_python(code, args=[_libdir()], timeout=60)
+    rc, out, err = run_python(code, args=[stub_library_dir()], timeout=60)
     assert rc == 0, err
     assert out.split() == ["0", "True", "2"]
 
@@ -145,7 +138,7 @@ def test_parked_workers_do_not_keep_the_process_alive():
         lib.pyaclnn_stub_pool_selftest(100, 8, marks, 100000)
         print(lib.pyaclnn_stub_pool_workers())
     """
-    rc, out, err = run_python(code, args=[_libdir()], timeout=30)
+    rc, out, err = run_python(code, args=[stub_library_dir()], timeout=30)
     assert (rc, out.split()) == (0, ["7"]), err
 
 
@@ -248,8 +241,54 @@ def test_small_launches_stay_on_one_thread():
         print(call(1), call(8), call(16), call(512), os.sysconf("SC_NPROCESSORS_ONLN"))
     """
     env = {"PYACLNN_STUB_KERNEL_THREADS": None, "PYACLNN_STUB_ARNQ_THREADS": None}
-    rc, out, err = run_python(code, env_overrides=env, args=[_libdir()], timeout=120)
+    rc, out, err = run_python(code, env_overrides=env, args=[stub_library_dir()], timeout=120)
     assert rc == 0, err
     w1, w8, w16, w512, cpus = map(int, out.split())
     assert (w1, w8, w16) == (0, 0, 0)
     assert w512 == (min(cpus, 16) - 1 if cpus > 1 else 0)
+
+
+# ---- the row kernels: softmax, layer norm, rms norm, and the elementwise engine's chunks -------------
+
+def _row_kernels(x, g, w, b):
+    """Softmax (in place too), LayerNorm forward and backward, RmsNorm, and an fp16 Add / fp32 Addcdiv over
+    x's rows: every output's bytes."""
+    import pyaclnn
+    from pyaclnn import ops
+    m, n = x.shape
+    dev = pyaclnn.from_numpy
+
+    def z(shape, dtype=np.float32):
+        return dev(np.zeros(shape, dtype))
+
+    outs = []
+    sm, inplace = z((m, n)), dev(x.copy())
+    ops.Softmax(dev(x), -1, sm)
+    ops.Softmax(inplace, -1, inplace)
+    y, mean, rstd = z((m, n)), z((m, 1)), z((m, 1))
+    ops.LayerNorm(dev(x), [n], dev(w), dev(b), 1e-5, y, mean, rstd)
+    dx, dw, db = z((m, n)), z((n,)), z((n,))
+    ops.LayerNormBackward(dev(g), dev(x), [n], mean, rstd, dev(w), dev(b), [True, True, True], dx, dw, db)
+    ry, rr = z((m, n)), z((m, 1))
+    ops.RmsNorm(dev(x), dev(w), 1e-6, ry, rr)
+    h = z((m, n), np.float16)
+    ops.Add(dev(x.astype(np.float16)), dev(g.astype(np.float16)), ops.Scalar(1, "int64"), h)
+    acd = z((m, n))
+    ops.Addcdiv(dev(x), dev(g), dev(np.abs(x) + 0.5), ops.Scalar(0.5, "float32"), acd)
+    for t in (sm, inplace, y, mean, rstd, dx, dw, db, ry, rr, h, acd):
+        outs.append(np.asarray(t.numpy()))
+    return outs
+
+
+def test_row_kernels_bytes_do_not_depend_on_the_pool(acl, set_switch):
+    """Softmax's lines, the norms' rows (layer norm backward's dw / db: its columns, each summed in row order)
+    and the elementwise engine's ranges split over 1 to 64 parts: the same bytes every time (NaN rows too)."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((67, 96)) * 3).astype(np.float32)
+    x[5, 7] = np.nan
+    g, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((67, 96), (96,), (96,)))
+    set_switch("PYACLNN_STUB_KERNEL_THREADS", "1")
+    want = _row_kernels(x, g, w, b)
+    for threads in ("2", "3", "64", ""):
+        set_switch("PYACLNN_STUB_KERNEL_THREADS", threads)
+        assert _same(_row_kernels(x, g, w, b), want), threads

@@ -32,7 +32,7 @@ UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDyna
                ("aclnnMaxPool2dWithMask", "Ascend950PR"), ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"),
                ("aclnnMoeComputeExpertTokens", "Ascend950PR"), ("aclnnDynamicQuantV3", "Ascend910B4"),
                ("aclnnDynamicQuantV4", "Ascend910B4"), ("aclnnIncreFlashAttentionV4", "Ascend950PR"),
-               ("aclnnPromptFlashAttentionV3", "Ascend950PR"),
+               ("aclnnPromptFlashAttentionV3", "Ascend950PR"), ("aclnnWeightQuantBatchMatmulNz", "Ascend910B4"),
                # the A8W4 computation is not emulated: only the op_api's checks run (V3 on Ascend 950 computes the MX
                # paths, whose FLOAT8_E8M0 scales tied to x's and x2's shapes the generic builder does not make)
                *((f"aclnnGroupedMatmulFinalizeRoutingV{v}", soc) for v in (2, 3) for soc in ("Ascend950PR", "Ascend910B4"))}
@@ -40,6 +40,7 @@ UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDyna
 # distinct failures.
 REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dWithMaskBackward", "Ascend950PR"): 1,
                  ("aclnnDynamicQuantV3", "Ascend910B4"): 1, ("aclnnDynamicQuantV4", "Ascend910B4"): 1,
+                 ("aclnnWeightQuantBatchMatmulNz", "Ascend910B4"): 1,   # CheckNzSocValid (361001) comes first
                  # the op_api's first check requires nine of the tensors: few generic calls get past it
                  **{(f"aclnnGroupedMatmulFinalizeRoutingV{v}", soc): 3 for v in (2, 3)
                     for soc in ("Ascend950PR", "Ascend910B4")}}
@@ -49,7 +50,7 @@ REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dW
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,
 # test_put, test_unique, test_adam_w_tensors, test_moe_gating, test_moe_routing, test_affine_grid,
 # test_channel_shuffle, test_grid_sampler3d, test_histc, test_im2col, test_renorm, test_searchsorted,
-# test_unpool, test_grouped_matmul_nz, test_ascend_quant, test_quantize, test_weight_quant_matmul, test_add_rms_norm_quant, test_dequant_swiglu_quant);
+# test_unpool, test_grouped_matmul_nz, test_ascend_quant, test_quantize, test_weight_quant_matmul, test_weight_quant_matmul_nz, test_add_rms_norm_quant, test_dequant_swiglu_quant);
 # the corpus records their validation. A builder in
 # tests/tools/op_corpus.py takes an operator off this list (the test says when one no longer needs it).
 NO_BUILDER_YET = {
@@ -79,7 +80,8 @@ NO_BUILDER_YET = {
     "aclnnMoeTokenPermuteGrad", "aclnnMoeTokenUnpermuteGrad", "aclnnDequantBias", "aclnnDynamicQuant",
     "aclnnDynamicQuantV2", "aclnnDynamicQuantV3", "aclnnDynamicQuantV4", "aclnnQuantMatmulV5", "aclnnQuantMatmulWeightNz",
     "aclnnTransQuantParamV2", "aclnnTransQuantParamV3", "aclnnAscendQuant", "aclnnAscendQuantV3",
-    "aclnnWeightQuantBatchMatmulV2", "aclnnWeightQuantBatchMatmulV3", "aclnnAddRmsNormQuant",
+    "aclnnWeightQuantBatchMatmulV2", "aclnnWeightQuantBatchMatmulV3",
+    "aclnnWeightQuantBatchMatmulNz", "aclnnAddRmsNormQuant",
     "aclnnDequantSwigluQuant", "aclnnDequantSwigluQuantV2",
 }
 SHOW = 20

@@ -177,9 +177,11 @@ INVALID_950 = [   # in the checker's order
     (args(**{**PT, "x1s": np.ones(4, BF16)}, out=np.zeros((4, 8), np.int8)), "the dtype of x1Scale(pertokenScale)"),
     (args(**PT, out=np.zeros((4, 8), np.int8), bias=np.ones(8, np.int32)), "the dtype of out must be in dtype"),
     (args(x1=np.ones((4, 16), E4), x2=np.ones((16, 8), np.int8)), "the emulator implements the A8W8"),
+    # MX (test_quant_matmul_mx.py): K 16 infers groupSizeK 16 / 2 = 8, which the MX group check refuses
     (args(x1s=np.ones((4, 1, 2), ml_dtypes.float8_e8m0fnu), s2=np.ones((1, 8, 2), ml_dtypes.float8_e8m0fnu)),
-     "the emulator implements the A8W8"),                                                              # MX
-    (args(x1s=np.ones((4, 1), F32), s2=np.ones((1, 8), F32)), "the emulator implements the A8W8"),   # per-block
+     "have incorrect values 4295032840, 1, 1, 8. Reason: when the quantization mode is mx"),
+    # per-block (test_quant_matmul_perblock.py): K 16 infers groupSizeK 16, which CheckPerblockGroupSize refuses
+    (args(x1s=np.ones((4, 1), F32), s2=np.ones((1, 8), F32)), "groupSizeK must be 128"),
 ]
 
 

@@ -8,6 +8,8 @@ without offsets, a bias, and on Atlas A2 the INT8 output of a UINT64 quantScale 
 order, Atlas A2 in one subprocess, one torch_npu child (npu_weight_quant_batchmatmul: V2 and, inner_precise 1, V3)."""
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -292,13 +294,28 @@ xb = (torch.rand(6, 64) * 2 - 1).bfloat16()
 sb = (torch.rand(32) * 0.01 + 1e-3).bfloat16()
 y3 = torch_npu.npu_weight_quant_batchmatmul(xb.npu(), p.npu().t(), sb.npu(), inner_precise=1)
 OUT["v3"] = [enc(to_np(v)) for v in (p, xb, sb, y3)]
+x = (torch.rand(5, 64) * 2 - 1).half()                                  # aclnnWeightQuantBatchMatmulNz
+w = torch.randint(-128, 128, (64, 48), dtype=torch.int8)
+s = (torch.rand(48) * 0.01 + 1e-3).half()
+o = (torch.rand(48) * 4 - 2).half()
+wn = torch_npu.npu_format_cast(w.npu(), 29)
+y_nz = torch_npu.npu_weight_quant_batchmatmul(x.npu(), wn, s.npu(), antiquant_offset=o.npu())
+y_nd = torch_npu.npu_weight_quant_batchmatmul(x.npu(), w.npu(), s.npu(), antiquant_offset=o.npu())
+OUT["nz"] = [enc(to_np(v)) for v in (x, w, s, o, y_nz, y_nd)]
+OUT["nz_format"] = [enc(np.array([torch_npu.get_npu_format(wn)], np.int64))]
 """
+
+
+@functools.lru_cache(maxsize=None)
+def torch_out() -> dict:
+    """The family's torch_npu results (one run of TORCH_BODY, shared with test_weight_quant_matmul_nz)."""
+    return F.torch_npu_arrays(TORCH_BODY)
 
 
 def test_torch_npu_reaches_the_operator():
     if A2:
         return
-    out = F.torch_npu_arrays(TORCH_BODY)
+    out = torch_out()
     x, w, s, o, b, y = out["v2"]
     want = ops.WeightQuantBatchMatmulV2(x, w, s, o, None, None, b, 32, np.zeros((6, 32), F16))
     assert F.bits_equal(y, np.asarray(want))

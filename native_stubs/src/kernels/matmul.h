@@ -73,5 +73,13 @@ const char *mm_engine_name(void);
 
 /* cubeMathType values (aclnn_util.h of the matmul op_api). */
 enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_USE_HF32 = 3 };
+/* Whether the cube computes in FLOAT16 (every operand rounded to fp16 first): the Atlas A2 / Ascend 950 rule's
+ * promotion table (matmul_util.cpp, Dav2201MatMulRule::GetUpperDtypeByLookUpTable) gives FLOAT16 under USE_FP16 for
+ * every pair of operand dtypes but BF16 + BF16 (kept BF16); the other modes give the wider dtype (FLOAT for a mix),
+ * to which the engine's fp32 widening is exact. Mixed operands are the vendor's too: the rule does not ask for
+ * equal dtypes. */
+static inline int mm_rounds_to_fp16(aclDataType a, aclDataType b, int64_t cube_math_type) {
+    return cube_math_type == MM_USE_FP16 && !(a == ACL_BF16 && b == ACL_BF16);
+}
 
 #endif

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numerics.h"
+
 void tv_iter_init(tv_iter *it, const pyaclnn_stub_tensor *t) {
     it->t = t;
     memset(it->idx, 0, sizeof it->idx);
@@ -97,10 +99,33 @@ static double as_double(ew_value v, aclDataType dt) {
     return ew_repr_of(dt) == EW_REPR_F ? v.f : (double)v.i;
 }
 
+/* A contiguous FLOAT / FLOAT16 / BF16 view widened in one loop: ew_load's values (the same conversions). */
+static int load_double_contiguous(const pyaclnn_stub_tensor *t, int64_t n, double *buf) {
+    if (!pyaclnn_stub_is_contiguous(t)) return 0;
+    const unsigned char *p = tv_at(t, t->offset);
+    if (t->dtype == ACL_FLOAT) {
+        for (int64_t i = 0; i < n; i++) {
+            float x;
+            memcpy(&x, p + 4 * i, 4);
+            buf[i] = x;
+        }
+        return 1;
+    }
+    if (t->dtype != ACL_FLOAT16 && t->dtype != ACL_BF16) return 0;
+    int half = t->dtype == ACL_FLOAT16;
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        buf[i] = half ? num_f16_to_f32(h) : num_bf16_to_f32(h);
+    }
+    return 1;
+}
+
 double *tv_load_double(const pyaclnn_stub_tensor *t) {
     int64_t n = pyaclnn_stub_numel(t);
     double *buf = tv_alloc(n, sizeof(double));
     if (buf == NULL) return NULL;
+    if (load_double_contiguous(t, n, buf)) return buf;
     tv_iter it;
     tv_iter_init(&it, t);
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it)) buf[i] = as_double(ew_load(tv_at(t, it.off), t->dtype), t->dtype);
@@ -132,6 +157,14 @@ float *tv_load_float_as(const pyaclnn_stub_tensor *t, const int64_t *shape, int6
 
 void tv_store_double(const pyaclnn_stub_tensor *t, const double *src) {
     int64_t n = pyaclnn_stub_numel(t);
+    if (pyaclnn_stub_is_contiguous(t) && t->dtype == ACL_FLOAT) {   /* ew_cast then ew_store: (float)src[i] */
+        unsigned char *p = tv_at(t, t->offset);
+        for (int64_t i = 0; i < n; i++) {
+            float x = (float)src[i];
+            memcpy(p + 4 * i, &x, 4);
+        }
+        return;
+    }
     tv_iter it;
     tv_iter_init(&it, t);
     for (int64_t i = 0; i < n; i++, tv_iter_next(&it))

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "activation/softmax.h"
+#include "kernels/parallel.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
@@ -22,20 +23,20 @@ static double ld(const pyaclnn_stub_tensor *t, int64_t off) {
     return ew_cast(ew_load(tv_at(t, off), t->dtype), t->dtype, ACL_DOUBLE).f;
 }
 
-void softmax_kernel(const pyaclnn_stub_launch *launch) {
-    if (!tv_launch_views_ok(launch)) return;
-    const sm_plan *p = launch->params;
-    const pyaclnn_stub_tensor *x = &launch->inputs[0], *y = p->backward ? &launch->inputs[1] : NULL;
-    const pyaclnn_stub_tensor *out = &launch->outputs[0];
-    int64_t len = x->ndim ? x->shape[p->dim] : 1;
-    int64_t lines = len ? pyaclnn_stub_numel(x) / len : 0;
-    double *buf = tv_alloc(lines * len, sizeof(double));   /* lines * len: x's element count */
-    if (buf == NULL) {
-        tv_fail_oom(launch);
-        return;
-    }
-    /* Lines in row-major order of the other dims; computed into buf (out may alias an input). */
-    for (int64_t l = 0; l < lines; l++) {
+typedef struct {
+    const sm_plan *p;
+    const pyaclnn_stub_tensor *x, *y, *out;
+    int64_t len;
+    double *buf;
+} sm_job;
+
+/* Lines [begin, end) in row-major order of the other dims, computed into buf (out may alias an input). */
+static void sm_lines(void *ctx, size_t begin, size_t end) {
+    const sm_job *j = ctx;
+    const sm_plan *p = j->p;
+    const pyaclnn_stub_tensor *x = j->x, *y = j->y;
+    int64_t len = j->len;
+    for (int64_t l = (int64_t)begin; l < (int64_t)end; l++) {
         int64_t xo = x->offset, yo = y ? y->offset : 0, rem = l;
         for (int64_t d = x->ndim - 1; d >= 0; d--) {
             if (d == p->dim) continue;
@@ -45,7 +46,7 @@ void softmax_kernel(const pyaclnn_stub_launch *launch) {
             if (y) yo += i * y->strides[d];
         }
         int64_t xs = x->ndim ? x->strides[p->dim] : 0, ys = y && y->ndim ? y->strides[p->dim] : 0;
-        double *v = buf + l * len;
+        double *v = j->buf + l * len;
         if (!p->backward) {
             double m = -INFINITY;
             for (int64_t i = 0; i < len; i++) {
@@ -70,19 +71,47 @@ void softmax_kernel(const pyaclnn_stub_launch *launch) {
             for (int64_t i = 0; i < len; i++) v[i] = ld(y, yo + i * ys) * (ld(x, xo + i * xs) - s);
         }
     }
-    /* buf is in the order (other dims..., dim): write it back through that order of out. */
-    for (int64_t l = 0; l < lines; l++) {
+}
+
+/* buf is in the order (other dims..., dim): lines [begin, end) written back through that order of out. */
+static void sm_store(void *ctx, size_t begin, size_t end) {
+    const sm_job *j = ctx;
+    const pyaclnn_stub_tensor *out = j->out;
+    int64_t len = j->len, dim = j->p->dim;
+    for (int64_t l = (int64_t)begin; l < (int64_t)end; l++) {
         int64_t oo = out->offset, rem = l;
         for (int64_t d = out->ndim - 1; d >= 0; d--) {
-            if (d == p->dim) continue;
+            if (d == dim) continue;
             oo += (rem % out->shape[d]) * out->strides[d];
             rem /= out->shape[d];
         }
-        int64_t os = out->ndim ? out->strides[p->dim] : 0;
+        int64_t os = out->ndim ? out->strides[dim] : 0;
         for (int64_t i = 0; i < len; i++)
             ew_store(tv_at(out, oo + i * os), out->dtype,
-                     ew_cast((ew_value){buf[l * len + i], 0}, ACL_DOUBLE, out->dtype));
+                     ew_cast((ew_value){j->buf[l * len + i], 0}, ACL_DOUBLE, out->dtype));
     }
+}
+
+void softmax_kernel(const pyaclnn_stub_launch *launch) {
+    if (!tv_launch_views_ok(launch)) return;
+    const sm_plan *p = launch->params;
+    const pyaclnn_stub_tensor *x = &launch->inputs[0], *y = p->backward ? &launch->inputs[1] : NULL;
+    const pyaclnn_stub_tensor *out = &launch->outputs[0];
+    int64_t len = x->ndim ? x->shape[p->dim] : 1;
+    int64_t lines = len ? pyaclnn_stub_numel(x) / len : 0;
+    double *buf = tv_alloc(lines * len, sizeof(double));   /* lines * len: x's element count */
+    if (buf == NULL) {
+        tv_fail_oom(launch);
+        return;
+    }
+    /* Lines split over the kernel pool (each line's sums are its own: the bytes never depend on the thread
+     * count), about 16k elements per thread before a second joins; every line is computed before any is
+     * stored, and an out that addresses an element twice is written by one thread in row-major order. */
+    sm_job j = {p, x, y, out, len, buf};
+    size_t per_thread = (size_t)(1 + (1 << 14) / (len + 1));
+    op_parallel_for((size_t)lines, op_thread_count((size_t)lines, per_thread), sm_lines, &j);
+    op_parallel_for((size_t)lines, tv_may_self_overlap(out) ? 1 : op_thread_count((size_t)lines, per_thread), sm_store,
+                    &j);
     free(buf);
 }
 

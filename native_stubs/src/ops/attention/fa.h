@@ -29,6 +29,12 @@ enum { FA_IN_Q = 0, FA_IN_K, FA_IN_V, FA_IN_PSE, FA_IN_DROP, FA_IN_MASK };
 enum { FA_OUT_MAX = 0, FA_OUT_SUM, FA_OUT_ATTN };
 /* The inference forms (fia.toml) add the paged cache's block table; their softmaxLse is in FA_OUT_MAX. */
 enum { FA_IN_BT = FA_IN_MASK + 1 };
+/* ... and the antiquant parameters of an INT8 key/value (fa_antiquant.c): key's scale and offset, value's. */
+enum { FA_IN_KS = FA_IN_BT + 1, FA_IN_KO, FA_IN_VS, FA_IN_VO, FA_IN_QS2, FA_IN_QO2, FA_N_IN };
+/* The post-quant INT8 output (quantScale2 / quantOffset2: FA_IN_QS2 / FA_IN_QO2, fa_post_quant.c). */
+enum { FA_PQ_NONE = 0, FA_PQ_TENSOR, FA_PQ_CHANNEL };
+/* INT8 / INT4 key/value: Atlas A2's MSD decode kernel, or the Ascend 950's dequantisation ahead of the float kernel. */
+enum { FA_AQ_NONE = 0, FA_AQ_MSD, FA_AQ_DEQUANT };
 /* Gradient executor tensors. */
 enum { FAG_IN_Q = 0, FAG_IN_K, FAG_IN_V, FAG_IN_DY, FAG_IN_PSE, FAG_IN_DROP, FAG_IN_MASK, FAG_IN_MAX, FAG_IN_SUM,
        FAG_IN_ATTN };
@@ -68,6 +74,18 @@ typedef struct {
     int64_t block_size, block_num;
     int64_t mask_st[4];                  /* FA_MASK_STRIDED: the mask's element strides per b, n, i, j (0:
                                           * broadcast)                                                     */
+    /* INT8 / INT4 key/value (fa_antiquant.c) and the post-quant INT8 output (fa_post_quant.c): */
+    int antiquant;                       /* FA_AQ_*                                                           */
+    int kv_packed;                       /* key/value INT32 words of 8 INT4 (element 8j + q in bits 4q..4q+3) */
+    int msd_iters;                       /* the query's / P's pieces: 3 (innerPrecise 0) or 2; INT4 4         */
+    int aq_offset;                       /* the offsets are given                                             */
+    int aq_per_tensor;                   /* one scale (and offset) for all of key, one for value              */
+    int aq_split;                        /* key/valueAntiquantScale (else antiquantScale's two halves)        */
+    int aq_per_token;                    /* antiquantMode 1: scale / offset per key/value position ([., B, S]) */
+    int64_t aq_seq;                      /* per-token: the parameters' S                                       */
+    int post_quant;                      /* FA_PQ_*: INT8 attentionOut from quantScale2 (/ quantOffset2)       */
+    int post_quant_offset;               /* quantOffset2 given                                                */
+    int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 
 /* Batch b's query / key-value positions. */
@@ -91,6 +109,21 @@ int64_t fa_paged_elem(const fa_plan *p, const int32_t *ids, int64_t per, const p
  * one the plan's kv lengths reach checked to be in [0, blockNum): NULL and a device fault recorded otherwise (or
  * out of memory). Free it with free(). */
 int32_t *fa_paged_ids(const fa_plan *p, const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *bt);
+
+/* The INT8 key/value head (b, n) of the decode path (p->antiquant): the vendor's MSD steps; 0 when out of
+ * memory. */
+int fa_antiquant_head(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int64_t b, int64_t n);
+
+/* FA_AQ_DEQUANT: element (s, d) of kv head n2 of batch b of the key (which FA_IN_K) or value dequantised as the
+ * Ascend 950 does it (fa_antiquant.c). */
+float fa_dequant_elem(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t b,
+                      int64_t n2, int64_t s, int64_t d);
+/* a + b (fp16 / bf16 values) rounded once to nearest even in dtype dt. */
+float fa_add_rne(float a, float b, aclDataType dt);
+
+/* Row i of head n of batch b of the INT8 attentionOut from its fp32 values o [Dv] (p->post_quant). */
+void fa_post_quant_row(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b, int64_t n, int64_t i,
+                       const float *o);
 
 /* 1 if position (i, j) of head n of batch b is masked (sparse mode, band, atten mask). */
 int fa_masked(const fa_plan *p, const pyaclnn_stub_tensor *mask, int64_t b, int64_t n, int64_t i, int64_t j);

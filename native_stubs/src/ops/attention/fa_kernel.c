@@ -59,6 +59,15 @@ static void load_head(const fa_plan *p, const pyaclnn_stub_tensor *t, int kv, in
 static void load_kv(const fa_plan *p, const pyaclnn_stub_launch *l, const int32_t *ids, int which, int64_t hd,
                     int64_t b, int64_t n2, int64_t rows, float *dst, int t_out) {
     const pyaclnn_stub_tensor *t = &l->inputs[which];
+    if (p->antiquant == FA_AQ_DEQUANT) {   /* the Ascend 950: dequantised to the query's dtype first */
+        for (int64_t s = 0; s < rows; s++)
+            for (int64_t d = 0; d < hd; d++) {
+                float v = fa_dequant_elem(p, l, ids, which, b, n2, s, d);
+                if (t_out) dst[d * rows + s] = v;
+                else dst[s * hd + d] = v;
+            }
+        return;
+    }
     if (!p->paged) {
         load_head(p, t, 1, hd, b, n2, rows, dst, t_out);
         return;
@@ -121,6 +130,7 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const in
     int64_t s1 = fa_s1(p, b), s2 = fa_s2(p, b), D = p->D, Dv = p->Dv, n2 = n / p->G;
     if (p->lens && p->layout != FA_TND) pad_rows(p, l, b, n, s1);
     if (s1 == 0) return 1;
+    if (p->antiquant == FA_AQ_MSD) return fa_antiquant_head(p, l, ids, b, n);
     float *q = zalloc((size_t)(s1 * D)), *kt = zalloc((size_t)(D * s2)), *v = zalloc((size_t)(s2 * Dv));
     float *o = zalloc((size_t)(s1 * Dv)), *ob = zalloc((size_t)(s1 * Dv)), *m = zalloc((size_t)s1);
     float *sum = zalloc((size_t)s1), *ex = zalloc((size_t)s1), *x = zalloc((size_t)(s1 * FA_BLOCK));
@@ -175,7 +185,10 @@ static int forward_head(const fa_plan *p, const pyaclnn_stub_launch *l, const in
             if (invalid) sum[i] = s2 == 0 ? 0.0f : FLT_MAX;
             store_row_stats(p, l, row, m[i], sum[i], 0);
         }
-        store_head(p, &out[FA_OUT_ATTN], FA_ELEM_OUT, Dv, b, n, s1, o);
+        if (p->post_quant)
+            for (int64_t i = 0; i < s1; i++) fa_post_quant_row(p, l, b, n, i, o + i * Dv);
+        else
+            store_head(p, &out[FA_OUT_ATTN], FA_ELEM_OUT, Dv, b, n, s1, o);
     }
     free(q), free(kt), free(v), free(o), free(ob), free(m), free(sum), free(ex), free(x), free(pb);
     return ok;

@@ -12,21 +12,12 @@
 
 #include "opbase/checks.h"
 #include "ops/attention/fa.h"
+#include "ops/attention/fia_names.h"
 #include "ops_decls.h"
 
 #define tiling_fail(c, ...) op_failf((c)->api, ACLNN_ERR_INNER_TILING_ERROR, __VA_ARGS__)
 #define FIA_MAX_GROUP 64   /* numHeads / numKeyValueHeads */
 #define FIA_MAX_BLOCK 512  /* blockSize */
-
-enum { FORM_FIA = 0, FORM_IFA, FORM_PFA };
-/* The parameters each form names differently: FIA, IFA, PFA ("" where the form has none). */
-enum { P_MASK = 0, P_QLEN, P_KVLEN, P_TABLE };
-static const char *const NAMES[][3] = {
-    {"attenMaskOptional", "attenMask", "attenMask"},
-    {"actualSeqLengthsOptional", "", "actualSeqLengths"},
-    {"actualSeqLengthsKvOptional", "actualSeqLengths", "actualSeqLengthsKv"},
-    {"blockTableOptional", "blocktable", ""},
-};
 
 static int pidx(op_call *c, const char *name) { return op_param_index(c->def, name); }
 
@@ -49,14 +40,12 @@ static const int64_t *ints(op_call *c, const char *name, uint64_t *n) {
 /* The inputs the emulator does not take (any present, non-empty one: 161002). */
 static aclnnStatus unsupported(op_call *c) {
     static const char *const names[] = {
-        "pseShift", "dequantScale1", "quantScale1", "dequantScale2", "quantScale2", "quantOffset2", "antiquantScale",
-        "antiquantOffset", "kvPaddingSize", "deqScale1", "deqScale2",
-        "pseShiftOptional", "deqScale1Optional", "quantScale1Optional", "deqScale2Optional", "quantScale2Optional",
-        "quantOffset2Optional", "antiquantScaleOptional", "antiquantOffsetOptional", "queryPaddingSizeOptional",
-        "kvPaddingSizeOptional", "keyAntiquantScaleOptional", "keyAntiquantOffsetOptional",
-        "valueAntiquantScaleOptional", "valueAntiquantOffsetOptional", "keySharedPrefixOptional",
-        "valueSharedPrefixOptional", "queryRopeOptional", "keyRopeOptional", "keyRopeAntiquantScaleOptional",
-        "dequantScaleQueryOptional", "learnableSinkOptional", "qStartIdxOptional", "kvStartIdxOptional"};
+        "pseShift", "dequantScale1", "quantScale1", "dequantScale2", "kvPaddingSize",
+        "deqScale1", "deqScale2", "pseShiftOptional", "deqScale1Optional", "quantScale1Optional", "deqScale2Optional",
+        "queryPaddingSizeOptional", "kvPaddingSizeOptional",
+        "keySharedPrefixOptional", "valueSharedPrefixOptional", "queryRopeOptional", "keyRopeOptional",
+        "keyRopeAntiquantScaleOptional", "dequantScaleQueryOptional", "learnableSinkOptional", "qStartIdxOptional",
+        "kvStartIdxOptional"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         const pyaclnn_stub_tensor *t = tens(c, names[k]);
         if (t != NULL && pyaclnn_stub_numel(t) > 0) return op_invalidf(c->api, "%s is not supported by the emulator", names[k]);
@@ -267,7 +256,7 @@ static aclnnStatus mask_plan(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *
 static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q) {
     const pyaclnn_stub_tensor *out = tens(c, "attentionOut"), *lse = tens(c, "softmaxLse");
     char a[200], b[200], d1[24], d2[24];
-    if (out->dtype != q->dtype)
+    if (out->dtype != (p->post_quant ? ACL_INT8 : q->dtype))
         return tiling_fail(c, "attentionOut dtype %s should be the same as query's %s", op_dtype_name(out->dtype, d1),
                            op_dtype_name(q->dtype, d2));
     int64_t want[4], wnd = q->ndim;
@@ -298,14 +287,22 @@ static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q)
 /* The executor's inputs in the forward kernel's order: query, key[0], value[0], pse, dropout (none), mask, and
  * the block table. */
 static aclnnStatus exec_inputs(op_call *c, int form) {
-    const aclTensor **in = op_scratch(c, sizeof *in * 7);
-    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * 7);
+    const aclTensor **in = op_scratch(c, sizeof *in * FA_N_IN);
+    pyaclnn_stub_tensor *snaps = op_scratch(c, sizeof *snaps * FA_N_IN);
     if (in == NULL || snaps == NULL) {
         pyaclnn_stub_report(ACLNN_ERR_INNER_CREATE_EXECUTOR, c->api, "out of host memory");
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
-    const char *names[] = {"query", "key", "value", NULL, NULL, NAMES[P_MASK][form], NAMES[P_TABLE][form]};
-    for (int k = 0; k < 7; k++) {
+    /* the antiquant slots: the shared antiquantScale / Offset for key and value, or the split ones */
+    const fa_plan *p = (const fa_plan *)c->params;
+    int split = p->aq_split;
+    const char *names[FA_N_IN] = {"query", "key", "value", NULL, NULL, NAMES[P_MASK][form], NAMES[P_TABLE][form],
+                                  split ? "keyAntiquantScaleOptional" : NAMES[P_AQS][form],
+                                  split ? "keyAntiquantOffsetOptional" : NAMES[P_AQO][form],
+                                  split ? "valueAntiquantScaleOptional" : NAMES[P_AQS][form],
+                                  split ? "valueAntiquantOffsetOptional" : NAMES[P_AQO][form],
+                                  NAMES[P_QS2][form], NAMES[P_QO2][form]};
+    for (int k = 0; k < FA_N_IN; k++) {
         int i = names[k] ? pidx(c, names[k]) : -1;
         if (i < 0) continue;   /* (zeroed: an absent tensor) */
         if (c->def->params[i].kind == OP_K_TENSOR_LIST) {
@@ -318,7 +315,7 @@ static aclnnStatus exec_inputs(op_call *c, int form) {
     }
     c->in_handles = in;
     c->in_snaps = snaps;
-    c->n_in = 7;
+    c->n_in = FA_N_IN;
     return ACLNN_SUCCESS;
 }
 
@@ -336,9 +333,15 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         k = &c->lists[ki].t[0], v = &c->lists[vi].t[0];
     }
     char d1[24], d2[24];
-    if (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype)
-        return op_invalidf(c->api, "query %s with key/value %s: the quantised forms are not supported by the emulator "
-                           "(FLOAT16 or BFLOAT16 throughout)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
+    /* INT8 key/value under a FLOAT16 / BFLOAT16 query in the decode path (checked below): Atlas A2's MSD kernel;
+     * the Ascend 950 dequantises INT8 or INT4 (as INT32 words of eight) ahead of its float kernel */
+    int a950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
+    int antiquant = form != FORM_PFA && q->dtype != ACL_INT8 && k->dtype == v->dtype &&
+                    (k->dtype == ACL_INT8 || k->dtype == ACL_INT32);
+    if (!antiquant && (q->dtype == ACL_INT8 || k->dtype != q->dtype || v->dtype != q->dtype))
+        return op_invalidf(c->api, "query %s with key/value %s: this quantised form is not supported by the emulator "
+                           "(FLOAT16 or BFLOAT16 throughout, or INT8 key/value, or INT4 in INT32 words of eight, in the "
+                           "decode path)", op_dtype_name(q->dtype, d1), op_dtype_name(k->dtype, d2));
     aclnnStatus rc = unsupported(c);
     if (rc) return rc;
     if (iarg(c, "pseType") != 0 && pidx(c, "pseType") >= 0)
@@ -349,6 +352,9 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
     if (layout == NULL) return tiling_fail(c, "attr layOut is nullptr");
     int64_t heads = iarg(c, "numHeads"), kv_heads = iarg(c, "numKeyValueHeads");
     if ((rc = query_axes(c, p, q, layout, heads))) return rc;
+    if (antiquant && (p->layout == FA_TND || p->S1 != 1))
+        return op_invalidf(c->api, "INT8 key/value with a query of S %lld (the prefill path's antiquant) is not "
+                           "supported by the emulator", (long long)p->S1);
     if (form == FORM_IFA && (p->layout == FA_TND || p->S1 != 1))
         return tiling_fail(c, "IncreFlashAttention takes a query of S = 1 in layout BSH, BSND or BNSD, got %s with S %lld",
                            layout, (long long)p->S1);
@@ -372,7 +378,19 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
             return tiling_fail(c, "When Page Attention is enabled, if kv cache dtype is float16/bfloat16, input attr "
                                "blocksize should be 16 aligned");
     }
-    if ((rc = kv_axes(c, p, k, v, bt, kv_heads))) return rc;
+    pyaclnn_stub_tensor k8 = *k, v8 = *v;   /* INT32 words of eight INT4: the axes count the INT4 elements */
+    if (antiquant && k->dtype == ACL_INT32) {
+        k8.shape[k8.ndim - 1] *= 8, v8.shape[v8.ndim - 1] *= 8;
+        p->kv_packed = 1;
+    }
+    if ((rc = kv_axes(c, p, &k8, &v8, bt, kv_heads))) return rc;
+    if (p->kv_packed && !a950) {   /* IFA's QKVPreProcess and InputAttrsPreProcess for an INT4 key/value */
+        if (p->D % 64 != 0)
+            return tiling_fail(c, "Number of heads must be a multiple of 64, current dim of D is %lld.", (long long)p->D);
+        if (p->paged && p->layout != FA_BSH && p->layout != FA_BSND)
+            return tiling_fail(c, "IFA don't support PageAttenion if the KV Inputtype is INT4 or INT32 and inputlayout "
+                               "isn't BSH_BSND currently.");
+    }
     if (p->D < p->Dv) return tiling_fail(c, "value's D %lld should not be greater than key's D %lld", (long long)p->Dv, (long long)p->D);
     /* Batches and lengths. TND: actualSeqLengths are cumulative ends (their count is B); so are actualSeqLengthsKv
      * unless the cache is paged (then per batch). Padded layouts: per batch, length 1 broadcast. */
@@ -406,6 +424,21 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
             p->tnd_softmax = 1;   /* softmaxLse [T, N1, 1] */
         }
     }
+    const pyaclnn_stub_tensor *out = tens(c, "attentionOut");
+    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1,
+                                  p->kv_packed)) ||
+        (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
+        return rc;
+    if (antiquant && a950) {
+        p->antiquant = FA_AQ_DEQUANT;
+        if (p->aq_per_token)
+            return op_invalidf(c->api, "the per-token antiquant on the Ascend 950 is not supported by the emulator");
+    }
+    p->msd_iters = (iarg(c, "innerPrecise") & 1) == 0 ? 3 : 2;   /* IFA_HIGH_PRECISION (0): HIGH_PRECISION_ITER_NUM */
+    if (p->kv_packed) p->msd_iters = 4;                             /* KVINT4_ITER_NUM */
+    if (antiquant && p->Dv != p->D)
+        return op_invalidf(c->api, "INT8 key/value with value's D %lld other than key's %lld is not supported by the "
+                           "emulator", (long long)p->Dv, (long long)p->D);
     int decode = p->layout != FA_TND && p->S1 == 1;
     if ((rc = mask_plan(c, p, tens(c, NAMES[P_MASK][form]), decode))) return rc;
     int64_t inner = iarg(c, "innerPrecise");

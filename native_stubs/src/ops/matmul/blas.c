@@ -302,7 +302,7 @@ aclnnStatus opc_addbmm_plan(op_call *c, const op_step *s) {
     p->mm.has_bias = 1;
     p->mm.beta = (float)ew_value_to_double(beta->v, beta->dtype);
     p->mm.alpha = (float)ew_value_to_double(alpha->v, alpha->dtype);
-    p->mm.fp16_inputs = op_argument(c, s, 6)->i == MM_USE_FP16 && b1->dtype == ACL_FLOAT;
+    p->mm.fp16_inputs = mm_rounds_to_fp16(b1->dtype, b2->dtype, op_argument(c, s, 6)->i);
     p->alpha_zero = p->mm.alpha == 0.0f;
     return ACLNN_SUCCESS;
 }

@@ -41,12 +41,12 @@ aclnnStatus opc_mm_ndim(op_call *c, const op_step *s) {
     return ACLNN_SUCCESS;
 }
 
-/* mm_plan a b cubeMathType: the engine's plan for torch.matmul(a, b) shapes (USE_FP16 rounds FLOAT operands
- * to fp16 first); its out shape is the result shape. */
+/* mm_plan a b cubeMathType: the engine's plan for torch.matmul(a, b) shapes (USE_FP16 rounds the operands to fp16
+ * first unless both are BF16); its out shape is the result shape. */
 aclnnStatus opc_mm_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *a = op_tensor(c, s, 0);
     mm_plan *plan = op_params(c, sizeof *plan);
-    plan->fp16_inputs = op_argument(c, s, 2)->i == MM_USE_FP16 && a->dtype == ACL_FLOAT;
+    plan->fp16_inputs = mm_rounds_to_fp16(a->dtype, op_tensor(c, s, 1)->dtype, op_argument(c, s, 2)->i);
     return mm_plan_make(c->api, a, op_tensor(c, s, 1), plan, c->shape, &c->ndim);
 }
 

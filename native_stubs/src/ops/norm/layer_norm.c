@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/parallel.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops_decls.h"
@@ -37,6 +38,35 @@ static ln_params *ln_block(op_call *c) {
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
+/* Rows split over the kernel pool: each row's results are its own (no sum crosses rows), so the bytes never
+ * depend on the thread count. About 64k elements per thread before a second one joins. */
+static size_t ln_rows_per_thread(int64_t N) { return (size_t)(1 + (1 << 16) / (N + 1)); }
+
+typedef struct {
+    const ln_params *p;
+    const double *xv, *wv, *bv;
+    double *y, *mv, *rv;
+} ln_fwd_job;
+
+static void ln_fwd_rows(void *ctx, size_t begin, size_t end) {
+    const ln_fwd_job *j = ctx;
+    int64_t N = j->p->cols;
+    const double *wv = j->wv, *bv = j->bv;
+    for (int64_t m = (int64_t)begin; m < (int64_t)end; m++) {
+        const double *row = j->xv + m * N;
+        double s = 0, v = 0;
+        for (int64_t k = 0; k < N; k++) s += row[k];
+        double mean = N ? s / (double)N : 0.0;
+        for (int64_t k = 0; k < N; k++) v += (row[k] - mean) * (row[k] - mean);
+        double rstd = N ? 1.0 / sqrt(v / (double)N + j->p->eps) : NAN;
+        for (int64_t k = 0; k < N; k++)
+            j->y[m * N + k] = (row[k] - mean) * rstd * (wv ? wv[k] : 1.0) + (bv ? bv[k] : 0.0);
+        j->mv[m] = mean;
+        j->rv[m] = rstd;
+    }
+}
+
+
 void layer_norm_kernel(const pyaclnn_stub_launch *launch) {
     const ln_params *p = launch->params;
     const pyaclnn_stub_tensor *x = &launch->inputs[0], *w = &launch->inputs[1], *b = &launch->inputs[2];
@@ -50,23 +80,54 @@ void layer_norm_kernel(const pyaclnn_stub_launch *launch) {
     if (!xv || !y || !mv || !rv || (p->has_weight && !wv) || (p->has_bias && !bv)) {
         tv_fail_oom(launch);
     } else {
-        for (int64_t m = 0; m < M; m++) {
-            const double *row = xv + m * N;
-            double s = 0, v = 0;
-            for (int64_t j = 0; j < N; j++) s += row[j];
-            double mean = N ? s / (double)N : 0.0;
-            for (int64_t j = 0; j < N; j++) v += (row[j] - mean) * (row[j] - mean);
-            double rstd = N ? 1.0 / sqrt(v / (double)N + p->eps) : NAN;
-            for (int64_t j = 0; j < N; j++)
-                y[m * N + j] = (row[j] - mean) * rstd * (wv ? wv[j] : 1.0) + (bv ? bv[j] : 0.0);
-            mv[m] = mean;
-            rv[m] = rstd;
-        }
+        ln_fwd_job j = {p, xv, wv, bv, y, mv, rv};
+        op_parallel_for((size_t)M, op_thread_count((size_t)M, ln_rows_per_thread(N)), ln_fwd_rows, &j);
         if (M > 0 && N > 0) tv_store_double(out, y);
         if (p->has_mean && pyaclnn_stub_numel(mo) == M) tv_store_double(mo, mv);
         if (p->has_rstd && pyaclnn_stub_numel(ro) == M) tv_store_double(ro, rv);
     }
     free(xv), free(wv), free(bv), free(y), free(mv), free(rv);
+}
+
+typedef struct {
+    const ln_params *p;
+    const double *dyv, *xv, *mv, *rv, *wv;
+    double *dx, *dw, *db;
+} ln_bwd_job;
+
+/* dx of rows [begin, end): each row's two sums are its own. */
+static void ln_bwd_rows(void *ctx, size_t begin, size_t end) {
+    const ln_bwd_job *j = ctx;
+    int64_t N = j->p->cols;
+    const double *wv = j->wv;
+    for (int64_t m = (int64_t)begin; m < (int64_t)end; m++) {
+        const double *g0 = j->dyv + m * N, *row = j->xv + m * N;
+        double mean = j->mv[m], rstd = j->rv[m], sg = 0, sgx = 0;
+        for (int64_t k = 0; k < N; k++) {
+            double xhat = (row[k] - mean) * rstd, g = g0[k] * (wv ? wv[k] : 1.0);
+            sg += g;
+            sgx += g * xhat;
+        }
+        for (int64_t k = 0; k < N; k++) {
+            double xhat = (row[k] - mean) * rstd, g = g0[k] * (wv ? wv[k] : 1.0);
+            j->dx[m * N + k] = rstd * (g - sg / (double)N - xhat * sgx / (double)N);
+        }
+    }
+}
+
+/* dw and db of columns [begin, end), each summed over the rows in row order (as one loop over rows did). */
+static void ln_bwd_cols(void *ctx, size_t begin, size_t end) {
+    const ln_bwd_job *j = ctx;
+    int64_t M = j->p->rows, N = j->p->cols;
+    for (int64_t m = 0; m < M; m++) {
+        const double *g0 = j->dyv + m * N, *row = j->xv + m * N;
+        double mean = j->mv[m], rstd = j->rv[m];
+        for (int64_t k = (int64_t)begin; k < (int64_t)end; k++) {
+            double xhat = (row[k] - mean) * rstd;
+            j->dw[k] += g0[k] * xhat;
+            j->db[k] += g0[k];
+        }
+    }
 }
 
 void layer_norm_backward_kernel(const pyaclnn_stub_launch *launch) {
@@ -83,21 +144,10 @@ void layer_norm_backward_kernel(const pyaclnn_stub_launch *launch) {
     if (!dyv || !xv || !mv || !rv || !dx || !dw || !db || (p->has_weight && !wv)) {
         tv_fail_oom(launch);
     } else {
-        for (int64_t m = 0; m < M; m++) {
-            const double *g0 = dyv + m * N, *row = xv + m * N;
-            double mean = mv[m], rstd = rv[m], sg = 0, sgx = 0;
-            for (int64_t j = 0; j < N; j++) {
-                double xhat = (row[j] - mean) * rstd, g = g0[j] * (wv ? wv[j] : 1.0);
-                sg += g;
-                sgx += g * xhat;
-                dw[j] += g0[j] * xhat;
-                db[j] += g0[j];
-            }
-            for (int64_t j = 0; j < N; j++) {
-                double xhat = (row[j] - mean) * rstd, g = g0[j] * (wv ? wv[j] : 1.0);
-                dx[m * N + j] = rstd * (g - sg / (double)N - xhat * sgx / (double)N);
-            }
-        }
+        ln_bwd_job j = {p, dyv, xv, mv, rv, wv, dx, dw, db};
+        op_parallel_for((size_t)M, op_thread_count((size_t)M, ln_rows_per_thread(N)), ln_bwd_rows, &j);
+        /* dw and db sum over the rows in row order, each column on its own: columns split over the pool */
+        op_parallel_for((size_t)N, op_thread_count((size_t)N, (size_t)(1 + (1 << 16) / (M + 1))), ln_bwd_cols, &j);
         if (p->mask[0]) tv_store_double(dxo, dx);
         if (p->mask[1]) tv_store_double(dwo, dw);
         if (p->mask[2]) tv_store_double(dbo, db);

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kernels/dtype.h"
+#include "kernels/parallel.h"
 #include "kernels/view.h"
 #include "opbase/checks.h"
 #include "ops/add_rms_norm_dynamic_quant/arnq.h"
@@ -64,28 +65,49 @@ static float rn_vector_rstd(float s, float avg, float eps) {
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
+typedef struct {
+    const rn_params *p;
+    const float *x, *g;
+    float *y, *r, *q;   /* q: a row of squares per part */
+} rn_job;
+
+/* Rows [begin, end): each row's sum and rstd are its own, so the bytes never depend on the thread count. */
+static void rn_fwd_rows(void *ctx, size_t part, size_t begin, size_t end) {
+    const rn_job *j = ctx;
+    const rn_params *p = j->p;
+    int64_t N = p->cols;
+    const float *g = j->g;
+    float *q = j->q + (int64_t)part * N;
+    for (int64_t m = (int64_t)begin; m < (int64_t)end; m++) {
+        const float *row = j->x + m * N;
+        for (int64_t k = 0; k < N; k++) q[k] = row[k] * row[k];
+        float rstd = p->fold950 ? arnq_newton_rstd(arnq_fold_reduce(q, N, 0), p->avg, p->eps, 0)
+                                : rn_vector_rstd(rn_sum(q, N), p->avg, p->eps);
+        for (int64_t k = 0; k < N; k++) {
+            float t = row[k] * rstd;
+            j->y[m * N + k] = t * g[k];
+        }
+        j->r[m] = rstd;
+    }
+}
+
 void rms_norm_kernel(const pyaclnn_stub_launch *launch) {
     const rn_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
     int64_t M = p->rows, N = p->cols;
+    /* rows over the kernel pool, about 64k elements per thread before a second joins */
+    size_t parts = op_thread_count((size_t)M, (size_t)(1 + (1 << 16) / (N + 1)));
+    if (parts > OP_MAX_PARTS) parts = OP_MAX_PARTS;
     float *x = tv_load_float(&launch->inputs[0]), *g = tv_load_float(&launch->inputs[1]);
-    float *y = tv_alloc(M * N, sizeof(float)), *r = tv_alloc(M, sizeof(float)), *q = tv_alloc(N, sizeof(float));
+    float *y = tv_alloc(M * N, sizeof(float)), *r = tv_alloc(M, sizeof(float));
+    float *q = tv_alloc((int64_t)parts * N, sizeof(float));
     if (!x || !g || !y || !r || !q) {
         tv_fail_oom(launch);
     } else {
         if (p->gemma)
             for (int64_t j = 0; j < N; j++) g[j] = g[j] + 1.0f;
-        for (int64_t m = 0; m < M; m++) {
-            const float *row = x + m * N;
-            for (int64_t j = 0; j < N; j++) q[j] = row[j] * row[j];
-            float rstd = p->fold950 ? arnq_newton_rstd(arnq_fold_reduce(q, N, 0), p->avg, p->eps, 0)
-                                    : rn_vector_rstd(rn_sum(q, N), p->avg, p->eps);
-            for (int64_t j = 0; j < N; j++) {
-                float t = row[j] * rstd;
-                y[m * N + j] = t * g[j];
-            }
-            r[m] = rstd;
-        }
+        rn_job j = {p, x, g, y, r, q};
+        op_parallel_parts((size_t)M, parts, rn_fwd_rows, &j);
         tv_store_float(&launch->outputs[0], y);
         tv_store_float(&launch->outputs[1], r);
     }

@@ -12,8 +12,9 @@
  *   x2Scale FLOAT / BFLOAT16 (the vector epilogue, quant_batch_matmul_v3_pertoken.h / _bf16.h): fp32 steps
  *     f = fp32(acc + int32 bias) * scale[n], * x1Scale[m] when given (pertoken), + a float bias widened to fp32,
  *     then Cast to the output with CAST_RINT.
- * Class c (figures in quant_matmul.toml). Other modes of the V5 interface (INT4, A8W4, FP8 / HiFloat8, MX, per-block,
- * a FRACTAL_NZ x2) are refused by the emulator with 161002 after the vendor's checks that precede them.
+ * Class c (figures in quant_matmul.toml). FLOAT8 / HIFLOAT8 inputs: fp8_dequant.h; the MX mode: quant_matmul_mx.c,
+ * whose steps qmm_check calls at their places. Other modes of the V5 interface (INT4, A8W4, per-block, a FRACTAL_NZ
+ * x2 on Atlas A2) are refused by the emulator with 161002 after the vendor's checks that precede them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,28 +30,7 @@
 #include "ops_decls.h"
 #include "quant/a8w8_dequant.h"
 #include "quant/fp8_dequant.h"
-
-#define QMM_MAX_BATCH 6
-
-typedef struct {
-    int64_t m, k, n;
-    int64_t nb;                      /* out's batch dims (as inferred)                                       */
-    int64_t bshape[QMM_MAX_BATCH];
-    int64_t x1b[QMM_MAX_BATCH], x2b[QMM_MAX_BATCH];   /* x1 / x2 batch dims aligned right (1: broadcast)    */
-    int trans1, trans2;
-    int nz;                          /* x2 in FRACTAL_NZ: rows x cols is its stored ND matrix (after the swap) */
-    int64_t nz_rows, nz_cols, nz_batch;
-    int scale_u64, scale_n, pertoken, bias_kind, bias3d, has_offset, offset_n;
-    int fin;                         /* x1, x2 FLOAT8 / HIFLOAT8 (Ascend 950): fp32 accumulation               */
-    int s1_scalar;                   /* x1Scale [1] with FLOAT8 / HIFLOAT8: the double-scale mode                 */
-    int dq;                          /* QMM_DQ_*: which dequant the vendor's tiling picks                        */
-    aclDataType scale_dt, out_dt, bias_dt;
-} qmm_params;
-
-enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
-/* the dequant after the cube: the fixpipe with the UINT64 words, the fixpipe with one scale the kernel derives from
- * the two FLOAT scales (FLOAT8 / HIFLOAT8 double scale without a bias), the vector epilogue (AIV, fp32 steps) */
-enum { QMM_DQ_FIXPIPE = 0, QMM_DQ_DOUBLE = 1, QMM_DQ_VECTOR = 2 };
+#include "quant/quant_matmul.h"
 
 static int qmm_is_fp8(aclDataType d) { return d == ACL_FLOAT8_E4M3FN || d == ACL_FLOAT8_E5M2; }
 
@@ -58,6 +38,13 @@ static int qmm_is_fp8(aclDataType d) { return d == ACL_FLOAT8_E4M3FN || d == ACL
 #define X1S "x1Scale(pertokenScale)"
 #define X2S "x2Scale(scale)"
 #define X2O "x2Offset(offset)"
+
+/* the view with its last two dims (and their strides) swapped: the op_api's re-description of a transposed view */
+static void qmm_swap_last2(pyaclnn_stub_tensor *t) {
+    int64_t d = t->ndim, a = t->shape[d - 1], s = t->strides[d - 1];
+    t->shape[d - 1] = t->shape[d - 2], t->strides[d - 1] = t->strides[d - 2];
+    t->shape[d - 2] = a, t->strides[d - 2] = s;
+}
 
 static int qmm_empty(const pyaclnn_stub_tensor *t) {
     if (!t->present) return 1;
@@ -68,7 +55,7 @@ static int qmm_empty(const pyaclnn_stub_tensor *t) {
 
 static const char *dt_name(aclDataType dt, char *b) { return op_dtype_name(dt, b); }
 
-static aclnnStatus dtype_not_support(op_call *c, const char *name, aclDataType dt, const aclDataType *list, int n) {
+aclnnStatus qmm_dtype_not_support(op_call *c, const char *name, aclDataType dt, const aclDataType *list, int n) {
     for (int i = 0; i < n; i++)
         if (list[i] == dt) return ACLNN_SUCCESS;
     char b[24], all[200] = "[", x[24];
@@ -80,7 +67,7 @@ static aclnnStatus dtype_not_support(op_call *c, const char *name, aclDataType d
                         name, all);
 }
 
-static aclnnStatus dtype_not_match(op_call *c, const char *name, aclDataType dt, aclDataType want) {
+aclnnStatus qmm_dtype_not_match(op_call *c, const char *name, aclDataType dt, aclDataType want) {
     if (dt == want) return ACLNN_SUCCESS;
     char a[24], b[24];
     return op_ez_reason(QMM_API, 0, name, "dtype", dt_name(dt, a), "the dtype of %s must be %s", name, dt_name(want, b));
@@ -102,24 +89,28 @@ aclnnStatus opc_not_null_qmm(op_call *c, const op_step *s) {
  * before: the emulator refuses it). */
 static aclnnStatus qmm_fp8_dtypes(op_call *c, const pyaclnn_stub_tensor *x1, const pyaclnn_stub_tensor *x2,
                                   const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2,
-                                  const pyaclnn_stub_tensor *x2o, const pyaclnn_stub_tensor *bias, aclDataType od) {
+                                  const pyaclnn_stub_tensor *x2o, const pyaclnn_stub_tensor *bias, aclDataType od,
+                                  int pb) {
     static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, OUT[] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT};
     aclnnStatus rc;
     (void)x2;
     if (!s1->present) {
-        if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
-        if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
+        if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+        if (bias->present && (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
         if (x2o->present)
             return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are FLOAT8 or HIFLOAT8, %s "
                                 "must be null", X2O);
         /* HIF8_OUT_TYPE_SUPPORT_LIST and FP8_OUT_TYPE_SUPPORT_LIST hold the same three dtypes */
-        return dtype_not_support(c, "out", od, OUT, 3);
+        return qmm_dtype_not_support(c, "out", od, OUT, 3);
     }
     (void)x1;
-    if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
-    if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
-    if ((rc = dtype_not_support(c, "out", od, OUT, 3))) return rc;
-    if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
+    if ((rc = qmm_dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+    if ((rc = qmm_dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+    if ((rc = qmm_dtype_not_support(c, "out", od, OUT, 3))) return rc;
+    if (pb && bias->present)
+        return op_ez_reason(QMM_API, 0, "bias", "value", "not null", "when the quantization mode is G-B or B-B, bias "
+                            "must be null");
+    if (bias->present && (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_FLOAT))) return rc;
     if (x2o->present)
         return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are FLOAT8 or HIFLOAT8 and %s and %s "
                             "are FLOAT, %s must be null", X1S, X2S, X2O);
@@ -152,12 +143,15 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
         return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter yOffset of %s has incorrect value not empty/null. "
                         "Reason: The value of yOffset must be empty tensor or nullptr.", QMM_API);
     /* the emulator models the A8W8 modes, and on Ascend 950 the FLOAT8 / HIFLOAT8 ones with FLOAT / UINT64 scales of
-     * one dimension (per-tensor, per-channel, per-token, double scale; not MX, not per-block) */
+     * one dimension (per-tensor, per-channel, per-token, double scale) and the MX mode (both scales FLOAT8_E8M0: the
+     * checker's CheckMicroScaling answers for the x dtypes), and the FLOAT8 / HIFLOAT8 G-B / B-B modes (2-D FLOAT
+     * scales); not the INT8 per-block mode (QuantBatchMatmulV4), not the A8W4 paths */
     int fin = soc950 && ((qmm_is_fp8(x1->dtype) && qmm_is_fp8(x2->dtype)) ||
                          (x1->dtype == ACL_HIFLOAT8 && x2->dtype == ACL_HIFLOAT8));
-    int fin_ok = fin && s2->dtype != ACL_FLOAT8_E8M0 && !(s1->present && s1->dtype == ACL_FLOAT8_E8M0) &&
-                 !(s1->present && s1->ndim > 1 && s2->ndim > 1);
-    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin_ok)
+    int mx = soc950 && !a8w4 && s1->present && s1->dtype == ACL_FLOAT8_E8M0 && s2->dtype == ACL_FLOAT8_E8M0;
+    int perblock = s1->present && s1->dtype == ACL_FLOAT && s2->dtype == ACL_FLOAT && s1->ndim > 1 && s2->ndim > 1;
+    int pb = fin && perblock;
+    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin && !mx)
         return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
                            "%.*s only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2),
                            (int)(strlen(c->api) - strlen("GetWorkspaceSize")), c->api);
@@ -190,6 +184,22 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     /* CheckDtype */
     aclDataType od = out->dtype;
     aclnnStatus rc;
+    /* MX, FLOAT8 / HIFLOAT8: x1, x2 and the scales as the op_api holds them after PreMatmulCalcProcess (a transposed
+     * view folded into its flag; the scales re-described: MxScaleContiguousProcess, or TensorContiguousProcess
+     * whose flag is dropped); then the checker's InferGroupSize */
+    pyaclnn_stub_tensor x1v = *x1, x2v = *x2, s1v = *s1, s2v = *s2;
+    int t1v = t1, t2v = t2, s1_swap = 0, s2_swap = 0;
+    if (mx || fin) {
+        if (qmm_transposed_view(x1)) qmm_swap_last2(&x1v), t1v = !t1v;
+        if (qmm_transposed_view(x2)) qmm_swap_last2(&x2v), t2v = !t2v;
+        if (mx) {
+            s1_swap = qmm_mx_scale_view(s1, &s1v), s2_swap = qmm_mx_scale_view(s2, &s2v);
+        } else {
+            if ((s1_swap = s1->present && qmm_transposed_view(s1))) qmm_swap_last2(&s1v);
+            if ((s2_swap = qmm_transposed_view(s2))) qmm_swap_last2(&s2v);
+        }
+        if ((rc = qmm_infer_group(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, &group))) return rc;
+    }
     static const aclDataType U64[] = {ACL_UINT64, ACL_INT64}, BF_SC[] = {ACL_FLOAT, ACL_BF16},
                              BIAS_L[] = {ACL_INT32, ACL_BF16, ACL_FLOAT}, PT_FP16_BIAS[] = {ACL_INT32, ACL_FLOAT16, ACL_FLOAT},
                              PT_BF16_BIAS[] = {ACL_INT32, ACL_BF16, ACL_FLOAT}, PT_OUT[] = {ACL_FLOAT16, ACL_BF16},
@@ -205,19 +215,19 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                     return op_ez_reason(QMM_API, 0, "bias", "dtype", dt_name(bias->dtype, b1),
                                         "when the dtype of out is INT32, the dtype of bias must be INT32");
             } else if (od == ACL_BF16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
-                if (group != 0 && (rc = dtype_not_match(c, X2S, s2->dtype, ACL_BF16))) return rc;
-                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (group != 0 && (rc = qmm_dtype_not_match(c, X2S, s2->dtype, ACL_BF16))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3))) return rc;
                 if (x2o->present)
                     return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when the dtype of out is BFLOAT16, %s "
                                         "must be null", X2O);
             } else if (od == ACL_INT8) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
-                if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
-                if (x2o->present && (rc = dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
+                if (x2o->present && (rc = qmm_dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
             } else if (od == ACL_FLOAT16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
-                if (bias->present && (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_INT32))) return rc;
                 if (x2o->present)
                     return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when the dtype of out is FLOAT16, %s "
                                         "must be null", X2O);
@@ -226,14 +236,14 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                                     "the dtype of out must be INT32, BFLOAT16, INT8 or FLOAT16");
             }
         } else {               /* CheckOnlyL0c2outPertoken */
-            if ((rc = dtype_not_support(c, "x2", x2->dtype, I48, 2))) return rc;
-            if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+            if ((rc = qmm_dtype_not_support(c, "x2", x2->dtype, I48, 2))) return rc;
+            if ((rc = qmm_dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
             if (od == ACL_BF16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
-                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
             } else if (od == ACL_FLOAT16) {
-                if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
-                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
+                if ((rc = qmm_dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
             } else {
                 return op_ez_reason(QMM_API, 0, "out", "dtype", dt_name(od, b1), "when x1/x2 are INT8/INT4 and %s, %s "
                                     "are FLOAT, the dtype of out must be BFLOAT16 or FLOAT16", X1S, X2S);
@@ -250,68 +260,73 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
             return op_ez_reason(QMM_API, 1, "x1, x2", "dtypes", (snprintf(txt, sizeof txt, "DT_%s, DT_%s",
                                 dt_name(x1->dtype, b1), dt_name(x2->dtype, b2)), txt),
                                 "when the dtype of out is INT32, the dtypes of x1 and x2 must be INT8");
-        if (fin) {
-            if ((rc = qmm_fp8_dtypes(c, x1, x2, s1, s2, x2o, bias, od))) return rc;
+        if (mx) {   /* CheckMicroScaling */
+            if ((rc = qmm_mx_dtypes(c, x1, x2, x2o, bias, od))) return rc;
+        } else if (fin) {
+            if ((rc = qmm_fp8_dtypes(c, x1, x2, s1, s2, x2o, bias, od, pb))) return rc;
         } else if (!s1->present) {   /* CheckL0c2outOrL0c2ubPertensorPerchannel4Int8Input */
             if (od == ACL_BF16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, I8_SC, 4))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, I8_SC, 4))) return rc;
             } else if (od == ACL_INT8 || od == ACL_FLOAT16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, U64, 2))) return rc;
             } else if (od == ACL_INT32) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
             }
             if (bias->present) {
                 if (od == ACL_INT32 && bias->dtype != ACL_INT32)
                     return op_ez_reason(QMM_API, 0, "bias", "dtype", dt_name(bias->dtype, b1),
                                         "when the dtype of out is INT32, the dtype of bias must be INT32");
                 if (od == ACL_BF16 && (s2->dtype == ACL_FLOAT || s2->dtype == ACL_BF16) &&
-                    (rc = dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3)))
+                    (rc = qmm_dtype_not_support(c, "bias", bias->dtype, BIAS_L, 3)))
                     return rc;
                 if ((od == ACL_INT8 || od == ACL_FLOAT16 || od == ACL_BF16) &&
                     (s2->dtype == ACL_UINT64 || s2->dtype == ACL_INT64) &&
-                    (rc = dtype_not_match(c, "bias", bias->dtype, ACL_INT32)))
+                    (rc = qmm_dtype_not_match(c, "bias", bias->dtype, ACL_INT32)))
                     return rc;
             }
             if (x2o->present) {
                 if (od != ACL_INT8)
                     return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are INT8 and the dtype "
                                         "of out is outside INT8, %s must be null", X2O);
-                if ((rc = dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
+                if ((rc = qmm_dtype_not_match(c, X2O, x2o->dtype, ACL_FLOAT))) return rc;
             }
-            if ((rc = dtype_not_support(c, "out", od, I8_OUT, 4))) return rc;
+            if ((rc = qmm_dtype_not_support(c, "out", od, I8_OUT, 4))) return rc;
         } else {               /* CheckL0c2outOrL0c2ubPertoken */
-            if ((rc = dtype_not_support(c, "out", od, PT_OUT, 2))) return rc;
-            if ((rc = dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
+            if ((rc = qmm_dtype_not_support(c, "out", od, PT_OUT, 2))) return rc;
+            if ((rc = qmm_dtype_not_match(c, X1S, s1->dtype, ACL_FLOAT))) return rc;
             if (x2o->present)
                 return op_ez_reason(QMM_API, 0, X2O, "value", "not null", "when x1 and x2 are INT8 with %s, %s must "
                                     "be null", X1S, X2O);
             if (od == ACL_BF16) {
-                if ((rc = dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
-                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
+                if ((rc = qmm_dtype_not_support(c, X2S, s2->dtype, BF_SC, 2))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_support(c, "bias", bias->dtype, PT_BF16_BIAS, 3))) return rc;
             } else {
-                if ((rc = dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
-                if (bias->present && (rc = dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
+                if ((rc = qmm_dtype_not_match(c, X2S, s2->dtype, ACL_FLOAT))) return rc;
+                if (bias->present && (rc = qmm_dtype_not_support(c, "bias", bias->dtype, PT_FP16_BIAS, 3))) return rc;
             }
         }
     }
     /* CheckShape: CheckScaleDimRange, CheckGroupSize, K, CheckDimValue, batch inference, bias, out */
-    if (!s1->present) {
+    if (mx) {
+        if ((rc = qmm_mx_scale_dims(c, &x1v, &x2v, &s1v, &s2v, group))) return rc;
+    } else if (!s1->present) {
         if (s2->ndim != 1)
             return op_ez_reason(QMM_API, 0, X2S, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)s2->ndim), txt),
                                 "the shape dim of %s must be 1D", X2S);
     } else {
-        if (s1->ndim != 1)
+        if (pb ? s1->ndim != x1->ndim : s1->ndim != 1)   /* CheckNormalScaleDimRange */
             return op_ez_reason(QMM_API, 1, X1S ", x1", "shape dims",
                                 (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s1->ndim, (long long)x1->ndim), txt),
                                 "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
                                 "shape dim of x1; otherwise, the shape dim of %s must be 1D", X1S, X1S);
-        if (s2->ndim != 1)
+        if (pb ? s2->ndim != x2->ndim : s2->ndim != 1)
             return op_ez_reason(QMM_API, 1, X2S ", x2", "shape dims",
                                 (snprintf(txt, sizeof txt, "%lldD, %lldD", (long long)s2->ndim, (long long)x2->ndim), txt),
                                 "when the quantization mode is G-B or B-B, the shape dim of %s must be the same as the "
                                 "shape dim of x2; otherwise, the shape dim of %s must be 1D", X2S, X2S);
     }
-    if (soc950 && group != 0)
+    if (pb && (rc = qmm_pb_group_size(c, group))) return rc;   /* CheckPerblockGroupSize */
+    if (soc950 && group != 0 && !mx && !pb)
         return op_ez_reason(QMM_API, 1, "groupSize, groupSizeM, groupSizeN, groupSizeK", "values",
                             (snprintf(txt, sizeof txt, "%lld, %llu, %llu, %llu", (long long)group,
                                       (unsigned long long)((uint64_t)group >> 32 & 0xFFFF),
@@ -325,7 +340,11 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     if (k1 != k2)
         return op_ez_reason(QMM_API, 1, "x1 K, x2 K", "values", (snprintf(txt, sizeof txt, "%lld, %lld", (long long)k1, (long long)k2), txt),
                             "the K dimension of x1 and x2 must be equal");
-    if (s1->present) {   /* CheckDimValuePertokenDoubleScale (INT8 inputs) */
+    if (mx) {   /* CheckDimValueMicroScaling, which returns before the 1-D scale checks */
+        if ((rc = qmm_mx_dim_value(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, m, k1, n))) return rc;
+    } else if (pb) {   /* CheckDimValuePerblock, which returns before the 1-D scale checks too */
+        if ((rc = qmm_pb_dim_value(c, &x1v, &x2v, &s1v, &s2v, t1v, t2v, group))) return rc;
+    } else if (s1->present) {   /* CheckDimValuePertokenDoubleScale (INT8 inputs) */
         int64_t s10 = s1->shape[0];
         if (m != 1 && s10 == 1 && fin) {   /* double scale */
             if (s2->shape[0] != 1 && s2->shape[0] != n)
@@ -337,11 +356,11 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                                 m == 1 ? "when %s and %s are 1D and the M dimension of x1 is 1, the shape of %s must be [1]"
                                        : "when %s and %s are 1D, the shape of %s must be [%lld]", X1S, X2S, X1S, (long long)m);
     }
-    if (s2->shape[0] != n && s2->shape[0] != 1)
+    if (!mx && !pb && s2->shape[0] != n && s2->shape[0] != 1)
         return op_ez_reason(QMM_API, 0, X2S, "value", (snprintf(txt, sizeof txt, "%lld", (long long)s2->shape[0]), txt),
                             "when the quantization mode of x2 is pertensor or perchannel, the last dimension of %s must "
                             "be %lld or 1", X2S, (long long)n);
-    if (x2o->present) {
+    if (!mx && !pb && x2o->present) {
         if (x2o->ndim != 1)
             return op_ez_reason(QMM_API, 0, X2O, "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)x2o->ndim), txt),
                                 "the shape dim of %s must be 1D", X2O);
@@ -408,15 +427,18 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                                 (snprintf(txt, sizeof txt, "%lld, %lld", (long long)out->shape[i], (long long)bshape[i]), txt),
                                 "the batch dimension %lld of out must be equal to the inferred output batch dimension",
                                 (long long)i);
-    /* CheckFormat (CHECK_RET: no message of its own) */
-    const pyaclnn_stub_tensor *fm[] = {x1, s1, s2, x2o, bias};
-    for (int i = 0; i < 5; i++)
-        if (fm[i]->present && fm[i]->format != ACL_FORMAT_ND)
+    /* CheckFormat (CHECK_RET: no message of its own) on the tensors CommonProcess hands the checker: x1, the scales
+     * and bias re-formatted to ND unless FRACTAL_NZ (SetTensorToNDFormat / GetNDFormat: torch_npu's 3-D and 4-D
+     * tensors come as NCL / NCHW), x2Offset as given */
+    const pyaclnn_stub_tensor *fm[] = {x1, s1, s2, bias};
+    for (int i = 0; i < 4; i++)
+        if ((fm[i]->present && fm[i]->format == ACL_FORMAT_FRACTAL_NZ) || (x2o->present && x2o->format != ACL_FORMAT_ND))
             return op_invalidf(c->api, "the storage formats of x1, the scales, offset and bias must be ND");
     /* CheckEmptyTensor */
     if (qmm_empty(x1) || qmm_empty(x2))
         return op_ez_reason(QMM_API, 1, "x1, x2", "values", qmm_empty(x1) ? (qmm_empty(x2) ? "empty, empty" : "empty, not empty")
                             : "not empty, empty", "x1 and x2 can not be empty");
+    if (mx && (rc = qmm_mx_tiling(c, &s1v, &s2v, t1v, t2v, m, k1, n))) return rc;
     qmm_params *p = op_params(c, sizeof *p);
     p->m = m, p->k = k1, p->n = n, p->nb = nb;
     memcpy(p->bshape, bshape, sizeof bshape);
@@ -444,6 +466,11 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     /* the tiling's kernel choice (IsCubeBasicApiCapable, IsFp8OrHif8TTFloatBiasMix): UINT64 words go through the
      * fixpipe; a FLOAT8 / HIFLOAT8 double scale with x2Scale [1] and no FLOAT bias too, with one scale folded from
      * the two; everything else is the vector epilogue */
+    p->mx = mx;
+    p->s1_kmajor = t1v, p->s2_kmajor = !t2v;   /* [ceil(K/64), M, 2] with transposeX1, [ceil(K/64), N, 2] without X2's */
+    p->s1_swap = s1_swap, p->s2_swap = s2_swap;
+    p->pb = pb;
+    p->pb_gsm = ((uint64_t)group >> 32 & 0xFFFF) > 1 ? (int64_t)((uint64_t)group >> 32 & 0xFFFF) : 1;
     p->dq = p->scale_u64 ? QMM_DQ_FIXPIPE
           : (p->s1_scalar && s2->shape[0] == 1 && p->bias_kind != QMM_BIAS_FLOAT) ? QMM_DQ_DOUBLE : QMM_DQ_VECTOR;
     return ACLNN_SUCCESS;
@@ -556,20 +583,6 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
 }
 
 /* FLOAT8 / HIFLOAT8 x1, x2 (fp8_dequant.h): fp32 accumulation, then the dequant the tiling picks */
-/* Out's batch index b -> the x1 / x2 matrix indices it reads (their batch dims broadcast). */
-static void qmm_batch_offsets(const qmm_params *p, int64_t b, int64_t *o1, int64_t *o2) {
-    int64_t r = b, st1 = 1, st2 = 1;
-    *o1 = *o2 = 0;
-    for (int64_t i = p->nb - 1; i >= 0; i--) {
-        int64_t idx = r % p->bshape[i];
-        r /= p->bshape[i];
-        *o1 += (p->x1b[i] == 1 ? 0 : idx) * st1;
-        *o2 += (p->x2b[i] == 1 ? 0 : idx) * st2;
-        st1 *= p->x1b[i];
-        st2 *= p->x2b[i];
-    }
-}
-
 static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p) {
     const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
                               *ts2 = &launch->inputs[3], *tb = &launch->inputs[5], *out = &launch->outputs[0];
@@ -616,6 +629,14 @@ done:
 void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     const qmm_params *p = launch->params;
     if (!tv_launch_views_ok(launch)) return;
+    if (p->mx) {
+        qmm_mx_kernel(launch, p);
+        return;
+    }
+    if (p->pb) {
+        qmm_pb_kernel(launch, p);
+        return;
+    }
     if (p->fin) {
         qmm_fp8_kernel(launch, p);
         return;

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/device.h"
 #include "kernels/dtype.h"
 #include "kernels/matmul.h"
+#include "kernels/nz_layout.h"
 #include "kernels/view.h"
 #include "numerics/numerics.h"
 #include "opbase/checks.h"
@@ -32,11 +34,20 @@ enum { WQ_CALC_F16 = 0, WQ_CALC_F32_BF16 = 1, WQ_CALC_BF16 = 2 };           /* t
 typedef struct {
     int64_t m, k, n, group;
     int w_kind, calc, has_offset, has_bias, quant;
+    int nz;           /* weight in FRACTAL_NZ (aclnnWeightQuantBatchMatmulNz): (k, n) in (16, nz_c0) blocks */
+    int64_t nz_c0;    /* the blocks' width in weight elements: the storage's last dim (x 8 for an INT32 weight) */
 } wq_params;
 
 static const char *const WQ_API = "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize";   /* the op_api's kOpName */
 
 static int wq_is_nz(aclFormat f) { return f == ACL_FORMAT_FRACTAL_NZ || f == ACL_FORMAT_FRACTAL_NZ_C0_2; }
+
+static int wq_nz_op(const op_call *c) { return strcmp(c->def->name, "WeightQuantBatchMatmulNz") == 0; }
+
+/* The elements of the NZ storage the kernel reads for a (k, n) weight: (ceil(n / c0), ceil(k / 16), 16, c0). */
+static int64_t wq_nz_count(int64_t k, int64_t n, int64_t c0) {
+    return op_mul_sat(op_mul_sat((n + c0 - 1) / c0, (k + 15) / 16), 16 * c0);
+}
 
 /* IsTransposeLastTwoDims of matmul_util.cpp, for the 2-D tensors this operator takes. */
 static int wq_transposed(const pyaclnn_stub_tensor *t) {
@@ -68,6 +79,25 @@ aclnnStatus opc_wq_soc(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *w = op_tensor(c, s, 2);
     if (w->format != ACL_FORMAT_ND)
         return op_ez_expected(WQ_API, "weight", "format", op_format_name(w->format, f), "FORMAT_ND");
+    return ACLNN_SUCCESS;
+}
+
+/* wq_nz_soc: the Nz entry's CheckNzSocValid (the Ascend 950 only), before its null checks. */
+aclnnStatus opc_wq_nz_soc(op_call *c, const op_step *s) {
+    (void)s;
+    if (ew_soc_is_950()) return ACLNN_SUCCESS;
+    return op_failf(c->api, ACLNN_ERR_RUNTIME_ERROR, "aclnn nz support for %s is not implemented", "Ascend910B");
+}
+
+/* wq_nz_front quantScale quantOffset weight: the Nz entry's CheckOptionalNotNull and IsNzFormat. */
+aclnnStatus opc_wq_nz_front(op_call *c, const op_step *s) {
+    if (op_tensor(c, s, 0)->present || op_tensor(c, s, 1)->present)
+        return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR,
+                        "Current Soc do not support quantScaleOptional or quantOffsetOptional");
+    char f[32];
+    const pyaclnn_stub_tensor *w = op_tensor(c, s, 2);
+    if (!wq_is_nz(w->format))
+        return op_ez_expected(WQ_API, "weight", "format", op_format_name(w->format, f), "FORMAT_FRACTAL_NZ");
     return ACLNN_SUCCESS;
 }
 
@@ -122,9 +152,10 @@ aclnnStatus opc_wq_contiguous(op_call *c, const op_step *s) {
             return op_invalidf(c->api, "weight FLOAT (FLOAT4_E2M1 packed): the emulator implements INT8 and INT4 "
                                "weights of aclnnWeightQuantBatchMatmul only");
     }
-    if (wq_is_nz(w->format))
+    if (wq_is_nz(w->format) && !wq_nz_op(c))   /* Atlas A2's V2 / V3 NZ kernels are not modelled */
         return op_invalidf(c->api, "weight FRACTAL_NZ: the emulator implements the ND weight of "
-                           "aclnnWeightQuantBatchMatmul only");
+                           "aclnnWeightQuantBatchMatmulV2 / V3 only (an NZ weight: aclnnWeightQuantBatchMatmulNz on "
+                           "the Ascend 950)");
     return ACLNN_SUCCESS;
 }
 
@@ -166,6 +197,9 @@ static aclnnStatus wq_basic(op_call *c, const pyaclnn_stub_tensor *x, const pyac
     if (!qs->present && y->dtype != x->dtype)
         return op_invalidf(c->api, "when quantScaleOptional is null, y's dtype should be same as x [%s], actual is [%s].",
                            dt_name(x->dtype, b1), dt_name(y->dtype, b2));
+    if (soc950 && w->format == ACL_FORMAT_FRACTAL_NZ && wdt != ACL_INT4 && wdt != ACL_FLOAT4_E2M1 && wdt != ACL_INT8)
+        return op_ez_reason(WQ_API, 0, "weight", "dtype", dt_name(wdt, b1), "When the format of weight is FRACTAL_NZ, "
+                            "the dtype of weight must be INT4, FLOAT4_E2M1, or INT8");
     /* CheckDimValid (outside the Atlas 300I: 2-D only) */
     if ((rc = dim_in(c, x, "x", 2, 2)) || (rc = dim_in(c, w, "weight", 2, 2)) || (rc = dim_in(c, y, "y", 2, 2))) return rc;
     /* CheckScaleDtypeValid */
@@ -215,6 +249,8 @@ static aclnnStatus wq_basic(op_call *c, const pyaclnn_stub_tensor *x, const pyac
                                        dt_name(b->dtype, b1));
             } else if (wdt == ACL_FLOAT4_E2M1 || wdt == ACL_FLOAT8_E4M3FN || wdt == ACL_HIFLOAT8) {
                 if (b->dtype != ACL_BF16) return op_ez_expected(WQ_API, "biasOptional", "dtype", dt_name(b->dtype, b1), "BF16");
+            } else if (wdt == ACL_INT8 && w->format == ACL_FORMAT_FRACTAL_NZ) {
+                if (b->dtype != ACL_FLOAT) return op_ez_expected(WQ_API, "biasOptional", "dtype", dt_name(b->dtype, b1), "FLOAT");
             } else if (b->dtype != ACL_BF16 && b->dtype != ACL_FLOAT) {
                 return op_ez_reason(WQ_API, 0, "biasOptional", "dtype", dt_name(b->dtype, b1),
                                     "The dtype of biasOptional must be FLOAT or BF16");
@@ -359,7 +395,32 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
             return op_invalidf(c->api, "when bias's shape size is 2, it's shape should be [%d, %lld], actual is %s.", 1,
                                (long long)nw, shape_txt(b, t1, sizeof t1));
     }
-    /* AdvancedParamsCheck: CheckValForWeightFp4, CheckValForWeightFp8Hif8 (the NZ checks: no NZ weight here) */
+    /* AdvancedParamsCheck: CheckValForWeightInt4Nz, CheckValForWeightInt8Nz (the Ascend 950's branches: the Nz entry
+     * runs there only), CheckValForWeightFp4, CheckValForWeightFp8Hif8 */
+    int nz = w->format == ACL_FORMAT_FRACTAL_NZ || (packed && w->format == ACL_FORMAT_FRACTAL_NZ_C0_2);
+    if (nz && wdt == ACL_INT4) {
+        if (group > 0 && (tx || tw))
+            return op_invalidf(c->api, "when weight's dtype is [int4], weight's format is [FRACTAL_NZ], and "
+                               "antiquantGroupSize is larger than 0, x and weight should not be transposed, actual x is "
+                               "[%s], weight is [%s].", tx ? "transposed" : "not transposed",
+                               tw ? "transposed" : "not transposed");
+        if (group <= 0 && pyaclnn_stub_numel(as) == 1)
+            return op_invalidf(c->api, "when weight's dtype is [int4], weight's format is [FRACTAL_NZ], antiquant mode "
+                               "should not be per-tensor.");
+    }
+    if (nz && wdt == ACL_INT8 && soc950) {
+        if (group > 0)
+            return op_ez_reason(WQ_API, 0, "antiquantGroupSize", "value", (snprintf(t1, sizeof t1, "%lld", (long long)group), t1),
+                                "When the dtype of weight is INT8 and the format of weight is FRACTAL_NZ, the value of "
+                                "antiquantGroupSize must be 0");
+        if (pyaclnn_stub_numel(as) == 1)
+            return op_ez_reason(WQ_API, 0, "antiquantScale", "value", "per-tensor", "When the dtype of weight is INT8 and "
+                                "the format of weight is FRACTAL_NZ, the value of antiquantScale can not be per-tensor");
+        if (tx)
+            return op_ez_reason(WQ_API, 0, "x", "value", "transposed", "When the dtype of weight is INT8, the format of "
+                                "weight is FRACTAL_NZ, and the quant mode is per-channel, the value of x can not be "
+                                "transposed");
+    }
     if (wdt == ACL_FLOAT4_E2M1 && as->dtype != ACL_FLOAT8_E8M0 && group == 0)
         return op_ez_reason(WQ_API, 0, "antiquantGroupSize", "value", "0", "When the dtype of weight is FLOAT4_E2M1, "
                             "quantization mode perchannel/pertensor is not supported");
@@ -387,8 +448,29 @@ aclnnStatus opc_wq_check(op_call *c, const op_step *s) {
     if (as->dtype != ACL_FLOAT16 && as->dtype != ACL_BF16)
         return op_invalidf(c->api, "antiquantScale %s: the emulator implements FLOAT16 / BFLOAT16 antiquant scales of "
                            "aclnnWeightQuantBatchMatmul only", dt_name(as->dtype, b1));
+    int64_t c0 = 0;
+    if (wq_is_nz(w->format)) {   /* the emulator's NZ model: the per-channel kernel on the (k, n) blocks */
+        if (!nz || tw || group > 0)
+            return op_invalidf(c->api, "weight FRACTAL_NZ%s: the emulator implements the per-channel antiquant of a "
+                               "FRACTAL_NZ weight that is not transposed only", nz ? (tw ? ", transposed" : " per-group")
+                                                                                    : "_C0_2");
+        /* SetShapeStrideForNZ: an INT32 weight's storage holds eight INT4 an element, its last dim times 8 */
+        int64_t per = w->dtype == ACL_INT32 ? 8 : 1, have = per;   /* storage elements in weight elements */
+        for (int64_t d = 0; d < w->storage_ndim; d++) have = op_mul_sat(have, w->storage_shape[d]);
+        c0 = w->storage_ndim >= 4 ? op_mul_sat(w->storage_shape[w->storage_ndim - 1], per) : 0;
+        /* the docs' NZ shapes; the INT4 kernel steps its per-channel scales 16 to an n1 block (AntiQuantInt4NzKnVf) */
+        if (c0 != (wdt == ACL_INT8 ? 32 : 16))
+            return op_invalidf(c->api, "weight FRACTAL_NZ: a storage of %lld dims whose blocks are %lld elements wide: "
+                               "the emulator reads (n1, k1, 16, C0) blocks of C0 32 (INT8) or 16 (INT4)",
+                               (long long)w->storage_ndim, (long long)c0);
+        int64_t need = wq_nz_count(kx, nw, c0);
+        if (have < need)
+            return op_invalidf(c->api, "weight FRACTAL_NZ: its storage holds %lld elements, the (%lld, %lld) weight's NZ "
+                               "blocks %lld (the emulator reads that layout)", (long long)have, (long long)kx,
+                               (long long)nw, (long long)need);
+    }
     wq_params *p = op_params(c, sizeof *p);
-    p->m = mx, p->k = kx, p->n = nw, p->group = group;
+    p->m = mx, p->k = kx, p->n = nw, p->group = group, p->nz = nz, p->nz_c0 = c0;
     p->w_kind = packed ? (tw ? WQ_W_PACKED_T : WQ_W_PACKED) : wdt == ACL_INT4 ? WQ_W_INT4 : wdt == ACL_FLOAT8_E4M3FN ?
                 WQ_W_FP8 : wdt == ACL_HIFLOAT8 ? WQ_W_HIF8 : WQ_W_INT8;
     p->calc = x->dtype == ACL_FLOAT16 ? WQ_CALC_F16 : soc950 ? WQ_CALC_BF16 : WQ_CALC_F32_BF16;
@@ -418,11 +500,40 @@ static float wq_round(double d, int calc) {
     return calc == WQ_CALC_F16 ? num_f16_to_f32(num_f32_to_f16(f)) : num_bf16_to_f32(num_f32_to_bf16(f));
 }
 
+/* An NZ weight's storage as a 1-D run of its elements (bits each) from the view's offset, for the memory check. */
+static int wq_nz_in_memory(const pyaclnn_stub_launch *launch, const pyaclnn_stub_tensor *t, const wq_params *p) {
+    int int8 = p->w_kind == WQ_W_INT8, per = p->w_kind == WQ_W_PACKED ? 8 : 1;
+    pyaclnn_stub_tensor store = *t;
+    store.ndim = 1, store.strides[0] = 1, store.offset = t->offset * per;
+    store.shape[0] = wq_nz_count(p->k, p->n, p->nz_c0);
+    if (op_view_in_device_memory(&store, int8 ? 8 : 4)) return 1;
+    pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "%s: weight's FRACTAL_NZ storage (data %p, offset %lld) is "
+                           "not in device memory", launch->op_name, t->data, (long long)t->offset);
+    return 0;
+}
+
+/* An NZ weight's values, (k, n) row-major: element (q, j) at [j / c0][q / 16][q % 16][j % c0] of the storage, in
+ * bytes (INT8) or nibbles (INT4, or eight to an INT32; the low nibble first). */
+static float *wq_nz_weight(const pyaclnn_stub_tensor *t, const wq_params *p, float *w) {
+    int64_t K = p->k, N = p->n, c0 = p->nz_c0;
+    const unsigned char *base = t->data;
+    int int8 = p->w_kind == WQ_W_INT8;
+    int64_t e0 = t->offset * (p->w_kind == WQ_W_PACKED ? 8 : 1);
+    for (int64_t q = 0; q < K; q++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t at = e0 + nz_layout_index(0, q, j, K, N, 16, c0);
+            int v = int8 ? (int8_t)base[at] : (at & 1) ? base[at >> 1] >> 4 : base[at >> 1] & 0xF;
+            w[q * N + j] = (float)(!int8 && v >= 8 ? v - 16 : v);
+        }
+    return w;
+}
+
 /* The weight's values (exact in fp32), (k, n) row-major. */
 static float *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
     int64_t K = p->k, N = p->n;
     float *w = tv_alloc(K * N, sizeof(float));
     if (w == NULL) return NULL;
+    if (p->nz) return wq_nz_weight(t, p, w);
     if (p->w_kind == WQ_W_INT8 || p->w_kind == WQ_W_FP8 || p->w_kind == WQ_W_HIF8) {
         unsigned char *raw = tv_gather_bytes(t);
         if (raw == NULL) {
@@ -461,7 +572,7 @@ static float *wq_weight(const pyaclnn_stub_tensor *t, const wq_params *p) {
 
 void wq_matmul_kernel(const pyaclnn_stub_launch *launch) {
     const wq_params *p = launch->params;
-    if (!tv_launch_views_ok(launch)) return;
+    if (!tv_launch_views_ok(launch) || (p->nz && !wq_nz_in_memory(launch, &launch->inputs[1], p))) return;
     const pyaclnn_stub_tensor *tx = &launch->inputs[0], *tw = &launch->inputs[1], *ts = &launch->inputs[2],
                               *to = &launch->inputs[3], *tqs = &launch->inputs[4], *tb = &launch->inputs[6],
                               *ty = &launch->outputs[0];
