@@ -664,51 +664,54 @@ def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
 _PART_ALIGN = 512      # the pool's granularity: every part starts where a block of its own would
 
 
-def set_maker(tensors: Sequence[Tensor]):
+def set_maker(tensors: Sequence[Tensor], fast):
     """A function ``stream -> [Tensor, ...]``: new tensors of the layouts of ``tensors`` (each made by
     :func:`empty`, on one stream), for a caller that makes such a set on every call (a cached plan's
     outputs).  The layouts were checked when ``tensors`` were made, so the new ones skip the checks,
     and they share one block (see :class:`MemoryPart`).  On the stream of ``tensors`` that block is
     kept with the set kind (:class:`~pyaclnn.runtime.set_blocks.SetBlocks`): when every tensor of a
     set is closed or gone it goes to the next set rather than back to the pool.  ``make.close()``
-    gives the kept blocks back to the pool (later sets then come from the pool)."""
+    gives the kept blocks back to the pool (later sets then come from the pool).
+
+    ``fast``: the accelerator (``_fastcall.c``), whose ``make_set`` makes the tensors and their parts
+    in one C call and whose ``new_lease`` makes the set's hold on its block."""
     layouts, total = [], 0
     for t in tensors:
         if t._mem.__class__ is not DeviceBuffer or t.offset or t.storage_dims != t.shape or not t.is_contiguous():
             raise InvalidArgumentError("set_maker needs whole contiguous tensors made by empty()")
         nbytes = t._mem.nbytes
-        layouts.append((total, nbytes, (t.shape, t.strides, t.acl_dtype, t.format, t._info, t.storage_dims, t._key)))
+        layouts.append((total, nbytes, t.shape, t.strides, t.acl_dtype, t.format, t._info, t.storage_dims, t._key))
         total += -(-max(nbytes, 1) // _PART_ALIGN) * _PART_ALIGN
-    new, new_part, count = Tensor.__new__, MemoryPart.__new__, len(layouts)
+    count = len(layouts)
     rounded = _check_pool_size(total)
     home = tensors[0]._mem.streams[0] if tensors else None
-    blocks = SetBlocks(home, total, rounded)
-    take, lease = blocks.take, blocks.lease
+    blocks = SetBlocks(home, total, rounded, fast.new_lease)
+    take, free, new_lease, make_set, make_kept = blocks.take, blocks.free, fast.new_lease, fast.make_set, fast.make_kept
+    # What make_set sets, in its order: each slot through its own descriptor (as `obj.name = value`).
+    spec = (Tensor, MemoryPart,
+            tuple(Tensor.__dict__[n] for n in _SET_TENSOR_SLOTS),
+            tuple(MemoryPart.__dict__.get(n) or Memory.__dict__[n] for n in _SET_PART_SLOTS),
+            tuple(layouts))
 
     def make(stream: Stream) -> list:
         if stream is home and not blocks.closed:
+            outs = make_kept(spec, free, home, count)     # (a kept block used on `home` alone)
+            if outs is not None:
+                return outs
             buf = take()
-            whole = lease(buf, count)
+            whole = new_lease(buf, free, count)
         else:
             buf = whole = DeviceBuffer(total, stream, rounded)
             whole.views = count
-        base, streams = buf.ptr, buf.streams
-        outs = []
-        for offset, nbytes, layout in layouts:
-            # (MemoryPart(whole, offset, nbytes), its fields set here: this runs on every call)
-            mem = new_part(MemoryPart)
-            mem.ptr, mem.nbytes, mem.streams, mem._finalizer, mem.views, mem.whole = \
-                base + offset, nbytes, streams, None, 1, whole
-            out = new(Tensor)
-            out.shape, out.strides, out.acl_dtype, out.format, out._info, out.storage_dims, out._key = layout
-            out.offset, out._handle, out._handle_fin = 0, 0, None
-            out._ptr = mem.ptr
-            out._mem = mem
-            outs.append(out)
-        return outs
+        return make_set(spec, buf.ptr, buf.streams, whole)
 
     make.close = blocks.close
     return make
+
+
+_SET_TENSOR_SLOTS = ("shape", "strides", "acl_dtype", "format", "_info", "storage_dims", "_key", "offset",
+                     "_handle", "_handle_fin", "_ptr", "_mem")
+_SET_PART_SLOTS = ("ptr", "nbytes", "streams", "_finalizer", "views", "whole")
 
 
 def zeros(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream | None = None,

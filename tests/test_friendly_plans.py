@@ -141,6 +141,32 @@ def test_a_call_s_outputs_share_one_block_the_next_call_takes_once_every_output_
     assert pool.stats()["in_use_blocks"] == start
 
 
+def test_a_dropped_set_s_block_goes_to_the_next_call_and_its_tensors_are_as_empty_makes_them(soc):
+    host = _host(11)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)
+    r = _call(dev)
+    base = _base(r)
+    for t in r:                     # made in C (make_kept): the slots empty() would have set
+        e = pyaclnn.empty(t.shape, t.acl_dtype)
+        for name in ("shape", "strides", "offset", "acl_dtype", "format", "_info", "storage_dims", "_key",
+                     "_handle", "_handle_fin"):
+            assert getattr(t, name) == getattr(e, name), name
+        assert t._mem.__class__ is runtime.memory.MemoryPart and t._mem.views == 1
+        assert t._mem.nbytes == e._mem.nbytes and t._ptr == t._mem.ptr
+        assert t._mem.streams is r[0]._mem.streams and t._mem.whole is r[0]._mem.whole
+    assert r[0]._mem.whole.views == 5
+    del t, e
+    view = r[1][0]                  # a view of one output holds the whole set's block
+    del r
+    r2 = _call(dev)
+    assert _base(r2) != base
+    del view                        # nothing refers to the set any more: its lease hands the block on
+    r3 = _call(dev)
+    assert _base(r3) == base
+    _assert_equal([t.numpy() for t in r3], _want(host, soc))
+
+
 def test_a_set_dropped_after_its_plan_went_returns_its_block_at_the_next_flush(soc):
     dev = [pyaclnn.from_numpy(a) for a in _host(10)]
     pool = pyaclnn.current_stream().pool

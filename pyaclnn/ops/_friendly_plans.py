@@ -74,12 +74,12 @@ class _Entry:
         if self.maker is not None:
             return self.maker(stream)
         outs = [empty(shape, acl, stream=stream) for shape, acl in self.specs]
-        self.maker = set_maker(outs)
+        self.maker = set_maker(outs, _native.module())
         return outs
 
     def launch(self, inputs: tuple, stream: Stream):
         """The outputs (the launch is queued), or None (nothing done: Python must take the call)."""
-        return self.plan._fast_friendly(inputs, self.new_set(stream), stream)
+        return self.plan._fast_friendly(inputs, self.maker(stream), stream)     # (maker: made by _add)
 
     def close(self) -> None:
         if self.stream_plans is not None:
