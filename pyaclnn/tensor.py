@@ -706,6 +706,7 @@ def set_maker(tensors: Sequence[Tensor], fast):
         return make_set(spec, buf.ptr, buf.streams, whole)
 
     make.close = blocks.close
+    make.finalizer = blocks._fin      # (gives the kept blocks back without keeping them alive)
     return make
 
 

@@ -236,6 +236,10 @@ def prepared():
         runtime.current_stream().synchronize()    # both launches write the plan's out: ordered
         plan(stream=side)
         side.synchronize()
+def explicit_plan():
+    with ops.plan("Adds", v, 2.0, 1, pyaclnn.empty((256,))) as plan:
+        plan.execute(v)
+        plan.execute(v)                           # (the first set's block again, or a second)
 def streams():
     s = runtime.Stream(); pyaclnn.from_numpy(host, stream=s); s.close()
 def events():
@@ -246,7 +250,7 @@ def trim():
     pyaclnn.empty((1 << 16,)).close(); pyaclnn.empty_cache()
 
 PIECES = [arnq] if sys.argv[2] == "arnq" else [arnq, cached, one_shot, data_dependent, views, prepared,
-                                                streams, events, numpy_arnq, trim]
+                                                explicit_plan, streams, events, numpy_arnq, trim]
 done = [0] * len(PIECES)
 turn = [0]
 

@@ -1,13 +1,13 @@
-"""Cached prepared calls behind friendly functions, for repeated calls at decode shapes.
+"""Cached explicit plans behind friendly functions, for repeated calls at decode shapes.
 
 A friendly call on pyaclnn tensors repeated with the same layouts and attributes -- a decode loop --
 would run phase 1 again each time, make its outputs and their ``aclTensor`` descriptors, and pass
-through the host-data boundary.  Instead, the first such call prepares a repeatable executor
-(:class:`~pyaclnn.ops.PreparedCall`, which owns its own descriptors and workspace) and keeps it; every
-call makes its outputs from the stream's memory pool (no ``aclTensor`` of their own: the executor's
-descriptors are re-pointed at them) and then one C call (``_fastcall.c``: ``_fast_friendly``) checks
-the arguments, re-points the addresses that changed and queues the launch.  Results are identical:
-the same kernel runs on the same data.
+through the host-data boundary.  Instead, the first such call makes an explicit plan
+(:class:`~pyaclnn.ops.Plan`: it owns its descriptors, workspace and outputs' memory) and keeps it,
+looked up by (operator, attributes, layouts); every later call is that plan's launch: one C call
+(``_fastcall.c``: ``make_kept`` and ``_fast_friendly``) makes the call's new outputs, checks the
+arguments, re-points the addresses that changed and queues the launch.  Results are identical: the
+same kernel runs on the same data.
 
 Why it is safe:
 
@@ -47,8 +47,9 @@ from .._release import _put
 from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
-from ..tensor import empty, set_maker
+from ..tensor import empty
 from . import _native
+from ._plan import Plan
 from ._prepared import _clear_hooks, plan_class
 
 ENTRIES = 32        # cached plans per stream
@@ -57,39 +58,18 @@ _MISSING = object()
 
 
 class _Entry:
-    """One prepared call and the layouts of its outputs."""
-    __slots__ = ("plan", "specs", "maker", "returns", "stream_plans", "torch_specs", "torch_sizes")
+    """One cached plan and what its friendly function returns of its outputs."""
+    __slots__ = ("plan", "specs", "returns", "torch_specs", "torch_sizes")
 
-    def __init__(self, plan, specs: tuple, returns: tuple | None):
+    def __init__(self, plan: Plan, specs: tuple, returns: tuple | None):
         self.plan = plan
-        self.stream_plans: list | None = None     # the stream's list of plan finalizers
         self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
         self.torch_sizes: list | None = None      # their nbytes
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
         self.returns = returns          # output positions returned, None where inactive; None: all
-        self.maker: Any = None          # stream -> a new set of outputs (tensor.set_maker)
-
-    def new_set(self, stream: Stream) -> list:
-        """This call's outputs: new tensors from the stream's pool, owned by the caller alone."""
-        if self.maker is not None:
-            return self.maker(stream)
-        outs = [empty(shape, acl, stream=stream) for shape, acl in self.specs]
-        self.maker = set_maker(outs, _native.module())
-        return outs
-
-    def launch(self, inputs: tuple, stream: Stream):
-        """The outputs (the launch is queued), or None (nothing done: Python must take the call)."""
-        return self.plan._fast_friendly(inputs, self.maker(stream), stream)     # (maker: made by _add)
 
     def close(self) -> None:
-        if self.stream_plans is not None:
-            for f in (self.plan._finalizer, self.maker.close):
-                try:
-                    self.stream_plans.remove(f)
-                except ValueError:
-                    pass
-        self.plan.close()
-        self.maker.close()          # its kept output blocks go back to the pool
+        self.plan.close()           # (its kept output blocks go back to the pool)
 
 
 class _StreamPlans:
@@ -152,19 +132,9 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
     if entry is None or stream._handle is None:
         return None
     try:
-        r = entry.launch(inputs, stream)
+        r = entry.plan.launch(inputs, stream)
         if r is None:
-            # Inputs not yet used on this stream, or a thread not yet bound to the device: do what
-            # the ordinary path would do, then once more.
-            for v in inputs:
-                if v is not None and v._ptr is not None:
-                    v._mem.note_stream(stream)
-            state = stream._state
-            if getattr(_tls, "binding", None) is not state.binding:
-                state.bind()
-            r = entry.launch(inputs, stream)
-            if r is None:
-                return None
+            return None
     except Exception:
         # refused at launch (the vendor tiles then): keep no plan for it. (Not on a KeyboardInterrupt:
         # the plan is sound, and preparing it again on every interrupt only costs.)
@@ -229,7 +199,7 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
         if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
                 not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], hold.held):
             return None
-        fast = entry.plan._fast_friendly
+        fast = entry.plan._call._fast_friendly
         r = fast(inputs, addrs, stream)
         if r is None:
             for v in inputs:
@@ -338,30 +308,20 @@ def _sync_quietly(stream: Stream) -> None:
 
 
 def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> _Entry | None:
-    """Prepare the plan of a new key (None, remembered, when this call cannot have one: the
-    ordinary path then runs it, and raises its errors)."""
-    outs = None
+    """Make the plan of a new key (None, remembered, when this call cannot have one: the ordinary
+    path then runs it, and raises its errors)."""
     try:
         fn, args, specs, returns = build(*inputs)
-        entry = _Entry(None, tuple(specs), returns)
-        outs = entry.new_set(stream)
-        n_out = len(outs)
-        plan = plan_class()(fn, list(args[:len(args) - n_out]) + outs, stream, keep_refs=False)
+        outs = [empty(shape, acl, stream=stream) for shape, acl in specs]
+        args = list(args[:len(args) - len(outs)]) + outs
+        del outs
+        plan = Plan(fn, args, stream, holds_stream=False)
+        del args
+        entry = _Entry(plan, tuple(specs), returns) if plan._maker is not None else None
+        if entry is None:
+            plan.close()
     except (PyaclnnError, TypeError, ValueError, IndexError, ctypes.ArgumentError):
-        entry = plan = None     # arguments phase 1 refuses: the ordinary path runs the call and raises
-    if plan is not None:
-        slots = plan._slots
-        if (len(slots) < n_out or any(not s.copy_back for s in slots[-n_out:])
-                or any(s.copy_back for s in slots[:-n_out])):
-            plan.close()         # outputs must be the last slots, inputs the first
-            entry = None
-        else:
-            entry.plan = plan
-            stream._users.add(plan)             # told when the stream closes: stops launching
-            stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
-            stream._plans.append(entry.maker.close)   # (and its kept output blocks given back)
-            entry.stream_plans = stream._plans
-    del outs
+        entry = None            # arguments phase 1 refuses: the ordinary path runs the call and raises
     with sp.lock:
         if entry is None and len(sp.entries) >= ENTRIES:
             return None                         # do not let failures evict good plans
