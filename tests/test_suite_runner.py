@@ -1,4 +1,4 @@
-"""``python -m pyaclnn suite op-plugin PATH`` (issue 21, points 3 and 4): the runner on a small fake suite
+"""``python -m pyaclnn suite op-plugin PATH``: the runner on a small fake suite
 (files that pass, fail at a missing aclnn operator, kill their process, hang, skip), its table, JSON and
 baseline check; and, when a checkout of op-plugin is named by PYACLNN_OP_PLUGIN, the shipped baseline's files
 on the emulator (CI has no network and no checkout: skipped with that reason)."""
