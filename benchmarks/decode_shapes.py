@@ -1,4 +1,4 @@
-"""Fast at decode shapes (issue 13): the ratios of its goals, measured in one run, each next to its goal.
+"""Fast at decode shapes: the ratios of its goals, measured in one run, each next to its goal.
 
     python benchmarks/decode_shapes.py [--repeats 5] [--calls 2000] [--large-rows 4096] [--no-python]
 
@@ -231,7 +231,7 @@ def main(argv=None) -> dict:
     ratios["capi_vs_c"] = goal(capi["py_capi"] / capi["c_one_shot"] if capi else None, "<=", 4)
 
     report = {
-        "benchmark": "issue 13: decode shapes", "machine": machine, "repeats": args.repeats,
+        "benchmark": "decode shapes", "machine": machine, "repeats": args.repeats,
         "decode_shape": c["decode_shape"], "large_shapes": {n: c[f"large_{n.split('_')[0]}_shape"] for n in
                                                             ("arnq", "gmq", "add")},
         "ratios": ratios, "figures": {k: round(v, 3) for k, v in figures.items()},

@@ -1,4 +1,4 @@
-"""Memory of the numpy path (issue 13): peak RSS of one friendly ARNQ V2 call on numpy arrays, over the
+"""Memory of the numpy path: peak RSS of one friendly ARNQ V2 call on numpy arrays, over the
 bytes of its outputs, and what the stream's pool still holds once the outputs are deleted.
 
     python benchmarks/numpy_path_memory.py [--rows 4096] [--cols 8192]

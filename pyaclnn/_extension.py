@@ -27,12 +27,13 @@ class OptionalExtension:
     """One accelerator module: ``module()`` loads it on first use (or returns None)."""
 
     def __init__(self, name: str, abi: int, lib_env: str, switches: tuple[str, ...],
-                 prepare: Callable[[Any, Path], None]):
+                 prepare: Callable[[Any, Path], None], needs: str = ""):
         self.name = name                # the extension's module name (its PyInit_ symbol)
         self.abi = abi                  # what module.abi() must return
         self.lib_env = lib_env          # env var naming a prebuilt module
         self.switches = switches        # env vars whose "0" turns it off, in the order asked
         self.prepare = prepare          # prepare(module, path): checks and configuration; raises to refuse
+        self.needs = needs              # what its build needs beyond a C compiler, for the "not built" reason
         self.why_unavailable: str | None = None
         self._module = None
         self._tried = False
@@ -66,7 +67,7 @@ class OptionalExtension:
         if others:
             return (f"{self.filename()} was not built: only {', '.join(others)}, for another Python; reinstall "
                     f"pyaclnn with this interpreter (pip install -e .) to build it")
-        return f"{self.filename()} was not built"
+        return f"{self.filename()} was not built" + (f" (it needs {self.needs})" if self.needs else "")
 
     def status(self) -> dict:
         """{"active": bool, "path" or "why"}: loads the module if nobody has yet (for info)."""

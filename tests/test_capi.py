@@ -264,7 +264,7 @@ def test_the_generator_refuses_headers_it_cannot_mirror(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# Porting C++ line by line (issue 10, point 3). The expectations come from the headers
+# Porting C++ line by line. The expectations come from the headers
 # (pyaclnn.get_include(), checked against the real declarations by test_headers.py) and
 # real_headers.txt, parsed here independently of the generator (pyaclnn/signatures/capi_mirror.py).
 # ------------------------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ def test_exec_sets_the_environment_and_passes_the_exit_code(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# The acl* / aclrt* names torch_npu 2.13 looks up by name (issue 27, point 10): torch_npu terminates
+# The acl* / aclrt* names torch_npu 2.13 looks up by name: torch_npu terminates
 # the process ("Failed to find function aclrtGetPrimaryCtxState") when a runtime function it reaches is
 # absent. tests/data/torch_npu_2.13_acl_runtime_names.txt: every such name in the wheel's libraries
 # (`strings`, measured on torch-npu 2.13.0; ../shared/torch_npu/FACTS.md).

@@ -1,4 +1,4 @@
-"""Issue 10, point 6: configuration mistakes are caught (a bad PYACLNN_STUB_SOC, a failing demo)
+"""Configuration mistakes are caught (a bad PYACLNN_STUB_SOC, a failing demo)
 and the package namespace lists what it offers."""
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ print(from_numpy.__name__, Tensor.__name__, ops.__name__, "annotations" in dir()
     assert out.split() == ["from_numpy", "Tensor", "pyaclnn.ops", "False"]
 
 
-# ---- over-long path variables (issue 27, point 9) ---------------------------------------------
+# ---- over-long path variables ---------------------------------------------------------------
 # A 100k-character value made the first stat() fail with a bare "OSError: [Errno 36] File name too
 # long" that named no variable; now it is a ConfigError naming the variable and what it should hold.
 

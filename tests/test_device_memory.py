@@ -1,4 +1,4 @@
-"""The default capacity of an emulated device comes from the host (issue 27, point 7).
+"""The default capacity of an emulated device comes from the host.
 
 Device memory is host memory. A device used to get the SoC's nominal HBM whatever the host had
 (128 GiB on Ascend950PR): on a 23 GiB host 127 allocations of 1 GiB were accepted, and touching them

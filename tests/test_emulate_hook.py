@@ -1,4 +1,4 @@
-"""The emulator without a wrapper (issue 23, points 1-2): the start-up hook of PYACLNN_EMULATE=1
+"""The emulator without a wrapper: the start-up hook of PYACLNN_EMULATE=1
 (pyaclnn-emulate.pth -> pyaclnn/_emulate.py) and the pytest plugin (pytest --aclnn-emulator, the
 aclnn_emulator ini option), run in child processes as a user would."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which record an event wait is for (issue 27, point 1; tests/c/event_order.c).
+"""Which record an event wait is for (tests/c/event_order.c).
 
 aclrtStreamWaitEvent (and aclrtSynchronizeEvent) wait for the record that was latest when they were
 called, as CANN and CUDA do: a later record of the same event on an idle stream must not release

@@ -1,4 +1,4 @@
-"""Interpreter exit while daemon threads are still launching operators (issue 12, point 14).
+"""Interpreter exit while daemon threads are still launching operators.
 
 On today's main the exit's finalizers released tensors those threads were using, and the threads died
 with ACLNN_ERR_PARAM_INVALID and the hint "rejected an argument (dtype, shape, format or value)". Now

@@ -1,4 +1,4 @@
-"""fork() after init, and Ctrl-C during a host wait (issue 12, point 4).
+"""fork() after init, and Ctrl-C during a host wait.
 
 * A child forked after the runtime started has none of its stream threads: on today's main its
   first stream synchronisation blocked forever. Now every device call in the child fails at once
@@ -90,7 +90,7 @@ print("PARENT ok")
 
 
 def test_forked_child_with_queued_work_refuses_context_and_reset_calls_at_once(tmp_path_factory):
-    # issue 27, point 2: with work queued at fork time, aclrtResetDevice(Force) and aclrtDestroyContext
+    # with work queued at fork time, aclrtResetDevice(Force) and aclrtDestroyContext
     # waited forever in the child for stream workers it does not have (the child died of its SIGALRM
     # after 10 s), and aclrtSetCurrentContext / aclrtCreateContext returned 0 (the latter even started
     # a stream thread in the child).
@@ -111,7 +111,7 @@ def test_forked_child_with_queued_work_refuses_context_and_reset_calls_at_once(t
 
 @pytest.mark.parametrize("leave", ["sys.exit(0)", "raise SystemExit(3)", "pass"])
 def test_python_child_leaving_normally_while_the_parent_has_work_queued_exits_promptly(leave):
-    # issue 27, point 2: the child hung in Device._close -> aclrtResetDevice at exit (os._exit did not).
+    # the child once hung in Device._close -> aclrtResetDevice at exit (os._exit did not).
     code = PRELUDE + f"""
 import numpy as np
 s = rt.Stream()
@@ -166,7 +166,7 @@ print("DONE", round(time.monotonic() - t0, 2))
     assert words[2] == "DONE" and float(words[3]) >= 1.5, out
 
 
-# ---- Ctrl-C in calls that wait for queued work (issue 27, point 5) --------------------------------
+# ---- Ctrl-C in calls that wait for queued work -------------------------------------------------
 # With seconds of work queued, SIGINT took effect only when the work was done in a numpy-in/out
 # ops.matmul (2.4 s for 1.5 s queued), ops.masked_select (2.5 s) and a from_numpy loop (1.4 s): a
 # copy from pageable host memory, the synchronising phase 2 of a data-dependent operator and the

@@ -1,4 +1,4 @@
-"""Hardening of the Pythonic layer (issue 12): integers that would wrap in ctypes, byte sizes that
+"""Hardening of the Pythonic layer: integers that would wrap in ctypes, byte sizes that
 overflow, read-only arrays given for in-place results, one prepared plan called from several
 threads, and the stream list of device memory.
 

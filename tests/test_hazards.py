@@ -1,4 +1,4 @@
-"""The emulator's stream-hazard checker (issue 14; docs/hazards.md).
+"""The emulator's stream-hazard checker (docs/hazards.md).
 
 tests/c/hazards.c holds one deliberate ordering bug per kind and the same program correctly ordered
 (a synchronisation, or aclrtRecordEvent + aclrtStreamWaitEvent). Each bug must be reported exactly

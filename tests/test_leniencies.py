@@ -1,4 +1,4 @@
-"""Issue 12 point 15: leniencies of the emulator, each either made faithful or shown to be the vendor's
+"""Leniencies of the emulator, each either made faithful or shown to be the vendor's
 own behaviour (then documented in the README, "Emulator behaviour worth knowing").
 
 * ``aclFinalize`` before ``aclInit`` returns 0: the vendor's (``aclFinalizeFlag`` starts false in

@@ -1,4 +1,4 @@
-"""Issue 10, point 4: Tensor.close() / ``with tensor:`` release what they promise; empty_cache()
+"""Tensor.close() / ``with tensor:`` release what they promise; empty_cache()
 returns pooled memory to the device; resets and finalizes done through capi behind the Pythonic
 layer's back are named as such."""
 from __future__ import annotations

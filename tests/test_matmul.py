@@ -22,7 +22,8 @@ def rand(shape, name):
     return RNG.standard_normal(shape).astype(np.float32).astype(NPDT[name])
 
 
-def check_close(got, a, b, out_name, bias=None, alpha=1.0, beta=1.0):
+def check_close(got, a, b, out_name, bias=None, alpha=1.0, beta=1.0, result_name=None):
+    """result_name: the dtype the cube rounds its result to before the cast to out (one more rounding)."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     exact = np.matmul(a64, b64)
     bound_terms = np.matmul(np.abs(a64), np.abs(b64))
@@ -30,7 +31,8 @@ def check_close(got, a, b, out_name, bias=None, alpha=1.0, beta=1.0):
         exact = beta * bias.astype(np.float64) + alpha * exact
         bound_terms = np.abs(beta * bias.astype(np.float64)) + abs(alpha) * bound_terms
     k = a.shape[-1]
-    tol = (k + 2) * 2.0 ** -24 * bound_terms + U_OUT[out_name] * np.abs(exact)
+    u = U_OUT[out_name] + (U_OUT[result_name] if result_name not in (None, out_name) else 0.0)
+    tol = (k + 2) * 2.0 ** -24 * bound_terms + u * np.abs(exact)
     err = np.abs(got.astype(np.float64) - exact)
     assert got.shape == exact.shape
     assert np.all(err <= tol), float(np.max(err - tol))
@@ -111,10 +113,43 @@ def test_mixed_operand_dtypes_are_promoted(cube, na, nb):
         if cube == 0 and out_name == "float16" and na == "float32":
             continue                                  # refused: FLOAT self into a FLOAT16 out under KEEP_DTYPE
         got = ops.Matmul(a, b, np.zeros((4, 5), NPDT[out_name]), cube)
-        check_close(got, ra, rb, out_name)
+        check_close(got, ra, rb, out_name, result_name="float16" if cube == 2 else None)
     ba, bb = a.reshape(2, 2, 33), np.stack([b, b])
     got = ops.BatchMatMul(ba, bb, np.zeros((2, 2, 5), np.float32), cube)
-    check_close(got, *as_cube_operands(ba, bb, cube), "float32")
+    check_close(got, *as_cube_operands(ba, bb, cube), "float32", result_name="float16" if cube == 2 else None)
+
+
+# The dtype the cube writes before the cast to out (matmul_util.cpp: the promotion table's dtype, then
+# NeedEnableFp32Output's FLOAT for a FLOAT out of two FLOAT16 or two BF16 operands). Two exact fp32 products per
+# case: 1 + 2^-8 + 2^-9 (bf16 rounds it up, fp16 holds it) and 1 + 2^-11 + 2^-12 (fp16 rounds it up, bf16 down), so
+# a missed, an extra or a wrong intermediate rounding changes one of them; want is the product rounded (by
+# ml_dtypes / NumPy) first to the result dtype, then to out's.
+F16, BF, F32 = "float16", "bfloat16", "float32"
+RESULT_DTYPE_CASES = [
+    # a dtype, b dtype, out, cube, result dtype
+    (F32, F32, F32, 2, F16),      # FLOAT operands under USE_FP16: an fp16 result even into a FLOAT out
+    (F32, F16, F32, 2, F16),
+    (BF, F32, F32, 2, F16),
+    (F16, F16, F32, 2, F32),      # two FLOAT16 into FLOAT: NeedEnableFp32Output
+    (BF, BF, F32, 2, F32),
+    (BF, BF, F16, 0, BF),         # two BF16 into a FLOAT16 out: the bf16 result, then the cast
+    (BF, BF, F16, 1, BF),
+    (F32, F32, F32, 0, F32),
+    (F16, BF, F16, 0, F32),       # a FLOAT16 + BF16 mix computes in FLOAT
+    (F32, F16, F16, 1, F32),
+]
+
+
+@pytest.mark.parametrize("na,nb,out_name,cube,result_name", RESULT_DTYPE_CASES)
+def test_the_result_is_rounded_to_the_cube_dtype_before_the_cast_to_out(na, nb, out_name, cube, result_name):
+    for tail in (2.0 ** -8, 2.0 ** -11):
+        a = np.array([[1.0, tail]], np.float32).astype(NPDT[na])          # every value exact in each dtype
+        b = np.array([[1.0], [1.5]], np.float32).astype(NPDT[nb])
+        exact = np.float32(1.0 + tail + tail / 2)
+        want = float(exact.astype(NPDT[result_name]).astype(np.float32).astype(NPDT[out_name]))
+        for op in (ops.Matmul, ops.Mm):
+            got = op(a, b, np.zeros((1, 1), NPDT[out_name]), cube)
+            assert got.dtype == NPDT[out_name] and float(got[0, 0]) == want, (op, tail, float(got[0, 0]), want)
 
 
 def test_use_fp16_rounds_a_bf16_operand_mixed_with_fp32_and_keeps_bf16_pairs():

@@ -1,4 +1,4 @@
-"""Issue 10, point 5: errors say what would be valid; Python data gets torch's dtypes; friendly
+"""Errors say what would be valid; Python data gets torch's dtypes; friendly
 functions take what the generic launcher takes; ops lists only what the libraries export."""
 from __future__ import annotations
 

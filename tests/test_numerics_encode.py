@@ -180,7 +180,7 @@ def test_codecs_reject_unknown_names_and_modes():
 
 def test_codecs_e8m0_rint_ties_go_to_the_even_code():
     """1.5 * 2^k lies halfway between 2^k (code 127 + k) and 2^(k+1): "rint" keeps the even code of
-    the two, "round" always goes up (issue 27, point 11: 3.0 = 1.5 * 2^1 is code 128, not 129). Down
+    the two, "round" always goes up (3.0 = 1.5 * 2^1 is code 128, not 129). Down
     to the fp32 subnormal tie 1.5 * 2^-127 (between code 0 = 2^-127 and code 1), which stays at 0."""
     k = np.arange(-127, 128)
     x = (1.5 * 2.0 ** k).astype(np.float32)

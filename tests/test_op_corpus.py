@@ -44,7 +44,7 @@ REFUSED_FIRST = {("aclnnMaxPool2dWithMask", "Ascend950PR"): 5, ("aclnnMaxPool2dW
                  # the op_api's first check requires nine of the tensors: few generic calls get past it
                  **{(f"aclnnGroupedMatmulFinalizeRoutingV{v}", soc): 3 for v in (2, 3)
                     for soc in ("Ascend950PR", "Ascend910B4")}}
-# Operators of the op-plugin round (issue 21) whose calls still come from the generic builder, which seldom makes
+# Operators op-plugin's tests needed whose calls still come from the generic builder, which seldom makes
 # a valid call for them (shapes tied across arguments, matrices, pooling windows, statistics tensors): their
 # successful paths are covered by their own tests (test_blas, test_distance, test_linalg, test_suite_ops,
 # test_grid_sampler, test_upsample, test_pool, test_foreach_family, test_sync_batch_norm, test_index_copy,

@@ -296,7 +296,7 @@ def test_attribute_objects_are_made_and_destroyed():
 
 
 def test_python_ints_are_int64_scalars_and_int64_tensors():
-    """A Python int is torch's int64: an aclScalar of ACL_INT64, and tensor data of ACL_INT64 (issue 27,
+    """A Python int is torch's int64: an aclScalar of ACL_INT64, and tensor data of ACL_INT64 (
     point 11). 2**40 + 3 does not fit int32: as ACL_INT32 it would be refused or wrap."""
     big = 2 ** 40 + 3
     s = _marshal.as_scalar(big)

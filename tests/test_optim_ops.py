@@ -1,4 +1,4 @@
-"""The operators torch.nn.utils.clip_grad_norm_ and torch.optim's fused AdamW reach on npu (issue 28):
+"""The operators torch.nn.utils.clip_grad_norm_ and torch.optim's fused AdamW reach on npu:
 aclnnForeachNorm (hicann/ops-nn foreach/foreach_norm): per tensor of a list its 1-, 2- or (Ascend 950) inf-norm
 in fp32, against a float64 NumPy reference and torch CPU's _foreach_norm; every dtype of the vendor's list,
 non-contiguous and empty tensors, the A2 kernel's modes in a subprocess, the documented checks.

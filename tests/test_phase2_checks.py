@@ -1,4 +1,4 @@
-"""Phase-2 workspace checks (issue 12, point 8) and device mismatches (point 9).
+"""Phase-2 workspace checks and device mismatches.
 
 Today's main accepted a 64-byte block claiming 16 MiB of workspace, a freed block, host memory and a
 wild address as the workspace of a launch (an NPU would fault), and accepted tensors and copies of

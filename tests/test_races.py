@@ -1,4 +1,4 @@
-"""Races between threads sharing memory, executors, events and streams (issue 12, points 1-3, 12).
+"""Races between threads sharing memory, executors, events and streams.
 
 Runs the C driver tests/c/races.c (see its header) against the stub in use. Each mode provokes one
 race many times over, with spinning barriers and varied delays so that the race windows are crossed

@@ -1,4 +1,4 @@
-"""The sampling operators added for issue 28 (native_stubs/src/ops/random/sampling.toml): InplaceRandom,
+"""The sampling operators (native_stubs/src/ops/random/sampling.toml): InplaceRandom,
 InplaceRandomWithoutFromTo, InplaceBernoulli, InplaceBernoulliTensor, Randperm, Multinomial. Fidelity class
 "statistical": the emulator's Philox stream with the maps of sampling.c, recomputed bit for bit by
 tests/reference/random.py, plus ranges and frequencies on large draws; every dtype of the vendor's lists

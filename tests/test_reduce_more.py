@@ -1,4 +1,4 @@
-"""The reductions added for issue 28 (native_stubs/src/ops/reduce/any_all.toml, moments.toml, prod.toml,
+"""The reductions of native_stubs/src/ops/reduce/any_all.toml, moments.toml, prod.toml,
 bincount.toml, norm/vector_norm.toml): Any, All, VarCorrection, VarMean, Std, StdMeanCorrection, LogSumExp,
 Prod, ProdDim, Cumprod, InplaceCumprod, LinalgVectorNorm, Norm, Bincount -- against float64 NumPy references
 (exact operators bit for bit; class-c ones within one ulp of the exactly rounded result), every dtype of the

@@ -1,4 +1,4 @@
-"""Host work in stream order and device-memory synchronisation (issue 27, point 10; docs/torch_npu.md):
+"""Host work in stream order and device-memory synchronisation (docs/torch_npu.md):
 aclrtLaunchHostFunc, aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport / aclrtUnSubscribeReport,
 aclrtValueWrite / aclrtValueWait and aclrtQueryEventWaitStatus.
 

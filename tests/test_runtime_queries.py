@@ -1,4 +1,4 @@
-"""Memory, device and copy entry points torch_npu 2.13 looks up by name (issue 27, point 10): pointer
+"""Memory, device and copy entry points torch_npu 2.13 looks up by name: pointer
 attributes, host registration, aclrtMallocHostWithCfg, device info and UUID, primary-context state, memory
 usage, logical device ids, CANN attributes, batch copies, cache maintenance and stream ids -- their real
 behaviour and the vendor's codes for bad arguments. Also: the ctypes layouts of the public structures

@@ -171,7 +171,7 @@ def test_nonzero_v2_leaves_rank_by_count_on_out():
 
 def test_nonzero_v2_without_non_zeros_leaves_rank_by_0_with_torchs_strides():
     """No non-zero element: out's view becomes [rank, 0], whose contiguous strides count the zero-size
-    dimension as 1 -- (1, 1), as torch gives shape (2, 0) (issue 27, point 11)."""
+    dimension as 1 -- (1, 1), as torch gives shape (2, 0)."""
     import ctypes
     from pyaclnn import capi
     out = pyaclnn.empty((2, 6), "int64")
@@ -203,7 +203,7 @@ def test_nonzero_v2_validation_codes():
     assert raw_null_status("aclnnNonzeroV2GetWorkspaceSize", 2) == NULLPTR
 
 
-# ---- with the executor cache on (issue 27, point 3) ---------------------------------------------
+# ---- with the executor cache on ----------------------------------------------------------------
 # A cached call runs a repeatable executor with its own aclTensor descriptors: the real shape of a
 # data-dependent launch landed on the plan's descriptor, and every call returned the full-size output.
 

@@ -1,4 +1,4 @@
-"""Sorting, coordinates and whole-tensor comparisons added for issue 28 (native_stubs/src/ops/sort/sort.toml,
+"""Sorting, coordinates and whole-tensor comparisons (native_stubs/src/ops/sort/sort.toml,
 index/nonzero.toml, compare/closeness.toml): Sort (stable, NaN largest) bit for bit against NumPy's stable
 argsort and torch CPU, Nonzero against NumPy, Equal and IsClose against NumPy references written from the
 op_apis and the arch35 kernel; every dtype of the vendor's lists (Ascend 950; Atlas A2 statuses in one

@@ -1,4 +1,4 @@
-"""Operators op-plugin's own test files needed (issue 21 point 5, the "misc" share): Cummax and Cummin
+"""Operators op-plugin's own test files needed (the "misc" share): Cummax and Cummin
 (reduce/cum_extreme.toml), Amin, AminmaxDim and AminmaxAll (reduce/extremes_more.toml),
 FastGelu and FastGeluBackward (activation/fast_gelu.toml), Sinc, InplaceSinc, Gcd, Lerp and
 InplaceLerp (math/suite_math.toml), AddRelu and InplaceAddRelu

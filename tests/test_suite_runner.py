@@ -1,4 +1,4 @@
-"""``python -m pyaclnn suite op-plugin PATH`` (issue 21, points 3 and 4): the runner on a small fake suite
+"""``python -m pyaclnn suite op-plugin PATH``: the runner on a small fake suite
 (files that pass, fail at a missing aclnn operator, kill their process, hang, skip), its table, JSON and
 baseline check; and, when a checkout of op-plugin is named by PYACLNN_OP_PLUGIN, the shipped baseline's files
 on the emulator (CI has no network and no checkout: skipped with that reason)."""
@@ -160,6 +160,49 @@ def test_a_path_without_test_files_is_a_clear_error(tmp_path):
     rc, out, err = suite(tmp_path, tmp_path)
     assert rc == 2 and "no test files matching test_*.py" in err
 
+
+
+SEEDED = {
+    # op-plugin's files seed NumPy only when run as a script; under the runner every test starts from that seed
+    "test_seeded.py": """
+        import numpy as np
+
+        FIRST = np.random.RandomState(7).uniform(-10, 10, 4)
+
+        def test_a():
+            assert (np.random.uniform(-10, 10, 4) == FIRST).all()
+
+        def test_b():
+            assert (np.random.uniform(-10, 10, 4) == FIRST).all()
+
+        if __name__ == "__main__":
+            np.random.seed(7)
+        """,
+    "test_unseeded.py": """
+        import numpy as np
+
+        def test_a():
+            assert (np.random.rand(4) == np.random.RandomState(0).rand(4)).all()
+        """,
+}
+
+
+def test_each_test_starts_from_its_files_main_block_numpy_seed(tmp_path):
+    root = tmp_path / "test" / "test_base_ops"
+    root.mkdir(parents=True)
+    for name, body in SEEDED.items():
+        (root / name).write_text(textwrap.dedent(body))
+    out = tmp_path / "run.json"
+    rc, stdout, stderr = suite(root, root, "--jobs", "1", "--json", out)
+    assert rc == 0, stderr[-3000:]
+    files = {f["file"]: f for f in json.loads(out.read_text())["files"]}
+    assert files["test_seeded.py"]["passed"] == 2 and files["test_unseeded.py"]["passed"] == 1, files
+    # PYACLNN_SUITE_SEED=off: NumPy left as pytest found it, so test_b continues test_a's stream
+    rc, _, stderr = helpers.run_module(["pyaclnn", "suite", "op-plugin", str(root), "test_seeded.py", "--jobs", "1",
+                                        "--json", str(out)], env_overrides={"PYACLNN_SUITE_SEED": "off"}, timeout=120)
+    assert rc == 0, stderr[-3000:]
+    seeded = json.loads(out.read_text())["files"][0]
+    assert (seeded["passed"], seeded["failed"]) == (0, 2), seeded
 
 # ---- the real suite, when a checkout is at hand ---------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""docs/torch_npu.md's support table is the one the operator definitions give (issue 28, point 5):
+"""docs/torch_npu.md's support table is the one the operator definitions give:
 regenerate it with ``python tests/tools/support_table.py`` after adding an operator."""
 from __future__ import annotations
 

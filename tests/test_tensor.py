@@ -155,7 +155,7 @@ def meta(handle: int) -> dict:
 
 def test_zero_size_dimensions_count_as_1_in_contiguous_strides():
     """torch gives shape (2, 0, 3) the strides (3, 3, 1): a zero-size dimension counts as 1 in the
-    strides of the dimensions before it (issue 27, point 11), on the Tensor and on its aclTensor."""
+    strides of the dimensions before it, on the Tensor and on its aclTensor."""
     assert contiguous_strides((2, 0, 3)) == (3, 3, 1)
     assert contiguous_strides((0, 4)) == (4, 1) and contiguous_strides((3, 0)) == (1, 1)
     for shape, strides in (((2, 0, 3), (3, 3, 1)), ((0, 2, 2), (4, 2, 1)), ((4, 0), (1, 1))):

@@ -1,4 +1,4 @@
-"""Tensor snapshots while another thread re-describes the tensor (issue 27, point 6b/6c).
+"""Tensor snapshots while another thread re-describes the tensor.
 
 aclInitTensor on a tensor while another thread ran Matmul's phase 1 made phase 1 validate one view and
 the executor take another (the worker then faulted in the kernel). A snapshot (pyaclnn_stub_tensor_get)

@@ -1,4 +1,4 @@
-"""torch_npu reaching runtime functions it looks up by name (issue 27, point 10), on the emulator.
+"""torch_npu reaching runtime functions it looks up by name, on the emulator.
 
 torch_npu resolves most runtime functions with dlsym when code first reaches them and terminates the
 process when one is absent ("terminate called ... Failed to find function aclrtGetPrimaryCtxState"):

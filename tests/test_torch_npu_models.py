@@ -1,4 +1,4 @@
-"""Ordinary model code on `npu` with default settings (issue 28, point 4): the tiny models of
+"""Ordinary model code on `npu` with default settings: the tiny models of
 tests/_tiny_models.py -- Llama-, Qwen2-, Mistral-, Gemma- and GPT-2-style causal LMs with transformers'
 default SDPA attention, a BERT-style masked LM, a T5-style encoder-decoder, a small ResNet -- run through the real
 torch_npu on the emulator and are compared with torch CPU, in one child process

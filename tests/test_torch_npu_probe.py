@@ -1,4 +1,4 @@
-"""The probe of common torch calls (issue 28, point 5 and the acceptance): the tensor methods and
+"""The probe of common torch calls: the tensor methods and
 torch.nn.functional calls a model author uses most, each run on `npu` (the real torch_npu on the
 emulator, default settings, no CPU fallback) and on the CPU with the same inputs, in one child process
 (tests/_torch_npu_probe_child.py). The test prints which calls run on npu and which fail, with the

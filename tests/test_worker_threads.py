@@ -1,4 +1,4 @@
-"""The emulator's own threads (issue 27, points 6a and 8).
+"""The emulator's own threads.
 
 * Worker threads blocked every signal, so the kernel killed the process at a fault on one without
   running any handler: ASan printed no report for a fault in a stream task or a kernel. Stream workers

@@ -1,5 +1,5 @@
 /*
- * C twin of benchmarks/decode_shapes.py: the C figures of issue 13 ("fast at decode shapes"), in one run.
+ * C twin of benchmarks/decode_shapes.py: the C figures of "fast at decode shapes", in one run.
  *
  *   one_shot_ns  per call, syncing after every call (as a decode step does):
  *     amp_update_scale      aclCreateTensor x5, GetWorkspaceSize, launch, sync, aclDestroyTensor x5

@@ -5,8 +5,9 @@ results, errors and attributes (``argtypes``, ``restype``, ``__doc__`` ... come 
 function, ``ctypes_function`` is the ctypes function itself), but the common argument kinds are
 converted in C. Whatever the C side does not recognise goes to the ctypes function unchanged, so
 the ctypes conversion rules stay the only rules. A function whose C types the extension does not
-handle (a ``bool`` by value, a plain ``char*``, more than 24 integer or 8 floating-point
-arguments) stays a ctypes function.
+handle (a ``bool`` by value, a plain ``char*``, more than 32 arguments) stays a ctypes function.
+The C function is called through libffi, as ctypes calls it; the extension is built only where
+libffi's headers are (``libffi-dev``), and ``python -m pyaclnn info`` says when it was not.
 
 The extension is looked for where the package build installs it (the emulator's library
 directory, ``$PYACLNN_STUB_LIBDIR`` for a development build, ``<package>/_stub/lib``) or at
@@ -18,11 +19,11 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from .._exceptions import BackendError, NoAttributeError
+from .._exceptions import NoAttributeError
 from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_capi"
-ABI = 1
+ABI = 2
 
 # ctypes type -> kind letter of _fastcapi.c (c_size_t etc. are aliases of these on LP64 Linux)
 _INT_KINDS = {ctypes.c_int8: "b", ctypes.c_uint8: "B", ctypes.c_int16: "h", ctypes.c_uint16: "H",
@@ -32,19 +33,18 @@ _RESULT_KINDS = {**_ARG_KINDS, None: "v", ctypes.c_bool: "?", ctypes.c_char_p: "
 
 
 def _prepare(module, path: Path) -> None:
-    if not module.supported():
-        raise BackendError(f"{path}: the generic call failed its probes on this platform")
-    # The extension reads byref() objects and ctypes instances directly; it checks the layouts on
-    # these samples and leaves those argument kinds to ctypes if they differ.
-    arr, vp, target = (ctypes.c_int64 * 3)(), ctypes.c_void_p(5), ctypes.c_uint64()
-    ref = ctypes.byref(target)
+    # The extension reads ctypes instances through their buffers and byref() objects through their
+    # `_obj` and repr; it checks both on these samples and leaves those argument kinds to ctypes if
+    # they do not read as expected.
+    arr, vp, target = (ctypes.c_int64 * 3)(), ctypes.c_void_p(5), (ctypes.c_uint64 * 2)()
+    ref = ctypes.byref(target, 8)
     module.setup(type(ref), ctypes.Array, ctypes._Pointer, ctypes.c_void_p,
                  ((arr, ctypes.addressof(arr)), (vp, ctypes.addressof(vp))),
-                 (ref, target, ctypes.addressof(target)))
+                 (ref, target, ctypes.addressof(target) + 8))
 
 
 _EXTENSION = OptionalExtension(MODULE, ABI, "PYACLNN_CAPI_FAST_LIB", ("PYACLNN_FASTPATH", "PYACLNN_CAPI_FASTPATH"),
-                               _prepare)
+                               _prepare, needs="the Python development files and libffi's headers (libffi-dev)")
 module = _EXTENSION.module
 
 
@@ -80,8 +80,7 @@ def describe(fn) -> tuple[bytes, bytes, tuple] | None:
             return None
         kinds.append(kind[0])
         targets.append(kind[1])
-    nfp = sum(k in "df" for k in kinds)
-    if nfp > 8 or len(kinds) - nfp > 24:
+    if len(kinds) > 32:
         return None
     return "".join(kinds).encode(), _RESULT_KINDS[fn.restype].encode(), tuple(targets)
 

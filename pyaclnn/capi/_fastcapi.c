@@ -10,94 +10,66 @@
  * C function runs, to the ctypes function: that path raises ctypes' own errors. So results, errors
  * and out-parameters are those of ctypes; only the cost differs.
  *
- * The C function is called through one generic pointer type taking 24 integer-class and 8
- * floating-point arguments: on the ABIs this is enabled for (x86-64 System V, AArch64 AAPCS64),
- * integer and floating-point arguments are assigned to their own register files independently and
- * integer arguments past the registers go to the stack in order, so a function of up to 24 integer
- * and 8 double/float arguments in any order receives exactly its arguments (extra ones are ignored,
- * the caller pops them). A float travels in the low half of a floating-point register. Module init
- * checks this on probe functions with mixed signatures; if a probe fails, `supported()` is False and
- * pyaclnn keeps the plain ctypes functions.
+ * The C function is called through libffi (what ctypes itself calls through), with a call interface
+ * prepared once per function from its ctypes signature: every argument and the result travel as their
+ * own C types, on any ABI libffi supports.
  *
- * Reading ctypes objects: byref(x) objects and ctypes instances are read through ctypes' (internal,
- * but unchanged since Python 2.5) object layouts; `setup()` checks both layouts on real objects
- * before the fast path reads them, and disables that kind of argument when they do not match.
+ * Only public interfaces are read: a ctypes instance's memory through the buffer protocol (ctypes
+ * exports b_ptr as the buffer), and byref(x) through its `_obj` attribute (the referenced object) and
+ * its repr, "<cparam 'P' (0x...)>", which carries the address byref computed (x's plus the offset).
+ * `setup()` checks both on real objects before the fast path relies on them, and leaves that kind of
+ * argument to ctypes when they do not behave as expected.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <ffi.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define ABI_VERSION 1
-#define MAX_INT_ARGS 24
-#define MAX_FP_ARGS 8
-#define MAX_ARGS (MAX_INT_ARGS + MAX_FP_ARGS)
+#define ABI_VERSION 2
+#define MAX_ARGS 32
 #define CACHE 4
-
-#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__linux__)
-#define GENERIC_CALL_POSSIBLE 1
-#else
-#define GENERIC_CALL_POSSIBLE 0
-#endif
-
-/* ---- ctypes object layouts (Modules/_ctypes/ctypes.h), checked by setup() ------------------- */
-
-typedef struct {
-    PyObject_HEAD
-    char *b_ptr;
-} cdata_head;
-
-typedef struct {
-    PyObject_HEAD
-    void *pffi_type;
-    char tag;
-    union {
-        char c; char b; short h; int i; long l; long long q; long double D; double d; float f; void *p;
-    } value;
-    PyObject *obj;
-    Py_ssize_t size;
-} carg_layout;
 
 static PyTypeObject *carg_type;        /* type(ctypes.byref(x)) */
 static PyTypeObject *array_base;       /* ctypes.Array */
 static PyTypeObject *pointer_base;     /* ctypes._Pointer */
 static PyTypeObject *void_p_type;      /* ctypes.c_void_p */
 static PyObject *str_type_attr;        /* "_type_" */
-static int cdata_ok, carg_ok, generic_ok;
+static PyObject *str_obj_attr;         /* "_obj" */
+static int cdata_ok, carg_ok;
 
-/* ---- the generic call ----------------------------------------------------------------------- */
-
-#define I8(a) a, a, a, a, a, a, a, a
-typedef uint64_t (*call_int_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                double, double, double, double, double, double, double, double);
-typedef double (*call_fp_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                             uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                             double, double, double, double, double, double, double, double);
-
-#define IARGS(v) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], \
-                 v[14], v[15], v[16], v[17], v[18], v[19], v[20], v[21], v[22], v[23]
-#define FARGS(v) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-
-static double float_in_fp_register(float f) {
-    union { double d; uint64_t u; } r;
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    r.u = bits;            /* low half: what a callee reading a float argument sees */
-    return r.d;
+/* The address a ctypes instance's memory starts at (its buffer): 0 when it exports none. */
+static int cdata_memory(PyObject *o, char **out) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) { PyErr_Clear(); return 0; }
+    *out = (char *)view.buf;
+    PyBuffer_Release(&view);   /* the instance, held by the caller's arguments, keeps the memory */
+    return 1;
 }
 
-static float float_of_fp_register(double d) {
-    uint64_t u;
-    float f;
-    uint32_t bits;
-    memcpy(&u, &d, 8);
-    bits = (uint32_t)u;
-    memcpy(&f, &bits, 4);
-    return f;
+/* The address byref(x[, offset]) passes: the one its repr shows. 0 when the repr is not of that form. */
+static int carg_address(PyObject *arg, void **out) {
+    PyObject *r = PyObject_Repr(arg);
+    if (r == NULL) { PyErr_Clear(); return 0; }
+    const char *s = PyUnicode_AsUTF8(r);
+    int ok = 0;
+    if (s != NULL && strncmp(s, "<cparam 'P' (0x", 15) == 0) {
+        char *end;
+        unsigned long long v = strtoull(s + 13, &end, 16);
+        if (end[0] == ')' && end[1] == '>' && end[2] == '\0') *out = (void *)(uintptr_t)v, ok = 1;
+    }
+    if (s == NULL) PyErr_Clear();
+    Py_DECREF(r);
+    return ok;
+}
+
+/* x of byref(x) (a new reference), or NULL. */
+static PyObject *carg_object(PyObject *arg) {
+    PyObject *o = PyObject_GetAttr(arg, str_obj_attr);
+    if (o == NULL) PyErr_Clear();
+    return o;
 }
 
 /* ---- argument and result kinds (pyaclnn/capi/_accel.py maps ctypes types to these) ---------- */
@@ -127,6 +99,8 @@ typedef struct {
     Py_ssize_t fallbacks;              /* calls handed to the ctypes function (tests read it)    */
     Py_ssize_t nargs;
     char ret;
+    ffi_cif cif;                       /* the call interface of the C signature, prepared once */
+    ffi_type *arg_types[MAX_ARGS];
     char kinds[MAX_ARGS];
     PyObject *targets[MAX_ARGS];       /* K_PTR: the pointee type X of POINTER(X) */
     type_cache direct[MAX_ARGS];       /* K_PTR: accepted ctypes argument types, and how they pass */
@@ -173,18 +147,19 @@ static int classify_cdata(PyObject *arg, PyObject *target) {
 }
 
 /* The value of a POINTER(X) argument, as ctypes would pass it; 0 = let ctypes handle it. */
-static int convert_pointer(CFunction *self, Py_ssize_t i, PyObject *arg, uint64_t *out) {
+static int convert_pointer(CFunction *self, Py_ssize_t i, PyObject *arg, void **out) {
     if (Py_IS_TYPE(arg, carg_type)) {           /* byref(x): accepted when x is an X */
-        carg_layout *a = (carg_layout *)arg;
-        if (!carg_ok || a->tag != 'P' || a->obj == NULL) return 0;
-        PyTypeObject *t = Py_TYPE(a->obj);
+        if (!carg_ok) return 0;
+        PyObject *x = carg_object(arg);
+        if (x == NULL) return 0;
+        PyTypeObject *t = Py_TYPE(x);
         if (!cache_find(&self->byref[i], t)) {
-            int r = PyObject_IsInstance(a->obj, self->targets[i]);
-            if (r <= 0) { if (r < 0) PyErr_Clear(); return 0; }
+            int r = PyObject_IsInstance(x, self->targets[i]);
+            if (r <= 0) { if (r < 0) PyErr_Clear(); Py_DECREF(x); return 0; }
             cache_add(&self->byref[i], t, MODE_CARG);
         }
-        *out = (uint64_t)(uintptr_t)a->value.p;
-        return 1;
+        Py_DECREF(x);
+        return carg_address(arg, out);
     }
     if (!cdata_ok) return 0;
     int mode = cache_find(&self->direct[i], Py_TYPE(arg));
@@ -193,39 +168,28 @@ static int convert_pointer(CFunction *self, Py_ssize_t i, PyObject *arg, uint64_
         if (mode == 0) return 0;
         cache_add(&self->direct[i], Py_TYPE(arg), mode);
     }
-    char *b = ((cdata_head *)arg)->b_ptr;
-    *out = mode == MODE_DEREF ? (uint64_t)(uintptr_t)(*(void **)b) : (uint64_t)(uintptr_t)b;
+    char *b;
+    if (!cdata_memory(arg, &b)) return 0;
+    *out = mode == MODE_DEREF ? *(void **)b : (void *)b;
     return 1;
 }
 
 /* c_void_p.from_param: None, int (masked), c_void_p, byref(...), any ctypes array or pointer. */
-static int convert_void_p(PyObject *arg, uint64_t *out) {
+static int convert_void_p(PyObject *arg, void **out) {
     if (PyLong_Check(arg)) {
-        *out = (uint64_t)PyLong_AsUnsignedLongLongMask(arg);
-        if (*out == (uint64_t)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+        uint64_t v = (uint64_t)PyLong_AsUnsignedLongLongMask(arg);
+        if (v == (uint64_t)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+        *out = (void *)(uintptr_t)v;
         return 1;
     }
-    if (Py_IS_TYPE(arg, void_p_type)) {
-        if (!cdata_ok) return 0;
-        *out = (uint64_t)(uintptr_t)(*(void **)((cdata_head *)arg)->b_ptr);
-        return 1;
-    }
-    if (Py_IS_TYPE(arg, carg_type)) {
-        carg_layout *a = (carg_layout *)arg;
-        if (!carg_ok || a->tag != 'P') return 0;
-        *out = (uint64_t)(uintptr_t)a->value.p;
-        return 1;
-    }
+    if (Py_IS_TYPE(arg, carg_type)) return carg_ok && carg_address(arg, out);
     if (!cdata_ok) return 0;
-    if (PyObject_TypeCheck(arg, array_base)) {
-        *out = (uint64_t)(uintptr_t)((cdata_head *)arg)->b_ptr;
-        return 1;
-    }
-    if (PyObject_TypeCheck(arg, pointer_base)) {
-        *out = (uint64_t)(uintptr_t)(*(void **)((cdata_head *)arg)->b_ptr);
-        return 1;
-    }
-    return 0;
+    int deref = Py_IS_TYPE(arg, void_p_type) || PyObject_TypeCheck(arg, pointer_base);
+    if (!deref && !PyObject_TypeCheck(arg, array_base)) return 0;
+    char *b;
+    if (!cdata_memory(arg, &b)) return 0;
+    *out = deref ? *(void **)b : (void *)b;
+    return 1;
 }
 
 static int convert_int(PyObject *arg, char kind, uint64_t *out) {
@@ -255,26 +219,46 @@ static int convert_double(PyObject *arg, double *out) {
     return 0;
 }
 
-static PyObject *make_result(char ret, uint64_t r, double d) {
+/* One argument or result in its C type, as libffi reads and writes it (integer results smaller than
+ * ffi_arg are widened to ffi_arg by libffi). */
+typedef union {
+    int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I; int64_t q; uint64_t Q;
+    double d; float f; void *p; ffi_arg widened; ffi_sarg swidened;
+} c_value;
+
+static void store_int(char kind, uint64_t v, c_value *out) {
+    switch (kind) {
+    case K_I8: out->b = (int8_t)v; break;
+    case K_U8: out->B = (uint8_t)v; break;
+    case K_I16: out->h = (int16_t)v; break;
+    case K_U16: out->H = (uint16_t)v; break;
+    case K_I32: out->i = (int32_t)v; break;
+    case K_U32: out->I = (uint32_t)v; break;
+    case K_I64: out->q = (int64_t)v; break;
+    default: out->Q = v; break;
+    }
+}
+
+static PyObject *make_result(char ret, const c_value *r) {
     switch (ret) {
     case K_VOID: Py_RETURN_NONE;
-    case K_I8: return PyLong_FromLong((int8_t)r);
-    case K_U8: return PyLong_FromLong((uint8_t)r);
-    case K_I16: return PyLong_FromLong((int16_t)r);
-    case K_U16: return PyLong_FromLong((uint16_t)r);
-    case K_I32: return PyLong_FromLong((int32_t)r);
-    case K_U32: return PyLong_FromUnsignedLong((uint32_t)r);
-    case K_I64: return PyLong_FromLongLong((int64_t)r);
-    case K_U64: return PyLong_FromUnsignedLongLong(r);
-    case K_BOOL: return PyBool_FromLong((uint8_t)r != 0);
+    case K_I8: return PyLong_FromLong((int8_t)r->swidened);
+    case K_U8: return PyLong_FromLong((uint8_t)r->widened);
+    case K_I16: return PyLong_FromLong((int16_t)r->swidened);
+    case K_U16: return PyLong_FromLong((uint16_t)r->widened);
+    case K_I32: return PyLong_FromLong((int32_t)r->swidened);
+    case K_U32: return PyLong_FromUnsignedLong((uint32_t)r->widened);
+    case K_I64: return PyLong_FromLongLong(r->q);
+    case K_U64: return PyLong_FromUnsignedLongLong(r->Q);
+    case K_BOOL: return PyBool_FromLong((uint8_t)r->widened != 0);
     case K_VOIDP:
-        if (r == 0) Py_RETURN_NONE;
-        return PyLong_FromVoidPtr((void *)(uintptr_t)r);
+        if (r->p == NULL) Py_RETURN_NONE;
+        return PyLong_FromVoidPtr(r->p);
     case K_CSTR:
-        if (r == 0) Py_RETURN_NONE;
-        return PyBytes_FromString((const char *)(uintptr_t)r);
-    case K_F64: return PyFloat_FromDouble(d);
-    case K_F32: return PyFloat_FromDouble((double)float_of_fp_register(d));
+        if (r->p == NULL) Py_RETURN_NONE;
+        return PyBytes_FromString((const char *)r->p);
+    case K_F64: return PyFloat_FromDouble(r->d);
+    case K_F32: return PyFloat_FromDouble((double)r->f);
     default: PyErr_SetString(PyExc_SystemError, "bad result kind"); return NULL;
     }
 }
@@ -283,51 +267,46 @@ static PyObject *cfunction_vectorcall(PyObject *callable, PyObject *const *args,
     CFunction *self = (CFunction *)callable;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (!self->fast || kwnames != NULL || n != self->nargs) return fallback(self, args, nargsf, kwnames);
-    uint64_t iv[MAX_INT_ARGS] = {0};
-    double fv[MAX_FP_ARGS] = {0};
-    int ni = 0, nf = 0;
+    c_value values[MAX_ARGS];
+    void *slots[MAX_ARGS];
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = args[i];
         char k = self->kinds[i];
-        if (k == K_F64 || k == K_F32) {
-            double d;
-            if (!convert_double(a, &d)) return fallback(self, args, nargsf, kwnames);
-            fv[nf++] = k == K_F32 ? float_in_fp_register((float)d) : d;
-            continue;
-        }
-        uint64_t v;
         int ok;
-        if (a == Py_None && (k == K_PTR || k == K_VOIDP || k == K_CSTR)) {
-            v = 0, ok = 1;
+        slots[i] = &values[i];
+        if (k == K_F64 || k == K_F32) {
+            double d = 0.0;
+            ok = convert_double(a, &d);
+            if (k == K_F32) values[i].f = (float)d;
+            else values[i].d = d;
+        } else if (a == Py_None && (k == K_PTR || k == K_VOIDP || k == K_CSTR)) {
+            values[i].p = NULL, ok = 1;
         } else if (k == K_PTR) {
-            ok = convert_pointer(self, i, a, &v);
+            ok = convert_pointer(self, i, a, &values[i].p);
         } else if (k == K_VOIDP) {
-            ok = convert_void_p(a, &v);
+            ok = convert_void_p(a, &values[i].p);
         } else if (k == K_CSTR) {
             ok = 0;
             if (PyUnicode_CheckExact(a)) {
-                const char *s = PyUnicode_AsUTF8AndSize(a, NULL);   /* owned by the str, alive during the call */
-                if (s == NULL) PyErr_Clear();
-                else v = (uint64_t)(uintptr_t)s, ok = 1;
+                const char *str = PyUnicode_AsUTF8AndSize(a, NULL);   /* owned by the str, alive during the call */
+                if (str == NULL) PyErr_Clear();
+                else values[i].p = (void *)str, ok = 1;
             } else if (PyBytes_Check(a)) {
-                v = (uint64_t)(uintptr_t)PyBytes_AS_STRING(a), ok = 1;
+                values[i].p = PyBytes_AS_STRING(a), ok = 1;
             }
         } else {
+            uint64_t v;
             ok = convert_int(a, k, &v);
+            store_int(k, v, &values[i]);
         }
         if (!ok) return fallback(self, args, nargsf, kwnames);
-        iv[ni++] = v;
     }
-    uint64_t r = 0;
-    double d = 0.0;
-    void *fn = self->address;
+    c_value r;
+    memset(&r, 0, sizeof r);
     Py_BEGIN_ALLOW_THREADS
-    if (self->ret == K_F64 || self->ret == K_F32)
-        d = ((call_fp_fn)fn)(IARGS(iv), FARGS(fv));
-    else
-        r = ((call_int_fn)fn)(IARGS(iv), FARGS(fv));
+    ffi_call(&self->cif, FFI_FN(self->address), &r, slots);
     Py_END_ALLOW_THREADS
-    return make_result(self->ret, r, d);
+    return make_result(self->ret, &r);
 }
 
 /* ---- the CFunction type --------------------------------------------------------------------- */
@@ -410,6 +389,24 @@ static PyTypeObject CFunctionType = {
     .tp_members = cfunction_members,
 };
 
+static ffi_type *ffi_type_of(char kind) {
+    switch (kind) {
+    case K_I8: return &ffi_type_sint8;
+    case K_U8: case K_BOOL: return &ffi_type_uint8;
+    case K_I16: return &ffi_type_sint16;
+    case K_U16: return &ffi_type_uint16;
+    case K_I32: return &ffi_type_sint32;
+    case K_U32: return &ffi_type_uint32;
+    case K_I64: return &ffi_type_sint64;
+    case K_U64: return &ffi_type_uint64;
+    case K_F64: return &ffi_type_double;
+    case K_F32: return &ffi_type_float;
+    case K_VOIDP: case K_CSTR: case K_PTR: return &ffi_type_pointer;
+    case K_VOID: return &ffi_type_void;
+    default: return NULL;
+    }
+}
+
 /* function(cfunc, address, kinds: bytes, ret: bytes, targets: tuple) -> CFunction */
 static PyObject *mod_function(PyObject *m, PyObject *args) {
     (void)m;
@@ -419,34 +416,36 @@ static PyObject *mod_function(PyObject *m, PyObject *args) {
     Py_ssize_t nk, nr;
     if (!PyArg_ParseTuple(args, "OKy#y#O!", &cfunc, &address, &kinds, &nk, &ret, &nr, &PyTuple_Type, &targets))
         return NULL;
-    if (!generic_ok) {
-        PyErr_SetString(PyExc_RuntimeError, "the generic call is not supported on this platform");
-        return NULL;
-    }
     if (nr != 1 || PyTuple_GET_SIZE(targets) != nk || nk > MAX_ARGS || address == 0) {
         PyErr_SetString(PyExc_ValueError, "bad signature description");
         return NULL;
     }
-    int ni = 0, nf = 0;
     for (Py_ssize_t i = 0; i < nk; i++) {
-        if (kinds[i] == K_F64 || kinds[i] == K_F32) nf++;
-        else if (strchr("bBhHiIqQPzT", kinds[i]) != NULL) ni++;
-        else { PyErr_Format(PyExc_ValueError, "unsupported argument kind %c", kinds[i]); return NULL; }
+        if (kinds[i] == K_VOID || kinds[i] == K_BOOL || ffi_type_of(kinds[i]) == NULL) {
+            PyErr_Format(PyExc_ValueError, "unsupported argument kind %c", kinds[i]);
+            return NULL;
+        }
         if (kinds[i] == K_PTR && !PyType_Check(PyTuple_GET_ITEM(targets, i))) {
             PyErr_SetString(PyExc_TypeError, "POINTER(X) arguments need the type X");
             return NULL;
         }
     }
-    if (ni > MAX_INT_ARGS || nf > MAX_FP_ARGS) {
-        PyErr_SetString(PyExc_ValueError, "too many arguments for the generic call");
-        return NULL;
-    }
-    if (strchr("bBhHiIqQdf?vPz", ret[0]) == NULL) {
+    if (ffi_type_of(ret[0]) == NULL || ret[0] == K_PTR) {
         PyErr_Format(PyExc_ValueError, "unsupported result kind %c", ret[0]);
         return NULL;
     }
     CFunction *self = PyObject_New(CFunction, &CFunctionType);
     if (self == NULL) return NULL;
+    self->cfunc = NULL;
+    memset(self->targets, 0, sizeof self->targets);
+    memset(self->direct, 0, sizeof self->direct);
+    memset(self->byref, 0, sizeof self->byref);
+    for (Py_ssize_t i = 0; i < nk; i++) self->arg_types[i] = ffi_type_of(kinds[i]);
+    if (ffi_prep_cif(&self->cif, FFI_DEFAULT_ABI, (unsigned)nk, ffi_type_of(ret[0]), self->arg_types) != FFI_OK) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "libffi cannot call this signature");
+        return NULL;
+    }
     self->vectorcall = cfunction_vectorcall;
     self->cfunc = Py_NewRef(cfunc);
     self->address = (void *)(uintptr_t)address;
@@ -456,15 +455,13 @@ static PyObject *mod_function(PyObject *m, PyObject *args) {
     self->ret = ret[0];
     memset(self->kinds, 0, sizeof self->kinds);
     memcpy(self->kinds, kinds, (size_t)nk);
-    memset(self->direct, 0, sizeof self->direct);
-    memset(self->byref, 0, sizeof self->byref);
-    for (Py_ssize_t i = 0; i < MAX_ARGS; i++)
-        self->targets[i] = i < nk && kinds[i] == K_PTR ? Py_NewRef(PyTuple_GET_ITEM(targets, i)) : NULL;
+    for (Py_ssize_t i = 0; i < nk; i++)
+        if (kinds[i] == K_PTR) self->targets[i] = Py_NewRef(PyTuple_GET_ITEM(targets, i));
     return (PyObject *)self;
 }
 
 /* setup(carg_type, Array, _Pointer, c_void_p, samples) -> (cdata_ok, carg_ok)
- * samples: ((ctypes instance, its address), ..., (byref(x), x, address of x)) */
+ * samples: ((ctypes instance, its address), ...), (byref(x, offset), x, the address it passes) */
 static PyObject *mod_setup(PyObject *m, PyObject *args) {
     (void)m;
     PyObject *ct, *ab, *pb, *vp, *cdata_samples, *carg_sample;
@@ -478,67 +475,24 @@ static PyObject *mod_setup(PyObject *m, PyObject *args) {
     int ok = 1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cdata_samples); i++) {
         PyObject *pair = PyTuple_GET_ITEM(cdata_samples, i);
+        char *b;
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) { ok = 0; break; }
         void *want = PyLong_AsVoidPtr(PyTuple_GET_ITEM(pair, 1));
         if (PyErr_Occurred()) return NULL;
-        if (((cdata_head *)PyTuple_GET_ITEM(pair, 0))->b_ptr != want) ok = 0;
+        if (!cdata_memory(PyTuple_GET_ITEM(pair, 0), &b) || (void *)b != want) ok = 0;
     }
     cdata_ok = ok;
     ok = 0;
     if (PyTuple_GET_SIZE(carg_sample) == 3 && Py_IS_TYPE(PyTuple_GET_ITEM(carg_sample, 0), carg_type)) {
-        carg_layout *a = (carg_layout *)PyTuple_GET_ITEM(carg_sample, 0);
-        void *want = PyLong_AsVoidPtr(PyTuple_GET_ITEM(carg_sample, 2));
-        if (PyErr_Occurred()) return NULL;
-        ok = a->tag == 'P' && a->value.p == want && a->obj == PyTuple_GET_ITEM(carg_sample, 1);
+        PyObject *x = carg_object(PyTuple_GET_ITEM(carg_sample, 0));
+        void *want = PyLong_AsVoidPtr(PyTuple_GET_ITEM(carg_sample, 2)), *got = NULL;
+        if (PyErr_Occurred()) { Py_XDECREF(x); return NULL; }
+        ok = x == PyTuple_GET_ITEM(carg_sample, 1) && carg_address(PyTuple_GET_ITEM(carg_sample, 0), &got) &&
+             got == want;
+        Py_XDECREF(x);
     }
     carg_ok = ok;
     return Py_BuildValue("(ii)", cdata_ok, carg_ok);
-}
-
-/* ---- probes of the generic call ------------------------------------------------------------- */
-
-static int32_t probe_mixed(int8_t a, double b, uint16_t c, float d, int32_t e, void *f, int64_t g, uint64_t h,
-                           double i, int8_t j, uint32_t k, int32_t l, float m) {
-    return (a == -3 && b == 1.5 && c == 65000 && d == 2.25f && e == -70000 && f == (void *)(uintptr_t)0x1234 &&
-            g == -5000000000LL && h == 0xFEDCBA9876543210ULL && i == -0.75 && j == 100 && k == 4000000000u &&
-            l == -1 && m == -8.5f) ? -12345 : 1;
-}
-
-static double probe_double(int64_t a, double b, int32_t c, double d, int32_t e, int32_t f, int32_t g, int32_t h,
-                           int32_t i, int32_t j, float k) {
-    return (double)a + b + c + d + e + f + g + h + i + j + (double)k;
-}
-
-static float probe_float(uint16_t a, float b) { return (float)a + b; }
-
-static void *volatile probe_ptrs[3];
-
-static int check_generic_call(void) {
-#if GENERIC_CALL_POSSIBLE
-    uint64_t iv[MAX_INT_ARGS] = {0};
-    double fv[MAX_FP_ARGS] = {0};
-    probe_ptrs[0] = (void *)probe_mixed;
-    probe_ptrs[1] = (void *)probe_double;
-    probe_ptrs[2] = (void *)probe_float;
-    /* integer-class arguments in order, then floating-point ones in order */
-    iv[0] = (uint64_t)(int64_t)-3; iv[1] = 65000; iv[2] = (uint64_t)(int64_t)-70000; iv[3] = 0x1234;
-    iv[4] = (uint64_t)-5000000000LL; iv[5] = 0xFEDCBA9876543210ULL; iv[6] = 100; iv[7] = 4000000000u;
-    iv[8] = (uint64_t)(int64_t)-1;
-    fv[0] = 1.5; fv[1] = float_in_fp_register(2.25f); fv[2] = -0.75; fv[3] = float_in_fp_register(-8.5f);
-    if ((int32_t)((call_int_fn)probe_ptrs[0])(IARGS(iv), FARGS(fv)) != -12345) return 0;
-    memset(iv, 0, sizeof iv);
-    memset(fv, 0, sizeof fv);
-    iv[0] = (uint64_t)(int64_t)-10; for (int q = 1; q <= 7; q++) iv[q] = (uint64_t)(int64_t)(q * 1000);
-    fv[0] = 0.5; fv[1] = 0.25; fv[2] = float_in_fp_register(0.125f);
-    if (((call_fp_fn)probe_ptrs[1])(IARGS(iv), FARGS(fv)) != -10 + 0.5 + 28000 + 0.25 + 0.125) return 0;
-    memset(iv, 0, sizeof iv);
-    memset(fv, 0, sizeof fv);
-    iv[0] = 7; fv[0] = float_in_fp_register(0.5f);
-    if (float_of_fp_register(((call_fp_fn)probe_ptrs[2])(IARGS(iv), FARGS(fv))) != 7.5f) return 0;
-    return 1;
-#else
-    return 0;
-#endif
 }
 
 static PyObject *mod_abi(PyObject *m, PyObject *noargs) {
@@ -546,15 +500,9 @@ static PyObject *mod_abi(PyObject *m, PyObject *noargs) {
     return PyLong_FromLong(ABI_VERSION);
 }
 
-static PyObject *mod_supported(PyObject *m, PyObject *noargs) {
-    (void)m, (void)noargs;
-    return PyBool_FromLong(generic_ok);
-}
-
 static PyMethodDef methods[] = {
     {"abi", mod_abi, METH_NOARGS, "ABI version of this module."},
-    {"supported", mod_supported, METH_NOARGS, "True when the generic call passed its probes here."},
-    {"setup", mod_setup, METH_VARARGS, "Hand over the ctypes types and check the object layouts."},
+    {"setup", mod_setup, METH_VARARGS, "Hand over the ctypes types and check how their objects read."},
     {"function", mod_function, METH_VARARGS, "A CFunction for a bound ctypes function."},
     {NULL, NULL, 0, NULL},
 };
@@ -565,13 +513,13 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_pyaclnn_capi", N
 PyMODINIT_FUNC PyInit__pyaclnn_capi(void) {
     if (PyType_Ready(&CFunctionType) < 0) return NULL;
     str_type_attr = PyUnicode_InternFromString("_type_");
-    if (str_type_attr == NULL) return NULL;
-    generic_ok = check_generic_call();
+    str_obj_attr = PyUnicode_InternFromString("_obj");
+    if (str_type_attr == NULL || str_obj_attr == NULL) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
 #ifdef Py_GIL_DISABLED
-    /* Declared stance: this module's correctness rests on the GIL (the per-function conversion caches are updated under it), so a free-threaded
-     * interpreter keeps the GIL enabled while it is loaded. */
+    /* Declared stance: the per-function conversion caches (type -> how it passes) are updated without a lock of
+     * their own, under the GIL, so a free-threaded interpreter keeps the GIL enabled while this module is loaded. */
     PyUnstable_Module_SetGIL(m, Py_MOD_GIL_USED);
 #endif
     Py_INCREF(&CFunctionType);

@@ -239,6 +239,14 @@ static void store_result(const pyaclnn_stub_tensor *out, const float *C) {
     op_parallel_for((size_t)n, op_thread_count((size_t)n, 1 << 16), store_range, &j);
 }
 
+/* The cube's result in its own dtype (mm_result_dtype) when that is narrower than FLOAT and not out's (the cast to
+ * out rounds once more then). Addmm / Baddbmm keep the fp32 result: their epilogue is not modelled per dtype. */
+static void round_result(float *C, int64_t n, aclDataType result, aclDataType out) {
+    if (result == ACL_FLOAT || result == out) return;
+    for (int64_t i = 0; i < n; i++)
+        C[i] = result == ACL_FLOAT16 ? num_f16_to_f32(num_f32_to_f16(C[i])) : num_bf16_to_f32(num_f32_to_bf16(C[i]));
+}
+
 void mm_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const mm_plan *p = launch->params;
@@ -267,6 +275,8 @@ void mm_kernel(const pyaclnn_stub_launch *launch) {
             for (int64_t x = 0; x < p->n; x++)
                 crow[x] = p->beta == 0.0f ? p->alpha * crow[x] : p->beta * brow[x] + p->alpha * crow[x];
         }
+        round_result(C, batch * p->m * p->n, p->has_bias ? ACL_FLOAT : mm_result_dtype(a->dtype, b->dtype,
+                     out->dtype, p->cube_math_type), out->dtype);
         store_result(out, C);
     }
     free(A);

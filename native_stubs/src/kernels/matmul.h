@@ -32,6 +32,7 @@ typedef struct {
     int bndim;
     int64_t m, k, n;
     int fp16_inputs;                         /* cubeMathType USE_FP16 with fp32 operands            */
+    int cube_math_type;                      /* as passed (mm_result_dtype reads it)                */
     int has_bias;                            /* Addmm, Baddbmm: out = beta * inputs[2] + alpha * (a @ b) */
     float alpha, beta;
 } mm_plan;
@@ -80,6 +81,21 @@ enum { MM_KEEP_DTYPE = 0, MM_ALLOW_FP32_DOWN_PRECISION = 1, MM_USE_FP16 = 2, MM_
  * equal dtypes. */
 static inline int mm_rounds_to_fp16(aclDataType a, aclDataType b, int64_t cube_math_type) {
     return cube_math_type == MM_USE_FP16 && !(a == ACL_BF16 && b == ACL_BF16);
+}
+
+/* The dtype the cube writes its result in, before the cast to out's dtype (matmul_util.cpp): the promotion
+ * table's dtype (FLOAT16 under USE_FP16 but for BF16 + BF16; else the two operands' dtype when both are FLOAT16 or
+ * both BF16, FLOAT for every other pair), then NeedEnableFp32Output's FLOAT for a FLOAT out of two FLOAT16 or two
+ * BF16 operands (Atlas A2 and the 950). Dav2201MatMulRule::UpdateOutputDtype's own A2 step (a FLOAT out kept
+ * unless USE_FP16) changes nothing beyond that: without USE_FP16 the table's dtype is already FLOAT or a
+ * same-dtype pair's. A result dtype narrower than FLOAT is a rounding of the fp32 accumulator that the cast to out
+ * cannot undo: FLOAT operands under USE_FP16 into a FLOAT out are rounded to fp16, two BF16 operands into a FLOAT16
+ * out to bf16 first. */
+static inline aclDataType mm_result_dtype(aclDataType a, aclDataType b, aclDataType out, int cube_math_type) {
+    int same_low = a == b && (a == ACL_FLOAT16 || a == ACL_BF16);
+    if (out == ACL_FLOAT && same_low) return ACL_FLOAT;
+    if (cube_math_type == MM_USE_FP16) return a == ACL_BF16 && b == ACL_BF16 ? ACL_BF16 : ACL_FLOAT16;
+    return same_low ? a : ACL_FLOAT;
 }
 
 #endif

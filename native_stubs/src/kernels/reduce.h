@@ -15,7 +15,7 @@
  *   SUM over integer compute dtypes: int64 two's complement, wrapped to the compute dtype (exact).
  *   MAX / MIN / ARGMAX / ARGMIN: exact; NaN wins (propagates) and the first extreme's index is taken, as torch.
  *
- * Reductions of a whole line (the operators added for issue 28): each output position's line is loaded
+ * Reductions of a whole line (any_all, moments, prod, vector_norm): each output position's line is loaded
  * (cast to the compute dtype) and reduced at once --
  *   ANY / ALL: exact (a value is true when != 0; NaN is true); BOOL result. Empty: false / true.
  *   PROD: floats multiplied in double and rounded once to the compute dtype (class c: the NPU multiplies

@@ -38,7 +38,7 @@ extern pthread_mutex_t executor_mu;
 
 /* A tensor's description is read and written as a whole under its lock (one of a small table,
  * picked by the tensor's address; tensor.c), so a reader never gets a mix of two descriptions while
- * aclInitTensor or an address setter runs in another thread (issue 27). Lock order: executor_mu,
+ * aclInitTensor or an address setter runs in another thread. Lock order: executor_mu,
  * nn_ownership_lock, then a tensor lock; nothing else is taken while one is held. */
 #define NN_TENSOR_LOCKS 16   /* few: fork() holds them all (ThreadSanitizer tracks at most 64 held locks) */
 extern pthread_mutex_t nn_tensor_locks[NN_TENSOR_LOCKS];

@@ -14,7 +14,7 @@
  *  - Memory capacity per device: PYACLNN_STUB_DEVICE_MEMORY bytes (taken as given), else what the
  *    host can back: device memory is host memory, so a device of the SoC's nominal HBM (128 GiB on
  *    Ascend950PR) on a 23 GiB host accepted 127 GiB of allocations that the OOM killer would have
- *    ended once touched (issue 27). The default is min(SoC HBM, 3/4 of the host's memory / visible
+ *    ended once touched. The default is min(SoC HBM, 3/4 of the host's memory / visible
  *    devices), the host's memory being the smaller of MemTotal and the process's cgroup limits
  *    (host_memory.c), rounded down to whole MiB: the devices together keep a quarter of the host
  *    for the program itself, and an allocation beyond that fails with ACL_ERROR_RT_MEMORY_ALLOCATION

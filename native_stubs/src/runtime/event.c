@@ -10,7 +10,7 @@
  * aclrtStreamWaitEvent waits for the record that was latest when the wait was enqueued, and for no
  * other: the wait task captures that record as (stream, task index) under the event's lock, and is
  * released when that very task has been reached, whatever is recorded later (a re-record on an idle
- * stream must not release an earlier wait; issue 27). CANN does the same: Event::Record
+ * stream must not release an earlier wait). CANN does the same: Event::Record
  * (hicann/runtime src/runtime/core/src/event/event.cc) gives every record of a default or
  * new-mode event a fresh hardware event id (AllocEventIdResource, RefreshEventId), and Event::Wait
  * reads the current id under recordStateMutex_ (WaitSendCheck) and binds the wait task to it

@@ -6,7 +6,7 @@
  * there for POOLED_IDLE_MS: it detaches itself and ends (its stack and TLS go with it; a joinable
  * thread nobody joins would keep them, and ThreadSanitizer reports it as a leak at exit).
  * aclFinalize joins the pooled workers that have not retired yet and waits for the retiring ones to
- * end. So 2000 streams created and destroyed leave no 2000 threads behind (issue 27), while a loop
+ * end. So 2000 streams created and destroyed leave no 2000 threads behind, while a loop
  * that destroys and creates streams reuses a pooled object with its worker still running. A reused
  * object whose worker has retired starts a new one.
  *

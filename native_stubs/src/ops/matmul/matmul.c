@@ -47,6 +47,7 @@ aclnnStatus opc_mm_plan(op_call *c, const op_step *s) {
     const pyaclnn_stub_tensor *a = op_tensor(c, s, 0);
     mm_plan *plan = op_params(c, sizeof *plan);
     plan->fp16_inputs = mm_rounds_to_fp16(a->dtype, op_tensor(c, s, 1)->dtype, op_argument(c, s, 2)->i);
+    plan->cube_math_type = (int)op_argument(c, s, 2)->i;
     return mm_plan_make(c->api, a, op_tensor(c, s, 1), plan, c->shape, &c->ndim);
 }
 

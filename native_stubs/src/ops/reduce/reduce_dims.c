@@ -1,5 +1,5 @@
 /*
- * Steps shared by the reductions added for issue 28 (any_all.toml, moments.toml, prod.toml, norm/vector_norm.toml):
+ * Steps shared by the reductions of any_all.toml, moments.toml, prod.toml, norm/vector_norm.toml):
  * the plan of the reduction engine over a dim list and the check of out's reduced shape, each with the
  * messages of the operator's own op_api (the vendor's reductions word their checks differently; `style`
  * names which one's, see dims_styles / shape styles below).
