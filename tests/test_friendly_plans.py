@@ -1,4 +1,4 @@
-"""Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py, issue 13):
+"""Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py):
 repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor, re-pointed at
 new outputs from the stream's pool on every call.  Values against the NumPy reference
 (tests/reference), bit for bit.

@@ -1,6 +1,6 @@
-"""pyaclnn._release: objects dropped without close() are released by the releaser thread (issue 12,
-point 11); the calls whose result depends on those releases wait for them (flush points); a forked
-child and interpreter exit release too; PYACLNN_RELEASE_THREAD=0 restores inline releases."""
+"""pyaclnn._release: objects dropped without close() are released by the releaser thread; the calls
+whose result depends on those releases wait for them (flush points); a forked child and interpreter
+exit release too; PYACLNN_RELEASE_THREAD=0 restores inline releases."""
 from __future__ import annotations
 
 import threading
