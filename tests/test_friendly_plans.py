@@ -196,6 +196,20 @@ def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
         other.close()
 
 
+def test_calls_alternating_between_layouts_each_take_their_own_plan(soc):
+    # The plan of the last call of a kind is tried first; C refuses inputs of another layout, and the
+    # call then finds its own plan by its full key.
+    narrow, wide = _host(12), _host(13, shape=(1, 128))
+    devs = [[pyaclnn.from_numpy(a) for a in h] for h in (narrow, wide)]
+    for _ in range(3):
+        for h, dev in zip((narrow, wide), devs):
+            _assert_equal([t.numpy() for t in _call(dev)], _want(h, soc))
+    assert _plans() == 2
+    ops.clear_executor_cache()
+    assert all(not sp.last for sp in _friendly_plans._streams.values())     # nothing closed is tried
+    _assert_equal([t.numpy() for t in _call(devs[0])], _want(narrow, soc))
+
+
 def test_attributes_and_layouts_make_separate_plans(soc):
     host = _host(6)
     dev = [pyaclnn.from_numpy(a) for a in host]

@@ -73,10 +73,14 @@ class _Entry:
 
 
 class _StreamPlans:
-    __slots__ = ("entries", "lock")
+    __slots__ = ("entries", "last", "lock")
 
     def __init__(self):
         self.entries: dict = {}
+        # (operator, attributes) -> (entry, its key): the plan the last call of that kind took. Tried
+        # first: C checks every input's layout against the plan's, so a call of other layouts is
+        # refused and looked up by its full key (building and hashing that key is most of a lookup).
+        self.last: dict = {}
         self.lock = _mutex()
 
 
@@ -123,9 +127,27 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
         if sp is None:
             return None
     try:
+        last = sp.last.get(key)
+    except TypeError:                           # an unhashable attribute
+        return None
+    if last is not None and stream._handle is not None:
+        entry, full = last
+        plan = entry.plan
+        try:
+            r = plan._call._fast_friendly(inputs, plan._maker(stream), stream)
+        except Exception:
+            _discard(sp, full, entry)       # refused at launch (see below)
+            raise
+        if r is not None:
+            returns = entry.returns
+            if returns is None:
+                return r
+            return tuple([None if i is None else r[i] for i in returns])
+    kind = key
+    try:
         key = (key, *[None if v is None else v._key for v in inputs])
         entry = sp.entries.get(key, _MISSING)
-    except (AttributeError, TypeError):         # not Tensors, or an unhashable attribute
+    except (AttributeError, TypeError):         # not Tensors
         return None
     if entry is _MISSING:
         entry = _add(sp, key, stream, build, inputs)
@@ -140,6 +162,8 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
         # the plan is sound, and preparing it again on every interrupt only costs.)
         _discard(sp, key, entry)
         raise
+    if sp.entries.get(key) is entry:
+        sp.last[kind] = (entry, key)
     returns = entry.returns
     if returns is None:
         return r
@@ -334,14 +358,22 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
         dropped = []
         while len(sp.entries) > ENTRIES:
             dropped.append(sp.entries.pop(next(iter(sp.entries))))
+            _forget_last(sp, dropped[-1])
     for e in dropped:
         if e is not None:
             e.close()
     return entry
 
 
+def _forget_last(sp: _StreamPlans, entry: _Entry) -> None:
+    for kind, (e, _) in list(sp.last.items()):
+        if e is entry:
+            sp.last.pop(kind, None)
+
+
 def _discard(sp: _StreamPlans, key: tuple, entry: _Entry) -> None:
     with sp.lock:
+        _forget_last(sp, entry)
         if sp.entries.get(key) is not entry:
             return
         del sp.entries[key]
@@ -356,6 +388,7 @@ def clear() -> None:
         with sp.lock:
             entries = list(sp.entries.values())
             sp.entries.clear()
+            sp.last.clear()
         for e in entries:
             if e is not None:
                 e.close()
