@@ -17,6 +17,7 @@ from reference.add_rms_norm_dynamic_quant import normalise_soc
 
 import pyaclnn
 from pyaclnn import capi, ops, runtime
+from pyaclnn.errors import PyaclnnError
 from pyaclnn.ops import _friendly_plans, _native
 
 pytestmark = pytest.mark.skipif(_native.module() is None, reason="needs the C accelerator")
@@ -208,6 +209,24 @@ def test_calls_alternating_between_layouts_each_take_their_own_plan(soc):
     ops.clear_executor_cache()
     assert all(not sp.last for sp in _friendly_plans._streams.values())     # nothing closed is tried
     _assert_equal([t.numpy() for t in _call(devs[0])], _want(narrow, soc))
+
+
+def test_numpy_calls_take_a_plan_with_its_own_input_tensors(soc):
+    hosts = [_host(seed) for seed in (14, 15, 16)]
+    got = []
+    for h in hosts * 2:                 # new data each call: the plan's input tensors are overwritten
+        r = _call(h)
+        assert all(isinstance(a, np.ndarray) for a in r)
+        _assert_equal(r, _want(h, soc))
+        got.append(r)
+    assert _plans() == 1
+    assert len({id(a) for r in got for a in r}) == 5 * len(got)      # new host arrays every call
+    _assert_equal(got[0], _want(hosts[0], soc))                        # earlier results unchanged
+    with pytest.raises(PyaclnnError):                                  # the ordinary path's refusal
+        _call([a.astype(np.float32) for a in hosts[0]])
+    big = _host(17, shape=(1, 1 << 17))                                # large: the ordinary path
+    _assert_equal(_call(big), _want(big, soc))
+    assert _plans() == 1
 
 
 def test_attributes_and_layouts_make_separate_plans(soc):
