@@ -23,7 +23,8 @@ Why it is safe:
 * Only default streams of the device pyaclnn holds for the whole process keep such caches, so a
   cache changes no lifetime; when such a stream closes its plans stop launching (the call then takes
   the ordinary path and raises what it raises).
-* Anything unusual -- another stream, numpy data, NPU torch tensors, a thread not bound to the device,
+* Anything unusual -- another stream, large numpy data (:func:`run_numpy` takes small numpy calls),
+  NPU torch tensors, a thread not bound to the device,
   the interpreter exiting, no C accelerator -- takes the ordinary path.
 
 torch CPU tensors on the emulator (:func:`run_torch`) use the same plans: the inputs are wrapped in
