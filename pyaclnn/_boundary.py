@@ -19,9 +19,10 @@ One :class:`Crossing` per call:
 
 What it costs, and the memory it takes:
 
-* small tensors (decode shapes: at most :data:`pyaclnn._reuse.MAX_BYTES`) that the boundary makes --
-  friendly outputs, copies of numpy inputs -- are reused call after call once nobody holds them
-  (:mod:`pyaclnn._reuse`): no new memory, Tensor or ``aclTensor`` per call;
+* the device tensors the boundary makes -- friendly outputs, copies of numpy inputs -- are new for
+  each call, from the stream's memory pool, and belong to the call (and, for outputs, to the caller)
+  alone: nothing is handed out again while anyone may hold it.  The pool recycles a block only once
+  its tensor is gone, and only for work queued later on the same stream;
 * on the emulator, whose device memory is host memory, large numpy arrays are not copied: inputs are
   used in place and friendly outputs are numpy arrays the kernel writes directly (the host memory is
   registered with the emulator while used; such a call waits for its stream before it returns, since
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._exceptions import ArgumentTypeError, InvalidArgumentError
-from . import _reuse, dtypes
+from . import dtypes
 from .errors import AclError, recent_error_message
 from .runtime import Stream, current_stream, is_stub
 from .tensor import Tensor, as_acl_dtype, empty, host_array, wrap_pointer
@@ -82,7 +83,9 @@ def stream_for(values, default=None) -> Stream:
     return current_stream()
 
 
-_ZERO_COPY_MIN = _reuse.MAX_BYTES + 1   # host arrays at least this large are used in place (emulator)
+# Host arrays at least this large are used in place (emulator): below it a copy costs less than
+# registering the array's memory with the emulator and waiting for the stream.
+_ZERO_COPY_MIN = (1 << 20) + 1
 _stub: list = []                        # [is_stub()] once known (the backend never changes)
 
 
@@ -102,15 +105,11 @@ def _from_torch(value):
 
 class Crossing:
     """What one call brought across the boundary, and what must happen on its way back."""
-    __slots__ = ("stream", "kind", "_keep", "_copies", "sync", "originals", "fresh_outputs")
+    __slots__ = ("stream", "kind", "_keep", "_copies", "sync", "originals")
 
-    def __init__(self, stream: Stream, kind: str = NUMPY, fresh_outputs: bool = False):
+    def __init__(self, stream: Stream, kind: str = NUMPY):
         self.stream = stream
         self.kind = kind
-        # Outputs of an operator whose output shape depends on the data: its launch rewrites the
-        # output's aclTensor, so such an output must never be a reusable tensor (pyaclnn._reuse),
-        # whose next user would get the rewritten shape.
-        self.fresh_outputs = fresh_outputs
         self._keep: list = []           # temporary device tensors: alive until finish()
         self._copies: list = []         # (device tensor, numpy array) outputs to copy back
         self.sync = False               # a host-memory torch tensor was used in place
@@ -135,7 +134,7 @@ class Crossing:
         if isinstance(value, (np.ndarray, np.generic)):
             if output and isinstance(value, np.ndarray) and not value.flags.writeable:
                 raise InvalidArgumentError(f"output {name} is a read-only numpy array")
-            t = self._host_copy(value, fresh=self.fresh_outputs) if output else self._host_input(value)
+            t = self._host_copy(value) if output else self._host_input(value)
             self._keep.append(t)
             if output and isinstance(value, np.ndarray):
                 self._copies.append((t, value))
@@ -166,11 +165,11 @@ class Crossing:
         self.sync = True            # the caller owns the array: the call waits for its stream
         return t
 
-    def _host_copy(self, array, fresh: bool = False) -> Tensor:
-        """A device copy of a host array (reused, for small ones, call after call, unless ``fresh``)."""
+    def _host_copy(self, array) -> Tensor:
+        """A device copy of a host array (a new tensor from the stream's pool)."""
         array = np.asarray(array)
         acl = dtypes.from_numpy(array.dtype)
-        t = empty(array.shape, acl, stream=self.stream) if fresh else _reuse.take(array.shape, acl, self.stream)
+        t = empty(array.shape, acl, stream=self.stream)
         if not array.size:
             return t
         try:
@@ -210,8 +209,7 @@ class Crossing:
                 t = self._over_host(array, acl)
                 if t is not None:
                     return t, array
-        t = empty(tuple(shape), acl, stream=self.stream) if self.fresh_outputs else \
-            _reuse.take(tuple(shape), acl, self.stream)
+        t = empty(tuple(shape), acl, stream=self.stream)
         return t, t
 
     def finish(self, ok: bool = True) -> None:
@@ -235,11 +233,11 @@ class Crossing:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def to_tensors(values, outputs, stream: Stream, names=None, fresh_outputs: bool = False) -> tuple[list, Crossing]:
+def to_tensors(values, outputs, stream: Stream, names=None) -> tuple[list, Crossing]:
     """Every tensor argument of ``values`` as a Tensor (``outputs[i]``: True for an output,
     None for a non-tensor argument, "list" / "out-list" for a tensor list); returns the new
     argument list and the :class:`Crossing` to finish after the launch."""
-    crossing = Crossing(stream, fresh_outputs=fresh_outputs)
+    crossing = Crossing(stream)
     out = list(values)
     try:
         for i, role in enumerate(outputs):
@@ -257,10 +255,10 @@ def to_tensors(values, outputs, stream: Stream, names=None, fresh_outputs: bool 
     return out, crossing
 
 
-def begin(stream: Stream | None, *values: Any, fresh_outputs: bool = False) -> Crossing:
+def begin(stream: Stream | None, *values: Any) -> Crossing:
     """The crossing of a friendly function called with ``values`` (its stream picked as
     :func:`stream_for` does, its kind as :func:`kind_of`)."""
-    return Crossing(stream_for(values, stream), kind_of(*values), fresh_outputs)
+    return Crossing(stream_for(values, stream), kind_of(*values))
 
 
 __all__ = ["NUMPY", "TORCH", "TENSOR", "Crossing", "begin", "is_torch_tensor", "kind_of", "stream_for",

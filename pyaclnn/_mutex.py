@@ -4,7 +4,7 @@ A ``with lock:`` block is not proof against a KeyboardInterrupt raised by a sign
 block's last statement and the call of ``__exit__`` the interpreter may run the handler (CPython
 bpo-29988), and the exception then leaves the lock held. With a plain lock the next ``with`` on that
 thread waits forever -- measured under tests/test_interrupts.py's interrupt storm on Python 3.10
-(``Stream.lock`` in ``set_executor_cache``) and 3.13 (the reuse cache's lock). Python runs signal
+(``Stream.lock`` in ``set_executor_cache``) and 3.13 (a cache's lock). Python runs signal
 handlers on the main thread only, so the thread that meets a lock left held this way is the one that
 left it: a reentrant lock lets it through. (Another thread would still wait for it.)
 """

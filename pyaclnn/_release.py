@@ -25,6 +25,11 @@ release. Python runs signal handlers on the main thread only, so nothing interru
 * At interpreter exit (``atexit``) the releaser is stopped and every finalizer still registered runs
   on the main thread, newest first (``weakref.finalize``'s order: objects before what they use).
 * A forked child starts its own releaser on first use.
+* :func:`parked_finalizer` is for a release that needs no runtime call and may wait for its owner's
+  next use -- a block going back to its stream's memory pool: the death appends the finalizer to the
+  owner's list (``list.append``, C code, on whatever thread), and the owner runs what is parked on its
+  own thread (:func:`run_parked`: the pool at its next allocation); every :func:`flush` runs every
+  owner's list (:func:`on_flush`). No thread is woken, so a dropped result costs no GIL hand-off.
 
 ``PYACLNN_RELEASE_THREAD=0`` turns the releaser off: the callback then releases inline on the
 dying object's thread, as ``weakref.finalize`` does, and a KeyboardInterrupt landing in it can
@@ -42,7 +47,7 @@ import weakref
 from time import monotonic as _monotonic
 from queue import SimpleQueue
 
-__all__ = ["Finalizer", "drain", "finalizer", "flush", "pending"]
+__all__ = ["Finalizer", "drain", "finalizer", "flush", "on_flush", "parked_finalizer", "pending", "run_parked"]
 
 _queue: SimpleQueue = SimpleQueue()
 _put = _queue.put               # the weakref callback: C code, queues the dead object's Finalizer
@@ -135,6 +140,51 @@ def finalizer(obj, func, *args) -> Finalizer:
     if _releaser is None and THREADED:
         _start()
     return f
+
+
+def parked_finalizer(obj, park, func, *args) -> Finalizer:
+    """:func:`finalizer` whose referent's death parks the Finalizer with its owner instead of queueing
+    it for the releaser thread: ``park`` is a C callable taking it (a list's ``append``), so the death
+    still runs no Python code, and no thread is woken. The owner of that list runs what is parked with
+    :func:`run_parked` when it is next used (a memory pool, at its next allocation), and every
+    :func:`flush` runs it too (:func:`on_flush`). For releases that need no runtime call from an
+    arbitrary thread and may wait for the owner's next use: a block going back to its stream's pool.
+    """
+    f = Finalizer(obj, park)        # C-level construction
+    _live[f] = (func, args)
+    if _releaser is None and THREADED:
+        _start()                    # (an explicit release cut short is still handed to it)
+    return f
+
+
+def run_parked(parked: list) -> None:
+    """Run the finalizers parked in ``parked`` (:func:`parked_finalizer`), oldest first, on this thread.
+
+    Each leaves the list only after its call returned, so an interrupt before or after a call leaves
+    it for the next run (calling it again does nothing once it ran); a release cut short part-way is
+    handed to the releaser by the call itself (``Finalizer.__call__``). Another thread running the same
+    list finds a finalizer being released claimed: its call returns at once and the finalizer leaves
+    the list, the release staying with the call that has it. A release that parks or runs more (a
+    nested free) at most recurses once per level, never once per parked item.
+    """
+    while parked:
+        f = parked[0]
+        f()
+        if parked and parked[0] is f:   # (no call between the test and the removal)
+            del parked[0]
+
+
+_flush_hooks: list = []         # callables running parked releases (on_flush)
+
+
+def on_flush(run) -> None:
+    """Have :func:`flush` call ``run()`` (which runs parked finalizers, see :func:`run_parked`)."""
+    _flush_hooks.append(run)
+
+
+def _run_flush_hooks() -> None:
+    for run in _flush_hooks:
+        run()
 
 
 def drain(fn, cell: list) -> int:
@@ -273,7 +323,10 @@ def flush(timeout: float | None = 30.0) -> bool:
     """
     # The releaser never waits for itself (a release that frees into a pool that flushes), and
     # at exit nothing waits: the exiting thread runs what is left, in order.
-    if not pending() or _exiting or getattr(_on_releaser, "yes", False):
+    if _exiting or getattr(_on_releaser, "yes", False):
+        return True
+    _run_flush_hooks()          # parked releases run here, on this thread
+    if not pending():
         return True
     if _releaser is None:
         if not THREADED or _shutdown:
@@ -290,6 +343,7 @@ def flush(timeout: float | None = 30.0) -> bool:
         _put(marker)
         if not marker.acquire(True, -1 if deadline is None else max(0.0, deadline - _monotonic())):
             return False
+        _run_flush_hooks()      # (what the releaser's work parked)
         if not _visible():
             return True
 

@@ -33,6 +33,9 @@ from ._release import drain as _drain
 from ._release import finalizer as _finalizer
 from .errors import ClosedError, make_error, recent_error_message
 from .runtime import DeviceBuffer, ExternalMemory, Memory, Stream, _bind_current, current_stream
+from .runtime.memory import MemoryPart
+from .runtime.pool import block_size as _check_pool_size
+from .runtime.set_blocks import SetBlocks
 
 __all__ = ["Tensor", "from_numpy", "host_array", "empty", "zeros", "empty_like", "zeros_like", "as_acl_dtype",
            "as_acl_format", "contiguous_strides"]
@@ -381,7 +384,9 @@ class Tensor:
         """Release this view: destroy its cached aclTensor and drop its reference to the memory.
 
         When no other open view uses the memory, it goes back to its stream's pool now
-        (stream-ordered: work already queued that uses it runs first); :func:`pyaclnn.empty_cache`
+        (stream-ordered: work already queued that uses it runs first; the outputs of a cached friendly
+        call share one block, which goes back -- to that plan's next call, or to the pool once the plan
+        is dropped -- when all of them are closed or gone); :func:`pyaclnn.empty_cache`
         returns pooled memory to the device.  Afterwards every use of this tensor raises
         :class:`~pyaclnn.errors.ClosedError` (its shape and dtype stay readable); closing again
         does nothing.  ``with tensor:`` closes at the end of the block.
@@ -654,6 +659,60 @@ def empty(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream 
     buf = DeviceBuffer(max(nbytes, 1), stream)
     buf.nbytes = nbytes
     return Tensor(buf, shape, acl, format=format)
+
+
+_PART_ALIGN = 512      # the pool's granularity: every part starts where a block of its own would
+
+
+def set_maker(tensors: Sequence[Tensor], fast):
+    """A function ``stream -> [Tensor, ...]``: new tensors of the layouts of ``tensors`` (each made by
+    :func:`empty`, on one stream), for a caller that makes such a set on every call (a cached plan's
+    outputs).  The layouts were checked when ``tensors`` were made, so the new ones skip the checks,
+    and they share one block (see :class:`MemoryPart`).  On the stream of ``tensors`` that block is
+    kept with the set kind (:class:`~pyaclnn.runtime.set_blocks.SetBlocks`): when every tensor of a
+    set is closed or gone it goes to the next set rather than back to the pool.  ``make.close()``
+    gives the kept blocks back to the pool (later sets then come from the pool).
+
+    ``fast``: the accelerator (``_fastcall.c``), whose ``make_set`` makes the tensors and their parts
+    in one C call and whose ``new_lease`` makes the set's hold on its block."""
+    layouts, total = [], 0
+    for t in tensors:
+        if t._mem.__class__ is not DeviceBuffer or t.offset or t.storage_dims != t.shape or not t.is_contiguous():
+            raise InvalidArgumentError("set_maker needs whole contiguous tensors made by empty()")
+        nbytes = t._mem.nbytes
+        layouts.append((total, nbytes, t.shape, t.strides, t.acl_dtype, t.format, t._info, t.storage_dims, t._key))
+        total += -(-max(nbytes, 1) // _PART_ALIGN) * _PART_ALIGN
+    count = len(layouts)
+    rounded = _check_pool_size(total)
+    home = tensors[0]._mem.streams[0] if tensors else None
+    blocks = SetBlocks(home, total, rounded, fast.new_lease)
+    take, free, new_lease, make_set, make_kept = blocks.take, blocks.free, fast.new_lease, fast.make_set, fast.make_kept
+    # What make_set sets, in its order: each slot through its own descriptor (as `obj.name = value`).
+    spec = (Tensor, MemoryPart,
+            tuple(Tensor.__dict__[n] for n in _SET_TENSOR_SLOTS),
+            tuple(MemoryPart.__dict__.get(n) or Memory.__dict__[n] for n in _SET_PART_SLOTS),
+            tuple(layouts))
+
+    def make(stream: Stream) -> list:
+        if stream is home and not blocks.closed:
+            outs = make_kept(spec, free, home, count)     # (a kept block used on `home` alone)
+            if outs is not None:
+                return outs
+            buf = take()
+            whole = new_lease(buf, free, count)
+        else:
+            buf = whole = DeviceBuffer(total, stream, rounded)
+            whole.views = count
+        return make_set(spec, buf.ptr, buf.streams, whole)
+
+    make.close = blocks.close
+    make.finalizer = blocks._fin      # (gives the kept blocks back without keeping them alive)
+    return make
+
+
+_SET_TENSOR_SLOTS = ("shape", "strides", "acl_dtype", "format", "_info", "storage_dims", "_key", "offset",
+                     "_handle", "_handle_fin", "_ptr", "_mem")
+_SET_PART_SLOTS = ("ptr", "nbytes", "streams", "_finalizer", "views", "whole")
 
 
 def zeros(shape: int | Iterable[int], dtype: Any = "float32", *, stream: Stream | None = None,

@@ -35,9 +35,6 @@ def _kept_on_purpose() -> dict[str, int]:
     ops = sys.modules.get("pyaclnn.ops")
     if ops is not None and hasattr(ops, "clear_executor_cache"):
         ops.clear_executor_cache()
-    reuse = sys.modules.get("pyaclnn._reuse")
-    if reuse is not None:
-        reuse.clear()                         # the friendly path's reusable small tensors
     runtime = sys.modules.get("pyaclnn.runtime")
     for state in runtime.iter_states() if runtime is not None and hasattr(runtime, "iter_states") else ():
         stream = getattr(state, "default_stream", None)

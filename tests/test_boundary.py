@@ -1,15 +1,19 @@
-"""The host-data boundary (pyaclnn._boundary) and the reuse of the friendly path's small tensors
-(pyaclnn._reuse): results stay those of fresh tensors, memory is reused only once nobody holds it,
-large numpy calls on the emulator take no device copies, and the pool keeps at most its high-water
-mark."""
+"""The host-data boundary (pyaclnn._boundary) and the ownership of what it makes: every friendly output
+and numpy input copy is a new tensor from the stream's pool, so a result the caller still holds -- in
+any way -- is never written by a later call; large numpy calls on the emulator take no device
+copies, and the pool keeps at most its high-water mark."""
 from __future__ import annotations
+
+import ctypes
+import gc
+import sys
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import pyaclnn
-from pyaclnn import _boundary, _reuse, ops, runtime
+from pyaclnn import _boundary, ops, runtime
 
 BF16 = ml_dtypes.bfloat16
 
@@ -44,70 +48,125 @@ def test_kind_of_follows_the_inputs():
     assert _boundary.kind_of(t, torch.ones(2)) == "torch"
 
 
-def test_dropped_device_outputs_are_reused_and_results_stay_exact():
+def _others(n, seed, rows=1):
+    """``n`` calls of the same layouts on other data (what could overwrite a recycled result)."""
+    for k in range(n):
+        dev = [pyaclnn.from_numpy(a) for a in _inputs(rows, seed=seed + k)]
+        for _ in range(3):
+            r = _arnq(*dev)
+            del r                                   # dropped at once: its memory may go round
+        _arnq(*_inputs(rows, seed=seed + k))        # the numpy path's copies and outputs too
+    pyaclnn.current_stream().synchronize()
+
+
+def _first(seed):
+    """A call's device results and their expected bytes (from the numpy path)."""
+    host = _inputs(1, seed=seed)
+    return _arnq(*[pyaclnn.from_numpy(a) for a in host]), _host(_arnq(*host))
+
+
+def test_dropped_device_outputs_go_to_the_next_call_and_results_stay_exact():
     host = _inputs(1, seed=1)
     dev = [pyaclnn.from_numpy(a) for a in host]
-    want = _host(_arnq(*host))                       # numpy path: fresh copies
+    want = _host(_arnq(*host))                       # numpy path
+    pool = pyaclnn.current_stream().pool
     first = _arnq(*dev)
-    ptrs = [r.ptr for r in first if r is not None]
     _same(_host(first), want)
-    del first                                        # the caller lets them go
-    second = _arnq(*dev)
-    assert [r.ptr for r in second if r is not None] == ptrs      # the same memory, reused
-    _same(_host(second), want)
+    in_use = pool.stats()["in_use_bytes"]
+    del first                                        # the caller lets them go: the next call takes them
+    for _ in range(3):
+        _same(_host(_arnq(*dev)), want)
+        assert pool.stats()["in_use_bytes"] == in_use
+    ops.clear_executor_cache()                       # the plan goes: its kept block returns to the pool
+    assert pool.stats()["in_use_bytes"] <= in_use - sum(w.nbytes for w in want)
 
 
-def test_outputs_the_caller_keeps_are_never_reused():
-    host_a, host_b = _inputs(1, seed=2), _inputs(1, seed=3)
-    dev_a = [pyaclnn.from_numpy(a) for a in host_a]
-    dev_b = [pyaclnn.from_numpy(a) for a in host_b]
-    want_a = _host(_arnq(*host_a))
-    kept = _arnq(*dev_a)
-    y1 = kept[0]
-    view = kept[1][0]                                # a view of y2 keeps y2's memory too
-    y2_ptr = kept[1].ptr
+def test_each_call_returns_new_outputs():
+    dev = [pyaclnn.from_numpy(a) for a in _inputs(1, seed=2)]
+    a, b = _arnq(*dev), _arnq(*dev)
+    ra, rb = [r for r in a if r is not None], [r for r in b if r is not None]
+    assert not {id(r) for r in ra} & {id(r) for r in rb}
+    assert not {r.ptr for r in ra} & {r.ptr for r in rb}
+
+
+def test_a_result_held_directly_or_through_a_view_is_never_overwritten():
+    kept, want = _first(3)
+    y1, view = kept[0], kept[1][0]                   # a view of y2 only: y2 itself is dropped
     del kept
-    other = _arnq(*dev_b)
-    taken = {r.ptr for r in other if r is not None}
-    assert y1.ptr not in taken and y2_ptr not in taken
-    _same([y1.numpy(), view.numpy()], [want_a[0], want_a[1][0]])    # not overwritten by `other`
+    _others(2, 100)
+    _same([y1.numpy(), view.numpy()], [want[0], want[1][0]])
 
 
-def _layouts(stream):
-    c = _reuse._caches.get(stream)
-    return list(c._layouts) if c is not None else []
+@pytest.mark.parametrize("rows", [1, 160])     # host copies; on the emulator, arrays the kernel wrote
+def test_a_numpy_view_of_a_host_result_is_never_overwritten(rows):
+    got = _arnq(*_inputs(rows, seed=4))
+    want = [g.copy() for g in got if g is not None]
+    views = [g[..., :] for g in got if g is not None]    # views only: the result arrays are dropped
+    del got
+    _others(2, 200, rows)
+    _same(views, want)
 
 
-def test_large_tensors_are_not_kept():
-    stream = pyaclnn.current_stream()
-    shape = (_reuse.MAX_BYTES + 1,)
-    t = _reuse.take(shape, pyaclnn.tensor.as_acl_dtype("int8"), stream)
-    assert t.shape == shape
-    assert all(key[0] != shape for key in _layouts(stream))
+class _Exported:
+    """A zero-copy numpy view of a tensor's memory (emulator: device memory is host memory), the way
+    a consumer of ``__array_interface__`` holds it: the interface's owner keeps the tensor."""
+    def __init__(self, t):
+        self.t = t
+        host = t.numpy()
+        self.__array_interface__ = {"data": (t.ptr, True), "shape": host.shape,
+                                    "typestr": host.dtype.str if host.dtype.kind != "V" else f"|V{host.itemsize}",
+                                    "version": 3}
 
 
-def test_only_the_default_device_stream_keeps_a_cache():
-    s = pyaclnn.Stream()
-    try:
-        t = _reuse.take((4,), pyaclnn.tensor.as_acl_dtype("float32"), s)
-        assert s not in _reuse._caches and t.stream is s
-        del t
-    finally:
-        s.close()
+@pytest.mark.skipif(not runtime.is_stub(), reason="device memory is host memory on the emulator only")
+def test_a_result_held_only_through_an_array_interface_export_is_never_overwritten():
+    kept, want = _first(5)
+    exported = [np.asarray(_Exported(kept[i])).view(want[i].dtype) for i in (0, 1, 3)]
+    del kept
+    gc.collect()
+    _others(2, 300)
+    _same(exported, [want[i] for i in (0, 1, 3)])
 
 
-def test_empty_cache_drops_the_reused_tensors():
-    dev = [pyaclnn.from_numpy(a) for a in _inputs(1, seed=4)]
-    _arnq(*dev)
-    stream = pyaclnn.current_stream()
-    assert _layouts(stream)
-    pyaclnn.empty_cache()
-    assert not _layouts(stream)
+@pytest.mark.skipif(not runtime.is_stub(), reason="device memory is host memory on the emulator only")
+def test_a_result_held_only_through_dlpack_is_never_overwritten():
+    pytest.importorskip("torch")
+    if "torch_npu" in sys.modules:
+        pytest.skip("to_torch copies to an NPU tensor with torch_npu loaded")
+    from pyaclnn.torch import to_torch
+    kept, want = _first(6)
+    exported = [np.from_dlpack(to_torch(kept[i])) for i in (0, 3)]     # torch -> numpy, zero-copy
+    del kept
+    gc.collect()
+    _others(2, 400)
+    _same(exported, [want[i] for i in (0, 3)])
+
+
+@pytest.mark.skipif(not runtime.is_stub(), reason="device memory is host memory on the emulator only")
+def test_a_result_held_only_by_a_c_level_reference_is_never_overwritten():
+    # The tensor lives on only in a ctypes py_object slot (C memory, no Python name, no weak
+    # reference); its bytes are read through a raw pointer, as C code holding it would.
+    kept, want = _first(7)
+    holders = (ctypes.py_object * 2)(kept[0], kept[3])
+    raw = [(ctypes.c_char * want[i].nbytes).from_address(kept[i].ptr) for i in (0, 3)]
+    del kept
+    gc.collect()
+    _others(2, 500)
+    assert [bytes(r) for r in raw] == [want[i].tobytes() for i in (0, 3)]
+    assert holders[0].shape == want[0].shape
+
+
+def test_the_package_decides_no_ownership_by_reference_count():
+    import pathlib
+    root = pathlib.Path(pyaclnn.__file__).parent
+    for path in [*root.rglob("*.py"), *root.rglob("*.c")]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert "getrefcount" not in text and "Py_REFCNT" not in text, path
 
 
 @pytest.mark.skipif(not runtime.is_stub(), reason="host memory in place is an emulator feature")
 def test_large_numpy_call_takes_no_device_copies_and_matches_the_device_path():
-    rows = 160                                      # y int8 [160, 8192] = 1.25 MiB > MAX_BYTES
+    rows = 160                                      # y int8 [160, 8192] = 1.25 MiB: used in place
     host = _inputs(rows, seed=5)
     want = _host(_arnq(*[pyaclnn.from_numpy(a) for a in host]))
     pyaclnn.empty_cache()
@@ -156,35 +215,11 @@ def test_pool_high_water_mark_is_documented_and_enforced():
         s.close()
 
 
-def test_a_cache_lock_left_held_never_blocks_a_call():
-    """A KeyboardInterrupt landing between a lock's acquire and the block that releases it leaves the lock
-    held (seen on CPython 3.13 under tests/test_interrupts.py's storm, where the next call then waited
-    forever): the reuse cache never waits for its locks, it just does not reuse."""
-    import threading
-    stream = pyaclnn.current_stream()
-    acl = pyaclnn.tensor.as_acl_dtype("float32")
-    _reuse.take((4,), acl, stream)                  # the stream's cache exists
-    cache = _reuse._caches[stream]
-    cache._lock.acquire()                           # as the interrupted call left it
-    try:
-        got = []
-        worker = threading.Thread(target=lambda: got.append(_reuse.take((4,), acl, stream)), daemon=True)
-        worker.start()
-        worker.join(30)
-        assert got and got[0].shape == (4,), "take() waited for a lock nobody will release"
-        pyaclnn.empty_cache()                       # clearing does not wait either
-        assert _reuse.info()[repr(stream)]["layouts"] == 0
-    finally:
-        cache._lock.release()
-
-
-def test_clear_executor_cache_drops_the_reused_tensors_too():
-    # _reuse's docstring promises it; it used to hold on to them until empty_cache()
-    stream = pyaclnn.current_stream()
-    acl = pyaclnn.tensor.as_acl_dtype("float32")
-    t = _reuse.take((5,), acl, stream)
-    del t                                           # back in the stream's reuse cache
-    before = _reuse.info()[repr(stream)]
-    pyaclnn.ops.clear_executor_cache()
-    after = _reuse.info()[repr(stream)]
-    assert after["layouts"] == 0, (before, after)
+def test_empty_cache_and_clear_executor_cache_drop_the_friendly_plans():
+    from pyaclnn.ops import _friendly_plans
+    dev = [pyaclnn.from_numpy(a) for a in _inputs(1, seed=8)]
+    for clear in (pyaclnn.empty_cache, ops.clear_executor_cache):
+        _arnq(*dev)
+        assert sum(v["plans"] for v in _friendly_plans.info().values()) >= 1
+        clear()
+        assert sum(v["plans"] for v in _friendly_plans.info().values()) == 0

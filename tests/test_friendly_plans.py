@@ -1,6 +1,7 @@
-"""Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py, issue 13):
-repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor and recycle their
-outputs only when nobody holds them.  Values against the NumPy reference (tests/reference), bit for bit.
+"""Cached prepared calls behind friendly functions (pyaclnn/ops/_friendly_plans.py):
+repeated ops.add_rms_norm_dynamic_quant calls on pyaclnn tensors reuse one executor, re-pointed at
+new outputs from the stream's pool on every call.  Values against the NumPy reference
+(tests/reference), bit for bit.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from reference.add_rms_norm_dynamic_quant import normalise_soc
 
 import pyaclnn
 from pyaclnn import capi, ops, runtime
+from pyaclnn.errors import PyaclnnError
 from pyaclnn.ops import _friendly_plans, _native
 
 pytestmark = pytest.mark.skipif(_native.module() is None, reason="needs the C accelerator")
@@ -80,7 +82,7 @@ def test_repeated_calls_use_one_plan_and_match_the_reference(soc):
 def test_results_held_by_the_caller_are_never_overwritten(soc):
     hosts = [_host(seed) for seed in range(6)]
     kept = []
-    for h in hosts:                 # more calls than output sets kept per plan, all results held
+    for h in hosts:                 # several calls of one plan, all results held
         kept.append(_call([pyaclnn.from_numpy(a) for a in h]))
     for h, r in zip(hosts, kept):
         _assert_equal([t.numpy() for t in r], _want(h, soc))
@@ -88,17 +90,20 @@ def test_results_held_by_the_caller_are_never_overwritten(soc):
     assert len(ids) == 5 * len(hosts)
 
 
-def test_dropped_results_are_recycled_and_new_addresses_are_used(soc):
+def test_every_call_gets_new_outputs_and_new_addresses_are_used(soc):
     first = _call([pyaclnn.from_numpy(a) for a in _host(1)])
-    ids = [id(t) for t in first]
-    del first
+    ids = {id(t) for t in first}
     host = _host(2)
     second = _call([pyaclnn.from_numpy(a) for a in host])       # other input memory, same layouts
-    assert [id(t) for t in second] == ids                       # the same output tensors, free again
+    assert not ids & {id(t) for t in second}
+    assert not {t.ptr for t in first} & {t.ptr for t in second}
     _assert_equal([t.numpy() for t in second], _want(host, soc))
+    del first
+    third = _call([pyaclnn.from_numpy(a) for a in host])        # dropped results: their blocks may return
+    _assert_equal([t.numpy() for t in third], _want(host, soc))
 
 
-def test_an_open_view_keeps_an_output_from_being_recycled(soc):
+def test_an_open_view_keeps_its_output_from_being_overwritten(soc):
     h1 = _host(3)
     y1 = _call([pyaclnn.from_numpy(a) for a in h1])[0]
     view = y1[0]
@@ -109,15 +114,119 @@ def test_an_open_view_keeps_an_output_from_being_recycled(soc):
     np.testing.assert_array_equal(before, _want(h1, soc)[0][0])
 
 
-def test_an_output_used_on_another_stream_is_not_recycled():
-    r = _call([pyaclnn.from_numpy(a) for a in _host(5)])
-    other = pyaclnn.Stream()
-    r[0]._mem.note_stream(other)        # as an operator launched there would
-    y1_id = id(r[0])
+def _base(outs):
+    return min(t._ptr for t in outs)
+
+
+def test_a_call_s_outputs_share_one_block_the_next_call_takes_once_every_output_is_closed(soc):
+    host = _host(8)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    pool = pyaclnn.current_stream().pool
+    start = pool.stats()["in_use_blocks"]
+    _call(dev)                                  # the plan exists: later outputs come as one set
+    r = _call(dev)
+    held = pool.stats()["in_use_blocks"]
+    base = _base(r)
+    r[0].close()
+    r2 = _call(dev)                             # the others still use r's block: a new one
+    assert _base(r2) != base and pool.stats()["in_use_blocks"] == held + 1
+    _assert_equal([t.numpy() for t in r[1:]], _want(host, soc)[1:])
+    for t in r[1:]:
+        t.close()
+    assert pool.stats()["in_use_blocks"] == held + 1        # kept with the plan, not the pool's
+    r3 = _call(dev)
+    assert _base(r3) == base and pool.stats()["in_use_blocks"] == held + 1
+    _assert_equal([t.numpy() for t in r3], _want(host, soc))
+    del r2, r3
+    ops.clear_executor_cache()                  # the plan goes: every kept block back to the pool
+    assert pool.stats()["in_use_blocks"] == start
+
+
+def test_a_dropped_set_s_block_goes_to_the_next_call_and_its_tensors_are_as_empty_makes_them(soc):
+    host = _host(11)
+    dev = [pyaclnn.from_numpy(a) for a in host]
+    _call(dev)
+    r = _call(dev)
+    base = _base(r)
+    for t in r:                     # made in C (make_kept): the slots empty() would have set
+        e = pyaclnn.empty(t.shape, t.acl_dtype)
+        for name in ("shape", "strides", "offset", "acl_dtype", "format", "_info", "storage_dims", "_key",
+                     "_handle", "_handle_fin"):
+            assert getattr(t, name) == getattr(e, name), name
+        assert t._mem.__class__ is runtime.memory.MemoryPart and t._mem.views == 1
+        assert t._mem.nbytes == e._mem.nbytes and t._ptr == t._mem.ptr
+        assert t._mem.streams is r[0]._mem.streams and t._mem.whole is r[0]._mem.whole
+    assert r[0]._mem.whole.views == 5
+    del t, e
+    view = r[1][0]                  # a view of one output holds the whole set's block
     del r
-    again = _call([pyaclnn.from_numpy(a) for a in _host(5)])
-    assert id(again[0]) != y1_id
-    other.close()
+    r2 = _call(dev)
+    assert _base(r2) != base
+    del view                        # nothing refers to the set any more: its lease hands the block on
+    r3 = _call(dev)
+    assert _base(r3) == base
+    _assert_equal([t.numpy() for t in r3], _want(host, soc))
+
+
+def test_a_set_dropped_after_its_plan_went_returns_its_block_at_the_next_flush(soc):
+    dev = [pyaclnn.from_numpy(a) for a in _host(10)]
+    pool = pyaclnn.current_stream().pool
+    start = pool.stats()["in_use_blocks"]
+    _call(dev)
+    r = _call(dev)
+    ops.clear_executor_cache()
+    assert pool.stats()["in_use_blocks"] == start + 1         # r still holds its block
+    del r
+    assert pool.stats()["in_use_blocks"] == start             # (stats flushes first)
+
+
+def test_an_output_used_on_another_stream_orders_the_whole_set_on_it(soc):
+    dev = [pyaclnn.from_numpy(a) for a in _host(9)]
+    _call(dev)
+    r = _call(dev)
+    other = pyaclnn.Stream()
+    try:
+        r[2]._mem.note_stream(other)            # as an operator launched there would
+        assert all(other in t._mem.streams for t in r)      # the block is synced with it before reuse
+        base = _base(r)
+        del r
+        r = _call(dev)                          # the same block, once the other stream is done with it
+        assert _base(r) == base and r[0]._mem.streams == [pyaclnn.current_stream()]
+    finally:
+        del r
+        other.close()
+
+
+def test_calls_alternating_between_layouts_each_take_their_own_plan(soc):
+    # The plan of the last call of a kind is tried first; C refuses inputs of another layout, and the
+    # call then finds its own plan by its full key.
+    narrow, wide = _host(12), _host(13, shape=(1, 128))
+    devs = [[pyaclnn.from_numpy(a) for a in h] for h in (narrow, wide)]
+    for _ in range(3):
+        for h, dev in zip((narrow, wide), devs):
+            _assert_equal([t.numpy() for t in _call(dev)], _want(h, soc))
+    assert _plans() == 2
+    ops.clear_executor_cache()
+    assert all(not sp.last for sp in _friendly_plans._streams.values())     # nothing closed is tried
+    _assert_equal([t.numpy() for t in _call(devs[0])], _want(narrow, soc))
+
+
+def test_numpy_calls_take_a_plan_with_its_own_input_tensors(soc):
+    hosts = [_host(seed) for seed in (14, 15, 16)]
+    got = []
+    for h in hosts * 2:                 # new data each call: the plan's input tensors are overwritten
+        r = _call(h)
+        assert all(isinstance(a, np.ndarray) for a in r)
+        _assert_equal(r, _want(h, soc))
+        got.append(r)
+    assert _plans() == 1
+    assert len({id(a) for r in got for a in r}) == 5 * len(got)      # new host arrays every call
+    _assert_equal(got[0], _want(hosts[0], soc))                        # earlier results unchanged
+    with pytest.raises(PyaclnnError):                                  # the ordinary path's refusal
+        _call([a.astype(np.float32) for a in hosts[0]])
+    big = _host(17, shape=(1, 1 << 17))                                # large: the ordinary path
+    _assert_equal(_call(big), _want(big, soc))
+    assert _plans() == 1
 
 
 def test_attributes_and_layouts_make_separate_plans(soc):
@@ -281,18 +390,13 @@ def test_torch_and_tensor_calls_share_one_plan_per_layout(soc):
     assert _plans() == 1
 
 
-def test_large_outputs_are_not_kept(soc):
-    host = _host(60, shape=(64, 8192))        # y1 is 512 KiB, x_out 1 MiB: at the limit ...
-    r = _call([pyaclnn.from_numpy(a) for a in host])
-    del r
-    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
-    big = _host(61, shape=(65, 8192))         # ... x_out above it: the plan keeps no outputs
+def test_large_outputs_take_the_plan_too(soc):
+    big = _host(61, shape=(65, 8192))         # x_out above 1 MiB
     dev = [pyaclnn.from_numpy(a) for a in big]
     for _ in range(2):
         got = [t.numpy() for t in _call(dev)]
     _assert_equal(got, _want(big, soc))
-    assert sum(v["sets"] for v in _friendly_plans.info().values()) == 1
-    assert _plans() == 2
+    assert _plans() == 1
 
 
 def test_plans_survive_the_layout_intern_table_being_emptied(soc):

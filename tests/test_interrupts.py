@@ -1,5 +1,5 @@
 """KeyboardInterrupt (or any exception) passing through a one-shot call must not leak what the call
-made (issue 12, point 11): executors between the two phases, workspace blocks, device buffers and
+made: executors between the two phases, workspace blocks, device buffers and
 aclTensor handles.
 
 The deterministic tests inject the exception at one point; the storm test raises KeyboardInterrupt
@@ -192,7 +192,7 @@ def test_interrupt_storm_leaks_nothing():
     assert result["leaked"] == {}, result
 
 
-# ---- storms of issue 27, point 4 ----------------------------------------------------------------
+# ---- storms around every kind of call -------------------------------------------------------------
 # SIGALRM -> KeyboardInterrupt every 0.5 ms around ops.add_rms_norm_dynamic_quant on device tensors
 # left thousands of device allocations, tensors and executors (GBs counted in use by the pool) with
 # the accelerators, and ~250 allocations with PYACLNN_FASTPATH=0: results of C calls dropped at the
@@ -236,6 +236,10 @@ def prepared():
         runtime.current_stream().synchronize()    # both launches write the plan's out: ordered
         plan(stream=side)
         side.synchronize()
+def explicit_plan():
+    with ops.plan("Adds", v, 2.0, 1, pyaclnn.empty((256,))) as plan:
+        plan.execute(v)
+        plan.execute(v)                           # (the first set's block again, or a second)
 def streams():
     s = runtime.Stream(); pyaclnn.from_numpy(host, stream=s); s.close()
 def events():
@@ -246,7 +250,7 @@ def trim():
     pyaclnn.empty((1 << 16,)).close(); pyaclnn.empty_cache()
 
 PIECES = [arnq] if sys.argv[2] == "arnq" else [arnq, cached, one_shot, data_dependent, views, prepared,
-                                                streams, events, numpy_arnq, trim]
+                                                explicit_plan, streams, events, numpy_arnq, trim]
 done = [0] * len(PIECES)
 turn = [0]
 

@@ -1,15 +1,17 @@
-"""pyaclnn._release: objects dropped without close() are released by the releaser thread (issue 12,
-point 11); the calls whose result depends on those releases wait for them (flush points); a forked
-child and interpreter exit release too; PYACLNN_RELEASE_THREAD=0 restores inline releases."""
+"""pyaclnn._release: objects dropped without close() are released by the releaser thread; the calls
+whose result depends on those releases wait for them (flush points); a forked child and interpreter
+exit release too; PYACLNN_RELEASE_THREAD=0 restores inline releases."""
 from __future__ import annotations
 
 import threading
 
 import numpy as np
+import pytest
 
 import pyaclnn
 from helpers import run_python
 from pyaclnn import _release
+from pyaclnn.runtime.memory import DeviceBuffer
 from pyaclnn.tensor import wrap_pointer
 
 
@@ -129,3 +131,93 @@ def test_exit_does_not_wait_on_a_release_that_flushes():
     # and the process hung for flush's 30 s timeout before exiting.
     code, out, err = run_python(EXIT_WHILE_A_STREAM_IS_RELEASED, timeout=15)
     assert code == 0 and out.strip() == "refused", err
+
+
+# -- parked releases: pool blocks go back at their pool's next allocation, with no thread hand-off --
+
+def _quiet_pool():
+    stream = pyaclnn.runtime.current_stream()
+    stream.pool.stats()                         # (a flush: nothing parked or queued from before)
+    return stream, stream.pool
+
+
+_ODD = 7 * 4096 + 512          # a block size no other test leaves in the pool's cache
+
+
+def test_a_dropped_pool_block_is_parked_and_the_next_allocation_takes_it_back():
+    stream, pool = _quiet_pool()
+    buf = DeviceBuffer(_ODD, stream)
+    ptr, fin, before = buf.ptr, buf._finalizer, pool.in_use_blocks
+    del buf
+    assert pool._dropped == [fin] and fin.alive     # parked with its pool: nothing ran yet
+    assert not _release._visible()                  # and nothing went to the releaser thread
+    again = DeviceBuffer(_ODD, stream)              # the allocation releases it first, then reuses it
+    assert again.ptr == ptr and not fin.alive and pool._dropped == []
+    assert pool.in_use_blocks == before
+
+
+def test_a_block_dropped_on_another_thread_comes_back_at_the_next_allocation():
+    stream, pool = _quiet_pool()
+    box = [DeviceBuffer(_ODD, stream)]
+    ptr = box[0].ptr
+    t = threading.Thread(target=box.clear)          # the last reference dies on that thread
+    t.start()
+    t.join()
+    assert len(pool._dropped) == 1
+    assert DeviceBuffer(_ODD, stream).ptr == ptr
+
+
+def test_flush_and_stats_run_parked_releases():
+    stream, pool = _quiet_pool()
+    before = pool.in_use_blocks
+    bufs = [DeviceBuffer(4096, stream) for _ in range(3)]
+    del bufs
+    assert pool.in_use_blocks == before + 3         # parked: still counted in use
+    assert _release.flush()
+    assert pool.in_use_blocks == before and pool._dropped == []
+    bufs = [DeviceBuffer(4096, stream) for _ in range(3)]
+    del bufs
+    assert pool.stats()["in_use_blocks"] == before
+
+
+def test_a_parked_release_cut_short_is_finished_and_leaves_the_list():
+    parked, calls = [], []
+
+    def release():
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            raise KeyboardInterrupt                 # as a signal handler would, inside the release
+
+    obj = _Owner()
+    f = _release.parked_finalizer(obj, parked.append, release)
+    del obj
+    assert parked == [f] and calls == []
+    with pytest.raises(KeyboardInterrupt):
+        _release.run_parked(parked)
+    assert parked == [f]                            # still listed; the releaser has the release
+    assert _release.flush()
+    assert calls == ["MainThread", "pyaclnn-releaser"] and not f.alive
+    _release.run_parked(parked)                     # runs nothing again, and forgets it
+    assert parked == [] and len(calls) == 2
+
+
+def test_run_parked_leaves_a_finalizer_whose_call_never_started():
+    # An interrupt at the entry of the call (before its claim) must not lose the release.
+    parked, calls = [], []
+    obj = _Owner()
+    f = _release.parked_finalizer(obj, parked.append, calls.append, 1)
+    del obj
+    state = {"n": 0}
+
+    class Boom:
+        def __call__(self):
+            state["n"] += 1
+            raise KeyboardInterrupt
+
+    parked.insert(0, Boom())                         # a call that is cut short before anything ran
+    with pytest.raises(KeyboardInterrupt):
+        _release.run_parked(parked)
+    assert parked[1:] == [f] and f.alive and calls == []
+    del parked[0]
+    _release.run_parked(parked)
+    assert calls == [1] and parked == [] and not f.alive

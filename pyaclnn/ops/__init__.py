@@ -8,6 +8,8 @@
     out = ops.AmpUpdateScale(s, t, f, 2.0, 0.5, 1000, new_s, new_t)                       # same
     plan = ops.prepare("AmpUpdateScale", s, t, f, 2.0, 0.5, 1000, new_s, new_t)           # hot loops
     plan(s2, t2, f2, new_s2, new_t2)
+    p = ops.plan("Add", x, y, 1.0, out)        # a plan that owns its outputs: new ones per execute
+    (z,) = p.execute(x2, y2)
 
 Every operator declared by the registry (:mod:`pyaclnn.signatures`: pyaclnn's own headers plus
 those of the installed toolkit and of :func:`load_headers`) is reachable by its name with or without
@@ -20,9 +22,11 @@ from typing import Any as _Any   # not `Any`: ops.Any is the operator aclnnAny
 
 from .._exceptions import NoAttributeError
 from ..runtime import Stream
+from ..runtime import current_stream as _current_stream
 from ._errors import OperatorNotFoundError
 from ._launcher import OpFunction, function
 from ._marshal import Scalar
+from ._plan import Plan
 from ._prepared import (PreparedCall, clear_executor_cache, executor_cache_info, set_executor_cache)
 from ._registry import available, load_headers, names, signature, signatures
 from ._support import register_probe, support_matrix, support_matrix_markdown
@@ -36,7 +40,7 @@ from ._grouped_dynamic_mx_quant import (grouped_dynamic_mx_quant, grouped_mxscal
 from ._select_ops import masked_select, nonzero_v2
 
 __all__ = [
-    "call", "prepare", "get", "OpFunction", "PreparedCall", "Scalar", "OperatorNotFoundError",
+    "call", "prepare", "plan", "get", "OpFunction", "PreparedCall", "Plan", "Scalar", "OperatorNotFoundError",
     "set_executor_cache", "clear_executor_cache", "executor_cache_info", "load_headers", "names", "available",
     "signature", "signatures", "support_matrix", "support_matrix_markdown", "register_probe",
     "amp_update_scale", "add_rms_norm_dynamic_quant",
@@ -63,6 +67,18 @@ def call(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> 
 def prepare(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> PreparedCall:
     """Build a repeatable executor for ``op`` with these arguments (see :class:`PreparedCall`)."""
     return function(op).prepare(*args, stream=stream, **kwargs)
+
+
+def plan(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> Plan:
+    """An explicit plan of ``op`` for these layouts and attributes (see :class:`Plan`): it owns its
+    descriptors, workspace and outputs, and ``plan.execute(*inputs)`` returns new outputs each time.
+    The outputs given here (the operator's last tensor parameters: new pyaclnn tensors from
+    :func:`pyaclnn.empty`) set their layouts; inputs may be numpy arrays or tensors (uploaded once,
+    for phase 1), later executions take pyaclnn tensors of the same layouts."""
+    fn = function(op)
+    if kwargs or len(args) != fn._n:
+        args = fn.bind_args(args, kwargs)
+    return Plan(fn, list(args), stream if stream is not None else _current_stream())
 
 
 def __getattr__(name: str) -> OpFunction:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..runtime import Stream
 from ..tensor import Tensor, as_acl_dtype
 from . import _friendly as F
@@ -66,6 +68,8 @@ def add_rms_norm_dynamic_quant(x1: Any, x2: Any, gamma: Any, *, smooth_scale1: A
             out = _plans.run((OP, epsilon, y_dtype), values, lambda *t: _plan_args(*t, epsilon, y_dtype))
         elif F.is_torch_tensor(x1):
             out = _plans.run_torch((OP, epsilon, y_dtype), values, lambda *t: _plan_args(*t, epsilon, y_dtype))
+        elif x1.__class__ is np.ndarray:
+            out = _plans.run_numpy((OP, epsilon, y_dtype), values, lambda *t: _plan_args(*t, epsilon, y_dtype))
         else:
             out = None
         if out is not None:

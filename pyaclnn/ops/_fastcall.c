@@ -28,9 +28,9 @@ typedef int32_t (*launch_fn)(void *workspace, uint64_t workspace_size, void *exe
 
 #define MAX_SLOTS 64
 
-/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams, .views). */
+/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams). */
 static PyTypeObject *tensor_type;
-static Py_ssize_t off_key, off_ptr, off_mem, off_streams, off_views;
+static Py_ssize_t off_key, off_ptr, off_mem, off_streams;
 /* Set (under the GIL) when the interpreter starts exiting: the C paths then launch nothing and send
  * the call to Python, which refuses it (pyaclnn._shutdown). */
 static int closing;
@@ -273,16 +273,15 @@ static int same_key(PyObject *key, PyObject *want) {
     return eq == 1;
 }
 
-/* Is output tensor `t` free for another call on `stream`: only the caller's list refers to it, it is
- * open, no other view of its memory is open, and its memory was used on `stream` alone (so work
- * queued there later is ordered after every earlier use)? */
-static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
-    if (Py_TYPE(t) != tensor_type || Py_REFCNT(t) != 1) return 0;
+/* Is output tensor `t` one the plan may write: of the prepared layout, open, and its memory ordered
+ * on `stream`? Ownership is not decided here: the caller made `t` for this call alone (a fresh
+ * block of the stream's pool), so nothing else can hold it yet. */
+static int output_ok(PyObject *t, PyObject *key, PyObject *stream) {
+    if (Py_TYPE(t) != tensor_type) return 0;
     PyObject *k = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
-    if (!same_key(k, key) || mem == NULL || ptr == NULL || ptr == Py_None) return 0;
-    PyObject *views = SLOT(mem, off_views), *streams = SLOT(mem, off_streams);
-    if (views == NULL || !PyLong_CheckExact(views) || PyLong_AsLong(views) != 1) return 0;
-    return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) == 1 &&
+    if (!same_key(k, key) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr)) return 0;
+    PyObject *streams = SLOT(mem, off_streams);
+    return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) >= 1 &&
            PyList_GET_ITEM(streams, 0) == stream;
 }
 
@@ -290,13 +289,12 @@ static int output_free(PyObject *t, PyObject *key, PyObject *stream) {
  * atomically under the GIL (no Python code runs between the checks and the queued launch):
  *   inputs  tuple of the first len(inputs) slots: a Tensor of the prepared layout used on `stream`,
  *           or None where the plan has no tensor;
- *   outs    list of the remaining slots' Tensors, owned by the caller's cache: each must be free
- *           (output_free), since the results go to the caller; or ints: addresses of host memory
- *           (torch CPU outputs on the emulator) the caller registered and keeps until the stream ran;
+ *   outs    list of the remaining slots' Tensors, made for this call from the stream's pool
+ *           (output_ok); or ints: addresses of host memory (torch CPU outputs on the emulator) the
+ *           caller registered and keeps until the stream ran;
  *   stream  the Stream (its handle is the plan's; its device's binding must be the thread's).
- * Returns the tuple of outs (the launch is queued), an int k when outs[k] is not free (nothing was
- * done), or None when Python must take the call (nothing was done); a failed setter or launch
- * raises through _raise_failure. */
+ * Returns the tuple of outs (the launch is queued), or None when Python must take the call (nothing
+ * was done); a failed setter or launch raises through _raise_failure. */
 static PyObject *plan_friendly(PyObject *self, PyObject *args) {
     PlanBase *p = (PlanBase *)self;
     PyObject *inputs, *outs, *stream;
@@ -332,7 +330,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        if (!output_free(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) return PyLong_FromSsize_t(k);
+        if (!output_ok(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) Py_RETURN_NONE;
         addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, off_ptr));
         if (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred()) {
             PyErr_Clear();
@@ -492,14 +490,13 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     PyObject *tensor, *memory;
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &tensor, &PyType_Type, &memory)) return NULL;
     if (member_offset(tensor, "_key", &off_key) || member_offset(tensor, "_ptr", &off_ptr) ||
-        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams) ||
-        member_offset(memory, "views", &off_views))
+        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams))
         return NULL;
     Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
     Py_RETURN_NONE;
 }
 
-static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(6); }
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(8); }
 
 /* The emulator's host-memory registration (pyaclnn_stub_mem_register / _unregister), set by
  * set_host_fns; NULL on a real toolkit. */
@@ -555,6 +552,234 @@ static PyObject *unregister_ranges(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- output sets of a cached friendly plan (pyaclnn.tensor.set_maker) -------------------------
+ * Public C API only: objects come from their type's tp_alloc (PyType_GetSlot), and their __slots__
+ * are set through the member descriptors' own tp_descr_set, as `obj.name = value` would. */
+
+/* SetLease: what the parts of one set share as their `whole` -- the set's hold on its pool buffer.
+ * Its deallocation (every part gone) appends the buffer to the set kind's free list: plain C, so no
+ * Python code runs and no interrupt can land between the lease's death and the hand-over; release()
+ * (every part closed) does the same at once. Not GC-tracked: it refers to a buffer and a list only,
+ * neither of which can refer back to it. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *buf;                    /* the DeviceBuffer, until handed to `free`                */
+    PyObject *free;                   /* the set kind's free list                                */
+    Py_ssize_t views;                 /* open parts (MemoryPart.release counts down)             */
+} SetLease;
+
+static PyTypeObject *lease_type;
+
+static void lease_hand_over(SetLease *l) {
+    PyObject *buf = l->buf;
+    l->buf = NULL;
+    if (buf == NULL) return;
+    if (l->free != NULL && PyList_Check(l->free) && PyList_Append(l->free, buf) < 0)
+        PyErr_Clear();                /* (not kept: the buffer's own finalizer gives it to the pool) */
+    Py_DECREF(buf);
+}
+
+static void lease_dealloc(SetLease *l) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);       /* (deallocation may run while an exception is set)        */
+    lease_hand_over(l);
+    Py_CLEAR(l->free);
+    PyErr_Restore(et, ev, tb);
+    PyTypeObject *tp = Py_TYPE(l);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(l);
+    Py_DECREF(tp);
+}
+
+static PyObject *lease_release(PyObject *self, PyObject *unused) {
+    lease_hand_over((SetLease *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *lease_get_buf(PyObject *self, void *closure) {
+    PyObject *b = ((SetLease *)self)->buf;
+    return Py_NewRef(b ? b : Py_None);
+}
+
+static PyMethodDef lease_methods[] = {
+    {"release", lease_release, METH_NOARGS, "Every part is closed: the buffer goes to the free list now."},
+    {NULL, NULL, 0, NULL},
+};
+static PyMemberDef lease_members[] = {
+    {"views", T_PYSSIZET, offsetof(SetLease, views), 0, "open parts"},
+    {NULL, 0, 0, 0, NULL},
+};
+static PyGetSetDef lease_getset[] = {
+    {"buf", lease_get_buf, NULL, "the buffer (None once handed to the free list)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+static PyType_Slot lease_slots[] = {
+    {Py_tp_dealloc, lease_dealloc},
+    {Py_tp_methods, lease_methods},
+    {Py_tp_members, lease_members},
+    {Py_tp_getset, lease_getset},
+    {Py_tp_doc, "A set's hold on its pool buffer (see pyaclnn.runtime.set_blocks)."},
+    {0, NULL},
+};
+static PyType_Spec lease_spec = {
+    "_pyaclnn_fastcall.SetLease", sizeof(SetLease), 0, Py_TPFLAGS_DEFAULT, lease_slots,
+};
+
+/* The slots make_set sets, in this order (pyaclnn.tensor.set_maker passes their descriptors). */
+enum { P_PTR, P_NBYTES, P_STREAMS, P_FINALIZER, P_VIEWS, P_WHOLE, N_PART };
+enum { T_SHAPE, T_STRIDES, T_DTYPE, T_FORMAT, T_INFO, T_SDIMS, T_KEY, T_OFFSET, T_HANDLE, T_HANDLE_FIN,
+       T_PTR, T_MEM, N_TENSOR };
+
+static PyObject *new_of(PyObject *type) {
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);
+    return alloc((PyTypeObject *)type, 0);
+}
+
+static SetLease *lease_of(PyObject *buf, PyObject *free, Py_ssize_t views) {
+    SetLease *l = (SetLease *)new_of((PyObject *)lease_type);
+    if (l == NULL) return NULL;
+    l->buf = Py_NewRef(buf);
+    l->free = Py_NewRef(free);
+    l->views = views;
+    return l;
+}
+
+/* new_lease(buf, free, views) -> SetLease */
+static PyObject *new_lease(PyObject *mod, PyObject *args) {
+    PyObject *buf, *free;
+    Py_ssize_t views;
+    if (!PyArg_ParseTuple(args, "OO!n", &buf, &PyList_Type, &free, &views)) return NULL;
+    return (PyObject *)lease_of(buf, free, views);
+}
+
+/* The outputs of one set over the block at `base` (see make_set); spec checked here. */
+static PyObject *build_set(PyObject *spec, unsigned long long b, PyObject *streams, PyObject *whole) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 5) return PyErr_Format(PyExc_ValueError, "bad set spec");
+    PyObject *ttype = PyTuple_GET_ITEM(spec, 0), *ptype = PyTuple_GET_ITEM(spec, 1);
+    PyObject *tdesc = PyTuple_GET_ITEM(spec, 2), *pdesc = PyTuple_GET_ITEM(spec, 3);
+    PyObject *layouts = PyTuple_GET_ITEM(spec, 4);
+    if (!PyType_Check(ttype) || !PyType_Check(ptype) || !PyTuple_Check(tdesc) || PyTuple_GET_SIZE(tdesc) != N_TENSOR ||
+        !PyTuple_Check(pdesc) || PyTuple_GET_SIZE(pdesc) != N_PART || !PyTuple_Check(layouts))
+        return PyErr_Format(PyExc_ValueError, "bad set spec");
+    /* Every slot is set through its descriptor's __set__ (one type: the member descriptors'). */
+    PyTypeObject *dtype = Py_TYPE(PyTuple_GET_ITEM(tdesc, 0));
+    for (int k = 0; k < N_TENSOR; k++)
+        if (Py_TYPE(PyTuple_GET_ITEM(tdesc, k)) != dtype) return PyErr_Format(PyExc_ValueError, "bad set spec");
+    for (int k = 0; k < N_PART; k++)
+        if (Py_TYPE(PyTuple_GET_ITEM(pdesc, k)) != dtype) return PyErr_Format(PyExc_ValueError, "bad set spec");
+    descrsetfunc set = (descrsetfunc)PyType_GetSlot(dtype, Py_tp_descr_set);
+    allocfunc talloc = (allocfunc)PyType_GetSlot((PyTypeObject *)ttype, Py_tp_alloc);
+    allocfunc palloc = (allocfunc)PyType_GetSlot((PyTypeObject *)ptype, Py_tp_alloc);
+    if (set == NULL || talloc == NULL || palloc == NULL) return PyErr_Format(PyExc_ValueError, "bad set spec");
+#define PSET(k, obj, v) set(PyTuple_GET_ITEM(pdesc, (k)), (obj), (v))
+#define TSET(k, obj, v) set(PyTuple_GET_ITEM(tdesc, (k)), (obj), (v))
+    Py_ssize_t n = PyTuple_GET_SIZE(layouts);
+    PyObject *outs = PyList_New(n), *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
+    if (outs == NULL || zero == NULL || one == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *lay = PyTuple_GET_ITEM(layouts, i);
+        if (!PyTuple_Check(lay) || PyTuple_GET_SIZE(lay) != 9) {
+            PyErr_Format(PyExc_ValueError, "bad set layout");
+            goto fail;
+        }
+        Py_ssize_t off = PyLong_AsSsize_t(PyTuple_GET_ITEM(lay, 0));
+        if (off == -1 && PyErr_Occurred()) goto fail;
+        PyObject *ptr = PyLong_FromUnsignedLongLong(b + (unsigned long long)off);
+        if (ptr == NULL) goto fail;
+        PyObject *part = palloc((PyTypeObject *)ptype, 0);
+        if (part == NULL) {
+            Py_DECREF(ptr);
+            goto fail;
+        }
+        int rc = PSET(P_PTR, part, ptr) || PSET(P_NBYTES, part, PyTuple_GET_ITEM(lay, 1)) ||
+                 PSET(P_STREAMS, part, streams) || PSET(P_FINALIZER, part, Py_None) || PSET(P_VIEWS, part, one) ||
+                 PSET(P_WHOLE, part, whole);
+        PyObject *t = rc ? NULL : talloc((PyTypeObject *)ttype, 0);
+        if (t == NULL) {
+            Py_DECREF(part);
+            Py_DECREF(ptr);
+            goto fail;
+        }
+        PyList_SET_ITEM(outs, i, t);            /* (owned by the list from here) */
+        for (int k = 0; k < 7 && rc == 0; k++) rc = TSET(T_SHAPE + k, t, PyTuple_GET_ITEM(lay, 2 + k));
+        rc = rc || TSET(T_OFFSET, t, zero) || TSET(T_HANDLE, t, zero) || TSET(T_HANDLE_FIN, t, Py_None) ||
+             TSET(T_PTR, t, ptr) || TSET(T_MEM, t, part);
+        Py_DECREF(part);
+        Py_DECREF(ptr);
+        if (rc) goto fail;
+    }
+#undef PSET
+#undef TSET
+    Py_DECREF(zero);
+    Py_DECREF(one);
+    return outs;
+fail:
+    Py_XDECREF(outs);
+    Py_XDECREF(zero);
+    Py_XDECREF(one);
+    return NULL;
+}
+
+/* make_set(spec, base, streams, whole) -> [Tensor, ...]: a set's outputs over one block at address
+ * `base`, each part of it a MemoryPart whose `whole` is `whole`, all sharing the list `streams`.
+ * spec = (Tensor, MemoryPart, tensor descriptors, part descriptors, layouts), a layout being
+ * (offset, nbytes, shape, strides, acl_dtype, format, info, storage_dims, key). What exists when an
+ * error cuts it short is dropped (the parts' `whole` then dies with them). */
+static PyObject *make_set(PyObject *mod, PyObject *args) {
+    PyObject *spec, *base, *streams, *whole;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyTuple_Type, &spec, &PyLong_Type, &base, &PyList_Type, &streams,
+                          &whole))
+        return NULL;
+    unsigned long long b = PyLong_AsUnsignedLongLong(base);
+    if (b == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    return build_set(spec, b, streams, whole);
+}
+
+static PyObject *str_streams, *str_ptr;
+
+/* make_kept(spec, free, home, views) -> [Tensor, ...] or None: a set over the last buffer of the
+ * free list `free` when that buffer was used on `home` alone (the common case: nothing to wait for),
+ * under a new lease of `views` parts; None (nothing taken) otherwise: Python's SetBlocks.take then
+ * decides. One C call: no Python code runs, so an interrupt cannot split the hand-over. */
+static PyObject *make_kept(PyObject *mod, PyObject *args) {
+    PyObject *spec, *free, *home;
+    Py_ssize_t views;
+    if (!PyArg_ParseTuple(args, "O!O!On", &PyTuple_Type, &spec, &PyList_Type, &free, &home, &views)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(free);
+    if (n == 0) Py_RETURN_NONE;
+    PyObject *buf = Py_NewRef(PyList_GET_ITEM(free, n - 1));
+    PyObject *streams = PyObject_GetAttr(buf, str_streams), *ptr = NULL, *outs = NULL;
+    SetLease *lease = NULL;
+    if (streams == NULL || !PyList_CheckExact(streams) || PyList_GET_SIZE(streams) != 1 ||
+        PyList_GET_ITEM(streams, 0) != home)
+        goto decline;
+    ptr = PyObject_GetAttr(buf, str_ptr);
+    if (ptr == NULL || !PyLong_CheckExact(ptr)) goto decline;
+    unsigned long long b = PyLong_AsUnsignedLongLong(ptr);
+    if (b == (unsigned long long)-1 && PyErr_Occurred()) goto decline;
+    if (PyList_SetSlice(free, n - 1, n, NULL) < 0) goto fail;      /* (taken: `buf` holds it) */
+    lease = lease_of(buf, free, views);
+    if (lease == NULL) {
+        if (PyList_Append(free, buf) < 0) PyErr_Clear();    /* (or its own finalizer frees it) */
+        goto fail;
+    }
+    outs = build_set(spec, b, streams, (PyObject *)lease);
+    /* (on failure the lease's death puts the buffer back) */
+    goto done;
+decline:
+    PyErr_Clear();
+    outs = Py_NewRef(Py_None);
+    goto done;
+fail:
+    outs = NULL;
+done:
+    Py_XDECREF((PyObject *)lease);
+    Py_XDECREF(ptr);
+    Py_XDECREF(streams);
+    Py_DECREF(buf);
+    return outs;
+}
+
 /* set_closing(): the interpreter is exiting (pyaclnn._shutdown): C paths launch nothing from now on. */
 static PyObject *set_closing(PyObject *mod, PyObject *unused) {
     closing = 1;
@@ -568,6 +793,9 @@ static PyMethodDef module_methods[] = {
     {"set_host_fns", set_host_fns, METH_VARARGS, "set_host_fns(register, unregister): the emulator's."},
     {"register_ranges", register_ranges, METH_VARARGS, "Register fresh host ranges, all or none."},
     {"unregister_ranges", unregister_ranges, METH_VARARGS, "Release ranges register_ranges registered."},
+    {"new_lease", new_lease, METH_VARARGS, "new_lease(buf, free, views) -> SetLease"},
+    {"make_set", make_set, METH_VARARGS, "make_set(spec, base, streams, whole) -> a set's new Tensors"},
+    {"make_kept", make_kept, METH_VARARGS, "make_kept(spec, free, home, views) -> a set over a kept block, or None"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -584,6 +812,13 @@ PyMODINIT_FUNC PyInit__pyaclnn_fastcall(void) {
      * interpreter keeps the GIL enabled while it is loaded. */
     PyUnstable_Module_SetGIL(m, Py_MOD_GIL_USED);
 #endif
+    lease_type = (PyTypeObject *)PyType_FromSpec(&lease_spec);
+    if (lease_type == NULL || PyModule_AddObject(m, "SetLease", Py_NewRef((PyObject *)lease_type)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    str_streams = PyUnicode_InternFromString("streams");
+    str_ptr = PyUnicode_InternFromString("ptr");
     str_binding = PyUnicode_InternFromString("binding");
     str_call_slow = PyUnicode_InternFromString("_call_slow");
     Py_INCREF(&PlanBaseType);

@@ -1,12 +1,13 @@
-"""Cached prepared calls behind friendly functions, for repeated calls at decode shapes.
+"""Cached explicit plans behind friendly functions, for repeated calls at decode shapes.
 
 A friendly call on pyaclnn tensors repeated with the same layouts and attributes -- a decode loop --
 would run phase 1 again each time, make its outputs and their ``aclTensor`` descriptors, and pass
-through the host-data boundary.  Instead, the first such call prepares a repeatable executor
-(:class:`~pyaclnn.ops.PreparedCall`, which owns its own descriptors and workspace) and keeps it with a
-few sets of output tensors; later calls are one C call (``_fastcall.c``: ``_fast_friendly``) that
-checks the arguments, re-points the addresses that changed and queues the launch.  Results are
-identical: the same kernel runs on the same data.
+through the host-data boundary.  Instead, the first such call makes an explicit plan
+(:class:`~pyaclnn.ops.Plan`: it owns its descriptors, workspace and outputs' memory) and keeps it,
+looked up by (operator, attributes, layouts); every later call is that plan's launch: one C call
+(``_fastcall.c``: ``make_kept`` and ``_fast_friendly``) makes the call's new outputs, checks the
+arguments, re-points the addresses that changed and queues the launch.  Results are identical: the
+same kernel runs on the same data.
 
 Why it is safe:
 
@@ -14,16 +15,16 @@ Why it is safe:
   tensor's interned layout (dtype, shape, strides, offset, format, storage dims).  Every launch
   re-points every slot whose address differs from the one the executor holds, so an executor never
   runs with an address of an earlier call.
-* An output set is handed out again only when nobody else refers to any of its tensors (the caller
-  dropped the results, no view of their memory is open) and their memory was used on this stream
-  alone: work queued later on the stream runs after every earlier use -- the rule of the stream's
-  memory pool and of :mod:`pyaclnn._reuse`.  When the caller still holds the results, another set is
-  made (at most :data:`SETS` per entry; beyond that a fresh set is made for the call and not kept).
-* The check and the launch happen in one C call under the GIL, so two threads never get the same set.
-* Only default streams of the device pyaclnn holds for the whole process keep such caches (as
-  :mod:`pyaclnn._reuse`), so a cache changes no lifetime; when such a stream closes its plans stop
-  launching (the call then takes the ordinary path and raises what it raises).
-* Anything unusual -- another stream, numpy data, NPU torch tensors, a thread not bound to the device,
+* The outputs belong to the caller alone: they are new for each call, never recycled while anyone
+  holds one. Their block (one per call) comes back to the plan's kept blocks when the caller has
+  closed or dropped every output (``tensor.set_maker``, ``runtime.set_blocks``), and is handed out
+  again only to a later call of the same plan on the same stream, which runs after every earlier use;
+  closing the plan gives the kept blocks back to the stream's pool.
+* Only default streams of the device pyaclnn holds for the whole process keep such caches, so a
+  cache changes no lifetime; when such a stream closes its plans stop launching (the call then takes
+  the ordinary path and raises what it raises).
+* Anything unusual -- another stream, large numpy data (:func:`run_numpy` takes small numpy calls),
+  NPU torch tensors, a thread not bound to the device,
   the interpreter exiting, no C accelerator -- takes the ordinary path.
 
 torch CPU tensors on the emulator (:func:`run_torch`) use the same plans: the inputs are wrapped in
@@ -31,10 +32,8 @@ place as the boundary wraps them, the outputs are new ``torch.empty`` tensors as
 registered with the emulator for the duration of the call only (so no registration outlives its
 torch storage), and the call waits for its stream, since torch reads the results at once.
 
-Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace and at most
-:data:`SETS` output sets, kept only when every output is at most ``pyaclnn._reuse.MAX_BYTES``
-(larger ones are made for each call and not kept).  ``pyaclnn.empty_cache()`` and
-``pyaclnn.ops.clear_executor_cache()`` drop them.
+Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace.
+``pyaclnn.empty_cache()`` and ``pyaclnn.ops.clear_executor_cache()`` drop them.
 """
 from __future__ import annotations
 
@@ -42,73 +41,51 @@ import ctypes
 import math
 import sys
 from typing import Any, Callable
+
+import numpy as np
 from .._mutex import mutex as _mutex
 
-from .. import _reuse, dtypes
+from .. import dtypes
 from .._release import _put
 from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
 from ..runtime.host import hold_host_ranges, release_host_ranges
 from ..tensor import empty
 from . import _native
+from ._plan import Plan
 from ._prepared import _clear_hooks, plan_class
 
 ENTRIES = 32        # cached plans per stream
-SETS = 4            # output sets kept per plan
 
 _MISSING = object()
 
 
 class _Entry:
-    """One prepared call and its output sets."""
-    __slots__ = ("plan", "specs", "sets", "max_sets", "returns", "lock", "stream_plans", "torch_specs",
-                 "torch_sizes")
+    """One cached plan and what its friendly function returns of its outputs."""
+    __slots__ = ("plan", "specs", "returns", "torch_specs", "torch_sizes", "staging", "lock")
 
-    def __init__(self, plan, specs: tuple, returns: tuple | None):
+    def __init__(self, plan: Plan, specs: tuple, returns: tuple | None):
         self.plan = plan
-        self.stream_plans: list | None = None     # the stream's list of plan finalizers
+        self.staging: tuple | None = None         # numpy calls: the plan's own input tensors
+        self.lock: Any = None                     # (and the lock of a call using them)
         self.torch_specs: list | None = None      # (shape, torch dtype, nbytes) per output, once known
         self.torch_sizes: list | None = None      # their nbytes
         self.specs = specs              # ((shape, aclDataType), ...) of the outputs, in slot order
-        self.sets: list = []            # lists of output Tensors (only these lists refer to them)
-        # Large outputs are not kept (their cost is the kernel's, and they would hold much memory).
-        small = all(dtypes.nbytes(acl, math.prod(shape)) <= _reuse.MAX_BYTES for shape, acl in specs)
-        self.max_sets = SETS if small else 0
         self.returns = returns          # output positions returned, None where inactive; None: all
-        self.lock = _mutex()    # adding sets
-
-    def new_set(self, stream: Stream) -> list:
-        return [empty(shape, acl, stream=stream) for shape, acl in self.specs]
-
-    def launch(self, inputs: tuple, stream: Stream):
-        fast = self.plan._fast_friendly
-        for outs in self.sets:
-            r = fast(inputs, outs, stream)
-            if r.__class__ is tuple or r is None:
-                return r
-        # Every kept set is still held by the caller: another one.
-        with self.lock:
-            outs = self.new_set(stream)
-            if len(self.sets) < self.max_sets:
-                self.sets.append(outs)
-        r = fast(inputs, outs, stream)
-        return r if r.__class__ is tuple else None
 
     def close(self) -> None:
-        self.sets = []
-        if self.stream_plans is not None:
-            try:
-                self.stream_plans.remove(self.plan._finalizer)
-            except ValueError:
-                pass
-        self.plan.close()
+        self.plan.close()           # (its kept output blocks go back to the pool)
 
 
 class _StreamPlans:
-    __slots__ = ("entries", "lock")
+    __slots__ = ("entries", "last", "lock")
 
     def __init__(self):
         self.entries: dict = {}
+        # (operator, attributes) -> (entry, its key): the plan the last call of that kind took. Tried
+        # first: C checks every input's layout against the plan's, so a call of other layouts is
+        # refused and looked up by its full key (building and hashing that key is most of a lookup).
+        self.last: dict = {}
         self.lock = _mutex()
 
 
@@ -155,37 +132,108 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
         if sp is None:
             return None
     try:
+        last = sp.last.get(key)
+    except TypeError:                           # an unhashable attribute
+        return None
+    if last is not None and stream._handle is not None:
+        entry, full = last
+        plan = entry.plan
+        try:
+            r = plan._call._fast_friendly(inputs, plan._maker(stream), stream)
+        except Exception:
+            _discard(sp, full, entry)       # refused at launch (see below)
+            raise
+        if r is not None:
+            returns = entry.returns
+            if returns is None:
+                return r
+            return tuple([None if i is None else r[i] for i in returns])
+    kind = key
+    try:
         key = (key, *[None if v is None else v._key for v in inputs])
         entry = sp.entries.get(key, _MISSING)
-    except (AttributeError, TypeError):         # not Tensors, or an unhashable attribute
+    except (AttributeError, TypeError):         # not Tensors
         return None
     if entry is _MISSING:
         entry = _add(sp, key, stream, build, inputs)
     if entry is None or stream._handle is None:
         return None
     try:
-        r = entry.launch(inputs, stream)
+        r = entry.plan.launch(inputs, stream)
         if r is None:
-            # Inputs not yet used on this stream, or a thread not yet bound to the device: do what
-            # the ordinary path would do, then once more.
-            for v in inputs:
-                if v is not None and v._ptr is not None:
-                    v._mem.note_stream(stream)
-            state = stream._state
-            if getattr(_tls, "binding", None) is not state.binding:
-                state.bind()
-            r = entry.launch(inputs, stream)
-            if r is None:
-                return None
+            return None
     except Exception:
         # refused at launch (the vendor tiles then): keep no plan for it. (Not on a KeyboardInterrupt:
         # the plan is sound, and preparing it again on every interrupt only costs.)
         _discard(sp, key, entry)
         raise
+    if sp.entries.get(key) is entry:
+        sp.last[kind] = (entry, key)
     returns = entry.returns
     if returns is None:
         return r
     return tuple([None if i is None else r[i] for i in returns])
+
+
+NUMPY_MAX_BYTES = 1 << 20     # host inputs beyond this take the ordinary path (used in place on the emulator)
+
+
+def run_numpy(key: tuple, values: tuple, build: Callable[..., Any]):
+    """:func:`run` for numpy arrays (small ones: the call's cost is its overhead): the plan owns a
+    device tensor per input (its *staging*), which each call overwrites with the caller's data,
+    then it launches, waits for the stream (the caller gets host arrays) and copies the outputs
+    into new numpy arrays. The staging tensors are the plan's alone and used under its lock, one
+    call at a time, and every upload is ordered after the work queued before it (so after an
+    earlier call cut short by an interrupt). Returns the numpy outputs, or None (nothing launched)
+    for the ordinary path."""
+    nd = np.ndarray
+    total = 0
+    for v in values:
+        if v is not None:
+            if v.__class__ is not nd:
+                return None
+            total += v.nbytes
+    if total > NUMPY_MAX_BYTES:
+        return None
+    stream = current_stream()
+    sp = _streams.get(stream)
+    if sp is None:
+        sp = _plans_for(stream)
+        if sp is None:
+            return None
+    try:
+        key = (key, "numpy", *[None if v is None else (v.dtype, v.shape) for v in values])
+        entry = sp.entries.get(key, _MISSING)
+    except TypeError:                           # an unhashable attribute
+        return None
+    if entry is _MISSING:
+        try:
+            staging = tuple([None if v is None else empty(v.shape, dtypes.from_numpy(v.dtype), stream=stream)
+                             for v in values])
+        except (PyaclnnError, TypeError, ValueError):
+            return None                         # (a dtype pyaclnn has no name for: the ordinary path says so)
+        entry = _add(sp, key, stream, build, staging)
+        if entry is not None and entry.staging is None:
+            entry.staging, entry.lock = staging, _mutex()
+    if entry is None or entry.staging is None or stream._handle is None:
+        return None
+    with entry.lock:
+        staging = entry.staging
+        try:
+            for t, v in zip(staging, values):
+                if t is not None and v.size:
+                    t.copy_from(v, stream)
+            r = entry.plan.launch(staging, stream)
+            if r is None:
+                return None
+        except Exception:
+            _discard(sp, key, entry)            # (refused at launch: see run)
+            raise
+        stream.synchronize()
+        returns = entry.returns
+        if returns is not None:
+            r = [None if i is None else r[i] for i in returns]
+        return tuple([None if o is None else o.numpy() for o in r])
 
 
 def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
@@ -241,7 +289,7 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
         if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
                 not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], hold.held):
             return None
-        fast = entry.plan._fast_friendly
+        fast = entry.plan._call._fast_friendly
         r = fast(inputs, addrs, stream)
         if r is None:
             for v in inputs:
@@ -350,31 +398,20 @@ def _sync_quietly(stream: Stream) -> None:
 
 
 def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> _Entry | None:
-    """Prepare the plan of a new key (None, remembered, when this call cannot have one: the
-    ordinary path then runs it, and raises its errors)."""
-    outs = None
+    """Make the plan of a new key (None, remembered, when this call cannot have one: the ordinary
+    path then runs it, and raises its errors)."""
     try:
         fn, args, specs, returns = build(*inputs)
-        entry = _Entry(None, tuple(specs), returns)
-        outs = entry.new_set(stream)
-        n_out = len(outs)
-        plan = plan_class()(fn, list(args[:len(args) - n_out]) + outs, stream, keep_refs=False)
+        outs = [empty(shape, acl, stream=stream) for shape, acl in specs]
+        args = list(args[:len(args) - len(outs)]) + outs
+        del outs
+        plan = Plan(fn, args, stream, holds_stream=False)
+        del args
+        entry = _Entry(plan, tuple(specs), returns) if plan._maker is not None else None
+        if entry is None:
+            plan.close()
     except (PyaclnnError, TypeError, ValueError, IndexError, ctypes.ArgumentError):
-        entry = plan = None     # arguments phase 1 refuses: the ordinary path runs the call and raises
-    if plan is not None:
-        slots = plan._slots
-        if (len(slots) < n_out or any(not s.copy_back for s in slots[-n_out:])
-                or any(s.copy_back for s in slots[:-n_out])):
-            plan.close()         # outputs must be the last slots, inputs the first
-            entry = None
-        else:
-            entry.plan = plan
-            if entry.max_sets:
-                entry.sets.append(outs)
-            stream._users.add(plan)             # told when the stream closes: stops launching
-            stream._plans.append(plan._finalizer)     # destroyed with the stream at the latest
-            entry.stream_plans = stream._plans
-    del outs
+        entry = None            # arguments phase 1 refuses: the ordinary path runs the call and raises
     with sp.lock:
         if entry is None and len(sp.entries) >= ENTRIES:
             return None                         # do not let failures evict good plans
@@ -387,14 +424,22 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
         dropped = []
         while len(sp.entries) > ENTRIES:
             dropped.append(sp.entries.pop(next(iter(sp.entries))))
+            _forget_last(sp, dropped[-1])
     for e in dropped:
         if e is not None:
             e.close()
     return entry
 
 
+def _forget_last(sp: _StreamPlans, entry: _Entry) -> None:
+    for kind, (e, _) in list(sp.last.items()):
+        if e is entry:
+            sp.last.pop(kind, None)
+
+
 def _discard(sp: _StreamPlans, key: tuple, entry: _Entry) -> None:
     with sp.lock:
+        _forget_last(sp, entry)
         if sp.entries.get(key) is not entry:
             return
         del sp.entries[key]
@@ -402,25 +447,24 @@ def _discard(sp: _StreamPlans, key: tuple, entry: _Entry) -> None:
 
 
 def clear() -> None:
-    """Close every cached plan (and drop its output sets)."""
+    """Close every cached plan."""
     with _streams_lock:
         sps = list(_streams.values())
     for sp in sps:
         with sp.lock:
             entries = list(sp.entries.values())
             sp.entries.clear()
+            sp.last.clear()
         for e in entries:
             if e is not None:
                 e.close()
 
 
 def info() -> dict:
-    """Per stream: the cached plans and output sets (for tests and benchmarks)."""
+    """Per stream: the cached plans (for tests and benchmarks)."""
     with _streams_lock:
         items = list(_streams.items())
-    return {repr(s): {"plans": sum(e is not None for e in sp.entries.values()),
-                      "sets": sum(len(e.sets) for e in sp.entries.values() if e is not None)}
-            for s, sp in items}
+    return {repr(s): {"plans": sum(e is not None for e in sp.entries.values())} for s, sp in items}
 
 
 on_empty_cache(clear)

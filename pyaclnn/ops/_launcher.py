@@ -181,7 +181,7 @@ class OpFunction:
         """A call with numpy / torch / Python data: Tensors for them, the launch, then outputs
         copied back (numpy) and the call waited for where the host reads at once."""
         with _shutdown.launching(self.name):
-            tensors, crossing = to_tensors(args, self._roles, stream, self._names, self.data_dependent)
+            tensors, crossing = to_tensors(args, self._roles, stream, self._names)
             ok = False
             try:
                 self._launch_tensors(tensors, stream)

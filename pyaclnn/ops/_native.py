@@ -19,7 +19,7 @@ from .._exceptions import NoAttributeError
 from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_fastcall"
-ABI = 6
+ABI = 8
 
 
 def _prepare(module, path: Path) -> None:

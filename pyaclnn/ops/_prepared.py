@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import ArgumentTypeError, ClosedError, InvalidArgumentError, UnsupportedError
 from .._mutex import mutex as _mutex
 
-from .. import _release, _reuse, capi
+from .. import _release, capi
 from .._release import _put
 from .._release import finalizer as _finalizer
 from .._boundary import Crossing
@@ -661,11 +661,9 @@ _clear_hooks: list = []     # other caches of prepared calls (pyaclnn.ops._frien
 
 
 def clear_executor_cache() -> None:
-    """Destroy every cached executor (of every stream), the friendly functions' included, and drop the
-    small tensors the host-data boundary keeps for reuse (:mod:`pyaclnn._reuse`)."""
+    """Destroy every cached executor (of every stream), the friendly functions' included."""
     for hook in _clear_hooks:
         hook()
-    _reuse.clear()
     for s in list(_caches):
         c = s.exec_cache
         if c is not None:

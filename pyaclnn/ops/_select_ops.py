@@ -34,7 +34,7 @@ def view_shape(t: Tensor) -> tuple[int, ...]:
 
 
 def _run(op: str, inputs: list, max_shape: tuple, dtype: Any, stream: Stream | None) -> Any:
-    crossing = F.begin(stream, *inputs, fresh_outputs=True)     # (the launch rewrites out's aclTensor)
+    crossing = F.begin(stream, *inputs)     # a new output: the launch rewrites its aclTensor
     dev = [crossing.tensor(x) for x in inputs]
     out, ret = crossing.new_output(max_shape, dev[0].acl_dtype if dtype is None else dtype, inputs[0])
     function(op)(*dev, out, stream=crossing.stream)

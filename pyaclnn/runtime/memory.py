@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._release import finalizer as _finalizer
+from .._release import parked_finalizer as _parked_finalizer
 from ._init import _quiet
-from .devices import _BindScope, _drop_reference, current_stream
+from .devices import _BindScope, current_stream
 from .host import register_host_memory
 
 if TYPE_CHECKING:
@@ -74,18 +75,25 @@ def _release_buffer(pool: MemoryPool, cell: list, nbytes: int, streams: list, re
     except Exception:       # noqa: BLE001
         pass
     streams.clear()
-    _drop_reference(ref)
+    if ref:
+        ref[0].release_from(ref)        # (_drop_reference, inline: this runs for every dropped buffer)
 
 
 class DeviceBuffer(Memory):
     """Device memory from a stream's :class:`MemoryPool`, returned to it when released."""
     __slots__ = ("size",)
 
-    def __init__(self, nbytes: int, stream: Stream | None = None):
+    def __init__(self, nbytes: int, stream: Stream | None = None, rounded: int = 0):
+        """``rounded``: the pool block's size, when the caller checked and rounded ``nbytes`` already
+        (MemoryPool.allocate_rounded_into)."""
         stream = current_stream() if stream is None else stream
         state = stream._state
         pool = stream.pool
-        super().__init__(None, nbytes, [stream])
+        self.ptr = None
+        self.nbytes = nbytes
+        self.streams = [stream]
+        self._finalizer = None
+        self.views = 0
         cell: list = []                 # the block's address (see MemoryPool.allocate_into)
         ref: list = []                  # the device reference (see _DeviceState.acquire_into)
         # The finalizer owns both cells before anything is taken: an exception at any point (a
@@ -93,14 +101,35 @@ class DeviceBuffer(Memory):
         # call below, gives back what the cells hold by then.
         fin = None
         try:
-            fin = self._finalizer = _finalizer(self, _release_buffer, pool, cell, nbytes, self.streams, ref)
+            # Parked with the pool when this object dies (no thread hand-off): the block goes back at
+            # the pool's next allocation, which is the first that could reuse it, or at a flush.
+            fin = self._finalizer = _parked_finalizer(self, pool.park, _release_buffer, pool, cell, nbytes,
+                                                      self.streams, ref)
             state.acquire_into(ref)
-            self.size = pool.allocate_into(nbytes, cell)
+            self.size = pool.allocate_rounded_into(rounded, cell) if rounded else pool.allocate_into(nbytes, cell)
             self.ptr = cell[0]
         except BaseException:
             if fin is not None:
                 fin()
             raise
+
+
+class MemoryPart(Memory):
+    """A range of a :class:`DeviceBuffer` that several tensors made together share (one pool block
+    for all the outputs of a call): the block goes back to its pool when every part is closed, or
+    when the last of them is gone."""
+    __slots__ = ("whole",)
+
+    def __init__(self, whole: DeviceBuffer, offset: int, nbytes: int):
+        super().__init__(whole.ptr + offset, nbytes, whole.streams)     # one list: any stream counts for all
+        self.whole = whole
+
+    def release(self) -> None:
+        whole, self.whole = self.whole, None
+        if whole is not None:
+            whole.views -= 1            # (the block's views count its open parts)
+            if whole.views <= 0:
+                whole.release()
 
 
 def _release_external(streams: list, registration, owner) -> None:

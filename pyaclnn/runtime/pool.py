@@ -28,6 +28,15 @@ def _round_up(n: int) -> int:
     return (n + _ROUND - 1) // _ROUND * _ROUND if n > 0 else _ROUND
 
 
+def block_size(nbytes: int) -> int:
+    """The size of the pool block that holds ``nbytes`` (checked as aclrtMalloc's ``size_t``)."""
+    size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
+    if size > _SIZE_MAX:
+        _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
+                    "aclrtMalloc")
+    return size
+
+
 class MemoryPool:
     """Caching, stream-ordered device allocator of one stream (workspaces and tensors).
 
@@ -45,6 +54,11 @@ class MemoryPool:
     returns list, a free list, the list of blocks going back to the device) and updates the
     counters is such a run, so each block always has exactly one owner and the counters match:
     ``in_use`` counts the blocks in cells and in the returns list.
+
+    A buffer dropped without ``close()`` (``DeviceBuffer``) is parked here (``_dropped``: its death
+    appends its finalizer, see :func:`pyaclnn._release.parked_finalizer`) and its block comes back at
+    the pool's next allocation -- the first that could reuse it -- or at a flush, on that thread:
+    no thread hand-off per dropped result.
     """
 
     def __init__(self, state: _DeviceState, stream_handle: int, limit: int | None = None):
@@ -61,6 +75,10 @@ class MemoryPool:
         self._lock = threading.RLock()
         self._owned = self._lock._is_owned
         self._returns: list[tuple] = []           # (ptr or c_void_p, size) given back, not yet applied
+        # Finalizers of dropped buffers of this pool (pyaclnn._release.parked_finalizer: the buffer's
+        # death appends, a C call, so no thread hand-off), run by the next allocation or flush.
+        self._dropped: list = []
+        self.park = self._dropped.append
         self._doomed: list[dict] = []             # free lists on their way back to the device
         self.limit = limit
         self.closed = False
@@ -98,11 +116,15 @@ class MemoryPool:
         raised at any point (a KeyboardInterrupt from a signal handler included) finds it there:
         the caller gives it back with :meth:`free_cell`.
         """
-        size = _round_up(_check_cint(nbytes, "size_t", "nbytes", "aclrtMalloc"))
-        if size > _SIZE_MAX:
-            _check_cint(size, "size_t", f"nbytes {nbytes} rounded up to the pool's {_ROUND}-byte blocks",
-                        "aclrtMalloc")
-        self._apply_returns()
+        return self.allocate_rounded_into(block_size(nbytes), cell)
+
+    def allocate_rounded_into(self, size: int, cell: list) -> int:
+        """:meth:`allocate_into` of a size that is already a multiple of the pool's granularity and
+        within ``size_t`` (checked once by a caller that allocates it again and again)."""
+        if self._dropped:
+            _release.run_parked(self._dropped)     # blocks of dropped buffers come back first
+        if self._returns:
+            self._apply_returns()
         if self._take_cached(size, cell):
             return size
         if _release.pending():
@@ -183,7 +205,7 @@ class MemoryPool:
 
         The block leaves the cell and enters the pool in one interrupt-free run."""
         if cell:
-            size = _round_up(nbytes)
+            size = (nbytes + _ROUND - 1) // _ROUND * _ROUND if nbytes > 0 else _ROUND    # (_round_up)
             if cell:
                 self._returns += ((cell[0], size),)
                 del cell[:]
@@ -239,19 +261,34 @@ class MemoryPool:
 
     def _close(self) -> None:
         """Called by the stream after its final synchronisation."""
+        if self._dropped:
+            _release.run_parked(self._dropped)     # (on the releaser thread a flush runs none)
         self.empty_cache()
         with self._lock:
             self.closed = True
-        self._give_back()
+        # Again: a free on another thread may have cached a block between the first empty_cache and
+        # `closed` (a later one finds the pool closed and gives its block back itself).
+        self.empty_cache()
 
 
 _pools: "weakref.WeakSet[MemoryPool]" = weakref.WeakSet()
+
+
+def _run_dropped() -> None:
+    """Every pool's parked releases (a flush: pyaclnn._release.on_flush)."""
+    for pool in list(_pools):
+        if pool._dropped:
+            _release.run_parked(pool._dropped)
+
+
+_release.on_flush(_run_dropped)
 _cache_owners: list = []          # callables dropping tensors cached above this layer (on_empty_cache)
 
 
 def on_empty_cache(drop) -> None:
     """Have :func:`empty_cache` call ``drop()`` first: a layer above the runtime that keeps device
-    tensors for reuse (pyaclnn._reuse) lets them go, so that their memory can be returned too."""
+    memory (the friendly functions' cached plans and their workspaces) lets it go, so that it can be
+    returned too."""
     _cache_owners.append(drop)
 
 
