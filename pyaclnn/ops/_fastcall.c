@@ -28,9 +28,12 @@ typedef int32_t (*launch_fn)(void *workspace, uint64_t workspace_size, void *exe
 
 #define MAX_SLOTS 64
 
-/* Offsets of the __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams). */
+/* The __slots__ read here (Tensor._key, ._ptr, ._mem; Memory.streams), read through their member descriptors'
+ * own __get__ (tp_descr_get: a public slot), as `obj.name` would without the attribute lookup. */
 static PyTypeObject *tensor_type;
-static Py_ssize_t off_key, off_ptr, off_mem, off_streams;
+enum { S_KEY, S_PTR, S_MEM, S_STREAMS, N_SLOTS_READ };
+static PyObject *slot_descr[N_SLOTS_READ];
+static descrgetfunc slot_get;
 /* Set (under the GIL) when the interpreter starts exiting: the C paths then launch nothing and send
  * the call to Python, which refuses it (pyaclnn._shutdown). */
 static int closing;
@@ -62,7 +65,19 @@ typedef struct {
     int32_t status;
 } PlanBase;
 
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+/* The object slot `which` of `obj` holds, borrowed (NULL if unset, or obj is not of the slot's class). The new
+ * reference __get__ returns is dropped at once: the slot keeps the object alive, and no Python code runs
+ * between this read and its use (the GIL is held throughout; see "Threads" above). */
+static PyObject *slot_of(PyObject *obj, int which) {
+    PyObject *v = slot_get(slot_descr[which], obj, (PyObject *)Py_TYPE(obj));
+    if (v == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(v);
+    return v;
+}
+#define SLOT(obj, which) slot_of((obj), (which))
 
 static PyObject *call_slow(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *method = PyObject_GetAttr(self, str_call_slow);
@@ -104,10 +119,10 @@ static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             continue;
         }
         if (Py_TYPE(t) != tensor_type) return call_slow(self, args, kwargs);
-        PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+        PyObject *key = SLOT(t, S_KEY), *mem = SLOT(t, S_MEM), *ptr = SLOT(t, S_PTR);
         if (key == NULL || key != PyTuple_GET_ITEM(p->keys, i) || mem == NULL || ptr == NULL)
             return call_slow(self, args, kwargs);
-        PyObject *streams = SLOT(mem, off_streams);
+        PyObject *streams = SLOT(mem, S_STREAMS);
         if (streams == NULL || !PyList_CheckExact(streams) || PyList_GET_SIZE(streams) == 0 ||
             PyList_GET_ITEM(streams, 0) != p->stream)
             return call_slow(self, args, kwargs);
@@ -256,7 +271,7 @@ static PyObject *plan_run_addrs(PyObject *self, PyObject *args) {
 
 /* Is the memory `mem` ordered on `stream` (noted there: note_stream put it in its list)? */
 static int used_on(PyObject *mem, PyObject *stream) {
-    PyObject *streams = SLOT(mem, off_streams);
+    PyObject *streams = SLOT(mem, S_STREAMS);
     if (streams == NULL || !PyList_CheckExact(streams)) return 0;
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(streams); j++)
         if (PyList_GET_ITEM(streams, j) == stream) return 1;
@@ -278,9 +293,9 @@ static int same_key(PyObject *key, PyObject *want) {
  * block of the stream's pool), so nothing else can hold it yet. */
 static int output_ok(PyObject *t, PyObject *key, PyObject *stream) {
     if (Py_TYPE(t) != tensor_type) return 0;
-    PyObject *k = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+    PyObject *k = SLOT(t, S_KEY), *mem = SLOT(t, S_MEM), *ptr = SLOT(t, S_PTR);
     if (!same_key(k, key) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr)) return 0;
-    PyObject *streams = SLOT(mem, off_streams);
+    PyObject *streams = SLOT(mem, S_STREAMS);
     return streams != NULL && PyList_CheckExact(streams) && PyList_GET_SIZE(streams) >= 1 &&
            PyList_GET_ITEM(streams, 0) == stream;
 }
@@ -310,7 +325,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
             continue;
         }
         if (Py_TYPE(t) != tensor_type) Py_RETURN_NONE;
-        PyObject *key = SLOT(t, off_key), *mem = SLOT(t, off_mem), *ptr = SLOT(t, off_ptr);
+        PyObject *key = SLOT(t, S_KEY), *mem = SLOT(t, S_MEM), *ptr = SLOT(t, S_PTR);
         if (!same_key(key, want) || mem == NULL || ptr == NULL || !PyLong_CheckExact(ptr) ||
             !used_on(mem, stream))
             Py_RETURN_NONE;
@@ -331,7 +346,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
             continue;
         }
         if (!output_ok(t, PyTuple_GET_ITEM(p->keys, n_in + k), stream)) Py_RETURN_NONE;
-        addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, off_ptr));
+        addrs[n_in + k] = PyLong_AsUnsignedLongLong(SLOT(t, S_PTR));
         if (addrs[n_in + k] == (uint64_t)-1 && PyErr_Occurred()) {
             PyErr_Clear();
             Py_RETURN_NONE;
@@ -475,23 +490,30 @@ static PyTypeObject PlanBaseType = {
     .tp_getset = plan_getset,
 };
 
-static int member_offset(PyObject *type, const char *name, Py_ssize_t *out) {
-    PyObject *d = PyObject_GetAttrString(type, name);
-    if (d == NULL) return -1;
-    int ok = Py_IS_TYPE(d, &PyMemberDescr_Type);
-    if (ok) *out = ((PyMemberDescrObject *)d)->d_member->offset;
-    Py_DECREF(d);
-    if (!ok) PyErr_Format(PyExc_TypeError, "%s is not a __slots__ member", name);
-    return ok ? 0 : -1;
-}
-
-/* configure(Tensor, Memory): learn where the slots read by plan_call live. */
+/* configure(Tensor, Memory): the member descriptors of the slots plan_call reads. */
 static PyObject *configure(PyObject *mod, PyObject *args) {
     PyObject *tensor, *memory;
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &tensor, &PyType_Type, &memory)) return NULL;
-    if (member_offset(tensor, "_key", &off_key) || member_offset(tensor, "_ptr", &off_ptr) ||
-        member_offset(tensor, "_mem", &off_mem) || member_offset(memory, "streams", &off_streams))
-        return NULL;
+    static const char *names[N_SLOTS_READ] = {"_key", "_ptr", "_mem", "streams"};
+    PyObject *found[N_SLOTS_READ];
+    for (int k = 0; k < N_SLOTS_READ; k++) {
+        found[k] = PyObject_GetAttrString(k == S_STREAMS ? memory : tensor, names[k]);
+        if (found[k] == NULL) {
+            while (k-- > 0) Py_DECREF(found[k]);
+            return NULL;
+        }
+    }
+    /* member descriptors only: their __get__ runs no Python code (a property's would) */
+    PyTypeObject *dtype = Py_TYPE(found[0]);
+    descrgetfunc get = (descrgetfunc)PyType_GetSlot(dtype, Py_tp_descr_get);
+    int ok = get != NULL && dtype == &PyMemberDescr_Type;
+    for (int k = 0; k < N_SLOTS_READ; k++) ok = ok && Py_TYPE(found[k]) == dtype;
+    if (!ok) {
+        for (int k = 0; k < N_SLOTS_READ; k++) Py_DECREF(found[k]);
+        return PyErr_Format(PyExc_TypeError, "_key, _ptr, _mem and streams must be __slots__ members");
+    }
+    for (int k = 0; k < N_SLOTS_READ; k++) Py_XSETREF(slot_descr[k], found[k]);
+    slot_get = get;
     Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
     Py_RETURN_NONE;
 }
