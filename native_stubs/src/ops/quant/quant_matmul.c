@@ -13,7 +13,10 @@
  *     f = fp32(acc + int32 bias) * scale[n], * x1Scale[m] when given (pertoken), + a float bias widened to fp32,
  *     then Cast to the output with CAST_RINT.
  * Class c (figures in quant_matmul.toml). FLOAT8 / HIFLOAT8 inputs: fp8_dequant.h; the MX mode: quant_matmul_mx.c,
- * whose steps qmm_check calls at their places. Other modes of the V5 interface (INT4, A8W4, per-block, a FRACTAL_NZ
+ * whose steps qmm_check calls at their places. A4W4 on Atlas A2: x1, x2 INT32 holding eight INT4 each (lowest
+ * nibble first; the op_api's A4W4CaseProcess re-describes them as INT4, a transposed view first folded into its
+ * flag), per-tensor / per-channel UINT64 words or per-token, the same int32 accumulation and dequant as A8W8.
+ * Other modes of the V5 interface (A4W4 on Ascend 950, INT4 tensors given as such, A8W4, per-block, a FRACTAL_NZ
  * x2 on Atlas A2) are refused by the emulator with 161002 after the vendor's checks that precede them.
  */
 #include <math.h>
@@ -151,7 +154,10 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     int mx = soc950 && !a8w4 && s1->present && s1->dtype == ACL_FLOAT8_E8M0 && s2->dtype == ACL_FLOAT8_E8M0;
     int perblock = s1->present && s1->dtype == ACL_FLOAT && s2->dtype == ACL_FLOAT && s1->ndim > 1 && s2->ndim > 1;
     int pb = fin && perblock;
-    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin && !mx)
+    /* A4W4 on Atlas A2: INT4 data packed eight to an INT32 (torch_npu's form), which the op_api re-describes as INT4
+     * (A4W4CaseProcess) after CheckDimRange */
+    int a4w4 = !soc950 && !nz && x1->dtype == ACL_INT32 && x2->dtype == ACL_INT32;
+    if (!(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT8) && !fin && !mx && !a4w4)
         return op_invalidf(c->api, "x1 %s, x2 %s: the emulator implements the A8W8 (INT8 x INT8) modes of "
                            "%.*s only", dt_name(x1->dtype, b1), dt_name(x2->dtype, b2),
                            (int)(strlen(c->api) - strlen("GetWorkspaceSize")), c->api);
@@ -181,6 +187,18 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     if (out->ndim > 6)
         return op_ez_reason(QMM_API, 0, "out", "shape dim", (snprintf(txt, sizeof txt, "%lld", (long long)out->ndim), txt),
                             "The shape dim of out can not be larger than 6D");
+    /* TensorContiguousProcess (a transposed view: its storage, the flag flipped), then ConvertTensorToInt4: the
+     * last dim times eight, the dtype INT4; the checks and the kernel see these */
+    pyaclnn_stub_tensor x1a, x2a;
+    int a4_swap1 = 0, a4_swap2 = 0;
+    if (a4w4) {
+        x1a = *x1, x2a = *x2;
+        if ((a4_swap1 = qmm_transposed_view(x1))) qmm_swap_last2(&x1a), t1 = !t1;
+        if ((a4_swap2 = qmm_transposed_view(x2))) qmm_swap_last2(&x2a), t2 = !t2;
+        x1a.shape[x1a.ndim - 1] *= 8, x2a.shape[x2a.ndim - 1] *= 8;
+        x1a.dtype = x2a.dtype = ACL_INT4;
+        x1 = &x1a, x2 = &x2a;
+    }
     /* CheckDtype */
     aclDataType od = out->dtype;
     aclnnStatus rc;
@@ -206,7 +224,17 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
                              I8_SC[] = {ACL_UINT64, ACL_INT64, ACL_FLOAT, ACL_BF16},
                              I8_OUT[] = {ACL_INT8, ACL_FLOAT16, ACL_BF16, ACL_INT32}, I48[] = {ACL_INT4, ACL_INT8};
     if (!soc950) {
-        if (!s1->present) {   /* CheckL0c2outAndL0c2ubPertensorPerchannel */
+        if (a4w4 && !s1->present) {   /* CheckDtypeValidOnOnlyL0c2outForA4W4 (x1, x2 are INT4 here) */
+            if (s2->dtype != ACL_UINT64 && s2->dtype != ACL_INT64)
+                return op_ez_reason(QMM_API, 0, X2S, "dtype", dt_name(s2->dtype, b1), "in A4W4 scenario and %s is "
+                                    "null, the dtype of %s must be UINT64 or INT64", X1S, X2S);
+            if (bias->present && bias->dtype != ACL_INT32)
+                return op_ez_reason(QMM_API, 0, "bias", "dtype", dt_name(bias->dtype, b1), "in A4W4 scenario and %s "
+                                    "is null, the dtype of bias must be INT32", X1S);
+            if (od != ACL_FLOAT16 && od != ACL_BF16)
+                return op_ez_reason(QMM_API, 0, "out", "dtype", dt_name(od, b1), "in A4W4 scenario, the dtype of out "
+                                    "must be FLOAT16 or BFLOAT16");
+        } else if (!s1->present) {   /* CheckL0c2outAndL0c2ubPertensorPerchannel */
             if (od == ACL_INT32) {
                 if (s2->dtype != ACL_FLOAT && s2->dtype != ACL_BF16)
                     return op_ez_reason(QMM_API, 0, X2S, "dtype", dt_name(s2->dtype, b1), "when the dtype of out is "
@@ -337,6 +365,28 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     int64_t d1 = x1->ndim, d2 = x2->ndim;
     int64_t k1 = t1 ? x1->shape[d1 - 2] : x1->shape[d1 - 1], m = t1 ? x1->shape[d1 - 1] : x1->shape[d1 - 2];
     int64_t k2 = t2 ? x2->shape[d2 - 1] : x2->shape[d2 - 2], n = t2 ? x2->shape[d2 - 2] : x2->shape[d2 - 1];
+    if (a4w4) {   /* CheckShapeInt4 */
+        if (k1 <= 0 || k1 % 2)
+            return op_ez_reason(QMM_API, 0, "x1", "value", (snprintf(txt, sizeof txt, "%lld", (long long)k1), txt),
+                                "in A4W4 scenario, the K dimension of x1 must be positive and even");
+        if (t2 && (k2 <= 0 || k2 % 2))
+            return op_ez_reason(QMM_API, 0, "x2", "value", (snprintf(txt, sizeof txt, "%lld", (long long)k2), txt),
+                                "in A4W4 scenario and transposeX2 is true, the K dimension of x2 must be positive and "
+                                "even");
+        if (!t2 && (n <= 0 || n % 2))
+            return op_ez_reason(QMM_API, 0, "x2", "value", (snprintf(txt, sizeof txt, "%lld", (long long)n), txt),
+                                "in A4W4 scenario and transposeX2 is false, the N dimension of x2 must be positive and "
+                                "even");
+        if (t1)
+            return op_ez_reason(QMM_API, 0, "transposeX1", "value", "true", "in A4W4 scenario, transposeX1 must be "
+                                "false");
+        if (x2->ndim != 2)
+            return op_ez_reason(QMM_API, 0, "x2", "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)x2->ndim), txt),
+                                "in A4W4 scenario, the shape dim of x2 must be 2D");
+        if (bias->present && bias->ndim != 1)
+            return op_ez_reason(QMM_API, 0, "bias", "shape dim", (snprintf(txt, sizeof txt, "%lldD", (long long)bias->ndim), txt),
+                                "in A4W4 scenario, the shape dim of bias must be 1D");
+    }
     if (k1 != k2)
         return op_ez_reason(QMM_API, 1, "x1 K, x2 K", "values", (snprintf(txt, sizeof txt, "%lld, %lld", (long long)k1, (long long)k2), txt),
                             "the K dimension of x1 and x2 must be equal");
@@ -469,6 +519,7 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     p->mx = mx;
     p->s1_kmajor = t1v, p->s2_kmajor = !t2v;   /* [ceil(K/64), M, 2] with transposeX1, [ceil(K/64), N, 2] without X2's */
     p->s1_swap = s1_swap, p->s2_swap = s2_swap;
+    p->a4w4 = a4w4, p->a4_swap1 = a4_swap1, p->a4_swap2 = a4_swap2;
     p->pb = pb;
     p->pb_gsm = ((uint64_t)group >> 32 & 0xFFFF) > 1 ? (int64_t)((uint64_t)group >> 32 & 0xFFFF) : 1;
     p->dq = p->scale_u64 ? QMM_DQ_FIXPIPE
@@ -582,6 +633,22 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
     return nd;
 }
 
+/* An INT32 view holding eight INT4 each, lowest nibble first, as INT8 values: the view (with `swap`, its storage:
+ * the last two dims swapped back) gathered row-major, each nibble sign-extended. */
+static int8_t *qmm_int4_unpack(const pyaclnn_stub_tensor *t, int swap) {
+    pyaclnn_stub_tensor v = *t;
+    if (swap) qmm_swap_last2(&v);
+    int64_t bytes = pyaclnn_stub_numel(&v) * 4;
+    unsigned char *raw = tv_gather_bytes(&v);
+    int8_t *out = raw ? tv_alloc(bytes * 2, 1) : NULL;
+    for (int64_t i = 0; out && i < bytes; i++) {
+        out[2 * i] = (int8_t)(((raw[i] & 0xF) ^ 8) - 8);
+        out[2 * i + 1] = (int8_t)(((raw[i] >> 4) ^ 8) - 8);
+    }
+    free(raw);
+    return out;
+}
+
 /* FLOAT8 / HIFLOAT8 x1, x2 (fp8_dequant.h): fp32 accumulation, then the dequant the tiling picks */
 static void qmm_fp8_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p) {
     const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],
@@ -647,7 +714,9 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     int64_t M = p->m, K = p->k, N = p->n, batch = 1;
     for (int64_t i = 0; i < p->nb; i++) batch *= p->bshape[i];
     if (p->nz && !qmm_nz_in_memory(launch, p, tx2)) return;
-    int8_t *x1 = (int8_t *)tv_gather_bytes(tx1), *x2 = p->nz ? qmm_nz_untile(p, tx2) : (int8_t *)tv_gather_bytes(tx2);
+    int8_t *x1 = p->a4w4 ? qmm_int4_unpack(tx1, p->a4_swap1) : (int8_t *)tv_gather_bytes(tx1),
+           *x2 = p->a4w4 ? qmm_int4_unpack(tx2, p->a4_swap2)
+               : p->nz ? qmm_nz_untile(p, tx2) : (int8_t *)tv_gather_bytes(tx2);
     unsigned char *s2raw = tv_gather_bytes(ts2);
     float *s2f = p->scale_u64 ? NULL : tv_load_float(ts2);
     float *s1 = p->pertoken ? tv_load_float(ts1) : NULL;

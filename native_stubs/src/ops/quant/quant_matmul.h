@@ -32,6 +32,8 @@ typedef struct {
                                      /* TensorContiguousProcess for a 2-D per-block scale)                       */
     int pb;                          /* G-B / B-B (Ascend 950, FLOAT8 / HIFLOAT8): FLOAT scales per 128-block     */
     int64_t pb_gsm;                  /* groupSizeM of the per-block x1Scale: 1 (G-B) or 128 (B-B)                */
+    int a4w4;                        /* x1, x2 INT32 holding eight INT4 each (Atlas A2, ConvertTensorToInt4)      */
+    int a4_swap1, a4_swap2;          /* that view read as its storage, last two dims swapped (the flag flipped)  */
 } qmm_params;
 
 enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
