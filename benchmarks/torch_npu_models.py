@@ -16,6 +16,12 @@ Each is run once to warm up, then ``repeats`` times on each device alternately; 
 (the least disturbed on a shared machine) and the ratio npu / cpu of the best times. Unless ``--no-split``,
 the per-op split of one trivial op (benchmarks/launch_split.py) is run too and included. Prints JSON; the
 tests never assert on it.
+
+``--kernel-times`` instead splits each ``npu`` step (one child process per model and part, ``repeats`` steps
+after a warm-up): the step's best wall time, the calling thread's best CPU time (``time.thread_time``: the
+model code, torch, torch_npu's dispatch and whatever of ours runs on that thread), and from the emulator's
+``PYACLNN_STUB_KERNEL_TIMES`` the kernels launched per step, their wall and CPU time per step on the threads
+that ran them, and the operators whose kernels took the most CPU time (warm-up included in the averages).
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ MODELS = ("llama", "qwen2", "mistral", "gemma", "gpt2", "bert", "t5")
 NEW_TOKENS = 4
 
 
-def child(models: list[str], repeats: int, threads: int) -> None:
+def child(models: list[str], repeats: int, threads: int, split: str | None = None) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     import torch
     import torch_npu  # noqa: F401
@@ -88,6 +94,16 @@ def child(models: list[str], repeats: int, threads: int) -> None:
         return run
 
     parts = {"forward": forward, "generate": generate, "train": train}
+    if split is not None:                                   # --kernel-times: one npu part, timed alone
+        run = parts[split](models[0], "npu")
+        run()
+        wall = host = float("inf")
+        for _ in range(repeats):
+            c0, t0 = time.thread_time(), time.perf_counter()
+            run()
+            wall, host = min(wall, time.perf_counter() - t0), min(host, time.thread_time() - c0)
+        print_result({"wall_ms": round(wall * 1e3, 3), "host_cpu_ms": round(host * 1e3, 3), "steps": repeats + 1})
+        return
     out = {}
     for name in models:
         out[name] = {}
@@ -114,16 +130,51 @@ def run_child(models: list[str], repeats: int, threads: int) -> dict:
                              "--models", *models], env)
 
 
+def kernel_times(models: list[str], repeats: int, threads: int, top: int = 6) -> dict:
+    """Per model and part: the npu step's wall and host CPU time and the emulator's kernel time per step."""
+    import tempfile
+    out: dict = {}
+    for name in models:
+        out[name] = {}
+        for part in ("forward", "generate", "train"):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "kernels.jsonl"
+                env = dict(os.environ, PYACLNN_EMULATE="1", PYACLNN_STUB_KERNEL_THREADS=str(threads),
+                           PYACLNN_STUB_KERNEL_TIMES=str(path))
+                env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+                res = run_result_child([__file__, "--child", "--repeats", str(repeats), "--threads", str(threads),
+                                        "--models", name, "--split", part], env)
+                rows = [json.loads(ln) for ln in path.read_text().splitlines()] if path.exists() else []
+            steps = res.pop("steps")
+            ops = sorted(rows, key=lambda r: -r["cpu_ns"])
+            res["kernels_per_step"] = round(sum(r["calls"] for r in rows) / steps, 1)
+            res["kernel_ms_per_step"] = round(sum(r["ns"] for r in rows) / steps / 1e6, 3)
+            res["kernel_cpu_ms_per_step"] = round(sum(r["cpu_ns"] for r in rows) / steps / 1e6, 3)
+            res["top"] = {r["op"]: {"calls": round(r["calls"] / steps, 1), "us": round(r["ns"] / steps / 1e3, 1),
+                                    "cpu_us": round(r["cpu_ns"] / steps / 1e3, 1),
+                                    "elements_per_call": round(r["elements"] / r["calls"])} for r in ops[:top]}
+            out[name][part] = res
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--no-split", action="store_true", help="skip the per-op split of a trivial op")
+    ap.add_argument("--kernel-times", action="store_true",
+                    help="split each npu step into host CPU time and the emulator's kernel time per operator")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--split", choices=("forward", "generate", "train"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.models, args.repeats, args.threads)
+        child(args.models, args.repeats, args.threads, args.split)
+        return
+    if args.kernel_times:
+        print(json.dumps({"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg(), "threads": args.threads},
+                          "kernel_times": kernel_times(args.models, args.repeats, args.threads),
+                          "loadavg_end": os.getloadavg()}, indent=1))
         return
     out = {"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg(), "threads": args.threads},
            "models": run_child(args.models, args.repeats, args.threads)}

@@ -6,18 +6,6 @@
 
 #include "numerics.h"
 
-size_t ew_itemsize(aclDataType dt) {
-    switch (dt) {
-    case ACL_BOOL: case ACL_INT8: case ACL_UINT8: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E5M2:
-    case ACL_HIFLOAT8: case ACL_FLOAT8_E8M0:
-        return 1;
-    case ACL_INT16: case ACL_UINT16: case ACL_FLOAT16: case ACL_BF16: return 2;
-    case ACL_INT32: case ACL_UINT32: case ACL_FLOAT: return 4;
-    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: return 8;
-    default: return 0;
-    }
-}
-
 int ew_is_float(aclDataType dt) {
     switch (dt) {
     case ACL_FLOAT16: case ACL_BF16: case ACL_FLOAT: case ACL_DOUBLE: case ACL_FLOAT8_E4M3FN:

@@ -30,8 +30,19 @@ typedef struct {
     int64_t i;
 } ew_value;
 
-/* Bytes per element (0 for dtypes the engine cannot load or store, e.g. 4-bit and complex). */
-size_t ew_itemsize(aclDataType dt);
+/* Bytes per element (0 for dtypes the engine cannot load or store, e.g. 4-bit and complex). Inline: the
+ * kernels' indexed loops (tv_at) ask it once per element. */
+static inline size_t ew_itemsize(aclDataType dt) {
+    switch (dt) {
+    case ACL_BOOL: case ACL_INT8: case ACL_UINT8: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E5M2:
+    case ACL_HIFLOAT8: case ACL_FLOAT8_E8M0:
+        return 1;
+    case ACL_INT16: case ACL_UINT16: case ACL_FLOAT16: case ACL_BF16: return 2;
+    case ACL_INT32: case ACL_UINT32: case ACL_FLOAT: return 4;
+    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: return 8;
+    default: return 0;
+    }
+}
 ew_repr ew_repr_of(aclDataType dt);
 int ew_is_float(aclDataType dt);      /* FLOAT16 BF16 FLOAT DOUBLE and the 8-bit floats */
 int ew_is_integral(aclDataType dt, int include_bool);

@@ -117,7 +117,10 @@ static ew_value apply_float(const ew_plan *p, ew_value a, ew_value b) {
     case EW_OP_SIN: return transcendental(sin(a.f), c);
     case EW_OP_SIGMOID: return transcendental(sigmoid(a.f), c);
     case EW_OP_SILU: return transcendental(a.f * sigmoid(a.f), c);
-    case EW_OP_POW: return transcendental(pow(a.f, b.f), c);
+    case EW_OP_POW:   /* x ** 2 of a float-representable x (RMSNorm's variance): the square is exact in
+                       * double, so it is pow's result too (libm's pow is within 1 ulp of it), at a fraction
+                       * of the cost; NaN and values outside fp32 take pow itself */
+        return transcendental(b.f == 2.0 && (double)(float)a.f == a.f ? a.f * a.f : pow(a.f, b.f), c);
     case EW_OP_SILU_BACKWARD: {
         double s = sigmoid(b.f);
         return transcendental(a.f * s * (1.0 + b.f * (1.0 - s)), c);

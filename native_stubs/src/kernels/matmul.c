@@ -81,6 +81,7 @@ static void load_rows(void *ctx, size_t begin, size_t end) {
     const pyaclnn_stub_tensor *t = j->t;
     const mm_plan *p = j->p;
     int64_t cols = j->cols, rs = j->rs, cs = j->cs;
+    int64_t step = cs * (int64_t)ew_itemsize(t->dtype);   /* bytes from one column to the next */
     for (size_t row = begin; row < end; row++) {
         int64_t bi = (int64_t)row / j->rows, r = (int64_t)row % j->rows;
         int64_t base = t->offset, rem = bi;
@@ -91,22 +92,24 @@ static void load_rows(void *ctx, size_t begin, size_t end) {
             if (td >= 0 && t->shape[td] != 1) base += i * t->strides[td];
         }
         float *drow = j->buf + (int64_t)row * cols;
+        /* the row's first element; a strided row (a transposed weight) is walked from it by `step` bytes */
+        const unsigned char *src = tv_at(t, base + r * rs);
         /* the three float dtypes widened exactly, as ew_cast does, without its double round trip */
         if (t->dtype == ACL_FLOAT && cs == 1) {
-            memcpy(drow, tv_at(t, base + r * rs), (size_t)cols * sizeof(float));
+            memcpy(drow, src, (size_t)cols * sizeof(float));
         } else if (t->dtype == ACL_FLOAT) {
-            for (int64_t c = 0; c < cols; c++) memcpy(&drow[c], tv_at(t, base + r * rs + c * cs), sizeof(float));
+            for (int64_t c = 0; c < cols; c++) memcpy(&drow[c], src + c * step, sizeof(float));
         } else if (t->dtype == ACL_BF16) {
             for (int64_t c = 0; c < cols; c++) {
                 uint16_t h;
-                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                memcpy(&h, src + c * step, sizeof h);
                 uint32_t u = (uint32_t)h << 16;   /* num_bf16_to_f32, inline */
                 memcpy(&drow[c], &u, sizeof u);
             }
         } else if (t->dtype == ACL_FLOAT16) {
             for (int64_t c = 0; c < cols; c++) {
                 uint16_t h;
-                memcpy(&h, tv_at(t, base + r * rs + c * cs), sizeof h);
+                memcpy(&h, src + c * step, sizeof h);
                 drow[c] = num_f16_to_f32(h);
             }
         } else {

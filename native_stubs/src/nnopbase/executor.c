@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "kernel_times.h"
 #include "nnopbase_internal.h"
 
 struct aclOpExecutor {
@@ -233,7 +235,20 @@ static void run_launch(void *arg) {
     /* PYACLNN_STUB_POISON=1: a kernel must not rely on what its workspace held before */
     if (poisoning() && block->launch.workspace && block->launch.workspace_size)
         memset(block->launch.workspace, 0xFF, (size_t)block->launch.workspace_size);
+    if (!nn_kernel_times_on()) {
+        block->kernel(&block->launch);
+        return;
+    }
+    struct timespec t0, c0, t1, c1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     block->kernel(&block->launch);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const pyaclnn_stub_launch *l = &block->launch;
+    nn_kernel_times_add(l->op_name, (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec),
+                        (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec),
+                        l->n_outputs ? pyaclnn_stub_numel(&l->outputs[0]) : 0);
 }
 
 /* The NPU's private blocked layouts (NC1HWC0, FRACTAL_Z, the FRACTAL_NZ forms, NDC1HWC0, FRACTAL_Z_3D, the C04
