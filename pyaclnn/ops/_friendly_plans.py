@@ -126,11 +126,9 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
     ``(shape, aclDataType)`` and which of them the caller gets (None: all, in order), called on a miss.
     """
     stream = current_stream()
-    sp = _streams.get(stream)
+    sp = _streams.get(stream) or _plans_for(stream)    # a _StreamPlans is always true
     if sp is None:
-        sp = _plans_for(stream)
-        if sp is None:
-            return None
+        return None
     try:
         last = sp.last.get(key)
     except TypeError:                           # an unhashable attribute
@@ -196,11 +194,9 @@ def run_numpy(key: tuple, values: tuple, build: Callable[..., Any]):
     if total > NUMPY_MAX_BYTES:
         return None
     stream = current_stream()
-    sp = _streams.get(stream)
+    sp = _streams.get(stream) or _plans_for(stream)    # a _StreamPlans is always true
     if sp is None:
-        sp = _plans_for(stream)
-        if sp is None:
-            return None
+        return None
     try:
         key = (key, "numpy", *[None if v is None else (v.dtype, v.shape) for v in values])
         entry = sp.entries.get(key, _MISSING)
@@ -255,11 +251,9 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     from_torch = _from_torch[0]
     inputs = tuple([None if v is None else from_torch(v) for v in values])
     stream = current_stream()
-    sp = _streams.get(stream)
+    sp = _streams.get(stream) or _plans_for(stream)    # a _StreamPlans is always true
     if sp is None:
-        sp = _plans_for(stream)
-        if sp is None:
-            return None
+        return None
     try:
         key = (key, *[None if v is None else v._key for v in inputs])
         entry = sp.entries.get(key, _MISSING)
