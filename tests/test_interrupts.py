@@ -249,8 +249,17 @@ def numpy_arnq():
 def trim():
     pyaclnn.empty((1 << 16,)).close(); pyaclnn.empty_cache()
 
+try:                        # torch CPU tensors in, new torch tensors out (registered for the call only)
+    import torch
+    tx, tgamma = torch.from_numpy(x.numpy()), torch.ones(64, dtype=torch.float16)
+    def torch_arnq():
+        ops.add_rms_norm_dynamic_quant(tx, tx, tgamma, y_dtype="int8")
+    WITH_TORCH = [torch_arnq]
+except ImportError:
+    WITH_TORCH = []
+
 PIECES = [arnq] if sys.argv[2] == "arnq" else [arnq, cached, one_shot, data_dependent, views, prepared,
-                                                explicit_plan, streams, events, numpy_arnq, trim]
+                                                explicit_plan, streams, events, numpy_arnq, trim, *WITH_TORCH]
 done = [0] * len(PIECES)
 turn = [0]
 
