@@ -19,7 +19,7 @@ __all__ = ["FIELDS", "live_counts", "leaked"]
 
 # The fields of pyaclnn_stub_counts (native_stubs/src/internal/pyaclnn_stub.h), in order.
 FIELDS = ("device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
-          "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors")
+          "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors", "host_registrations")
 
 
 class _Counts(ctypes.Structure):

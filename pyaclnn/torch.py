@@ -15,7 +15,7 @@ from __future__ import annotations
 import weakref
 
 from ._exceptions import InvalidArgumentError
-from ._mutex import mutex as _mutex
+from ._release import finalizer as _finalizer
 
 import torch
 
@@ -29,15 +29,21 @@ __all__ = ["from_torch", "to_torch", "to_torch_dtype", "from_torch_dtype", "curr
 # Wrappers are cached per live torch tensor, so calls in a loop do not re-register memory or
 # re-create aclTensor handles.  The entry goes when the torch tensor goes.
 _cache: dict[int, tuple] = {}
-_cache_lock = _mutex()
 
 
 def _layout(t: "torch.Tensor") -> tuple:
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t.device)
 
 
-def _forget(key: int) -> None:
-    with _cache_lock:
+def _forget(key: int, ref: weakref.ref) -> None:
+    # Run by the releaser thread after the tensor died (pyaclnn._release: its death runs no Python
+    # code, so an interrupt cannot skip this and leave the wrapper, its aclTensor and its host
+    # registration cached for good). The entry goes if it is still this tensor's: a new tensor at the
+    # same id may have replaced it meanwhile (losing that one to a race here costs a re-wrap only).
+    # No lock: one the caller's thread left held (an interrupt at a `with` block's end) would stop
+    # the releaser for good.
+    entry = _cache.get(key)
+    if entry is not None and entry[0] is ref:
         _cache.pop(key, None)
 
 
@@ -48,9 +54,9 @@ def from_torch(t: "torch.Tensor") -> Tensor:
     if entry is not None and entry[0]() is t and entry[2] == _layout(t):
         return entry[1]
     wrapped = _wrap(t)
-    ref = weakref.ref(t, lambda _r, k=key: _forget(k))
-    with _cache_lock:
-        _cache[key] = (ref, wrapped, _layout(t))
+    ref = weakref.ref(t)
+    _finalizer(t, _forget, key, ref)        # first: an entry is never cached without its finalizer
+    _cache[key] = (ref, wrapped, _layout(t))
     return wrapped
 
 

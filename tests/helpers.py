@@ -17,6 +17,15 @@ from pyaclnn.errors import check
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+class StubCounts(ctypes.Structure):
+    """pyaclnn_stub_counts (native_stubs/src/internal/pyaclnn_stub.h), written here from the header
+    (not from pyaclnn._stubinfo): a field the header gains must be added here, or the stub writes
+    past this struct."""
+    _fields_ = [(name, ctypes.c_int64) for name in (
+        "device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
+        "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors", "host_registrations")]
+
+
 def subprocess_env(env_overrides: dict | None = None) -> dict:
     """This process's environment with the repo on PYTHONPATH; a value of None removes a variable."""
     env = dict(os.environ)

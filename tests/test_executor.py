@@ -8,7 +8,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from helpers import DeviceArray, create_tensor
+from helpers import DeviceArray, StubCounts as Counts, create_tensor
 
 from pyaclnn import capi
 from pyaclnn._loader import backend
@@ -17,13 +17,6 @@ NULLPTR = capi.ACLNN_ERR_PARAM_NULLPTR       # 161001
 INVALID = capi.ACLNN_ERR_PARAM_INVALID       # 161002
 INNER = capi.ACLNN_ERR_INNER                 # 561000
 INNER_NULLPTR = capi.ACLNN_ERR_INNER_NULLPTR  # 561103
-
-
-class Counts(ctypes.Structure):
-    """pyaclnn_stub_counts (src/internal/pyaclnn_stub.h)."""
-    _fields_ = [(name, ctypes.c_int64) for name in (
-        "device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
-        "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors")]
 
 
 def live_executors() -> int:

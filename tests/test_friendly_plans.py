@@ -424,10 +424,13 @@ def test_fresh_ranges_are_registered_all_or_none():
     from pyaclnn.runtime import register_host_memory
     known = np.zeros(4096, np.uint8)
     fresh = np.zeros(4096, np.uint8)
-    assert _friendly_plans._fast_host([fresh.ctypes.data], [fresh.nbytes])     # sets the functions up
+    flag = []
+    assert _friendly_plans._fast_host([fresh.ctypes.data], [fresh.nbytes], flag)   # sets the functions up
+    assert flag == [True] and _registered(fresh.ctypes.data, fresh.nbytes)
+    _friendly_plans._native_mod[0].unregister_ranges([fresh.ctypes.data], [])      # no flag: not ours
     assert _registered(fresh.ctypes.data, fresh.nbytes)
-    _friendly_plans._native_mod[0].unregister_ranges([fresh.ctypes.data])
-    assert not _registered(fresh.ctypes.data, fresh.nbytes)
+    _friendly_plans._native_mod[0].unregister_ranges([fresh.ctypes.data], flag)
+    assert flag == [] and not _registered(fresh.ctypes.data, fresh.nbytes)         # released once
     reg = register_host_memory(known.ctypes.data, known.nbytes)
     try:
         ok = _friendly_plans._fast_host([fresh.ctypes.data, known.ctypes.data + 64], [fresh.nbytes, 64])

@@ -155,9 +155,11 @@ def test_registered_host_memory_is_device_addressable(acl, recent_error):
     out = np.zeros(64, np.uint8)
     expect_failure(mem_register(None, 8), 100000, "pyaclnn_stub_mem_register")
     expect_failure(mem_register(arr.ctypes.data, 0), 100000, "pyaclnn_stub_mem_register")
+    registered = live_counts().host_registrations
     assert mem_register(arr.ctypes.data, arr.nbytes) == 0
     try:
         expect_failure(mem_register(arr.ctypes.data + 8, 8), 107000, "pyaclnn_stub_mem_register", "overlaps")
+        assert live_counts().host_registrations == registered + 1     # (the refused one not counted)
         assert mem_lookup(arr.ctypes.data, 64, None, None) == 1
         # Usable as the device side of a copy, within its bounds.
         assert capi.aclrtMemcpy(out.ctypes.data, 64, arr.ctypes.data, 64, capi.ACL_MEMCPY_DEVICE_TO_HOST) == 0
@@ -167,7 +169,9 @@ def test_registered_host_memory_is_device_addressable(acl, recent_error):
     finally:
         assert mem_unregister(arr.ctypes.data) == 0
     assert mem_lookup(arr.ctypes.data, 64, None, None) == 0
+    assert live_counts().host_registrations == registered
     expect_failure(mem_unregister(arr.ctypes.data), 107000, "pyaclnn_stub_mem_unregister")
+    assert live_counts().host_registrations == registered
 
 
 def test_live_counts(acl, stream):

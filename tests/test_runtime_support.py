@@ -18,6 +18,8 @@ from pyaclnn import capi
 from pyaclnn._loader import backend
 from pyaclnn.errors import recent_error_message
 
+from helpers import StubCounts as Counts
+
 TASK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 # "[PID: 123] 2026-12-01-01:02:03.456.789 aclrtMemcpy(107000): count 64 > destMax 32"
@@ -45,13 +47,6 @@ mem_lookup = stub_function("pyaclnn_stub_mem_lookup", ctypes.c_int,
                             ctypes.POINTER(ctypes.c_size_t)])
 mem_register = stub_function("pyaclnn_stub_mem_register", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t])
 mem_unregister = stub_function("pyaclnn_stub_mem_unregister", ctypes.c_int, [ctypes.c_void_p])
-
-
-class Counts(ctypes.Structure):
-    """pyaclnn_stub_counts (src/internal/pyaclnn_stub.h)."""
-    _fields_ = [(name, ctypes.c_int64) for name in (
-        "device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
-        "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors")]
 
 
 _live_counts = stub_function("pyaclnn_stub_live_counts", None, [ctypes.POINTER(Counts)])

@@ -9,6 +9,8 @@ import pytest
 from pyaclnn import capi
 from pyaclnn._loader import backend
 
+from helpers import StubCounts as Counts
+
 NULLPTR = capi.ACLNN_ERR_PARAM_NULLPTR       # 161001
 INVALID = capi.ACLNN_ERR_PARAM_INVALID       # 161002
 
@@ -16,13 +18,6 @@ INVALID = capi.ACLNN_ERR_PARAM_INVALID       # 161002
 # even under a sanitizer that interposes malloc/free.
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
-
-
-class Counts(ctypes.Structure):
-    """pyaclnn_stub_counts (src/internal/pyaclnn_stub.h)."""
-    _fields_ = [(name, ctypes.c_int64) for name in (
-        "device_allocations", "device_bytes", "host_allocations", "streams", "events", "contexts",
-        "tensors", "scalars", "arrays", "tensor_lists", "scalar_lists", "executors")]
 
 
 def nnopbase_counts() -> Counts:

@@ -559,9 +559,15 @@ static PyObject *register_ranges(PyObject *mod, PyObject *args) {
     Py_RETURN_FALSE;
 }
 
+/* unregister_ranges(addrs, flag): release what register_ranges registered, if `flag` (the list its
+ * caller filled with register_ranges' result) ends in True; the flag is emptied in the same call, so
+ * a caller interrupted around it neither leaves the ranges registered nor releases them twice. */
 static PyObject *unregister_ranges(PyObject *mod, PyObject *args) {
-    PyObject *addrs;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &addrs)) return NULL;
+    PyObject *addrs, *flag;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &addrs, &PyList_Type, &flag)) return NULL;
+    Py_ssize_t nflag = PyList_GET_SIZE(flag);
+    if (nflag == 0 || PyList_GET_ITEM(flag, nflag - 1) != Py_True) Py_RETURN_NONE;
+    if (PyList_SetSlice(flag, 0, nflag, NULL) < 0) return NULL;
     if (mem_unregister == NULL) Py_RETURN_NONE;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(addrs); i++) {
         unsigned long long a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, i));

@@ -273,11 +273,12 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     cpu = _cpu[0] if _cpu else _cpu.append(torch.device("cpu")) or _cpu[0]
     outs = [empty_(shape, dtype=dt, device=cpu) for shape, dt, _ in specs]
     addrs = [o.data_ptr() for o in outs]
-    # What this call holds, owned from before it is taken: ranges registered by _fast_host (the
-    # common case: a True lands in `fresh` inside the C call that registers) or by the shared
-    # bookkeeping (`held`, the fallback). Released after the stream ran, inline, or -- on any
-    # exception, a KeyboardInterrupt included -- by the releaser thread.
-    hold = _TorchHold(stream, addrs)
+    # What this call holds, owned from before it is taken: the new torch tensors themselves (an
+    # interrupted call drops them, and the kernel may still be writing them), and the ranges
+    # registered by _fast_host (the common case: a True lands in `fresh` inside the C call that
+    # registers) or by the shared bookkeeping (`held`, the fallback). Released after the stream
+    # ran, inline, or -- on any exception, a KeyboardInterrupt included -- by the releaser thread.
+    hold = _TorchHold(stream, addrs, outs)
     launched = False
     try:
         if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
@@ -314,24 +315,27 @@ _native_mod: list = []      # [the accelerator, with the emulator's registration
 
 
 class _TorchHold:
-    """The host ranges a torch call registered (see run_torch); calling it waits for the stream and
-    lets them go. Resumable: the flag leaves ``fresh`` in the run that unregisters, each base leaves
-    ``held`` with its count."""
-    __slots__ = ("stream", "addrs", "fresh", "held")
+    """The new torch outputs of a call and the host ranges it registered for them (see run_torch);
+    calling it waits for the stream, lets the ranges go, then the tensors (torch may free or reuse
+    their memory only once no kernel writes it and the emulator no longer knows the range).
+    Resumable: the C call that unregisters also clears ``fresh``, each base leaves ``held`` with
+    its count, and ``owners`` empties last."""
+    __slots__ = ("stream", "addrs", "fresh", "held", "owners")
 
-    def __init__(self, stream: Stream, addrs: list):
+    def __init__(self, stream: Stream, addrs: list, owners: list):
         self.stream = stream
         self.addrs = addrs
         self.fresh: list = []       # [True] once _fast_host registered the ranges
         self.held: list = []        # bases held through runtime.host's bookkeeping
+        self.owners = owners        # the torch tensors over those ranges
 
     def release(self, wait: bool = True) -> None:
         if wait:
             _sync_quietly(self.stream)      # the kernel must be done with the memory first
-        if self.fresh and self.fresh[-1]:
-            del self.fresh[:]
-            _native_mod[0].unregister_ranges(self.addrs)
+        if self.fresh:
+            _native_mod[0].unregister_ranges(self.addrs, self.fresh)
         release_host_ranges(self.held)
+        self.owners = ()
 
     __call__ = release
 

@@ -43,10 +43,12 @@ def _drop_holds(bases: list) -> None:
                 if not entry[1]:
                     del _registrations[base]
                     _to_unregister.append(base)
-    if _to_unregister:
-        unregister = _call_fns[1] if _call_fns else _stub_fns.get("pyaclnn_stub_mem_unregister")
-        if unregister is not None and _release.drain(unregister, _to_unregister):
-            _recent_error()
+        # Under the lock too: the releaser thread drops holds while the caller's thread does (two
+        # drains of the one list would pop past its end).
+        if _to_unregister:
+            unregister = _call_fns[1] if _call_fns else _stub_fns.get("pyaclnn_stub_mem_unregister")
+            if unregister is not None and _release.drain(unregister, _to_unregister):
+                _recent_error()
 
 
 def _unregister(cell: list) -> None:

@@ -104,6 +104,7 @@ typedef struct {
     int64_t tensor_lists;
     int64_t scalar_lists;
     int64_t executors;            /* executors not yet consumed/destroyed */
+    int64_t host_registrations;   /* pyaclnn_stub_mem_register ranges not yet unregistered */
 } pyaclnn_stub_counts;
 PYACLNN_STUB_API void pyaclnn_stub_live_counts(pyaclnn_stub_counts *out);      /* libascendcl: all */
 PYACLNN_STUB_API void pyaclnn_stub_nnopbase_counts(pyaclnn_stub_counts *out);  /* libnnopbase part */

@@ -33,7 +33,8 @@ PYACLNN_STUB_API void pyaclnn_stub_live_counts(pyaclnn_stub_counts *out) {
         out->scalar_lists = theirs.scalar_lists;
         out->executors = theirs.executors;
     }
-    rt_mem_table_totals(&out->device_allocations, &out->device_bytes, &out->host_allocations);
+    rt_mem_table_totals(&out->device_allocations, &out->device_bytes, &out->host_allocations,
+                        &out->host_registrations);
     out->streams = rt_stream_user_count();
     out->events = rt_event_count();
     out->contexts = rt_context_user_count();

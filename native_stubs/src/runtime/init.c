@@ -98,11 +98,12 @@ static void leak_report(const char *when) {
     fprintf(stderr,
             "pyaclnn stub (%s): live device allocations %lld (%lld bytes), host allocations %lld, "
             "streams %lld, events %lld, contexts %lld, tensors %lld, scalars %lld, arrays %lld, "
-            "tensor lists %lld, scalar lists %lld, executors %lld\n",
+            "tensor lists %lld, scalar lists %lld, executors %lld, host registrations %lld\n",
             when, (long long)c.device_allocations, (long long)c.device_bytes,
             (long long)c.host_allocations, (long long)c.streams, (long long)c.events,
             (long long)c.contexts, (long long)c.tensors, (long long)c.scalars, (long long)c.arrays,
-            (long long)c.tensor_lists, (long long)c.scalar_lists, (long long)c.executors);
+            (long long)c.tensor_lists, (long long)c.scalar_lists, (long long)c.executors,
+            (long long)c.host_registrations);
 }
 
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {

@@ -16,7 +16,7 @@
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static rt_mem_range *ranges;
 static size_t n_ranges, cap_ranges;
-static int64_t device_allocs, device_bytes, host_allocs;
+static int64_t device_allocs, device_bytes, host_allocs, host_registered;
 
 /* Index of the first range whose base is > p. Caller holds the lock. */
 static size_t upper_bound(uintptr_t p) {
@@ -35,6 +35,8 @@ static void count(const rt_mem_range *r, int sign) {
         device_bytes += sign * (int64_t)r->requested;
     } else if (r->kind == RT_MEM_PINNED) {
         host_allocs += sign;
+    } else if (r->kind == RT_MEM_REGISTERED) {
+        host_registered += sign;
     }
 }
 
@@ -118,10 +120,12 @@ int rt_mem_table_overlaps(uintptr_t p, size_t n) {
     return overlap;
 }
 
-void rt_mem_table_totals(int64_t *dev_allocs, int64_t *dev_bytes, int64_t *pinned_allocs) {
+void rt_mem_table_totals(int64_t *dev_allocs, int64_t *dev_bytes, int64_t *pinned_allocs,
+                         int64_t *registered) {
     pthread_rwlock_rdlock(&table_lock);
     *dev_allocs = device_allocs;
     *dev_bytes = device_bytes;
     *pinned_allocs = host_allocs;
+    *registered = host_registered;
     pthread_rwlock_unlock(&table_lock);
 }

@@ -302,7 +302,8 @@ int rt_mem_table_find(uintptr_t p, rt_mem_range *out);             /* range cont
 int rt_mem_table_find_pin(uintptr_t p, rt_mem_range *out);
 void rt_mem_unpin(rt_mem_block *block);                            /* NULL: nothing */
 int rt_mem_table_overlaps(uintptr_t p, size_t n);
-void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs);
+void rt_mem_table_totals(int64_t *device_allocs, int64_t *device_bytes, int64_t *host_allocs,
+                         int64_t *host_registrations);
 
 /* Device memory in use on a device and its high-water mark since the process started (memory.c). */
 void rt_device_memory_usage(int32_t device, uint64_t *used, uint64_t *peak);
