@@ -46,6 +46,7 @@ import numpy as np
 from .._mutex import mutex as _mutex
 
 from .. import dtypes
+from .. import _release
 from .._release import _put
 from ..errors import PyaclnnError, recent_error_message
 from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, is_stub, on_empty_cache
@@ -278,7 +279,7 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
     # registered by _fast_host (the common case: a True lands in `fresh` inside the C call that
     # registers) or by the shared bookkeeping (`held`, the fallback). Released after the stream
     # ran, inline, or -- on any exception, a KeyboardInterrupt included -- by the releaser thread.
-    hold = _TorchHold(stream, addrs, outs)
+    hold = _TorchHold(stream, addrs, list(outs))   # (its own list: the release empties it)
     launched = False
     try:
         if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
@@ -318,9 +319,12 @@ class _TorchHold:
     """The new torch outputs of a call and the host ranges it registered for them (see run_torch);
     calling it waits for the stream, lets the ranges go, then the tensors (torch may free or reuse
     their memory only once no kernel writes it and the emulator no longer knows the range).
-    Resumable: the C call that unregisters also clears ``fresh``, each base leaves ``held`` with
-    its count, and ``owners`` empties last."""
-    __slots__ = ("stream", "addrs", "fresh", "held", "owners")
+
+    Owned by the calling frame and let go whatever happens, as ``_marshal.CallTemps`` is: by
+    :meth:`release`, by the handler's ``_put(hold)``, or -- should the handler not run (Python 3.10
+    checks for signals at an ``except`` clause's entry) -- by its finalizer when the frame drops it
+    (nothing is registered or launched before the hold exists)."""
+    __slots__ = ("stream", "addrs", "fresh", "held", "owners", "_fin", "__weakref__")
 
     def __init__(self, stream: Stream, addrs: list, owners: list):
         self.stream = stream
@@ -328,16 +332,26 @@ class _TorchHold:
         self.fresh: list = []       # [True] once _fast_host registered the ranges
         self.held: list = []        # bases held through runtime.host's bookkeeping
         self.owners = owners        # the torch tensors over those ranges
+        self._fin = _release.finalizer(self, _let_go, stream, addrs, self.fresh, self.held, owners)
 
     def release(self, wait: bool = True) -> None:
-        if wait:
-            _sync_quietly(self.stream)      # the kernel must be done with the memory first
-        if self.fresh:
-            _native_mod[0].unregister_ranges(self.addrs, self.fresh)
-        release_host_ranges(self.held)
-        self.owners = ()
+        _let_go(self.stream, self.addrs, self.fresh, self.held, self.owners, wait)
+        fin = self._fin                 # released: the finalizer goes (see CallTemps.release)
+        self._fin = None
+        _release._live.pop(fin, None)
 
     __call__ = release
+
+
+def _let_go(stream: Stream, addrs: list, fresh: list, held: list, owners: list, wait: bool = True) -> None:
+    """A _TorchHold's release. Resumable: the C call that unregisters also clears ``fresh``, each base
+    leaves ``held`` with its count, and ``owners`` empties last."""
+    if wait:
+        _sync_quietly(stream)           # the kernel must be done with the memory first
+    if fresh:
+        _native_mod[0].unregister_ranges(addrs, fresh)
+    release_host_ranges(held)
+    owners.clear()
 
 
 def _fast_host(addrs: list, sizes: list, flag: list | None = None) -> bool:

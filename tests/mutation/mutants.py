@@ -30,6 +30,7 @@ ENCODE = "tests/test_numerics_encode.py"
 SHAPE = "tests/test_shape_ops.py"
 POINTWISE = "tests/test_elementwise_pointwise.py"
 INDEX = "tests/test_index.py"
+INDEX_ROWS = "tests/test_index_rows.py"
 MATMUL = "tests/test_matmul.py"
 REDUCE = "tests/test_reduce.py"
 SOFTMAX = "tests/test_softmax.py"
@@ -399,7 +400,18 @@ MUTANTS = [
            "validation: IndexPutImpl values that do not broadcast to the indexed shape accepted"),
     Mutant("index-negative-off-by-one", "native_stubs/src/kernels/gather.c",
            "        if (v < 0) v += size;", "        if (v < 0) v += size - 1;",
-           (f"{INDEX}::test_index_rows_every_dtype",), "a negative index -1 picks the second-to-last row"),
+           (f"{INDEX}::test_index_follows_numpy_advanced_indexing[adjacent]",),
+           "a negative index -1 picks the second-to-last row (two index tensors: the element walk)"),
+    Mutant("index-rows-negative-off-by-one", "native_stubs/src/kernels/gather.c",
+           "        vals[j] = (v < 0 ? v + size : v) * self->strides[s];",
+           "        vals[j] = (v < 0 ? v + size - 1 : v) * self->strides[s];",
+           (f"{INDEX_ROWS}::test_index_select_rows[0-contiguous]",),
+           "the gather's row path: a negative index -1 picks the second-to-last row"),
+    Mutant("index-copy-rows-source-inside-self-in-place", "native_stubs/src/kernels/gather.c",
+           "                   !spans_meet(out, src);    /* (a source inside self: the copy paths) */",
+           "                   1;",
+           (f"{INDEX_ROWS}::test_index_copy_rows[0-source inside self]",),
+           "the scatter's row path writes self in place while its source rows (a view of self) are still to be read"),
     Mutant("matmul-k-mismatch-wrong-code", "native_stubs/src/kernels/matmul.c",
            "        return ACLNN_ERR_PARAM_INVALID;\n    }\n    p->k = ka;",
            "        return ACLNN_ERR_PARAM_NULLPTR;\n    }\n    p->k = ka;",

@@ -157,6 +157,114 @@ static int indices_in_range(const idx_plan *p, const pyaclnn_stub_tensor *self, 
     return 1;
 }
 
+static int64_t read_index(const pyaclnn_stub_tensor *t, int64_t off) {
+    return t->dtype == ACL_INT32 ? *(const int32_t *)tv_at(t, off) : *(const int64_t *)tv_at(t, off);
+}
+
+/* Dims [from, t->ndim) of t are row-major contiguous (size-1 dims' strides unused): rows of that many elements
+ * can move with one memcpy. */
+static int rows_contiguous(const pyaclnn_stub_tensor *t, int from) {
+    int64_t expected = 1;
+    for (int d = (int)t->ndim - 1; d >= from; d--) {
+        if (t->shape[d] == 1) continue;
+        if (t->strides[d] != expected) return 0;
+        expected *= t->shape[d];
+    }
+    return 1;
+}
+
+/* The element offsets of `t` at each position of its dims [0, ndim) in row-major order (an odometer over
+ * them); NULL when out of memory. */
+static int64_t *outer_offsets(const pyaclnn_stub_tensor *t, int ndim, int64_t *count) {
+    int64_t n = tv_dims_product(t->shape, 0, ndim), c[PYACLNN_STUB_MAX_DIMS] = {0};
+    int64_t *offs = malloc(sizeof(int64_t) * (size_t)n + 1);
+    if (offs == NULL) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t o = t->offset;
+        for (int d = 0; d < ndim; d++) o += c[d] * t->strides[d];
+        offs[i] = o;
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (++c[d] < t->shape[d]) break;
+            c[d] = 0;
+        }
+    }
+    *count = n;
+    return offs;
+}
+
+/* The bytes t's elements can occupy: [*lo, *hi). */
+static void byte_span(const pyaclnn_stub_tensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t a = 0, b = 0;
+    for (int64_t d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) {
+            *lo = *hi = 0;
+            return;
+        }
+        int64_t e = (t->shape[d] - 1) * t->strides[d];
+        if (e < 0) a += e;
+        else b += e;
+    }
+    size_t isz = ew_itemsize(t->dtype);
+    *lo = (uintptr_t)tv_at(t, t->offset + a);
+    *hi = (uintptr_t)tv_at(t, t->offset + b) + isz;
+}
+
+static int spans_meet(const pyaclnn_stub_tensor *x, const pyaclnn_stub_tensor *y) {
+    uintptr_t xl, xh, yl, yh;
+    byte_span(x, &xl, &xh);
+    byte_span(y, &yl, &yh);
+    return xl < yh && yl < xh;
+}
+
+/* out can be written in place of a gathered buffer: contiguous, and apart from what the kernel reads. */
+static int writes_apart(const pyaclnn_stub_tensor *out, const pyaclnn_stub_tensor *a, const pyaclnn_stub_tensor *b) {
+    return pyaclnn_stub_is_contiguous(out) && !spans_meet(out, a) && (b == NULL || !spans_meet(out, b));
+}
+
+/* One index tensor into one dim of a self whose later dims are row-major (IndexSelect, x[idx], Embedding): the
+ * indices are read and checked once, then each (outer position, index) pair moves a whole row with memcpy, in
+ * the output's row-major order -- the same bytes the element walk moves. 0: the case does not apply (nothing
+ * done); 1: done (or a device fault / out-of-memory recorded). */
+static int gather_rows(const pyaclnn_stub_launch *launch, const idx_plan *p, const pyaclnn_stub_tensor *self,
+                       const pyaclnn_stub_tensor *idx) {
+    int ndef = 0, s = -1;
+    for (int i = 0; i < p->k; i++)
+        if (p->defined[i]) ndef++, s = i;
+    if (ndef != 1 || self->ndim == 0 || !p->adjacent || !rows_contiguous(self, s + 1)) return 0;
+    const pyaclnn_stub_tensor *ix = &idx[s];
+    int64_t nb = pyaclnn_stub_numel(ix), size = self->shape[s], inner = tv_dims_product(self->shape, s + 1, self->ndim);
+    size_t isz = ew_itemsize(self->dtype), row = (size_t)inner * isz;
+    const pyaclnn_stub_tensor *out = &launch->outputs[0];
+    int direct = out->dtype == self->dtype && writes_apart(out, self, ix);
+    int64_t n_outer = 0, *outer = outer_offsets(self, s, &n_outer);
+    int64_t *vals = malloc(sizeof(int64_t) * (size_t)nb + 1);
+    unsigned char *buf = direct ? NULL : tv_alloc(n_outer * nb * inner, isz);   /* else gathered first */
+    if (outer == NULL || vals == NULL || (!direct && buf == NULL)) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    tv_iter it;
+    tv_iter_init(&it, ix);
+    for (int64_t j = 0; j < nb; j++, tv_iter_next(&it)) {   /* (the broadcast shape is the index's own) */
+        int64_t v = read_index(ix, it.off);
+        if (v < -size || v >= size) {
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "index %lld is out of bounds for dimension %d with "
+                                   "size %lld", (long long)v, s, (long long)size);
+            goto done;
+        }
+        vals[j] = (v < 0 ? v + size : v) * self->strides[s];
+    }
+    unsigned char *dst = direct ? tv_at(out, out->offset) : buf;
+    for (int64_t o = 0; o < n_outer; o++)
+        for (int64_t j = 0; j < nb; j++, dst += row) memcpy(dst, tv_at(self, outer[o] + vals[j]), row);
+    if (!direct) tv_scatter_bytes(out, buf);
+done:
+    free(outer);
+    free(vals);
+    free(buf);
+    return 1;
+}
+
 void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const idx_plan *p = launch->params;
@@ -171,6 +279,7 @@ void idx_gather_kernel(const pyaclnn_stub_launch *launch) {
                                launch->op_name, (long long)n, (long long)want);
         return;
     }
+    if (n && gather_rows(launch, p, self, idx)) return;
     if (!indices_in_range(p, self, idx)) return;
     size_t isz = ew_itemsize(out->dtype);
     unsigned char *buf = tv_alloc(n, isz);   /* gathered first: out may alias self */
@@ -219,10 +328,6 @@ static void walk_next(int64_t *c, const int64_t *shape, int ndim) {
         if (++c[d] < shape[d]) return;
         c[d] = 0;
     }
-}
-
-static int64_t read_index(const pyaclnn_stub_tensor *t, int64_t off) {
-    return t->dtype == ACL_INT32 ? *(const int32_t *)tv_at(t, off) : *(const int64_t *)tv_at(t, off);
 }
 
 /* self's element offset at walk position c; 0 and a device fault if the index is out of range. */
@@ -311,6 +416,63 @@ static void dim_assist(const idx_dim_plan *p, unsigned char *buf, const unsigned
     }
 }
 
+/* IndexCopy's case (plain stores of a source whose dims after `dim` are row-major, at a flattened index): the
+ * indices are read and checked first (a fault writes nothing), then each (outer position, index) pair moves a
+ * whole row of src with memcpy, in the walk's order (so a repeated index keeps its last row, as the element walk
+ * does) -- into out itself when out is self, or contiguous and apart from the inputs (self copied in first),
+ * else into a contiguous copy of self stored to out after. 0: the case does not apply (nothing done); 1: done
+ * (or a fault / out-of-memory recorded). */
+static int scatter_rows(const pyaclnn_stub_launch *launch, const idx_dim_plan *p, const pyaclnn_stub_tensor *self,
+                        const pyaclnn_stub_tensor *index, const pyaclnn_stub_tensor *src) {
+    int dim = p->dim;
+    if (p->reduce != IDX_SET || p->assist || p->src != IDX_SRC_TENSOR || p->per_element || p->n_list ||
+        src->dtype != self->dtype || src->ndim != p->ndim || self->ndim != p->ndim || !rows_contiguous(src, dim + 1))
+        return 0;
+    for (int d = 0; d < p->ndim; d++)   /* (a 0-d source under an n-d self walks [1, ..., 1]: the element path) */
+        if (src->shape[d] != p->walk[d] || (d != dim && self->shape[d] != p->walk[d])) return 0;
+    const pyaclnn_stub_tensor *out = &launch->outputs[0];
+    int64_t m = p->walk[dim], size = self->shape[dim], inner = tv_dims_product(self->shape, dim + 1, self->ndim);
+    int64_t total = pyaclnn_stub_numel(self);
+    size_t isz = ew_itemsize(self->dtype), row = (size_t)inner * isz;
+    int contiguous_self = pyaclnn_stub_is_contiguous(self);
+    int in_place = contiguous_self && out->data == self->data && out->offset == self->offset &&
+                   out->dtype == self->dtype && pyaclnn_stub_is_contiguous(out) && pyaclnn_stub_numel(out) == total &&
+                   !spans_meet(out, src);    /* (a source inside self: the copy paths) */
+    int direct = in_place || (contiguous_self && out->dtype == self->dtype && pyaclnn_stub_numel(out) == total &&
+                              writes_apart(out, self, src) && !spans_meet(out, index));
+    int64_t n_outer = 0, *outer = outer_offsets(src, dim, &n_outer);   /* src and self share these dims */
+    int64_t *vals = malloc(sizeof(int64_t) * (size_t)m + 1);
+    unsigned char *base = direct ? NULL : tv_gather_bytes(self);
+    if (outer == NULL || vals == NULL || (!direct && base == NULL)) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        int64_t v = read_index(index, tv_offset(index, j));
+        if (v < -size || v >= size) {
+            pyaclnn_stub_task_fail(ACL_ERROR_RT_AICORE_EXCEPTION, "index %lld is out of bounds for dimension %d with "
+                                   "size %lld", (long long)v, dim, (long long)size);
+            goto done;
+        }
+        vals[j] = (v < 0 ? v + size : v) * inner * (int64_t)isz;
+    }
+    unsigned char *to = base;
+    if (direct) {
+        to = tv_at(out, out->offset);
+        if (!in_place) memcpy(to, tv_at(self, self->offset), (size_t)total * isz);
+    }
+    for (int64_t o = 0; o < n_outer; o++, to += size * inner * (int64_t)isz) {
+        const unsigned char *from = tv_at(src, outer[o]);
+        for (int64_t j = 0; j < m; j++, from += src->strides[dim] * (int64_t)isz) memcpy(to + vals[j], from, row);
+    }
+    if (!direct) tv_scatter_bytes(out, base);
+done:
+    free(outer);
+    free(vals);
+    free(base);
+    return 1;
+}
+
 void idx_dim_scatter_kernel(const pyaclnn_stub_launch *launch) {
     if (!tv_launch_views_ok(launch)) return;
     const idx_dim_plan *p = launch->params;
@@ -319,6 +481,7 @@ void idx_dim_scatter_kernel(const pyaclnn_stub_launch *launch) {
     if (p->src == IDX_SRC_TENSOR) src = as_1d(&launch->inputs[launch->n_inputs - 1]);
     aclDataType dt = self.dtype;
     int64_t n = walk_numel(p->walk, p->ndim), total = pyaclnn_stub_numel(&self), c[PYACLNN_STUB_MAX_DIMS] = {0};
+    if (n && p->src == IDX_SRC_TENSOR && !p->n_list && scatter_rows(launch, p, &self, &index, &src)) return;
     /* the result is built in a contiguous copy of self (work), then stored to out (which may be self) */
     pyaclnn_stub_tensor work = self;
     work.data = tv_gather_bytes(&self);
