@@ -4,8 +4,9 @@ UINT64 words per channel or per 256 of K, yOffset FLOAT, out FLOAT16 / BFLOAT16.
 hicann/ops-nn quant_batch_matmul_v4_msd.h: x split as 16 * floor(x / 16) + ((x & 15) - 8) + 8, each half's K-group sums
 dequantised by the fixpipe to fp16 (the word's fp19 scale) and added in fp16 in K order, then fp32 lo + 16 hi,
 + yOffset, * x1Scale, RINT. Checked bit for bit against those steps, and measured against the float64 value
-x1Scale * (sum_g s_g * (x - 8) @ w_g + yOffset). The op_api's A8W4 checks in order (Atlas A2 subprocess), the
-Ascend 950's refusal (361001), and npu_quant_matmul on the Atlas A2 emulator against the direct call."""
+x1Scale * (sum_g s_g * (x - 8) @ w_g + yOffset). Values and the op_api's A8W4 checks in order run in
+test_quant_matmul's Atlas A2 subprocess (a2_checks); here the Ascend 950's refusal (361001) and npu_quant_matmul on
+the Atlas A2 emulator against the direct call."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -194,14 +195,6 @@ def doc_example():
     w = np.zeros((8192, 1024), np.int64)
     w[:, ::8] = 1
     assert not got.any() and np.array_equal(got.view(np.uint16), model(x, w, words, yoff, x1s, "float16").view(np.uint16))
-
-
-def test_atlas_a2():
-    """Values, the checks in order (one Atlas A2 subprocess)."""
-    if A2:
-        a2_checks()
-        return
-    F.run_on_a2("test_quant_matmul_a8w4", "T.a2_checks()")
 
 
 def test_950_refuses_a8w4():
