@@ -213,11 +213,9 @@ w = torch.randint(-8, 8, (512, 16), dtype=torch.int32, generator=g)
 s = torch.rand(2, 16, generator=g) * 0.02 + 1e-3
 yo = torch.randn(16, generator=g)
 pt = torch.rand(3, 1, generator=g) + 0.5
-u = (w & 15).reshape(512, 2, 8).to(torch.int64) << (4 * torch.arange(8))
-x2 = (u.sum(-1) & 0xFFFFFFFF).to(torch.int64)
-x2 = torch.where(x2 >= 2**31, x2 - 2**32, x2).to(torch.int32)
+x2 = torch_npu.npu_convert_weight_to_int4pack(w.npu()).cpu()
 q = torch_npu.npu_trans_quant_param(s.reshape(-1).npu()).reshape(2, 16)
-OUT["pg"] = [enc(to_np(v)) for v in (x, x2, q.view(torch.int64), yo, pt, torch_npu.npu_quant_matmul(
+OUT["pg"] = [enc(to_np(v)) for v in (x, w, x2, q.view(torch.int64), yo, pt, torch_npu.npu_quant_matmul(
     x.npu(), x2.npu(), q, offset=yo.npu(), pertoken_scale=pt.npu(), output_dtype=torch.bfloat16,
     group_sizes=[0, 0, 256]))]
 qc = torch_npu.npu_trans_quant_param(s[0].npu())
@@ -227,12 +225,13 @@ OUT["pc"] = [enc(to_np(v)) for v in (qc.view(torch.int64), torch_npu.npu_quant_m
 
 
 def test_torch_npu_reaches_the_operator():
-    """npu_quant_matmul (INT32-packed weight, npu_trans_quant_param words, offset as yOffset) on the Atlas A2
-    emulator: the direct call's results, and the model's."""
+    """npu_quant_matmul (npu_convert_weight_to_int4pack's weight, npu_trans_quant_param words, offset as yOffset)
+    on the Atlas A2 emulator: the direct call's results, and the model's."""
     if A2:
         return
     out = F.torch_npu_arrays(TORCH_BODY, soc="Ascend910B4")
-    x, x2, q, yo, pt, y = out["pg"]
+    x, w, x2, q, yo, pt, y = out["pg"]
+    assert np.array_equal(x2, pack_int4(w))   # npu_convert_weight_to_int4pack's packing is pack_int4's
     qc, yc = out["pc"]
     F.run_on_a2("test_quant_matmul_a8w4", f"T.compare_torch({enc_all(x, x2, q, yo, pt, y, qc, yc)!r})")
 
