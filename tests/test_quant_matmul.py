@@ -194,8 +194,10 @@ for a, code, text in T.INVALID_COMMON[:6] + T.INVALID_A2:
     T.test_invalid_arguments(a, code, text)
 T.test_null_and_950_empty_m()
 import test_trans_quant_param, test_dequant_bias, test_quant_matmul_fp8, test_quant_matmul_mx, test_quant_matmul_a4w4
+import test_quant_matmul_a8w4
 test_trans_quant_param.a2_checks()
 test_quant_matmul_a4w4.a2_checks()
+test_quant_matmul_a8w4.a2_checks()
 test_dequant_bias.a2_checks()
 test_quant_matmul_fp8.a2_checks()
 test_quant_matmul_mx.a2_checks()
@@ -203,8 +205,8 @@ test_quant_matmul_mx.a2_checks()
 
 
 def test_atlas_a2():
-    """Also TransQuantParamV2 / V3, DequantBias, the FLOAT8 and MX refusals and A4W4 on Atlas A2 (their files'
-    a2_checks): one subprocess for six."""
+    """Also TransQuantParamV2 / V3, DequantBias, the FLOAT8 and MX refusals, A4W4 and A8W4 on Atlas A2 (their
+    files' a2_checks): one subprocess for seven."""
     if A2:
         return
     F.run_on_a2("test_quant_matmul", A2_CALLS)

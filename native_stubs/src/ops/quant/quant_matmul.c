@@ -16,8 +16,9 @@
  * whose steps qmm_check calls at their places. A4W4 on Atlas A2: x1, x2 INT32 holding eight INT4 each (lowest
  * nibble first; the op_api's A4W4CaseProcess re-describes them as INT4, a transposed view first folded into its
  * flag), per-tensor / per-channel UINT64 words or per-token, the same int32 accumulation and dequant as A8W8.
- * Other modes of the V5 interface (A4W4 on Ascend 950, INT4 tensors given as such, A8W4, per-block, a FRACTAL_NZ
- * x2 on Atlas A2) are refused by the emulator with 161002 after the vendor's checks that precede them.
+ * A8W4 on Atlas A2 (x1 INT8, x2 INT32 holding INT4): quant_matmul_a8w4.c, called after CheckInputExistence.
+ * Other modes of the V5 interface (A4W4 on Ascend 950, INT4 tensors given as such, FLOAT8 x FLOAT4, per-block, a
+ * FRACTAL_NZ x2 on Atlas A2) are refused by the emulator with 161002 after the vendor's checks that precede them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -142,9 +143,14 @@ static aclnnStatus qmm_check(op_call *c, const op_step *s, const pyaclnn_stub_te
     if (x1o->present && !qmm_empty(x1o))
         return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter x1Offset of %s has incorrect value not empty/null. "
                         "Reason: The value of x1Offset must be empty tensor or nullptr.", QMM_API);
+    if (a8w4 && x2o->present)
+        return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter x2Offset of %s has incorrect value not empty/null. "
+                        "Reason: The value of x2Offset must be empty tensor or nullptr.", QMM_API);
     if (yo->present && !qmm_empty(yo) && !(x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32))
         return op_failf(c->api, ACLNN_ERR_PARAM_NULLPTR, "Parameter yOffset of %s has incorrect value not empty/null. "
                         "Reason: The value of yOffset must be empty tensor or nullptr.", QMM_API);
+    /* A8W4 (x1 INT8, x2 INT32 holding INT4): its own checks from here (quant_matmul_a8w4.c) */
+    if (!nz && x1->dtype == ACL_INT8 && x2->dtype == ACL_INT32) return qmm_a8w4_check(c, s);
     /* the emulator models the A8W8 modes, and on Ascend 950 the FLOAT8 / HIFLOAT8 ones with FLOAT / UINT64 scales of
      * one dimension (per-tensor, per-channel, per-token, double scale) and the MX mode (both scales FLOAT8_E8M0: the
      * checker's CheckMicroScaling answers for the x dtypes), and the FLOAT8 / HIFLOAT8 G-B / B-B modes (2-D FLOAT
@@ -633,9 +639,8 @@ static int8_t *qmm_nz_untile(const qmm_params *p, const pyaclnn_stub_tensor *t) 
     return nd;
 }
 
-/* An INT32 view holding eight INT4 each, lowest nibble first, as INT8 values: the view (with `swap`, its storage:
- * the last two dims swapped back) gathered row-major, each nibble sign-extended. */
-static int8_t *qmm_int4_unpack(const pyaclnn_stub_tensor *t, int swap) {
+/* (quant_matmul.h) */
+int8_t *qmm_int4_unpack(const pyaclnn_stub_tensor *t, int swap) {
     pyaclnn_stub_tensor v = *t;
     if (swap) qmm_swap_last2(&v);
     int64_t bytes = pyaclnn_stub_numel(&v) * 4;
@@ -706,6 +711,10 @@ void quant_matmul_kernel(const pyaclnn_stub_launch *launch) {
     }
     if (p->fin) {
         qmm_fp8_kernel(launch, p);
+        return;
+    }
+    if (p->a8w4) {
+        qmm_a8w4_kernel(launch, p);
         return;
     }
     const pyaclnn_stub_tensor *tx1 = &launch->inputs[0], *tx2 = &launch->inputs[1], *ts1 = &launch->inputs[2],

@@ -34,6 +34,8 @@ typedef struct {
     int64_t pb_gsm;                  /* groupSizeM of the per-block x1Scale: 1 (G-B) or 128 (B-B)                */
     int a4w4;                        /* x1, x2 INT32 holding eight INT4 each (Atlas A2, ConvertTensorToInt4)      */
     int a4_swap1, a4_swap2;          /* that view read as its storage, last two dims swapped (the flag flipped)  */
+    int a8w4;                        /* x1 INT8, x2 INT32 holding eight INT4 (Atlas A2, quant_matmul_a8w4.c)     */
+    int64_t a8w4_groups;             /* its K-groups: 1 (per-channel) or K / 256                                */
 } qmm_params;
 
 enum { QMM_BIAS_NONE = 0, QMM_BIAS_INT32 = 1, QMM_BIAS_FLOAT = 2 };
@@ -94,5 +96,13 @@ aclnnStatus qmm_pb_dim_value(op_call *c, const pyaclnn_stub_tensor *x1, const py
                              const pyaclnn_stub_tensor *s1, const pyaclnn_stub_tensor *s2, int t1, int t2,
                              int64_t group);
 void qmm_pb_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p);
+
+/* ---- A8W4 on Atlas A2 (quant_matmul_a8w4.c) ---- */
+/* An INT32 view holding eight INT4 each, lowest nibble first, as INT8 values (quant_matmul.c): the view (with `swap`,
+ * its storage: the last two dims swapped back) row-major, each nibble sign-extended; the caller frees. */
+int8_t *qmm_int4_unpack(const pyaclnn_stub_tensor *t, int swap);
+/* PreMatmulCalcProcess's A8W4 INT checks on, after CheckInputExistence (qmm_check's operands) */
+aclnnStatus qmm_a8w4_check(op_call *c, const op_step *s);
+void qmm_a8w4_kernel(const pyaclnn_stub_launch *launch, const qmm_params *p);
 
 #endif
