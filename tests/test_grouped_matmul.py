@@ -207,6 +207,7 @@ for combo in Q.COMBOS:
     Q.test_against_kernel_steps(*combo)
 for a, text in Q.QUANT_INVALID:
     Q.test_invalid_arguments(a, text)
+Q.fp8_on_a2()
 """
 
 

@@ -1588,6 +1588,16 @@ MUTANTS = [
            "if (work == 0 || xs == 0) c->nothing = 1;", "if (work == 0) c->nothing = 1;",
            ("tests/test_grouped_matmul_quant.py::test_empty_x_leaves_y",),
            "GroupedMatmul: every x empty still runs the kernel (the op_api's CheckZeroShape skips it)"),
+    # ---- grouped matmul, the Ascend 950's FLOAT8 / HIFLOAT8 static quant (moe/grouped_matmul_fp8.c) ----
+    Mutant("moe-gmm-fp8-bias-accepted", f"{OPS}/moe/grouped_matmul_fp8.c",
+           'if (L->B.n) return gmm_bad(c, "Float8/hifloat8 does not support bias.");', "",
+           ("tests/test_grouped_matmul_quant.py::test_fp8_invalid_arguments",),
+           "GroupedMatmul 950 FLOAT8: a bias passes CheckFp8Hif8QuantParams (the 950's checker refuses it)"),
+    Mutant("moe-gmm-fp8-float-channel-on-fixpipe", f"{OPS}/moe/grouped_matmul_fp8.c",
+           "} else if (!per_channel) {   /* the kernel hands", "} else if (1) {   /* the kernel hands",
+           ("tests/test_grouped_matmul_quant.py::test_fp8_fixpipe_keeps_19_bits",),
+           "GroupedMatmul 950 FLOAT8: a per-channel FLOAT scale cut to fp19 on the fixpipe (the tiling picks the "
+           "vector epilogue, full fp32)"),
     # ---- grouped matmul, the FRACTAL_NZ weight entry (moe/grouped_matmul_nz.c) ----
     Mutant("moe-gmm-nz-int8-y-accepted", f"{OPS}/moe/grouped_matmul_nz.c",
            "ok = y16 || yd == ACL_INT32, what", "ok = y16 || yd == ACL_INT32 || yd == ACL_INT8, what",
