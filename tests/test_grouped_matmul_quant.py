@@ -238,8 +238,11 @@ QUANT_INVALID = [   # the op_api's checks in its order (CheckFunctionQuantParams
     # the emulator's limits, after the vendor's checks
     (qargs(act=1), "the A8W8 path's activation (actType 1) is not modelled by the emulator"),
     (qargs(b=[np.ones((3, N), BF)]), "a BFLOAT16 bias with y FLOAT16 and no per-token scale is not modelled"),
-    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
-    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
+    # (on the 950 these go to its weight-quant checker: test_950_weight_quant_checks)
+    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
+     if F.ON_A2 else "Weight quant case with x dtype [INT8] and weight dtype [INT32] is not supported."),
+    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
+     if F.ON_A2 else "AntiquantScale must not be nullptr in antiquant, but now is nullptr."),
 ]
 
 
@@ -483,3 +486,54 @@ def test_torch_npu_grouped_matmul_fp8():
         assert F.bits_equal(y, direct), key
         assert F.bits_equal(y, fp8_reference(fp8_values(E4, x), fp8_values(E4, w), sc, np.zeros((16, 32), F32),
                                              "float32", [16])), key
+
+
+# ---- the Ascend 950's weight-quant checker (grouped_matmul_wq950.c): its first checks, then the emulator's refusal --
+W4 = np.zeros((2, 32, 1), np.int32)   # INT4 packed in INT32 words of eight: (E, K, N / 8)
+PT = np.ones(6, F32)
+NZ_PARAMS = (None, 256)   # tuningConfig, quantGroupSize
+
+
+def nz_call(**kw):
+    a = dict(x=[XE.astype(np.float32).astype(I8)], w=[W4], b=None, scale=[np.ones((2, 8), F32)], off=None,
+             aqs=[np.ones((2, 1, 8), F32)], aqo=None, pts=[PT], gl=np.array([2, 4], I64), ai=None, aqsc=None, aqof=None,
+             split=3, gtype=0, gltype=1, act=0)
+    a.update(kw)
+    return (*a.values(), *NZ_PARAMS, [np.zeros((6, 8), np.float16)], None, None)
+
+
+WQ950_INVALID = [   # CheckGroupedMatmulWeightQuant91095's first checks, in its order (aclnnGroupedMatmulWeightNz)
+    (nz_call(act=1, gtype=-1, split=0, gl=None), "Activation is not supported on Ascend910_95 platforms."),
+    (nz_call(gtype=-1, split=0, gl=None),
+     "Weight quant cases with x dtype [INT8] and weight dtype [INT4] only support groupType 0 (split M), but the "
+     "actual groupType is [-1]."),
+    (nz_call(w=[W4, W4]), "When groupType is 0 (split M), the sizes of x, weight and y should all be 1, but the "
+     "actual sizes are [1], [2] and [1]."),
+    (nz_call(gl=None), "GroupListOptional should not be nullptr when groupType is 0."),
+    (nz_call(aqs=None, scale=None), "AntiquantScale must not be nullptr in antiquant, but now is nullptr."),
+    (nz_call(aqo=[np.ones((2, 1, 8), F32)], scale=None),
+     "antiquantOffsetOptional is not supported when weightDtype is fp8/fp4 or xDtype-weightDtype is int8-int4."),
+    (nz_call(scale=None, off=[SE]), "In weight quant case, scale must not be null when xDtype-weightDtype is int8-int4."),
+    (nz_call(off=[SE], pts=None), "In WeightQuant case, offset must be null."),
+    (nz_call(pts=None), "In WeightQuant case, perTokenScale must not be null when xDtype-weightDtype is "
+     "float8_e4m3fn-float4_e2m1 or int8-int4."),
+    (nz_call(), "x INT8 with weight INT4: the 950's weight-quantised paths are not modelled by the emulator"),
+]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("a,text", WQ950_INVALID)
+def test_950_weight_quant_checks(a, text):
+    F.expect_error(ops.GroupedMatmulWeightNz, a, INVALID, text)
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_950_weight_quant_entries():
+    """V4 / V5 keep an INT32 weight INT32 (not a weight-quant pair the 950 takes); fp16 x with an INT8 weight through
+    the WeightNz entry: CheckUnsupportedApi's words."""
+    F.expect_error(ops.GroupedMatmulV4, qargs(w=[W0.astype(np.int32)], x=[X0.astype(np.float16)]), INVALID,
+                   "Weight quant case with x dtype [FLOAT16] and weight dtype [INT32] is not supported.")
+    F.expect_error(ops.GroupedMatmulWeightNz, nz_call(x=[XE.astype(np.float32).astype(np.float16)],
+                                                      w=[np.zeros((2, 32, 8), I8)], aqs=None, scale=None, pts=None),
+                   INVALID, "When xDtype-weightDtype is fp16/bf16-int8, only aclnnGroupedMatmul V2/V3/V4/V5 support "
+                   "single-single-single scenario.")

@@ -1605,6 +1605,14 @@ MUTANTS = [
            ("tests/test_grouped_matmul_quant.py::test_fp8_fixpipe_keeps_19_bits",),
            "GroupedMatmul 950 FLOAT8: a per-channel FLOAT scale cut to fp19 on the fixpipe (the tiling picks the "
            "vector epilogue, full fp32)"),
+    Mutant("moe-gmm-wq950-antiquant-scale-optional", f"{OPS}/moe/grouped_matmul_wq950.c",
+           "if (!L->q[GMM_Q_AQ_SCALE].n) return gmm_bad", "if (0) return gmm_bad",
+           ("tests/test_grouped_matmul_quant.py::test_950_weight_quant_checks",),
+           "GroupedMatmul 950 weight quant: a missing antiquantScale passes CheckAntiQuantParams"),
+    Mutant("moe-gmm-wq950-int32-not-unpacked", f"{OPS}/moe/grouped_matmul_wq950.c",
+           "return weight_nz_entry(c) && d == ACL_INT32 ? ACL_INT4 : d;", "return d;",
+           ("tests/test_grouped_matmul_quant.py::test_950_weight_quant_checks",),
+           "GroupedMatmulWeightNz on the 950: an INT32 weight not read as packed INT4 (UnpackInt32ToInt4)"),
     # ---- grouped matmul, the FRACTAL_NZ weight entry (moe/grouped_matmul_nz.c) ----
     Mutant("moe-gmm-nz-int8-y-accepted", f"{OPS}/moe/grouped_matmul_nz.c",
            "ok = y16 || yd == ACL_INT32, what", "ok = y16 || yd == ACL_INT32 || yd == ACL_INT8, what",

@@ -321,6 +321,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     int fp8 = soc950 && gmm_950_quant(xd, wd);
     if (fp8) {
         if ((rc = gmm_950_quant_params(c, &L, actType, tx, tw))) return rc;
+    } else if (soc950 && !quant && gmm_950_weight_quant(c, xd, wd)) {
+        return gmm_950_weight_quant_params(c, &L, actType, split);
     } else if (quant) {
         if ((rc = gmm_quant_function_params(c, &L))) return rc;
     } else if (!(xf && xd == wd)) {

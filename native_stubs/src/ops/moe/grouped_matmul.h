@@ -63,5 +63,9 @@ int gmm_950_quant(aclDataType xd, aclDataType wd);
 aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int tx, int tw);
 aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L);
 void gmm_fp8_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
+/* grouped_matmul_wq950.c: the 950's weight-quant checker's first checks (x and weight of different sizes), then a
+ * refusal */
+int gmm_950_weight_quant(const op_call *c, aclDataType xd, aclDataType wd);
+aclnnStatus gmm_950_weight_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int64_t split);
 
 #endif
