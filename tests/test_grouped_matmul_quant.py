@@ -537,3 +537,26 @@ def test_950_weight_quant_entries():
                                                       w=[np.zeros((2, 32, 8), I8)], aqs=None, scale=None, pts=None),
                    INVALID, "When xDtype-weightDtype is fp16/bf16-int8, only aclnnGroupedMatmul V2/V3/V4/V5 support "
                    "single-single-single scenario.")
+
+
+A8W4_NZ_TORCH_BODY = """
+def call():
+    x = torch.zeros((8, 512), dtype=torch.int8).npu()
+    w = torch_npu.npu_format_cast(torch.zeros((2, 512, 64), dtype=torch.int32).npu(), 29, customize_dtype=torch.int8)
+    w4 = torch_npu.npu_convert_weight_to_int4pack(w)
+    scale = torch.zeros((2, 2, 64), dtype=torch.int64).npu()
+    return torch_npu.npu_grouped_matmul([x], [w4], bias=[torch.zeros((2, 64)).npu()], scale=[scale],
+        per_token_scale=[torch.ones(8).npu()], group_list=torch.tensor([4, 8]).npu(), split_item=3, group_type=0,
+        group_list_type=1, output_dtype=torch.bfloat16)[0]
+run_array("a8w4", call)
+"""
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_torch_npu_a8w4_weight_nz_on_950():
+    """op-plugin's test_npu_grouped_matmul_a8w4_per_group_weight_nz call (an INT4-packed FRACTAL_NZ weight, a UINT64
+    per-group scale, no antiquantScale: torch_npu's aclnnGroupedMatmulWeightNz with quantGroupSize 256) on the 950:
+    refused as the 950's weight-quant checker refuses it."""
+    from _math_ops import torch_npu_run
+    r = torch_npu_run(A8W4_NZ_TORCH_BODY, {}, soc="Ascend950PR")["a8w4"]
+    assert "161002" in r["error"] and "AntiquantScale must not be nullptr in antiquant" in r["error"], r
