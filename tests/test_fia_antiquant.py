@@ -398,16 +398,53 @@ def test_ascend_950_dequantises_int8_and_int4():
 
 
 def test_ascend_950_refusals():
-    """What the emulator does not take on the Ascend 950: the per-token antiquant and the post-quant output (161002)."""
+    """What the emulator does not take on the Ascend 950: the per-token antiquant and the prefill path's post-quant
+    output (161002)."""
     c = case("float16", "BNSD")
     with pytest.raises(AclError) as e:
         fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, mode=1, **{"as": np.ones((2, 2, 40), np.float32)})
     assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
-    qf = np.zeros((2, 1, 128), np.float16)
-    with pytest.raises(AclError) as e:   # the post-quant INT8 output neither
+    qf = np.zeros((2, 3, 128), np.float16)   # Q_S 3: the prefill path
+    with pytest.raises(AclError) as e:
         fia(qf, np.zeros((2, 4, 64), np.float16), np.zeros((2, 4, 64), np.float16), 4, "BSH", n2=2, version=5,
             out_dtype=np.int8, qs2=np.ones(1, np.float32))
-    assert e.value.code == INVALID and "Atlas A2 decode path only" in str(e.value)
+    assert e.value.code == INVALID and "in the decode path only" in str(e.value)
+
+
+def post_quant_950(out32, scale, offset=None):
+    """arch35 vf_post_quant.h: fp32 out * scale (+ offset), CAST_RINT to fp16, CAST_RINT to int8 (saturated)."""
+    v = (np.asarray(out32, np.float32) * np.asarray(scale, np.float32)).astype(np.float32)
+    if offset is not None:
+        v = (v + np.asarray(offset, np.float32)).astype(np.float32)
+    return np.clip(np.rint(v.astype(np.float16).astype(np.float64)), -128, 127).astype(np.int8)
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's step")
+def test_ascend_950_post_quant_bits():
+    """quantScale2 / quantOffset2 -> INT8 attentionOut on the Ascend 950 (V5), bit for bit: one key position (softmax
+    1, out = v exactly), the value's entries on the rounding ties (fp32 scale kept: 1.0004 is not fp16's 1); per
+    tensor and per channel, with and without the offset, fp16 and bf16 queries."""
+    rng = np.random.default_rng(33)
+    ties = np.array([2.5, -2.5, 3.5, -0.5, 0.5, 127.6, -200, 1.5, 2.25, -6.75, 100.5, 63.5, -64.5, 7.0, 0.0, -1.25])
+    for name in ("float16", "bfloat16"):
+        q = R.cast(rng.standard_normal((1, 1, 4 * 16)), name)
+        k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
+        v = R.cast(np.concatenate([ties, ties[::-1] * 0.75]).reshape(1, 1, 32), name)
+        rows = np.asarray(v).astype(np.float32).reshape(2, 16)[[0, 0, 1, 1]]   # query head n reads kv head n // 2
+        sdt = np.float32 if name == "float16" else R.np_dtype("bfloat16")
+        for qs2, qo2 in ((np.array([1.0], np.float32), None), (np.array([0.3], np.float32), np.array([2.5], np.float32)),
+                         (np.array([1.0004], np.float32), None)):
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=qs2.astype(sdt),
+                       qo2=None if qo2 is None else qo2.astype(sdt))
+            s32 = np.asarray(qs2.astype(sdt)).astype(np.float32)[0]
+            o32 = None if qo2 is None else np.asarray(qo2.astype(sdt)).astype(np.float32)[0]
+            assert F.bits_equal(o, post_quant_950(rows, s32, o32).reshape(1, 1, 64)), (name, qs2, qo2)
+        sc = rng.uniform(0.5, 3, (1, 4, 1, 16)).astype(np.float32)
+        of = rng.uniform(-3, 3, (1, 4, 1, 16)).round().astype(np.float32) + 0.5
+        for scale, offset in ((sc, of), (sc.reshape(-1), None), (np.ones_like(sc), None)):   # ones: ties to even
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=scale, qo2=offset)
+            want = post_quant_950(rows, scale.reshape(4, 16), None if offset is None else of.reshape(4, 16))
+            assert F.bits_equal(o, want.reshape(1, 1, 64)), name
 
 
 # ---- torch_npu --------------------------------------------------------------------------------------------------
@@ -449,3 +486,32 @@ def a2_compare_torch(r):
     o4, _ = fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, lse=False, out_dtype=np.int8, qs2=np.full(128, 50, np.float32),
                 qo2=np.full(128, 0.5, np.float32), **{"as": c["sc"], "ao": c["off"]})
     assert F.bits_equal(dec(r["o4"]), o4)
+
+
+_TORCH_950_BODY = """
+def calls():
+    s = SPEC
+    q, k, v = (T(dec(s[x])).npu() for x in ("q", "k", "v"))
+    o1, _ = torch_npu.npu_fused_infer_attention_score(q, k, v, num_heads=4, num_key_value_heads=2, input_layout="BNSD",
+        scale=0.125, quant_scale2=torch.full((4 * 32,), 30.0).npu(), quant_offset2=torch.full((4 * 32,), 0.5).npu())
+    o2 = torch_npu.npu_fused_infer_attention_score_v2(q, k, v, num_query_heads=4, num_key_value_heads=2,
+        input_layout="BNSD", softmax_scale=0.125, quant_scale_out=torch.tensor([40.0]).npu(), out_dtype=torch.int8)[0]
+    return {"o1": enc(to_np(o1)), "o2": enc(to_np(o2))}
+run("calls", calls)
+"""
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's step")
+def test_torch_npu_post_quant_on_950():
+    """npu_fused_infer_attention_score (quant_scale2 / quant_offset2 per channel) and npu_fused_infer_attention_score_v2
+    (quant_scale_out per tensor, out_dtype int8) on the Ascend 950, decode: the direct V5 call's bits."""
+    c = case("float16", "BNSD", seed=17)
+    q = np.asarray(c["q"]).astype(np.float16)
+    k, v = ((np.asarray(c[x]).astype(np.float32) * 0.02).astype(np.float16) for x in ("k", "v"))
+    r = torch_npu_run(_TORCH_950_BODY, {"q": enc(q), "k": enc(k), "v": enc(v)}, soc="Ascend950PR")["calls"]
+    assert "error" not in r, r
+    o1, _ = fia(q, k, v, 4, "BNSD", n2=2, version=5, lse=False, out_dtype=np.int8, qs2=np.full(128, 30, np.float32),
+                qo2=np.full(128, 0.5, np.float32))
+    o2, _ = fia(q, k, v, 4, "BNSD", n2=2, version=5, lse=False, out_dtype=np.int8, qs2=np.array([40.0], np.float32))
+    assert F.bits_equal(dec(r["o1"]), o1) and F.bits_equal(dec(r["o2"]), o2)
+    assert np.abs(np.asarray(o2).astype(np.int64)).max() > 10   # not all zeros / saturation

@@ -238,8 +238,11 @@ QUANT_INVALID = [   # the op_api's checks in its order (CheckFunctionQuantParams
     # the emulator's limits, after the vendor's checks
     (qargs(act=1), "the A8W8 path's activation (actType 1) is not modelled by the emulator"),
     (qargs(b=[np.ones((3, N), BF)]), "a BFLOAT16 bias with y FLOAT16 and no per-token scale is not modelled"),
-    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
-    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
+    # (on the 950 these go to its weight-quant checker: test_950_weight_quant_checks)
+    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
+     if F.ON_A2 else "Weight quant case with x dtype [INT8] and weight dtype [INT32] is not supported."),
+    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
+     if F.ON_A2 else "AntiquantScale must not be nullptr in antiquant, but now is nullptr."),
 ]
 
 
@@ -297,3 +300,263 @@ def test_torch_npu_grouped_matmul_quant():
     bb, s, pt, y = out["pertoken"]
     direct = gmm([x], [w], [bb], [s], [np.zeros((M, N), BF)], [pt])
     assert F.bits_equal(y, direct) and F.bits_equal(y, reference(x, list(w), list(bb), list(s), "bfloat16", pt))
+
+
+# ---- the Ascend 950's FLOAT8 / HIFLOAT8 static quant (grouped_matmul_fp8.c) --------------------------------------
+# The reference follows the arch35 kernel's steps (gqmm_cube_on_the_fly.h, the tiling's SetQuantMode /
+# SetKernelType): the 8-bit codes' values, their K-sum exact here (few significant bits, K <= 64); a per-tensor scale
+# ((g,) or (g, 1)) or a per-channel (g, N) UINT64 / INT64 word: the fixpipe, fp32(acc) * fp19(scale) rounded once;
+# a per-channel FLOAT scale: the vector epilogue fp32(acc) * scale in fp32; then RINT to y. Class b (bit-exact).
+import ml_dtypes  # noqa: E402
+
+E4, E5 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2
+FP8_COUNTS = [4, 0, 5]   # groups; rows past their sum keep y's bytes
+
+
+def fp8_codes(fmt, shape, rng):
+    v = rng.choice([0.25, 0.5, 0.75, 1, 1.5, 2, 3], shape) * rng.choice([-1, 1], shape)
+    from pyaclnn import codecs
+    return codecs.encode_hifloat8(v) if fmt == "hif8" else v.astype(fmt)
+
+
+def fp8_values(fmt, c):
+    from pyaclnn import codecs
+    return (codecs.decode_hifloat8(c) if fmt == "hif8" else np.asarray(c).astype(F32)).astype(np.float64)
+
+
+def fp19_of(bits_u32):
+    return (np.asarray(bits_u32, np.uint32) & np.uint32(0xFFFFE000)).view(F32).astype(np.float64)
+
+
+def fp8_reference(xv, wv, scale, y0, y_name, gl, gl_type=1):
+    """Group g's rows of x against weight g, dequantised as the tiling picks from the scale's shape and dtype."""
+    y = y0.copy()
+    n = wv.shape[2]
+    per_channel = scale.ndim == 2 and scale.shape[1] == n and n != 1
+    start = 0
+    for g in range(len(gl)):
+        end = gl[g] if gl_type == 0 else start + gl[g]
+        acc = (xv[start:end] @ wv[g]).astype(F32).astype(np.float64)   # exact here, then the fp32 L0C
+        s = scale[g] if per_channel else scale.reshape(len(gl), -1)[g, 0]
+        if scale.dtype in (np.int64, np.uint64):
+            f = (acc * fp19_of(np.asarray(s).view(np.uint64).astype(np.uint32))).astype(F32)
+        elif not per_channel:
+            f = (acc * fp19_of(np.asarray(s, F32).view(np.uint32))).astype(F32)
+        else:
+            f = acc.astype(F32) * s.astype(F32)
+        y[start:end] = R.cast(f, y_name)
+        start = end
+    return y
+
+
+def fp8_device(fmt, c):
+    from pyaclnn.tensor import from_numpy
+    return from_numpy(c, dtype="hifloat8") if fmt == "hif8" else c
+
+
+def fp8_gmm(x, w, scale, y0, gl, gl_type=1, version=5, fx=None, fw=None, **kw):
+    a = dict(x=[fp8_device(fx, x)], w=[fp8_device(fw, w)], b=None, scale=[scale], off=None, aqs=None, aqo=None,
+             pts=None, gl=np.asarray(gl, I64), ai=None, aqsc=None, aqof=None, split=3, gtype=0, gltype=gl_type, act=0)
+    a.update(kw)
+    a = tuple(a.values())
+    if version == 5:
+        return ops.GroupedMatmulV5(*a, None, [y0], None, None)[0][0]
+    return ops.GroupedMatmulV4(*a, [y0], None, None)[0][0]
+
+
+# x fmt, weight fmt, scale kind ("f_chan" (g, N) FLOAT, "f_tensor" (g,) FLOAT, "f_tensor1" (g, 1) FLOAT, "i64_chan",
+# "u64_tensor"), y
+FP8_CASES = [(E4, E4, "f_chan", "float32"), (E5, E4, "i64_chan", "bfloat16"), ("hif8", "hif8", "f_tensor", "float16"),
+             (E4, E5, "u64_tensor", "float32"), (E5, E5, "f_tensor1", "bfloat16"), ("hif8", "hif8", "i64_chan", "float32"),
+             (E4, E4, "f_chan", "float16")]
+
+
+def fp8_scale(kind, rng, g, n):
+    s = rng.uniform(-2, 2, (g, n) if kind.endswith("chan") else (g,) if kind == "f_tensor" else (g, 1)).astype(F32)
+    if kind.startswith("f"):
+        return s
+    words = s.view(np.uint32).astype(np.uint64)   # the fp32 bits in the low word (op-plugin's 950 case)
+    return words.view(I64) if kind.startswith("i64") else words
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path (refused on Atlas A2: fp8_on_a2)")
+@pytest.mark.parametrize("fx,fw,kind,y_name", FP8_CASES)
+def test_fp8_against_kernel_steps(fx, fw, kind, y_name):
+    rng = np.random.default_rng(len(kind) + len(y_name))
+    m, k, n = sum(FP8_COUNTS) + 2, 48, 16
+    x, w = fp8_codes(fx, (m, k), rng), fp8_codes(fw, (3, k, n), rng)
+    s = fp8_scale(kind, rng, 3, n)
+    y0 = np.full((m, n), 7, R.np_dtype(y_name))
+    for gl_type, gl in ((1, FP8_COUNTS), (0, list(np.cumsum(FP8_COUNTS)))):
+        got = fp8_gmm(x, w, s, y0, gl, gl_type, version=4 + gl_type, fx=fx, fw=fw)
+        want = fp8_reference(fp8_values(fx, x), fp8_values(fw, w), s, y0, y_name, gl, gl_type)
+        assert F.bits_equal(got, want), (fx, fw, kind, y_name, gl_type)
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
+def test_fp8_fixpipe_keeps_19_bits():
+    """A per-tensor FLOAT scale goes to the fixpipe as its bits: the low 13 mantissa bits are dropped (a per-channel
+    FLOAT scale, the vector epilogue, keeps them)."""
+    x, w = np.ones((2, 32), E4), np.ones((1, 32, 2), E4)
+    s = np.array([1 + 2.0 ** -20], F32)
+    y = fp8_gmm(x, w, s, np.zeros((2, 2), F32), [2])
+    assert np.array_equal(y, np.full((2, 2), 32, F32))
+    y = fp8_gmm(x, w, np.full((1, 2), s[0], F32), np.zeros((2, 2), F32), [2])
+    assert np.array_equal(y, np.full((2, 2), np.float32(32 * (1 + 2.0 ** -20)), F32))
+
+
+XE = np.ones((6, 32), E4)
+WE = np.ones((2, 32, 8), E4)
+SE = np.ones((2, 8), F32)
+YE = np.zeros((6, 8), F32)
+
+
+def fp8_args(**kw):
+    return qargs(**{"x": [XE], "w": [WE], "scale": [SE], "gl": np.array([2, 4], I64), "y": [YE], **kw})
+
+
+FP8_INVALID = [   # the 950's CheckFunctionParams / CheckGroupedMatmul91095 in its order, then the emulator's limits
+    (fp8_args(act=1, scale=None), "Activation is not supported on Ascend910_95 platforms."),
+    (fp8_args(scale=None, gl=None), "In quant case, scaleOptional should not be nullptr."),
+    (fp8_args(gl=None, off=[SE]), "In quant case, groupListOptional should not be nullptr."),
+    (fp8_args(off=[SE], b=[SE]), "Quant case does not support offset."),
+    (fp8_args(w=[WE[0], WE[1]], scale=[SE[0], SE[1]]),
+     "In quant case, the size of x, weight and y should all be 1, but actual sizes are 1, 2 and 1."),
+    (fp8_args(scale=[SE, SE]), "the scale / perTokenScale lists must hold as many tensors as x"),
+    (fp8_args(w=[np.ones((2, 32, 0), E4)], scale=[np.ones((2, 0), F32)], y=[np.zeros((6, 0), F32)]),
+     "In quant case, the N value[0] should be positive."),
+    (fp8_args(w=[WE.astype(np.float32).astype(I8)]),
+     "Quant case with x dtype FLOAT8_E4M3FN and weight dtype INT8 is not supported."),
+    (fp8_args(scale=[SE.astype(np.float16)]), "Unsupported quant scale dtype FLOAT16 with float8 case"),
+    (fp8_args(b=[SE]), "Float8/hifloat8 does not support bias."),
+    (fp8_args(pts=[np.ones(6, np.float16)]),
+     "The perTokenScale dtype should be float32 in float8/hifloat8 case, but actual dtype is FLOAT16"),
+    (fp8_args(pts=[np.ones(6, F32)], scale=[SE.view(I64)[:, :4]]),
+     "The scale dtype should be float32 when perTokenScale is not nullptr in float8/hifloat8 case, but actual dtype "
+     "is UINT64"),
+    (fp8_args(y=[np.zeros((6, 8), I8)]), "Expect y dtype to be float32, float16 or bfloat16 in float8/hifloat8 quant "
+     "case, but actual dtype is INT8"),
+    (fp8_args(scale=[np.ones((2, 1, 1), F32)]), "the dim num of scale should be 1 or 2, but actual dim num is 3"),
+    (fp8_args(scale=[np.ones((3, 8), F32)]), "the first dim of scale[3] should be equal to that of groupTensor[2]."),
+    (fp8_args(scale=[np.ones((2, 5), F32)]), "the N dim of scale[5] should be 1 or equal to that of weight[8]."),
+    # the group-type checks after the function checks
+    (fp8_args(split=0), "When y is not separated, splitItem should be 2/3, but current splitItem is 0."),
+    # the emulator's limits, after the vendor's checks
+    (fp8_args(pts=[np.ones(6, F32)]), "per-token and per-tile modes are not modelled by the emulator"),
+]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("a,text", FP8_INVALID)
+def test_fp8_invalid_arguments(a, text):
+    F.expect_error(ops.GroupedMatmulV4, a, INVALID, text)
+
+
+def fp8_on_a2():
+    """Atlas A2's op_api has no 8-bit float quant: CheckFunctionParams' last words (run in test_grouped_matmul.py's
+    Atlas A2 subprocess)."""
+    F.expect_error(ops.GroupedMatmulV4, fp8_args(), INVALID, "GMM: there is no matching xDtype and weightDtype "
+                   "pattern. case with x dtype FLOAT8_E4M3FN and weight dtype FLOAT8_E4M3FN is not supported.")
+
+
+FP8_TORCH_BODY = """
+import numpy as np
+torch.manual_seed(0)
+vals = torch.tensor([0.25, 0.5, 1.0, 1.5, 2.0, -1.0, -0.5, 3.0])
+x = vals[torch.randint(0, 8, (16, 256))].to(torch.float8_e4m3fn)
+w = vals[torch.randint(0, 8, (1, 256, 32))].to(torch.float8_e4m3fn)
+f = (torch.rand(1, 32) * 10 - 5)
+words = (f.view(torch.int32).to(torch.int64) & 0xFFFFE000) & 0xFFFFFFFF   # op-plugin's 950 case: the fp32 bits
+for key, sc in (("int64", words), ("float32", f)):
+    y = torch_npu.npu_grouped_matmul([x.npu()], [w.npu()], scale=[sc.npu()], group_list=torch.tensor([16]).npu(),
+                                     split_item=2, group_type=0, output_dtype=torch.float32)[0]
+    OUT[key] = [enc(to_np(v)) for v in (x.view(torch.int8), w.view(torch.int8), sc, y)]
+"""
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
+def test_torch_npu_grouped_matmul_fp8():
+    """op-plugin's test_npu_grouped_matmul_quant_950 call (FLOAT8_E4M3FN x and weight, a (1, 32) INT64 or FLOAT
+    scale, y FLOAT32, one group) on the 950: equal to the direct call and to the reference."""
+    out = F.torch_npu_arrays(FP8_TORCH_BODY, soc="Ascend950PR")
+    for key in ("int64", "float32"):
+        x, w, sc, y = out[key]
+        x, w = x.view(E4), w.view(E4)
+        direct = fp8_gmm(x, w, sc, np.zeros((16, 32), F32), [16], version=4)
+        assert F.bits_equal(y, direct), key
+        assert F.bits_equal(y, fp8_reference(fp8_values(E4, x), fp8_values(E4, w), sc, np.zeros((16, 32), F32),
+                                             "float32", [16])), key
+
+
+# ---- the Ascend 950's weight-quant checker (grouped_matmul_wq950.c): its first checks, then the emulator's refusal --
+W4 = np.zeros((2, 32, 1), np.int32)   # INT4 packed in INT32 words of eight: (E, K, N / 8)
+PT = np.ones(6, F32)
+NZ_PARAMS = (None, 256)   # tuningConfig, quantGroupSize
+
+
+def nz_call(**kw):
+    a = dict(x=[XE.astype(np.float32).astype(I8)], w=[W4], b=None, scale=[np.ones((2, 8), F32)], off=None,
+             aqs=[np.ones((2, 1, 8), F32)], aqo=None, pts=[PT], gl=np.array([2, 4], I64), ai=None, aqsc=None, aqof=None,
+             split=3, gtype=0, gltype=1, act=0)
+    a.update(kw)
+    return (*a.values(), *NZ_PARAMS, [np.zeros((6, 8), np.float16)], None, None)
+
+
+WQ950_INVALID = [   # CheckGroupedMatmulWeightQuant91095's first checks, in its order (aclnnGroupedMatmulWeightNz)
+    (nz_call(act=1, gtype=-1, split=0, gl=None), "Activation is not supported on Ascend910_95 platforms."),
+    (nz_call(gtype=-1, split=0, gl=None),
+     "Weight quant cases with x dtype [INT8] and weight dtype [INT4] only support groupType 0 (split M), but the "
+     "actual groupType is [-1]."),
+    (nz_call(w=[W4, W4]), "When groupType is 0 (split M), the sizes of x, weight and y should all be 1, but the "
+     "actual sizes are [1], [2] and [1]."),
+    (nz_call(gl=None), "GroupListOptional should not be nullptr when groupType is 0."),
+    (nz_call(aqs=None, scale=None), "AntiquantScale must not be nullptr in antiquant, but now is nullptr."),
+    (nz_call(aqo=[np.ones((2, 1, 8), F32)], scale=None),
+     "antiquantOffsetOptional is not supported when weightDtype is fp8/fp4 or xDtype-weightDtype is int8-int4."),
+    (nz_call(scale=None, off=[SE]), "In weight quant case, scale must not be null when xDtype-weightDtype is int8-int4."),
+    (nz_call(off=[SE], pts=None), "In WeightQuant case, offset must be null."),
+    (nz_call(pts=None), "In WeightQuant case, perTokenScale must not be null when xDtype-weightDtype is "
+     "float8_e4m3fn-float4_e2m1 or int8-int4."),
+    (nz_call(), "x INT8 with weight INT4: the 950's weight-quantised paths are not modelled by the emulator"),
+]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("a,text", WQ950_INVALID)
+def test_950_weight_quant_checks(a, text):
+    F.expect_error(ops.GroupedMatmulWeightNz, a, INVALID, text)
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_950_weight_quant_entries():
+    """V4 / V5 keep an INT32 weight INT32 (not a weight-quant pair the 950 takes); fp16 x with an INT8 weight through
+    the WeightNz entry: CheckUnsupportedApi's words."""
+    F.expect_error(ops.GroupedMatmulV4, qargs(w=[W0.astype(np.int32)], x=[X0.astype(np.float16)]), INVALID,
+                   "Weight quant case with x dtype [FLOAT16] and weight dtype [INT32] is not supported.")
+    F.expect_error(ops.GroupedMatmulWeightNz, nz_call(x=[XE.astype(np.float32).astype(np.float16)],
+                                                      w=[np.zeros((2, 32, 8), I8)], aqs=None, scale=None, pts=None),
+                   INVALID, "When xDtype-weightDtype is fp16/bf16-int8, only aclnnGroupedMatmul V2/V3/V4/V5 support "
+                   "single-single-single scenario.")
+
+
+A8W4_NZ_TORCH_BODY = """
+def call():
+    x = torch.zeros((8, 512), dtype=torch.int8).npu()
+    w = torch_npu.npu_format_cast(torch.zeros((2, 512, 64), dtype=torch.int32).npu(), 29, customize_dtype=torch.int8)
+    w4 = torch_npu.npu_convert_weight_to_int4pack(w)
+    scale = torch.zeros((2, 2, 64), dtype=torch.int64).npu()
+    return torch_npu.npu_grouped_matmul([x], [w4], bias=[torch.zeros((2, 64)).npu()], scale=[scale],
+        per_token_scale=[torch.ones(8).npu()], group_list=torch.tensor([4, 8]).npu(), split_item=3, group_type=0,
+        group_list_type=1, output_dtype=torch.bfloat16)[0]
+run_array("a8w4", call)
+"""
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_torch_npu_a8w4_weight_nz_on_950():
+    """op-plugin's test_npu_grouped_matmul_a8w4_per_group_weight_nz call (an INT4-packed FRACTAL_NZ weight, a UINT64
+    per-group scale, no antiquantScale: torch_npu's aclnnGroupedMatmulWeightNz with quantGroupSize 256) on the 950:
+    refused as the 950's weight-quant checker refuses it."""
+    from _math_ops import torch_npu_run
+    r = torch_npu_run(A8W4_NZ_TORCH_BODY, {}, soc="Ascend950PR")["a8w4"]
+    assert "161002" in r["error"] and "AntiquantScale must not be nullptr in antiquant" in r["error"], r

@@ -85,6 +85,7 @@ typedef struct {
     int64_t aq_seq;                      /* per-token: the parameters' S                                       */
     int post_quant;                      /* FA_PQ_*: INT8 attentionOut from quantScale2 (/ quantOffset2)       */
     int post_quant_offset;               /* quantOffset2 given                                                */
+    int post_quant_950;                  /* the Ascend 950's step (arch35 vf_post_quant.h), else Atlas A2's   */
     int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 

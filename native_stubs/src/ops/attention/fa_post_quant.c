@@ -8,6 +8,10 @@
  *   per channel (scale [N1 * D] in the query heads' order): fp32 v = out * scale[n, d] + offset[n, d] (two
  *   roundings), then fp16 and int8 with CAST_ROUND (ties away), saturating.
  * A bf16 scale / offset is widened exactly (ToFloat / Cast CAST_NONE).
+ * On the Ascend 950 (ops-transformer attention/common/op_kernel/arch35/vf/vf_post_quant.h, PostQuantPerTensorImplVF /
+ * PostQuantPerChnl*ImplVF): per tensor and per channel alike, fp32 v = out * scale (+ offset) (two roundings), then
+ * fp16 with CAST_RINT and int8 with CAST_RINT; the casts are NO_SAT, whose overflow the sources do not define: the
+ * emulator saturates, as on Atlas A2.
  */
 #include <math.h>
 #include <stdint.h>
@@ -30,7 +34,12 @@ void fa_post_quant_row(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b
     int has_off = p->post_quant_offset;
     for (int64_t d = 0; d < p->Dv; d++) {
         int8_t q;
-        if (p->post_quant == FA_PQ_TENSOR) {
+        if (p->post_quant_950) {
+            int64_t k = p->post_quant == FA_PQ_TENSOR ? 0 : n * p->Dv + d;
+            float v = o[d] * pq_param(l, FA_IN_QS2, k);
+            if (has_off) v = v + pq_param(l, FA_IN_QO2, k);
+            q = num_f32_to_int8(half_of(v), NUM_RINT | NUM_SAT);
+        } else if (p->post_quant == FA_PQ_TENSOR) {
             float h = half_of(o[d]);
             h = half_of(h * half_of(pq_param(l, FA_IN_QS2, 0)));
             h = fa_add_rne(h, has_off ? half_of(pq_param(l, FA_IN_QO2, 0)) : 0.0f, ACL_FLOAT16);

@@ -3,8 +3,9 @@
  * ops-transformer attention/incre_flash_attention/op_host/incre_flash_attention_tiling.cpp ProcessQuant2 and
  * ProcessQuant2Dtype, incre_flash_attention_tiling_check.cpp CheckQuant2Shape: their checks in their order and
  * their messages (561002), run where IFA's tiling runs them (after the sequence lengths, before the antiquant
- * parameters). Taken on Atlas A2 with Q_S = 1; the prefill path's (PFA's) post-quant, the Ascend 950's, and a
- * per-tensor scale with a per-channel offset (or the reverse) are not taken by the emulator (161002).
+ * parameters). Taken with Q_S = 1 on Atlas A2 and on the Ascend 950 (the 950's tiling checks are not in the sources
+ * read: taken as the A2's, as for its antiquant; its kernel step is fa_post_quant.c's); the prefill path's (PFA's)
+ * post-quant and a per-tensor scale with a per-channel offset (or the reverse) are not taken by the emulator (161002).
  */
 #include <stdint.h>
 #include <string.h>
@@ -61,9 +62,9 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
                                "DT_%s", op_dtype_name(otype, b1));
         return ACLNN_SUCCESS;
     }
-    if (!decode || form == FORM_PFA || pyaclnn_stub_soc_family() == PYACLNN_SOC_950)
-        return op_invalidf(c->api, "the INT8 attentionOut (post-quant) is supported by the emulator in the Atlas A2 "
-                           "decode path only");
+    if (!decode || form == FORM_PFA)
+        return op_invalidf(c->api, "the INT8 attentionOut (post-quant) is supported by the emulator in the decode path "
+                           "only");
     /* ProcessQuant2Dtype */
     if (sc == NULL) return tiling_fail(c, "output data type is int8, but input tensor of the output's dequant scale is null");
     if (sc->dtype != ACL_BF16 && sc->dtype != ACL_FLOAT)
@@ -86,5 +87,6 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
     }
     p->post_quant = chan ? FA_PQ_CHANNEL : FA_PQ_TENSOR;
     p->post_quant_offset = off != NULL;
+    p->post_quant_950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
     return ACLNN_SUCCESS;
 }

@@ -44,6 +44,11 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
         return;
     }
+    if (p->fp8) {
+        gmm_fp8_kernel(launch, p, gl);
+        free(gl);
+        return;
+    }
     if (p->quant) {
         gmm_quant_kernel(launch, p, gl);
         free(gl);
@@ -313,7 +318,12 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     int xf = xd == ACL_FLOAT16 || xd == ACL_BF16 || xd == ACL_FLOAT;
     int quant = xd == ACL_INT8 && wd == ACL_INT8;
     L.gl = gl, L.gtype = gtype, L.single_w = Wt.n == 1 && gtype != GMM_NO_SPLIT;
-    if (quant) {
+    int fp8 = soc950 && gmm_950_quant(xd, wd);
+    if (fp8) {
+        if ((rc = gmm_950_quant_params(c, &L, actType, tx, tw))) return rc;
+    } else if (soc950 && !quant && gmm_950_weight_quant(c, xd, wd)) {
+        return gmm_950_weight_quant_params(c, &L, actType, split);
+    } else if (quant) {
         if ((rc = gmm_quant_function_params(c, &L))) return rc;
     } else if (!(xf && xd == wd)) {
         /* INT32 x / weight are packed INT4 (UnpackInt32ToInt4): A8W4, A4W4, A16W4 */
@@ -518,8 +528,9 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
                               "equal to maxM: %lld", LL(t0), LL(maxm));
     }
     if (quant && (rc = gmm_quant_limits(c, &L, actType))) return rc;
+    if (fp8 && (rc = gmm_fp8_limits(c, &L))) return rc;
     /* the executor: x.., weight.., bias.., scale.., perTokenScale.., groupList | out.. (y INT32: no scales) */
-    int scaled = quant && Y.t[0].dtype != ACL_INT32;
+    int scaled = (quant && Y.t[0].dtype != ACL_INT32) || fp8;
     gmm_list S = scaled ? q[GMM_Q_SCALE] : (gmm_list){0}, PT = scaled ? q[GMM_Q_PER_TOKEN] : (gmm_list){0};
     size_t n_in = (size_t)(X.n + Wt.n + B.n + S.n + PT.n) + (gl->present ? 1 : 0);
     unsigned char *blk = op_scratch(c, sizeof(pyaclnn_stub_tensor) * n_in + sizeof(aclTensor *) * (n_in + (size_t)Y.n));
@@ -539,7 +550,7 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     c->in_handles = ih, c->in_snaps = is, c->n_in = n_in;
     c->out_handles = oh, c->out_snaps = Y.t, c->n_out = (size_t)Y.n;
     p->nx = (int64_t)X.n, p->nw = (int64_t)Wt.n, p->nb = (int64_t)B.n, p->ny = (int64_t)Y.n;
-    p->ns = (int64_t)S.n, p->npt = (int64_t)PT.n, p->quant = quant, p->y_dt = Y.t[0].dtype;
+    p->ns = (int64_t)S.n, p->npt = (int64_t)PT.n, p->quant = quant, p->fp8 = fp8, p->y_dt = Y.t[0].dtype;
     p->scale_dt = S.n ? S.t[0].dtype : ACL_DT_UNDEFINED, p->bias_dt = B.n ? B.t[0].dtype : ACL_DT_UNDEFINED;
     p->has_group_list = gl->present, p->group_list_type = (int)gltype, p->groups = groups;
     int64_t work = 0, xs = 0;

@@ -16,6 +16,7 @@ typedef struct {
     int kase, has_group_list, group_list_type;
     int64_t groups;           /* groups of the split-M cases */
     int quant;                /* x and weight INT8 (A8W8) */
+    int fp8;                  /* Ascend 950: x and weight FLOAT8 / HIFLOAT8, static quant (grouped_matmul_fp8.c) */
     int nz, nz_tw;            /* the weights are FRACTAL_NZ storage (WeightNz entry), stored transposed */
     aclDataType y_dt, scale_dt, bias_dt;
 } gmm_params;
@@ -57,5 +58,14 @@ aclnnStatus gmm_quant_function_params(op_call *c, const gmm_lists *L);   /* Chec
 /* the emulator's limits, after the vendor's checks */
 aclnnStatus gmm_quant_limits(op_call *c, const gmm_lists *L, int64_t act_type);
 void gmm_quant_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
+/* grouped_matmul_fp8.c: the 950's quant checker (1-byte x and weight other than INT8 x INT8, FP4 / INT4 x) */
+int gmm_950_quant(aclDataType xd, aclDataType wd);
+aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int tx, int tw);
+aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L);
+void gmm_fp8_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
+/* grouped_matmul_wq950.c: the 950's weight-quant checker's first checks (x and weight of different sizes), then a
+ * refusal */
+int gmm_950_weight_quant(const op_call *c, aclDataType xd, aclDataType wd);
+aclnnStatus gmm_950_weight_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int64_t split);
 
 #endif
