@@ -63,7 +63,7 @@ def test_reduce_sum_bool_to_int64_counts():
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "float64"])
-@pytest.mark.parametrize("dims,keep", [([-1], True), ([0, 1], False), ([], False)])
+@pytest.mark.parametrize("dims,keep", [([-1], True), ([0, 1], False), ([], False), ([0], False)])
 def test_mean(name, dims, keep):
     x = finite(name, (4, 6))
     shape = reduced_shape(x.shape, dims, keep)
@@ -71,6 +71,18 @@ def test_mean(name, dims, keep):
     axis = tuple(d % 2 for d in dims) or None
     close_to_rounded(got.reshape(shape), np.asarray(x.astype(np.float64).mean(axis=axis, keepdims=keep)).reshape(shape),
                      name)
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("dims", [[1], [0, 1], [0, 2]])
+def test_sum_and_mean_over_dims_outside_a_contiguous_one(name, dims):
+    """Dims reduced outside a kept contiguous one (and around it): the kernel's row path."""
+    x = finite(name, (3, 5, 7))
+    shape = reduced_shape(x.shape, dims, False)
+    want = x.astype(np.float64)
+    for op, ref in ((ops.ReduceSum, want.sum(axis=tuple(dims))), (ops.Mean, want.mean(axis=tuple(dims)))):
+        got = op(x, dims, False, ACL[name], np.zeros(shape, npdt(name)))
+        close_to_rounded(got.reshape(shape), ref.reshape(shape), name)
 
 
 def test_mean_of_fp16_computed_as_fp32():

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/parallel.h"
+#include "numerics.h"
 
 /* NaN-aware "a beats b" for MAX / MIN (NaN beats everything; the first NaN is kept). */
 static int beats(red_op op, double a, double b) {
@@ -97,9 +98,102 @@ typedef struct {
     _Atomic int *oom;                         /* set when a thread cannot allocate its line buffer */
 } red_job;
 
+#define RED_ROW_BLOCK 512
+
+/* SUM / MEAN of FLOAT / FLOAT16 / BF16 values, exact in the compute dtype, when the innermost kept dim is
+ * contiguous (a sum over dims outside it: x.sum(0), x.sum(1) of [B, K, H]): up to RED_ROW_BLOCK neighbouring
+ * outputs at once, each summed in double over the reduced positions in the line walk's order (so the bits are
+ * red_range's), their loads in one typed loop per reduced position. 0: the case does not apply. */
+static int red_rows(const red_job *j, int64_t begin, int64_t end) {
+    const red_plan *p = j->p;
+    const pyaclnn_stub_tensor *self = j->self;
+    aclDataType in_dt = self->dtype, c = p->compute;
+    if ((p->op != RED_SUM && p->op != RED_MEAN) || j->nk == 0 || j->kstride[j->nk - 1] != 1 ||
+        (in_dt != ACL_FLOAT && in_dt != ACL_FLOAT16 && in_dt != ACL_BF16) || (c != in_dt && c != ACL_FLOAT))
+        return 0;
+    int64_t inner = j->kshape[j->nk - 1];
+    double acc[RED_ROW_BLOCK];
+    for (int64_t o = begin; o < end;) {
+        int64_t len = inner - o % inner;
+        if (len > end - o) len = end - o;
+        if (len > RED_ROW_BLOCK) len = RED_ROW_BLOCK;
+        int64_t off = self->offset, rem = o;
+        for (int d = j->nk - 1; d >= 0; d--) off += (rem % j->kshape[d]) * j->kstride[d], rem /= j->kshape[d];
+        for (int64_t i = 0; i < len; i++) acc[i] = 0.0;
+        int64_t ridx[PYACLNN_STUB_MAX_DIMS] = {0};
+        for (int64_t r = 0; r < j->nred; r++) {
+            const void *row = tv_at(self, off);
+            if (in_dt == ACL_FLOAT) {
+                const float *x = row;
+                for (int64_t i = 0; i < len; i++) acc[i] += p->skip_nan && isnan(x[i]) ? 0.0 : (double)x[i];
+            } else if (in_dt == ACL_BF16) {
+                const uint16_t *x = row;
+                for (int64_t i = 0; i < len; i++) {
+                    float v = num_bf16_to_f32(x[i]);
+                    acc[i] += p->skip_nan && isnan(v) ? 0.0 : (double)v;
+                }
+            } else {
+                const uint16_t *x = row;
+                for (int64_t i = 0; i < len; i++) {
+                    float v = num_f16_to_f32(x[i]);
+                    acc[i] += p->skip_nan && isnan(v) ? 0.0 : (double)v;
+                }
+            }
+            for (int d = j->nr - 1; d >= 0; d--) {   /* next reduced position (as red_range) */
+                off += j->rstride[d];
+                if (++ridx[d] < j->rshape[d]) break;
+                off -= j->rstride[d] * j->rshape[d];
+                ridx[d] = 0;
+            }
+        }
+        for (int64_t i = 0; i < len; i++) {
+            double s = p->op == RED_MEAN ? (j->nred ? acc[i] / (double)j->nred : NAN) : acc[i];
+            j->vals[o + i] = ew_cast((ew_value){s, 0}, ACL_DOUBLE, c);
+            if (j->args) j->args[o + i] = 0;
+        }
+        o += len;
+    }
+    return 1;
+}
+
+/* SUM / MEAN of FLOAT / FLOAT16 / BF16 values, exact in the compute dtype, over one contiguous dim (x.sum(-1)):
+ * each output's line summed in double in order (red_range's bits) by one typed loop. 0: the case does not
+ * apply. */
+static int red_lines(const red_job *j, int64_t begin, int64_t end) {
+    const red_plan *p = j->p;
+    const pyaclnn_stub_tensor *self = j->self;
+    aclDataType in_dt = self->dtype, c = p->compute;
+    if ((p->op != RED_SUM && p->op != RED_MEAN) || j->nr != 1 || j->rstride[0] != 1 ||
+        (in_dt != ACL_FLOAT && in_dt != ACL_FLOAT16 && in_dt != ACL_BF16) || (c != in_dt && c != ACL_FLOAT))
+        return 0;
+    int64_t n = j->nred;
+    for (int64_t o = begin; o < end; o++) {
+        int64_t off = self->offset, rem = o;
+        for (int d = j->nk - 1; d >= 0; d--) off += (rem % j->kshape[d]) * j->kstride[d], rem /= j->kshape[d];
+        double acc = 0.0;
+        const void *line = tv_at(self, off);
+        if (in_dt == ACL_FLOAT) {
+            const float *x = line;
+            for (int64_t r = 0; r < n; r++) acc += p->skip_nan && isnan(x[r]) ? 0.0 : (double)x[r];
+        } else {
+            const uint16_t *x = line;
+            int bf = in_dt == ACL_BF16;
+            for (int64_t r = 0; r < n; r++) {
+                float v = bf ? num_bf16_to_f32(x[r]) : num_f16_to_f32(x[r]);
+                acc += p->skip_nan && isnan(v) ? 0.0 : (double)v;
+            }
+        }
+        double s = p->op == RED_MEAN ? (n ? acc / (double)n : NAN) : acc;
+        j->vals[o] = ew_cast((ew_value){s, 0}, ACL_DOUBLE, c);
+        if (j->args) j->args[o] = 0;
+    }
+    return 1;
+}
+
 /* Output positions [begin, end): each reduces its own line of self (results never depend on threads). */
 static void red_range(void *ctx, size_t begin, size_t end) {
     const red_job *j = ctx;
+    if (red_rows(j, (int64_t)begin, (int64_t)end) || red_lines(j, (int64_t)begin, (int64_t)end)) return;
     const red_plan *p = j->p;
     const pyaclnn_stub_tensor *self = j->self;
     aclDataType in_dt = self->dtype, c = p->compute;
@@ -142,7 +236,8 @@ static void red_range(void *ctx, size_t begin, size_t end) {
         ew_value res = {0, 0};
         int64_t nred = j->nred;
         if (whole_line) {
-            res = line_result(p, c, line, nred, &j->means[o]);
+            ew_value unused_mean;
+            res = line_result(p, c, line, nred, j->means ? &j->means[o] : &unused_mean);
         } else if (p->op == RED_SUM || p->op == RED_MEAN) {
             if (is_float) {
                 double s = p->op == RED_MEAN ? (nred ? fsum / (double)nred : NAN) : fsum;
@@ -156,13 +251,30 @@ static void red_range(void *ctx, size_t begin, size_t end) {
             res = is_float ? (ew_value){best, 0} : (ew_value){0, (int64_t)isum};
         }
         j->vals[o] = res;
-        j->args[o] = best_i;
+        if (j->args) j->args[o] = best_i;
     }
     free(line);
 }
 
-/* Writes vals[0..n) (of dtype from) into out, in out's row-major order. */
+/* Writes vals[0..n) (of dtype from) into out, in out's row-major order. A contiguous FLOAT / FLOAT16 / BF16
+ * out of float values takes one typed loop: the value's fp32 rounding and then out's (ew_cast then ew_store
+ * give the same bits: out's rounding of an fp32 value already in out's dtype changes nothing). */
 static void store_values(const pyaclnn_stub_tensor *out, const ew_value *vals, int64_t n, aclDataType from) {
+    if (ew_repr_of(from) == EW_REPR_F && pyaclnn_stub_is_contiguous(out)) {
+        unsigned char *base = tv_at(out, out->offset);
+        if (out->dtype == ACL_FLOAT) {
+            for (int64_t o = 0; o < n; o++) ((float *)base)[o] = (float)vals[o].f;
+            return;
+        }
+        if (out->dtype == ACL_FLOAT16 || out->dtype == ACL_BF16) {
+            int half = out->dtype == ACL_FLOAT16;
+            for (int64_t o = 0; o < n; o++) {
+                float f = (float)vals[o].f;
+                ((uint16_t *)base)[o] = half ? num_f32_to_f16(f) : num_f32_to_bf16(f);
+            }
+            return;
+        }
+    }
     tv_iter it;
     tv_iter_init(&it, out);
     for (int64_t o = 0; o < n; o++, tv_iter_next(&it))
@@ -182,9 +294,12 @@ void red_kernel(const pyaclnn_stub_launch *launch) {
     }
     aclDataType c = p->compute;
     j.vals = tv_alloc(nout, sizeof(ew_value));   /* (a 0-stride out may count more than memory holds) */
-    j.args = tv_alloc(nout, sizeof(int64_t));
-    j.means = tv_alloc(nout, sizeof(ew_value));
-    if (j.vals == NULL || j.args == NULL || j.means == NULL) {
+    /* (the argument positions and the means only where an output takes them: at 16M outputs they were
+     * 384 MB of buffers to fault in) */
+    int want_args = p->index_out >= 0, want_means = p->with_mean;
+    j.args = want_args ? tv_alloc(nout, sizeof(int64_t)) : NULL;
+    j.means = want_means ? tv_alloc(nout, sizeof(ew_value)) : NULL;
+    if (j.vals == NULL || (want_args && j.args == NULL) || (want_means && j.means == NULL)) {
         free(j.vals);
         free(j.args);
         free(j.means);
