@@ -13,7 +13,7 @@ import ctypes
 import os
 from dataclasses import dataclass
 
-from ._exceptions import InvalidArgumentError
+from ._exceptions import EmulatorOnlyError, InvalidArgumentError
 
 __all__ = ["Hazard", "hazards", "hazard_counts", "hazard_mode", "KINDS"]
 
@@ -54,8 +54,8 @@ class Hazard:
     message: str
 
 
-def _emulator_only(what: str) -> RuntimeError:
-    return RuntimeError(f"{what}: the hazard checker is a feature of pyaclnn's CPU emulator (the stub backend); "
+def _emulator_only(what: str) -> EmulatorOnlyError:
+    return EmulatorOnlyError(f"{what}: the hazard checker is a feature of pyaclnn's CPU emulator (the stub backend); "
                         "the loaded backend is a real CANN toolkit, which has no such checker "
                         "(run with PYACLNN_BACKEND=stub to use it)")
 
@@ -78,7 +78,7 @@ def hazard_mode() -> str:
 def hazards(clear: bool = False) -> list[Hazard]:
     """The findings so far (oldest first; the emulator keeps the first 1024), emptied with ``clear=True``.
 
-    Raises RuntimeError on a real CANN backend: the checker is an emulator feature.
+    Raises EmulatorOnlyError (a RuntimeError) on a real CANN backend: the checker is an emulator feature.
     """
     fn = _symbol("pyaclnn_stub_hazards", "pyaclnn.hazards")
     fn.argtypes = [ctypes.POINTER(_CHazard), ctypes.c_size_t, ctypes.c_int]

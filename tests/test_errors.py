@@ -126,18 +126,23 @@ _BUILTIN = {name for name in dir(builtins) if isinstance(getattr(builtins, name)
 
 
 def _raised_builtins(source: str) -> list[tuple[int, str]]:
-    """(line, name) of each `raise Builtin(...)` / `raise Builtin` in a module's source."""
-    found = []
+    """(line, name) of each `raise Builtin` and each `Builtin(...)` made anywhere (a helper that returns
+    one for its caller to raise counts too) in a module's source."""
+    found = set()
     for node in ast.walk(ast.parse(source)):
+        target = None
         if isinstance(node, ast.Raise) and node.exc is not None:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if isinstance(target, ast.Name) and target.id in _BUILTIN:
-                found.append((node.lineno, target.id))
-    return found
+        elif isinstance(node, ast.Call):
+            target = node.func
+        if isinstance(target, ast.Name) and target.id in _BUILTIN:
+            found.add((node.lineno, target.id))
+    return sorted(found)
 
 
 def test_the_walker_finds_a_raised_builtin():
     assert _raised_builtins("def f():\n    raise ValueError('x')\n") == [(2, "ValueError")]
+    assert _raised_builtins("def f():\n    return RuntimeError('x')\n") == [(2, "RuntimeError")]
     assert _raised_builtins("try:\n    pass\nexcept ValueError:\n    raise\n") == []
 
 
