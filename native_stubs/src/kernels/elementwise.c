@@ -10,6 +10,7 @@
 
 #include "kernels/ew_apply.h"
 #include "kernels/ew_fast.h"
+#include "numerics.h"
 
 aclDataType ew_result_dtype(ew_opcode op, aclDataType compute) {
     switch (op) {
@@ -20,19 +21,34 @@ aclDataType ew_result_dtype(ew_opcode op, aclDataType compute) {
     }
 }
 
-/* fp32 operands and output, compute fp32, + - * / without alpha and with the tensor (or scalar) second:
- * the general loop's arithmetic (load to double, op in double, round to fp32 once) without its per-element
- * dispatch. Which NaN an op on two NaNs returns (and the sign of a negated NaN) depends on how the compiler
- * ordered the general loop's instructions, so a chunk with a NaN result is left to the general loop: the
- * results are the general loop's bit for bit. */
+/* fp32 (or all-FLOAT16 / all-BF16) operands and output, compute fp32, + - * / without alpha and with the tensor
+ * (or scalar) second: the general loop's arithmetic (load to double, op in double, round to fp32 once, then to
+ * the output's dtype) without its per-element dispatch. Which NaN an op on two NaNs returns (and the sign of a
+ * negated NaN) depends on how the compiler ordered the general loop's instructions, so a chunk with a NaN
+ * result is left to the general loop: the results are the general loop's bit for bit. */
 static int f32_arith_case(const ew_plan *p, const ew_loop *L) {
-    if (p->compute != ACL_FLOAT || p->alpha_mode != EW_ALPHA_NONE || p->scalar_first || p->bool_inputs ||
-        p->raw_copy || p->n_inputs != (p->scalar_second ? 1 : 2))
+    aclDataType dt = L->ops[0].dtype;
+    /* (a 16-bit compute dtype rounds the op's double through fp32 to itself: the same bits as the FLOAT
+     * compute's result stored to that dtype) */
+    if ((p->compute != ACL_FLOAT && p->compute != dt) || p->alpha_mode != EW_ALPHA_NONE || p->scalar_first ||
+        p->bool_inputs || p->raw_copy || p->n_inputs != (p->scalar_second ? 1 : 2))
         return 0;
     if (p->op != EW_OP_ADD && p->op != EW_OP_SUB && p->op != EW_OP_MUL && p->op != EW_OP_DIV) return 0;
-    for (int k = 0; k < L->n_operands; k++)
-        if (L->ops[k].dtype != ACL_FLOAT) return 0;
+    if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16) return 0;
+    for (int k = 1; k < L->n_operands; k++)
+        if (L->ops[k].dtype != dt) return 0;
     return 1;
+}
+
+/* m elements of a FLOAT16 / BF16 run (exact in fp32) as fp32. */
+static void half_run_to_f32(const uint16_t *h, int64_t stride, int64_t m, int bf16, float *f) {
+    if (bf16)
+        for (int64_t e = 0; e < m; e++) {
+            uint32_t u = (uint32_t)h[e * stride] << 16;
+            memcpy(&f[e], &u, 4);
+        }
+    else
+        for (int64_t e = 0; e < m; e++) f[e] = num_f16_to_f32(h[e * stride]);
 }
 
 /* Up to CHUNK elements into r; 0 if a result is NaN (nothing is written to the output here, so an output
@@ -44,6 +60,18 @@ static int f32_arith_chunk(const ew_loop *L, const int64_t base[MAX_OPERANDS], i
     const float *x = (const float *)(const void *)addr(a, base[1]);
     const float *y = scalar ? NULL : (const float *)(const void *)addr(b, base[2]);
     int64_t sx = a->strides[inner], sy = scalar ? 0 : b->strides[inner];
+    float xs[CHUNK], ys[CHUNK];
+    if (a->dtype != ACL_FLOAT) {   /* 16-bit operands: widened first (exact), then the fp32 loop below */
+        int bf16 = a->dtype == ACL_BF16;
+        half_run_to_f32((const uint16_t *)(const void *)addr(a, base[1]), sx, m, bf16, xs);
+        x = xs;
+        sx = 1;
+        if (!scalar) {
+            half_run_to_f32((const uint16_t *)(const void *)addr(b, base[2]), sy, m, bf16, ys);
+            y = ys;
+            sy = 1;
+        }
+    }
     double s = p->scalar.f;
     int nan = 0;
     switch (p->op) {
@@ -69,8 +97,17 @@ static void run_f32_arith(const ew_loop *L, const int64_t base[MAX_OPERANDS], in
             run_general(L, at, m);
             continue;
         }
-        float *out = (float *)(void *)addr(o, at[0]);
-        for (int64_t e = 0; e < m; e++) out[e * o->strides[inner]] = r[e];
+        int64_t so = o->strides[inner];
+        if (o->dtype == ACL_FLOAT) {
+            float *out = (float *)(void *)addr(o, at[0]);
+            for (int64_t e = 0; e < m; e++) out[e * so] = r[e];
+        } else {   /* the general loop's store: fp32 result rounded to the 16-bit dtype (not NaN here) */
+            uint16_t *out = (uint16_t *)(void *)addr(o, at[0]);
+            if (o->dtype == ACL_BF16)
+                for (int64_t e = 0; e < m; e++) out[e * so] = num_f32_to_bf16(r[e]);
+            else
+                for (int64_t e = 0; e < m; e++) out[e * so] = num_f32_to_f16(r[e]);
+        }
     }
 }
 
