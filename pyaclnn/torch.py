@@ -54,8 +54,11 @@ def from_torch(t: "torch.Tensor") -> Tensor:
     if entry is not None and entry[0]() is t and entry[2] == _layout(t):
         return entry[1]
     wrapped = _wrap(t)
-    ref = weakref.ref(t)
-    _finalizer(t, _forget, key, ref)        # first: an entry is never cached without its finalizer
+    if entry is not None and entry[0]() is t:
+        ref = entry[0]                      # a new layout of the same tensor: its finalizer is there
+    else:
+        ref = weakref.ref(t)
+        _finalizer(t, _forget, key, ref)    # first: an entry is never cached without its finalizer
     _cache[key] = (ref, wrapped, _layout(t))
     return wrapped
 

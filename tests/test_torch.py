@@ -147,6 +147,22 @@ def test_registration_lasts_as_long_as_the_torch_tensor():
     assert not registered(ptr, n)
 
 
+def test_new_layouts_of_one_tensor_share_its_cache_entry():
+    """A re-wrap after a resize replaces the cached wrapper; the entry goes with the tensor once."""
+    x = torch.zeros(4)
+    pt.from_torch(x)
+    live = len(_release._live)
+    for i in range(20):
+        x.resize_(4 + i % 3)
+        assert pt.from_torch(x).shape == tuple(x.shape)
+    _release.flush()
+    assert len(_release._live) <= live + 2                # no finalizer per re-wrap
+    key = id(x)
+    del x
+    _release.flush()
+    assert key not in pt._cache
+
+
 def test_torch_dtype_maps():
     assert pt.from_torch_dtype(torch.bfloat16) == pyaclnn.capi.ACL_BF16
     assert pt.to_torch_dtype(pyaclnn.capi.ACL_FLOAT8_E4M3FN) == torch.float8_e4m3fn
