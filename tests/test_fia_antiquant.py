@@ -192,16 +192,25 @@ def a2_per_token():
         assert F.bits_equal(split, o)
 
 
+_TIES = np.array([2.5, -2.5, 3.5, -0.5, 0.5, 127.6, -200, 1.5, 2.25, -6.75, 100.5, 63.5, -64.5, 7.0, 0.0, -1.25])
+
+
+def _one_key_on_ties(name, rng):
+    """q [1, 1, 4 heads x 16], zero keys and values on the rounding ties for one key position of 2 kv heads
+    (softmax 1, so out = v exactly)."""
+    q = R.cast(rng.standard_normal((1, 1, 4 * 16)), name)
+    k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
+    v = R.cast(np.concatenate([_TIES, _TIES[::-1] * 0.75]).reshape(1, 1, 32), name)
+    return q, k, v
+
+
 def a2_post_quant_bits():
     """quantScale2 / quantOffset2 -> INT8 attentionOut, bit for bit: one key position (softmax 1, out = v exactly), the
     value's entries chosen on the rounding ties; per tensor (fp32 and, with a bf16 query, bf16 scale) and per channel
     ([1, N1, 1, D], [N1 * D]), with and without the offset; float and INT8 key/value."""
     rng = np.random.default_rng(31)
-    ties = np.array([2.5, -2.5, 3.5, -0.5, 0.5, 127.6, -200, 1.5, 2.25, -6.75, 100.5, 63.5, -64.5, 7.0, 0.0, -1.25])
     for name in ("float16", "bfloat16"):
-        q = R.cast(rng.standard_normal((1, 1, 4 * 16)), name)
-        k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
-        v = R.cast(np.concatenate([ties, ties[::-1] * 0.75]).reshape(1, 1, 32), name)
+        q, k, v = _one_key_on_ties(name, rng)
         vv = np.asarray(v).astype(np.float32).reshape(2, 16)
         want_rows = vv[[0, 0, 1, 1]]   # query head n reads kv head n // 2
         sdt = np.float32 if name == "float16" else R.np_dtype("bfloat16")
@@ -425,11 +434,8 @@ def test_ascend_950_post_quant_bits():
     1, out = v exactly), the value's entries on the rounding ties (fp32 scale kept: 1.0004 is not fp16's 1); per
     tensor and per channel, with and without the offset, fp16 and bf16 queries."""
     rng = np.random.default_rng(33)
-    ties = np.array([2.5, -2.5, 3.5, -0.5, 0.5, 127.6, -200, 1.5, 2.25, -6.75, 100.5, 63.5, -64.5, 7.0, 0.0, -1.25])
     for name in ("float16", "bfloat16"):
-        q = R.cast(rng.standard_normal((1, 1, 4 * 16)), name)
-        k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
-        v = R.cast(np.concatenate([ties, ties[::-1] * 0.75]).reshape(1, 1, 32), name)
+        q, k, v = _one_key_on_ties(name, rng)
         rows = np.asarray(v).astype(np.float32).reshape(2, 16)[[0, 0, 1, 1]]   # query head n reads kv head n // 2
         sdt = np.float32 if name == "float16" else R.np_dtype("bfloat16")
         for qs2, qo2 in ((np.array([1.0], np.float32), None), (np.array([0.3], np.float32), np.array([2.5], np.float32)),
