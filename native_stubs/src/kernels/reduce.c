@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/ew_chunk.h"
 #include "kernels/parallel.h"
 #include "numerics.h"
 
@@ -256,24 +257,12 @@ static void red_range(void *ctx, size_t begin, size_t end) {
     free(line);
 }
 
-/* Writes vals[0..n) (of dtype from) into out, in out's row-major order. A contiguous FLOAT / FLOAT16 / BF16
- * out of float values takes one typed loop: the value's fp32 rounding and then out's (ew_cast then ew_store
- * give the same bits: out's rounding of an fp32 value already in out's dtype changes nothing). */
+/* Writes vals[0..n) (of dtype from) into out, in out's row-major order (a contiguous out in one
+ * ew_store_chunk call: the per-element casts' bits without a dispatch per element). */
 static void store_values(const pyaclnn_stub_tensor *out, const ew_value *vals, int64_t n, aclDataType from) {
-    if (ew_repr_of(from) == EW_REPR_F && pyaclnn_stub_is_contiguous(out)) {
-        unsigned char *base = tv_at(out, out->offset);
-        if (out->dtype == ACL_FLOAT) {
-            for (int64_t o = 0; o < n; o++) ((float *)base)[o] = (float)vals[o].f;
-            return;
-        }
-        if (out->dtype == ACL_FLOAT16 || out->dtype == ACL_BF16) {
-            int half = out->dtype == ACL_FLOAT16;
-            for (int64_t o = 0; o < n; o++) {
-                float f = (float)vals[o].f;
-                ((uint16_t *)base)[o] = half ? num_f32_to_f16(f) : num_f32_to_bf16(f);
-            }
-            return;
-        }
+    if (pyaclnn_stub_is_contiguous(out)) {
+        ew_store_chunk(tv_at(out, out->offset), 1, out->dtype, from, n, vals);
+        return;
     }
     tv_iter it;
     tv_iter_init(&it, out);
