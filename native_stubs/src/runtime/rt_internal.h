@@ -230,7 +230,7 @@ int rt_worker_start(rt_stream *s);
 /* Stops s's worker and joins it; s must be idle and out of anyone else's reach (pooled, with the
  * pool locked). Does nothing when s has no worker or when called from that worker. */
 void rt_worker_join(rt_stream *s);
-/* Waits for the workers of pooled streams that are retiring (detaching) to end (stream_worker.c). */
+/* Joins the threads of pooled streams' retired workers, the retiring ones included (stream_worker.c). */
 void rt_workers_join_retired(void);
 extern _Atomic int64_t rt_tasks_in_flight;   /* over all streams: submitted - completed */
 extern _Atomic int rt_process_exiting;       /* set at exit(): workers stop running tasks */

@@ -3,10 +3,13 @@
  * task runs. A live stream keeps its worker however long it idles (launches may come at any time).
  *
  * A destroyed stream's object goes to the pool (stream.c) and its worker retires once it has idled
- * there for POOLED_IDLE_MS: it detaches itself and ends (its stack and TLS go with it; a joinable
- * thread nobody joins would keep them, and ThreadSanitizer reports it as a leak at exit).
- * aclFinalize joins the pooled workers that have not retired yet and waits for the retiring ones to
- * end. So 2000 streams created and destroyed leave no 2000 threads behind, while a loop
+ * there for POOLED_IDLE_MS: it puts its thread on the retired list and ends. Retired threads are
+ * joined (their stack and TLS freed; a joinable thread nobody joins would keep them, and
+ * ThreadSanitizer reports it as a leak at exit) by the next worker to retire or start, by aclFinalize
+ * and at exit(). A retiree is joined, not detached, so that aclFinalize returns only once every
+ * thread it started is gone: a detached thread is still listed in /proc/self/task for a while after
+ * it has said it is done. aclFinalize joins the pooled workers that have not retired yet and the
+ * retired ones. So 2000 streams created and destroyed leave no 2000 threads behind, while a loop
  * that destroys and creates streams reuses a pooled object with its worker still running. A reused
  * object whose worker has retired starts a new one.
  *
@@ -47,7 +50,14 @@ _Atomic int rt_process_exiting;
 static _Thread_local rt_stream *tls_task_stream;
 static _Thread_local uint64_t tls_task_index;
 
-static void note_exit(void) { atomic_store(&rt_process_exiting, 1); }
+static void join_retired_list(void);
+
+static void note_exit(void) {
+    atomic_store(&rt_process_exiting, 1);
+    /* the last retiree has ended unjoined (ThreadSanitizer would call it a leak); in a forked child
+     * the list names the parent's threads, and its lock may have been held at fork() */
+    if (!rt_forked_child()) join_retired_list();
+}
 static void install_exit_hook(void) { atexit(note_exit); }
 
 static void copy_rows(const rt_task *t) {
@@ -89,12 +99,53 @@ static void run_task(rt_stream *s, const rt_task *t, uint64_t index) {
 
 /* ---- retired workers ------------------------------------------------------------------------ */
 
-/* Workers between their decision to retire and their end (a few instructions: they detach). */
+/* Workers between their decision to retire and their entry on the retired list. */
 static _Atomic int retiring;
+/* Threads of retired workers, ended or about to end (they only return after entering the list). */
+static pthread_mutex_t retired_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t *retired;
+static size_t n_retired, cap_retired;
+
+/* Joins the threads on the retired list. A thread joins only threads that entered the list before
+ * it looked, and none joins after entering the list itself, so no two wait for each other. */
+static void join_retired_list(void) {
+    pthread_mutex_lock(&retired_mu);
+    pthread_t *list = retired;
+    size_t n = n_retired;
+    retired = NULL;
+    n_retired = cap_retired = 0;
+    pthread_mutex_unlock(&retired_mu);
+    for (size_t i = 0; i < n; i++) pthread_join(list[i], NULL);
+    free(list);
+}
+
+/* The calling worker retires: its thread goes on the list, or detaches when the list cannot grow
+ * (out of memory: nobody could join it then, but it still ends). */
+static void enter_retired_list(void) {
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&retired_mu);
+    int listed = 0;
+    if (n_retired == cap_retired) {
+        size_t cap = cap_retired ? 2 * cap_retired : 8;
+        pthread_t *grown = realloc(retired, cap * sizeof *grown);
+        if (grown) {
+            retired = grown;
+            cap_retired = cap;
+        }
+    }
+    if (n_retired < cap_retired) {
+        retired[n_retired++] = self;
+        listed = 1;
+    }
+    pthread_mutex_unlock(&retired_mu);
+    if (!listed) pthread_detach(self);
+}
 
 void rt_workers_join_retired(void) {
-    /* aclFinalize: let the retiring workers finish, so none is left running (valgrind, TSan) */
+    /* aclFinalize: let the retiring workers reach the list, then join them all, so that none of
+     * our threads is left (valgrind, TSan, a count of /proc/self/task) */
     for (int i = 0; i < 100000 && atomic_load(&retiring) > 0; i++) sched_yield();
+    join_retired_list();
 }
 
 /* ---- the worker ------------------------------------------------------------------------------ */
@@ -158,7 +209,8 @@ static void *worker_main(void *arg) {
     }
     pthread_mutex_unlock(&s->mu);
     if (retire) {   /* s is not touched any more: a new worker may own it already */
-        pthread_detach(pthread_self());   /* nobody joins a retiree: its thread goes when it returns */
+        join_retired_list();   /* the earlier retirees: at most one ended thread waits for a join */
+        enter_retired_list();
         atomic_fetch_sub(&retiring, 1);
     }
     return NULL;
@@ -168,6 +220,7 @@ int rt_worker_start(rt_stream *s) {
     static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
     pthread_once(&exit_hook_once, install_exit_hook);
     rt_fork_note_start();
+    join_retired_list();   /* a new thread for an old one: the retirees' stacks go first */
     s->worker_stop = 0;
     sigset_t mask, old;
     stub_worker_sigmask(&mask);   /* asynchronous signals blocked, faults open (thread_signals.h) */
