@@ -162,6 +162,67 @@ def test_a_path_without_test_files_is_a_clear_error(tmp_path):
 
 
 
+UPSTREAM = """
+    import pytest
+
+    def test_passes():
+        pass
+
+    def test_broken_by_itself():
+        undefined_helper()
+
+    def test_listed_but_broken_another_way():
+        raise RuntimeError("call aclnnFoo failed, error code is 561103")
+
+    def test_listed_and_fixed_upstream():
+        pass
+"""
+
+
+def test_listed_upstream_faults_count_apart_only_when_they_fail_the_listed_way(tmp_path):
+    root = tmp_path / "op-plugin" / "test" / "test_custom_ops"
+    root.mkdir(parents=True)
+    (root / "test_upstream.py").write_text(textwrap.dedent(UPSTREAM))
+    node = "test_upstream.py::"
+    faults = tmp_path / "faults.json"
+    listed = {node + "test_broken_by_itself": {"why": "calls a helper the file never defines",
+                                               "error": "name 'undefined_helper' is not defined"},
+              node + "test_listed_and_fixed_upstream": {"why": "fixed since", "error": "anything"}}
+    faults.write_text(json.dumps({"format": 1, "suites": {"test/test_custom_ops": {"faults": listed}}}))
+    out_json = tmp_path / "run.json"
+    rc, out, err = suite(root, root, "--faults", faults, "--json", out_json)
+    assert rc == 0, err
+    (f,) = json.loads(out_json.read_text())["files"]
+    # the listed fault is apart; an unlisted failure still fails the file
+    assert (f["passed"], f["failed"], f["upstream"], f["green"]) == (2, 1, 1, False)
+    assert "1 more fail by their own fault" in out
+    assert "but passed (1; the list can drop them): test_upstream.py::test_listed_and_fixed_upstream" in out
+    # listed the wrong way (another error than the list's): still a failure
+    listed[node + "test_listed_but_broken_another_way"] = {"why": "x", "error": "error code is 161002"}
+    faults.write_text(json.dumps({"format": 1, "suites": {"test/test_custom_ops": {"faults": listed}}}))
+    rc, out, err = suite(root, root, "--faults", faults, "--json", out_json)
+    (f,) = json.loads(out_json.read_text())["files"]
+    assert (f["failed"], f["upstream"], f["green"]) == (1, 1, False)
+    # listed the way it fails: the file is all green apart from its upstream faults
+    listed[node + "test_listed_but_broken_another_way"]["error"] = "error code is 561103"
+    faults.write_text(json.dumps({"format": 1, "suites": {"test/test_custom_ops": {"faults": listed}}}))
+    rc, out, err = suite(root, root, "--faults", faults, "--json", out_json)
+    (f,) = json.loads(out_json.read_text())["files"]
+    assert (f["passed"], f["failed"], f["upstream"], f["green"]) == (2, 0, 2, True)
+    rc, out, err = suite(root, root, "--faults", faults, "--no-faults", "--json", out_json)
+    (f,) = json.loads(out_json.read_text())["files"]
+    assert (f["failed"], f["upstream"], f["green"]) == (2, 0, False)
+
+
+def test_the_shipped_upstream_faults_each_say_why_and_how_they_fail():
+    from pyaclnn.suite import upstream
+    doc = json.loads(upstream.DEFAULT.read_text())
+    for entry in doc["suites"].values():
+        for node, fault in entry["faults"].items():
+            assert node.count("::") >= 1 and node.split("::")[0].endswith(".py"), node
+            assert set(fault) == {"why", "error"} and len(fault["why"]) > 20 and fault["error"], node
+
+
 SEEDED = {
     # op-plugin's files seed NumPy only when run as a script; under the runner every test starts from that seed
     "test_seeded.py": """

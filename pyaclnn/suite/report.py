@@ -11,6 +11,7 @@ def totals(results: list[FileResult]) -> dict:
     tests = sum(r.passed + r.failed + r.errors for r in results)
     passed = sum(r.passed for r in results)
     return {"files": len(results), "green": sum(r.green for r in results),
+            "upstream": sum(r.upstream for r in results),
             "partly": sum(not r.green and r.passed > 0 for r in results),
             "red": sum(not r.green and r.passed == 0 and (r.failed + r.errors > 0 or r.ended != "ok") for r in results),
             "skipped_only": sum(r.ended == "ok" and r.passed == r.failed == r.errors == 0 for r in results),
@@ -21,16 +22,18 @@ def totals(results: list[FileResult]) -> dict:
 
 def table(results: list[FileResult], soc: str) -> str:
     w = max([len(r.file) for r in results] + [4])
-    lines = [f"{'file':<{w}}  {'pass':>5} {'fail':>5} {'err':>4} {'skip':>5}  {'ended':<14} first missing operator",
-             f"{'-' * w}  {'-' * 5} {'-' * 5} {'-' * 4} {'-' * 5}  {'-' * 14} {'-' * 22}"]
+    lines = [f"{'file':<{w}}  {'pass':>5} {'fail':>5} {'err':>4} {'skip':>5} {'upst':>4}  {'ended':<14} "
+             f"first missing operator",
+             f"{'-' * w}  {'-' * 5} {'-' * 5} {'-' * 4} {'-' * 5} {'-' * 4}  {'-' * 14} {'-' * 22}"]
     for r in sorted(results, key=lambda r: r.file):
-        lines.append(f"{r.file:<{w}}  {r.passed:>5} {r.failed:>5} {r.errors:>4} {r.skipped:>5}  {r.ended:<14} "
-                     f"{r.missing or ''}")
+        lines.append(f"{r.file:<{w}}  {r.passed:>5} {r.failed:>5} {r.errors:>4} {r.skipped:>5} {r.upstream:>4}  "
+                     f"{r.ended:<14} {r.missing or ''}")
     t = totals(results)
     pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"          # noqa: E731
     lines += ["", f"{soc}: {t['files']} files: {t['green']} all green ({pct(t['green'], t['files'])}), "
               f"{t['partly']} partly, {t['red']} red, {t['skipped_only']} skipped only, {t['crashed_or_hung']} "
-              f"crashed or hung; {t['tests_passed']} of {t['tests']} tests pass ({pct(t['tests_passed'], t['tests'])})"]
+              f"crashed or hung; {t['tests_passed']} of {t['tests']} tests pass ({pct(t['tests_passed'], t['tests'])})"
+              + (f"; {t['upstream']} more fail by their own fault (upst: the upstream-faults list)" if t["upstream"] else "")]
     if t["blockers"]:
         lines.append("blocking the most files: " + ", ".join(f"{op} {n}" for op, n in t["blockers"][:15]))
     return "\n".join(lines)
