@@ -7,12 +7,15 @@ npu_fused_infer_attention_score / npu_incre_flash_attention with antiquant_scale
 emulator equal to the direct call. The Atlas A2 checks run in one subprocess (the suite's SoC is the 950)."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
+import pyaclnn
 from pyaclnn import ops
 from pyaclnn.errors import AclError
 from reference import elementwise as R
+from reference import formats as FMT
 from reference import fia_antiquant as M
 from reference import infer_attention as IA
 import _fused_ops as F
@@ -36,10 +39,11 @@ _EXTRA = {2: [], 3: ["qrope", "krope", "kras"], 4: ["qrope", "krope", "kras", "d
 
 
 def fia(q, k, v, n1, layout, *, version=2, n2=0, scale=0.125, bs=0, inner=1, lse=True, mode=0, kmode=0, vmode=0,
-        out_dtype=None, **tensors):
-    """The direct call (Q_S = 1); returns (attentionOut, softmaxLse)."""
+        out_dtype=None, out=None, **tensors):
+    """The direct call (Q_S = 1; Q_S > 1 with lse=False); returns (attentionOut, softmaxLse). `out`: an
+    attentionOut of the query's shape given by the caller (e.g. a HIFLOAT8 pyaclnn tensor)."""
     d = q.shape[2] // n1 if layout == "BSH" else q.shape[-1]
-    out = np.zeros(q.shape, out_dtype or q.dtype)
+    out = np.zeros(q.shape, out_dtype or q.dtype) if out is None else out
     lse_out = np.zeros((q.shape[0], n1, 1, 1), np.float32) if lse else np.zeros((0,), np.float32)
     args = [q, [k], [v]] + [tensors.get(n) for n in _TENSORS + _EXTRA[version]]
     args += [n1, scale, BIG, BIG, layout, n2, 0, inner, bs, mode, lse, kmode, vmode]
@@ -407,15 +411,19 @@ def test_ascend_950_dequantises_int8_and_int4():
 
 
 def test_ascend_950_refusals():
-    """What the emulator does not take on the Ascend 950: the per-token antiquant and the prefill path's post-quant
-    output (161002)."""
+    """What the emulator does not take on the Ascend 950: the per-token antiquant (161002). (The prefill path's
+    post-quant output is taken on the 950 -- test_ascend_950_post_quant_prefill -- and refused on Atlas A2.)"""
     c = case("float16", "BNSD")
     with pytest.raises(AclError) as e:
         fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, mode=1, **{"as": np.ones((2, 2, 40), np.float32)})
     assert e.value.code == INVALID and "not supported by the emulator" in str(e.value)
-    qf = np.zeros((2, 3, 128), np.float16)   # Q_S 3: the prefill path
+    F.run_on_a2("test_fia_antiquant", "T.a2_prefill_post_quant_refused()")
+
+
+def a2_prefill_post_quant_refused():
+    qf = np.zeros((2, 3, 128), np.float16)   # Q_S 3: the prefill path (PFA's on Atlas A2: not taken)
     with pytest.raises(AclError) as e:
-        fia(qf, np.zeros((2, 4, 64), np.float16), np.zeros((2, 4, 64), np.float16), 4, "BSH", n2=2, version=5,
+        fia(qf, np.zeros((2, 4, 64), np.float16), np.zeros((2, 4, 64), np.float16), 4, "BSH", n2=2, version=4,
             out_dtype=np.int8, qs2=np.ones(1, np.float32))
     assert e.value.code == INVALID and "in the decode path only" in str(e.value)
 
@@ -451,6 +459,107 @@ def test_ascend_950_post_quant_bits():
             o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=scale, qo2=offset)
             want = post_quant_950(rows, scale.reshape(4, 16), None if offset is None else of.reshape(4, 16))
             assert F.bits_equal(o, want.reshape(1, 1, 64)), name
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's step")
+def test_ascend_950_post_quant_prefill():
+    """The Ascend 950's FIA prefill path (Q_S > 1; arch35 flash_attention_score_infer.h runs vf_post_quant.h's step on
+    every query row) with quantScale2 / quantOffset2 -> INT8 attentionOut: one key position (softmax 1, every query
+    row's out = v exactly) bit for bit on the ties, per tensor and per channel, BSH and BNSD; then 40 key positions
+    within one int8 step of the float64 attention quantised the same way (the attention itself is class c)."""
+    rng = np.random.default_rng(35)
+    for name in ("float16", "bfloat16"):
+        _, k, v = _one_key_on_ties(name, rng)
+        q = R.cast(rng.standard_normal((1, 3, 4 * 16)), name)   # Q_S 3
+        rows = np.asarray(v).astype(np.float32).reshape(2, 16)[[0, 0, 1, 1]]   # query head n reads kv head n // 2
+        sc = rng.uniform(0.5, 3, (4, 16)).astype(np.float32)
+        of = rng.uniform(-3, 3, (4, 16)).round().astype(np.float32) + 0.5
+        for qs2, qo2, s32, o32 in ((np.array([0.3], np.float32), np.array([2.5], np.float32), 0.3, 2.5),
+                                   (sc.reshape(-1), of.reshape(-1), sc, of), (sc.reshape(-1), None, sc, None)):
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=qs2, qo2=qo2)
+            want = post_quant_950(rows, np.float32(s32) if np.ndim(s32) == 0 else s32, o32)   # [4 heads, 16]
+            assert F.bits_equal(o, np.broadcast_to(want.reshape(1, 1, 64), (1, 3, 64))), (name, np.ndim(s32))
+            qn = np.ascontiguousarray(np.asarray(q).reshape(1, 3, 4, 16).transpose(0, 2, 1, 3))
+            kn, vn = (np.ascontiguousarray(np.asarray(x).reshape(1, 1, 2, 16).transpose(0, 2, 1, 3)) for x in (k, v))
+            o, _ = fia(qn, kn, vn, 4, "BNSD", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=qs2, qo2=qo2)
+            assert F.bits_equal(o, np.broadcast_to(want.reshape(1, 4, 1, 16), (1, 4, 3, 16))), (name, "BNSD")
+    q = R.cast(rng.standard_normal((2, 4, 5, 32)), "float16")
+    k, v = (R.cast(rng.standard_normal((2, 2, 40, 32)), "float16") for _ in range(2))
+    sc = rng.uniform(20, 60, (4 * 32,)).astype(np.float32)
+    o, _ = fia(q, k, v, 4, "BNSD", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=sc)
+    qh, kh, vh = (np.asarray(x).astype(np.float64) for x in (q, k, v))
+    want = np.zeros((2, 4, 5, 32))
+    for b in range(2):
+        for n in range(4):
+            x = 0.125 * qh[b, n] @ kh[b, n // 2].T
+            e = np.exp(x - x.max(-1, keepdims=True))
+            want[b, n] = e @ vh[b, n // 2] / e.sum(-1, keepdims=True)
+    w8 = post_quant_950(want.astype(np.float32), sc.reshape(1, 4, 1, 32))
+    assert np.abs(np.asarray(o).astype(int) - w8).max() <= 1 and np.mean(np.asarray(o) == w8) > 0.9
+
+
+def _fp8_hif8_out(y, shape):
+    return np.zeros(shape, ml_dtypes.float8_e4m3fn) if y == "float8_e4m3fn" else pyaclnn.zeros(shape, "hifloat8")
+
+
+def _codes(o):
+    return (o.numpy() if isinstance(o, pyaclnn.Tensor) else np.asarray(o)).view(np.uint8)
+
+
+def post_quant_950_8bit(out32, scale, offset, y):
+    """arch35 vf_post_quant_common.h CastToOutputFromMul / FromAdd for FLOAT8_E4M3FN / HIFLOAT8: fp32 out * scale (+
+    offset), then cast straight from fp32: CAST_RINT (castTraitP0) / CAST_HYBRID (castTraitP1), NO_SAT."""
+    v = (np.asarray(out32, np.float32) * np.asarray(scale, np.float32)).astype(np.float32)
+    if offset is not None:
+        v = (v + np.asarray(offset, np.float32)).astype(np.float32)
+    if y == "hifloat8":
+        return FMT.encode_hif8(v, FMT.HYBRID).astype(np.uint8)
+    return FMT.encode_float(FMT.E4M3FN, v, FMT.RINT).astype(np.uint8)
+
+
+_TIES8 = np.array([1.0625, 1.1875, -2.125, 0.3, 3.75, -100.5, 200.0, 440.0, 0.0078125, -0.01, 13.5, 0.1875, -7.25,
+                   2.5, 9.0, -0.6875])
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's step")
+def test_ascend_950_post_quant_fp8_hif8():
+    """FLOAT8_E4M3FN and HIFLOAT8 attentionOut from quantScale2 / quantOffset2 on the Ascend 950 (post_quant_checker.cpp
+    CheckFeatureAttenOut: INT8, FLOAT8_E4M3FN, HIFLOAT8), bit for bit against the NumPy number formats: one key
+    position (softmax 1, out = v exactly) with values on E4M3FN's ties, per tensor and per channel, with and without
+    the offset, decode (Q_S 1) and prefill (Q_S 3); then the checks: FLOAT8_E5M2 is not an attentionOut dtype
+    (161002), no quantScale2 (561002), INT8 key/value with an FP8 output (CheckFeatureOutputEqual, 561002)."""
+    rng = np.random.default_rng(37)
+    for name in ("float16", "bfloat16"):
+        k = np.zeros((1, 1, 2 * 16), R.np_dtype(name))
+        v = R.cast(np.concatenate([_TIES8, _TIES8[::-1] * -0.5]).reshape(1, 1, 32), name)
+        rows = np.asarray(v).astype(np.float32).reshape(2, 16)[[0, 0, 1, 1]]   # query head n reads kv head n // 2
+        sc = rng.uniform(0.5, 2, (4, 16)).astype(np.float32)
+        of = rng.uniform(-3, 3, (4, 16)).round().astype(np.float32) + 0.5
+        for y in ("float8_e4m3fn", "hifloat8"):
+            for qs2, qo2, s32, o32 in ((np.array([1.0], np.float32), None, np.float32(1), None),
+                                       (np.array([0.75], np.float32), np.array([0.5], np.float32), np.float32(0.75),
+                                        np.float32(0.5)),
+                                       (sc.reshape(-1), of.reshape(-1), sc, of), (sc.reshape(-1), None, sc, None)):
+                want = post_quant_950_8bit(rows, s32, o32, y).reshape(1, 1, 64)
+                for s1 in (1, 3):
+                    q = R.cast(rng.standard_normal((1, s1, 4 * 16)), name)
+                    o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, version=5, out=_fp8_hif8_out(y, q.shape),
+                               qs2=qs2, qo2=qo2)
+                    assert F.bits_equal(_codes(o), np.broadcast_to(want, (1, s1, 64))), (name, y, s1, np.ndim(s32))
+    q = np.zeros((1, 1, 64), np.float16)
+    k16 = np.zeros((1, 1, 32), np.float16)
+    with pytest.raises(AclError) as e:
+        fia(q, k16, k16, 4, "BSH", n2=2, lse=False, version=5, out=np.zeros(q.shape, ml_dtypes.float8_e5m2),
+            qs2=np.ones(1, np.float32))
+    assert e.value.code == INVALID and "FLOAT8_E5M2" in str(e.value)
+    with pytest.raises(AclError) as e:
+        fia(q, k16, k16, 4, "BSH", n2=2, lse=False, version=5, out=_fp8_hif8_out("hifloat8", q.shape))
+    assert e.value.code == TILING and "dequant scale is null" in str(e.value)
+    c = case("float16", "BNSD")
+    with pytest.raises(AclError) as e:
+        fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, lse=False, out=_fp8_hif8_out("float8_e4m3fn", c["q"].shape),
+            qs2=np.ones(1, np.float32), **{"as": c["sc"], "ao": c["off"]})
+    assert e.value.code == TILING and "the same as the dtype of key and value" in str(e.value)
 
 
 # ---- torch_npu --------------------------------------------------------------------------------------------------

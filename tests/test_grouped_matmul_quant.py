@@ -409,6 +409,9 @@ XE = np.ones((6, 32), E4)
 WE = np.ones((2, 32, 8), E4)
 SE = np.ones((2, 8), F32)
 YE = np.zeros((6, 8), F32)
+SE8M0 = np.ones((2, 1, 8, 2), ml_dtypes.float8_e8m0fnu)   # MX scales: (E, K / 64, N, 2), (M, K / 64, 2)
+PE8M0 = np.ones((6, 1, 2), ml_dtypes.float8_e8m0fnu)
+XF4, WF4 = np.ones((6, 32), ml_dtypes.float4_e2m1fn), np.ones((2, 32, 8), ml_dtypes.float4_e2m1fn)
 
 
 def fp8_args(**kw):
@@ -441,8 +444,14 @@ FP8_INVALID = [   # the 950's CheckFunctionParams / CheckGroupedMatmul91095 in i
     (fp8_args(scale=[np.ones((2, 5), F32)]), "the N dim of scale[5] should be 1 or equal to that of weight[8]."),
     # the group-type checks after the function checks
     (fp8_args(split=0), "When y is not separated, splitItem should be 2/3, but current splitItem is 0."),
+    # the MX modes (FLOAT8_E8M0 scales): CheckGroupedMatmulMxfp8 / CheckGroupedMatmulMxfp4's first checks
+    (fp8_args(scale=[SE8M0], b=[SE.astype(ml_dtypes.bfloat16)]), "mxfp8 does not support bias."),
+    (fp8_args(scale=[SE8M0]), "perTokenScale should not be nullptr in mx case."),
+    (fp8_args(x=[XF4], w=[WF4], scale=[SE8M0]), "perTokenScale should not be nullptr in mx case."),
     # the emulator's limits, after the vendor's checks
     (fp8_args(pts=[np.ones(6, F32)]), "per-token and per-tile modes are not modelled by the emulator"),
+    (fp8_args(scale=[SE8M0], pts=[PE8M0]), "the MX FLOAT8 mode (FLOAT8_E8M0 scales) of the 950 is not modelled"),
+    (fp8_args(x=[XF4], w=[WF4], scale=[SE8M0], pts=[PE8M0]), "the MX FLOAT4 mode of the 950 is not modelled"),
 ]
 
 
@@ -552,11 +561,13 @@ run_array("a8w4", call)
 """
 
 
-@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
 def test_torch_npu_a8w4_weight_nz_on_950():
     """op-plugin's test_npu_grouped_matmul_a8w4_per_group_weight_nz call (an INT4-packed FRACTAL_NZ weight, a UINT64
     per-group scale, no antiquantScale: torch_npu's aclnnGroupedMatmulWeightNz with quantGroupSize 256) on the 950:
-    refused as the 950's weight-quant checker refuses it."""
-    from _math_ops import torch_npu_run
+    the S8S4 per-group path (test_grouped_matmul_s8s4.py checks its arithmetic): zero operands give zeros."""
+    from _math_ops import torch_npu_run, dec
     r = torch_npu_run(A8W4_NZ_TORCH_BODY, {}, soc="Ascend950PR")["a8w4"]
-    assert "161002" in r["error"] and "AntiquantScale must not be nullptr in antiquant" in r["error"], r
+    assert "error" not in r, r
+    y = dec(r)
+    assert y.shape == (8, 64) and not np.any(y.astype(F32))

@@ -195,6 +195,9 @@ PYACLNN_STUB_API aclnnStatus pyaclnn_stub_tensor_get(const aclTensor *t, pyaclnn
 /* Helpers on snapshots. */
 PYACLNN_STUB_API int64_t pyaclnn_stub_numel(const pyaclnn_stub_tensor *t);       /* 1 for 0-d   */
 PYACLNN_STUB_API int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t);
+/* Dims [from, ndim) of t are row-major contiguous (size-1 dims' strides unused): rows of that many
+ * elements are one block of memory. */
+PYACLNN_STUB_API int pyaclnn_stub_dims_contiguous(const pyaclnn_stub_tensor *t, int64_t from);
 /* Validated read of a bool array (NULL handle -> returns 0 and *n = 0, values untouched). */
 PYACLNN_STUB_API aclnnStatus pyaclnn_stub_bool_array_get(const aclBoolArray *a, const bool **values,
                                                         uint64_t *n);

@@ -40,7 +40,8 @@ static int f32_arith_case(const ew_plan *p, const ew_loop *L) {
     return 1;
 }
 
-/* m elements of a FLOAT16 / BF16 run (exact in fp32) as fp32. */
+/* m elements of a FLOAT16 / BF16 run (exact in fp32) as fp32. (BF16: num_bf16_to_f32's shift, written
+ * inline in this hot loop rather than called per element.) */
 static void half_run_to_f32(const uint16_t *h, int64_t stride, int64_t m, int bf16, float *f) {
     if (bf16)
         for (int64_t e = 0; e < m; e++) {

@@ -161,18 +161,6 @@ static int64_t read_index(const pyaclnn_stub_tensor *t, int64_t off) {
     return t->dtype == ACL_INT32 ? *(const int32_t *)tv_at(t, off) : *(const int64_t *)tv_at(t, off);
 }
 
-/* Dims [from, t->ndim) of t are row-major contiguous (size-1 dims' strides unused): rows of that many elements
- * can move with one memcpy. */
-static int rows_contiguous(const pyaclnn_stub_tensor *t, int from) {
-    int64_t expected = 1;
-    for (int d = (int)t->ndim - 1; d >= from; d--) {
-        if (t->shape[d] == 1) continue;
-        if (t->strides[d] != expected) return 0;
-        expected *= t->shape[d];
-    }
-    return 1;
-}
-
 /* The element offsets of `t` at each position of its dims [0, ndim) in row-major order (an odometer over
  * them); NULL when out of memory. */
 static int64_t *outer_offsets(const pyaclnn_stub_tensor *t, int ndim, int64_t *count) {
@@ -230,7 +218,7 @@ static int gather_rows(const pyaclnn_stub_launch *launch, const idx_plan *p, con
     int ndef = 0, s = -1;
     for (int i = 0; i < p->k; i++)
         if (p->defined[i]) ndef++, s = i;
-    if (ndef != 1 || self->ndim == 0 || !p->adjacent || !rows_contiguous(self, s + 1)) return 0;
+    if (ndef != 1 || self->ndim == 0 || !p->adjacent || !pyaclnn_stub_dims_contiguous(self, s + 1)) return 0;
     const pyaclnn_stub_tensor *ix = &idx[s];
     int64_t nb = pyaclnn_stub_numel(ix), size = self->shape[s], inner = tv_dims_product(self->shape, s + 1, self->ndim);
     size_t isz = ew_itemsize(self->dtype), row = (size_t)inner * isz;
@@ -426,7 +414,7 @@ static int scatter_rows(const pyaclnn_stub_launch *launch, const idx_dim_plan *p
                         const pyaclnn_stub_tensor *index, const pyaclnn_stub_tensor *src) {
     int dim = p->dim;
     if (p->reduce != IDX_SET || p->assist || p->src != IDX_SRC_TENSOR || p->per_element || p->n_list ||
-        src->dtype != self->dtype || src->ndim != p->ndim || self->ndim != p->ndim || !rows_contiguous(src, dim + 1))
+        src->dtype != self->dtype || src->ndim != p->ndim || self->ndim != p->ndim || !pyaclnn_stub_dims_contiguous(src, dim + 1))
         return 0;
     for (int d = 0; d < p->ndim; d++)   /* (a 0-d source under an n-d self walks [1, ..., 1]: the element path) */
         if (src->shape[d] != p->walk[d] || (d != dim && self->shape[d] != p->walk[d])) return 0;

@@ -297,13 +297,16 @@ int64_t pyaclnn_stub_numel(const pyaclnn_stub_tensor *t) {
     return n;
 }
 
-int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t) {
-    if (pyaclnn_stub_numel(t) == 0) return 1;
+int pyaclnn_stub_dims_contiguous(const pyaclnn_stub_tensor *t, int64_t from) {
     int64_t expected = 1;
-    for (int64_t k = t->ndim; k-- > 0;) {
+    for (int64_t k = t->ndim; k-- > from;) {
         if (t->shape[k] == 1) continue;   /* the stride of a size-1 dimension is never used */
         if (t->strides[k] != expected) return 0;
         expected *= t->shape[k];
     }
     return 1;
+}
+
+int pyaclnn_stub_is_contiguous(const pyaclnn_stub_tensor *t) {
+    return pyaclnn_stub_numel(t) == 0 || pyaclnn_stub_dims_contiguous(t, 0);
 }

@@ -86,6 +86,7 @@ typedef struct {
     int post_quant;                      /* FA_PQ_*: INT8 attentionOut from quantScale2 (/ quantOffset2)       */
     int post_quant_offset;               /* quantOffset2 given                                                */
     int post_quant_950;                  /* the Ascend 950's step (arch35 vf_post_quant.h), else Atlas A2's   */
+    aclDataType post_quant_dtype;        /* INT8; on the Ascend 950 also FLOAT8_E4M3FN or HIFLOAT8             */
     int64_t aq_base[2];                  /* logical index of the key's / value's first parameter              */
 } fa_plan;
 

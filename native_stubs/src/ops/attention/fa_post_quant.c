@@ -11,7 +11,9 @@
  * On the Ascend 950 (ops-transformer attention/common/op_kernel/arch35/vf/vf_post_quant.h, PostQuantPerTensorImplVF /
  * PostQuantPerChnl*ImplVF): per tensor and per channel alike, fp32 v = out * scale (+ offset) (two roundings), then
  * fp16 with CAST_RINT and int8 with CAST_RINT; the casts are NO_SAT, whose overflow the sources do not define: the
- * emulator saturates, as on Atlas A2.
+ * emulator saturates, as on Atlas A2. FLOAT8_E4M3FN and HIFLOAT8 outputs (vf_post_quant_common.h CastToOutputFromMul /
+ * FromAdd): the fp32 v cast straight to the output with CAST_RINT (castTraitP0) / CAST_HYBRID (castTraitP1), NO_SAT
+ * (numerics' non-saturating conversions: E4M3FN overflow to NaN, HIFLOAT8 to its inf code).
  */
 #include <math.h>
 #include <stdint.h>
@@ -38,6 +40,12 @@ void fa_post_quant_row(const fa_plan *p, const pyaclnn_stub_launch *l, int64_t b
             int64_t k = p->post_quant == FA_PQ_TENSOR ? 0 : n * p->Dv + d;
             float v = o[d] * pq_param(l, FA_IN_QS2, k);
             if (has_off) v = v + pq_param(l, FA_IN_QO2, k);
+            if (p->post_quant_dtype == ACL_FLOAT8_E4M3FN || p->post_quant_dtype == ACL_HIFLOAT8) {
+                /* castTraitP0 (CAST_RINT) / castTraitP1 (CAST_HYBRID) straight from fp32, NO_SAT */
+                *(uint8_t *)tv_at(out, fa_elem(p, out, FA_ELEM_OUT, p->Dv, b, n, i, d)) =
+                    p->post_quant_dtype == ACL_HIFLOAT8 ? num_f32_to_hif8(v, NUM_HYBRID) : num_f32_to_fp8_e4m3fn(v, NUM_RINT);
+                continue;
+            }
             q = num_f32_to_int8(half_of(v), NUM_RINT | NUM_SAT);
         } else if (p->post_quant == FA_PQ_TENSOR) {
             float h = half_of(o[d]);

@@ -256,7 +256,7 @@ static aclnnStatus mask_plan(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *
 static aclnnStatus outputs(op_call *c, fa_plan *p, const pyaclnn_stub_tensor *q) {
     const pyaclnn_stub_tensor *out = tens(c, "attentionOut"), *lse = tens(c, "softmaxLse");
     char a[200], b[200], d1[24], d2[24];
-    if (out->dtype != (p->post_quant ? ACL_INT8 : q->dtype))
+    if (out->dtype != (p->post_quant ? p->post_quant_dtype : q->dtype))
         return tiling_fail(c, "attentionOut dtype %s should be the same as query's %s", op_dtype_name(out->dtype, d1),
                            op_dtype_name(q->dtype, d2));
     int64_t want[4], wnd = q->ndim;
@@ -429,6 +429,9 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
                                   p->kv_packed)) ||
         (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
         return rc;
+    if (antiquant && a950 && p->post_quant && out->dtype != ACL_INT8)   /* CheckFeatureOutputEqual */
+        return tiling_fail(c, "When quantScale2 is not empty, the dtype of attenOut must be the same as the dtype of key "
+                           "and value, got attentionOut %s", op_dtype_name(out->dtype, d1));
     if (antiquant && a950) {
         p->antiquant = FA_AQ_DEQUANT;
         if (p->aq_per_token)

@@ -3,9 +3,12 @@
  * ops-transformer attention/incre_flash_attention/op_host/incre_flash_attention_tiling.cpp ProcessQuant2 and
  * ProcessQuant2Dtype, incre_flash_attention_tiling_check.cpp CheckQuant2Shape: their checks in their order and
  * their messages (561002), run where IFA's tiling runs them (after the sequence lengths, before the antiquant
- * parameters). Taken with Q_S = 1 on Atlas A2 and on the Ascend 950 (the 950's tiling checks are not in the sources
- * read: taken as the A2's, as for its antiquant; its kernel step is fa_post_quant.c's); the prefill path's (PFA's)
- * post-quant and a per-tensor scale with a per-channel offset (or the reverse) are not taken by the emulator (161002).
+ * parameters). Taken with Q_S = 1 on Atlas A2 and on the Ascend 950, and on the Ascend 950 in FIA's prefill path as
+ * well (Q_S > 1 or TND: the arch35 kernel, attention/common/op_kernel/arch35/flash_attention_score_infer.h, runs the
+ * same vf_post_quant.h step on every query row; the 950's checks, fused_infer_attention_score/op_host/checkers/
+ * post_quant_checker.cpp, are not followed here: taken as the A2's, as for its antiquant; its kernel step is
+ * fa_post_quant.c's); Atlas A2's prefill path (PFA's) post-quant, PromptFlashAttention's, and a per-tensor scale
+ * with a per-channel offset (or the reverse) are not taken by the emulator (161002).
  */
 #include <stdint.h>
 #include <string.h>
@@ -53,7 +56,10 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
                                 int kv_int4) {
     const pyaclnn_stub_tensor *sc = opt(c, NAMES[P_QS2][form]), *off = opt(c, NAMES[P_QO2][form]);
     char b1[24];
-    if (otype != ACL_INT8) {
+    int a950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
+    /* The Ascend 950 also writes FLOAT8_E4M3FN and HIFLOAT8 (post_quant_checker.cpp CheckFeatureAttenOut: INT8,
+     * FLOAT8_E4M3FN, HIFLOAT8; vf_post_quant.h) */
+    if (otype != ACL_INT8 && !(a950 && (otype == ACL_FLOAT8_E4M3FN || otype == ACL_HIFLOAT8))) {
         if (sc != NULL)
             return tiling_fail(c, "the output's dequant scale exist, output data type should be INT8, but now it's "
                                "DT_%s", op_dtype_name(otype, b1));
@@ -62,11 +68,15 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
                                "DT_%s", op_dtype_name(otype, b1));
         return ACLNN_SUCCESS;
     }
-    if (!decode || form == FORM_PFA)
+    /* The Ascend 950's FIA kernel (arch35 flash_attention_score_infer.h) runs vf_post_quant.h's step in its prefill
+     * path too; Atlas A2's prefill path (PFA's) is not taken. */
+    if (form == FORM_PFA || (!decode && !a950))
         return op_invalidf(c->api, "the INT8 attentionOut (post-quant) is supported by the emulator in the decode path "
-                           "only");
+                           "only (and in FusedInferAttentionScore's prefill path on the Ascend 950)");
     /* ProcessQuant2Dtype */
-    if (sc == NULL) return tiling_fail(c, "output data type is int8, but input tensor of the output's dequant scale is null");
+    if (sc == NULL)
+        return tiling_fail(c, "output data type is %s, but input tensor of the output's dequant scale is null",
+                           otype == ACL_INT8 ? "int8" : op_dtype_name(otype, b1));
     if (sc->dtype != ACL_BF16 && sc->dtype != ACL_FLOAT)
         return tiling_fail(c, "the output's dequant scale type(%d) should be bf16 or fp32", (int)sc->dtype);
     if (off != NULL && off->dtype != sc->dtype)
@@ -88,5 +98,6 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
     p->post_quant = chan ? FA_PQ_CHANNEL : FA_PQ_TENSOR;
     p->post_quant_offset = off != NULL;
     p->post_quant_950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
+    p->post_quant_dtype = otype;
     return ACLNN_SUCCESS;
 }

@@ -44,6 +44,11 @@ void grouped_matmul_kernel(const pyaclnn_stub_launch *launch) {
         tv_fail_oom(launch);
         return;
     }
+    if (p->s8s4) {
+        gmm_s8s4_kernel(launch, p, gl);
+        free(gl);
+        return;
+    }
     if (p->fp8) {
         gmm_fp8_kernel(launch, p, gl);
         free(gl);
@@ -200,8 +205,8 @@ static const char *dname(aclDataType d, char b[24]) { return op_dtype_name(d, b)
 
 /* CheckGroupListCommonTensor's checks of a present group list: at most 1024 entries, one per group (what
  * `against` names, for `group_type`), INT64. */
-static aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int64_t groups, const char *against,
-                                  int group_type) {
+aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int64_t groups, const char *against,
+                           int group_type) {
     int64_t gsize = gl->shape[0];
     if (gsize > 1024)
         return gmm_bad(c, "When groupList type is tenosr, size of groupList %lld should be less than or equal to 1024.",
@@ -322,7 +327,8 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     if (fp8) {
         if ((rc = gmm_950_quant_params(c, &L, actType, tx, tw))) return rc;
     } else if (soc950 && !quant && gmm_950_weight_quant(c, xd, wd)) {
-        return gmm_950_weight_quant_params(c, &L, actType, split);
+        if ((rc = gmm_950_weight_quant_params(c, &L, actType, split, gltype, tx, tw))) return rc;
+        return gmm_950_s8s4_plan(c, &L, gltype);   /* only the S8S4 pseudo-quant path passes the checker */
     } else if (quant) {
         if ((rc = gmm_quant_function_params(c, &L))) return rc;
     } else if (!(xf && xd == wd)) {

@@ -18,6 +18,8 @@ typedef struct {
     int quant;                /* x and weight INT8 (A8W8) */
     int fp8;                  /* Ascend 950: x and weight FLOAT8 / HIFLOAT8, static quant (grouped_matmul_fp8.c) */
     int nz, nz_tw;            /* the weights are FRACTAL_NZ storage (WeightNz entry), stored transposed */
+    int s8s4;                 /* Ascend 950 S8S4 per-group (grouped_matmul_wq950.c): x INT8, packed INT4 NZ weight */
+    int64_t s8s4_k, s8s4_n;   /* its weight's (k, n) as the op_api sees them (unpacked) */
     aclDataType y_dt, scale_dt, bias_dt;
 } gmm_params;
 
@@ -41,6 +43,9 @@ typedef struct {
 /* the op_api's checks: 161002 */
 #define gmm_bad(c, ...) op_invalidf((c)->api, __VA_ARGS__)
 
+/* grouped_matmul.c: CheckGroupListCommonTensor's checks of a present group list (tensor) */
+aclnnStatus gmm_group_list(op_call *c, const pyaclnn_stub_tensor *gl, int64_t groups, const char *against,
+                           int group_type);
 /* grouped_matmul.c: CheckOptionalTensorList (bias, scale): length, rank and N of each tensor against the weights */
 aclnnStatus gmm_optional_list(op_call *c, const gmm_lists *L, const gmm_list *T, const char *name);
 
@@ -63,9 +68,14 @@ int gmm_950_quant(aclDataType xd, aclDataType wd);
 aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int tx, int tw);
 aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L);
 void gmm_fp8_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
-/* grouped_matmul_wq950.c: the 950's weight-quant checker's first checks (x and weight of different sizes), then a
- * refusal */
+/* grouped_matmul_wq950.c: the 950's weight-quant checker (x and weight of different sizes): its first checks, then a
+ * refusal, except the S8S4 pseudo-quant path (all its checks: ACLNN_SUCCESS), whose executor gmm_950_s8s4_plan
+ * builds (the per-group WeightNz kernel gmm_s8s4_kernel) */
 int gmm_950_weight_quant(const op_call *c, aclDataType xd, aclDataType wd);
-aclnnStatus gmm_950_weight_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int64_t split);
+aclnnStatus gmm_950_weight_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int64_t split,
+                                        int64_t gltype, int tx, int tw);
+aclnnStatus gmm_950_s8s4_plan(op_call *c, const gmm_lists *L, int64_t gltype);
+int64_t gmm_s8s4_c0(const pyaclnn_stub_tensor *w);
+void gmm_s8s4_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
 
 #endif

@@ -8,7 +8,9 @@
  * offset; one x, weight and y; ND formats (CheckQuantCasesFormat); CheckGeneralQuantShape; then by dtype: FLOAT8 with
  * a FLOAT / UINT64 / INT64 scale and HIFLOAT8 with the same (CheckFp8Hif8QuantParams: no bias, transposes, a
  * UINT64 scale only with split M, the per-token scale's dtypes, y FLOAT / FLOAT16 / BFLOAT16, CheckNonPerGroupQuantDim,
- * CheckNonPerGroupQuantShape). An INT64 scale is read as UINT64 (the op_api relabels it before its checks). INT8 x
+ * CheckNonPerGroupQuantShape); FLOAT8 / FLOAT4 with FLOAT8_E8M0 scales (the MX modes): CheckGroupedMatmulMxfp8's no
+ * bias and per-token scale present, CheckGroupedMatmulMxfp4's per-token scale present, then the emulator refuses (its
+ * MX kernels are not modelled). An INT64 scale is read as UINT64 (the op_api relabels it before its checks). INT8 x
  * INT8 keeps grouped_matmul_quant.c's path (see grouped_matmul.toml).
  *
  * Kernel (op_kernel/arch35 gqmm_cube_on_the_fly.h, the mix template for a vector dequant; the tiling's
@@ -140,8 +142,11 @@ aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_typ
         return fp8_params(c, L, tx, tw);
     }
     if (is_fp8(xd) && is_fp8(wd)) {
-        if (sd == ACL_FLOAT8_E8M0)
+        if (sd == ACL_FLOAT8_E8M0) {   /* CheckGroupedMatmulMxfp8's first checks, then the emulator's refusal */
+            if (L->B.n) return gmm_bad(c, "mxfp8 does not support bias.");
+            if (!P->n) return gmm_bad(c, "perTokenScale should not be nullptr in mx case.");
             return gmm_bad(c, "the MX FLOAT8 mode (FLOAT8_E8M0 scales) of the 950 is not modelled by the emulator");
+        }
         if (sd != ACL_FLOAT && sd != ACL_UINT64)
             return gmm_bad(c, "Unsupported quant scale dtype %s with float8 case", op_dtype_name(sd, b1));
         return fp8_params(c, L, tx, tw);
@@ -150,8 +155,10 @@ aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_typ
         if (L->gtype != GMM_SPLIT_M)
             return gmm_bad(c, "In mxfp4 quant mode, mxfp4 case only supports groupType 0 (split M), but actual groupType "
                               "is %lld", LL(L->gtype));
-        if (sd == ACL_FLOAT8_E8M0)
+        if (sd == ACL_FLOAT8_E8M0) {   /* CheckGroupedMatmulMxfp4's first check, then the emulator's refusal */
+            if (!P->n) return gmm_bad(c, "perTokenScale should not be nullptr in mx case.");
             return gmm_bad(c, "the MX FLOAT4 mode of the 950 is not modelled by the emulator");
+        }
         return gmm_bad(c, "Unsupported quant scale dtype %s with float4 case", op_dtype_name(sd, b1));
     }
     return gmm_bad(c, "Quant case with x dtype %s and weight dtype %s is not supported.", op_dtype_name(xd, b1),

@@ -94,7 +94,7 @@ aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
     int every_x_empty = 1;
     for (int64_t i = 0; i < p->nx; i++) every_x_empty &= pyaclnn_stub_numel(&X[i]) == 0;
     if (every_x_empty) return ACLNN_SUCCESS;   /* CheckZeroShape returned before the NZ steps */
-    aclDataType xd = X[0].dtype, wd = W[0].dtype;
+    aclDataType xd = X[0].dtype, wd = p->s8s4 ? ACL_INT4 : W[0].dtype;   /* S8S4: the INT32 weight unpacked */
     int r = nz_pattern(c, xd, wd, p->y_dt);
     if (r > 0) return ACLNN_ERR_PARAM_INVALID;
     if (r < 0)
@@ -102,6 +102,18 @@ aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
                           "INT8-INT8,BF16-BF16,FP16-FP16,INT8-INT4, INT4-INT4,FP16/BF16-FP4_E2M1",
                        dname(xd, b1), dname(wd, b2));
     int tw = gmm_transposed(&W[0]);
+    if (p->s8s4) {   /* TransWeightToNz's alignment on the unpacked (E, k, n) INT4 view; the storage's blocks */
+        pyaclnn_stub_tensor w4 = W[0];
+        w4.dtype = ACL_INT4, w4.shape[2] = p->s8s4_n;
+        aclnnStatus rc = nz_alignment(c, &w4, 1, tw, 0);
+        if (rc) return rc;
+        if (gmm_s8s4_c0(&W[0]) != 32)   /* Int4WeightToInt8Preprocess's inputNzC032: the INT32 carrier's C0 4 */
+            return gmm_bad(c, "weight FRACTAL_NZ: a storage of %lld dims whose blocks are %lld INT4 wide: the emulator "
+                              "reads (E, n1, k1, 16, 32) INT4 blocks (an INT32 storage's last dim 4), as the kernel",
+                           (long long)W[0].storage_ndim, (long long)gmm_s8s4_c0(&W[0]));
+        p->nz = 1, p->nz_tw = tw;
+        return ACLNN_SUCCESS;
+    }
     aclnnStatus rc = nz_alignment(c, W, p->nw, tw, 0);
     if (rc) return rc;
     if (!p->quant)
