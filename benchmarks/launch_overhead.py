@@ -9,7 +9,6 @@ the previous launch's results, as a training loop does):
 * ``py_capi``         -- the same sequence line by line through ``pyaclnn.capi``
 * ``py_friendly``     -- ``pyaclnn.ops.amp_update_scale(..., out=...)`` on device tensors
 * ``py_generic``      -- ``pyaclnn.ops.AmpUpdateScale(...)`` (the launcher without the friendly layer)
-* ``py_cached``       -- the generic call with the executor cache enabled
 * ``py_prepared``     -- ``plan(...)`` of ``pyaclnn.ops.prepare``: address setters + launch
 * ``c_prepared``      -- the C twin of that (aclSet{Input,Output}TensorAddr x5 + launch)
 
@@ -149,7 +148,7 @@ def variants(buf: Buffers, stream):
         plan(*tensors[i & 1])
 
     return {"py_capi": py_capi, "py_friendly": py_friendly, "py_generic": py_generic,
-            "py_cached": py_generic, "py_prepared": py_prepared}, plan
+            "py_prepared": py_prepared}, plan
 
 
 def main(argv=None) -> dict:
@@ -174,11 +173,9 @@ def main(argv=None) -> dict:
             results.setdefault("c_prepared", []).append(c["prepared_ns"][0])
             checks["c_one_shot"], checks["c_prepared"] = c["check"]["one_shot"], c["check"]["prepared"]
             for name, loop in loops.items():
-                ops.set_executor_cache(16 if name == "py_cached" else 0)
                 buf.reset()
                 results.setdefault(name, []).append(timed(loop, stream, n, args.k))
                 checks[name] = buf.result(n)
-        ops.set_executor_cache(0)
         plan.close()
         stream.close()
 

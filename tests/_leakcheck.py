@@ -12,9 +12,9 @@ are not loaded just for this) while this process has not loaded the stub: before
 can be alive. Tests that must leave something alive on purpose do it in a subprocess.
 
 The Pythonic layer keeps some things on purpose: a default stream per device used so far (for the
-life of the process) and, for speed, freed device blocks in that stream's memory pool and prepared
-executors in its executor cache. Before counting, the caches are emptied (their public
-``empty_cache`` / ``clear_executor_cache``) and the default streams are not counted as leaks.
+life of the process) and, for speed, freed device blocks in that stream's memory pool and the friendly
+functions' cached plans. Before counting, the caches are emptied (what ``pyaclnn.empty_cache`` does)
+and the default streams are not counted as leaks.
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ _NOTHING = {name: 0 for name in FIELDS}
 def _kept_on_purpose() -> dict[str, int]:
     """Empties the Pythonic layer's caches; returns what it still keeps for the process."""
     kept = dict(_NOTHING)
-    ops = sys.modules.get("pyaclnn.ops")
-    if ops is not None and hasattr(ops, "clear_executor_cache"):
-        ops.clear_executor_cache()
+    plans = sys.modules.get("pyaclnn.ops._friendly_plans")
+    if plans is not None:
+        plans.clear()
     runtime = sys.modules.get("pyaclnn.runtime")
     for state in runtime.iter_states() if runtime is not None and hasattr(runtime, "iter_states") else ():
         stream = getattr(state, "default_stream", None)

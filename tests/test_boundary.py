@@ -77,7 +77,7 @@ def test_dropped_device_outputs_go_to_the_next_call_and_results_stay_exact():
     for _ in range(3):
         _same(_host(_arnq(*dev)), want)
         assert pool.stats()["in_use_bytes"] == in_use
-    ops.clear_executor_cache()                       # the plan goes: its kept block returns to the pool
+    pyaclnn.empty_cache()                            # the plan goes: its kept block returns to the pool
     assert pool.stats()["in_use_bytes"] <= in_use - sum(w.nbytes for w in want)
 
 
@@ -215,11 +215,11 @@ def test_pool_high_water_mark_is_documented_and_enforced():
         s.close()
 
 
-def test_empty_cache_and_clear_executor_cache_drop_the_friendly_plans():
+def test_empty_cache_drops_the_friendly_plans():
     from pyaclnn.ops import _friendly_plans
     dev = [pyaclnn.from_numpy(a) for a in _inputs(1, seed=8)]
-    for clear in (pyaclnn.empty_cache, ops.clear_executor_cache):
+    for _ in range(2):
         _arnq(*dev)
         assert sum(v["plans"] for v in _friendly_plans.info().values()) >= 1
-        clear()
+        pyaclnn.empty_cache()
         assert sum(v["plans"] for v in _friendly_plans.info().values()) == 0

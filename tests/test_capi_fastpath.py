@@ -80,6 +80,33 @@ def test_hot_entry_points_take_the_compiled_path(mod):
         assert fn.compiled and fn.ctypes_function is capi.cfunc(name)
 
 
+def test_only_the_descriptor_functions_keep_the_gil(mod):
+    # (acl_meta.h's descriptors: host memory and their own short locks, never a wait or a call into Python)
+    assert _accel.KEEP_GIL and all(capi.SOURCES[n][1] == "aclnn/acl_meta.h" for n in _accel.KEEP_GIL)
+    for name in (*HOT, *_accel.KEEP_GIL):
+        assert _accel.wrap(capi.cfunc(name), mod).keeps_gil == (name in _accel.KEEP_GIL), name
+
+
+def test_a_call_that_waits_releases_the_gil_for_the_python_it_waits_for(mod):
+    # The stream's host function is Python: it needs the GIL while the main thread sits in the compiled
+    # aclrtSynchronizeStream; were the GIL kept there, this child would hang until its timeout.
+    code, out, err = run_python("""
+        import pyaclnn
+        from pyaclnn import capi
+        from pyaclnn.capi import _accel
+        stream = pyaclnn.Stream()
+        seen = []
+        fn = capi.aclrtHostFunc(lambda _arg: seen.append(1))
+        capi.cfunc("aclrtSynchronizeStream")
+        sync = capi.aclrtSynchronizeStream
+        assert type(sync) is _accel.module().CFunction and not sync.keeps_gil
+        assert capi.aclrtLaunchHostFunc(stream.handle, fn, None) == 0
+        assert sync(stream.handle) == 0
+        print(seen)
+    """, timeout=60)
+    assert code == 0 and out.split() == ["[1]"], err
+
+
 def test_module_attribute_is_the_compiled_function_once_bound(mod):
     capi.cfunc("aclDataTypeSize")
     fn = capi.aclDataTypeSize

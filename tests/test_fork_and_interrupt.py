@@ -199,7 +199,7 @@ closing = sys.argv[1] == "stream-close"
 side = rt.Stream() if closing else None
 
 def settle():
-    stream.synchronize(); gc.collect(); ops.clear_executor_cache(); pyaclnn.empty_cache()
+    stream.synchronize(); gc.collect(); pyaclnn.empty_cache()
 
 def call(n):
     CALL

@@ -32,9 +32,9 @@ def soc(acl):
 
 @pytest.fixture(autouse=True)
 def fresh():
-    ops.clear_executor_cache()
+    pyaclnn.empty_cache()
     yield
-    ops.clear_executor_cache()
+    pyaclnn.empty_cache()
 
 
 def _host(seed, shape=(2, 64)):
@@ -138,7 +138,7 @@ def test_a_call_s_outputs_share_one_block_the_next_call_takes_once_every_output_
     assert _base(r3) == base and pool.stats()["in_use_blocks"] == held + 1
     _assert_equal([t.numpy() for t in r3], _want(host, soc))
     del r2, r3
-    ops.clear_executor_cache()                  # the plan goes: every kept block back to the pool
+    pyaclnn.empty_cache()                  # the plan goes: every kept block back to the pool
     assert pool.stats()["in_use_blocks"] == start
 
 
@@ -174,7 +174,7 @@ def test_a_set_dropped_after_its_plan_went_returns_its_block_at_the_next_flush(s
     start = pool.stats()["in_use_blocks"]
     _call(dev)
     r = _call(dev)
-    ops.clear_executor_cache()
+    pyaclnn.empty_cache()
     assert pool.stats()["in_use_blocks"] == start + 1         # r still holds its block
     del r
     assert pool.stats()["in_use_blocks"] == start             # (stats flushes first)
@@ -206,7 +206,7 @@ def test_calls_alternating_between_layouts_each_take_their_own_plan(soc):
         for h, dev in zip((narrow, wide), devs):
             _assert_equal([t.numpy() for t in _call(dev)], _want(h, soc))
     assert _plans() == 2
-    ops.clear_executor_cache()
+    pyaclnn.empty_cache()
     assert all(not sp.last for sp in _friendly_plans._streams.values())     # nothing closed is tried
     _assert_equal([t.numpy() for t in _call(devs[0])], _want(narrow, soc))
 
@@ -281,7 +281,7 @@ def test_clear_and_empty_cache_destroy_the_plans():
     r = _call(dev)
     del r
     assert _plans() == 1 and runtime.stub_live_counts()["executors"] == before + 1
-    ops.clear_executor_cache()
+    pyaclnn.empty_cache()
     assert _plans() == 0 and runtime.stub_live_counts()["executors"] == before
     _call(dev)
     pyaclnn.empty_cache()

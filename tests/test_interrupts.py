@@ -217,12 +217,6 @@ side = runtime.Stream()
 
 def arnq():
     ops.add_rms_norm_dynamic_quant(x, x, gamma, y_dtype="int8")
-def cached():
-    ops.set_executor_cache(8)
-    try:
-        ops.Adds(v, 0.5, 2, pyaclnn.empty((256,)))
-    finally:
-        ops.set_executor_cache(0)
 def one_shot():
     ops.Adds(v, 1.5, 1, pyaclnn.empty((256,)))
 def data_dependent():
@@ -262,14 +256,14 @@ except ImportError:
     WITH_TORCH = []
 
 PIECES = {"arnq": [arnq], "torch": WITH_TORCH}.get(sys.argv[2]) or [
-    arnq, cached, one_shot, data_dependent, views, prepared, explicit_plan, streams, events, numpy_arnq, trim,
+    arnq, one_shot, data_dependent, views, prepared, explicit_plan, streams, events, numpy_arnq, trim,
     *WITH_TORCH]
 done = [0] * len(PIECES)
 turn = [0]
 
 def settle():
     runtime.current_stream().synchronize(); side.synchronize(); gc.collect()
-    ops.set_executor_cache(0); ops.clear_executor_cache(); pyaclnn.empty_cache()
+    pyaclnn.empty_cache()
 
 for p in PIECES:
     p()

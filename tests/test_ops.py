@@ -1,5 +1,5 @@
 """pyaclnn.ops: the generic launcher (call / attribute access), the friendly amp_update_scale, the
-workspace pool, the executor cache, errors and the support matrix."""
+workspace pool, errors and the support matrix."""
 from __future__ import annotations
 
 import ctypes
@@ -125,6 +125,20 @@ def test_keyword_arguments_and_spellings():
     assert o2.numpy()[0] == 0
 
 
+def test_a_tensor_parameter_named_self_is_passed_by_keyword():
+    # aclnn names the first tensor of most operators "self", as Python names a method's instance.
+    x = pyaclnn.from_numpy(np.array([1.0, 2.0], np.float32))
+    want = [3.0, 4.0]
+    assert ops.Adds(self=x, other=2.0, alpha=1, out=pyaclnn.empty((2,))).numpy().tolist() == want
+    assert ops.call("Adds", self=x, other=2.0, alpha=1, out=pyaclnn.empty((2,))).numpy().tolist() == want
+    out = pyaclnn.empty((2,))
+    with ops.get("Adds").prepare(self=x, other=2.0, alpha=1, out=out) as plan:
+        plan(self=pyaclnn.from_numpy(np.array([5.0, 6.0], np.float32)))
+        assert out.numpy().tolist() == [7.0, 8.0]
+    with ops.plan("Adds", self=x, other=2.0, alpha=1, out=pyaclnn.empty((2,))) as plan:
+        assert plan.execute(x)[0].numpy().tolist() == want
+
+
 def test_friendly_defaults_results_and_inplace():
     s, t = ops.amp_update_scale(65536.0, 1999, 0.0)      # torch's GradScaler defaults: interval 2000
     assert s.dtype == np.float32 and s.tolist() == [131072.0] and t.tolist() == [0]
@@ -202,6 +216,22 @@ def test_declared_but_not_exported_operator(extra_headers):
     assert pyaclnn.library_paths()[-1] in str(info.value)
 
 
+def test_the_launcher_calls_capis_functions_and_capi_learns_operators_headers_add(extra_headers):
+    from pyaclnn import capi
+    from pyaclnn.errors import MissingSymbolError
+    gws, launch = ops.get("Add").bind()
+    assert gws is capi.cfunc("aclnnAddGetWorkspaceSize") and launch is capi.cfunc("aclnnAdd")
+    ops.load_headers(extra_headers)
+    with pytest.raises(ops.OperatorNotFoundError):
+        ops.get("ScaleShift").bind()
+    # Declared in capi from the header's prototype, as every C name is; calling it says what is missing.
+    assert "aclnnScaleShiftGetWorkspaceSize" in capi.__all__
+    assert capi.DECLARATIONS["aclnnScaleShiftGetWorkspaceSize"].startswith(
+        "aclnnStatus aclnnScaleShiftGetWorkspaceSize(const aclTensor*, const aclTensor*")
+    with pytest.raises(MissingSymbolError):
+        capi.aclnnScaleShiftGetWorkspaceSize(None, None, None, None, None, 1.0, None, None, None)
+
+
 # ------------------------------------------------------------------------------------------------
 # Workspace from the stream's pool (a fake operator that asks for one)
 # ------------------------------------------------------------------------------------------------
@@ -226,7 +256,8 @@ def fake_op(monkeypatch):
         return 0
 
     fns = {"aclnnFakeWsGetWorkspaceSize": GWS_PROTO(gws), "aclnnFakeWs": LAUNCH_PROTO(launch)}
-    monkeypatch.setattr(_launcher, "_bind_symbol", lambda name, argtypes: fns[name])
+    monkeypatch.setattr(_launcher.capi, "operator_functions",
+                        lambda sig: (fns[sig.workspace_function], fns[sig.name]))
     sig = OpSignature("aclnnFakeWs", (
         Param("x", "const aclTensor*", Kind.TENSOR), Param("out", "aclTensor*", Kind.TENSOR, Role.OUT),
         Param("workspaceSize", "uint64_t*", Kind.WORKSPACE_SIZE, Role.OUT),
@@ -323,61 +354,6 @@ def test_python_float_is_a_double_scalar():
     assert got.tolist() == (x + np.float64(0.1)).tolist()
     got = ops.Muls(x, 0.1, np.zeros(3, np.float64))
     assert got.tolist() == (x * np.float64(0.1)).tolist()
-
-
-# ------------------------------------------------------------------------------------------------
-# Executor cache of one-shot calls
-# ------------------------------------------------------------------------------------------------
-
-@pytest.fixture
-def cache():
-    ops.set_executor_cache(2)
-    yield
-    ops.set_executor_cache(0)
-
-
-def test_executor_cache_hits_by_layout_not_address(cache):
-    s = runtime.Stream()
-    base = runtime.stub_live_counts()["executors"]
-    scale = [pyaclnn.from_numpy(np.array([v], np.float32), stream=s) for v in (1.0, 10.0, 100.0)]
-    tr = pyaclnn.from_numpy(np.array([0], np.int32), stream=s)
-    f = pyaclnn.zeros((1,), stream=s)
-    outs = (pyaclnn.empty((1,), stream=s), pyaclnn.empty((1,), "int32", stream=s))
-    for x in scale:                                # new addresses every call, one layout
-        ops.AmpUpdateScale(x, tr, f, 2.0, 0.5, 1, *outs, stream=s)
-        assert outs[0].numpy()[0] == 2 * x.numpy()[0]
-    info = ops.executor_cache_info()
-    assert (info["misses"], info["hits"], info["size"]) == (1, 2, 1)
-    assert runtime.stub_live_counts()["executors"] == base + 1
-    ops.AmpUpdateScale(scale[0], tr, f, 2.0, 0.5, 7, *outs, stream=s)       # another attribute: miss
-    assert outs[1].numpy()[0] == 1
-    half = [pyaclnn.from_numpy(np.array([3.0], np.float16), stream=s),
-            pyaclnn.zeros((1,), "float16", stream=s), pyaclnn.empty((1,), "float16", stream=s)]
-    ops.AmpUpdateScale(half[0], tr, half[1], 2.0, 0.5, 1, half[2], outs[1], stream=s)  # another dtype
-    assert half[2].numpy()[0] == 6.0
-    info = ops.executor_cache_info()
-    assert info["misses"] == 3 and info["evictions"] == 1 and info["size"] == 2      # bounded LRU
-    assert runtime.stub_live_counts()["executors"] == base + 2
-    r = ops.amp_update_scale(np.array([5.0], np.float32), np.array([0], np.int32), np.array([0.0], np.float32),
-                             growth_interval=1, stream=s)                          # numpy through the cache
-    assert r[0].tolist() == [10.0]
-    ops.clear_executor_cache()
-    assert runtime.stub_live_counts()["executors"] == base
-    s.close()
-
-
-def test_executor_cache_dies_with_its_stream(cache):
-    base = runtime.stub_live_counts()
-    s = runtime.Stream()
-    x = pyaclnn.from_numpy(np.array([1.0], np.float32), stream=s)
-    g = pyaclnn.from_numpy(np.array([0], np.int32), stream=s)
-    ops.AmpUpdateScale(x, g, pyaclnn.zeros((1,), stream=s), 2.0, 0.5, 3, x, g, stream=s)
-    assert runtime.stub_live_counts()["executors"] == base["executors"] + 1
-    del x, g
-    s.close()
-    after = runtime.stub_live_counts()
-    assert after["executors"] == base["executors"] and after["tensors"] == base["tensors"]
-    assert after["streams"] == base["streams"]
 
 
 # ------------------------------------------------------------------------------------------------

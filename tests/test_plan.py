@@ -1,5 +1,6 @@
 """Explicit plans (pyaclnn/ops/_plan.py): ops.plan owns descriptors, workspace and outputs; every
-execute returns new outputs, never overwritten while the caller holds them. Values against NumPy."""
+execute returns new outputs, never overwritten while the caller holds them. ops.prepare makes the same
+kind of object, run on the caller's tensors. Values against NumPy."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 import pyaclnn
 from pyaclnn import ops, runtime
-from pyaclnn.errors import ArgumentTypeError, ClosedError, InvalidArgumentError, PyaclnnError
+from pyaclnn.errors import ArgumentTypeError, ClosedError, InvalidArgumentError, PyaclnnError, UnsupportedError
 
 
 def _dev(a):
@@ -76,6 +77,35 @@ def test_clear_errors(acl):
     with pytest.raises(ClosedError, match="plan is closed"):
         plan.execute(x)
     assert issubclass(ArgumentTypeError, PyaclnnError)
+
+
+def test_prepare_and_plan_make_one_kind_of_plan_each_refusing_the_other_s_way_of_running(acl):
+    x = _dev(np.arange(6).reshape(2, 3))
+    out = pyaclnn.empty((2, 3), "float32")
+    owning, on_yours = _adds_plan(x), ops.prepare("Adds", x, 2.0, 1, out)
+    assert ops.PreparedCall is ops.Plan
+    assert isinstance(owning, ops.Plan) and isinstance(on_yours, ops.Plan) and type(owning) is type(on_yours)
+    assert owning.owns_outputs and not on_yours.owns_outputs
+    assert owning.specs == (((2, 3), pyaclnn.capi.ACL_FLOAT, pyaclnn.capi.ACL_FORMAT_ND),) and on_yours.specs is None
+    assert owning.input_names == ("self",) and on_yours.tensor_names == ("self", "out")
+    assert "1 inputs, 1 outputs" in repr(owning) and "2 tensor slots" in repr(on_yours)
+    (first,) = owning.execute(x)
+    # An owning plan keeps no tensors between executions: a call "on the current ones" would write
+    # into the block `first` owns. Refused before anything is launched, on every form of the call.
+    for call in (lambda: owning(), lambda: owning(x, first), lambda: owning(stream=runtime.current_stream()),
+                 lambda: owning(self=x)):
+        with pytest.raises(UnsupportedError, match=r"owns its outputs \(ops.plan\): plan.execute"):
+            call()
+    with pytest.raises(UnsupportedError, match=r"runs on the tensors it was prepared with \(ops.prepare\)"):
+        on_yours.execute(x)
+    on_yours(self=_dev(np.ones((2, 3))))        # (a tensor parameter named like Python's self)
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 3.0, np.float32))
+    on_yours(x, out)
+    np.testing.assert_array_equal(first.numpy(), np.arange(6).reshape(2, 3) + 2.0)
+    np.testing.assert_array_equal(out.numpy(), np.arange(6).reshape(2, 3) + 2.0)
+    assert issubclass(UnsupportedError, PyaclnnError)
+    owning.close()
+    on_yours.close()
 
 
 def test_a_plan_on_a_closed_stream_raises(acl):

@@ -203,24 +203,15 @@ def test_nonzero_v2_validation_codes():
     assert raw_null_status("aclnnNonzeroV2GetWorkspaceSize", 2) == NULLPTR
 
 
-# ---- with the executor cache on ----------------------------------------------------------------
-# A cached call runs a repeatable executor with its own aclTensor descriptors: the real shape of a
-# data-dependent launch landed on the plan's descriptor, and every call returned the full-size output.
-
-@pytest.fixture
-def executor_cache():
-    ops.set_executor_cache(64)
-    try:
-        yield
-    finally:
-        ops.set_executor_cache(0)
-
+# ---- repeated layouts ---------------------------------------------------------------------------
+# A repeatable executor keeps its own aclTensor descriptors: the real shape of a data-dependent launch
+# would land on the executor's descriptor, and every call would return the full-size output.
 
 @pytest.mark.parametrize("kind", ["numpy", "tensor"])
-def test_data_dependent_shapes_are_right_on_every_call_with_the_executor_cache_on(executor_cache, kind):
+def test_data_dependent_shapes_are_right_on_every_call_of_a_repeated_layout(kind):
     wrap = (lambda a: a) if kind == "numpy" else pyaclnn.from_numpy
     x = np.arange(200, dtype=np.float32)
-    for p in (0.5, 0.1, 0.9, 0.5, 0.0, 1.0):        # repeated layouts: a cached executor would be reused
+    for p in (0.5, 0.1, 0.9, 0.5, 0.0, 1.0):        # repeated layouts: a reused executor would be wrong
         m = mask_of((200,), p)
         got = ops.masked_select(wrap(x), wrap(m))
         got = got if kind == "numpy" else got.numpy()
@@ -231,14 +222,13 @@ def test_data_dependent_shapes_are_right_on_every_call_with_the_executor_cache_o
         np.testing.assert_array_equal(nz, np.array(np.nonzero(m.reshape(20, 10))))
 
 
-def test_the_generic_call_leaves_the_real_shape_on_out_with_the_executor_cache_on(executor_cache):
+def test_the_generic_call_leaves_the_real_shape_on_out():
     x = pyaclnn.from_numpy(np.arange(12, dtype=np.float32))
     for step in (2, 3, 4, 2):
         m = pyaclnn.from_numpy(np.arange(12) % step == 0)
         out = pyaclnn.empty((12,), "float32")     # (out's aclTensor keeps the shape of its launch)
         ops.MaskedSelect(x, m, out)
         assert view_shape(out) == (len(range(0, 12, step)),)
-    assert ops.executor_cache_info()["size"] == 0        # such launches are never cached
 
 
 def test_a_data_dependent_operator_cannot_be_prepared():

@@ -49,6 +49,7 @@ from ._constants import *  # noqa: F401,F403
 from ._constants import ENUM_MEMBERS  # noqa: F401
 from ._enums import *  # noqa: F401,F403
 from ._functions import DECLARATIONS, PROTOTYPES, SOURCES  # noqa: F401
+from ._operators import declare as _declare_operator
 from ._operators import extend as _extend_with_operators
 
 OPTIONAL = _extend_with_operators()     # + the emulated operators of the catalog (native_stubs/src/ops)
@@ -111,6 +112,22 @@ def _unbound(name: str):
 for _name in PROTOTYPES:
     _globals[_name] = _unbound(_name)
 del _name
+
+
+def operator_functions(sig) -> tuple:
+    """The phase-1 and phase-2 ctypes functions of an operator signature of :mod:`pyaclnn.ops`' registry
+    (what :mod:`pyaclnn.ops` launches through), each None where the loaded libraries lack it. A signature
+    the tables lack or declare otherwise (a header read by ``pyaclnn.ops.load_headers``) is declared first,
+    so ``capi.<name>`` and the operator launcher call the same function."""
+    with _bind_lock:
+        for name in _declare_operator(sig):
+            _bound.pop(name, None)
+            _calls.pop(name, None)
+            _globals[name] = _unbound(name)
+            if name not in __all__:
+                __all__.append(name)
+    fns = (cfunc(sig.workspace_function), cfunc(sig.name))
+    return tuple(None if getattr(fn, "missing", False) else fn for fn in fns)
 
 
 def available(name: str) -> bool:

@@ -5,7 +5,7 @@
  * pyaclnn/capi/_binding.py). Its vectorcall converts the common arguments in C -- ints, floats,
  * None, exact str/bytes for const char*, exact c_void_p objects, ctypes arrays and pointers whose
  * item type ctypes would accept, byref(x) -- exactly as ctypes' from_param would, releases the GIL
- * and calls the C function. Any other argument (numpy ints, _as_parameter_ objects, subclasses,
+ * (except around the functions made with keep_gil: see _accel.py) and calls the C function. Any other argument (numpy ints, _as_parameter_ objects, subclasses,
  * a wrong type, keywords, a wrong count) and any conversion error hands the whole call, before the
  * C function runs, to the ctypes function: that path raises ctypes' own errors. So results, errors
  * and out-parameters are those of ctypes; only the cost differs.
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ABI_VERSION 2
+#define ABI_VERSION 3
 #define MAX_ARGS 32
 #define CACHE 4
 
@@ -96,6 +96,7 @@ typedef struct {
     PyObject *cfunc;                   /* the ctypes function: fallback, attributes, doc */
     void *address;
     int fast;                          /* cleared when an attribute of the ctypes function is set */
+    int keep_gil;                      /* a short host-side call that never waits: the GIL stays held */
     Py_ssize_t fallbacks;              /* calls handed to the ctypes function (tests read it)    */
     Py_ssize_t nargs;
     char ret;
@@ -303,9 +304,13 @@ static PyObject *cfunction_vectorcall(PyObject *callable, PyObject *const *args,
     }
     c_value r;
     memset(&r, 0, sizeof r);
-    Py_BEGIN_ALLOW_THREADS
-    ffi_call(&self->cif, FFI_FN(self->address), &r, slots);
-    Py_END_ALLOW_THREADS
+    if (self->keep_gil) {
+        ffi_call(&self->cif, FFI_FN(self->address), &r, slots);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        ffi_call(&self->cif, FFI_FN(self->address), &r, slots);
+        Py_END_ALLOW_THREADS
+    }
     return make_result(self->ret, &r);
 }
 
@@ -369,6 +374,7 @@ static PyGetSetDef cfunction_getset[] = {
 static PyMemberDef cfunction_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(CFunction, vectorcall), READONLY, NULL},
     {"fallbacks", T_PYSSIZET, offsetof(CFunction, fallbacks), READONLY, "calls handed to the ctypes function"},
+    {"keeps_gil", T_INT, offsetof(CFunction, keep_gil), READONLY, "1: called without releasing the GIL"},
     {"ctypes_function", T_OBJECT, offsetof(CFunction, cfunc), READONLY, "the ctypes function behind it"},
     {NULL, 0, 0, 0, NULL},
 };
@@ -407,14 +413,16 @@ static ffi_type *ffi_type_of(char kind) {
     }
 }
 
-/* function(cfunc, address, kinds: bytes, ret: bytes, targets: tuple) -> CFunction */
+/* function(cfunc, address, kinds: bytes, ret: bytes, targets: tuple[, keep_gil]) -> CFunction */
 static PyObject *mod_function(PyObject *m, PyObject *args) {
     (void)m;
     PyObject *cfunc, *targets;
     unsigned long long address;
     const char *kinds, *ret;
     Py_ssize_t nk, nr;
-    if (!PyArg_ParseTuple(args, "OKy#y#O!", &cfunc, &address, &kinds, &nk, &ret, &nr, &PyTuple_Type, &targets))
+    int keep_gil = 0;
+    if (!PyArg_ParseTuple(args, "OKy#y#O!|p", &cfunc, &address, &kinds, &nk, &ret, &nr, &PyTuple_Type, &targets,
+                          &keep_gil))
         return NULL;
     if (nr != 1 || PyTuple_GET_SIZE(targets) != nk || nk > MAX_ARGS || address == 0) {
         PyErr_SetString(PyExc_ValueError, "bad signature description");
@@ -450,6 +458,7 @@ static PyObject *mod_function(PyObject *m, PyObject *args) {
     self->cfunc = Py_NewRef(cfunc);
     self->address = (void *)(uintptr_t)address;
     self->fast = 1;
+    self->keep_gil = keep_gil;
     self->fallbacks = 0;
     self->nargs = nk;
     self->ret = ret[0];

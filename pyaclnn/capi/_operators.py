@@ -17,25 +17,44 @@ _LAUNCH_DECL = "void*, uint64_t, aclOpExecutor*, aclrtStream"
 _LAUNCH_NAMED = "void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream"
 
 
+def _entries(sig) -> dict:
+    """The table rows of an operator signature's two functions: name -> (prototype, declaration, source)."""
+    from ..signatures import LAUNCH_ARGTYPES, workspace_argtypes
+    phase1, header = sig.workspace_function, f"aclnnop/{sig.header}"
+    return {
+        phase1: ((ctypes.c_int32, workspace_argtypes(sig)),
+                 f"aclnnStatus {phase1}({', '.join(p.ctype for p in sig.params)});",
+                 (f"aclnnStatus {phase1}({', '.join(f'{p.ctype} {p.name}' for p in sig.params)})", header)),
+        sig.name: ((ctypes.c_int32, LAUNCH_ARGTYPES),
+                   f"aclnnStatus {sig.name}({_LAUNCH_DECL});",
+                   (f"aclnnStatus {sig.name}({_LAUNCH_NAMED})", header)),
+    }
+
+
+def declare(sig) -> list[str]:
+    """Adds (or, where pyaclnn.ops.load_headers replaced a signature, replaces) an operator's two functions
+    in the tables; returns the names whose rows changed."""
+    changed = []
+    for name, (proto, decl, source) in _entries(sig).items():
+        old = PROTOTYPES.get(name)
+        if old is None or old[0] != proto[0] or tuple(old[1]) != tuple(proto[1]):
+            PROTOTYPES[name] = proto
+            DECLARATIONS[name] = decl
+            SOURCES[name] = source
+            changed.append(name)
+    return changed
+
+
 def extend() -> frozenset[str]:
     """Adds the catalog's operators missing from the static tables; returns OPTIONAL with them."""
     from .. import _catalog
-    from ..signatures import LAUNCH_ARGTYPES, registry_from_dict, workspace_argtypes
+    from ..signatures import registry_from_dict
     try:
         doc = _catalog.signature_doc()
     except Exception:   # noqa: BLE001 -- e.g. an unusable PYACLNN_STUB_LIBDIR: the loader reports it when
         return OPTIONAL  # something is called; importing the C names must not fail on the environment
     added = set()
-    for name, sig in registry_from_dict(doc).items():
-        phase1 = sig.workspace_function
-        if phase1 in PROTOTYPES:
-            continue
-        header = f"aclnnop/{sig.header}"
-        PROTOTYPES[phase1] = (ctypes.c_int32, workspace_argtypes(sig))
-        PROTOTYPES[name] = (ctypes.c_int32, LAUNCH_ARGTYPES)
-        DECLARATIONS[phase1] = f"aclnnStatus {phase1}({', '.join(p.ctype for p in sig.params)});"
-        DECLARATIONS[name] = f"aclnnStatus {name}({_LAUNCH_DECL});"
-        SOURCES[phase1] = (f"aclnnStatus {phase1}({', '.join(f'{p.ctype} {p.name}' for p in sig.params)})", header)
-        SOURCES[name] = (f"aclnnStatus {name}({_LAUNCH_NAMED})", header)
-        added |= {phase1, name}
+    for sig in registry_from_dict(doc).values():
+        if sig.workspace_function not in PROTOTYPES:
+            added.update(declare(sig))
     return OPTIONAL | added

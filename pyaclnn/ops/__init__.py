@@ -26,8 +26,7 @@ from ..runtime import current_stream as _current_stream
 from ._errors import OperatorNotFoundError
 from ._launcher import OpFunction, function
 from ._marshal import Scalar
-from ._plan import Plan
-from ._prepared import (PreparedCall, clear_executor_cache, executor_cache_info, set_executor_cache)
+from ._prepared import Plan, PreparedCall, owning_plan
 from ._registry import available, load_headers, names, signature, signatures
 from ._support import register_probe, support_matrix, support_matrix_markdown
 
@@ -41,7 +40,7 @@ from ._select_ops import masked_select, nonzero_v2
 
 __all__ = [
     "call", "prepare", "plan", "get", "OpFunction", "PreparedCall", "Plan", "Scalar", "OperatorNotFoundError",
-    "set_executor_cache", "clear_executor_cache", "executor_cache_info", "load_headers", "names", "available",
+    "load_headers", "names", "available",
     "signature", "signatures", "support_matrix", "support_matrix_markdown", "register_probe",
     "amp_update_scale", "add_rms_norm_dynamic_quant",
     "grouped_dynamic_mx_quant", "grouped_mxscale_written", "unpack_float4_e1m2",
@@ -64,8 +63,10 @@ def call(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> 
     return function(op)(*args, stream=stream, **kwargs)
 
 
-def prepare(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> PreparedCall:
-    """Build a repeatable executor for ``op`` with these arguments (see :class:`PreparedCall`)."""
+def prepare(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> Plan:
+    """A plan of ``op`` that runs on these tensors (see :class:`Plan`): ``plan()`` launches again,
+    ``plan(*tensors)`` or ``plan(name=tensor)`` on new tensors of the same layouts (in-place and out=
+    operators; :func:`plan` makes one that owns its outputs)."""
     return function(op).prepare(*args, stream=stream, **kwargs)
 
 
@@ -78,7 +79,7 @@ def plan(op: str, *args: _Any, stream: Stream | None = None, **kwargs: _Any) -> 
     fn = function(op)
     if kwargs or len(args) != fn._n:
         args = fn.bind_args(args, kwargs)
-    return Plan(fn, list(args), stream if stream is not None else _current_stream())
+    return owning_plan(fn, list(args), stream if stream is not None else _current_stream())
 
 
 def __getattr__(name: str) -> OpFunction:

@@ -1,7 +1,7 @@
 /*
- * _pyaclnn_fastcall: optional CPython accelerator of prepared calls (pyaclnn.ops._prepared).
+ * _pyaclnn_fastcall: optional CPython accelerator of plans (pyaclnn.ops._prepared).
  *
- * PlanBase is the C base of the accelerated PreparedCall. Its tp_call handles the common call
+ * PlanBase is the C base of the accelerated Plan. Its tp_call handles the common call
  * `plan(t0, t1, ...)` / `plan()` entirely in C: check each argument is a pyaclnn Tensor whose
  * (interned) layout key is the prepared one and whose memory is ordered on the plan's stream, check
  * the thread is bound to the device, re-point the changed addresses with the setters
@@ -105,6 +105,26 @@ static int thread_is_bound(PlanBase *p) {
     return ok;
 }
 
+/* The hot loop, the one place it is written: re-point the executor's slots 0..count-1 whose address
+ * changed (both setters of an in-place slot), then launch on `stream_handle`. A setter's failure stops
+ * it: `failed` names the slot (n for the launch), and the executor keeps the addresses it took. */
+static int32_t repoint_and_launch(PlanBase *p, const uint64_t *addrs, Py_ssize_t count, void *stream_handle) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        p->wanted[i] = addrs[i];
+        if (p->handles[i] == NULL || addrs[i] == p->bound[i]) continue;
+        void *a = (void *)(uintptr_t)addrs[i];
+        int32_t rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], a);
+        if (rc == 0 && p->set2[i] != NULL) rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], a);
+        if (rc != 0) {
+            p->failed = i;
+            return rc;
+        }
+        p->bound[i] = addrs[i];
+    }
+    p->failed = p->n;
+    return p->launch(p->workspace, p->workspace_size, p->executor, stream_handle);
+}
+
 static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     PlanBase *p = (PlanBase *)self;
     if (!p->ready || p->busy || closing || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || p->stream == NULL)
@@ -143,24 +163,8 @@ static PyObject *plan_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyObject *t = PyTuple_GET_ITEM(args, i);
         unbound[i] = PyList_GET_ITEM(p->objs, i);
         PyList_SET_ITEM(p->objs, i, Py_NewRef(t));
-        p->wanted[i] = addrs[i];
     }
-    int32_t rc = 0;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        if (p->handles[i] == NULL || addrs[i] == p->bound[i]) continue;
-        void *a = (void *)(uintptr_t)addrs[i];
-        rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], a);
-        if (rc == 0 && p->set2[i] != NULL) rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], a);
-        if (rc != 0) {
-            p->failed = i;
-            break;
-        }
-        p->bound[i] = addrs[i];
-    }
-    if (rc == 0) {
-        p->failed = p->n;
-        rc = p->launch(p->workspace, p->workspace_size, p->executor, p->stream_handle);
-    }
+    int32_t rc = repoint_and_launch(p, addrs, nargs, p->stream_handle);
     for (Py_ssize_t i = 0; i < nargs; i++) Py_XDECREF(unbound[i]);
     if (rc != 0) {
         p->status = rc;
@@ -237,36 +241,6 @@ static PyObject *plan_setup(PyObject *self, PyObject *args) {
     Py_XSETREF(p->objs, Py_NewRef(objs));
     p->ready = 1;
     Py_RETURN_NONE;
-}
-
-/* _fast_run_addrs(addresses, stream_handle) -> status: re-point and launch with addresses Python
- * has already validated (the executor cache: same layout by key). Uses the plan's own workspace, so
- * only for the stream the plan was prepared on. */
-static PyObject *plan_run_addrs(PyObject *self, PyObject *args) {
-    PlanBase *p = (PlanBase *)self;
-    PyObject *addrs;
-    unsigned long long stream_handle;
-    if (!PyArg_ParseTuple(args, "O!K", &PyList_Type, &addrs, &stream_handle)) return NULL;
-    if (!p->ready || PyList_GET_SIZE(addrs) != p->n) {
-        PyErr_SetString(PyExc_RuntimeError, "prepared call is closed, or wrong number of addresses");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < p->n; i++) {
-        uint64_t a = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(addrs, i));
-        if (a == (uint64_t)-1 && PyErr_Occurred()) return NULL;
-        p->wanted[i] = a;
-        if (p->handles[i] == NULL || a == p->bound[i]) continue;
-        int32_t rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], (void *)(uintptr_t)a);
-        if (rc == 0 && p->set2[i] != NULL)
-            rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], (void *)(uintptr_t)a);
-        if (rc != 0) {
-            p->failed = i;
-            return PyLong_FromLong(rc);
-        }
-        p->bound[i] = a;
-    }
-    p->failed = p->n;
-    return PyLong_FromLong(p->launch(p->workspace, p->workspace_size, p->executor, (void *)(uintptr_t)stream_handle));
 }
 
 /* Is the memory `mem` ordered on `stream` (noted there: note_stream put it in its list)? */
@@ -353,23 +327,7 @@ static PyObject *plan_friendly(PyObject *self, PyObject *args) {
         }
     }
     if (!thread_is_bound(p)) Py_RETURN_NONE;
-    int32_t rc = 0;
-    for (Py_ssize_t i = 0; i < p->n; i++) {
-        p->wanted[i] = addrs[i];
-        if (p->handles[i] == NULL || addrs[i] == p->bound[i]) continue;
-        void *a = (void *)(uintptr_t)addrs[i];
-        rc = p->set1[i](p->executor, (size_t)p->index1[i], p->handles[i], a);
-        if (rc == 0 && p->set2[i] != NULL) rc = p->set2[i](p->executor, (size_t)p->index2[i], p->handles[i], a);
-        if (rc != 0) {
-            p->failed = i;
-            break;
-        }
-        p->bound[i] = addrs[i];
-    }
-    if (rc == 0) {
-        p->failed = p->n;
-        rc = p->launch(p->workspace, p->workspace_size, p->executor, p->stream_handle);
-    }
+    int32_t rc = repoint_and_launch(p, addrs, p->n, p->stream_handle);
     if (rc != 0) {
         p->status = rc;
         PyObject *result = PyObject_CallMethod(self, "_raise_failure", "i", (int)rc);
@@ -461,7 +419,6 @@ static void plan_dealloc(PlanBase *p) {
 static PyMethodDef plan_methods[] = {
     {"_fast_setup", plan_setup, METH_VARARGS, "Fill the C state of the plan."},
     {"_fast_set_bound", plan_set_bound, METH_VARARGS, "Record an address re-pointed from Python."},
-    {"_fast_run_addrs", plan_run_addrs, METH_VARARGS, "Re-point validated addresses and launch."},
     {"_fast_friendly", plan_friendly, METH_VARARGS, "A friendly call's launch on a cached plan."},
     {"_fast_get_bound", plan_get_bound, METH_VARARGS, "The address slot i holds."},
     {"_fast_set_workspace", plan_set_workspace, METH_VARARGS, "Change the workspace pointer."},
@@ -518,7 +475,7 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(8); }
+static PyObject *abi(PyObject *mod, PyObject *unused) { return PyLong_FromLong(9); }
 
 /* The emulator's host-memory registration (pyaclnn_stub_mem_register / _unregister), set by
  * set_host_fns; NULL on a real toolkit. */

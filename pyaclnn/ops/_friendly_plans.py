@@ -33,7 +33,7 @@ registered with the emulator for the duration of the call only (so no registrati
 torch storage), and the call waits for its stream, since torch reads the results at once.
 
 Bounds: :data:`ENTRIES` plans per stream (the oldest goes first), each with its workspace.
-``pyaclnn.empty_cache()`` and ``pyaclnn.ops.clear_executor_cache()`` drop them.
+``pyaclnn.empty_cache()`` drops them.
 """
 from __future__ import annotations
 
@@ -53,8 +53,7 @@ from ..runtime import Stream, _BindScope, _tls, current_stream, holds_forever, i
 from ..runtime.host import hold_host_ranges, release_host_ranges
 from ..tensor import empty
 from . import _native
-from ._plan import Plan
-from ._prepared import _clear_hooks, plan_class
+from ._prepared import Plan, owning_plan, plan_class
 
 ENTRIES = 32        # cached plans per stream
 
@@ -138,7 +137,7 @@ def run(key: tuple, inputs: tuple, build: Callable[..., Any]):
         entry, full = last
         plan = entry.plan
         try:
-            r = plan._call._fast_friendly(inputs, plan._maker(stream), stream)
+            r = plan._fast_friendly(inputs, plan._maker(stream), stream)
         except Exception:
             _discard(sp, full, entry)       # refused at launch (see below)
             raise
@@ -285,7 +284,7 @@ def run_torch(key: tuple, values: tuple, build: Callable[..., Any]):
         if not _fast_host(addrs, entry.torch_sizes, hold.fresh) and \
                 not hold_host_ranges([(a, n) for a, (_, _, n) in zip(addrs, specs)], hold.held):
             return None
-        fast = entry.plan._call._fast_friendly
+        fast = entry.plan._fast_friendly
         r = fast(inputs, addrs, stream)
         if r is None:
             for v in inputs:
@@ -417,7 +416,7 @@ def _add(sp: _StreamPlans, key: tuple, stream: Stream, build, inputs: tuple) -> 
         outs = [empty(shape, acl, stream=stream) for shape, acl in specs]
         args = list(args[:len(args) - len(outs)]) + outs
         del outs
-        plan = Plan(fn, args, stream, holds_stream=False)
+        plan = owning_plan(fn, args, stream, holds_stream=False)
         del args
         entry = _Entry(plan, tuple(specs), returns) if plan._maker is not None else None
         if entry is None:
@@ -480,4 +479,3 @@ def info() -> dict:
 
 
 on_empty_cache(clear)
-_clear_hooks.append(clear)

@@ -9,8 +9,9 @@ A call runs, on the caller's thread:
 5. the block goes back to the pool (stream-ordered: later work on the same stream may reuse it at
    once), and the aclScalar/aclIntArray/... made for the call are destroyed.
 
-The ctypes function objects are bound once with their ``argtypes``; tensors bring their cached
-``aclTensor`` handle, so a call with device tensors costs two C calls plus a short Python loop.
+The two C functions are capi's ctypes functions (:func:`pyaclnn.capi.operator_functions`), bound once;
+tensors bring their cached ``aclTensor`` handle, so a call with device tensors costs two C calls plus a
+short Python loop.
 """
 from __future__ import annotations
 
@@ -19,35 +20,23 @@ import inspect
 from typing import Any
 
 from .._exceptions import ArgumentTypeError, ClosedError
-from .. import _interruptible, _shutdown
+from .. import _interruptible, _shutdown, capi
 from .._release import _put
 from .._boundary import stream_for as _default_stream_for
 from .._boundary import to_tensors
 from ..runtime import _tls
-from ..signatures import LAUNCH_ARGTYPES, OpSignature, workspace_argtypes
+from ..signatures import OpSignature
 from ..signatures.model import Kind, Role
 from ..tensor import Tensor
 from . import _marshal, _registry
 from ._errors import not_exported, op_error
 from ._marshal import CallTemps
-from ._prepared import _NOT_CACHEABLE, _cache_config, cached_call, plan_class
+from ._prepared import plan_class
 from ._registry import DATA_DEPENDENT_SHAPE, available, signature, snake_case
 
 _c_uint64 = ctypes.c_uint64
 _c_void_p = ctypes.c_void_p
 _byref = ctypes.byref
-
-
-def _bind_symbol(name: str, argtypes) -> Any:
-    from .._loader import backend
-    from ..errors import MissingSymbolError
-    try:
-        fn = backend().symbol(name)
-    except MissingSymbolError:
-        return None
-    fn.argtypes = argtypes
-    fn.restype = ctypes.c_int32
-    return fn
 
 
 class OpFunction:
@@ -117,11 +106,9 @@ class OpFunction:
     def bind(self) -> tuple:
         """Look the two C functions up (raises OperatorNotFoundError if not exported)."""
         if self._gws is None:
-            gws_name = self.signature.workspace_function
-            gws = _bind_symbol(gws_name, workspace_argtypes(self.signature))
+            gws, launch = capi.operator_functions(self.signature)
             if gws is None:
-                raise not_exported(self.name, gws_name, available)
-            launch = _bind_symbol(self.name, LAUNCH_ARGTYPES)
+                raise not_exported(self.name, self.signature.workspace_function, available)
             if launch is None:
                 raise not_exported(self.name, self.name, available)
             self._launch = launch
@@ -157,7 +144,7 @@ class OpFunction:
         return values
 
     # -- calls ------------------------------------------------------------------------------------
-    def __call__(self, *args: Any, stream=None, **kwargs: Any):
+    def __call__(self, /, *args: Any, stream=None, **kwargs: Any):     # (self=: a tensor parameter)
         if kwargs or len(args) != self._n:
             args = self.bind_args(args, kwargs)
         if stream is None:
@@ -167,15 +154,7 @@ class OpFunction:
             if a is not None and a.__class__ is not Tensor:
                 return self._call_host(args, stream)    # host data: through the boundary
         with _shutdown.launching(self.name):   # refused once the interpreter exits (pyaclnn/_shutdown.py)
-            return self._launch_tensors(args, stream)
-
-    def _launch_tensors(self, args, stream):
-        # A cached (repeatable) executor would leave a data-dependent shape on its own descriptor.
-        if _cache_config.maxsize and not self.data_dependent:
-            out = cached_call(self, args, stream)
-            if out is not _NOT_CACHEABLE:
-                return out
-        return self.one_shot(args, stream)
+            return self.one_shot(args, stream)
 
     def _call_host(self, args, stream):
         """A call with numpy / torch / Python data: Tensors for them, the launch, then outputs
@@ -184,7 +163,7 @@ class OpFunction:
             tensors, crossing = to_tensors(args, self._roles, stream, self._names)
             ok = False
             try:
-                self._launch_tensors(tensors, stream)
+                self.one_shot(tensors, stream)
                 ok = True
             finally:
                 crossing.finish(ok)
@@ -259,8 +238,8 @@ class OpFunction:
                                             f"{args[i]!r}: {exc}") from None
         return out
 
-    def prepare(self, *args: Any, stream=None, **kwargs: Any):
-        """A :class:`~pyaclnn.ops.PreparedCall`: a repeatable executor for these arguments."""
+    def prepare(self, /, *args: Any, stream=None, **kwargs: Any):      # (self=: a tensor parameter)
+        """A :class:`~pyaclnn.ops.Plan` that runs on these arguments' tensors (see pyaclnn.ops.prepare)."""
         if kwargs or len(args) != self._n:
             args = self.bind_args(args, kwargs)
         if stream is None:

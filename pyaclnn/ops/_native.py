@@ -19,7 +19,7 @@ from .._exceptions import NoAttributeError
 from .._extension import OptionalExtension
 
 MODULE = "_pyaclnn_fastcall"
-ABI = 8
+ABI = 9
 
 
 def _prepare(module, path: Path) -> None:

@@ -1,4 +1,8 @@
-"""Prepared calls (repeatable executors) and the opt-in executor cache of one-shot calls.
+"""Plans: one operator prepared once (a repeatable executor) for fixed layouts and attributes.
+
+A plan owns its executor, its ``aclTensor`` descriptors and its workspace. It runs in one of two ways:
+on the caller's tensors (:func:`pyaclnn.ops.prepare`, below: in-place and ``out=`` operators), or with
+outputs it makes itself on every execution (:func:`pyaclnn.ops.plan`, :mod:`pyaclnn.ops._plan`).
 
     plan = pyaclnn.ops.prepare("AmpUpdateScale", scale, tracker, found_inf, 2.0, 0.5, 1000,
                                new_scale, new_tracker)
@@ -23,11 +27,9 @@ import ctypes
 import operator
 import threading
 import weakref
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import ArgumentTypeError, ClosedError, InvalidArgumentError, UnsupportedError
-from .._mutex import mutex as _mutex
 
 from .. import _release, capi
 from .._release import _put
@@ -40,20 +42,11 @@ from ..signatures.model import Kind, Role
 from ..tensor import Tensor
 from . import _marshal, _native
 from ._errors import op_error
+from ._plan import OwnedOutputs
 from ._registry import snake_case
 
 if TYPE_CHECKING:
     from ._launcher import OpFunction
-
-# What cached_call returns for a call the executor cache cannot take (the launcher then runs it once).
-_NOT_CACHEABLE = object()
-
-
-class _CacheConfig:
-    maxsize = 0             # executor cache entries per stream; 0 = off (set_executor_cache)
-
-
-_cache_config = _CacheConfig()
 
 _byref = ctypes.byref
 
@@ -96,13 +89,16 @@ def _release_plan(execs: list, handles: list, destroys: list, ws: list, ws_nbyte
     _drop_reference(ref)
 
 
-class PreparedCall:
-    """A repeatable executor of one operator for fixed layouts and attributes.
+class Plan(OwnedOutputs):
+    """One operator prepared for fixed layouts and attributes: it owns the repeatable executor, the
+    ``aclTensor`` descriptors and the workspace.
 
-    Create with :func:`pyaclnn.ops.prepare` or ``OpFunction.prepare``.  Call it with the tensor
-    parameters (positional, in C order, all of them) or some of them by name; omitted ones keep
-    their current tensor.  Returns the output tensors.  :meth:`close` (or garbage collection)
-    destroys the executor, the handles and the workspace.
+    From :func:`pyaclnn.ops.prepare` (or ``OpFunction.prepare``), it runs on the caller's tensors: call
+    it with the tensor parameters (positional, in C order, all of them) or some of them by name;
+    omitted ones keep their current tensor. Returns the output tensors. From :func:`pyaclnn.ops.plan`,
+    it owns its outputs too: :meth:`execute` takes the inputs and returns new outputs.
+    :meth:`close` (or garbage collection, or its stream closing) destroys the executor, the
+    descriptors and the workspace.
     """
 
     def __init__(self, fn: OpFunction, args, stream: Stream, keep_refs: bool = True):
@@ -230,25 +226,32 @@ class PreparedCall:
         return not self._finalizer.alive
 
     def close(self) -> None:
-        """Wait for launched work, then destroy the executor, handles and workspace (idempotent)."""
+        """Wait for launched work, then destroy the executor, handles and workspace, and give the kept
+        output blocks back to the pool (outputs the caller still holds stay valid; idempotent)."""
         self._executor = None
         self._on_close()
         self._finalizer()
         self._objs[:] = self._nones                 # let the bound tensors go
         self._initial_crossing = None
+        self._forget_owned()
 
     def _on_close(self) -> None:
         """Hook of the accelerated subclass."""
 
-    def __enter__(self) -> "PreparedCall":
+    def __enter__(self) -> "Plan":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{len(self._slots)} tensor slots"
-        return f"<pyaclnn.ops.PreparedCall {self.op.name} ({state})>"
+        if self.closed:
+            state = "closed"
+        elif self._specs is not None:
+            state = f"{self.n_in} inputs, {len(self._specs)} outputs"
+        else:
+            state = f"{len(self._slots)} tensor slots"
+        return f"<pyaclnn.ops.Plan {self.op.name} ({state})>"
 
     @property
     def tensor_names(self) -> tuple[str, ...]:
@@ -259,12 +262,20 @@ class PreparedCall:
     """True when common calls run in the C accelerator (see pyaclnn.ops._native)."""
 
     # -- launching --------------------------------------------------------------------------------
-    def _call_slow(self, *tensors: Any, stream: Stream | None = None, **named: Any):
-        """The whole call in Python (the accelerator sends every case it does not handle here).
+    def _call_slow(self, /, *tensors: Any, stream: Stream | None = None, **named: Any):
+        # (self positional-only: many operators name a tensor parameter "self", given as plan(self=x))
+        """The whole call in Python (the accelerator sends every case it does not handle here)."""
+        if self._specs is not None:
+            # (It keeps no tensors between executions: a launch on "the current ones" would write
+            # into blocks an earlier execution's caller owns.)
+            raise UnsupportedError(
+                f"this plan of {self.op.__name__} owns its outputs (ops.plan): plan.execute(*inputs) "
+                f"returns new ones; ops.prepare makes a plan that is called on your tensors")
+        return self._serialised(tensors, stream, named)
 
-        Holds the plan's lock, so that calls from several threads do not mix their tensors (the
-        addresses and bound tensors are per plan); the accelerator's C path defers to it meanwhile.
-        """
+    def _serialised(self, tensors: tuple, stream: Stream | None, named: dict):
+        """Holds the plan's lock, so that calls from several threads do not mix their tensors (the
+        addresses and bound tensors are per plan); the accelerator's C path defers to it meanwhile."""
         with self._lock:
             self._depth += 1
             if self._depth == 1:
@@ -403,13 +414,6 @@ class PreparedCall:
     def _raise_failure(self, status: int) -> None:
         raise self._failure(status)
 
-    def _launch_addrs(self, addrs: list, stream: Stream) -> int:
-        """Launch with addresses already validated (the executor cache); returns the status."""
-        wanted = self._addrs               # in place: the accelerator holds this buffer's address
-        for i, a in enumerate(addrs):
-            wanted[i] = a
-        return self._run(stream)
-
     def _coerce(self, i: int, value: Any, crossing: Crossing) -> Tensor | None:
         slot = self._slots[i]
         if value is None:
@@ -467,17 +471,34 @@ _plan_class: type | None = None
 
 
 def plan_class() -> type:
-    """PreparedCall, or its accelerated subclass when the C accelerator is available."""
+    """Plan, or its accelerated subclass when the C accelerator is available."""
     global _plan_class
     if _plan_class is None:
         mod = _native.module()
-        _plan_class = PreparedCall if mod is None else _accelerated_class(mod.PlanBase)
+        _plan_class = Plan if mod is None else _accelerated_class(mod.PlanBase)
     return _plan_class
 
 
+def owning_plan(fn: OpFunction, args: list, stream: Stream, *, holds_stream: bool = True) -> Plan:
+    """A plan that owns its outputs (:func:`pyaclnn.ops.plan`): ``args`` is the operator's full argument
+    list, the outputs (last tensor slots) as new tensors of the layouts wanted (each made by
+    :func:`pyaclnn.empty`: whole and contiguous; None where an optional output is absent)."""
+    plan = plan_class()(fn, args, stream, keep_refs=False)
+    try:
+        plan._own_outputs(args, stream, holds_stream)
+    except BaseException:
+        plan.close()
+        raise
+    return plan
+
+
+#: The name plans had before they could own their outputs (the same class).
+PreparedCall = Plan
+
+
 def _accelerated_class(base: type) -> type:
-    class AcceleratedPreparedCall(base, PreparedCall):
-        """A PreparedCall whose common calls run in C (``_fastcall.c``); see PreparedCall."""
+    class AcceleratedPlan(base, Plan):
+        """A Plan whose common calls run in C (``_fastcall.c``); see Plan."""
 
         accelerated = True
         _bound_get = base._fast_get_bound
@@ -513,172 +534,4 @@ def _accelerated_class(base: type) -> type:
         def _on_stream_closed(self) -> None:
             self._fast_disable()        # the Python path raises "stream is closed"
 
-        def _launch_addrs(self, addrs: list, stream: Stream) -> int:
-            if stream._handle != self._home:
-                return PreparedCall._launch_addrs(self, addrs, stream)
-            status = self._fast_run_addrs(addrs, stream._handle)
-            if status:
-                self._failed = self._fast_failed
-            return status
-
-    return AcceleratedPreparedCall
-
-
-# ------------------------------------------------------------------------------------------------
-# Executor cache of one-shot calls (opt-in)
-# ------------------------------------------------------------------------------------------------
-
-class ExecutorCache:
-    """LRU of prepared calls for one stream, keyed on operator and argument layouts/attributes."""
-
-    def __init__(self, stream: Stream):
-        self.plans: OrderedDict = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-        self.evictions = 0
-        self._stream_plans = stream._plans        # finalizers run when the stream is released
-
-    def get(self, key):
-        plan = self.plans.get(key)
-        if plan is not None:
-            self.plans.move_to_end(key)
-            self.hits += 1
-        return plan
-
-    def put(self, key, plan: PreparedCall, maxsize: int) -> None:
-        self.misses += 1
-        self.plans[key] = plan
-        self._stream_plans.append(plan._finalizer)
-        while len(self.plans) > maxsize:
-            _, old = self.plans.popitem(last=False)
-            self.evictions += 1
-            self._drop(old)
-
-    def _drop(self, plan: PreparedCall) -> None:
-        try:
-            self._stream_plans.remove(plan._finalizer)
-        except ValueError:
-            pass
-        plan.close()
-
-    def clear(self) -> None:
-        while self.plans:
-            self._drop(self.plans.popitem()[1])
-
-
-_caches: "weakref.WeakSet[Stream]" = weakref.WeakSet()
-_caches_lock = _mutex()
-
-
-# How each parameter enters a cache key: a tensor's interned layout key, a by-value number or string
-# as itself (1 and 1.0 convert to the same double anyway), anything else through cache_key_of.
-_TENSOR, _PLAIN, _OTHER = 0, 1, 2
-_PLAIN_KINDS = frozenset({Kind.DOUBLE, Kind.FLOAT, Kind.INT, Kind.BOOL, Kind.ENUM, Kind.STRING, Kind.DTYPE})
-
-
-def _key_kinds(fn: OpFunction) -> tuple | None:
-    kinds = getattr(fn, "_key_kinds", False)
-    if kinds is False:
-        if any(p.kind is Kind.TENSOR_LIST for p in fn.params):
-            kinds = None
-        else:
-            kinds = tuple(_TENSOR if p.kind is Kind.TENSOR else _PLAIN if p.kind in _PLAIN_KINDS else _OTHER
-                          for p in fn.params)
-        fn._key_kinds = kinds
-    return kinds
-
-
-def cached_call(fn: OpFunction, args, stream: Stream):
-    """Run through the stream's executor cache, or return _NOT_CACHEABLE."""
-    kinds = _key_kinds(fn)
-    if kinds is None:
-        return _NOT_CACHEABLE
-    parts: list = [fn.name]
-    addrs: list[int] = []
-    try:
-        for kind, a in zip(kinds, args):
-            if kind == _TENSOR:
-                if a is None:
-                    parts.append(None)
-                    addrs.append(0)
-                    continue
-                if a.__class__ is not Tensor:
-                    return _NOT_CACHEABLE           # (a Tensor subclass: the one-shot path takes it)
-                m = a._mem
-                s = m.streams
-                if not s or s[0] is not stream:
-                    m.note_stream(stream)
-                parts.append(a._key)
-                addrs.append(a._ptr)
-            elif kind == _PLAIN:
-                parts.append(a)
-            else:
-                parts.append(_marshal.cache_key_of(a))
-        key = tuple(parts)
-        hash(key)
-    except TypeError:
-        return _NOT_CACHEABLE
-    with stream.lock:
-        cache = stream.exec_cache
-        if cache is None:
-            cache = stream.exec_cache = ExecutorCache(stream)
-            with _caches_lock:
-                _caches.add(stream)
-        plan = cache.get(key)
-        if plan is None:
-            plan = plan_class()(fn, args, stream, keep_refs=False)
-            cache.put(key, plan, _cache_config.maxsize)
-        status = plan._launch_addrs(addrs, stream)
-    if status:
-        raise plan._failure(status)
-    outs = fn._outputs
-    return args[outs[0]] if len(outs) == 1 else tuple([args[i] for i in outs])
-
-
-def set_executor_cache(maxsize: int) -> None:
-    """Enable (``maxsize > 0``: prepared executors kept per stream, LRU) or disable (0) the cache of
-    one-shot calls.  Keys: operator, dtypes, shapes, strides, offsets, formats, attribute values,
-    stream (hence device) -- never data addresses.  Disabling drops the cached executors.
-    Operators whose output shape depends on the data (``ops._registry.DATA_DEPENDENT_SHAPE``:
-    MaskedSelect, NonzeroV2 ...) always run once: a cached executor would keep their real output
-    shape in its own aclTensor."""
-    if maxsize < 0:
-        raise InvalidArgumentError("maxsize must be >= 0")
-    _cache_config.maxsize = int(maxsize)
-    if maxsize == 0:
-        clear_executor_cache()
-    else:
-        for s in list(_caches):
-            c = s.exec_cache
-            if c is not None:
-                with s.lock:
-                    while len(c.plans) > maxsize:
-                        c.evictions += 1
-                        c._drop(c.plans.popitem(last=False)[1])
-
-
-_clear_hooks: list = []     # other caches of prepared calls (pyaclnn.ops._friendly_plans)
-
-
-def clear_executor_cache() -> None:
-    """Destroy every cached executor (of every stream), the friendly functions' included."""
-    for hook in _clear_hooks:
-        hook()
-    for s in list(_caches):
-        c = s.exec_cache
-        if c is not None:
-            with s.lock:
-                c.clear()
-
-
-def executor_cache_info() -> dict:
-    """``maxsize`` and totals over live streams: ``size``, ``hits``, ``misses``, ``evictions``."""
-    info = {"maxsize": _cache_config.maxsize, "size": 0, "hits": 0, "misses": 0, "evictions": 0}
-    for s in list(_caches):
-        c = s.exec_cache
-        if c is not None:
-            info["size"] += len(c.plans)
-            info["hits"] += c.hits
-            info["misses"] += c.misses
-            info["evictions"] += c.evictions
-    return info
+    return AcceleratedPlan

@@ -20,8 +20,8 @@ _available: list[str] | None = None        # cache of available(); reset by load
 # Operators whose output shape depends on the data (opbase's OP_OUTSHAPE): phase 2 waits for the
 # stream and writes the real shape into the output's aclTensor (read back with aclGetViewShape).
 # A launch through a repeatable executor writes it into the executor's own descriptor, which the
-# caller cannot see, so these are never run through one (the executor cache takes none, prepare()
-# refuses them). The emulated ones, and those torch_npu runs with EXEC_NPU_CMD_SYNC + aclGetViewShape.
+# caller cannot see, so these are never run through one (prepare() and plan(), on which the friendly
+# functions' cached plans are built, refuse them). The emulated ones, and those torch_npu runs with EXEC_NPU_CMD_SYNC + aclGetViewShape.
 DATA_DEPENDENT_SHAPE = frozenset({"aclnnMaskedSelect", "aclnnNonzeroV2", "aclnnNonzero", "aclnnUnique2",
                                   "aclnnUniqueConsecutive"})
 

@@ -6,7 +6,6 @@ import weakref
 from typing import Any
 
 from .._exceptions import ClosedError
-from .._mutex import mutex as _mutex
 
 from .. import _interruptible, _release, capi
 from .._cint import check as _check_cint
@@ -88,10 +87,8 @@ class Stream:
             capi_destroy_stream = capi.aclrtDestroyStream
         self._state = state
         self._handle: int | None = None
-        self._plans: list = []            # finalizers of cached prepared calls (ops executor cache)
+        self._plans: list = []            # finalizers of the plans made on it (pyaclnn.ops)
         self._users: weakref.WeakSet = weakref.WeakSet()   # prepared calls told when it closes
-        self.exec_cache = None            # pyaclnn.ops executor cache of this stream, if enabled
-        self.lock = _mutex()
         self._saved: list = []
         # The finalizer owns the cells before anything is taken: an exception
         # at any point leaves the reference, the handle and the pool to it.
