@@ -99,11 +99,16 @@ def describe(fn) -> tuple[bytes, bytes, tuple] | None:
     return "".join(kinds).encode(), _RESULT_KINDS[fn.restype].encode(), tuple(targets)
 
 
+# The common base of every ctypes function-pointer type, found through public API (ctypes names it
+# only privately).
+_FUNCTION_POINTER = ctypes.CFUNCTYPE(None).__mro__[1]
+
+
 def wrap(fn, mod=None):
     """The compiled-path function of bound ctypes function ``fn``, or ``fn`` itself when the
     extension is unavailable or cannot call it."""
     mod = mod if mod is not None else module()
-    if mod is None or not isinstance(fn, ctypes._CFuncPtr):
+    if mod is None or not isinstance(fn, _FUNCTION_POINTER):
         return fn
     desc = describe(fn)
     if desc is None:

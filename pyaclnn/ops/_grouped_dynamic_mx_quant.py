@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..codecs import decode_float4_e1m2, unpack_nibbles
 from ..runtime import Stream
-from ..tensor import Tensor, as_acl_dtype, empty, from_numpy, zeros
+from ..tensor import Tensor, empty, from_numpy, zeros
 from . import _friendly as F
 from ._launcher import function
 

@@ -50,7 +50,6 @@ def toolkit_include_dirs() -> list[Path]:
     if os.environ.get("PYACLNN_BACKEND", "").lower() == "stub":
         return []
     dirs: list[Path] = []
-    from .. import _env   # (not at import: the emulator's generator loads this package on its own)
     for root in _env.path_list("ASCEND_CUSTOM_OPP_PATH"):
         dirs.append(Path(root) / "op_api" / "include")
     roots = [r for r in map(_env.path, _TOOLKIT_ROOT_VARS) if r]
