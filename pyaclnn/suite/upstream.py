@@ -2,7 +2,8 @@
 
 op-plugin's tests are written for real NPUs and CANN releases; some fail before or after the operator runs,
 wherever they run: a torch CPU function that does not exist for the dtype they use, a name never defined, a
-reference of the wrong shape, an attribute their torch_npu release lacks. The runner counts such a failure as
+reference of the wrong shape, an attribute their torch_npu release lacks, a behaviour of a newer CANN asserted
+without checking the CANN version (the emulator reports no CANN release). The runner counts such a failure as
 ``upstream`` instead of ``failed`` when the list names the test and the failure's text holds the list's
 ``error`` for it (a listed test that fails another way still fails), so a file can be all green apart from
 them and join the baseline, and a later regression in its other tests fails the check. Each entry says
