@@ -152,8 +152,8 @@ aclnnStatus fia_post_quant_plan(op_call *c, fa_plan *p, int form, aclDataType qt
     char b1[24];
     int a950 = pyaclnn_stub_soc_family() == PYACLNN_SOC_950;
     if (a950 && form != FORM_PFA) return check_950(c, p, form, qtype, kvtype, otype);
-    /* The Ascend 950 also writes FLOAT8_E4M3FN and HIFLOAT8 (post_quant_checker.cpp CheckFeatureAttenOut: INT8,
-     * FLOAT8_E4M3FN, HIFLOAT8; vf_post_quant.h) */
+    /* Atlas A2 (IFA's ProcessQuant2), and PromptFlashAttention on the Ascend 950 (refused below as before: its
+     * FLOAT8_E4M3FN / HIFLOAT8 output reaches that refusal) */
     if (otype != ACL_INT8 && !(a950 && (otype == ACL_FLOAT8_E4M3FN || otype == ACL_HIFLOAT8))) {
         if (sc != NULL)
             return tiling_fail(c, "the output's dequant scale exist, output data type should be INT8, but now it's "
