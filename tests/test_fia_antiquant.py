@@ -554,12 +554,154 @@ def test_ascend_950_post_quant_fp8_hif8():
     assert e.value.code == INVALID and "FLOAT8_E5M2" in str(e.value)
     with pytest.raises(AclError) as e:
         fia(q, k16, k16, 4, "BSH", n2=2, lse=False, version=5, out=_fp8_hif8_out("hifloat8", q.shape))
-    assert e.value.code == TILING and "dequant scale is null" in str(e.value)
+    assert e.value.code == TILING and "quant_scale2 cannot be empty" in str(e.value)
     c = case("float16", "BNSD")
     with pytest.raises(AclError) as e:
         fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, lse=False, out=_fp8_hif8_out("float8_e4m3fn", c["q"].shape),
             qs2=np.ones(1, np.float32), **{"as": c["sc"], "ao": c["off"]})
     assert e.value.code == TILING and "the same as the dtype of key and value" in str(e.value)
+
+
+_PQ = "Parameter quant_scale2 of FusedInferAttentionScore has incorrect"
+
+
+def _pq_950_cases():
+    """(name, fia() keyword arguments, message words) for the Ascend 950's post_quant_checker.cpp (835b830), each
+    a 561002 from the BSH decode call of _post_quant_950_base (N1 4, D 16, fp16 query, INT8 attentionOut unless
+    given); the 'then' cases break two checks and expect the first's error (FIAChecker::Process's phase order:
+    single parameter, existence, cross feature, multi parameter)."""
+    f32, f16, bf16 = np.float32, np.float16, R.np_dtype("bfloat16")
+    return [
+        # CheckSingleDtype (also with a float attentionOut: it runs whether or not post-quant is on)
+        ("scale dtype", dict(qs2=np.ones(1, f16)), _PQ + " dtype DT_FLOAT16. Reason: The dtype of quant_scale2 must be "
+                                                   "BFLOAT16 or FLOAT32."),
+        ("scale dtype, float out", dict(qs2=np.ones(1, f16), out_dtype=np.float16), "The dtype of quant_scale2 must be "
+                                                                                     "BFLOAT16 or FLOAT32"),
+        ("offset dtype", dict(qs2=np.ones(1, f32), qo2=np.ones(1, f16)), "Parameter quant_offset2 of "
+         "FusedInferAttentionScore has incorrect dtype DT_FLOAT16. Reason: The dtype of quant_offset2 must be BFLOAT16 "
+         "or FLOAT32."),
+        ("scale then offset dtype", dict(qs2=np.ones(1, f16), qo2=np.ones(1, f16)), "dtype of quant_scale2 must be"),
+        ("offset dtype then no scale", dict(qo2=np.ones(1, f16)), "The dtype of quant_offset2 must be BFLOAT16"),
+        # CheckExistenceQuantScale2
+        ("no scale", dict(), _PQ + " value empty. Reason: In post quant scenario, quant_scale2 cannot be empty."),
+        ("empty scale", dict(qs2=np.ones(0, f32)), _PQ + " shape size 0. Reason: Shape size of quant_scale2 must be "
+                                                        "positive in post quant scenario!"),
+        ("empty bf16 scale then query dtype", dict(qs2=np.ones(0, bf16)), "Shape size of quant_scale2 must be positive"),
+        # CheckFeatureQueryDType, CheckFeatureLayout
+        ("bf16 scale, fp16 query", dict(qs2=np.ones(1, bf16)), _PQ + " dtype DT_BF16. Reason: When the dtype of query "
+         "is not BFLOAT16, the dtype of quant_scale2 must be FLOAT32."),
+        ("query dtype then layout", dict(qs2=np.ones(3, bf16)), "the dtype of quant_scale2 must be FLOAT32"),
+        ("1-D neither [1] nor N1 * D", dict(qs2=np.ones(3, f32)), _PQ + " shape size 3. Reason: For post quant "
+         "per-tensor, the shape size of quantScale2 should be equal to [1]."),
+        ("2-D of 60", dict(qs2=np.ones((4, 15), f32)), _PQ + " shape size 60. Reason: In post quant per-channel "
+         "scenario, when layout is BSH, the total element count of quantScale2 should be numHeads(4) * vHeadDim(16)."),
+        ("2-D [1, 1]", dict(qs2=np.ones((1, 1), f32)), "the total element count of quantScale2 should be numHeads(4)"),
+        ("layout then offset dtype", dict(qs2=np.ones(3, f32), qo2=np.ones(3, bf16)), "should be equal to [1]"),
+        # CheckMultiParaQuantOffset2
+        ("offset dtype differs", dict(qs2=np.ones(64, f32), qo2=np.ones(64, bf16)), "Parameter quant_offset2 of "
+         "FusedInferAttentionScore has incorrect dtype DT_BF16. Reason: The dtype of QuantScale2 and quantOffset2 must "
+         "be the same."),
+        ("offset dims differ", dict(qs2=np.ones(64, f32), qo2=np.ones((4, 16), f32)), "Parameters quant_scale2 and "
+         "quant_offset2 of FusedInferAttentionScore have incorrect shape dims 2D and 1D. Reason: The shape dims of "
+         "quant_scale2 and quant_offset2 must be the same."),
+        ("offset size differs", dict(qs2=np.ones(64, f32), qo2=np.ones(1, f32)), "Parameters quant_scale2 and "
+         "quant_offset2 of FusedInferAttentionScore have incorrect shape sizes 64, 1. Reason: The shape sizes of "
+         "quant_scale2 and quant_offset2 must be the same."),
+        ("offset dtype then dims", dict(qs2=np.ones(64, f32), qo2=np.ones((4, 16), bf16)), "The dtype of QuantScale2 "
+                                                                                          "and quantOffset2 must"),
+        ("offset dims then size", dict(qs2=np.ones(64, f32), qo2=np.ones((1, 1), f32)), "The shape dims of "
+                                                                                      "quant_scale2 and quant_offset2"),
+    ]
+
+
+def _post_quant_950_base(seed=39):
+    rng = np.random.default_rng(seed)
+    q, k, v = _one_key_on_ties("float16", rng)
+    return q, k, v, np.asarray(v).astype(np.float32).reshape(2, 16)[[0, 0, 1, 1]]   # query head n reads kv head n // 2
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("name,kw,words", _pq_950_cases(), ids=[c[0] for c in _pq_950_cases()])
+def test_ascend_950_post_quant_checks(name, kw, words):
+    q, k, v, _ = _post_quant_950_base()
+    kw = dict(kw)
+    kw.setdefault("out_dtype", np.int8)
+    with pytest.raises(AclError) as e:
+        fia(q, k, v, 4, "BSH", n2=2, lse=False, version=5, **kw)
+    assert e.value.code == TILING and words in str(e.value), (name, str(e.value)[-400:])
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_ascend_950_post_quant_checks_layouts_and_antiquant():
+    """CheckFeatureLayout outside BSH / BSND / BNSD / BNSD_BSND (TND, BSND_BNSD: only [1] or exactly [N1, D]);
+    CheckFeatureOutputEqual with INT8 key/value after the layout check and before the offset's checks."""
+    q, k, v, _ = _post_quant_950_base()
+    qt = np.ascontiguousarray(np.broadcast_to(np.asarray(q).reshape(1, 4, 16), (2, 4, 16)))   # TND: T 2, B 1
+    kt, vt = (np.asarray(x).reshape(1, 2, 16) for x in (k, v))
+    for qs2, words in ((np.ones(64, np.float32), "the shape size of quantScale2 should be equal to [1]"),
+                       (np.ones((1, 64), np.float32), "Parameter quant_scale2 of FusedInferAttentionScore has incorrect "
+                        "shape [1, 64]. Reason: In post quant per-channel scenario, when layout is TND, the shape of "
+                        "quantScale2 should be [numHeads(4), vHeadDim(16)]."),
+                       (np.ones((2, 32), np.float32), "when layout is TND, the shape of quantScale2 should be")):
+        with pytest.raises(AclError) as e:
+            fia(qt, kt, vt, 4, "TND", n2=2, lse=False, version=5, out_dtype=np.int8, asl=[2], askv=[1], qs2=qs2)
+        assert e.value.code == TILING and words in str(e.value), str(e.value)[-400:]
+    qb = np.asarray(q).reshape(1, 1, 4, 16)
+    with pytest.raises(AclError) as e:
+        fia(qb, np.asarray(k).reshape(1, 1, 2, 16), np.asarray(v).reshape(1, 1, 2, 16), 4, "BSND_BNSD", n2=2, lse=False,
+            version=5, out=np.zeros((1, 4, 1, 16), np.int8), qs2=np.ones(64, np.float32))
+    assert e.value.code == TILING and "should be equal to [1]" in str(e.value)
+    c = case("float16", "BNSD")
+    aq = {"as": c["sc"], "ao": c["off"]}
+    fp8 = _fp8_hif8_out("float8_e4m3fn", c["q"].shape)
+    for kw, words in ((dict(qs2=np.ones(3, np.float32)), "should be equal to [1]"),   # layout, then output equal
+                      (dict(qs2=np.ones(1, np.float32), qo2=np.ones((1, 1), np.float32)),
+                       "Parameter attention_out of FusedInferAttentionScore has incorrect dtype DT_FLOAT8_E4M3FN. "
+                       "Reason: When quantScale2 is not empty, the dtype of attenOut must be the same as the dtype of "
+                       "key and value.")):   # output equal, then the offset's dims
+        with pytest.raises(AclError) as e:
+            fia(c["q"], c["k"], c["v"], 4, "BNSD", n2=2, version=5, lse=False, out=fp8, **kw, **aq)
+        assert e.value.code == TILING and words in str(e.value), str(e.value)[-400:]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_ascend_950_post_quant_shapes_taken():
+    """Every quantScale2 shape the 950's CheckFeatureLayout takes, against post_quant_950: per tensor [1]; per channel
+    any shape of N1 * D elements in BSH / BSND / BNSD / BNSD_BSND ([N1 * D], [N1, D], [2, 32], [N1, 1, D], [1, N1, 1,
+    D], read flat as head n, element d), exactly [N1, D] in TND and BSND_BNSD; an offset of the scale's dims and size
+    (its own shape); and a float attentionOut with a quantScale2 (post-quant off: the float attention, the scale
+    unread)."""
+    q, k, v, rows = _post_quant_950_base()
+    rng = np.random.default_rng(43)
+    sc = rng.uniform(0.5, 3, (4, 16)).astype(np.float32)
+    of = rng.uniform(-3, 3, (4, 16)).round().astype(np.float32) + 0.5
+    for shape in ((64,), (4, 16), (2, 32), (4, 1, 16), (1, 4, 1, 16)):
+        for off in (None, of.reshape(shape[::-1]) if len(shape) == 2 else of.reshape(shape)):
+            o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=sc.reshape(shape),
+                       qo2=off)
+            want = post_quant_950(rows, sc, None if off is None else off.reshape(4, 16))
+            assert F.bits_equal(o, want.reshape(1, 1, 64)), shape
+    o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, out_dtype=np.int8, version=5, qs2=np.array([0.75], np.float32),
+               qo2=np.array([1.5], np.float32))
+    assert F.bits_equal(o, post_quant_950(rows, np.float32(0.75), np.float32(1.5)).reshape(1, 1, 64))
+    want = post_quant_950(rows, sc, of)   # [4 heads, 16]
+    qb, kb, vb = (np.asarray(x).reshape(1, 1, -1, 16) for x in (q, k, v))
+    o, _ = fia(np.ascontiguousarray(qb.transpose(0, 2, 1, 3)), np.ascontiguousarray(kb.transpose(0, 2, 1, 3)),
+               np.ascontiguousarray(vb.transpose(0, 2, 1, 3)), 4, "BNSD_BSND", n2=2, lse=False, version=5,
+               out=np.zeros((1, 1, 4, 16), np.int8), qs2=sc.reshape(-1), qo2=of.reshape(-1))
+    assert F.bits_equal(o, want.reshape(1, 1, 4, 16))
+    o, _ = fia(qb, kb, vb, 4, "BSND_BNSD", n2=2, lse=False, version=5, out=np.zeros((1, 4, 1, 16), np.int8), qs2=sc,
+               qo2=of)
+    assert F.bits_equal(o, want.reshape(1, 4, 1, 16))
+    qt = np.ascontiguousarray(np.broadcast_to(np.asarray(q).reshape(1, 4, 16), (2, 4, 16)))
+    o, _ = fia(qt, np.asarray(k).reshape(1, 2, 16), np.asarray(v).reshape(1, 2, 16), 4, "TND", n2=2, lse=False,
+               version=5, out_dtype=np.int8, asl=[2], askv=[1], qs2=sc, qo2=of)
+    assert F.bits_equal(o, np.broadcast_to(want.reshape(1, 4, 16), (2, 4, 16)))
+    o, _ = fia(qt, np.asarray(k).reshape(1, 2, 16), np.asarray(v).reshape(1, 2, 16), 4, "TND", n2=2, lse=False,
+               version=5, out_dtype=np.int8, asl=[2], askv=[1], qs2=np.array([0.75], np.float32))
+    assert F.bits_equal(o, np.broadcast_to(post_quant_950(rows, np.float32(0.75)).reshape(1, 4, 16), (2, 4, 16)))
+    o, _ = fia(q, k, v, 4, "BSH", n2=2, lse=False, version=5, qs2=sc, qo2=of)
+    assert F.bits_equal(o, np.asarray(v)[:, :, np.r_[0:16, 0:16, 16:32, 16:32]])   # out = v, the scale unread
 
 
 # ---- torch_npu --------------------------------------------------------------------------------------------------

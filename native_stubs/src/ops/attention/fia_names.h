@@ -26,7 +26,7 @@ struct op_call;
  * query. */
 aclnnStatus fia_antiquant_plan(struct op_call *c, fa_plan *p, int form, int antiquant, aclDataType qtype);
 /* The post-quant INT8 output's checks and plan (fia_quant_out.c). */
-aclnnStatus fia_post_quant_plan(struct op_call *c, fa_plan *p, int form, aclDataType qtype, aclDataType otype,
-                                int decode, int kv_int4);
+aclnnStatus fia_post_quant_plan(struct op_call *c, fa_plan *p, int form, aclDataType qtype, aclDataType kvtype,
+                                aclDataType otype, int decode, int kv_int4);
 
 #endif

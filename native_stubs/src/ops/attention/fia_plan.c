@@ -425,13 +425,10 @@ aclnnStatus opc_fia_plan(op_call *c, const op_step *s) {
         }
     }
     const pyaclnn_stub_tensor *out = tens(c, "attentionOut");
-    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1,
+    if ((rc = fia_post_quant_plan(c, p, form, q->dtype, k->dtype, out->dtype, p->layout != FA_TND && p->S1 == 1,
                                   p->kv_packed)) ||
         (rc = fia_antiquant_plan(c, p, form, antiquant, q->dtype)))
         return rc;
-    if (antiquant && a950 && p->post_quant && out->dtype != ACL_INT8)   /* CheckFeatureOutputEqual */
-        return tiling_fail(c, "When quantScale2 is not empty, the dtype of attenOut must be the same as the dtype of key "
-                           "and value, got attentionOut %s", op_dtype_name(out->dtype, d1));
     if (antiquant && a950) {
         p->antiquant = FA_AQ_DEQUANT;
         if (p->aq_per_token)
