@@ -5,8 +5,8 @@
  * The op_api's checks (op_host/op_api/aclnn_grouped_matmul.cpp) in its order and words, each 161002 (NULL lists
  * 161001): CheckNotNull; CheckCommonParam (PreCheckGroupType, the group list's rank, actType, groupListType);
  * CheckTransposeStatus; CheckParam: CheckUnusedParams, CheckFunctionParams (the dtype pattern; non-quant: no
- * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c on Atlas A2,
- * grouped_matmul_fp8.c's 950 checker on the Ascend 950), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
+ * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c on Atlas A2, grouped_matmul_fp8.c's 950 checker on
+ * the Ascend 950), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
  * CheckCaseSplitM, the bias list), CheckGroupSize, CheckTuningConfig. The kernel: per group, rows of x times the
  * group's weight on the matmul engine's fp32 path (mm_f32_block), plus the bias, one RINT to y's dtype.
  */
