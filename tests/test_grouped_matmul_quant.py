@@ -4,9 +4,9 @@ gmm/grouped_matmul/op_kernel: grouped_matmul.cpp's QUANT_A8W8O8 / O32 cube paths
 epilogue): int32 accumulation with the INT32 bias (exact, class a for y INT32); y INT8: the fixpipe's
 (acc + bias) * fp19(word) + offset9(word), rounded to nearest even and saturated (class c: the fixpipe's internal
 rounding is not published; 1 code asserted); y FLOAT16 / BFLOAT16: fp32(acc) * scale (* perTokenScale) (+ a
-BFLOAT16 bias), each step in fp32, one RINT (class b: bit-exact). Every y / scale / bias dtype of the op_api's lists
-(the same on Atlas A2 and Ascend 950 in this source), the op_api's quant checks in its order and words (both rerun
-on Atlas A2 in test_grouped_matmul.py's subprocess), and
+BFLOAT16 bias), each step in fp32, one RINT (class b: bit-exact). Every y / scale / bias dtype of the op_api's lists,
+the op_api's quant checks in its order and words (Atlas A2 only: run in test_grouped_matmul.py's A2 subprocess; the
+Ascend 950 sends INT8 x INT8 to its own checker, test_950_int8_*, then refuses: not modelled), and
 torch_npu.npu_grouped_matmul on Atlas A2 (the quantised case of op-plugin's test_npu_grouped_matmul.py and a
 per-token case) against the direct call and the reference."""
 from __future__ import annotations
@@ -21,6 +21,10 @@ import _fused_ops as F
 
 I8, I32, I64, F32 = np.int8, np.int32, np.int64, np.float32
 M, K, N, COUNTS = 10, 24, 8, [3, 0, 7]
+# the Atlas A2's A8W8 path: the Ascend 950 sends INT8 x INT8 to its own checker (test_950_int8_*); these run in
+# test_grouped_matmul.py's Atlas A2 subprocess
+A2_ONLY = pytest.mark.skipif(not F.ON_A2, reason="the Atlas A2's A8W8 path (run in test_grouped_matmul.py's A2 "
+                             "subprocess)")
 
 
 def acc32(x, w, b=None):
@@ -102,6 +106,7 @@ COMBOS = [("int32", None, None, False), ("int32", None, "int32", False), ("int8"
           ("bfloat16", "bfloat16", "bfloat16", True)]
 
 
+@A2_ONLY
 @pytest.mark.parametrize("y_name,scale_name,bias_name,per_token", COMBOS)
 def test_against_kernel_steps(y_name, scale_name, bias_name, per_token):
     for seed, single in ((0, True), (1, False)):
@@ -121,12 +126,14 @@ def test_against_kernel_steps(y_name, scale_name, bias_name, per_token):
             assert F.bits_equal(got, want), (y_name, scale_name, bias_name, seed, single)
 
 
+@A2_ONLY
 def test_per_token_with_weight_list():
     x, w, s, b, pt = operands(2, "bfloat16", "bfloat16")
     got = gmm([x], list(w), list(b), list(s), [np.zeros((M, N), R.np_dtype("bfloat16"))], [pt], gl_type=0)
     assert F.bits_equal(got, reference(x, list(w), list(b), list(s), "bfloat16", pt))
 
 
+@A2_ONLY
 def test_per_token_no_split():
     """groupType -1 with one x, weight and y: the per-token scale indexes x's rows."""
     x, w, s, b, pt = operands(5, "float32", "bfloat16")
@@ -135,6 +142,7 @@ def test_per_token_no_split():
     assert F.bits_equal(got, epilogue(acc32(x, w[0]), s[0], "float16", pt, b[0]))
 
 
+@A2_ONLY
 def test_epilogue_against_float64():
     """The fp32 steps against the float64 definition (acc * scale * pertoken + bias) rounded once: the figure the
     note states (fp16 / bf16 within 1 ulp)."""
@@ -152,6 +160,7 @@ def test_epilogue_against_float64():
     assert worst["float16"] <= 1 and worst["bfloat16"] <= 1, worst
 
 
+@A2_ONLY
 def test_int32_accumulation_wraps_and_rows_past_the_groups_keep():
     """|acc + bias| > 2^31 (K 65535, the op_api's largest): the L0C's int32 wraps; rows past the group list keep
     y's bytes."""
@@ -164,6 +173,7 @@ def test_int32_accumulation_wraps_and_rows_past_the_groups_keep():
     assert want.min() < 0 and np.array_equal(got[:2], want) and np.array_equal(got[2], [5, 5, 5])
 
 
+@A2_ONLY
 def test_empty_x_leaves_y():
     """CheckZeroShape: every x empty (K 0) -> no kernel; y keeps its bytes (not the bias, not zeros)."""
     got = gmm([np.zeros((M, 0), I8)], [np.zeros((3, 0, N), I8)], [np.ones((3, N), I32)], None,
@@ -171,6 +181,7 @@ def test_empty_x_leaves_y():
     assert np.array_equal(got, np.full((M, N), 5, I32))
 
 
+@A2_ONLY
 def test_separated_lists():
     """groupType -1: x, weight, y separated (x of 3 dims), INT8 y with per-channel words."""
     x, w, s, b, _ = operands(3, "int64", "int32")
@@ -238,19 +249,18 @@ QUANT_INVALID = [   # the op_api's checks in its order (CheckFunctionQuantParams
     # the emulator's limits, after the vendor's checks
     (qargs(act=1), "the A8W8 path's activation (actType 1) is not modelled by the emulator"),
     (qargs(b=[np.ones((3, N), BF)]), "a BFLOAT16 bias with y FLOAT16 and no per-token scale is not modelled"),
-    # (on the 950 these go to its weight-quant checker: test_950_weight_quant_checks)
-    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
-     if F.ON_A2 else "Weight quant case with x dtype [INT8] and weight dtype [INT32] is not supported."),
-    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"
-     if F.ON_A2 else "AntiquantScale must not be nullptr in antiquant, but now is nullptr."),
+    (qargs(w=[W0.astype(np.int32)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
+    (qargs(x=[X0.astype(np.float16)]), "the A8W4, A4W4 and weight-quantised paths are not modelled by the emulator"),
 ]
 
 
+@A2_ONLY
 @pytest.mark.parametrize("a,text", QUANT_INVALID)
 def test_invalid_arguments(a, text):
     F.expect_error(ops.GroupedMatmulV4, a, INVALID, text)
 
 
+@A2_ONLY
 def test_int32_y_skips_the_scale_checks():
     """CheckFunctionQuantParams returns before CheckGroupedMatmulQuant when y is INT32: an offset, a scale of any
     shape and a per-token scale pass, and are not applied."""
@@ -291,15 +301,17 @@ def test_torch_npu_grouped_matmul_quant():
     for key, y_name in (("None", "int8"), ("torch.float16", "float16"), ("torch.bfloat16", "bfloat16")):
         x, w, b, sc, y = out[key]
         assert y.dtype == R.np_dtype(y_name), key
-        direct = gmm([x], list(w), list(b), list(sc), [np.zeros((M, N), R.np_dtype(y_name))], gl_type=0)
-        assert F.bits_equal(y, direct), key
+        if F.ON_A2:   # the direct call in this process (the 950 refuses A8W8)
+            direct = gmm([x], list(w), list(b), list(sc), [np.zeros((M, N), R.np_dtype(y_name))], gl_type=0)
+            assert F.bits_equal(y, direct), key
         ref = reference(x, list(w), list(b), list(sc), y_name)
         assert np.abs(y.astype(np.float64) - ref.astype(np.float64)).max() == 0 if y_name != "int8" else \
             np.abs(y.astype(I64) - ref).max() <= 1, key
     x, w, b, _, _ = out["None"]
     bb, s, pt, y = out["pertoken"]
-    direct = gmm([x], [w], [bb], [s], [np.zeros((M, N), BF)], [pt])
-    assert F.bits_equal(y, direct) and F.bits_equal(y, reference(x, list(w), list(bb), list(s), "bfloat16", pt))
+    if F.ON_A2:
+        assert F.bits_equal(y, gmm([x], [w], [bb], [s], [np.zeros((M, N), BF)], [pt]))
+    assert F.bits_equal(y, reference(x, list(w), list(bb), list(s), "bfloat16", pt))
 
 
 # ---- the Ascend 950's FLOAT8 / HIFLOAT8 static quant (grouped_matmul_fp8.c) --------------------------------------
@@ -571,3 +583,129 @@ def test_torch_npu_a8w4_weight_nz_on_950():
     assert "error" not in r, r
     y = dec(r)
     assert y.shape == (8, 64) and not np.any(y.astype(F32))
+
+
+# ---- the Ascend 950's INT8 x INT8 and A4W4 (grouped_matmul_fp8.c: CheckGroupedMatmul91095) ------------------------
+# The 950's CheckFunctionParams sends INT8 x INT8 to its own checker (aclnn_grouped_matmul_910_95_checker.cpp): the
+# shared first checks, split M only, CheckInt8QuantParams (y FLOAT16 / BFLOAT16 only, then the bias, scale and
+# per-token dtypes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M); calls that pass are refused
+# after the group-type and NZ steps (the arch35 A8W8 kernels are not modelled). INT4 x (INT32 x read as packed INT4)
+# ends in the checker's last words after the shared checks.
+PT10 = np.ones(M, F32)
+S_BF = S0.astype(BF)
+Y_BF = np.zeros((M, N), BF)
+A8W8_950 = ("x and weight INT8 on the Ascend 950: its A8W8 kernels (arch35: a per-tensor FLOAT / BFLOAT16 scale on "
+            "the fixpipe as 19 bits, FLOAT / FLOAT16 / BFLOAT16 biases) are not modelled by the emulator")
+NPG = "In non-pergroup quantification mode, "
+INT8_950_INVALID = [   # in the checker's order (each row would pass every check before its own)
+    (qargs(act=1, scale=None), "Activation is not supported on Ascend910_95 platforms."),
+    (qargs(scale=None, gl=None), "In quant case, scaleOptional should not be nullptr."),
+    (qargs(gl=None, off=[S0]), "In quant case, groupListOptional should not be nullptr."),
+    (qargs(off=[S0], y=[np.zeros((M, N), I32)]), "Quant case does not support offset."),
+    (qargs(w=[W0[0], W0[1], W0[2]], scale=[S0[0], S0[1], S0[2]]),
+     "In quant case, the size of x, weight and y should all be 1, but actual sizes are 1, 3 and 1."),
+    (qargs(scale=[S0, S0]), "the scale / perTokenScale lists must hold as many tensors as x"),
+    (qargs(w=[np.ones((3, K, 0), I8)], scale=[np.ones((3, 0), F32)], y=[np.zeros((M, 0), np.float16)]),
+     "In quant case, the N value[0] should be positive."),
+    (qargs(gtype=-1, split=0, w=[W0[0]], scale=[S0[0]], y=[np.zeros((M, N), I32)]),
+     "Int8 case only supports groupType 0 (split M), but actual groupType is -1"),
+    # CheckInt8QuantDtype: y before bias before scale before the per-token scale
+    (qargs(y=[np.zeros((M, N), I32)], b=[np.ones((3, N), BF)]),
+     "Expect y dtype to be float16 or bfloat16 in int8 quant case, but actual dtype is INT32"),
+    (qargs(y=[np.zeros((M, N), I8)], scale=[S0.view(I32).astype(I64)]),
+     "Expect y dtype to be float16 or bfloat16 in int8 quant case, but actual dtype is INT8"),
+    (qargs(b=[np.ones((3, N), BF)], scale=[S_BF]),
+     "When y dtype is float16, the bias dtype should be int32, float16 or float32, but actual dtype is BFLOAT16"),
+    (qargs(y=[Y_BF], b=[np.ones((3, N), np.float16)], scale=[S0.astype(np.float16)]),
+     "When y dtype is bfloat16, the bias dtype should be int32, bfloat16 or float32, but actual dtype is FLOAT16"),
+    (qargs(scale=[S_BF], pts=[np.ones(M, np.float16)]),
+     "When y dtype is float16, the scale dtype should be uint64, int64 or float32, but actual dtype is BFLOAT16"),
+    (qargs(y=[Y_BF], scale=[S0.astype(np.float16)]), "When y dtype is bfloat16, the scale dtype should be bfloat16, "
+     "uint64, int64 or float32, but actual dtype is FLOAT16"),
+    (qargs(pts=[np.ones(M, np.float16)], scale=[S0.view(I32).astype(I64)]),
+     "The perTokenScaleOptional dtype should be float32 in int8 quant case, but actual dtype is FLOAT16"),
+    (qargs(pts=[PT10], scale=[S0.view(I32).astype(I64)]), "When perTokenScaleOptional is not nullptr and y dtype is "
+     "float16, the scale dtype should be float32, but actual dtype is UINT64"),
+    (qargs(y=[Y_BF], pts=[PT10], scale=[S0.view(I32).astype(I64)]), "When perTokenScaleOptional is not nullptr and "
+     "y dtype is bfloat16, the scale dtype should be bfloat16 or float32, but actual dtype is UINT64"),
+    # CheckNonPerGroupQuantDim, CheckNonPerGroupQuantShape, then the per-token scale's rank and M
+    (qargs(scale=[np.ones((3, 1, N), F32)], pts=[np.ones((M, 1, 1), F32)]),
+     NPG + "the dim num of scale should be 1 or 2, but actual dim num is 3"),
+    (qargs(scale=[np.ones((2, N), F32)], pts=[np.ones((M, 1, 1), F32)]),
+     NPG + "the dim num of perTokenScale should be 1 or 2, but actual dim num is 3."),
+    (qargs(scale=[np.ones((2, N), F32)], pts=[np.ones(4, F32)]),
+     NPG + "the first dim of scale[2] should be equal to that of groupTensor[3]."),
+    (qargs(scale=[np.ones((3, 5), F32)], pts=[np.ones(4, F32)]),
+     NPG + "the N dim of scale[5] should be 1 or equal to that of weight[8]."),
+    (qargs(pts=[np.ones(4, F32)]), NPG + "when groupType is 0 (split M) and perTokenScale has 1 dim, the first dim of "
+     "perTokenScale[4] should be equal to that of x[10] or that of groupTensor[3]."),
+    (qargs(pts=[np.ones((4, 1), F32)]), NPG + "when groupType is 0 (split M) and perTokenScale has 2 dims, the first "
+     "dim of perTokenScale[4] should be equal to that of groupTensor[3]."),
+    (qargs(pts=[np.ones((3, 2), F32)]), NPG + "when groupType is 0 (split M) and perTokenScale has 2 dims, the second "
+     "dim of perTokenScale[2] should be equal to 1."),
+    (qargs(pts=[np.ones((3, 1), F32)]),
+     "In int8 quant case, the dim num of perTokenScaleOptional should be 1, but actual dim num is 2"),
+    (qargs(pts=[np.ones(3, F32)]),
+     "In int8 quant case, the M dim[3] of perTokenScaleOptional should be equal to that of x[10]"),
+    # then CheckParamDifferentGroupType, then the emulator's refusal
+    (qargs(split=0), "When y is not separated, splitItem should be 2/3, but current splitItem is 0."),
+    (qargs(), A8W8_950),
+    (qargs(y=[Y_BF], scale=[S_BF], b=[np.ones((3, N), BF)], pts=[PT10]), A8W8_950),
+    (qargs(y=[Y_BF], scale=[S0.view(I32).astype(I64)], b=[np.ones((3, N), F32)]), A8W8_950),
+    (qargs(scale=[np.ones((3, 1), F32)], b=[np.ones((3, N), np.float16)], pts=[PT10]), A8W8_950),
+    # an INT32 weight with INT8 x: the weight-quant checker (grouped_matmul_wq950.c)
+    (qargs(w=[W0.astype(np.int32)]), "Weight quant case with x dtype [INT8] and weight dtype [INT32] is not supported."),
+]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("a,text", INT8_950_INVALID)
+def test_950_int8_checks(a, text):
+    F.expect_error(ops.GroupedMatmulV4, a, INVALID, text)
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+def test_950_int8_entries():
+    """V5 and WeightNz: the same checker; CheckQuantCasesFormat refuses a FRACTAL_NZ weight (the Dec-2025 tree's
+    words: the WeightNz entry relabels its weights NZ only after the checks); WeightNz's NZ alignment comes before
+    the refusal; an empty x succeeds (CheckZeroShape; K 0 is refused by CheckGeneralQuantShape)."""
+    from test_grouped_matmul_nz import nz
+    a = qargs()
+    F.expect_error(ops.GroupedMatmulV5, a[:16] + (None,) + a[16:], INVALID, A8W8_950)
+    nz_a = lambda **kw: (*qargs(**kw)[:16], None, 0, *qargs(**kw)[16:])   # noqa: E731
+    w32 = np.ones((3, 32, 32), I8)
+    F.expect_error(ops.GroupedMatmulWeightNz, nz_a(w=[nz(w32)], x=[np.ones((M, 32), I8)], scale=[np.ones((3, 32),
+                   F32)], y=[np.zeros((M, 32), np.float16)]), INVALID,
+                   "The format of weight[0] FRACTAL_NZ is invalid. It should only be ND.")
+    F.expect_error(ops.GroupedMatmulWeightNz, nz_a(), INVALID, "When weight(INT8) format is FRACTAL_NZ, weight'shape("
+                   "k[24], n[8]) should be divisible by the following shape")
+    F.expect_error(ops.GroupedMatmulWeightNz, nz_a(w=[w32], x=[np.ones((M, 32), I8)], scale=[np.ones((3, 32), F32)],
+                   y=[np.zeros((M, 32), np.float16)]), INVALID, A8W8_950)
+    got = gmm([np.zeros((0, K), I8)], [W0], None, [S0], [np.zeros((0, N), np.float16)])   # M 0 (K 0: refused)
+    assert got.shape == (0, N)
+
+
+X4 = np.ones((M, 64), ml_dtypes.int4)
+W4_4 = np.ones((3, 64, N), ml_dtypes.int4)
+A4W4_950_INVALID = [   # INT4 x, or INT32 x / weight read as packed INT4: the shared checks, then the last words
+    (qargs(x=[X4], w=[W4_4], scale=None), "In quant case, scaleOptional should not be nullptr."),
+    (qargs(x=[X4], w=[W4_4], gl=None), "In quant case, groupListOptional should not be nullptr."),
+    (qargs(x=[X4], w=[W4_4], off=[S0]), "Quant case does not support offset."),
+    (qargs(x=[X4], w=[W4_4]), "Quant case with x dtype INT4 and weight dtype INT4 is not supported."),
+    (qargs(x=[np.ones((M, 8), np.int32)], w=[np.ones((3, 64, 1), np.int32)], scale=None),
+     "In quant case, scaleOptional should not be nullptr."),
+    (qargs(x=[np.ones((M, 8), np.int32)], w=[np.ones((3, 64, 1), np.int32)]),
+     "Quant case with x dtype INT4 and weight dtype INT4 is not supported."),
+    (qargs(x=[np.ones((M, 8), np.int32)], w=[np.ones((3, 64, N), I8)]),
+     "Quant case with x dtype INT4 and weight dtype INT8 is not supported."),
+]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's checks")
+@pytest.mark.parametrize("a,text", A4W4_950_INVALID)
+def test_950_a4w4_checks(a, text):
+    for fn in (ops.GroupedMatmulV4, ops.GroupedMatmulV5, ops.GroupedMatmulWeightNz):
+        b = a if fn is ops.GroupedMatmulV4 else a[:16] + (None,) + a[16:]
+        if fn is ops.GroupedMatmulWeightNz:
+            b = a[:16] + (None, 0) + a[16:]
+        F.expect_error(fn, b, INVALID, text)

@@ -5,7 +5,8 @@
  * The op_api's checks (op_host/op_api/aclnn_grouped_matmul.cpp) in its order and words, each 161002 (NULL lists
  * 161001): CheckNotNull; CheckCommonParam (PreCheckGroupType, the group list's rank, actType, groupListType);
  * CheckTransposeStatus; CheckParam: CheckUnusedParams, CheckFunctionParams (the dtype pattern; non-quant: no
- * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
+ * activation, CheckNonQuant; INT8 x INT8: grouped_matmul_quant.c on Atlas A2, grouped_matmul_fp8.c's 950 checker on
+ * the Ascend 950), CheckParamDifferentGroupType (transposes, the group list's size, CheckCaseNoSplit /
  * CheckCaseSplitM, the bias list), CheckGroupSize, CheckTuningConfig. The kernel: per group, rows of x times the
  * group's weight on the matmul engine's fp32 path (mm_f32_block), plus the bias, one RINT to y's dtype.
  */
@@ -321,7 +322,7 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     /* CheckFunctionParams */
     aclDataType xd = X.t[0].dtype, wd = Wt.t[0].dtype;
     int xf = xd == ACL_FLOAT16 || xd == ACL_BF16 || xd == ACL_FLOAT;
-    int quant = xd == ACL_INT8 && wd == ACL_INT8;
+    int quant = xd == ACL_INT8 && wd == ACL_INT8 && !soc950;   /* the 950's: its own checker (grouped_matmul_fp8.c) */
     L.gl = gl, L.gtype = gtype, L.single_w = Wt.n == 1 && gtype != GMM_NO_SPLIT;
     int fp8 = soc950 && gmm_950_quant(xd, wd);
     if (fp8) {
@@ -557,6 +558,7 @@ aclnnStatus opc_gmm_plan(op_call *c, const op_step *s) {
     c->out_handles = oh, c->out_snaps = Y.t, c->n_out = (size_t)Y.n;
     p->nx = (int64_t)X.n, p->nw = (int64_t)Wt.n, p->nb = (int64_t)B.n, p->ny = (int64_t)Y.n;
     p->ns = (int64_t)S.n, p->npt = (int64_t)PT.n, p->quant = quant, p->fp8 = fp8, p->y_dt = Y.t[0].dtype;
+    p->a8w8_950 = fp8 && xd == ACL_INT8;
     p->scale_dt = S.n ? S.t[0].dtype : ACL_DT_UNDEFINED, p->bias_dt = B.n ? B.t[0].dtype : ACL_DT_UNDEFINED;
     p->has_group_list = gl->present, p->group_list_type = (int)gltype, p->groups = groups;
     int64_t work = 0, xs = 0;

@@ -2,16 +2,20 @@
  * Grouped matmul on the Ascend 950, the 8-bit float static-quant path (x and weight FLOAT8_E4M3FN / FLOAT8_E5M2, or
  * both HIFLOAT8) of aclnnGroupedMatmulV4 / V5. Definitions: grouped_matmul.toml; the shared checks: grouped_matmul.c.
  *
- * Checks: the 950's CheckFunctionParams hands every 1-byte x / weight pair (and FP4 / INT4 x) to
+ * Checks: the 950's CheckFunctionParams hands every 1-byte x / weight pair (INT8 x INT8 among them) and FP4 / INT4 x
+ * (an INT32 x or weight read as packed INT4: UnpackB32ToB4, before any check) to
  * AclnnGroupedMatmul91095Checker::CheckGroupedMatmul91095 (op_host/op_api/aclnn_grouped_matmul_910_95_checker.cpp,
  * in the ops-transformer tree that carries it), each 161002: no activation on the 950; a scale, a group list, no
- * offset; one x, weight and y; ND formats (CheckQuantCasesFormat); CheckGeneralQuantShape; then by dtype: FLOAT8 with
+ * offset; one x, weight and y; ND formats (CheckQuantCasesFormat); CheckGeneralQuantShape; then by dtype: INT8 x INT8
+ * (split M only; CheckInt8QuantParams: CheckInt8QuantDtype's y FLOAT16 / BFLOAT16, bias, scale and per-token dtypes,
+ * the transposes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M), then refused after the NZ steps
+ * (GMM_A8W8_950: the arch35 kernels' dequant is not the Atlas A2's modelled in grouped_matmul_quant.c); FLOAT8 with
  * a FLOAT / UINT64 / INT64 scale and HIFLOAT8 with the same (CheckFp8Hif8QuantParams: no bias, transposes, a
  * UINT64 scale only with split M, the per-token scale's dtypes, y FLOAT / FLOAT16 / BFLOAT16, CheckNonPerGroupQuantDim,
  * CheckNonPerGroupQuantShape); FLOAT8 / FLOAT4 with FLOAT8_E8M0 scales (the MX modes): CheckGroupedMatmulMxfp8's no
  * bias and per-token scale present, CheckGroupedMatmulMxfp4's per-token scale present, then the emulator refuses (its
- * MX kernels are not modelled). An INT64 scale is read as UINT64 (the op_api relabels it before its checks). INT8 x
- * INT8 keeps grouped_matmul_quant.c's path (see grouped_matmul.toml).
+ * MX kernels are not modelled); any other pair (INT4 x INT4, A4W4, among them): the checker's last words. An INT64
+ * scale is read as UINT64 (the op_api relabels it before its checks).
  *
  * Kernel (op_kernel/arch35 gqmm_cube_on_the_fly.h, the mix template for a vector dequant; the tiling's
  * SetQuantMode / SetKernelType pick): per group, the 8-bit codes decoded exactly, products exact in fp32, summed in
@@ -41,8 +45,11 @@ static int one_byte(aclDataType d) {   /* ge::GetSizeByDataType(d) == 1 */
 static int is_fp8(aclDataType d) { return d == ACL_FLOAT8_E4M3FN || d == ACL_FLOAT8_E5M2; }
 static int is_fp4(aclDataType d) { return d == ACL_FLOAT4_E2M1 || d == ACL_FLOAT4_E1M2; }
 
+/* V4 / V5 / WeightNz read an INT32 x or weight as packed INT4 (UnpackB32ToB4, before any check) */
+static aclDataType unpacked(aclDataType d) { return d == ACL_INT32 ? ACL_INT4 : d; }
+
 int gmm_950_quant(aclDataType xd, aclDataType wd) {
-    if (xd == ACL_INT8 && wd == ACL_INT8) return 0;   /* the emulator keeps its A8W8 path */
+    xd = unpacked(xd), wd = unpacked(wd);
     return is_fp4(xd) || xd == ACL_INT4 || (one_byte(xd) && one_byte(wd));
 }
 
@@ -96,6 +103,81 @@ static aclnnStatus fp8_params(op_call *c, const gmm_lists *L, int tx, int tw) {
     return ACLNN_SUCCESS;
 }
 
+/* CheckInt8QuantDtype (y, bias, scale, perTokenScale dtypes; INT64 scales read as UINT64), then
+ * CheckNonMxQuantTransposeStatus, CheckNonPerGroupQuantDim, CheckNonPerGroupQuantShape (split M only here: the
+ * caller refused the others), then the per-token scale's rank and M */
+static aclnnStatus int8_params(op_call *c, const gmm_lists *L, int tx, int tw) {
+    char b[24];
+    aclnnStatus rc;
+    aclDataType yd = L->Y.t[0].dtype, sd = seen(L->q[GMM_Q_SCALE].t[0].dtype);
+    int bf = yd == ACL_BF16;
+    if (yd != ACL_BF16 && yd != ACL_FLOAT16)
+        return gmm_bad(c, "Expect y dtype to be float16 or bfloat16 in int8 quant case, but actual dtype is %s",
+                       op_dtype_name(yd, b));
+    if (L->B.n) {
+        aclDataType bd = L->B.t[0].dtype;
+        if (!(bd == ACL_INT32 || bd == ACL_FLOAT || bd == (bf ? ACL_BF16 : ACL_FLOAT16)))
+            return gmm_bad(c, bf ? "When y dtype is bfloat16, the bias dtype should be int32, bfloat16 or float32, but "
+                                   "actual dtype is %s"
+                                 : "When y dtype is float16, the bias dtype should be int32, float16 or float32, but "
+                                   "actual dtype is %s", op_dtype_name(bd, b));
+    }
+    if (!(sd == ACL_UINT64 || sd == ACL_FLOAT || (bf && sd == ACL_BF16)))
+        return gmm_bad(c, bf ? "When y dtype is bfloat16, the scale dtype should be bfloat16, uint64, int64 or "
+                               "float32, but actual dtype is %s"
+                             : "When y dtype is float16, the scale dtype should be uint64, int64 or float32, but "
+                               "actual dtype is %s", op_dtype_name(sd, b));
+    const gmm_list *P = &L->q[GMM_Q_PER_TOKEN];
+    if (P->n) {
+        if (P->t[0].dtype != ACL_FLOAT)
+            return gmm_bad(c, "The perTokenScaleOptional dtype should be float32 in int8 quant case, but actual dtype "
+                              "is %s", op_dtype_name(P->t[0].dtype, b));
+        if (!(sd == ACL_FLOAT || (bf && sd == ACL_BF16)))
+            return gmm_bad(c, bf ? "When perTokenScaleOptional is not nullptr and y dtype is bfloat16, the scale dtype "
+                                   "should be bfloat16 or float32, but actual dtype is %s"
+                                 : "When perTokenScaleOptional is not nullptr and y dtype is float16, the scale dtype "
+                                   "should be float32, but actual dtype is %s", op_dtype_name(sd, b));
+    }
+    if ((rc = fp8_transposes(c, L, tx, tw))) return rc;
+    const pyaclnn_stub_tensor *s = &L->q[GMM_Q_SCALE].t[0], *w = &L->W.t[0], *x = &L->X.t[0];
+    const pyaclnn_stub_tensor *pt = P->n ? &P->t[0] : NULL;
+    if (s->ndim != 1 && s->ndim != 2)
+        return gmm_bad(c, "In non-pergroup quantification mode, the dim num of scale should be 1 or 2, but actual dim "
+                          "num is %lld", LL(s->ndim));
+    if (pt && pt->ndim != 1 && pt->ndim != 2)
+        return gmm_bad(c, "In non-pergroup quantification mode, the dim num of perTokenScale should be 1 or 2, but "
+                          "actual dim num is %lld.", LL(pt->ndim));
+    int64_t groups = L->gl->shape[0], sn = s->shape[s->ndim - 1], wn = w->shape[w->ndim - 1], xm = x->shape[0];
+    if (s->shape[0] != groups)
+        return gmm_bad(c, "In non-pergroup quantification mode, the first dim of scale[%lld] should be equal to that of "
+                          "groupTensor[%lld].", LL(s->shape[0]), LL(groups));
+    if (s->ndim > 1 && sn != 1 && sn != wn)
+        return gmm_bad(c, "In non-pergroup quantification mode, the N dim of scale[%lld] should be 1 or equal to that "
+                          "of weight[%lld].", LL(sn), LL(wn));
+    if (!pt) return ACLNN_SUCCESS;
+    /* CheckNonPerGroupQuantPertokenShape, split M */
+    if (pt->ndim == 1 && pt->shape[0] != xm && pt->shape[0] != groups)
+        return gmm_bad(c, "In non-pergroup quantification mode, when groupType is 0 (split M) and perTokenScale has 1 "
+                          "dim, the first dim of perTokenScale[%lld] should be equal to that of x[%lld] or that of "
+                          "groupTensor[%lld].", LL(pt->shape[0]), LL(xm), LL(groups));
+    if (pt->ndim == 2) {
+        if (pt->shape[0] != groups)
+            return gmm_bad(c, "In non-pergroup quantification mode, when groupType is 0 (split M) and perTokenScale "
+                              "has 2 dims, the first dim of perTokenScale[%lld] should be equal to that of "
+                              "groupTensor[%lld].", LL(pt->shape[0]), LL(groups));
+        if (pt->shape[1] != 1)
+            return gmm_bad(c, "In non-pergroup quantification mode, when groupType is 0 (split M) and perTokenScale "
+                              "has 2 dims, the second dim of perTokenScale[%lld] should be equal to 1.",
+                           LL(pt->shape[1]));
+        return gmm_bad(c, "In int8 quant case, the dim num of perTokenScaleOptional should be 1, but actual dim num is "
+                          "%lld", LL(pt->ndim));
+    }
+    if (pt->shape[0] != xm)
+        return gmm_bad(c, "In int8 quant case, the M dim[%lld] of perTokenScaleOptional should be equal to that of "
+                          "x[%lld]", LL(pt->shape[0]), LL(xm));
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int tx, int tw) {
     char b1[24], b2[24];
     if (act_type != 0) return gmm_bad(c, "Activation is not supported on Ascend910_95 platforms.");
@@ -134,7 +216,13 @@ aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_typ
             return gmm_bad(c, "When groupType is 2 (split K), the first dim of y[%lld] should be equal to that of "
                               "groupTensor[%lld].", LL(y->shape[0]), LL(groups));
     }
-    aclDataType xd = x->dtype, wd = w->dtype, sd = seen(S->t[0].dtype);
+    aclDataType xd = unpacked(x->dtype), wd = unpacked(w->dtype), sd = seen(S->t[0].dtype);
+    if (xd == ACL_INT8 && wd == ACL_INT8) {
+        if (L->gtype != GMM_SPLIT_M)
+            return gmm_bad(c, "Int8 case only supports groupType 0 (split M), but actual groupType is %lld",
+                           LL(L->gtype));
+        return int8_params(c, L, tx, tw);
+    }
     if (xd == ACL_HIFLOAT8 && wd == ACL_HIFLOAT8) {
         if (sd != ACL_UINT64 && sd != ACL_FLOAT)
             return gmm_bad(c, "With hifloat8 inputs, scale dtype should be uint64, int64 or float32, but actual dtype "
@@ -167,6 +255,7 @@ aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_typ
 
 /* the emulator's limits, after the vendor's checks: split M with one 3-D weight, no per-token scale */
 aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L) {
+    if (L->X.t[0].dtype == ACL_INT8) return ACLNN_SUCCESS;   /* refused after the NZ steps: GMM_A8W8_950 */
     if (L->q[GMM_Q_PER_TOKEN].n)
         return gmm_bad(c, "the 950's FLOAT8 / HIFLOAT8 per-token and per-tile modes are not modelled by the emulator");
     if (L->gtype != GMM_SPLIT_M)

@@ -116,6 +116,7 @@ aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
     }
     aclnnStatus rc = nz_alignment(c, W, p->nw, tw, 0);
     if (rc) return rc;
+    if (p->a8w8_950) return gmm_bad(c, GMM_A8W8_950);
     if (!p->quant)
         return gmm_bad(c, "a FRACTAL_NZ %s weight is not modelled by the emulator (its A8W8 path only)",
                        dname(wd, b1));
@@ -135,7 +136,9 @@ aclnnStatus opc_gmm_nz_format(op_call *c, const op_step *s) {
     if (every_x_empty) return ACLNN_SUCCESS;
     int64_t n_nz = 0;
     aclnnStatus rc = nz_alignment(c, W, p->nw, gmm_transposed(&W[0]), &n_nz);
-    if (rc || n_nz == 0) return rc;
+    if (rc) return rc;
+    if (p->a8w8_950) return gmm_bad(c, GMM_A8W8_950);
+    if (n_nz == 0) return rc;
     if (n_nz != p->nw || !p->quant)
         return gmm_bad(c, "%s FRACTAL_NZ weights (%lld of %lld) are not modelled by the emulator (all INT8 only)",
                        dname(W[0].dtype, b1), (long long)n_nz, (long long)p->nw);
