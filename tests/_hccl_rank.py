@@ -317,10 +317,13 @@ def peer_check(rank, n=3):
     # one write: the two survivors print at the same moment (print writes the newline separately when unbuffered)
     line = json.dumps({"peer_check": rank, "named": named, "peers": sorted(set(peers.values()))}) + "\n"
     os.write(sys.stdout.fileno(), line.encode())
-    if rank == 0:
-        store.wait(["peer-check-done"])  # serves the store until the other survivor has read it
-    else:
-        store.set("peer-check-done", "1")
+    # Neither survivor leaves before both have their error: a survivor's exit closes its connection, and the
+    # other, still waiting on its allreduce, would then name it instead of the dead rank.
+    store.set(f"peer-check-done-{rank}", "1")
+    try:
+        store.wait([f"peer-check-done-{1 - rank}"])
+    except Exception:  # noqa: BLE001 - rank 0 (the store's server) may have left once both had answered
+        pass
 
 
 def fork_all(target, ranks, children):
