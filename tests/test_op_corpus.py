@@ -33,8 +33,9 @@ UNSUPPORTED = {("aclnnGroupedDynamicMxQuant", "Ascend910B4"), ("aclnnGroupedDyna
                ("aclnnMoeComputeExpertTokens", "Ascend950PR"), ("aclnnDynamicQuantV3", "Ascend910B4"),
                ("aclnnDynamicQuantV4", "Ascend910B4"), ("aclnnIncreFlashAttentionV4", "Ascend950PR"),
                ("aclnnPromptFlashAttentionV3", "Ascend950PR"), ("aclnnWeightQuantBatchMatmulNz", "Ascend910B4"),
-               # the A8W4 computation is not emulated: only the op_api's checks run (V3 on Ascend 950 computes the MX
-               # paths, whose FLOAT8_E8M0 scales tied to x's and x2's shapes the generic builder does not make)
+               # the generic builder makes no call past the op_api's first check (nine required tensors; the A8W4
+               # computation on Atlas A2: test_gmmfr_a8w4.py; V3 on Ascend 950 computes the MX paths, whose FLOAT8_E8M0
+               # scales tied to x's and x2's shapes the generic builder does not make)
                *((f"aclnnGroupedMatmulFinalizeRoutingV{v}", soc) for v in (2, 3) for soc in ("Ascend950PR", "Ascend910B4"))}
 # Of those, the ones the SoC refuses (deprecated, or not on the SoC: 561000) before almost every other check: few
 # distinct failures.
