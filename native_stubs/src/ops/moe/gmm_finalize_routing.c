@@ -70,6 +70,50 @@ aclnnStatus gmmfr_rank(op_call *c, const char *name, const pyaclnn_stub_tensor *
                        tv_shape_text(t->shape, t->ndim, b, sizeof b));
 }
 
+aclnnStatus gmmfr_check_out(op_call *c, const pyaclnn_stub_tensor *out, int64_t M, int64_t N, int64_t shared_offset,
+                            int64_t list_type, int64_t *bs) {
+    if (out->ndim != 2)
+        return op_invalidf(c->api, "Out dim num should be equal to 2, but is %lld.", (long long)out->ndim);
+    *bs = out->shape[0];
+    if (!(*bs <= M && *bs >= 0))
+        return op_invalidf(c->api, "Out 1st dim should be less than or equal to x MDim , but out 1st dim is %lld",
+                           (long long)*bs);
+    if (out->shape[1] != N)
+        return op_invalidf(c->api, "Out 2nd dim should be equal to weight NDim, but out 2nd dim is %lld, weight NDim "
+                           "is %lld.", (long long)out->shape[1], (long long)N);
+    if (shared_offset < 0) return op_invalidf(c->api, "sharedInputOffset should bigger than or equal to 0");
+    if (list_type != 1) return op_invalidf(c->api, "groupListType is 1, but is %lld", (long long)list_type);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus gmmfr_check_routing(op_call *c, const pyaclnn_stub_tensor *pt, const pyaclnn_stub_tensor *gl,
+                                const pyaclnn_stub_tensor *shared, const pyaclnn_stub_tensor *logit,
+                                const pyaclnn_stub_tensor *row, int64_t M, int64_t E, int64_t N, int64_t bs,
+                                int64_t shared_offset) {
+    if (pt->present && pt->shape[0] != M)
+        return op_invalidf(c->api, "pertokenScale fisrt dim should equal to x MDim %lld, but actual is %lld.",
+                           (long long)M, (long long)pt->shape[0]);
+    if (gl->shape[0] != E)
+        return op_invalidf(c->api, "groupList fisrt dim should equal to weight EDim %lld, but actual is %lld.",
+                           (long long)E, (long long)gl->shape[0]);
+    if (shared->present && !(shared->shape[0] <= bs && shared->shape[1] == N))
+        return op_invalidf(c->api, "shareInput fisrt dim should less than or equal to outputBS %lld, but actual is "
+                           "%lld.        shareInput last dim should equal to weight NDim %lld, but actual is %lld.",
+                           (long long)bs, (long long)shared->shape[0], (long long)N, (long long)shared->shape[1]);
+    if (logit->present && logit->shape[0] != M)
+        return op_invalidf(c->api, "logit fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
+                           (long long)logit->shape[0]);
+    if (row->shape[0] != M)
+        return op_invalidf(c->api, "rowIndex fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
+                           (long long)row->shape[0]);
+    int64_t shared_rows = shared->present ? shared->shape[0] : 0;
+    if (shared_offset + shared_rows > bs)
+        return op_invalidf(c->api, "shareInputOffset add shareInputDim should be less than or equal to outputBS, but "
+                           "shareInputOffset is %lld, weight is %lld.", (long long)(shared_offset + shared_rows),
+                           (long long)bs);
+    return ACLNN_SUCCESS;
+}
+
 /* OP_CHECK_DTYPE_NOT_SUPPORT with a one-dtype list, in its words (absent optional operands pass) */
 static aclnnStatus gmmfr_dtype(op_call *c, const char *name, const pyaclnn_stub_tensor *t, aclDataType want) {
     if (!t->present || t->dtype == want) return ACLNN_SUCCESS;

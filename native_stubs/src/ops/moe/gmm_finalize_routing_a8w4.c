@@ -52,7 +52,6 @@ typedef struct {
 int gmmfr_mx_owns(const op_call *c);   /* V3 on Ascend 950: gmm_finalize_routing_mx.c's steps */
 void gmmfr_a8w4_kernel(const pyaclnn_stub_launch *launch);
 
-static int ga_empty(const pyaclnn_stub_tensor *t) { return t->present && pyaclnn_stub_numel(t) == 0; }
 
 /* IsLastTwoDimsTranspose: rank 2..6, the last two dims' strides (1, size of the second last), batch dims dense */
 static int ga_transposed(const pyaclnn_stub_tensor *t) {
@@ -93,17 +92,8 @@ aclnnStatus opc_gmmfr_a8w4_check(op_call *c, const op_step *s) {
         return op_invalidf(c->api, "Weight k dim %lld and n dim %lld do not support. In W4A8 mode, only support k mod "
                            "64 equal 0, n mod 8 equal 0, k should bigger than 128, n should bigger than 64.",
                            (long long)K2, (long long)N);
-    if (out->ndim != 2)
-        return op_invalidf(c->api, "Out dim num should be equal to 2, but is %lld.", (long long)out->ndim);
-    int64_t bs = out->shape[0];
-    if (!(bs <= M && bs >= 0))
-        return op_invalidf(c->api, "Out 1st dim should be less than or equal to x MDim , but out 1st dim is %lld",
-                           (long long)bs);
-    if (out->shape[1] != N)
-        return op_invalidf(c->api, "Out 2nd dim should be equal to weight NDim, but out 2nd dim is %lld, weight NDim "
-                           "is %lld.", (long long)out->shape[1], (long long)N);
-    if (shared_offset < 0) return op_invalidf(c->api, "sharedInputOffset should bigger than or equal to 0");
-    if (list_type != 1) return op_invalidf(c->api, "groupListType is 1, but is %lld", (long long)list_type);
+    int64_t bs;
+    GMMFR_TRY(gmmfr_check_out(c, out, M, N, shared_offset, list_type, &bs));
     /* CheckDimValue, the INT4 branch */
     if (!(scale->shape[0] == E && scale->shape[1] == 1 && scale->shape[2] == N))
         return op_invalidf(c->api, "Scale fisrt dim should equal to weight EDim %lld, but actual is %lld, Scale second "
@@ -116,31 +106,11 @@ aclnnStatus opc_gmmfr_a8w4_check(op_call *c, const op_step *s) {
     if (!(bias->shape[0] == E && bias->shape[1] == N))
         return op_invalidf(c->api, "w4a8 bias's dim value should be (e, n), which is (%lld, %lld)",
                            (long long)bias->shape[0], (long long)bias->shape[1]);
-    if (pt->shape[0] != M)
-        return op_invalidf(c->api, "pertokenScale fisrt dim should equal to x MDim %lld, but actual is %lld.",
-                           (long long)M, (long long)pt->shape[0]);
-    if (gl->shape[0] != E)
-        return op_invalidf(c->api, "groupList fisrt dim should equal to weight EDim %lld, but actual is %lld.",
-                           (long long)E, (long long)gl->shape[0]);
-    if (!(shared->shape[0] <= bs && shared->shape[1] == N))
-        return op_invalidf(c->api, "shareInput fisrt dim should less than or equal to outputBS %lld, but actual is "
-                           "%lld.        shareInput last dim should equal to weight NDim %lld, but actual is %lld.",
-                           (long long)bs, (long long)shared->shape[0], (long long)N, (long long)shared->shape[1]);
-    if (logit->shape[0] != M)
-        return op_invalidf(c->api, "logit fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
-                           (long long)logit->shape[0]);
-    if (row->shape[0] != M)
-        return op_invalidf(c->api, "rowIndex fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
-                           (long long)row->shape[0]);
-    int64_t shared_rows = shared->shape[0];
-    if (shared_offset + shared_rows > bs)
-        return op_invalidf(c->api, "shareInputOffset add shareInputDim should be less than or equal to outputBS, but "
-                           "shareInputOffset is %lld, weight is %lld.", (long long)(shared_offset + shared_rows),
-                           (long long)bs);
-    if (ga_empty(pt))
+    GMMFR_TRY(gmmfr_check_routing(c, pt, gl, shared, logit, row, M, E, N, bs, shared_offset));
+    if (gmmfr_empty(pt))
         return op_invalidf(c->api, "GroupedMatmulFinalizeRouting do not support pertokenScaleOptional size is 0.");
-    if (ga_empty(x1) || ga_empty(x2) || ga_empty(scale) || ga_empty(gl) || ga_empty(shared) || ga_empty(logit) ||
-        ga_empty(row))
+    if (gmmfr_empty(x1) || gmmfr_empty(x2) || gmmfr_empty(scale) || gmmfr_empty(gl) || gmmfr_empty(shared) || gmmfr_empty(logit) ||
+        gmmfr_empty(row))
         return op_invalidf(c->api, "GroupedMatmulFinalizeRouting WeightNz do not support input tensor size is 0.");
     /* CheckFormat: out keeps its own format (SetTensorToNDFormat relabelled the inputs) */
     if (out->format != ACL_FORMAT_ND) {
@@ -164,7 +134,7 @@ aclnnStatus opc_gmmfr_a8w4_check(op_call *c, const op_step *s) {
         return op_failf(c->api, ACLNN_ERR_INNER_TILING_ERROR, "GMM_tiling: K should be less than 18432 on the A8W4 "
                         "scenario, but now is %lld", (long long)K);
     gmmfr_a8w4_params *p = op_params(c, sizeof *p);
-    *p = (gmmfr_a8w4_params){M, K, N, E, bs, shared_rows, shared_offset, offset->present, shared_weight};
+    *p = (gmmfr_a8w4_params){M, K, N, E, bs, shared->shape[0], shared_offset, offset->present, shared_weight};
     c->kernel = gmmfr_a8w4_kernel;
     return ACLNN_SUCCESS;
 }

@@ -125,14 +125,6 @@ static aclnnStatus gmmfr_nz_dtype(op_call *c, const char *name, const pyaclnn_st
                        op_dtype_name(t->dtype, b), ew_dtype_list(list, n, all, sizeof all));
 }
 
-#define GMMFR_TRY(e)                          \
-    do {                                      \
-        aclnnStatus st_ = (e);                \
-        if (st_ != ACLNN_SUCCESS) return st_; \
-    } while (0)
-
-static int gmmfr_empty(const pyaclnn_stub_tensor *t) { return t->present && pyaclnn_stub_numel(t) == 0; }
-
 /* gmmfr_nz_check x1 x2 scale bias pertoken groupList sharedInput logit rowIndex sharedInputWeight sharedInputOffset
  * groupListType out [tuningConfig] */
 aclnnStatus opc_gmmfr_nz_check(op_call *c, const op_step *s) {
@@ -189,43 +181,14 @@ aclnnStatus opc_gmmfr_nz_check(op_call *c, const op_step *s) {
     if (!(K2 % 16 == 0 && N % 32 == 0 && N >= 256))
         return op_invalidf(c->api, "k dim %lld and n dim %lld do not support. only support k mod 16 equal 0, n mod 32 "
                            "equal 0 and n bigger or equal 256", (long long)K2, (long long)N);
-    if (out->ndim != 2)
-        return op_invalidf(c->api, "Out dim num should be equal to 2, but is %lld.", (long long)out->ndim);
-    int64_t bs = out->shape[0];
-    if (!(bs <= M && bs >= 0))
-        return op_invalidf(c->api, "Out 1st dim should be less than or equal to x MDim , but out 1st dim is %lld",
-                           (long long)bs);
-    if (out->shape[1] != N)
-        return op_invalidf(c->api, "Out 2nd dim should be equal to weight NDim, but out 2nd dim is %lld, weight NDim "
-                           "is %lld.", (long long)out->shape[1], (long long)N);
-    if (shared_offset < 0) return op_invalidf(c->api, "sharedInputOffset should bigger than or equal to 0");
-    if (list_type != 1) return op_invalidf(c->api, "groupListType is 1, but is %lld", (long long)list_type);
+    int64_t bs;
+    GMMFR_TRY(gmmfr_check_out(c, out, M, N, shared_offset, list_type, &bs));
     /* CheckDimValue (the vendor's line continuations keep their indentation in the messages) */
     if (!(scale->shape[0] == E && scale->shape[1] == N))
         return op_invalidf(c->api, "Scale fisrt dim should equal to weight EDim %lld, but actual is %lld."
                            "            Scale last dim should equal to weight NDim %lld or 1, but actual is %lld.",
                            (long long)E, (long long)scale->shape[0], (long long)N, (long long)scale->shape[1]);
-    if (pt->present && pt->shape[0] != M)
-        return op_invalidf(c->api, "pertokenScale fisrt dim should equal to x MDim %lld, but actual is %lld.",
-                           (long long)M, (long long)pt->shape[0]);
-    if (gl->shape[0] != E)
-        return op_invalidf(c->api, "groupList fisrt dim should equal to weight EDim %lld, but actual is %lld.",
-                           (long long)E, (long long)gl->shape[0]);
-    if (shared->present && !(shared->shape[0] <= bs && shared->shape[1] == N))
-        return op_invalidf(c->api, "shareInput fisrt dim should less than or equal to outputBS %lld, but actual is "
-                           "%lld.        shareInput last dim should equal to weight NDim %lld, but actual is %lld.",
-                           (long long)bs, (long long)shared->shape[0], (long long)N, (long long)shared->shape[1]);
-    if (logit->present && logit->shape[0] != M)
-        return op_invalidf(c->api, "logit fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
-                           (long long)logit->shape[0]);
-    if (row->shape[0] != M)
-        return op_invalidf(c->api, "rowIndex fisrt dim should equal to x MDim %lld, but actual is %lld.", (long long)M,
-                           (long long)row->shape[0]);
-    int64_t shared_rows = shared->present ? shared->shape[0] : 0;
-    if (shared_offset + shared_rows > bs)
-        return op_invalidf(c->api, "shareInputOffset add shareInputDim should be less than or equal to outputBS, but "
-                           "shareInputOffset is %lld, weight is %lld.", (long long)(shared_offset + shared_rows),
-                           (long long)bs);
+    GMMFR_TRY(gmmfr_check_routing(c, pt, gl, shared, logit, row, M, E, N, bs, shared_offset));
     if (gmmfr_empty(pt))
         return op_invalidf(c->api, "GroupedMatmulFinalizeRouting do not support pertokenScaleOptional size is 0.");
     if (gmmfr_empty(x1) || gmmfr_empty(x2) || gmmfr_empty(scale) || gmmfr_empty(gl) || gmmfr_empty(shared) ||
@@ -254,7 +217,7 @@ aclnnStatus opc_gmmfr_nz_check(op_call *c, const op_step *s) {
         return op_invalidf(c->api, "bias of %lld elements: the kernel reads E x N = %lld (the emulator refuses "
                            "another size)", (long long)pyaclnn_stub_numel(bias), (long long)op_mul_sat(E, N));
     gmmfr_nz_params *p = op_params(c, sizeof *p);
-    *p = (gmmfr_nz_params){M, K, N, E, bs, shared_rows, shared_offset, scatter, bias->present, pt->present,
+    *p = (gmmfr_nz_params){M, K, N, E, bs, shared->present ? shared->shape[0] : 0, shared_offset, scatter, bias->present, pt->present,
                            shared_weight};
     return ACLNN_SUCCESS;
 }

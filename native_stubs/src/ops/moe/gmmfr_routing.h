@@ -14,9 +14,30 @@
 #include "opbase/checks.h"
 #include "opbase/opbase.h"
 
+#define GMMFR_TRY(e)                          \
+    do {                                      \
+        aclnnStatus st_ = (e);                \
+        if (st_ != ACLNN_SUCCESS) return st_; \
+    } while (0)
+
+/* a given operand with no elements (the op_api's empty-tensor checks) */
+static inline int gmmfr_empty(const pyaclnn_stub_tensor *t) { return t->present && pyaclnn_stub_numel(t) == 0; }
+
 /* OP_CHECK_WRONG_DIMENSION (absent optional operands pass; the vendor's message names the expression): in
  * gmm_finalize_routing.c */
 aclnnStatus gmmfr_rank(op_call *c, const char *name, const pyaclnn_stub_tensor *t, int64_t want);
+
+/* The op_api's one CheckShape, as the ND A8W4 entries (gmm_finalize_routing_a8w4.c) and the NZ ones
+ * (gmm_finalize_routing_nz.c) both run it, in gmm_finalize_routing.c: out 2-D of at most M rows (*bs) and N columns,
+ * sharedInputOffset >= 0, groupListType 1; */
+aclnnStatus gmmfr_check_out(op_call *c, const pyaclnn_stub_tensor *out, int64_t M, int64_t N, int64_t shared_offset,
+                            int64_t list_type, int64_t *bs);
+/* and, after the entry's own scale rules, CheckDimValue's routing operands (absent optional ones pass) and the
+ * shared input's rows within out. */
+aclnnStatus gmmfr_check_routing(op_call *c, const pyaclnn_stub_tensor *pt, const pyaclnn_stub_tensor *gl,
+                                const pyaclnn_stub_tensor *shared, const pyaclnn_stub_tensor *logit,
+                                const pyaclnn_stub_tensor *row, int64_t M, int64_t E, int64_t N, int64_t bs,
+                                int64_t shared_offset);
 
 static inline int64_t gmmfr_row(const unsigned char *rows, aclDataType dt, int64_t m) {
     return dt == ACL_INT32 ? ((const int32_t *)rows)[m] : ((const int64_t *)rows)[m];
