@@ -1478,10 +1478,11 @@ MUTANTS = [
            ("tests/test_gmm_finalize_routing_nz.py::test_against_kernel_steps",
             "tests/test_gmm_finalize_routing_mx.py::test_against_kernel_steps"),
            "GroupedMatmulFinalizeRouting prologue: the shared input's rows not scaled by sharedInputWeight"),
-    Mutant("gmmfr-nz-group-list-type-cumsum", f"{OPS}/moe/gmm_finalize_routing_nz.c",
+    Mutant("gmmfr-group-list-type-cumsum", f"{OPS}/moe/gmm_finalize_routing.c",
            "if (list_type != 1) return", "if (list_type > 1) return",
-           ("tests/test_gmm_finalize_routing_nz.py::test_invalid_arguments",),
-           "validation: GroupedMatmulFinalizeRoutingWeightNz takes groupListType 0 (the op_api takes counts only)"),
+           ("tests/test_gmm_finalize_routing_nz.py::test_invalid_arguments", "tests/test_gmmfr_a8w4.py"),
+           "validation: GroupedMatmulFinalizeRouting's CheckShape (NZ and ND A8W4 entries) takes groupListType 0 "
+           "(the op_api takes counts only)"),
     # ---- grouped matmul + finalize routing V2 / V3, Atlas A2 A8W4 (moe/gmm_finalize_routing_a8w4.c) ----
     Mutant("gmmfr-a8w4-low-half-unsigned", f"{OPS}/moe/gmm_finalize_routing_a8w4.c",
            "lo[q] = (int8_t)((v & 15) - 8);", "lo[q] = (int8_t)(v & 15);",
