@@ -6,8 +6,8 @@ checked against the NumPy model of the kernel's steps of test_grouped_matmul_qua
 bias bit for bit; the fp32 epilogue bit for bit) on every y / scale / bias combination this entry takes; the entry's
 own checks in its order (groupType 2 before CheckCommonParam; after V5's checks and CheckZeroShape:
 ParamsWeightNzDtype, then the weights' NZ alignment); V4 / V5 reading a FRACTAL_NZ-stored weight as NZ (their
-TransWeightToNz). All on Atlas A2 (in one subprocess when the tests run on the 950, which refuses INT8 x INT8 after
-its own checker); torch_npu on Atlas A2 (npu_format_cast to 29, then npu_grouped_matmul, which takes the WeightNz
+TransWeightToNz). All on Atlas A2 (in one subprocess when the tests run on the 950, whose INT8 x INT8 takes its own
+checker and arch35 steps: test_grouped_matmul_quant.test_950_int8_*); torch_npu on Atlas A2 (npu_format_cast to 29, then npu_grouped_matmul, which takes the WeightNz
 entry for an NZ weight: an INT8 y only that entry refuses shows it) in one child against the reference."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import _fused_ops as F
 import test_grouped_matmul_quant as G
 from test_quant_matmul_weight_nz import nz_tiles
 
-A2_ONLY = G.A2_ONLY   # the 950 refuses INT8 x INT8 after its own checker (test_grouped_matmul_quant.test_950_int8_*)
+A2_ONLY = G.A2_ONLY   # the 950's INT8 x INT8: its own checker and steps (test_grouped_matmul_quant.test_950_int8_*)
 
 I8, I32, I64, F32 = np.int8, np.int32, np.int64, np.float32
 M, K, N, COUNTS = 10, 32, 64, [3, 0, 7]

@@ -6,7 +6,7 @@ epilogue): int32 accumulation with the INT32 bias (exact, class a for y INT32); 
 rounding is not published; 1 code asserted); y FLOAT16 / BFLOAT16: fp32(acc) * scale (* perTokenScale) (+ a
 BFLOAT16 bias), each step in fp32, one RINT (class b: bit-exact). Every y / scale / bias dtype of the op_api's lists,
 the op_api's quant checks in its order and words (Atlas A2 only: run in test_grouped_matmul.py's A2 subprocess; the
-Ascend 950 sends INT8 x INT8 to its own checker, test_950_int8_*, then refuses: not modelled), and
+Ascend 950 sends INT8 x INT8 to its own checker and arch35 steps, test_950_int8_*), and
 torch_npu.npu_grouped_matmul on Atlas A2 (the quantised case of op-plugin's test_npu_grouped_matmul.py and a
 per-token case) against the direct call and the reference."""
 from __future__ import annotations
@@ -301,7 +301,7 @@ def test_torch_npu_grouped_matmul_quant():
     for key, y_name in (("None", "int8"), ("torch.float16", "float16"), ("torch.bfloat16", "bfloat16")):
         x, w, b, sc, y = out[key]
         assert y.dtype == R.np_dtype(y_name), key
-        if F.ON_A2:   # the direct call in this process (the 950 refuses A8W8)
+        if F.ON_A2:   # the direct call in this process (the 950's A8W8 differs: y INT8 refused there)
             direct = gmm([x], list(w), list(b), list(sc), [np.zeros((M, N), R.np_dtype(y_name))], gl_type=0)
             assert F.bits_equal(y, direct), key
         ref = reference(x, list(w), list(b), list(sc), y_name)
@@ -588,14 +588,14 @@ def test_torch_npu_a8w4_weight_nz_on_950():
 # ---- the Ascend 950's INT8 x INT8 and A4W4 (grouped_matmul_fp8.c: CheckGroupedMatmul91095) ------------------------
 # The 950's CheckFunctionParams sends INT8 x INT8 to its own checker (aclnn_grouped_matmul_910_95_checker.cpp): the
 # shared first checks, split M only, CheckInt8QuantParams (y FLOAT16 / BFLOAT16 only, then the bias, scale and
-# per-token dtypes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M); calls that pass are refused
-# after the group-type and NZ steps (the arch35 A8W8 kernels are not modelled). INT4 x (INT32 x read as packed INT4)
-# ends in the checker's last words after the shared checks.
+# per-token dtypes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M); calls that pass run the arch35
+# A8W8 steps (test_950_int8_against_kernel_steps) except a UINT64 / INT64 scale with a float bias (refused). INT4 x
+# (INT32 x read as packed INT4) ends in the checker's last words after the shared checks.
 PT10 = np.ones(M, F32)
 S_BF = S0.astype(BF)
 Y_BF = np.zeros((M, N), BF)
-A8W8_950 = ("x and weight INT8 on the Ascend 950: its A8W8 kernels (arch35: a per-tensor FLOAT / BFLOAT16 scale on "
-            "the fixpipe as 19 bits, FLOAT / FLOAT16 / BFLOAT16 biases) are not modelled by the emulator")
+A8W8_950 = ("x and weight INT8 on the Ascend 950 with a UINT64 / INT64 scale and a float bias: the arch35 vector "
+            "epilogue (GQmmMixRegbaseKernel) reads the 64-bit word as a number; not modelled by the emulator")
 NPG = "In non-pergroup quantification mode, "
 INT8_950_INVALID = [   # in the checker's order (each row would pass every check before its own)
     (qargs(act=1, scale=None), "Activation is not supported on Ascend910_95 platforms."),
@@ -649,10 +649,8 @@ INT8_950_INVALID = [   # in the checker's order (each row would pass every check
      "In int8 quant case, the M dim[3] of perTokenScaleOptional should be equal to that of x[10]"),
     # then CheckParamDifferentGroupType, then the emulator's refusal
     (qargs(split=0), "When y is not separated, splitItem should be 2/3, but current splitItem is 0."),
-    (qargs(), A8W8_950),
-    (qargs(y=[Y_BF], scale=[S_BF], b=[np.ones((3, N), BF)], pts=[PT10]), A8W8_950),
     (qargs(y=[Y_BF], scale=[S0.view(I32).astype(I64)], b=[np.ones((3, N), F32)]), A8W8_950),
-    (qargs(scale=[np.ones((3, 1), F32)], b=[np.ones((3, N), np.float16)], pts=[PT10]), A8W8_950),
+    (qargs(scale=[np.ones((3, 1), F32).view(I32).astype(np.uint64)], b=[np.ones((3, N), np.float16)]), A8W8_950),
     # an INT32 weight with INT8 x: the weight-quant checker (grouped_matmul_wq950.c)
     (qargs(w=[W0.astype(np.int32)]), "Weight quant case with x dtype [INT8] and weight dtype [INT32] is not supported."),
 ]
@@ -671,7 +669,8 @@ def test_950_int8_entries():
     the refusal; an empty x succeeds (CheckZeroShape; K 0 is refused by CheckGeneralQuantShape)."""
     from test_grouped_matmul_nz import nz
     a = qargs()
-    F.expect_error(ops.GroupedMatmulV5, a[:16] + (None,) + a[16:], INVALID, A8W8_950)
+    got = ops.GroupedMatmulV5(*a[:16], None, *a[16:])[0][0]
+    assert np.array_equal(np.asarray(got), np.full((M, N), K, np.float16))
     nz_a = lambda **kw: (*qargs(**kw)[:16], None, 0, *qargs(**kw)[16:])   # noqa: E731
     w32 = np.ones((3, 32, 32), I8)
     F.expect_error(ops.GroupedMatmulWeightNz, nz_a(w=[nz(w32)], x=[np.ones((M, 32), I8)], scale=[np.ones((3, 32),
@@ -679,10 +678,134 @@ def test_950_int8_entries():
                    "The format of weight[0] FRACTAL_NZ is invalid. It should only be ND.")
     F.expect_error(ops.GroupedMatmulWeightNz, nz_a(), INVALID, "When weight(INT8) format is FRACTAL_NZ, weight'shape("
                    "k[24], n[8]) should be divisible by the following shape")
-    F.expect_error(ops.GroupedMatmulWeightNz, nz_a(w=[w32], x=[np.ones((M, 32), I8)], scale=[np.ones((3, 32), F32)],
-                   y=[np.zeros((M, 32), np.float16)]), INVALID, A8W8_950)
     got = gmm([np.zeros((0, K), I8)], [W0], None, [S0], [np.zeros((0, N), np.float16)])   # M 0 (K 0: refused)
     assert got.shape == (0, N)
+
+
+# ---- the Ascend 950's INT8 x INT8 arithmetic (arch35, recursion-ascend/ops-transformer a093e954) ------------------
+# The tiling's SetKernelType (grouped_quant_matmul_tiling.cpp): a per-tensor scale ((g,) or (g, 1)) without a
+# per-token scale or a FLOAT / FLOAT16 / BFLOAT16 bias, or a UINT64 / INT64 scale, takes the fixpipe template
+# (gqmm_cube_on_the_fly.h GmmASWKernel: a FLOAT scale's bits & 0xFFFFE000, a BFLOAT16 one's bits << 16 first, or the
+# word itself, to SetQuantScalar / SetQuantVector); the rest the vector template (gqmm_mix_online_dynamic.h
+# VFDoDequant: int32 L0C cast to fp32 RINT, * scale, * perTokenScale, + the float bias widened, CAST_RINT). An INT32
+# bias goes to the Matmul API's SetBias in both (added to the int32 L0C).
+
+def wrap32(v):
+    return ((np.asarray(v, np.int64) + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int64)
+
+
+def i8_950_reference(x, w, scale, y0, y_name, gl, gl_type=1, bias=None, pt=None):
+    y = y0.copy()
+    g_n, n = w.shape[0], w.shape[2]
+    per_channel = scale.ndim == 2 and scale.shape[1] == n and n != 1
+    word = scale.dtype in (np.int64, np.uint64)
+    fbias = bias is not None and bias.dtype != np.int32
+    fixpipe = (word or not per_channel) and pt is None and not fbias
+    sc = scale.reshape(g_n, -1)
+    start = 0
+    for g in range(len(gl)):
+        end = gl[g] if gl_type == 0 else start + gl[g]
+        acc = x[start:end].astype(np.int64) @ w[g].astype(np.int64)
+        if bias is not None and not fbias:
+            acc = acc + bias[g].astype(np.int64)
+        acc = wrap32(acc)
+        s = sc[g] if per_channel else sc[g, :1]
+        if fixpipe:
+            bits = (s.view(np.uint64) & 0xFFFFFFFF).astype(np.uint32) if word else s.astype(F32).view(np.uint32)
+            f = (acc.astype(np.float64) * fp19_of(bits)).astype(F32)   # exact product (< 2^53), rounded once
+        else:
+            f = acc.astype(F32) * s.astype(F32)
+            if pt is not None:
+                f = f * pt[start:end, None]
+            if fbias:
+                f = f + bias[g].astype(F32)
+        y[start:end] = R.cast(f, y_name)
+        start = end
+    return y
+
+
+# scale kind, y, bias dtype (None: no bias), per-token scale
+I8_950_CASES = [("f_tensor", "float16", None, False), ("f_tensor1", "bfloat16", "int32", False),
+                ("bf_tensor", "bfloat16", None, False), ("f_chan", "float16", "int32", False),
+                ("bf_chan", "bfloat16", "int32", False), ("u64_chan", "float16", "int32", False),
+                ("i64_tensor", "bfloat16", None, False), ("f_tensor", "float16", "float32", False),
+                ("f_chan", "bfloat16", "bfloat16", True), ("f_tensor1", "float16", "float16", True),
+                ("bf_tensor", "bfloat16", None, True)]
+
+
+def i8_950_scale(kind, rng, g, n):
+    shape = (g, n) if kind.endswith("chan") else (g,) if kind.endswith("tensor") else (g, 1)
+    s = rng.uniform(-0.02, 0.02, shape).astype(F32)   # random low mantissa bits: the 19-bit cut shows
+    if kind.startswith("bf"):
+        return s.astype(BF)
+    if kind.startswith("f"):
+        return s
+    words = s.view(np.uint32).astype(np.uint64)   # the fp32 bits in the low word (as the fp8 tests)
+    return words.view(I64) if kind.startswith("i64") else words
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
+@pytest.mark.parametrize("kind,y_name,bias_name,per_token", I8_950_CASES)
+def test_950_int8_against_kernel_steps(kind, y_name, bias_name, per_token):
+    rng = np.random.default_rng(len(kind) * 7 + len(y_name) + (len(bias_name) if bias_name else 0) + per_token)
+    counts = [4, 0, 9, 3]
+    m, k, n, g = sum(counts) + 2, 40, 16, len(counts)
+    x = rng.integers(-128, 128, (m, k)).astype(I8)
+    w = rng.integers(-128, 128, (g, k, n)).astype(I8)
+    s = i8_950_scale(kind, rng, g, n)
+    bias = None
+    if bias_name == "int32":
+        bias = rng.integers(-2 ** 31, 2 ** 31, (g, n), dtype=np.int64).astype(I32)   # wraps with the sum
+    elif bias_name:
+        bias = rng.uniform(-300, 300, (g, n)).astype(R.np_dtype(bias_name))
+    pt = rng.uniform(0.5, 2, m).astype(F32) if per_token else None
+    y0 = np.full((m, n), 7, R.np_dtype(y_name))
+    for gl_type, gl in ((1, counts), (0, list(np.cumsum(counts)))):
+        a = dict(x=[x], w=[w], b=None if bias is None else [bias], scale=[s], pts=None if pt is None else [pt],
+                 gl=np.asarray(gl, I64), gltype=gl_type, y=[y0])
+        got = gmm950(version=4 + gl_type, **a)
+        want = i8_950_reference(x, w, s, y0, y_name, gl, gl_type, bias, pt)
+        assert F.bits_equal(got, want), (kind, y_name, bias_name, per_token, gl_type)
+
+
+def gmm950(version=5, **kw):
+    a = qargs(**kw)
+    if version == 5:
+        return ops.GroupedMatmulV5(*a[:16], None, *a[16:])[0][0]
+    return ops.GroupedMatmulV4(*a[:16], a[16], None, None)[0][0]
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
+def test_950_int8_fixpipe_keeps_19_bits():
+    """A per-tensor FLOAT scale goes to the fixpipe cut to 19 bits (its 2^-11, 2^-12 bits dropped: 3 * 1 = 3); with a
+    FLOAT bias (the vector template: fp32 steps) or per channel it keeps them (3 * s rounds up to 3 + 2^-9 in fp16)."""
+    x, w = np.ones((2, 3), I8), np.ones((1, 3, 2), I8)
+    s = np.float32(1 + 2.0 ** -11 + 2.0 ** -12)
+    a = dict(x=[x], w=[w], gl=np.array([2], I64), y=[np.zeros((2, 2), np.float16)])
+    assert np.array_equal(gmm950(scale=[np.array([s], F32)], **a), np.full((2, 2), 3, np.float16))
+    assert np.array_equal(gmm950(scale=[np.array([[s]], F32)], **a), np.full((2, 2), 3, np.float16))
+    up = np.full((2, 2), 3 + 2.0 ** -9, np.float16)
+    assert np.array_equal(gmm950(scale=[np.array([s], F32)], b=[np.zeros((1, 2), F32)], **a), up)
+    assert np.array_equal(gmm950(scale=[np.full((1, 2), s, F32)], **a), up)
+    # BFLOAT16 y, a BFLOAT16 scale: its bits << 16 (7 mantissa bits, nothing to cut)
+    sb = np.array([1 + 2.0 ** -7], BF)
+    got = gmm950(scale=[sb], **{**a, "y": [np.zeros((2, 2), BF)]})
+    assert np.array_equal(got.astype(F32), np.full((2, 2), 3 + 2.0 ** -5, F32))   # 3 + 3 * 2^-7: a tie, to even
+
+
+@pytest.mark.skipif(F.ON_A2, reason="the Ascend 950's path")
+def test_950_int8_weight_nz_storage():
+    """WeightNz on the 950: the checker sees the ND label, the kernel reads the weight's NZ storage (16 x 32 blocks)."""
+    from test_grouped_matmul_nz import nz
+    rng = np.random.default_rng(5)
+    counts, k, n = [3, 5], 32, 64
+    x = rng.integers(-128, 128, (sum(counts), k)).astype(I8)
+    w = rng.integers(-128, 128, (2, k, n)).astype(I8)
+    s = rng.uniform(-0.02, 0.02, (2,)).astype(F32)
+    y0 = np.zeros((sum(counts), n), np.float16)
+    a = qargs(x=[x], w=[nz(w, fmt=2)], scale=[s], gl=np.array(counts, I64), y=[y0])
+    got = ops.GroupedMatmulWeightNz(*a[:16], None, 0, *a[16:])[0][0]
+    assert F.bits_equal(got, i8_950_reference(x, w, s, y0, "float16", counts))
 
 
 X4 = np.ones((M, 64), ml_dtypes.int4)

@@ -17,7 +17,7 @@ typedef struct {
     int64_t groups;           /* groups of the split-M cases */
     int quant;                /* x and weight INT8 (A8W8) */
     int fp8;                  /* Ascend 950: x and weight FLOAT8 / HIFLOAT8, static quant (grouped_matmul_fp8.c) */
-    int a8w8_950;             /* Ascend 950: x and weight INT8, its checker passed: refused after the NZ steps */
+    int a8w8_950;             /* Ascend 950: x and weight INT8 (grouped_matmul_fp8.c's a8w8_950_kernel) */
     int nz, nz_tw;            /* the weights are FRACTAL_NZ storage (WeightNz entry), stored transposed */
     int s8s4;                 /* Ascend 950 S8S4 per-group (grouped_matmul_wq950.c): x INT8, packed INT4 NZ weight */
     int64_t s8s4_k, s8s4_n;   /* its weight's (k, n) as the op_api sees them (unpacked) */
@@ -69,9 +69,9 @@ int gmm_950_quant(aclDataType xd, aclDataType wd);
 aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_type, int tx, int tw);
 aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L);
 void gmm_fp8_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl);
-/* the 950's INT8 x INT8 after every vendor check (gmm_nz_format / gmm_nz_weight): not modelled */
-#define GMM_A8W8_950 "x and weight INT8 on the Ascend 950: its A8W8 kernels (arch35: a per-tensor FLOAT / BFLOAT16 " \
-    "scale on the fixpipe as 19 bits, FLOAT / FLOAT16 / BFLOAT16 biases) are not modelled by the emulator"
+/* the 950's INT8 x INT8 with a UINT64 / INT64 scale and a FLOAT / FLOAT16 / BFLOAT16 bias: not modelled */
+#define GMM_A8W8_950 "x and weight INT8 on the Ascend 950 with a UINT64 / INT64 scale and a float bias: the arch35 " \
+    "vector epilogue (GQmmMixRegbaseKernel) reads the 64-bit word as a number; not modelled by the emulator"
 /* grouped_matmul_wq950.c: the 950's weight-quant checker (x and weight of different sizes): its first checks, then a
  * refusal, except the S8S4 pseudo-quant path (all its checks: ACLNN_SUCCESS), whose executor gmm_950_s8s4_plan
  * builds (the per-group WeightNz kernel gmm_s8s4_kernel) */

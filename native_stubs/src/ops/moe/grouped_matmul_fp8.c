@@ -8,8 +8,8 @@
  * in the ops-transformer tree that carries it), each 161002: no activation on the 950; a scale, a group list, no
  * offset; one x, weight and y; ND formats (CheckQuantCasesFormat); CheckGeneralQuantShape; then by dtype: INT8 x INT8
  * (split M only; CheckInt8QuantParams: CheckInt8QuantDtype's y FLOAT16 / BFLOAT16, bias, scale and per-token dtypes,
- * the transposes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M), then refused after the NZ steps
- * (GMM_A8W8_950: the arch35 kernels' dequant is not the Atlas A2's modelled in grouped_matmul_quant.c); FLOAT8 with
+ * the transposes, CheckNonPerGroupQuantDim / Shape, a 1-D per-token scale of x's M; its arithmetic: a8w8_950_kernel,
+ * a UINT64 / INT64 scale with a float bias refused, GMM_A8W8_950); FLOAT8 with
  * a FLOAT / UINT64 / INT64 scale and HIFLOAT8 with the same (CheckFp8Hif8QuantParams: no bias, transposes, a
  * UINT64 scale only with split M, the per-token scale's dtypes, y FLOAT / FLOAT16 / BFLOAT16, CheckNonPerGroupQuantDim,
  * CheckNonPerGroupQuantShape); FLOAT8 / FLOAT4 with FLOAT8_E8M0 scales (the MX modes): CheckGroupedMatmulMxfp8's no
@@ -253,9 +253,15 @@ aclnnStatus gmm_950_quant_params(op_call *c, const gmm_lists *L, int64_t act_typ
                    op_dtype_name(wd, b2));
 }
 
-/* the emulator's limits, after the vendor's checks: split M with one 3-D weight, no per-token scale */
+/* the emulator's limits, after the vendor's checks: split M with one 3-D weight, no per-token scale (FLOAT8 /
+ * HIFLOAT8); INT8: a UINT64 / INT64 scale with a float bias (SetKernelType's vector template, whose epilogue reads the
+ * 64-bit word as a number: a8w8_950_kernel) */
 aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L) {
-    if (L->X.t[0].dtype == ACL_INT8) return ACLNN_SUCCESS;   /* refused after the NZ steps: GMM_A8W8_950 */
+    if (L->X.t[0].dtype == ACL_INT8) {
+        if (L->B.n && L->B.t[0].dtype != ACL_INT32 && seen(L->q[GMM_Q_SCALE].t[0].dtype) == ACL_UINT64)
+            return gmm_bad(c, GMM_A8W8_950);
+        return ACLNN_SUCCESS;
+    }
     if (L->q[GMM_Q_PER_TOKEN].n)
         return gmm_bad(c, "the 950's FLOAT8 / HIFLOAT8 per-token and per-tile modes are not modelled by the emulator");
     if (L->gtype != GMM_SPLIT_M)
@@ -265,7 +271,71 @@ aclnnStatus gmm_fp8_limits(op_call *c, const gmm_lists *L) {
 
 /* ---- the kernel ------------------------------------------------------------------------------------ */
 
+/* INT8 x INT8 (op_kernel/arch35, grouped_matmul_apt.cpp; the tiling's SetKernelType picks the template): per group
+ * the int32 sum of the int8 products (an INT32 bias added in L0C through the Matmul API's bias path, wrapping), then
+ *   the fixpipe (GmmASWKernel, gqmm_cube_on_the_fly.h): a per-tensor scale ((g,) or (g, 1), no per-token scale, no
+ *     float bias) of FLOAT bits / BFLOAT16 bits << 16 / a UINT64 word, or a per-channel UINT64 word: the exact
+ *     product with its fp19 (bits & 0xFFFFE000) rounded once to fp32;
+ *   otherwise the vector epilogue (GQmmMixRegbaseKernel VFDoDequant, gqmm_mix_online_dynamic.h): fp32(acc) CAST_RINT,
+ *     * the scale (FLOAT, or BFLOAT16 widened; per tensor uncut), * the per-token scale, + a FLOAT / FLOAT16 /
+ *     BFLOAT16 bias widened, each an fp32 step;
+ * then CAST_RINT to y. */
+static void a8w8_950_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl) {
+    const pyaclnn_stub_tensor *X = launch->inputs, *W = X + 1, *B = p->nb ? W + 1 : NULL, *S = W + 1 + p->nb;
+    const pyaclnn_stub_tensor *PT = p->npt ? S + 1 : NULL, *Y = launch->outputs;
+    int64_t rows = X[0].shape[0], k = X[0].shape[1], n = W[0].shape[W[0].ndim - 1];
+    int u64 = seen(p->scale_dt) == ACL_UINT64, ibias = B && p->bias_dt == ACL_INT32, fbias = B && !ibias;
+    int per_channel = S[0].ndim == 2 && S[0].shape[1] == n && n != 1;   /* SetQuantMode */
+    int fixpipe = (u64 || !per_channel) && !PT && !fbias;                /* SetKernelType: kernelType 0 */
+    if (p->nz && !gmm_nz_in_memory(launch, W, 1)) return;
+    int8_t *x = (int8_t *)tv_gather_bytes(X), *w = p->nz ? gmm_nz_weight_load(W, p->nz_tw) : (int8_t *)tv_gather_bytes(W);
+    float *y = tv_load_float(Y), *sf = u64 ? NULL : tv_load_float(S), *pt = PT ? tv_load_float(PT) : NULL;
+    unsigned char *sw = u64 ? tv_gather_bytes(S) : NULL, *bi = ibias ? tv_gather_bytes(B) : NULL;
+    float *bf = fbias ? tv_load_float(B) : NULL;
+    int8_t *wt = tv_alloc(n * k, 1);
+    if (!x || !w || !y || (u64 ? !sw : !sf) || (PT && !pt) || (ibias && !bi) || (fbias && !bf) || !wt) {
+        tv_fail_oom(launch);
+        goto done;
+    }
+    int64_t start = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        int64_t end = p->group_list_type == 0 ? gl[g] : start + gl[g];
+        end = end < start ? start : end > rows ? rows : end;   /* the emulator keeps inside x */
+        const int8_t *wg = w + g * k * n;
+        for (int64_t q = 0; q < k; q++)
+            for (int64_t j = 0; j < n; j++) wt[j * k + q] = wg[q * n + j];
+        for (int64_t i = start; i < end; i++)
+            for (int64_t j = 0; j < n; j++) {
+                int32_t acc = a8w8_dot(x + i * k, 1, wt + j * k, 1, k);
+                if (ibias) {
+                    int32_t bv;
+                    memcpy(&bv, bi + 4 * (g * n + j), 4);
+                    acc = a8w8_add_wrap(acc, bv);
+                }
+                int64_t si = per_channel ? g * n + j : g;
+                if (fixpipe) {
+                    uint64_t word;
+                    uint32_t bits;
+                    if (u64) memcpy(&word, sw + 8 * si, 8);
+                    else memcpy(&bits, &sf[si], 4), word = bits;   /* BFLOAT16 widened: its bits << 16 */
+                    y[i * n + j] = a8w8_fixpipe_float((double)acc, word);
+                } else {
+                    y[i * n + j] = a8w8_vector_dequant((float)acc, sf[si], pt ? &pt[i] : NULL,
+                                                       fbias ? &bf[g * n + j] : NULL);
+                }
+            }
+        start = end;
+    }
+    tv_store_float(Y, y);   /* CAST_RINT to FLOAT16 / BFLOAT16; rows past the groups keep theirs */
+done:
+    free(x), free(w), free(y), free(sf), free(pt), free(sw), free(bi), free(bf), free(wt);
+}
+
 void gmm_fp8_kernel(const pyaclnn_stub_launch *launch, const gmm_params *p, const int64_t *gl) {
+    if (launch->inputs[0].dtype == ACL_INT8) {
+        a8w8_950_kernel(launch, p, gl);
+        return;
+    }
     const pyaclnn_stub_tensor *X = launch->inputs, *W = X + 1, *S = W + 1, *Y = launch->outputs;
     int64_t rows = X[0].shape[0], k = X[0].shape[1], n = W[0].shape[2];
     int u64 = seen(p->scale_dt) == ACL_UINT64;

@@ -116,8 +116,7 @@ aclnnStatus opc_gmm_nz_weight(op_call *c, const op_step *s) {
     }
     aclnnStatus rc = nz_alignment(c, W, p->nw, tw, 0);
     if (rc) return rc;
-    if (p->a8w8_950) return gmm_bad(c, GMM_A8W8_950);
-    if (!p->quant)
+    if (!p->quant && !p->a8w8_950)   /* the 950's A8W8 reads the NZ storage too (a8w8_950_kernel) */
         return gmm_bad(c, "a FRACTAL_NZ %s weight is not modelled by the emulator (its A8W8 path only)",
                        dname(wd, b1));
     p->nz = 1, p->nz_tw = tw;
@@ -137,8 +136,9 @@ aclnnStatus opc_gmm_nz_format(op_call *c, const op_step *s) {
     int64_t n_nz = 0;
     aclnnStatus rc = nz_alignment(c, W, p->nw, gmm_transposed(&W[0]), &n_nz);
     if (rc) return rc;
-    if (p->a8w8_950) return gmm_bad(c, GMM_A8W8_950);
     if (n_nz == 0) return rc;
+    if (p->a8w8_950)   /* unreached: the 950 checker refused a FRACTAL_NZ weight (CheckQuantCasesFormat) */
+        return gmm_bad(c, "FRACTAL_NZ INT8 weights on the Ascend 950 are not modelled by the emulator");
     if (n_nz != p->nw || !p->quant)
         return gmm_bad(c, "%s FRACTAL_NZ weights (%lld of %lld) are not modelled by the emulator (all INT8 only)",
                        dname(W[0].dtype, b1), (long long)n_nz, (long long)p->nw);
