@@ -5,8 +5,8 @@
  * A destroyed stream's object goes to the pool (stream.c) and its worker retires once it has idled
  * there for POOLED_IDLE_MS: it puts its thread on the retired list and ends. Retired threads are
  * joined (their stack and TLS freed; a joinable thread nobody joins would keep them, and
- * ThreadSanitizer reports it as a leak at exit) by the next worker to retire or start, by aclFinalize
- * and at exit(). A retiree is joined, not detached, so that aclFinalize returns only once every
+ * ThreadSanitizer reports it as a leak at exit) by the next worker to retire or start, by aclFinalize,
+ * before fork() and at exit(). A retiree is joined, not detached, so that aclFinalize returns only once every
  * thread it started is gone: a detached thread is still listed in /proc/self/task for a while after
  * it has said it is done. aclFinalize joins the pooled workers that have not retired yet and the
  * retired ones. So 2000 streams created and destroyed leave no 2000 threads behind, while a loop
@@ -50,15 +50,19 @@ _Atomic int rt_process_exiting;
 static _Thread_local rt_stream *tls_task_stream;
 static _Thread_local uint64_t tls_task_index;
 
-static void join_retired_list(void);
-
 static void note_exit(void) {
     atomic_store(&rt_process_exiting, 1);
     /* the last retiree has ended unjoined (ThreadSanitizer would call it a leak); in a forked child
      * the list names the parent's threads, and its lock may have been held at fork() */
-    if (!rt_forked_child()) join_retired_list();
+    if (!rt_forked_child()) rt_workers_join_retired();
 }
-static void install_exit_hook(void) { atexit(note_exit); }
+/* fork(): a child could never join the parent's ended retirees (ThreadSanitizer reports them as leaked
+ * at the child's exit or _exit), so they are joined before the child is made. */
+static void join_before_fork(void) { rt_workers_join_retired(); }
+static void install_exit_hook(void) {
+    atexit(note_exit);
+    pthread_atfork(join_before_fork, NULL, NULL);
+}
 
 static void copy_rows(const rt_task *t) {
     char *dst = t->u.copy2d.dst;
